@@ -1,0 +1,160 @@
+"""An immutable snapshot of the objects a render reads, with lookups by kind and scope.
+
+Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the replica's namespace and a
+``ClusterBaseModel`` at cluster scope, with no fallback between them; ``runtimeRef.kind`` defaults to
+``ClusterServingRuntime`` and then falls back to a same-named ``ServingRuntime`` in the namespace, while
+``kind: ServingRuntime`` is namespaced only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from omerender.errors import FieldProblem, InvalidObjectError
+from omerender.models import (
+    FineTunedWeight,
+    InferenceReplica,
+    InferenceService,
+    ModelResource,
+    RuntimeResource,
+    parse_object,
+)
+
+__all__ = ["Catalog", "CatalogKey", "ControllerIdentity"]
+
+# (kind, namespace or "" for cluster scope, name)
+CatalogKey = tuple[str, str, str]
+
+_MODEL_KINDS = frozenset({"BaseModel", "ClusterBaseModel"})
+_RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
+_CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerIdentity:
+    """The InferenceService controller's identity from ``inferenceservice-config`` (§7.1)."""
+
+    usernames: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+
+    def matches(self, username: str, groups: Iterable[str]) -> bool:
+        return username in self.usernames or not self.groups.isdisjoint(groups)
+
+
+def _empty() -> Mapping[CatalogKey, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """The models, runtimes, fine-tuned weights and InferenceServices a render may read.
+
+    Build it with :meth:`from_objects`; it never changes afterwards, so renders against it are
+    deterministic and may be cached by the caller.
+    """
+
+    models: Mapping[CatalogKey, ModelResource] = field(default_factory=_empty)
+    runtimes: Mapping[CatalogKey, RuntimeResource] = field(default_factory=_empty)
+    fine_tuned_weights: Mapping[str, FineTunedWeight] = field(default_factory=_empty)  # type: ignore[arg-type]
+    inference_services: Mapping[CatalogKey, InferenceService] = field(default_factory=_empty)
+    controller_identity: ControllerIdentity | None = None
+
+    @classmethod
+    def from_objects(
+        cls,
+        objects: Iterable[Mapping[str, Any]],
+        *,
+        controller_identity: ControllerIdentity | None = None,
+    ) -> Catalog:
+        """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
+
+        Raises InvalidObjectError for an object of a known kind that does not fit its schema, or
+        for two objects with the same kind, scope and name.
+        """
+        models: dict[CatalogKey, ModelResource] = {}
+        runtimes: dict[CatalogKey, RuntimeResource] = {}
+        weights: dict[str, FineTunedWeight] = {}
+        services: dict[CatalogKey, InferenceService] = {}
+        for obj in objects:
+            kind = obj.get("kind")
+            parsed: ModelResource | RuntimeResource | FineTunedWeight | InferenceService
+            if kind in _MODEL_KINDS:
+                parsed = parse_object(ModelResource, obj)
+                target: dict[Any, Any] = models
+            elif kind in _RUNTIME_KINDS:
+                parsed = parse_object(RuntimeResource, obj)
+                target = runtimes
+            elif kind == "FineTunedWeight":
+                parsed = parse_object(FineTunedWeight, obj)
+                target = weights
+            elif kind == "InferenceService":
+                parsed = parse_object(InferenceService, obj)
+                target = services
+            else:
+                continue
+            key: Any = _key(parsed.kind, parsed.metadata.namespace, parsed.metadata.name)
+            if kind == "FineTunedWeight":
+                key = parsed.metadata.name
+            if key in target:
+                raise InvalidObjectError(
+                    parsed.kind,
+                    parsed.metadata.name,
+                    parsed.metadata.namespace,
+                    (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
+                )
+            target[key] = parsed
+        return cls(
+            models=MappingProxyType(models),
+            runtimes=MappingProxyType(runtimes),
+            fine_tuned_weights=MappingProxyType(weights),
+            inference_services=MappingProxyType(services),
+            controller_identity=controller_identity,
+        )
+
+    # -- models ------------------------------------------------------------------------------
+
+    def model(self, kind: str, namespace: str, name: str) -> ModelResource | None:
+        """A ``BaseModel`` in ``namespace`` or a ``ClusterBaseModel``; no fallback between kinds."""
+        return self.models.get(_key(kind, namespace, name))
+
+    def model_for(self, replica: InferenceReplica) -> ModelResource | None:
+        ref = replica.spec.model_ref
+        if ref is None:
+            return None
+        return self.model(ref.effective_kind, replica.namespace, ref.name)
+
+    # -- runtimes ----------------------------------------------------------------------------
+
+    def runtime(self, kind: str, namespace: str, name: str) -> RuntimeResource | None:
+        return self.runtimes.get(_key(kind, namespace, name))
+
+    def named_runtime(self, kind: str | None, namespace: str, name: str) -> RuntimeResource | None:
+        """Resolve a ``runtimeRef``: cluster first then namespaced for the default kind (§3.1)."""
+        if kind in (None, "", "ClusterServingRuntime"):
+            found = self.runtime("ClusterServingRuntime", namespace, name)
+            return found or self.runtime("ServingRuntime", namespace, name)
+        return self.runtime(kind, namespace, name)
+
+    def runtimes_in(self, namespace: str) -> tuple[RuntimeResource, ...]:
+        """ServingRuntimes in ``namespace``, by name."""
+        return tuple(
+            rt for (kind, ns, _), rt in sorted(self.runtimes.items()) if kind == "ServingRuntime" and ns == namespace
+        )
+
+    def cluster_runtimes(self) -> tuple[RuntimeResource, ...]:
+        return tuple(rt for (kind, _, _), rt in sorted(self.runtimes.items()) if kind == "ClusterServingRuntime")
+
+    # -- others ------------------------------------------------------------------------------
+
+    def fine_tuned_weight(self, name: str) -> FineTunedWeight | None:
+        return self.fine_tuned_weights.get(name)
+
+    def inference_service(self, namespace: str, name: str) -> InferenceService | None:
+        return self.inference_services.get(_key("InferenceService", namespace, name))
+
+
+def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:
+    return (kind, "" if kind in _CLUSTER_SCOPED else (namespace or "default"), name)

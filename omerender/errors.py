@@ -1,0 +1,88 @@
+"""The errors omerender raises, in one small hierarchy.
+
+    OmeRenderError                  base of everything omerender raises on purpose
+    ├── InvalidObjectError          an input object does not fit its schema (kind, name, field paths)
+    ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
+    └── RevisionCollisionError      two different payloads want one ControllerRevision name
+
+Callers that preview renders catch ``OmeRenderError``; the reconciler turns ``RenderBlocked`` into the
+``Ready=False`` condition and a Warning event with the same reason and message. Any other exception out
+of omerender is a bug (the property tests assert this).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "BlockReason",
+    "FieldProblem",
+    "InvalidObjectError",
+    "OmeRenderError",
+    "RenderBlocked",
+    "RevisionCollisionError",
+]
+
+
+class OmeRenderError(Exception):
+    """Base class of every error omerender raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """One thing wrong with one field: ``path`` is dotted (``spec.runners[0].size``)."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class InvalidObjectError(OmeRenderError):
+    """An input object does not fit its schema. Names the object and every failing field."""
+
+    def __init__(
+        self, kind: str, name: str, namespace: str | None, problems: tuple[FieldProblem, ...]
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
+        self.problems = problems
+        where = f"{namespace}/{name}" if namespace else name
+        detail = "; ".join(str(p) for p in problems)
+        super().__init__(f"{kind} {where or '<unnamed>'} is invalid: {detail}")
+
+
+class BlockReason(StrEnum):
+    """Why a replica has no pod templates it can run (the seed's Troubleshooting table)."""
+
+    TEMPLATE_SOURCE_MISSING = "TemplateSourceMissing"
+    MODEL_NOT_FOUND = "ModelNotFound"
+    MODEL_DISABLED = "ModelDisabled"
+    RUNTIME_NOT_FOUND = "RuntimeNotFound"
+    RUNTIME_DISABLED = "RuntimeDisabled"
+    RUNTIME_SELECTION_FAILED = "RuntimeSelectionFailed"
+    RUNTIME_PIECE_MISSING = "RuntimePieceMissing"
+    RENDER_FAILED = "RenderFailed"
+
+
+class RenderBlocked(OmeRenderError):
+    """The replica cannot render. ``reason`` and ``message`` are what OME writes on ``Ready=False``."""
+
+    def __init__(self, reason: BlockReason, message: str) -> None:
+        self.reason = reason
+        self.message = message
+        super().__init__(f"{reason.value}: {message}")
+
+
+class RevisionCollisionError(OmeRenderError):
+    """A ControllerRevision name is taken by different bytes even after bumping the collision count."""
+
+    def __init__(self, name: str, collision_count: int) -> None:
+        self.name = name
+        self.collision_count = collision_count
+        super().__init__(
+            f"ControllerRevision {name} collides with different data at collisionCount {collision_count}"
+        )
