@@ -1,0 +1,47 @@
+"""Render a replica into runner pod templates: from a model, a runtime, or the user's own runners."""
+
+from __future__ import annotations
+
+from omerender.catalog import Catalog
+from omerender.errors import BlockReason, RenderBlocked
+from omerender.models import InferenceReplica
+from omerender.render.build import build_runners
+from omerender.render.data import clone
+from omerender.render.inject import ModelContext
+from omerender.render.resolve import ADVISORY_REASON, resolve_refs
+from omerender.render.result import Advisory, Render, RenderedRunner, TemplateSource
+
+__all__ = ["Advisory", "Render", "RenderedRunner", "TemplateSource", "render"]
+
+TEMPLATE_SOURCE_MISSING = (
+    "spec sets neither runners nor modelRef or runtimeRef; one template source is required"
+)
+
+
+def render(replica: InferenceReplica, catalog: Catalog) -> Render:
+    """The replica's pod templates for this pass, rendered from the live model and runtime.
+
+    Raises RenderBlocked with one of the seed's eight reasons when there is nothing it can run.
+    Pure: reads only its arguments, mutates neither, and returns fresh data.
+    """
+    spec = replica.spec
+    if spec.model_ref is None and spec.runtime_ref is None:
+        if not spec.runners:
+            raise RenderBlocked(BlockReason.TEMPLATE_SOURCE_MISSING, TEMPLATE_SOURCE_MISSING)
+        runners = tuple(RenderedRunner(r.name, r.size, clone(r.template)) for r in spec.runners)
+        return Render(replica=replica, source="runners", runners=runners)
+
+    resolved = resolve_refs(replica, catalog)
+    ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
+    source: TemplateSource = "modelRef" if spec.model_ref is not None else "runtimeRef"
+    advisories = (Advisory(ADVISORY_REASON, resolved.advisory),) if resolved.advisory else ()
+    return Render(
+        replica=replica,
+        source=source,
+        runners=build_runners(replica, resolved.runtime, ctx),
+        runtime_kind=resolved.runtime.kind,
+        runtime_name=resolved.runtime.metadata.name,
+        model_name=resolved.model.metadata.name if resolved.model else None,
+        advisories=advisories,
+        excluded_annotation_keys=frozenset(replica.metadata.annotations),
+    )

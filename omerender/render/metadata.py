@@ -1,0 +1,89 @@
+"""Template labels and annotations, in OME's order: later layers win (02 §3.6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omerender.constants import LABEL_COMPONENT, LABEL_INFERENCESERVICE
+from omerender.models import FineTunedWeight, InferenceReplica, ModelResource
+
+__all__ = ["template_annotations", "template_labels"]
+
+# Annotations of the replica itself that never reach a pod, as OME drops them from the ISVC shell.
+_DROPPED_ANNOTATIONS = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        "autoscaling.knative.dev/minScale",
+        "autoscaling.knative.dev/maxScale",
+        "internal.serving.kserve.io/storage-initializer-sourceuri",
+    }
+)
+WORKER_DROPPED_ANNOTATIONS = frozenset({"prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path"})
+
+
+def _strategy(weight: FineTunedWeight) -> str | None:
+    params = weight.spec.get("hyperParameters")
+    value = params.get("strategy") if isinstance(params, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _merged(weight: FineTunedWeight | None) -> bool:
+    config = weight.spec.get("configuration") if weight else None
+    return isinstance(config, dict) and config.get("merged_weights") is True
+
+
+def template_labels(
+    replica: InferenceReplica,
+    piece: dict[str, Any],
+    runtime_name: str,
+    model: ModelResource | None,
+    fine_tuned: FineTunedWeight | None,
+) -> dict[str, str]:
+    labels: dict[str, str] = dict(replica.metadata.labels)
+    labels.update({str(k): str(v) for k, v in (piece.get("labels") or {}).items()})
+    labels[LABEL_INFERENCESERVICE] = replica.name_prefix
+    labels[LABEL_COMPONENT] = replica.spec.component
+    labels["serving-runtime"] = runtime_name
+    labels["fine-tuned-serving"] = "true" if fine_tuned is not None else "false"
+    if model is not None:
+        labels["base-model-name"] = model.metadata.name
+        labels["base-model-size"] = model.metadata.annotations.get("models.ome.io/category", "SMALL")
+        labels["base-model-type"] = "Serving"
+        if model.spec.vendor:
+            labels["base-model-vendor"] = model.spec.vendor
+    if fine_tuned is not None:
+        strategy = _strategy(fine_tuned)
+        if strategy:
+            labels["fine-tuned-weight-ft-strategy"] = strategy
+        labels["fine-tuned-serving-with-merged-weights"] = "true" if _merged(fine_tuned) else "false"
+    return labels
+
+
+def template_annotations(
+    replica: InferenceReplica,
+    piece: dict[str, Any],
+    runtime_name: str,
+    model: ModelResource | None,
+    fine_tuned: FineTunedWeight | None,
+) -> dict[str, str]:
+    notes = {k: v for k, v in replica.metadata.annotations.items() if k not in _DROPPED_ANNOTATIONS}
+    notes.update({str(k): str(v) for k, v in (piece.get("annotations") or {}).items()})
+    if model is not None:
+        notes["ome.io/base-model-name"] = model.metadata.name
+        if model.spec.vendor:
+            notes["ome.io/base-model-vendor"] = model.spec.vendor
+        if model.spec.model_format.name:
+            notes["ome.io/base-model-format"] = model.spec.model_format.name
+        if model.spec.model_format.version:
+            notes["ome.io/base-model-format-version"] = model.spec.model_format.version
+    notes["ome.io/serving-runtime"] = runtime_name
+    if fine_tuned is not None:
+        strategy = _strategy(fine_tuned)
+        # OME writes no adapter annotations for a weight without a strategy (a known quirk we keep).
+        if strategy:
+            notes["ome.io/inject-fine-tuned-adapter"] = fine_tuned.metadata.name
+            notes["ome.io/fine-tuned-weight-ft-strategy"] = strategy
+        if _merged(fine_tuned):
+            notes["ome.io/fine-tuned-serving-with-merged-weights"] = "true"
+            notes["ome.io/inject-model-init"] = "false"
+    return notes

@@ -1,0 +1,293 @@
+"""Per-pod materialisation: what OME stamps on each pod of Instance i, runner r, ordinal k (01 §3).
+
+Nothing stamped here enters the revision hash: the same template yields the same revision whatever the
+Instance, ordinal or replica count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from omerender import constants as c
+from omerender.models import InferenceReplica
+from omerender.naming import (
+    headless_service_name,
+    instance_subdomain,
+    leader_address,
+    pod_group_name,
+    pod_name,
+)
+from omerender.render.data import clone
+from omerender.render.result import RenderedRunner
+
+__all__ = [
+    "PodCoordinates",
+    "headless_service",
+    "instance_pods",
+    "materialize_pod",
+    "owner_reference",
+    "pod_group",
+    "replica_selector",
+]
+
+# PodGroup scheduleTimeoutSeconds: OME clamps the ready timeout into this window (01 §3.6).
+_PODGROUP_TIMEOUT_MIN = 60
+_PODGROUP_TIMEOUT_MAX = 600
+
+
+@dataclass(frozen=True, slots=True)
+class PodCoordinates:
+    """Where a pod sits: Instance ``index`` at ``incarnation``, runner and ordinal within it."""
+
+    index: int
+    incarnation: int
+    runner: str
+    ordinal: int
+
+
+def owner_reference(replica: InferenceReplica) -> dict[str, Any]:
+    return {
+        "apiVersion": c.API_VERSION,
+        "kind": c.REPLICA_KIND,
+        "name": replica.metadata.name,
+        "uid": replica.metadata.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def replica_selector(replica: InferenceReplica) -> dict[str, str]:
+    """The labels every object of the replica carries; the headless Service selects on them."""
+    return {
+        c.LABEL_INFERENCESERVICE: replica.name_prefix,
+        c.LABEL_COMPONENT: replica.spec.component,
+        c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
+    }
+
+
+def _upsert_env(container: dict[str, Any], values: list[tuple[str, str]], *, only_missing: bool) -> None:
+    env = container.get("env")
+    env = [] if env is None else list(env)
+    position = {var.get("name"): i for i, var in enumerate(env)}
+    for name, value in values:
+        if name in position:
+            if not only_missing:
+                env[position[name]] = {"name": name, "value": value}
+        else:
+            position[name] = len(env)
+            env.append({"name": name, "value": value})
+    container["env"] = env
+
+
+def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_key: str) -> None:
+    """Workers must land with their own leader; a user's required term on the key wins."""
+    affinity = spec.setdefault("affinity", {})
+    pod_affinity = affinity.setdefault("podAffinity", {})
+    terms = pod_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+    if any(t.get("topologyKey") == topology_key for t in terms):
+        return
+    match = {
+        k: labels[k]
+        for k in (c.LABEL_INFERENCESERVICE, c.LABEL_COMPONENT, c.LABEL_INSTANCE_INDEX)
+        if k in labels
+    }
+    match[c.LABEL_RUNNER] = c.RUNNER_LEADER
+    terms.append({"labelSelector": {"matchLabels": match}, "topologyKey": topology_key})
+
+
+def _spread(spec: dict[str, Any], replica: InferenceReplica) -> None:
+    """``topologySpread`` spreads each Instance's anchor pod across fault domains."""
+    policy = replica.spec.topology_spread
+    key = replica.spec.topology_spread_key or replica.spec.topology_key
+    if policy is None or not key:
+        return
+    constraints = spec.setdefault("topologySpreadConstraints", [])
+    if any(t.get("topologyKey") == key for t in constraints):
+        return
+    constraints.append(
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule" if policy == "Required" else "ScheduleAnyway",
+            "labelSelector": {
+                "matchLabels": replica_selector(replica),
+                "matchExpressions": [
+                    {"key": c.LABEL_RUNNER, "operator": "In", "values": [c.RUNNER_DEFAULT, c.RUNNER_LEADER]}
+                ],
+            },
+        }
+    )
+
+
+def materialize_pod(
+    replica: InferenceReplica,
+    runners: tuple[RenderedRunner, ...],
+    at: PodCoordinates,
+    *,
+    revision_hash: str | None,
+    planned_replicas: int,
+) -> dict[str, Any]:
+    """The complete pod for ``at``, built from the runner template of the same name in ``runners``."""
+    runner = next(r for r in runners if r.name == at.runner)
+    prefix, component = replica.name_prefix, replica.spec.component
+    multi_pod = len(runners) > 1
+    pod_count = sum(r.size for r in runners)
+    name = pod_name(prefix, component, at.index, at.runner, at.ordinal)
+    template = runner.template
+    meta_in = template.get("metadata") or {}
+
+    labels: dict[str, str] = dict(meta_in.get("labels") or {})
+    labels.update(replica_selector(replica))
+    labels[c.LABEL_INSTANCE_INDEX] = str(at.index)
+    labels[c.LABEL_INSTANCE_INCARNATION] = str(at.incarnation)
+    labels[c.LABEL_RUNNER] = at.runner
+    labels[c.LABEL_POD_ORDINAL] = str(at.ordinal)
+    if revision_hash:
+        labels[c.LABEL_REVISION_HASH] = revision_hash
+    if replica.spec.pairing_protocol:
+        labels[c.LABEL_PAIRING_PROTOCOL] = replica.spec.pairing_protocol
+    if pod_count > 1:
+        labels[c.LABEL_POD_GROUP] = pod_group_name(prefix, component, at.index)
+    annotations = {
+        k: v
+        for k, v in (meta_in.get("annotations") or {}).items()
+        if k != c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION
+    }
+
+    spec: dict[str, Any] = clone(template.get("spec") or {})
+    spec["hostname"] = name
+    spec["subdomain"] = headless_service_name(prefix, component)
+    gates = spec.get("readinessGates") or []
+    if not any(g.get("conditionType") == c.SERVING_GATE for g in gates):
+        gates = [*gates, {"conditionType": c.SERVING_GATE}]
+    spec["readinessGates"] = gates
+
+    runner_index = at.ordinal if runner.size > 1 else 0
+    env = [
+        (c.ENV_INFERENCESERVICE_NAME, prefix),
+        (c.ENV_COMPONENT, component),
+        (c.ENV_COMPONENT_REPLICAS, str(planned_replicas)),
+        (c.ENV_INSTANCE_INDEX, str(at.index)),
+        (c.ENV_RUNNER, at.runner),
+        (c.ENV_RUNNER_SIZE, str(runner.size)),
+        (c.ENV_RUNNER_INDEX, str(runner_index)),
+        (c.ENV_INSTANCE_SUBDOMAIN, instance_subdomain(prefix, component, at.index)),
+    ]
+    lws: list[tuple[str, str]] = []
+    if multi_pod:
+        rank = 0
+        for r in runners:
+            if r.name == at.runner:
+                rank += at.ordinal
+                break
+            rank += r.size
+        address = leader_address(prefix, component, at.index)
+        env += [
+            (c.ENV_LEADER_ADDRESS, address),
+            (c.ENV_INSTANCE_POD_RANK, str(rank)),
+            (c.ENV_INSTANCE_POD_COUNT, str(pod_count)),
+        ]
+        # LeaderWorkerSet's names, for multi-node runtimes written against LWS (DECISIONS §3.6).
+        lws = [
+            (c.ENV_LWS_LEADER_ADDRESS, address),
+            (c.ENV_LWS_GROUP_SIZE, str(pod_count)),
+            (c.ENV_LWS_WORKER_INDEX, str(rank)),
+        ]
+    for container in spec.get("containers") or ():
+        if not container.get("name"):
+            container["name"] = c.MAIN_CONTAINER
+        _upsert_env(container, env, only_missing=False)
+        if lws:
+            _upsert_env(container, lws, only_missing=True)
+
+    if at.runner == c.RUNNER_WORKER and replica.spec.topology_key:
+        _leader_affinity(spec, labels, replica.spec.topology_key)
+    if at.runner in (c.RUNNER_DEFAULT, c.RUNNER_LEADER):
+        _spread(spec, replica)
+
+    metadata: dict[str, Any] = {"name": name, "namespace": replica.namespace, "labels": labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    metadata["ownerReferences"] = [owner_reference(replica)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def instance_pods(
+    replica: InferenceReplica,
+    runners: tuple[RenderedRunner, ...],
+    index: int,
+    *,
+    incarnation: int = 1,
+    revision_hash: str | None,
+    planned_replicas: int,
+    active_ordinal: int = 0,
+) -> list[dict[str, Any]]:
+    """Every pod of one Instance: the anchor at ``active_ordinal`` (single-pod), workers 0..size-1."""
+    pods = []
+    for runner in runners:
+        ordinals = range(runner.size) if runner.name == c.RUNNER_WORKER else (active_ordinal,)
+        if runner.name == c.RUNNER_LEADER:
+            ordinals = (0,)
+        for ordinal in ordinals:
+            at = PodCoordinates(index, incarnation, runner.name, ordinal)
+            pods.append(
+                materialize_pod(
+                    replica, runners, at, revision_hash=revision_hash, planned_replicas=planned_replicas
+                )
+            )
+    return pods
+
+
+def headless_service(replica: InferenceReplica) -> dict[str, Any]:
+    """``{prefix}-{component}-headless``: no ports, not-ready addresses published (01 §3.5)."""
+    selector = replica_selector(replica)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": headless_service_name(replica.name_prefix, replica.spec.component),
+            "namespace": replica.namespace,
+            "labels": dict(selector),
+            "ownerReferences": [owner_reference(replica)],
+        },
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": dict(selector),
+            "type": "ClusterIP",
+        },
+    }
+
+
+def pod_group(
+    replica: InferenceReplica,
+    index: int,
+    pod_count: int,
+    *,
+    instance_ready_timeout_seconds: float | None,
+) -> dict[str, Any]:
+    """The scheduler-plugins PodGroup of a multi-pod Instance, created before its pods (01 §3.6)."""
+    timeout = int(instance_ready_timeout_seconds or 0)
+    timeout = (
+        _PODGROUP_TIMEOUT_MIN
+        if timeout <= 0
+        else min(max(timeout, _PODGROUP_TIMEOUT_MIN), _PODGROUP_TIMEOUT_MAX)
+    )
+    labels = replica_selector(replica)
+    labels[c.LABEL_INSTANCE_INDEX] = str(index)
+    metadata: dict[str, Any] = {
+        "name": pod_group_name(replica.name_prefix, replica.spec.component, index),
+        "namespace": replica.namespace,
+        "labels": labels,
+        "ownerReferences": [owner_reference(replica)],
+    }
+    if replica.spec.topology_key:
+        metadata["annotations"] = {c.ANNOTATION_TOPOLOGY_KEY: replica.spec.topology_key}
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": metadata,
+        "spec": {"minMember": pod_count, "scheduleTimeoutSeconds": timeout},
+    }
