@@ -61,6 +61,24 @@ class Catalog:
     fine_tuned_weights: Mapping[str, FineTunedWeight] = field(default_factory=_empty)  # type: ignore[arg-type]
     inference_services: Mapping[CatalogKey, InferenceService] = field(default_factory=_empty)
     controller_identity: ControllerIdentity | None = None
+    # Indexes derived once from ``runtimes``: selection walks them for every model it renders.
+    _cluster_runtimes: tuple[RuntimeResource, ...] = field(init=False, repr=False, compare=False)
+    _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        cluster: list[RuntimeResource] = []
+        namespaced: dict[str, list[RuntimeResource]] = {}
+        for (kind, ns, _), runtime in sorted(self.runtimes.items(), key=lambda item: item[0]):
+            if kind == "ClusterServingRuntime":
+                cluster.append(runtime)
+            else:
+                namespaced.setdefault(ns, []).append(runtime)
+        object.__setattr__(self, "_cluster_runtimes", tuple(cluster))
+        object.__setattr__(
+            self, "_namespaced_runtimes", MappingProxyType({k: tuple(v) for k, v in namespaced.items()})
+        )
 
     @classmethod
     def from_objects(
@@ -140,12 +158,11 @@ class Catalog:
 
     def runtimes_in(self, namespace: str) -> tuple[RuntimeResource, ...]:
         """ServingRuntimes in ``namespace``, by name."""
-        return tuple(
-            rt for (kind, ns, _), rt in sorted(self.runtimes.items()) if kind == "ServingRuntime" and ns == namespace
-        )
+        return self._namespaced_runtimes.get(namespace, ())
 
     def cluster_runtimes(self) -> tuple[RuntimeResource, ...]:
-        return tuple(rt for (kind, _, _), rt in sorted(self.runtimes.items()) if kind == "ClusterServingRuntime")
+        """ClusterServingRuntimes, by name."""
+        return self._cluster_runtimes
 
     # -- others ------------------------------------------------------------------------------
 
