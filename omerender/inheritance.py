@@ -1,0 +1,286 @@
+"""Runtime inheritance through the ``ome.io/inherit-from`` annotation (01 §2.4), as OME resolves it.
+
+A runtime names its parent in ``ome.io/inherit-from``; the parent may name its own, up to five runtimes
+in all. The effective spec is folded from the root down with :func:`omerender.merge.merge_inherited`,
+each child over its parent's effective spec. Only ``spec`` is inherited: metadata (and with it the
+``ome.io/runtime-profile`` marker) stays on each runtime.
+
+Decisions, following OME's ``pkg/runtimeinheritance`` where the contract is silent:
+
+* **Lookup context is fixed by the runtime being resolved.** A ClusterServingRuntime's ancestors are all
+  looked up as ClusterServingRuntimes. For a ServingRuntime every ancestor name is looked up as a
+  ServingRuntime in its namespace first, then as a ClusterServingRuntime, even above a cluster-scoped
+  ancestor (OME builds one fetcher per chain).
+* **Names alone identify a link**, so a ServingRuntime naming a ClusterServingRuntime of its own name is
+  a cycle (``[x x]``).
+* **Check order per link**, as OME's ``Resolve``: depth first, then cycle, then lookup. A chain of five
+  whose top names a sixth is ``MaxDepthExceeded`` even if that sixth is missing or repeats a name.
+* **Chains in messages are in walk order**, the named runtime first (``[child parent grandparent]``);
+  a cycle ends with the repeated name (``[a b a]``). ``ResolvedRuntime.chain`` is root first, as
+  ``status.inheritanceChain``.
+* **``disabled`` is inherited like any scalar** by default: OME's merge does so, and its documentation
+  has a profile's child set ``disabled: false`` for that reason. ``inherit_disabled=False`` gives the
+  02 §9 PROPOSAL instead (the effective ``disabled`` is the named runtime's own).
+* **The profile rule is checked on the runtime being resolved only**, against its own ``spec.disabled``
+  and before its chain, as OME's admission webhook checks the object it admits. Ancestors are not
+  re-checked: each is checked when it is resolved itself, and OME does not fail a child's chain over
+  a parent's marker (``InheritanceReady`` has no reason for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+from omerender.catalog import Catalog
+from omerender.constants import ANNOTATION_INHERIT_FROM, ANNOTATION_RUNTIME_PROFILE
+from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
+from omerender.merge import merge_inherited
+from omerender.models import RuntimeResource, parse_object
+
+__all__ = [
+    "MAX_DEPTH",
+    "InheritanceError",
+    "InheritanceReason",
+    "ResolvedRuntime",
+    "Resolver",
+    "resolve_runtime",
+]
+
+# OME's RuntimeInheritMaxDepth: the runtime plus four ancestors.
+MAX_DEPTH: Final = 5
+
+_CLUSTER = "ClusterServingRuntime"
+_NAMESPACED = "ServingRuntime"
+
+
+class InheritanceReason(StrEnum):
+    """OME's ``InheritanceReady`` reasons, plus ``ProfileNotDisabled`` for the webhook's profile rule."""
+
+    PARENT_NOT_FOUND = "ParentNotFound"
+    INHERITANCE_CYCLE = "InheritanceCycle"
+    MAX_DEPTH_EXCEEDED = "MaxDepthExceeded"
+    PROFILE_NOT_DISABLED = "ProfileNotDisabled"
+    RESOLVER_ERROR = "ResolverError"
+
+
+class InheritanceError(OmeRenderError):
+    """A runtime's inheritance chain does not resolve. ``message`` is OME's text.
+
+    ``runtime`` is the runtime being resolved; ``parent`` the ancestor name at fault (missing parent,
+    repeated name, or the one past the depth limit); ``chain`` the names walked, the runtime first.
+    """
+
+    def __init__(
+        self,
+        reason: InheritanceReason,
+        message: str,
+        runtime: RuntimeResource,
+        chain: tuple[str, ...],
+        parent: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.message = message
+        self.runtime = runtime
+        self.chain = chain
+        self.parent = parent
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRuntime:
+    """A runtime with its inheritance applied.
+
+    ``runtime``: the named runtime, its metadata untouched and its spec the effective one.
+    ``chain``: the runtimes of the chain, root first, ending with the named runtime.
+    ``spec``: the effective spec as camelCase JSON-like data. Shared with the resolver's cache: read it,
+    or deep-copy it before changing it.
+    """
+
+    runtime: RuntimeResource
+    chain: tuple[RuntimeResource, ...]
+    spec: dict[str, Any]
+
+    @property
+    def chain_names(self) -> tuple[str, ...]:
+        """Names root first, as OME writes ``status.inheritanceChain``."""
+        return tuple(rt.metadata.name for rt in self.chain)
+
+
+def _go_list(names: tuple[str, ...] | list[str]) -> str:
+    """Go's ``%v`` of a ``[]string``."""
+    return "[" + " ".join(names) + "]"
+
+
+def _spec_dict(runtime: RuntimeResource) -> dict[str, Any]:
+    # exclude_unset: a field nobody wrote stays absent, so it can never shadow an ancestor's value.
+    return runtime.spec.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+def _parent_name(runtime: RuntimeResource) -> str:
+    return runtime.metadata.annotations.get(ANNOTATION_INHERIT_FROM, "")
+
+
+_CacheKey = tuple[str, str, str]
+
+
+class Resolver:
+    """Resolves runtimes against one immutable :class:`Catalog`, remembering each answer.
+
+    Lint resolves hundreds of runtimes against one catalog; keep one ``Resolver`` for it. Results (and
+    failures) are cached per runtime identity, but only for runtimes that are the catalog's own objects:
+    a runtime from elsewhere (a webhook's candidate object) is resolved afresh every time.
+    """
+
+    def __init__(self, catalog: Catalog, *, inherit_disabled: bool = True) -> None:
+        self._catalog = catalog
+        self._inherit_disabled = inherit_disabled
+        self._cache: dict[_CacheKey, ResolvedRuntime | InheritanceError] = {}
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    def resolve(self, runtime: RuntimeResource) -> ResolvedRuntime:
+        """The effective runtime, or ``InheritanceError``."""
+        key = self._key(runtime)
+        if key is None:
+            return self._resolve(runtime)
+        hit = self._cache.get(key)
+        if hit is None:
+            try:
+                hit = self._resolve(runtime)
+            except InheritanceError as exc:
+                hit = exc
+            self._cache[key] = hit
+        if isinstance(hit, InheritanceError):
+            # Fresh traceback each time; re-raising one object would keep growing the old one.
+            raise hit.with_traceback(None)
+        return hit
+
+    def parent(self, head: RuntimeResource, name: str) -> RuntimeResource | None:
+        """The runtime ``name`` resolves to anywhere in ``head``'s chain (scope rule in the module doc)."""
+        if head.kind == _CLUSTER:
+            return self._catalog.runtime(_CLUSTER, "", name)
+        found = self._catalog.runtime(_NAMESPACED, head.metadata.namespace or "", name)
+        return found or self._catalog.runtime(_CLUSTER, "", name)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _key(self, runtime: RuntimeResource) -> _CacheKey | None:
+        namespace = "" if runtime.kind == _CLUSTER else runtime.metadata.namespace or ""
+        if self._catalog.runtime(runtime.kind, namespace, runtime.metadata.name) is not runtime:
+            return None
+        return (runtime.kind, namespace, runtime.metadata.name)
+
+    def _resolve(self, head: RuntimeResource) -> ResolvedRuntime:
+        _check_profile(head)
+        walked = self._walk(head)
+        root_first = tuple(reversed(walked))
+        if len(root_first) == 1:
+            return ResolvedRuntime(head, root_first, _spec_dict(head))
+
+        effective = _spec_dict(root_first[0])
+        for rt in root_first[1:]:
+            try:
+                effective = merge_inherited(effective, _spec_dict(rt))
+            except RenderBlocked as exc:
+                raise self._error(
+                    head,
+                    InheritanceReason.RESOLVER_ERROR,
+                    f"merge {rt.metadata.name} onto effective: {exc.message}",
+                    walked,
+                ) from None
+        if not self._inherit_disabled:
+            own = _spec_dict(head)
+            effective.pop("disabled", None)
+            if "disabled" in own:
+                effective["disabled"] = own["disabled"]
+
+        data = head.model_dump(by_alias=True, exclude_unset=True, mode="json")
+        data["spec"] = effective
+        try:
+            runtime = parse_object(RuntimeResource, data)
+        except InvalidObjectError as exc:
+            raise self._error(head, InheritanceReason.RESOLVER_ERROR, str(exc), walked) from None
+        return ResolvedRuntime(runtime, root_first, effective)
+
+    def _walk(self, head: RuntimeResource) -> tuple[RuntimeResource, ...]:
+        """The chain from ``head`` upward, checking each link as OME's ``Resolve`` does."""
+        walked = [head]
+        seen = {head.metadata.name}
+        current = head
+        while parent_name := _parent_name(current):
+            if len(walked) >= MAX_DEPTH:
+                names = _names(walked)
+                raise self._error(
+                    head,
+                    InheritanceReason.MAX_DEPTH_EXCEEDED,
+                    f"inheritance chain exceeds max depth {MAX_DEPTH} (chain: {_go_list(names)})",
+                    walked,
+                    parent_name,
+                )
+            if parent_name in seen:
+                cycle = (*_names(walked), parent_name)
+                raise self._error(
+                    head,
+                    InheritanceReason.INHERITANCE_CYCLE,
+                    f"inheritance cycle detected: {_go_list(cycle)}",
+                    walked,
+                    parent_name,
+                    chain=cycle,
+                )
+            parent = self.parent(head, parent_name)
+            if parent is None:
+                raise self._error(
+                    head,
+                    InheritanceReason.PARENT_NOT_FOUND,
+                    f'inherit-from parent "{parent_name}" not found (chain so far: {_go_list(_names(walked))})',
+                    walked,
+                    parent_name,
+                )
+            walked.append(parent)
+            seen.add(parent.metadata.name)
+            current = parent
+        return tuple(walked)
+
+    @staticmethod
+    def _error(
+        head: RuntimeResource,
+        reason: InheritanceReason,
+        message: str,
+        walked: tuple[RuntimeResource, ...] | list[RuntimeResource],
+        parent: str | None = None,
+        *,
+        chain: tuple[str, ...] | None = None,
+    ) -> InheritanceError:
+        return InheritanceError(reason, message, head, chain or _names(walked), parent)
+
+
+def _names(runtimes: tuple[RuntimeResource, ...] | list[RuntimeResource]) -> tuple[str, ...]:
+    return tuple(rt.metadata.name for rt in runtimes)
+
+
+def _check_profile(runtime: RuntimeResource) -> None:
+    if runtime.metadata.annotations.get(ANNOTATION_RUNTIME_PROFILE) != "true":
+        return
+    if runtime.spec.disabled is not True:
+        raise InheritanceError(
+            InheritanceReason.PROFILE_NOT_DISABLED,
+            f'runtimes carrying {ANNOTATION_RUNTIME_PROFILE}="true" must also set spec.disabled: true',
+            runtime,
+            (runtime.metadata.name,),
+        )
+
+
+def resolve_runtime(
+    runtime: RuntimeResource, catalog: Catalog, *, inherit_disabled: bool = True
+) -> ResolvedRuntime:
+    """Resolve one runtime's inheritance chain against ``catalog``; raises ``InheritanceError``.
+
+    Uncached: ``Catalog`` is neither hashable nor weakly referenceable, and an ``id()``-keyed cache
+    could hand one catalog's answers to a later catalog at the same address. Hold a
+    :class:`Resolver` to resolve many runtimes against one catalog.
+    """
+    return Resolver(catalog, inherit_disabled=inherit_disabled).resolve(runtime)
