@@ -1,0 +1,286 @@
+"""Validate objects offline against a CRD's ``openAPIV3Schema``, translated to JSON Schema.
+
+A CRD schema is OpenAPI v3.0 with Kubernetes extensions, not plain JSON Schema; validating it with
+``jsonschema`` as-is accepts what the API server rejects (unknown fields) and rejects what it accepts
+(``x-kubernetes-int-or-string``, ``nullable``). :func:`to_json_schema` translates one schema node tree
+to draft 2020-12:
+
+- ``x-kubernetes-int-or-string: true``  → ``type: [integer, string]``
+- ``nullable: true``                    → ``null`` joins the type (and the enum)
+- ``properties`` declared               → ``additionalProperties: false`` (strict field validation), except
+  on a node that sets ``x-kubernetes-preserve-unknown-fields: true`` or
+  ``x-kubernetes-embedded-resource: true``. As in the API server's pruning, the exemption covers that
+  node only: a child with its own ``properties`` is closed again.
+- ``format: int32`` / ``int64``         → the integer bounds the API server enforces
+- OpenAPI's boolean ``exclusiveMinimum``/``exclusiveMaximum`` → draft 2020-12's numeric form
+- ``x-kubernetes-list-type: set``       → ``uniqueItems: true``
+
+Enums, minimums/maximums, lengths, patterns, item counts and ``required`` carry over. Not translated:
+CEL rules (``x-kubernetes-validations``) and the uniqueness of ``map`` list keys; the API server checks
+them, this module does not. Defaults are not applied.
+
+The CRD dicts are inputs: this module never reads files. Validators are built once per CRD dict and
+version and memoized; treat a CRD dict passed here as immutable.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from omerender.errors import FieldProblem
+
+__all__ = ["crd_json_schema", "to_json_schema", "validate_against_crd"]
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+# Keywords copied verbatim (their meaning is the same in OpenAPI 3.0 and draft 2020-12).
+_VERBATIM = (
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "multipleOf",
+    "required",
+)
+
+# The root ObjectMeta fields whose shape the API server checks before any CRD schema applies.
+_ROOT_METADATA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "generateName": {"type": "string"},
+        "namespace": {"type": "string"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        "finalizers": {"type": "array", "items": {"type": "string"}},
+        "ownerReferences": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+def to_json_schema(node: Mapping[str, Any], *, root: bool = True) -> dict[str, Any]:
+    """Translate one ``openAPIV3Schema`` (or any node of it) to a draft 2020-12 JSON Schema.
+
+    ``root`` marks the resource root, whose ``metadata`` gets the ObjectMeta shape the API server
+    enforces (names and namespace are strings, labels and annotations map strings to strings).
+    """
+    out = _translate(node)
+    out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    if root:
+        props = out.get("properties")
+        if isinstance(props, dict) and "metadata" in props:
+            meta = dict(props["metadata"])
+            # ObjectMeta has fields the CRD never lists: never close it.
+            meta.pop("type", None)
+            meta.pop("additionalProperties", None)
+            props["metadata"] = {"allOf": [_ROOT_METADATA, meta]} if meta else _ROOT_METADATA
+    return out
+
+
+def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in _VERBATIM:
+        if key in node:
+            out[key] = node[key]
+
+    types: list[str] = []
+    if node.get("x-kubernetes-int-or-string") is True:
+        types = ["integer", "string"]
+    elif isinstance(node.get("type"), str):
+        types = [node["type"]]
+
+    fmt = node.get("format")
+    if "integer" in types and fmt in ("int32", "int64"):
+        low, high = _INT32 if fmt == "int32" else _INT64
+        out["minimum"] = max(low, out.get("minimum", low))
+        out["maximum"] = min(high, out.get("maximum", high))
+    elif isinstance(fmt, str):
+        out["format"] = fmt  # an annotation unless the caller asks jsonschema to check formats
+
+    # OpenAPI 3.0's boolean exclusive bounds become draft 2020-12's numeric ones.
+    for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        value = node.get(flag)
+        if value is True and bound in node:
+            out[flag] = node[bound]
+            if out.get(bound) == node[bound]:
+                del out[bound]
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[flag] = value
+
+    if node.get("nullable") is True:
+        if types:
+            types.append("null")
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    if types:
+        out["type"] = types[0] if len(types) == 1 else types
+
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        out["properties"] = {name: _translate(sub) for name, sub in props.items() if isinstance(sub, Mapping)}
+
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        out["additionalProperties"] = _translate(extra)
+    elif isinstance(extra, bool):
+        out["additionalProperties"] = extra
+    elif (
+        isinstance(props, Mapping)
+        and props
+        and node.get("x-kubernetes-preserve-unknown-fields") is not True
+        and node.get("x-kubernetes-embedded-resource") is not True
+    ):
+        out["additionalProperties"] = False
+
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        out["items"] = _translate(items)
+    if node.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True
+
+    for combinator in ("allOf", "anyOf", "oneOf"):
+        subs = node.get(combinator)
+        if isinstance(subs, Sequence) and not isinstance(subs, str):
+            # int-or-string nodes carry an anyOf that only restates the type; the type list covers it.
+            if combinator == "anyOf" and node.get("x-kubernetes-int-or-string") is True:
+                continue
+            out[combinator] = [_translate(sub) for sub in subs if isinstance(sub, Mapping)]
+    negated = node.get("not")
+    if isinstance(negated, Mapping):
+        out["not"] = _translate(negated)
+    return out
+
+
+# -- validators, built once -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    crd: Mapping[str, Any]  # held so its id() cannot be reused while the entry lives
+    group: str
+    kind: str
+    validators: Mapping[str, Any]  # served version name -> jsonschema validator
+
+
+_CACHE: OrderedDict[int, _Compiled] = OrderedDict()
+_CACHE_SIZE = 64
+
+
+def _compiled(crd: Mapping[str, Any]) -> _Compiled:
+    hit = _CACHE.get(id(crd))
+    if hit is not None and hit.crd is crd:
+        _CACHE.move_to_end(id(crd))
+        return hit
+    spec = _mapping(crd.get("spec"))
+    names = _mapping(spec.get("names"))
+    validators: dict[str, Any] = {}
+    for version in spec.get("versions") or ():
+        if not isinstance(version, Mapping) or version.get("served") is False:
+            continue
+        schema = version.get("schema")
+        openapi = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
+        translated = to_json_schema(openapi if isinstance(openapi, Mapping) else {})
+        validators[str(version.get("name", ""))] = jsonschema.Draft202012Validator(translated)
+    compiled = _Compiled(crd, str(spec.get("group", "")), str(names.get("kind", "")), validators)
+    _CACHE[id(crd)] = compiled
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return compiled
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def crd_json_schema(crd: Mapping[str, Any], version: str) -> dict[str, Any] | None:
+    """The translated JSON Schema of ``version`` of ``crd``, or None when it is not served."""
+    validator = _compiled(crd).validators.get(version)
+    return copy.deepcopy(dict(validator.schema)) if validator is not None else None
+
+
+def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem, ...]:
+    """Every way ``obj`` fails ``crd``: each problem names its dotted field path (``spec.component``).
+
+    The version comes from ``obj.apiVersion``, which must name the CRD's group and a served version;
+    ``kind`` must be the CRD's kind. An empty tuple means the object fits.
+    """
+    if not isinstance(obj, Mapping):
+        return (FieldProblem("<object>", "must be a mapping (a YAML/JSON object)"),)
+    compiled = _compiled(crd)
+    problems: list[FieldProblem] = []
+    api_version = obj.get("apiVersion")
+    group, _, version = str(api_version).rpartition("/") if isinstance(api_version, str) else ("", "", "")
+    if not isinstance(api_version, str):
+        problems.append(FieldProblem("apiVersion", "is required"))
+    elif group != compiled.group or version not in compiled.validators:
+        served = ", ".join(f"{compiled.group}/{v}" for v in compiled.validators) or "none"
+        problems.append(
+            FieldProblem("apiVersion", f"{api_version!r} is not served by this CRD (served: {served})")
+        )
+    if obj.get("kind") != compiled.kind:
+        problems.append(FieldProblem("kind", f"must be {compiled.kind!r}, got {obj.get('kind')!r}"))
+    validator = compiled.validators.get(version)
+    if validator is None:
+        # Without a version there is no schema; check against the only one if there is just one.
+        if len(compiled.validators) != 1:
+            return tuple(problems)
+        validator = next(iter(compiled.validators.values()))
+    found: set[FieldProblem] = set()
+    for error in validator.iter_errors(obj):
+        for problem in _problems(error):
+            if problem not in found:
+                found.add(problem)
+                problems.append(problem)
+    head = [p for p in problems if p.path in ("apiVersion", "kind")]
+    rest = sorted(
+        (p for p in problems if p.path not in ("apiVersion", "kind")), key=lambda p: (p.path, p.message)
+    )
+    return (*head, *rest)
+
+
+def _dotted(parts: Sequence[Any]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _problems(error: Any) -> list[FieldProblem]:
+    """Turn one jsonschema error into problems that name the field itself, not just its parent."""
+    parts = list(error.absolute_path)
+    instance = error.instance
+    if error.validator == "required" and isinstance(instance, Mapping):
+        missing = [name for name in error.validator_value if name not in instance]
+        return [FieldProblem(_dotted([*parts, name]), "is required") for name in missing]
+    if error.validator == "additionalProperties" and isinstance(instance, Mapping):
+        known = error.schema.get("properties", {})
+        unknown = sorted(str(name) for name in instance if name not in known)
+        if unknown and error.validator_value is False:
+            return [FieldProblem(_dotted([*parts, name]), "is not a known field") for name in unknown]
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        # Report the branch that got furthest, which names the deepest field.
+        deepest = max(error.context, key=lambda sub: len(list(sub.absolute_path)))
+        if len(list(deepest.absolute_path)) > len(parts):
+            return _problems(deepest)
+    return [FieldProblem(_dotted(parts) or "<object>", _short(error.message))]
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[: limit - 1] + "…"
