@@ -1,0 +1,474 @@
+"""Strategic merge, runner-into-pod and inheritance merge (02 §3.2–§3.3, 01 §2.4)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from omerender.errors import BlockReason, RenderBlocked
+from omerender.merge import (
+    INHERITANCE,
+    MergeOptions,
+    main_container_index,
+    merge_inherited,
+    merge_runner_into_pod,
+    strategic_merge,
+)
+
+
+def _env(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"name": n, "value": v} for n, v in pairs]
+
+
+# -- strategic_merge: keyed lists ----------------------------------------------------------------
+
+
+def test_env_override_first_then_base_only() -> None:
+    base = {"env": _env(("E1", "a"), ("E2", "b"))}
+    override = {"env": _env(("E1", "a2"), ("E3", "c"))}
+    assert strategic_merge(base, override)["env"] == _env(("E1", "a2"), ("E3", "c"), ("E2", "b"))
+
+
+def test_volumes_new_override_item_goes_first() -> None:
+    base = {"volumes": [{"name": "model", "hostPath": {"path": "/m"}}]}
+    override = {"volumes": [{"name": "cache", "emptyDir": {}}]}
+    merged = strategic_merge(base, override)
+    assert [v["name"] for v in merged["volumes"]] == ["cache", "model"]
+    assert merged["volumes"][0] == {"name": "cache", "emptyDir": {}}
+
+
+def test_volumes_retain_keys_replace_same_named_volume_whole() -> None:
+    base = {"volumes": [{"name": "data", "hostPath": {"path": "/d"}}, {"name": "x", "emptyDir": {}}]}
+    override = {"volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}]}
+    assert strategic_merge(base, override)["volumes"] == [
+        {"name": "data", "emptyDir": {"medium": "Memory"}},
+        {"name": "x", "emptyDir": {}},
+    ]
+
+
+def test_volumes_without_retain_keys_merge_field_by_field() -> None:
+    base = {"volumes": [{"name": "data", "hostPath": {"path": "/d"}}]}
+    override = {"volumes": [{"name": "data", "emptyDir": {}}]}
+    merged = strategic_merge(base, override, options=MergeOptions(retain_keys=False))
+    assert merged["volumes"] == [{"name": "data", "hostPath": {"path": "/d"}, "emptyDir": {}}]
+
+
+@pytest.mark.parametrize(
+    ("field", "key", "base_items", "override_items", "expected"),
+    [
+        (
+            "ports",
+            "containerPort",
+            [{"containerPort": 8080, "name": "http"}, {"containerPort": 9090, "name": "metrics"}],
+            [{"containerPort": 8080, "protocol": "TCP"}],
+            [
+                {"containerPort": 8080, "name": "http", "protocol": "TCP"},
+                {"containerPort": 9090, "name": "metrics"},
+            ],
+        ),
+        (
+            "volumeMounts",
+            "mountPath",
+            [{"mountPath": "/dev/shm", "name": "dshm"}],
+            [{"mountPath": "/dev/shm", "readOnly": True}, {"mountPath": "/cache", "name": "cache"}],
+            [
+                {"mountPath": "/dev/shm", "name": "dshm", "readOnly": True},
+                {"mountPath": "/cache", "name": "cache"},
+            ],
+        ),
+        (
+            "hostAliases",
+            "ip",
+            [{"ip": "10.0.0.1", "hostnames": ["a"]}, {"ip": "10.0.0.2", "hostnames": ["b"]}],
+            [{"ip": "10.0.0.2", "hostnames": ["c"]}],
+            [{"ip": "10.0.0.2", "hostnames": ["c"]}, {"ip": "10.0.0.1", "hostnames": ["a"]}],
+        ),
+        (
+            "topologySpreadConstraints",
+            "topologyKey",
+            [{"topologyKey": "zone", "maxSkew": 1}],
+            [{"topologyKey": "zone", "maxSkew": 2}, {"topologyKey": "host", "maxSkew": 1}],
+            [{"topologyKey": "zone", "maxSkew": 2}, {"topologyKey": "host", "maxSkew": 1}],
+        ),
+        (
+            "imagePullSecrets",
+            "name",
+            [{"name": "a"}],
+            [{"name": "b"}],
+            [{"name": "b"}, {"name": "a"}],
+        ),
+    ],
+)
+def test_keyed_lists_merge_by_their_key(
+    field: str, key: str, base_items: list[Any], override_items: list[Any], expected: list[Any]
+) -> None:
+    assert strategic_merge({field: base_items}, {field: override_items})[field] == expected
+
+
+def test_containers_merge_by_name_and_recurse_into_their_keyed_lists() -> None:
+    base = {
+        "containers": [
+            {"name": "main", "image": "a", "env": _env(("A", "1")), "ports": [{"containerPort": 80}]},
+            {"name": "side", "image": "s"},
+        ],
+        "initContainers": [{"name": "init", "image": "i"}],
+    }
+    override = {
+        "containers": [{"name": "main", "env": _env(("B", "2")), "ports": [{"containerPort": 81}]}],
+        "initContainers": [{"name": "init", "image": "i2"}],
+    }
+    merged = strategic_merge(base, override)
+    assert merged["containers"] == [
+        {
+            "name": "main",
+            "image": "a",
+            "env": _env(("B", "2"), ("A", "1")),
+            "ports": [{"containerPort": 81}, {"containerPort": 80}],
+        },
+        {"name": "side", "image": "s"},
+    ]
+    assert merged["initContainers"] == [{"name": "init", "image": "i2"}]
+
+
+def test_duplicate_override_keys_fold_into_one_item() -> None:
+    merged = strategic_merge({"env": []}, {"env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]})
+    assert merged["env"] == [{"name": "A", "value": "2"}]
+
+
+def test_override_item_without_merge_key_is_render_failed() -> None:
+    with pytest.raises(RenderBlocked) as info:
+        strategic_merge({"env": _env(("A", "1"))}, {"env": [{"value": "x"}]}, path="spec.runner")
+    assert info.value.reason is BlockReason.RENDER_FAILED
+    assert info.value.message == "spec.runner.env[0]: list item does not contain declared merge key: name"
+
+
+# -- strategic_merge: maps, structs, atomic lists, null ------------------------------------------
+
+
+def test_maps_merge_key_by_key() -> None:
+    base = {
+        "nodeSelector": {"a": "1", "b": "2"},
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1"}},
+    }
+    override = {"nodeSelector": {"b": "3", "c": "4"}, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    merged = strategic_merge(base, override)
+    assert merged["nodeSelector"] == {"a": "1", "b": "3", "c": "4"}
+    assert merged["resources"] == {
+        "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"},
+        "requests": {"cpu": "1"},
+    }
+
+
+def test_nested_affinity_merges_structs_but_replaces_unkeyed_lists() -> None:
+    term = {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100"]}]}
+    base = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term, term]},
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term}],
+            },
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []},
+        }
+    }
+    new_term = {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]}
+    override = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [new_term]}
+            }
+        }
+    }
+    merged = strategic_merge(base, override)["affinity"]
+    assert merged["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [new_term]
+    }
+    assert merged["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {"weight": 1, "preference": term}
+    ]
+    assert merged["podAntiAffinity"] == {"requiredDuringSchedulingIgnoredDuringExecution": []}
+
+
+def test_probe_merges_recursively() -> None:
+    base = {"readinessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 10}}
+    override = {"readinessProbe": {"httpGet": {"path": "/ready"}, "timeoutSeconds": 5}}
+    assert strategic_merge(base, override)["readinessProbe"] == {
+        "httpGet": {"path": "/ready", "port": 8080},
+        "periodSeconds": 10,
+        "timeoutSeconds": 5,
+    }
+
+
+@pytest.mark.parametrize("field", ["tolerations", "args", "command", "envFrom", "readinessGates"])
+def test_atomic_lists_are_replaced_whole(field: str) -> None:
+    base = {field: [{"a": 1}, {"b": 2}]}
+    override = {field: [{"c": 3}]}
+    assert strategic_merge(base, override)[field] == [{"c": 3}]
+
+
+def test_scalars_replace() -> None:
+    assert strategic_merge({"image": "a", "hostIPC": False}, {"image": "b", "hostIPC": True}) == {
+        "image": "b",
+        "hostIPC": True,
+    }
+
+
+def test_null_deletes_the_key_at_any_depth() -> None:
+    base = {
+        "nodeSelector": {"a": "1", "b": "2"},
+        "affinity": {"nodeAffinity": {"x": 1}},
+        "tolerations": [{"key": "k"}],
+    }
+    override = {"nodeSelector": {"a": None}, "affinity": None, "tolerations": None, "missing": None}
+    assert strategic_merge(base, override) == {"nodeSelector": {"b": "2"}}
+
+
+def test_null_inside_a_value_taken_whole_is_dropped() -> None:
+    merged = strategic_merge({}, {"securityContext": {"runAsUser": None, "privileged": True}})
+    assert merged == {"securityContext": {"privileged": True}}
+    merged = strategic_merge({"env": []}, {"env": [{"name": "A", "value": None}]})
+    assert merged["env"] == [{"name": "A"}]
+
+
+def test_smp_keeps_empty_values_as_values() -> None:
+    # Plain SMP: an explicit [] replaces an atomic list; "" replaces a string.
+    merged = strategic_merge({"command": ["x"], "image": "a"}, {"command": [], "image": ""})
+    assert merged == {"command": [], "image": ""}
+
+
+def test_strategic_merge_never_mutates_inputs_or_shares_structure() -> None:
+    base = {
+        "containers": [{"name": "c", "env": _env(("A", "1")), "resources": {"limits": {"cpu": "1"}}}],
+        "volumes": [{"name": "v", "hostPath": {"path": "/p"}}],
+        "nodeSelector": {"a": "1"},
+    }
+    override = {
+        "containers": [{"name": "c", "env": _env(("B", "2"))}, {"name": "d", "args": ["x"]}],
+        "nodeSelector": {"a": None},
+        "tolerations": [{"key": "t"}],
+    }
+    before = copy.deepcopy((base, override))
+    merged = strategic_merge(base, override)
+    assert (base, override) == before
+    assert [c["name"] for c in merged["containers"]] == ["c", "d"]
+    merged["containers"][0]["resources"]["limits"]["cpu"] = "9"
+    merged["containers"][1]["args"].append("y")
+    merged["tolerations"][0]["key"] = "changed"
+    merged["volumes"][0]["hostPath"]["path"] = "/changed"
+    assert (base, override) == before
+
+
+# -- merge_runner_into_pod -----------------------------------------------------------------------
+
+
+def test_runner_merges_into_same_named_container_and_concatenates_args() -> None:
+    pod = {
+        "containers": [
+            {"name": "sidecar", "image": "s"},
+            {"name": "ome-container", "image": "a", "args": ["--x"], "env": _env(("A", "1"))},
+        ],
+        "volumes": [{"name": "dshm", "emptyDir": {}}],
+    }
+    runner = {"name": "ome-container", "image": "b", "args": ["--y", "--z"], "env": _env(("B", "2"))}
+    merged = merge_runner_into_pod(pod, runner)
+    assert merged["containers"] == [
+        {"name": "sidecar", "image": "s"},
+        {
+            "name": "ome-container",
+            "image": "b",
+            "args": ["--x", "--y", "--z"],
+            "env": _env(("B", "2"), ("A", "1")),
+        },
+    ]
+    assert merged["volumes"] == pod["volumes"]
+    assert main_container_index(merged, runner) == 1
+
+
+def test_runner_without_args_keeps_container_args() -> None:
+    pod = {"containers": [{"name": "ome-container", "args": ["--x"]}]}
+    merged = merge_runner_into_pod(pod, {"name": "ome-container", "args": []})
+    assert merged["containers"][0]["args"] == ["--x"]
+
+
+def test_runner_empty_or_null_fields_do_not_wipe_the_container() -> None:
+    pod = {"containers": [{"name": "c", "image": "a", "command": ["run"], "livenessProbe": {"exec": {}}}]}
+    merged = merge_runner_into_pod(pod, {"name": "c", "image": "", "command": [], "livenessProbe": None})
+    assert merged["containers"][0] == {
+        "name": "c",
+        "image": "a",
+        "command": ["run"],
+        "livenessProbe": {"exec": {}},
+    }
+
+
+def test_runner_without_matching_container_is_appended() -> None:
+    pod = {"containers": [{"name": "sidecar", "image": "s"}]}
+    runner = {"name": "ome-container", "image": "b", "args": ["--y"], "env": [{"name": "A", "value": None}]}
+    merged = merge_runner_into_pod(pod, runner)
+    assert merged["containers"] == [
+        {"name": "sidecar", "image": "s"},
+        {"name": "ome-container", "image": "b", "args": ["--y"], "env": [{"name": "A"}]},
+    ]
+    assert main_container_index(merged, runner) == 1
+
+
+def test_runner_into_pod_without_containers_makes_the_runner_the_container() -> None:
+    merged = merge_runner_into_pod({"nodeSelector": {"a": "1"}}, {"name": "ome-container", "image": "b"})
+    assert merged == {"nodeSelector": {"a": "1"}, "containers": [{"name": "ome-container", "image": "b"}]}
+
+
+def test_nameless_runner_merges_into_first_container_and_keeps_its_name() -> None:
+    pod = {"containers": [{"name": "main", "image": "a", "args": ["1"]}, {"name": "other"}]}
+    merged = merge_runner_into_pod(pod, {"name": "", "image": "b", "args": ["2"]})
+    assert merged["containers"][0] == {"name": "main", "image": "b", "args": ["1", "2"]}
+    assert main_container_index(merged, {"name": ""}) == 0
+
+
+def test_nameless_runner_and_no_containers_is_render_failed() -> None:
+    with pytest.raises(RenderBlocked) as info:
+        merge_runner_into_pod({}, {"image": "b"})
+    assert info.value.reason is BlockReason.RENDER_FAILED
+
+
+def test_no_runner_returns_the_pod_unchanged() -> None:
+    pod = {"containers": [{"name": "a", "args": ["x"]}, {"name": "b"}]}
+    merged = merge_runner_into_pod(pod, None)
+    assert merged == pod
+    assert merged is not pod
+    assert main_container_index(merged, None) == 0
+
+
+@pytest.mark.parametrize("pod", [{}, {"containers": []}, {"containers": None}])
+def test_no_runner_and_no_containers_is_render_failed(pod: dict[str, Any]) -> None:
+    with pytest.raises(RenderBlocked) as info:
+        merge_runner_into_pod(pod, None)
+    assert info.value.reason is BlockReason.RENDER_FAILED
+    assert "no containers" in info.value.message
+
+
+def test_runner_merge_never_mutates_inputs() -> None:
+    pod = {"containers": [{"name": "c", "args": ["a"], "env": _env(("A", "1"))}]}
+    runner = {"name": "c", "args": ["b"], "env": _env(("B", "2")), "resources": {"limits": {"cpu": "1"}}}
+    before = copy.deepcopy((pod, runner))
+    merged = merge_runner_into_pod(pod, runner)
+    merged["containers"][0]["args"].append("z")
+    merged["containers"][0]["env"][1]["value"] = "changed"
+    merged["containers"][0]["resources"]["limits"]["cpu"] = "9"
+    assert (pod, runner) == before
+
+
+# -- merge_inherited ---------------------------------------------------------------------------
+
+
+def test_inherited_empty_values_count_as_unset() -> None:
+    parent = {
+        "supportedModelFormats": [{"name": "safetensors"}],
+        "modelSizeRange": {"min": "1B", "max": "8B"},
+        "engineConfig": {
+            "nodeSelector": {"a": "1"},
+            "tolerations": [{"key": "gpu"}],
+            "runner": {"name": "ome-container", "image": "img", "command": ["python"]},
+        },
+    }
+    child = {
+        "supportedModelFormats": [],
+        "modelSizeRange": {"min": ""},
+        "engineConfig": {
+            "nodeSelector": {},
+            "tolerations": [],
+            "runner": {"name": "", "image": "", "command": [], "env": []},
+        },
+        "protocolVersions": None,
+    }
+    assert merge_inherited(parent, child) == parent
+
+
+def test_inherited_child_wins_field_by_field() -> None:
+    parent = {
+        "disabled": True,
+        "modelSizeRange": {"min": "1B", "max": "8B"},
+        "supportedModelFormats": [{"name": "a"}, {"name": "b"}],
+        "engineConfig": {
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+            "runner": {
+                "name": "ome-container",
+                "image": "img",
+                "command": ["python", "-m", "srv"],
+                "args": ["--p"],
+                "env": _env(("NCCL", "INFO"), ("KEEP", "1")),
+                "resources": {"limits": {"cpu": "4", "memory": "8Gi"}},
+                "ports": [{"containerPort": 8080, "name": "http1"}],
+                "volumeMounts": [{"mountPath": "/dev/shm", "name": "dshm"}],
+            },
+        },
+    }
+    child = {
+        "disabled": False,
+        "modelSizeRange": {"max": "16B"},
+        "supportedModelFormats": [{"name": "c"}],
+        "engineConfig": {
+            "volumes": [{"name": "cache", "emptyDir": {}}],
+            "runner": {
+                "args": ["--c"],
+                "env": _env(("NCCL", "TRACE"), ("NEW", "2")),
+                "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "volumeMounts": [{"mountPath": "/cache", "name": "cache"}],
+            },
+        },
+    }
+    merged = merge_inherited(parent, child)
+    assert merged["disabled"] is False
+    assert merged["modelSizeRange"] == {"min": "1B", "max": "16B"}
+    assert merged["supportedModelFormats"] == [{"name": "c"}]
+    engine = merged["engineConfig"]
+    assert engine["volumes"] == [
+        {"name": "cache", "emptyDir": {}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+    ]
+    runner = engine["runner"]
+    assert runner["name"] == "ome-container"
+    assert runner["image"] == "img"
+    assert runner["command"] == ["python", "-m", "srv"]
+    assert runner["args"] == ["--c"]
+    assert runner["env"] == _env(("NCCL", "TRACE"), ("NEW", "2"), ("KEEP", "1"))
+    assert runner["resources"] == {"limits": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}}
+    assert runner["ports"] == [{"containerPort": 8080, "name": "http1", "protocol": "TCP"}]
+    assert runner["volumeMounts"] == [
+        {"mountPath": "/cache", "name": "cache"},
+        {"mountPath": "/dev/shm", "name": "dshm"},
+    ]
+
+
+def test_inherited_same_named_volume_merges_field_by_field() -> None:
+    # OME's runtime-inheritance page: switching a volume's source in a child leaves both sources.
+    parent = {"engineConfig": {"volumes": [{"name": "m", "hostPath": {"path": "/m"}}]}}
+    child = {"engineConfig": {"volumes": [{"name": "m", "emptyDir": {}}]}}
+    assert merge_inherited(parent, child)["engineConfig"]["volumes"] == [
+        {"name": "m", "hostPath": {"path": "/m"}, "emptyDir": {}}
+    ]
+
+
+def test_inherited_new_piece_and_new_empty_dir_are_kept() -> None:
+    merged = merge_inherited(
+        {"engineConfig": {"runner": {"name": "a"}}}, {"routerConfig": {"runner": {"name": "r"}}}
+    )
+    assert merged == {"engineConfig": {"runner": {"name": "a"}}, "routerConfig": {"runner": {"name": "r"}}}
+
+
+def test_inherited_uses_inheritance_options() -> None:
+    assert INHERITANCE.empty_is_unset
+    assert not INHERITANCE.null_deletes
+    assert not INHERITANCE.retain_keys
+
+
+def test_inherited_never_mutates_inputs() -> None:
+    parent = {"engineConfig": {"runner": {"name": "a", "env": _env(("A", "1"))}, "volumes": [{"name": "v"}]}}
+    child = {"engineConfig": {"runner": {"env": _env(("B", "2"))}, "tolerations": [{"key": "t"}]}}
+    before = copy.deepcopy((parent, child))
+    merged = merge_inherited(parent, child)
+    merged["engineConfig"]["runner"]["env"][1]["value"] = "changed"
+    merged["engineConfig"]["volumes"][0]["name"] = "changed"
+    merged["engineConfig"]["tolerations"][0]["key"] = "changed"
+    assert (parent, child) == before
