@@ -1,0 +1,5 @@
+import sys
+
+from omerender.cli import main
+
+sys.exit(main())

@@ -1,0 +1,93 @@
+"""The command line's only I/O: reading objects from YAML files and folders, writing YAML streams."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["InputError", "dump_stream", "load_objects", "load_one", "strip_nulls"]
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class InputError(Exception):
+    """A file cannot be read or parsed; the message says which and why."""
+
+
+def _files(path: Path) -> Iterator[Path]:
+    if path.is_dir():
+        # Sorted so that the same folder always loads in the same order.
+        yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES)
+    elif path.is_file():
+        yield path
+    else:
+        raise InputError(f"{path}: no such file or folder")
+
+
+def _documents(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from None
+    for number, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise InputError(
+                f"{path}: document {number} is a {type(doc).__name__}, expected a Kubernetes object"
+            )
+        # A `kind: List` (or FooList) holds its objects under items: flatten it.
+        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+            yield from (item for item in doc["items"] if isinstance(item, dict))
+        else:
+            yield doc
+
+
+def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every object in the given files and folders (recursively), multi-document YAML allowed."""
+    return [doc for path in paths for file in _files(Path(path)) for doc in _documents(file)]
+
+
+def load_one(path: str | Path, kind: str) -> dict[str, Any]:
+    """The single object of ``kind`` in ``path``; an error if there is none or more than one."""
+    found = [doc for doc in load_objects([path]) if doc.get("kind") == kind]
+    if len(found) != 1:
+        raise InputError(f"{path}: expected exactly one {kind}, found {len(found)}")
+    return found[0]
+
+
+def strip_nulls(value: Any) -> Any:
+    """Drop null fields: they carry no meaning in a manifest and make noisy diffs."""
+    if isinstance(value, Mapping):
+        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [strip_nulls(v) for v in value]
+    return value
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump_yaml(obj: Any) -> str:
+    return yaml.dump(strip_nulls(obj), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def dump_stream(documents: Iterable[tuple[str, Any]]) -> str:
+    """A multi-document YAML stream, each document after a ``# Source:`` line saying what made it."""
+    return "".join(f"---\n# Source: {source}\n{dump_yaml(doc)}" for source, doc in documents)

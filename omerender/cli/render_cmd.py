@@ -1,0 +1,104 @@
+"""``omerender render``: print what OME would create for a replica."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from omerender.catalog import Catalog
+from omerender.cli.io import dump_stream, load_objects, load_one
+from omerender.cli.kubeschema import kube_problems
+from omerender.errors import RenderBlocked
+from omerender.models import InferenceReplica, parse_object
+from omerender.preview import Preview, preview
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "render",
+        help="render a replica's pod templates, headless Service and ControllerRevision",
+        description="Render an InferenceReplica the way OME's controller does and print a YAML stream.",
+    )
+    p.add_argument("replica", help="file holding one InferenceReplica")
+    p.add_argument(
+        "--objects",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="files or folders with the models, runtimes and fine-tuned weights the replica reads",
+    )
+    p.add_argument(
+        "--instances",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the pods of Instances 0..N-1 (and PodGroups of multi-pod Instances)",
+    )
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="check every printed Kubernetes object against the Kubernetes 1.36 schemas (exit 1 if any fails)",
+    )
+    p.set_defaults(func=run)
+
+
+def _source(replica: InferenceReplica, what: str, result: Preview) -> str:
+    r = result.render
+    origin = {"runners": "spec.runners", "runtimeRef": "", "modelRef": ""}[r.source]
+    if r.runtime_name:
+        origin = f"{r.runtime_kind} {r.runtime_name}"
+        if r.model_name:
+            kind = replica.spec.model_ref.effective_kind if replica.spec.model_ref else "ClusterBaseModel"
+            origin += f" + {kind} {r.model_name}"
+    return f"InferenceReplica {replica.namespace}/{replica.metadata.name}: {what} ({origin})"
+
+
+def _documents(replica: InferenceReplica, result: Preview) -> list[tuple[str, Any]]:
+    docs: list[tuple[str, Any]] = []
+    prefix, component = replica.name_prefix, replica.spec.component
+    for runner in result.render.runners:
+        template = {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": f"{prefix}-{component}-{runner.name}", "namespace": replica.namespace},
+            "template": runner.template,
+        }
+        docs.append(
+            (_source(replica, f"runner {runner.name} (size {runner.size}) template", result), template)
+        )
+    docs.append((_source(replica, "headless Service", result), result.service))
+    docs.append((_source(replica, "ControllerRevision", result), result.controller_revision))
+    for group in result.pod_groups:
+        docs.append((_source(replica, "PodGroup", result), group))
+    for pod in result.pods:
+        labels = pod["metadata"]["labels"]
+        where = f"Instance {labels['ome.io/instance-index']} pod"
+        docs.append((_source(replica, where, result), pod))
+    return docs
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.instances < 0:
+        print("omerender render: --instances must be 0 or more", file=sys.stderr)
+        return 2
+    replica = parse_object(InferenceReplica, load_one(args.replica, "InferenceReplica"))
+    catalog = Catalog.from_objects(load_objects(args.objects))
+    try:
+        result = preview(replica, catalog, instances=args.instances)
+    except RenderBlocked as blocked:
+        print(f"{blocked.reason.value}: {blocked.message}", file=sys.stderr)
+        return 1
+    for advisory in result.render.advisories:
+        print(f"Warning {advisory.reason}: {advisory.message}", file=sys.stderr)
+    documents = _documents(replica, result)
+    sys.stdout.write(dump_stream(documents))
+    if args.validate:
+        problems = [p for _, doc in documents for p in kube_problems(doc)]
+        for problem in problems:
+            print(f"Invalid: {problem}", file=sys.stderr)
+        if problems:
+            return 1
+    return 0

@@ -1,0 +1,132 @@
+"""Everything OME would create for a replica, computed without a cluster: the render preview.
+
+``preview()`` renders the replica, computes its revision exactly as OME's controller does, and
+materialises the headless Service and, on request, the pods (and PodGroups) of the first Instances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omerender import constants as c
+from omerender.catalog import Catalog
+from omerender.models import InferenceReplica
+from omerender.render import Render, render
+from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
+from omerender.stamps import headless_service, instance_pods, owner_reference, pod_group
+
+__all__ = ["Preview", "RevisionInfo", "preview", "revision_of", "scope_uid"]
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionInfo:
+    """The revision a render hashes to: canonical payload bytes, 8-hex hash and object name."""
+
+    payload: bytes
+    hash: str
+    name: str
+    collision_count: int
+    scope_uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    render: Render
+    revision: RevisionInfo
+    service: dict[str, Any]
+    controller_revision: dict[str, Any]
+    pod_groups: tuple[dict[str, Any], ...]
+    pods: tuple[dict[str, Any], ...]
+
+
+def scope_uid(replica: InferenceReplica) -> str:
+    """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own."""
+    for ref in replica.metadata.owner_references:
+        group = ref.api_version.split("/", 1)[0] if "/" in ref.api_version else ""
+        if ref.controller and ref.kind == "InferenceService" and group == c.API_GROUP:
+            return ref.uid
+    return replica.metadata.uid
+
+
+def _excluded_keys(result: Render) -> frozenset[str]:
+    replica = result.replica
+    listed = replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "")
+    projected = {k.strip() for k in listed.split(",") if k.strip()} if replica.spec.parent_ref else set()
+    return result.excluded_annotation_keys | projected
+
+
+def revision_of(result: Render, *, collision_count: int | None = None) -> RevisionInfo:
+    """The revision of a render; ``collision_count`` defaults to the replica's ``status.collisionCount``."""
+    replica = result.replica
+    if collision_count is None:
+        status = replica.status
+        collision_count = (status.collision_count if status else None) or 0
+    worker = result.runner(c.RUNNER_WORKER)
+    payload = revision_payload(
+        pod_template=result.anchor.template,
+        worker_template=worker.template if worker else None,
+        topology_key=replica.spec.topology_key if worker else None,
+        pairing_protocol=replica.spec.pairing_protocol,
+        excluded_annotation_keys=_excluded_keys(result),
+    )
+    uid = scope_uid(replica)
+    digest = revision_hash(payload, collision_count=collision_count, scope_uid=uid)
+    return RevisionInfo(
+        payload=payload,
+        hash=digest,
+        name=revision_name(replica.name_prefix, replica.spec.component, digest),
+        collision_count=collision_count,
+        scope_uid=uid,
+    )
+
+
+def preview(
+    replica: InferenceReplica,
+    catalog: Catalog,
+    *,
+    instances: int = 0,
+    instance_ready_timeout_seconds: float | None = None,
+) -> Preview:
+    """Render ``replica`` and build what OME would create; pods for Instances ``0..instances-1``.
+
+    Raises RenderBlocked (and nothing else on purpose) when the replica cannot render.
+    """
+    result = render(replica, catalog)
+    revision = revision_of(result)
+    planned = max(replica.spec.effective_replicas, instances)
+    groups: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    for index in range(instances):
+        if result.pods_per_instance > 1:
+            groups.append(
+                pod_group(
+                    replica,
+                    index,
+                    result.pods_per_instance,
+                    instance_ready_timeout_seconds=instance_ready_timeout_seconds,
+                )
+            )
+        pods.extend(
+            instance_pods(
+                replica, result.runners, index, revision_hash=revision.hash, planned_replicas=planned
+            )
+        )
+    revision_object = controller_revision(
+        name=revision.name,
+        namespace=replica.namespace,
+        prefix=replica.name_prefix,
+        component=replica.spec.component,
+        owner=owner_reference(replica),
+        payload=revision.payload,
+        revision=1,
+        pairing_protocol=replica.spec.pairing_protocol,
+    )
+    return Preview(
+        render=result,
+        revision=revision,
+        service=headless_service(replica),
+        controller_revision=revision_object,
+        pod_groups=tuple(groups),
+        pods=tuple(pods),
+    )
