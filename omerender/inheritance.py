@@ -29,6 +29,7 @@ Decisions, following OME's ``pkg/runtimeinheritance`` where the contract is sile
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -199,7 +200,9 @@ class Resolver:
                 effective["disabled"] = own["disabled"]
 
         data = head.model_dump(by_alias=True, exclude_unset=True, mode="json")
-        data["spec"] = effective
+        # pydantic keeps Any-typed values by reference; a copy keeps the typed runtime and the returned
+        # dict independent, so editing one can never change the other (or the cached answer).
+        data["spec"] = copy.deepcopy(effective)
         try:
             runtime = parse_object(RuntimeResource, data)
         except InvalidObjectError as exc:

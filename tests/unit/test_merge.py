@@ -371,7 +371,7 @@ def test_inherited_empty_values_count_as_unset() -> None:
             "runner": {"name": "ome-container", "image": "img", "command": ["python"]},
         },
     }
-    child = {
+    child: dict[str, Any] = {
         "supportedModelFormats": [],
         "modelSizeRange": {"min": ""},
         "engineConfig": {
