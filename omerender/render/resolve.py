@@ -82,10 +82,12 @@ def _named_runtime(replica: InferenceReplica, catalog: Catalog) -> RuntimeResour
         where = f"namespace {replica.namespace}"
         scope = "" if ref.kind == "ServingRuntime" else " or at cluster scope"
         raise RenderBlocked(BlockReason.RUNTIME_NOT_FOUND, f"runtime {ref.name} not found in {where}{scope}")
-    if runtime.is_disabled:
+    effective = _effective(runtime, catalog)
+    # `disabled` inherits like any scalar (OME's merge): a profile's child must say `disabled: false`.
+    if effective.is_disabled:
         scope_word = "namespace-scoped" if runtime.kind == "ServingRuntime" else "cluster-scoped"
         raise RenderBlocked(BlockReason.RUNTIME_DISABLED, f"{scope_word} runtime {ref.name} is disabled")
-    return _effective(runtime, catalog)
+    return effective
 
 
 def _effective(runtime: RuntimeResource, catalog: Catalog) -> RuntimeResource:
