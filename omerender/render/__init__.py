@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
+from omerender.inheritance import Resolver
 from omerender.models import InferenceReplica
 from omerender.render.build import build_runners
 from omerender.render.data import clone
@@ -18,11 +19,12 @@ TEMPLATE_SOURCE_MISSING = (
 )
 
 
-def render(replica: InferenceReplica, catalog: Catalog) -> Render:
+def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | None = None) -> Render:
     """The replica's pod templates for this pass, rendered from the live model and runtime.
 
     Raises RenderBlocked with one of the seed's eight reasons when there is nothing it can run.
-    Pure: reads only its arguments, mutates neither, and returns fresh data.
+    Pure: reads only its arguments, mutates neither, and returns fresh data. Pass one ``resolver``
+    (an inheritance cache for ``catalog``) to render many replicas against the same catalog.
     """
     spec = replica.spec
     if spec.model_ref is None and spec.runtime_ref is None:
@@ -31,7 +33,7 @@ def render(replica: InferenceReplica, catalog: Catalog) -> Render:
         runners = tuple(RenderedRunner(r.name, r.size, clone(r.template)) for r in spec.runners)
         return Render(replica=replica, source="runners", runners=runners)
 
-    resolved = resolve_refs(replica, catalog)
+    resolved = resolve_refs(replica, catalog, resolver)
     ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
     source: TemplateSource = "modelRef" if spec.model_ref is not None else "runtimeRef"
     advisories = (Advisory(ADVISORY_REASON, resolved.advisory),) if resolved.advisory else ()

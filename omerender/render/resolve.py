@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omerender.inheritance import InheritanceError, resolve_runtime
-
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
+from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
 from omerender.selection import named_runtime_advisory, select_runtime
 
@@ -74,7 +73,7 @@ def _resolve_overlays(replica: InferenceReplica, catalog: Catalog) -> tuple[Mode
     return tuple(found)
 
 
-def _named_runtime(replica: InferenceReplica, catalog: Catalog) -> RuntimeResource:
+def _named_runtime(replica: InferenceReplica, catalog: Catalog, resolver: Resolver) -> RuntimeResource:
     ref = replica.spec.runtime_ref
     assert ref is not None
     runtime = catalog.named_runtime(ref.kind, replica.namespace, ref.name)
@@ -82,7 +81,7 @@ def _named_runtime(replica: InferenceReplica, catalog: Catalog) -> RuntimeResour
         where = f"namespace {replica.namespace}"
         scope = "" if ref.kind == "ServingRuntime" else " or at cluster scope"
         raise RenderBlocked(BlockReason.RUNTIME_NOT_FOUND, f"runtime {ref.name} not found in {where}{scope}")
-    effective = _effective(runtime, catalog)
+    effective = _effective(runtime, resolver)
     # `disabled` inherits like any scalar (OME's merge): a profile's child must say `disabled: false`.
     if effective.is_disabled:
         scope_word = "namespace-scoped" if runtime.kind == "ServingRuntime" else "cluster-scoped"
@@ -90,9 +89,9 @@ def _named_runtime(replica: InferenceReplica, catalog: Catalog) -> RuntimeResour
     return effective
 
 
-def _effective(runtime: RuntimeResource, catalog: Catalog) -> RuntimeResource:
+def _effective(runtime: RuntimeResource, resolver: Resolver) -> RuntimeResource:
     try:
-        return resolve_runtime(runtime, catalog).runtime
+        return resolver.resolve(runtime).runtime
     except InheritanceError as exc:
         # A missing ancestor is a missing runtime for the user: fix or create it and the replica renders.
         reason = (
@@ -101,8 +100,12 @@ def _effective(runtime: RuntimeResource, catalog: Catalog) -> RuntimeResource:
         raise RenderBlocked(reason, f"runtime {runtime.metadata.name}: {exc.message}") from None
 
 
-def resolve_refs(replica: InferenceReplica, catalog: Catalog) -> Resolved:
-    """Model (if any), fine-tuned weight, overlays and the effective runtime for a refs replica."""
+def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver | None = None) -> Resolved:
+    """Model (if any), fine-tuned weight, overlays and the effective runtime for a refs replica.
+
+    ``resolver`` caches inheritance chains across renders against the same catalog (lint passes one).
+    """
+    resolver = resolver or Resolver(catalog)
     model = fine_tuned = None
     overlays: tuple[ModelResource, ...] = ()
     if replica.spec.model_ref is not None:
@@ -111,12 +114,11 @@ def resolve_refs(replica: InferenceReplica, catalog: Catalog) -> Resolved:
         overlays = _resolve_overlays(replica, catalog)
     advisory = None
     if replica.spec.runtime_ref is not None:
-        runtime = _named_runtime(replica, catalog)
+        runtime = _named_runtime(replica, catalog, resolver)
         if model is not None:
             advisory = named_runtime_advisory(runtime, model)
     else:
         assert model is not None
-        runtime = _effective(
-            select_runtime(model, catalog, replica.namespace, replica.spec.component), catalog
-        )
+        selected = select_runtime(model, catalog, replica.namespace, replica.spec.component)
+        runtime = _effective(selected, resolver)
     return Resolved(runtime, model, fine_tuned, overlays, advisory)

@@ -1,0 +1,51 @@
+"""omerender: render OME InferenceReplicas into pods, exactly as OME's controller does. Pure.
+
+Import from here; everything else is an implementation module. The error tree is documented in
+:mod:`omerender.errors`.
+"""
+
+from omerender.catalog import Catalog, ControllerIdentity
+from omerender.errors import (
+    BlockReason,
+    FieldProblem,
+    InvalidObjectError,
+    OmeRenderError,
+    RenderBlocked,
+    RevisionCollisionError,
+)
+from omerender.models import (
+    FineTunedWeight,
+    InferenceReplica,
+    InferenceService,
+    ModelResource,
+    RuntimeResource,
+    parse_object,
+)
+from omerender.render import Advisory, Render, RenderedRunner, render
+from omerender.stamps import PodCoordinates, headless_service, instance_pods, materialize_pod, pod_group
+
+__all__ = [
+    "Advisory",
+    "BlockReason",
+    "Catalog",
+    "ControllerIdentity",
+    "FieldProblem",
+    "FineTunedWeight",
+    "InferenceReplica",
+    "InferenceService",
+    "InvalidObjectError",
+    "ModelResource",
+    "OmeRenderError",
+    "PodCoordinates",
+    "Render",
+    "RenderBlocked",
+    "RenderedRunner",
+    "RevisionCollisionError",
+    "RuntimeResource",
+    "headless_service",
+    "instance_pods",
+    "materialize_pod",
+    "parse_object",
+    "pod_group",
+    "render",
+]
