@@ -100,21 +100,26 @@ def _size_range_label(low: str | None, high: str | None) -> str:
     return f"{'(-inf' if low is None else '[' + low}, {'inf)' if high is None else high + ']'}"
 
 
-def _size_problem(runtime: RuntimeResource, spec: ModelSpec) -> str | None:
+def _size_ok(runtime: RuntimeResource, spec: ModelSpec) -> bool:
     size_text = spec.model_parameter_size
     size_range = runtime.spec.model_size_range
     if size_text is None or size_range is None:
-        return None
+        return True
     size = parse_model_size(size_text)
     low, high = size_range.min, size_range.max
     # Written as "outside" tests so a NaN size passes, as Go's comparisons make it.
-    if (low is not None and size < parse_model_size(low)) or (
+    outside = (low is not None and size < parse_model_size(low)) or (
         high is not None and size > parse_model_size(high)
-    ):
-        return (
-            f"model size {size_text} is outside the runtime's supported range {_size_range_label(low, high)}"
-        )
-    return None
+    )
+    return not outside
+
+
+def _size_problem(runtime: RuntimeResource, spec: ModelSpec) -> str | None:
+    size_range = runtime.spec.model_size_range
+    if size_range is None or _size_ok(runtime, spec):
+        return None
+    label = _size_range_label(size_range.min, size_range.max)
+    return f"model size {spec.model_parameter_size} is outside the runtime's supported range {label}"
 
 
 def _size_distance(runtime: RuntimeResource, spec: ModelSpec) -> float:
@@ -137,6 +142,8 @@ _DIFFUSION_COMPONENTS = ("scheduler", "textEncoder", "tokenizer", "transformer",
 
 def _q(text: str) -> str:
     """Double-quoted like Go's %q, so odd names stay readable in one-line messages."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # the common case, without json's overhead
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -239,21 +246,39 @@ def _format_problem(spec: ModelSpec, entry: SupportedModelFormat) -> str | None:
     return _version_problem("framework", model_fw, runtime_fw)
 
 
-def _might_match(runtime: RuntimeResource, format_name: str) -> bool:
-    # Cheap pre-check: every passing entry has the model's format name. Most pairs in a catalog
-    # fail here, so the full checks (and their messages) run only for the few that might match.
-    return any(
-        entry.model_format is not None and entry.model_format.name == format_name
-        for entry in runtime.spec.supported_model_formats
-    )
+def _versions_match(model: ModelFormat, runtime: ModelFormat) -> bool:
+    if model.version is None or runtime.version is None:
+        return model.version is None and runtime.version is None
+    return version_matches(runtime.version, model.version, runtime.operator)
+
+
+def _entry_matches(spec: ModelSpec, entry: SupportedModelFormat) -> bool:
+    """``_format_problem(...) is None``, without building messages.
+
+    Selection runs this for every model x runtime pair of a catalog and most pairs fail, so it stays
+    cheap; a property test keeps it in step with ``_format_problem``.
+    """
+    runtime_format = entry.model_format
+    if runtime_format is None or runtime_format.name != spec.model_format.name:
+        return False
+    if spec.model_architecture != entry.model_architecture or spec.quantization != entry.quantization:
+        return False
+    if not _versions_match(spec.model_format, runtime_format):
+        return False
+    model_fw, runtime_fw = spec.model_framework, entry.model_framework
+    if model_fw is None or runtime_fw is None:
+        if model_fw is not runtime_fw:
+            return False
+    elif runtime_fw.name != model_fw.name or not _versions_match(model_fw, runtime_fw):
+        return False
+    return _diffusion_problem(spec.diffusion_pipeline, entry.diffusion_pipeline) is None
 
 
 def _is_compatible(runtime: RuntimeResource, spec: ModelSpec) -> bool:
-    if not _might_match(runtime, spec.model_format.name):
-        return False
-    if _size_problem(runtime, spec) is not None:
-        return False
-    return any(_format_problem(spec, entry) is None for entry in runtime.spec.supported_model_formats)
+    for entry in runtime.spec.supported_model_formats:  # a plain loop: any() over a genexpr costs more here
+        if _entry_matches(spec, entry):
+            return _size_ok(runtime, spec)
+    return False
 
 
 def compatibility_problem(runtime: RuntimeResource, model: ModelResource) -> str | None:
