@@ -1,0 +1,173 @@
+"""The typed actions a planner pass asks the executor to take, in order.
+
+Every action carries ``reason``, a sentence for logs and the dry-run. Destructive pod actions carry the
+UID and resourceVersion they were planned against: the executor sends them as preconditions, so a
+same-named pod with another UID is never touched (03 §8 rule 27).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Action",
+    "AddFinalizer",
+    "CreatePod",
+    "CreateRevision",
+    "DeletePod",
+    "DeleteRevision",
+    "DeleteService",
+    "EnsureService",
+    "PatchService",
+    "Plan",
+    "RecordEvent",
+    "RemoveFinalizer",
+    "SetServingGate",
+    "WriteStatus",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePod:
+    """Create ``pod`` (complete object). A 409 AlreadyExists means an earlier pass already did it."""
+
+    name: str
+    pod: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePod:
+    """Delete with preconditions ``uid`` and ``resource_version`` (409 on mismatch: replan)."""
+
+    name: str
+    uid: str
+    resource_version: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetServingGate:
+    """Write only the pod's ``ome.io/serving`` status condition, pinned to uid and resourceVersion."""
+
+    name: str
+    uid: str
+    resource_version: str
+    status: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnsureService:
+    """Create the headless Service (``service`` is the complete object)."""
+
+    service: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PatchService:
+    """Merge-patch the fields of the headless Service's spec/labels that drifted."""
+
+    name: str
+    patch: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteService:
+    name: str
+    uid: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRevision:
+    """Create the ControllerRevision ``revision`` (complete object)."""
+
+    name: str
+    revision: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRevision:
+    """Prune a non-live revision. Failure is logged and never fails the pass (01 §9.5)."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddFinalizer:
+    finalizer: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveFinalizer:
+    finalizer: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """An event on the replica (standalone replicas have no parent to carry it)."""
+
+    type: Literal["Normal", "Warning"]
+    event_reason: str
+    message: str
+    reason: str = "recorded for the user"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStatus:
+    """Replace ``.status`` (status subresource), pinned to the replica's UID and resourceVersion.
+
+    Only emitted when ``status`` differs from what was observed.
+    """
+
+    status: Mapping[str, Any]
+    reason: str
+
+
+Action = (
+    CreatePod
+    | DeletePod
+    | SetServingGate
+    | EnsureService
+    | PatchService
+    | DeleteService
+    | CreateRevision
+    | DeleteRevision
+    | AddFinalizer
+    | RemoveFinalizer
+    | RecordEvent
+    | WriteStatus
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The actions of one pass, in the order they must be applied.
+
+    ``requeue_after`` is seconds until the planner next needs to look even if nothing changes (a
+    ``minReadySeconds`` window closing, a backoff or grace period ending); ``None`` means only a watch
+    event should trigger the next pass.
+    """
+
+    actions: tuple[Action, ...] = field(default_factory=tuple)
+    requeue_after: float | None = None
+    summary: str = ""
+
+    def describe(self) -> str:
+        """Human text for the dry-run: one line per action with its reason."""
+        lines = [self.summary or "nothing to do"]
+        for act in self.actions:
+            target = getattr(act, "name", "") or getattr(act, "event_reason", "") or ""
+            lines.append(f"  {type(act).__name__} {target}: {act.reason}".rstrip())
+        if self.requeue_after is not None:
+            lines.append(f"  requeue after {self.requeue_after:g}s")
+        return "\n".join(lines)

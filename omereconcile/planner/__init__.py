@@ -1,0 +1,11 @@
+"""The pure rollout planner: ``plan(world) -> Plan``. No I/O, no clock, deterministic.
+
+Modules by concern: ``context`` (derived facts), ``rows`` (the status journal), ``podstate`` (the
+readiness ladder and drain proof), ``instances`` (one Instance's state machine), ``rollout`` (scale,
+partition, pause, budgets), ``budgets``, ``retry``, ``revisions``, ``service``, ``status`` (counts and
+conditions), ``teardown``, and ``core`` (assembly).
+"""
+
+from omereconcile.planner.core import ROLLBACK_NOT_FOUND, plan
+
+__all__ = ["ROLLBACK_NOT_FOUND", "plan"]

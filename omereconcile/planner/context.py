@@ -1,0 +1,137 @@
+"""Per-pass derived facts: names, desired count, strategy, budgets, timeouts, the roll target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from omereconcile.planner.budgets import resolve_budget
+from omereconcile.settings import SettingsError, parse_go_duration
+from omereconcile.world import DesiredRevision, World
+from omerender import constants as c
+
+__all__ = ["Ctx", "build_context", "hash_of", "headless_service_name", "pod_name"]
+
+SURGE = "SurgeThenDrain"
+RECREATE = "RecreatePod"
+
+
+def hash_of(revision_name: str) -> str:
+    """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label."""
+    return revision_name.rsplit("-", 1)[-1] if revision_name else ""
+
+
+def pod_name(prefix: str, component: str, index: int, runner: str, ordinal: int) -> str:
+    return f"{prefix}-{component}-{index}-{runner}-{ordinal}"
+
+
+def headless_service_name(prefix: str, component: str) -> str:
+    name = f"{prefix}-{component}-headless"
+    if len(name) <= 63:
+        return name
+    # Our own deterministic short form (OME's exact truncation is not in the spec): keep a readable
+    # head and make it unique with 8 hex digits of FNV-32a over the full name.
+    h = 0x811C9DC5
+    for byte in name.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{name[:45].rstrip('-')}-{h:08x}-headless"
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    world: World
+    now: datetime
+    prefix: str
+    component: str
+    namespace: str
+    name: str
+    desired: int
+    strategy: str
+    max_surge: int | None
+    max_unavailable: int | None
+    partition: int
+    paused: bool
+    freeze: bool
+    min_ready: timedelta
+    ready_timeout: timedelta | None
+    spec_revision: str  # updateRevision: the render of the spec
+    target: str  # the roll target: rollbackToRevision when it names one of ours, else spec_revision
+    rollback_missing: str | None  # a rollbackToRevision that names nothing we control
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {
+            c.LABEL_INFERENCESERVICE: self.prefix,
+            c.LABEL_COMPONENT: self.component,
+            c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
+        }
+
+    @property
+    def label_selector(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+
+    @property
+    def service_name(self) -> str:
+        return headless_service_name(self.prefix, self.component)
+
+    def pod_name(self, index: int, ordinal: int, runner: str = c.RUNNER_DEFAULT) -> str:
+        return pod_name(self.prefix, self.component, index, runner, ordinal)
+
+    def instance_key(self, index: int) -> str:
+        return f"component={self.component} instance={index}"
+
+    def deadline_from(self, start: datetime) -> datetime | None:
+        return start + self.ready_timeout if self.ready_timeout else None
+
+
+def _replica_timeout(world: World) -> timedelta | None:
+    lc = world.replica.model.spec.lifecycle
+    raw = lc.instance_ready_timeout if lc is not None else None
+    if raw:
+        try:
+            value = parse_go_duration(raw)
+        except SettingsError:
+            value = timedelta(0)  # the webhook/CRD reject it; treat as unset rather than crash a pass
+        if value > timedelta(0):
+            return value
+    return world.settings.instance_ready_timeout
+
+
+def build_context(world: World, desired_rev: DesiredRevision, target: str, missing: str | None) -> Ctx:
+    spec = world.replica.model.spec
+    deleting = world.replica.deletion_timestamp is not None
+    desired = 0 if deleting else spec.effective_replicas
+    lc = spec.lifecycle
+    us = lc.update_strategy if lc is not None else None
+    strategy = (us.type if us is not None else None) or SURGE
+    # The in-place strategies are out of scope (DECISIONS §2); a change they cannot do in place is a
+    # recreate in OME, so they recreate here too.
+    if strategy != SURGE:
+        strategy = RECREATE
+    ru = us.rolling_update if us is not None else None
+    budget_base = max(desired, 1)
+    partition = (
+        spec.pacing.partition if spec.pacing is not None and spec.pacing.partition is not None else None
+    )
+    if partition is None and ru is not None and ru.partition is not None:
+        partition = ru.partition
+    return Ctx(
+        world=world,
+        now=world.now,
+        prefix=world.replica.prefix,
+        component=world.replica.component,
+        namespace=world.replica.namespace,
+        name=world.replica.name,
+        desired=desired,
+        strategy=strategy,
+        max_surge=resolve_budget(ru.max_surge if ru else None, budget_base),
+        max_unavailable=resolve_budget(ru.max_unavailable if ru else None, budget_base),
+        partition=min(partition or 0, max(desired, 0)),
+        paused=spec.paused,
+        freeze=spec.paused and spec.pause_mode == "Freeze",
+        min_ready=timedelta(seconds=spec.min_ready_seconds),
+        ready_timeout=_replica_timeout(world),
+        spec_revision=desired_rev.name,
+        target=target,
+        rollback_missing=missing,
+    )

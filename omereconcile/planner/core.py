@@ -1,0 +1,123 @@
+"""``plan(world)``: one pure pass from the observed world to the ordered actions.
+
+Order inside a plan: the revision, the Service, then the status (which journals every operation this
+pass starts or advances), then the pod writes that status describes, then pruning and events. The
+executor applies them in order and stops at the first failure, so a pod write never runs ahead of
+the status that explains it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
+from omereconcile.planner.context import build_context
+from omereconcile.planner.out import Out
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
+from omereconcile.planner.rollout import group_pods, plan_instances
+from omereconcile.planner.rows import load_retry_blocks, load_rows
+from omereconcile.planner.service import service_actions
+from omereconcile.planner.status import build_status, find_condition, set_condition
+from omereconcile.planner.teardown import plan_teardown
+from omereconcile.world import RenderBlock, World
+from omerender import constants as c
+
+__all__ = ["ROLLBACK_NOT_FOUND", "plan"]
+
+# Our name for "rollbackToRevision names no ControllerRevision this replica controls" (OME's reason
+# is not public, 01 §11.5): the replica rolls to the spec instead.
+ROLLBACK_NOT_FOUND = "RollbackRevisionNotFound"
+
+
+def plan(world: World) -> Plan:
+    rep = world.replica
+    if rep.deletion_timestamp is not None:
+        return plan_teardown(world)
+    if c.TEARDOWN_FINALIZER not in rep.finalizers:
+        # Before any other work, so a delete that races the first pass still drains (01 §8.1).
+        return Plan(
+            (AddFinalizer(c.TEARDOWN_FINALIZER, "teardown needs the finalizer before anything is created"),),
+            requeue_after=0.0,
+            summary="add the teardown finalizer",
+        )
+    if isinstance(world.render, RenderBlock):
+        return _blocked(world, world.render)
+    desired = world.render
+    decision = resolve_revision(world, desired)
+    if decision.stale:
+        return Plan(requeue_after=0.0, summary="render used an old collisionCount: re-render")
+    if decision.collision_count is not None:
+        n = decision.collision_count
+        status = dict(rep.status)
+        status["collisionCount"] = n
+        return Plan(
+            (
+                WriteStatus(status, f"ControllerRevision {desired.name} is taken by other data"),
+                RecordEvent(
+                    "Warning",
+                    "RevisionCollision",
+                    f"InferenceReplica {rep.namespace}/{rep.name} ControllerRevision hash collision; "
+                    f"CollisionCount bumped to {n}",
+                ),
+            ),
+            requeue_after=0.0,
+            summary=f"revision name collision: collisionCount -> {n}, re-render",
+        )
+    target, missing = roll_target(world, desired.name)
+    ctx = build_context(world, desired, target, missing)
+    out = Out(world.now)
+    if missing is not None and rep.status.get("observedGeneration") != rep.generation:
+        # Once per spec change: the first pass that observes this generation reports it.
+        out.event(
+            "Warning",
+            ROLLBACK_NOT_FOUND,
+            f"pacing.rollbackToRevision {missing} names no ControllerRevision of InferenceReplica "
+            f"{rep.namespace}/{rep.name}; rolling to the spec's revision {desired.name}",
+        )
+    retry = RetryBook(load_retry_blocks(rep.status), f"{rep.namespace}/{rep.name}", ctx.component)
+    result = plan_instances(ctx, load_rows(rep.status), world.pods, retry, out)
+    status = build_status(
+        ctx, result.rows, group_pods(ctx, world.pods), result.hold, result.held_indices, retry, out
+    )
+
+    actions: list[Action] = []
+    if decision.create is not None:
+        actions.append(decision.create)
+    actions.extend(service_actions(ctx))
+    if status != dict(rep.status):
+        actions.append(WriteStatus(status, "journal this pass's Instance operations and counts"))
+    actions.extend(out.actions)
+    actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
+    actions.extend(out.events)
+    summary = _summary(status, result.hold)
+    return Plan(tuple(actions), out.requeue_after(), summary)
+
+
+def _summary(status: dict[str, Any], hold: Any) -> str:
+    ready = find_condition(status.get("conditions", []), "Ready") or {}
+    text = f"Ready={ready.get('status')} {ready.get('reason')}: {ready.get('message')}"
+    if hold is not None:
+        text += f"; hold {hold.gate}: {hold.reason}"
+    return text
+
+
+def _blocked(world: World, block: RenderBlock) -> Plan:
+    """No pod templates: Ready=False with the block, a Warning when new or changed, pods untouched."""
+    rep = world.replica
+    old = dict(rep.status)
+    conds = [dict(cd) for cd in old.get("conditions", []) or []]
+    prev = find_condition(conds, "Ready")
+    conds = set_condition(conds, "Ready", "False", block.reason, block.message, rep.generation, world.now)
+    status = {**old, "conditions": conds, "observedGeneration": rep.generation}
+    actions: list[Action] = []
+    if status != old:
+        actions.append(WriteStatus(status, f"render blocked: {block.reason}"))
+    changed = prev is None or (prev.get("status"), prev.get("reason"), prev.get("message")) != (
+        "False",
+        block.reason,
+        block.message,
+    )
+    if changed:
+        actions.append(RecordEvent("Warning", block.reason, block.message))
+    return Plan(tuple(actions), None, f"render blocked: {block.reason}: {block.message}")

@@ -1,0 +1,143 @@
+"""ControllerRevisions: create or reuse the spec's revision, handle collisions, pick the roll target,
+prune history (01 §9.4–§9.5).
+
+``omerender.revision`` (being written concurrently) will own the revision object and numbering; until
+it lands these small helpers do the same job and are the only place to switch over.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omereconcile.actions import CreateRevision, DeleteRevision
+from omereconcile.world import DesiredRevision, RevisionView, World
+from omerender import constants as c
+
+__all__ = [
+    "RevisionDecision",
+    "controller_revision",
+    "next_revision_number",
+    "resolve_revision",
+    "revisions_to_prune",
+    "roll_target",
+]
+
+
+def next_revision_number(existing: Iterable[RevisionView]) -> int:
+    return max((r.revision for r in existing), default=0) + 1
+
+
+def owner_reference(world: World) -> dict[str, Any]:
+    return {
+        "apiVersion": c.API_VERSION,
+        "kind": c.REPLICA_KIND,
+        "name": world.replica.name,
+        "uid": world.replica.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def selector_labels(world: World) -> dict[str, str]:
+    return {
+        c.LABEL_INFERENCESERVICE: world.replica.prefix,
+        c.LABEL_COMPONENT: world.replica.component,
+        c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
+    }
+
+
+def controller_revision(world: World, desired: DesiredRevision, number: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": desired.name,
+        "namespace": world.replica.namespace,
+        "labels": selector_labels(world),
+        "ownerReferences": [owner_reference(world)],
+    }
+    if desired.pairing_protocol:
+        meta["annotations"] = {c.LABEL_PAIRING_PROTOCOL: desired.pairing_protocol}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": meta,
+        # RawExtension: the canonical bytes, embedded as the JSON object they encode.
+        "data": json.loads(desired.payload),
+        "revision": number,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionDecision:
+    """Either proceed (``create`` may be None when the revision exists and is ours), or stop the pass
+    because the name collided (``collision_count`` is the bumped count to persist) or the render was
+    made with a stale collision count."""
+
+    create: CreateRevision | None = None
+    collision_count: int | None = None
+    stale: bool = False
+
+
+def resolve_revision(world: World, desired: DesiredRevision) -> RevisionDecision:
+    current = int(world.replica.status.get("collisionCount") or 0)
+    if desired.collision_count != current:
+        return RevisionDecision(stale=True)  # rendered before the last bump: re-render and come back
+    existing = next((r for r in world.revisions if r.name == desired.name), None)
+    if existing is None:
+        number = next_revision_number(world.revisions)
+        obj = controller_revision(world, desired, number)
+        return RevisionDecision(
+            create=CreateRevision(desired.name, obj, f"the spec renders revision {desired.name} (#{number})")
+        )
+    if existing.data == desired.payload and existing.owner_uid == world.replica.uid:
+        return RevisionDecision()  # reuse: GET-and-compare, never a duplicate (03 §7 lesson 6)
+    return RevisionDecision(collision_count=current + 1)
+
+
+def roll_target(world: World, spec_revision: str) -> tuple[str, str | None]:
+    """The roll target and, when ``rollbackToRevision`` names nothing we control, that name."""
+    pacing = world.replica.model.spec.pacing
+    name = pacing.rollback_to_revision if pacing is not None else None
+    if not name:
+        return spec_revision, None
+    rev = next((r for r in world.revisions if r.name == name), None)
+    if rev is None or rev.owner_uid != world.replica.uid:
+        return spec_revision, name
+    return name, None
+
+
+def revisions_to_prune(
+    revisions: Sequence[RevisionView], live: Iterable[str], limit: int | None, owner_uid: str
+) -> list[str]:
+    """Non-live revisions we control beyond the ``limit`` most recent; ``None`` keeps everything.
+    Ties on the number break by creation time, then name, so the choice is deterministic."""
+    if limit is None:
+        return []
+    live_set = set(live)
+    mine = [r for r in revisions if r.owner_uid == owner_uid and r.name not in live_set]
+    mine.sort(key=lambda r: (r.revision, r.created.timestamp() if r.created else 0.0, r.name), reverse=True)
+    return sorted(r.name for r in mine[limit:])
+
+
+def prune_actions(world: World, live: Iterable[str]) -> list[DeleteRevision]:
+    spec_limit = world.replica.model.spec.revision_history_limit
+    limit = spec_limit if spec_limit is not None else world.settings.revision_history_limit
+    return [
+        DeleteRevision(name, f"beyond revisionHistoryLimit {limit} and not live")
+        for name in revisions_to_prune(world.revisions, live, limit, world.replica.uid)
+    ]
+
+
+def live_revisions(
+    status: Mapping[str, Any], rows: Iterable[Mapping[str, Any]], extra: Iterable[str]
+) -> set[str]:
+    live = {status.get("currentRevision") or "", status.get("updateRevision") or ""}
+    for row in rows:
+        live.add(row.get("runningRevision") or "")
+        live.add(row.get("targetRevision") or "")
+        op = row.get("operation") or {}
+        live.add(op.get("targetRevision") or "")
+    live.update(extra)
+    live.discard("")
+    return live

@@ -1,0 +1,238 @@
+"""Fleet decisions: which Instances exist (scale), which move now (partition, pause, budgets, retry),
+then one step of every Instance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import SURGE, Ctx, hash_of
+from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import ladder, owned
+from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.world import PodView, format_time
+
+__all__ = ["Hold", "RolloutResult", "plan_instances"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    gate: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutResult:
+    rows: list[Row]
+    hold: Hold | None
+    held_indices: frozenset[int]  # Instances partition keeps on their prior revision
+
+
+def group_pods(ctx: Ctx, pods: Sequence[PodView]) -> dict[int, list[PodView]]:
+    out: dict[int, list[PodView]] = {}
+    for p in pods:
+        # Pods under our selector without an Instance identity are orphans: never ours to delete.
+        if not owned(p, ctx.prefix, ctx.component) or p.index is None or p.incarnation is None:
+            continue
+        out.setdefault(p.index, []).append(p)
+    return out
+
+
+def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> list[Row]:
+    """Pods with no row (status lost or reset): adopt them as Ready Instances at their revision, so
+    nothing is orphaned; the normal passes then roll, repair or scale them."""
+    known = {r.index for r in rows}
+    by_hash = {hash_of(r.name): r.name for r in ctx.world.revisions}
+    for index, pods in sorted(by_index.items()):
+        if index in known:
+            continue
+        alive = sorted((p for p in pods if not p.terminating), key=lambda p: p.ordinal or 0)
+        if not alive:
+            continue
+        p = alive[0]
+        rev = by_hash.get(p.revision_hash, "")
+        rows.append(
+            Row(
+                index=index,
+                incarnation=p.incarnation or 1,
+                phase=R.READY,
+                running_revision=rev,
+                target_revision=rev,
+                active_ordinal=p.ordinal or 0,
+            )
+        )
+    return sorted(rows, key=lambda r: r.index)
+
+
+def _scale(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], out: Out) -> list[Row]:
+    active = [r for r in rows if r.phase != R.DELETING]
+    if len(active) > ctx.desired:
+        # Keep Ready Instances first, lowest index first (01 §4.1); the rest drain and go.
+        keep = {r.index for r in sorted(active, key=lambda r: (r.phase != R.READY, r.index))[: ctx.desired]}
+        rows = [r if r.phase == R.DELETING or r.index in keep else start_delete(ctx, r, out) for r in rows]
+    elif len(active) < ctx.desired and not ctx.paused:
+        used = {r.index for r in rows} | set(by_index)
+        index = 0
+        for _ in range(ctx.desired - len(active)):
+            while index in used:
+                index += 1
+            used.add(index)
+            # New Instances start at the roll target, never at an old revision (03 §7 lesson 9).
+            rows.append(start_create(ctx, Row(index=index), ctx.target, out, recycle=False, new=True))
+    return sorted(rows, key=lambda r: r.index)
+
+
+def _on_target(row: Row, target: str) -> bool:
+    if row.operation is not None and row.operation.type != R.OP_DELETE:
+        return row.operation.target_revision == target
+    return row.running_revision == target
+
+
+def _serving(ctx: Ctx, pods: Sequence[PodView]) -> bool:
+    return any(ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now).serving for p in pods)
+
+
+def plan_instances(
+    ctx: Ctx, rows: list[Row], pods: Sequence[PodView], retry: RetryBook, out: Out
+) -> RolloutResult:
+    by_index = group_pods(ctx, pods)
+    rows = _adopt(ctx, list(rows), by_index)
+    rows = _scale(ctx, rows, by_index, out)
+    target = ctx.target
+
+    # Partition counts Instances: the lowest-indexed off-target ones not already moving stay (01 §5.4).
+    candidates = [
+        r
+        for r in rows
+        if r.phase != R.DELETING
+        and not _on_target(r, target)
+        and not (r.operation is not None and r.operation.type == R.OP_UPDATE)
+    ]
+    held = frozenset(r.index for r in candidates[: ctx.partition])
+
+    def row_target(r: Row) -> str:
+        if r.index in held or ctx.paused:
+            # Held or paused Instances are repaired at what they run (or were last moving to).
+            return (
+                r.running_revision
+                or (r.operation.target_revision if r.operation else "")
+                or r.target_revision
+                or target
+            )
+        return target
+
+    hold: Hold | None = None
+    updates: list[Row] = []
+    new_rows: list[Row] = []
+    for r in rows:
+        if r.operation is not None or r.phase == R.DELETING:
+            new_rows.append(r)
+            continue
+        pods_r = by_index.get(r.index, [])
+        serving = _serving(ctx, pods_r)
+        if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
+            # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
+            # its revision's backoff. Freeze stops repair; Recover keeps it (at the Instance's own revision).
+            if ctx.freeze:
+                new_rows.append(r)
+                continue
+            rt = row_target(r)
+            state, when = retry.gate(rt, ctx.now) if r.phase == R.FAILED else (None, None)
+            if state is not None:
+                out.wake(when)
+                hold = hold or _retry_hold(state, rt, when)
+                new_rows.append(r)
+                continue
+            if r.phase == R.FAILED:
+                retry.started(rt)
+            new_rows.append(start_create(ctx, r, rt, out, recycle=r.phase == R.FAILED, new=False))
+            continue
+        if r.index not in held and not ctx.paused and not _on_target(r, target):
+            updates.append(r)
+        new_rows.append(r)
+
+    started: dict[int, Row] = {}
+    if updates:
+        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, retry, out)
+        hold = budget_hold or hold
+    rows = [started.get(r.index, r) for r in new_rows]
+
+    stepped: list[Row] = []
+    for r in rows:
+        nr = step_row(ctx, r, by_index.get(r.index, []), out, retry, row_target(r))
+        if nr is not None:
+            stepped.append(_counts(ctx, nr, by_index.get(nr.index, [])))
+    return RolloutResult(stepped, hold, held)
+
+
+def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
+    if state == HELD_STATE:
+        return Hold("Held", f"revision {target} is held after repeated failures")
+    return Hold("RetryBlock", f"revision {target} retries at {format_time(when) if when else 'later'}")
+
+
+def _start_updates(
+    ctx: Ctx,
+    rows: Sequence[Row],
+    updates: list[Row],
+    by_index: Mapping[int, list[PodView]],
+    retry: RetryBook,
+    out: Out,
+) -> tuple[dict[int, Row], Hold | None]:
+    """Start as many updates as the budget allows: unserving Instances first (replacing them costs no
+    availability), then serving ones from the highest index down (03 §8 rule 8)."""
+    serving = {r.index: _serving(ctx, by_index.get(r.index, [])) for r in rows}
+    order = sorted(updates, key=lambda r: (serving[r.index], -r.index))
+    started: dict[int, Row] = {}
+    hold: Hold | None = None
+    in_flight = [r for r in rows if r.operation is not None and r.operation.type == R.OP_UPDATE]
+    if ctx.strategy == SURGE:
+        budget, kind = ctx.max_surge, "surge"
+        used = sum(
+            1 for r in in_flight if r.operation and r.operation.step in (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
+        )
+    else:
+        budget, kind = ctx.max_unavailable, "unavailability"
+        live_serving = sum(1 for r in rows if r.phase != R.DELETING and serving[r.index])
+    for r in order:
+        state, when = retry.gate(ctx.target, ctx.now)
+        if state is not None:
+            out.wake(when)
+            hold = _retry_hold(state, ctx.target, when)
+            break
+        if ctx.strategy == SURGE:
+            if budget is not None and used >= budget:
+                if not in_flight and not started:
+                    hold = Hold(
+                        "Budget", f"per-Component {kind} budget {budget} exhausted (would become {used + 1})"
+                    )
+                break
+            used += 1
+        elif serving[r.index]:
+            floor = ctx.desired - budget if budget is not None else None
+            if floor is not None and live_serving - 1 < floor:
+                if not in_flight and not started:
+                    down = ctx.desired - live_serving
+                    hold = Hold(
+                        "Budget", f"per-Component {kind} budget {budget} exhausted (would become {down + 1})"
+                    )
+                continue
+            live_serving -= 1
+        if r.phase == R.FAILED:
+            retry.started(ctx.target)
+        started[r.index] = start_update(ctx, r, ctx.target, out)
+    return started, hold
+
+
+def _counts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:
+    ladders = [ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now) for p in pods]
+    return replace(
+        row,
+        pod_count=sum(1 for p in pods if not p.terminating),
+        serving_pod_count=sum(1 for lad in ladders if lad.serving),
+        available_pod_count=sum(1 for lad in ladders if lad.available),
+    )

@@ -1,0 +1,221 @@
+"""Typed views of ``status.instanceStatuses`` rows and ``status.retryBlocks`` (the planner's journal).
+
+The status is the only memory a restarted reconciler has, so everything a pass decided and the next
+pass must know is one of these fields. Only fields of OME's CRD are used (unknown status fields
+would be pruned by a structural schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from omereconcile.world import format_time, parse_time
+
+__all__ = ["Operation", "RetryBlock", "Row", "replace"]
+
+# Phases (01 §4.2)
+PENDING = "Pending"
+CREATING = "Creating"
+READY = "Ready"
+UPDATING = "Updating"
+FAILED = "Failed"
+DELETING = "Deleting"
+
+# Operation types and steps (01 §4.4). Create uses Recycle (delete a failed Instance's pods) before
+# CreatePods; RecreatePod updates use Drain then CreatePods; SurgeThenDrain uses Surge then SurgeDrain.
+OP_CREATE = "Create"
+OP_UPDATE = "Update"
+OP_DELETE = "Delete"
+STEP_RECYCLE = "Recycle"
+STEP_CREATE_PODS = "CreatePods"
+STEP_DRAIN = "Drain"
+STEP_SURGE = "Surge"
+STEP_SURGE_DRAIN = "SurgeDrain"
+
+
+def _time(value: datetime | None) -> str | None:
+    return format_time(value) if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    id: str
+    type: str
+    step: str
+    target_revision: str
+    started_at: datetime
+    deadline: datetime | None = None
+    strategy: str | None = None
+    waiting: str | None = None
+    reason: str | None = None
+    retry_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "step": self.step,
+            "targetRevision": self.target_revision,
+            "startedAt": format_time(self.started_at),
+        }
+        if self.deadline is not None:
+            out["deadline"] = format_time(self.deadline)
+        if self.strategy:
+            out["strategy"] = self.strategy
+        if self.waiting:
+            out["waiting"] = self.waiting
+        if self.reason:
+            out["reason"] = self.reason
+        if self.retry_count:
+            out["retryCount"] = self.retry_count
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Operation:
+        return cls(
+            id=str(d.get("id", "")),
+            type=str(d.get("type", "")),
+            step=str(d.get("step", "")),
+            target_revision=str(d.get("targetRevision", "")),
+            started_at=parse_time(d.get("startedAt")) or datetime.fromtimestamp(0).astimezone(),
+            deadline=parse_time(d.get("deadline")),
+            strategy=d.get("strategy"),
+            waiting=d.get("waiting"),
+            reason=d.get("reason"),
+            retry_count=int(d.get("retryCount", 0) or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One Instance. ``active_ordinal`` is the slot of its serving pod (single-pod SurgeThenDrain)."""
+
+    index: int
+    incarnation: int = 1
+    phase: str = CREATING
+    running_revision: str = ""
+    target_revision: str = ""
+    active_ordinal: int = 0
+    pod_count: int = 0
+    serving_pod_count: int = 0
+    available_pod_count: int = 0
+    ready_since: datetime | None = None
+    operation: Operation | None = None
+    last_failure: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # fields we do not own, kept verbatim
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        out.update(
+            {
+                "index": self.index,
+                "incarnation": self.incarnation,
+                "phase": self.phase,
+                "podCount": self.pod_count,
+                "servingPodCount": self.serving_pod_count,
+                "availablePodCount": self.available_pod_count,
+                "activeOrdinal": self.active_ordinal,
+            }
+        )
+        if self.running_revision:
+            out["runningRevision"] = self.running_revision
+        if self.target_revision:
+            out["targetRevision"] = self.target_revision
+        if self.ready_since is not None:
+            out["readySince"] = format_time(self.ready_since)
+        if self.operation is not None:
+            out["operation"] = self.operation.to_dict()
+        if self.last_failure is not None:
+            out["lastFailure"] = dict(self.last_failure)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Row:
+        known = {
+            "index",
+            "incarnation",
+            "phase",
+            "runningRevision",
+            "targetRevision",
+            "activeOrdinal",
+            "podCount",
+            "servingPodCount",
+            "availablePodCount",
+            "readySince",
+            "operation",
+            "lastFailure",
+        }
+        op = d.get("operation")
+        return cls(
+            index=int(d["index"]),
+            incarnation=int(d.get("incarnation", 1) or 1),
+            phase=str(d.get("phase", CREATING)),
+            running_revision=str(d.get("runningRevision", "") or ""),
+            target_revision=str(d.get("targetRevision", "") or ""),
+            active_ordinal=int(d.get("activeOrdinal", 0) or 0),
+            pod_count=int(d.get("podCount", 0) or 0),
+            serving_pod_count=int(d.get("servingPodCount", 0) or 0),
+            available_pod_count=int(d.get("availablePodCount", 0) or 0),
+            ready_since=parse_time(d.get("readySince")),
+            operation=Operation.from_dict(op) if isinstance(op, Mapping) and op else None,
+            last_failure=d.get("lastFailure"),
+            extra={k: v for k, v in d.items() if k not in known},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryBlock:
+    """Retry authority for one target revision (01 §1.4 ``RetryBlock``, §4.7)."""
+
+    target_revision: str
+    state: str  # Backoff | Held | RetryInProgress
+    attempts_started: int
+    first_failure_at: datetime
+    last_failure_at: datetime
+    next_retry_at: datetime | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "targetRevision": self.target_revision,
+            "state": self.state,
+            "attemptsStarted": self.attempts_started,
+            "firstFailureAt": format_time(self.first_failure_at),
+            "lastFailureAt": format_time(self.last_failure_at),
+            "reason": self.reason,
+        }
+        if self.next_retry_at is not None:
+            out["nextRetryAt"] = format_time(self.next_retry_at)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RetryBlock:
+        first = parse_time(d.get("firstFailureAt")) or datetime.fromtimestamp(0).astimezone()
+        return cls(
+            target_revision=str(d.get("targetRevision", "")),
+            state=str(d.get("state", "Backoff")),
+            attempts_started=int(d.get("attemptsStarted", 0) or 0),
+            first_failure_at=first,
+            last_failure_at=parse_time(d.get("lastFailureAt")) or first,
+            next_retry_at=parse_time(d.get("nextRetryAt")),
+            reason=str(d.get("reason", "")),
+        )
+
+
+def load_rows(status: Mapping[str, Any]) -> list[Row]:
+    return sorted(
+        (Row.from_dict(r) for r in status.get("instanceStatuses", []) or [] if "index" in r),
+        key=lambda r: r.index,
+    )
+
+
+def load_retry_blocks(status: Mapping[str, Any]) -> dict[str, RetryBlock]:
+    blocks = (RetryBlock.from_dict(b) for b in status.get("retryBlocks", []) or [])
+    return {b.target_revision: b for b in blocks}
+
+
+def opt_time(value: datetime | None) -> str | None:
+    return _time(value)

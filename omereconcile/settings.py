@@ -1,0 +1,176 @@
+"""Operator settings from the ``inferenceservice-config`` ConfigMap (01 §10, DECISIONS §3.11).
+
+Two keys are read, both JSON: ``lifecycle`` (durations and limits) and ``inferenceReplica``
+(``controllerIdentity``). As in OME, a key whose JSON does not parse is ignored as a whole, while a
+duration that is not a Go duration string (a bare number such as ``60``) is a startup error: OME's
+manager refuses to start on it, and silently ignoring it would leave a cluster without the deadline
+its operator asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from omerender.catalog import ControllerIdentity
+
+__all__ = [
+    "DEFAULT_STUCK_POD_GRACE",
+    "DEFAULT_UNSCHEDULABLE_GRACE",
+    "OperatorSettings",
+    "SettingsError",
+    "parse_go_duration",
+    "settings_from_configmap",
+]
+
+# Chart defaults for the two grace periods (01 §4.5). OME's chart always sets them, so a cluster without
+# them is unusual; using the chart value keeps "stuck" meaning the same thing everywhere. The ready
+# timeout has no such fallback: unset means "no deadline" and raises InstanceReadyTimeoutUnconfigured.
+DEFAULT_STUCK_POD_GRACE = timedelta(seconds=60)
+DEFAULT_UNSCHEDULABLE_GRACE = timedelta(minutes=15)
+
+
+class SettingsError(ValueError):
+    """A setting is present but unusable (the manager must not start on it)."""
+
+
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> timedelta:
+    """Parse a Go ``time.ParseDuration`` string (``30m``, ``1h30m``, ``1.5s``, ``0``).
+
+    Raises SettingsError for anything else, including a bare number other than ``0``.
+    """
+    s = text.strip()
+    if not s:
+        raise SettingsError("empty duration")
+    sign = 1.0
+    if s[0] in "+-":
+        sign = -1.0 if s[0] == "-" else 1.0
+        s = s[1:]
+    if s == "0":
+        return timedelta(0)
+    pos = 0
+    total = 0.0
+    while pos < len(s):
+        m = _TERM.match(s, pos)
+        if m is None:
+            raise SettingsError(f"time: invalid duration {text!r}")
+        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+        pos = m.end()
+    if pos == 0:
+        raise SettingsError(f"time: invalid duration {text!r}")
+    return timedelta(seconds=sign * total)
+
+
+def format_go_duration(value: timedelta) -> str:
+    """Render a duration as Go prints it for whole seconds (``30m0s``, ``1h30m0s``, ``45s``)."""
+    total = int(value.total_seconds())
+    h, rest = divmod(total, 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h}h{m}m{s}s"
+    if m:
+        return f"{m}m{s}s"
+    return f"{s}s"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorSettings:
+    """What the operator configured. ``None`` means "not configured" (OME's behaviour differs for it)."""
+
+    instance_ready_timeout: timedelta | None = None
+    stuck_pod_grace_period: timedelta = DEFAULT_STUCK_POD_GRACE
+    unschedulable_grace_period: timedelta = DEFAULT_UNSCHEDULABLE_GRACE
+    revision_history_limit: int | None = None
+    teardown_deadline: timedelta | None = None
+    # The raw teardown deadline when it was present but unusable: TeardownBlocked then says why.
+    teardown_deadline_invalid: str | None = None
+    controller_identity: ControllerIdentity | None = None
+
+
+def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
+    raw = data.get(key)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None  # OME ignores a key whose JSON does not parse
+    return value if isinstance(value, Mapping) else None
+
+
+def _duration(block: Mapping[str, Any], key: str) -> timedelta | None:
+    value = block.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise SettingsError(f"lifecycle.{key}: {value!r} is not a duration string such as '60s'")
+    return parse_go_duration(value)
+
+
+def _identity(block: Mapping[str, Any] | None) -> ControllerIdentity | None:
+    if block is None:
+        return None
+    ident = block.get("controllerIdentity")
+    if not isinstance(ident, Mapping):
+        return None
+    users = ident.get("usernames") or []
+    groups = ident.get("groups") or []
+    if not isinstance(users, list) or not isinstance(groups, list):
+        raise SettingsError("inferenceReplica.controllerIdentity: usernames and groups must be lists")
+    if not users and not groups:
+        return None
+    return ControllerIdentity(
+        usernames=frozenset(str(u) for u in users), groups=frozenset(str(g) for g in groups)
+    )
+
+
+def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
+    """Build settings from a ConfigMap's ``data``. ``None`` (no ConfigMap) gives the defaults."""
+    data = data or {}
+    lifecycle = _load_json(data, "lifecycle") or {}
+    stuck = _duration(lifecycle, "stuckPodGracePeriod")
+    unsched = _duration(lifecycle, "unschedulableGracePeriod")
+    timeout = _duration(lifecycle, "instanceReadyTimeout")
+    limit = lifecycle.get("revisionHistoryLimit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise SettingsError(f"lifecycle.revisionHistoryLimit: {limit!r} is not a positive integer")
+    teardown_deadline: timedelta | None = None
+    teardown_invalid: str | None = None
+    teardown = lifecycle.get("teardown")
+    if isinstance(teardown, Mapping) and teardown.get("deadline") not in (None, ""):
+        raw = teardown["deadline"]
+        # An unusable teardown deadline does not stop the manager: OME reports it in TeardownBlocked.
+        try:
+            if not isinstance(raw, str):
+                raise SettingsError(f"{raw!r} is not a duration string")
+            teardown_deadline = parse_go_duration(raw)
+            if teardown_deadline <= timedelta(0):
+                raise SettingsError(f"{raw!r} is not positive")
+        except SettingsError as exc:
+            teardown_deadline, teardown_invalid = None, str(exc)
+    return OperatorSettings(
+        instance_ready_timeout=timeout if timeout else None,  # zero means unset, as on the replica
+        stuck_pod_grace_period=stuck if stuck is not None else DEFAULT_STUCK_POD_GRACE,
+        unschedulable_grace_period=unsched if unsched is not None else DEFAULT_UNSCHEDULABLE_GRACE,
+        revision_history_limit=limit,
+        teardown_deadline=teardown_deadline,
+        teardown_deadline_invalid=teardown_invalid,
+        controller_identity=_identity(_load_json(data, "inferenceReplica")),
+    )

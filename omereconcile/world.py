@@ -1,0 +1,396 @@
+"""The observed world one planner pass sees: plain, frozen data, no client objects.
+
+The executor builds a ``World`` from what it read (the ``from_dict`` helpers below turn raw API objects
+into these views, so the executor stays thin); the simulated world builds the same from its in-memory
+API. The time is an input (``World.now``): the planner never reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any
+
+from omereconcile.settings import OperatorSettings
+from omerender import constants as c
+from omerender.models import InferenceReplica
+
+__all__ = [
+    "ContainerView",
+    "DesiredRevision",
+    "EndpointView",
+    "Endpoints",
+    "PodCondition",
+    "PodFactory",
+    "PodView",
+    "RenderBlock",
+    "RenderOutcome",
+    "ReplicaView",
+    "RevisionView",
+    "ServiceView",
+    "World",
+    "format_time",
+    "parse_time",
+]
+
+# (revision name, index, incarnation, runner, ordinal) -> a complete pod object, ready to create.
+PodFactory = Callable[[str, int, int, str, int], dict[str, Any]]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def parse_time(value: object) -> datetime | None:
+    """RFC 3339 as the API server writes it (``2024-05-01T10:00:00Z``), always timezone-aware."""
+    if not isinstance(value, str) or not value:
+        return None
+    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    """Second precision, as metav1.Time serialises."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class PodCondition:
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    last_transition_time: datetime | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerView:
+    name: str
+    waiting_reason: str | None = None
+    restart_count: int = 0
+    # The last termination, when the container has restarted: feeds lastFailure (reason, exit code).
+    terminated_reason: str | None = None
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodView:
+    """One pod, as the planner needs it. Identity is (name, uid)."""
+
+    name: str
+    uid: str
+    resource_version: str
+    labels: Mapping[str, str]
+    phase: str = "Pending"
+    conditions: tuple[PodCondition, ...] = ()
+    containers: tuple[ContainerView, ...] = ()
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    node_name: str | None = None
+
+    # -- identity labels ------------------------------------------------------------------------
+    def _int_label(self, key: str) -> int | None:
+        raw = self.labels.get(key)
+        try:
+            return int(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    @property
+    def index(self) -> int | None:
+        return self._int_label(c.LABEL_INSTANCE_INDEX)
+
+    @property
+    def incarnation(self) -> int | None:
+        return self._int_label(c.LABEL_INSTANCE_INCARNATION)
+
+    @property
+    def ordinal(self) -> int | None:
+        return self._int_label(c.LABEL_POD_ORDINAL)
+
+    @property
+    def runner(self) -> str:
+        return self.labels.get(c.LABEL_RUNNER, "")
+
+    @property
+    def revision_hash(self) -> str:
+        return self.labels.get(c.LABEL_REVISION_HASH, "")
+
+    # -- state ------------------------------------------------------------------------------------
+    def condition(self, type_: str) -> PodCondition | None:
+        for cond in self.conditions:
+            if cond.type == type_:
+                return cond
+        return None
+
+    def _is_true(self, type_: str) -> bool:
+        cond = self.condition(type_)
+        return cond is not None and cond.status == "True"
+
+    @property
+    def terminating(self) -> bool:
+        return self.deletion_timestamp is not None
+
+    @property
+    def ended(self) -> bool:
+        """Failed or Succeeded: the pod will never run again (evicted, completed, …)."""
+        return self.phase in ("Failed", "Succeeded")
+
+    @property
+    def containers_ready(self) -> bool:
+        return self._is_true("ContainersReady") and not self.ended
+
+    @property
+    def gate(self) -> str | None:
+        """The ``ome.io/serving`` condition's status, or None when never written."""
+        cond = self.condition(c.SERVING_GATE)
+        return cond.status if cond is not None else None
+
+    @property
+    def ready(self) -> bool:
+        return self._is_true("Ready") and not self.ended
+
+    @property
+    def unschedulable_since(self) -> datetime | None:
+        cond = self.condition("PodScheduled")
+        if cond is not None and cond.status == "False" and cond.reason == "Unschedulable":
+            return cond.last_transition_time or self.creation_timestamp
+        return None
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> PodView:
+        meta = obj.get("metadata", {})
+        status = obj.get("status", {}) or {}
+        conds = tuple(
+            PodCondition(
+                type=str(cd.get("type", "")),
+                status=str(cd.get("status", "Unknown")),
+                last_transition_time=parse_time(cd.get("lastTransitionTime")),
+                reason=str(cd.get("reason", "") or ""),
+            )
+            for cd in status.get("conditions", []) or []
+        )
+        containers = []
+        for cs in status.get("containerStatuses", []) or []:
+            state = cs.get("state", {}) or {}
+            last = (cs.get("lastState", {}) or {}).get("terminated") or {}
+            containers.append(
+                ContainerView(
+                    name=str(cs.get("name", "")),
+                    waiting_reason=(state.get("waiting") or {}).get("reason"),
+                    restart_count=int(cs.get("restartCount", 0) or 0),
+                    terminated_reason=last.get("reason"),
+                    exit_code=last.get("exitCode"),
+                )
+            )
+        return cls(
+            name=str(meta.get("name", "")),
+            uid=str(meta.get("uid", "")),
+            resource_version=str(meta.get("resourceVersion", "")),
+            labels=MappingProxyType(dict(meta.get("labels", {}) or {})),
+            phase=str(status.get("phase", "Pending") or "Pending"),
+            conditions=conds,
+            containers=tuple(containers),
+            creation_timestamp=parse_time(meta.get("creationTimestamp")),
+            deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
+            node_name=(obj.get("spec", {}) or {}).get("nodeName"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionView:
+    """One ControllerRevision carrying this replica's labels."""
+
+    name: str
+    revision: int
+    data: bytes
+    owner_uid: str | None  # UID of its controller owner reference, if any
+    created: datetime | None = None
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> RevisionView:
+        meta = obj.get("metadata", {})
+        owner = next(
+            (o.get("uid") for o in meta.get("ownerReferences", []) or [] if o.get("controller")), None
+        )
+        data = obj.get("data")
+        if isinstance(data, Mapping):
+            raw = data.get("raw", data)
+            data = raw
+        if isinstance(data, str):
+            blob = data.encode()
+        elif isinstance(data, bytes):
+            blob = data
+        else:
+            import json  # only for the rare already-decoded form
+
+            blob = json.dumps(data, separators=(",", ":")).encode()
+        return cls(
+            name=str(meta.get("name", "")),
+            revision=int(obj.get("revision", 0) or 0),
+            data=blob,
+            owner_uid=owner,
+            created=parse_time(meta.get("creationTimestamp")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceView:
+    """The headless Service ``{prefix}-{component}-headless``, as observed."""
+
+    exists: bool
+    uid: str = ""
+    spec: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    terminating: bool = False
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any] | None) -> ServiceView:
+        if obj is None:
+            return cls(exists=False)
+        meta = obj.get("metadata", {})
+        return cls(
+            exists=True,
+            uid=str(meta.get("uid", "")),
+            spec=MappingProxyType(dict(obj.get("spec", {}) or {})),
+            labels=MappingProxyType(dict(meta.get("labels", {}) or {})),
+            terminating=meta.get("deletionTimestamp") is not None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointView:
+    ready: bool
+    serving: bool
+    terminating: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoints:
+    """What the headless Service's EndpointSlices say, keyed by the pod name they point at.
+
+    ``slices_seen`` distinguishes "no slice lists anything yet" from "slices exist and omit the pod":
+    an empty view for an existing Service is never taken as proof of a drain.
+    """
+
+    by_pod: Mapping[str, EndpointView] = field(default_factory=lambda: MappingProxyType({}))
+    slices_seen: bool = False
+
+    @classmethod
+    def from_slices(cls, slices: Iterable[Mapping[str, Any]]) -> Endpoints:
+        by_pod: dict[str, EndpointView] = {}
+        seen = False
+        for sl in slices:
+            seen = True
+            for ep in sl.get("endpoints", []) or []:
+                ref = ep.get("targetRef") or {}
+                if ref.get("kind", "Pod") != "Pod" or not ref.get("name"):
+                    continue
+                cond = ep.get("conditions", {}) or {}
+                ready = cond.get("ready") is True
+                view = EndpointView(
+                    ready=ready,
+                    serving=cond.get("serving", ready) is True,
+                    terminating=cond.get("terminating") is True,
+                )
+                prev = by_pod.get(ref["name"])
+                # A pod listed in two slices (during a slice split) counts ready if either says so.
+                if prev is None or (view.ready and not prev.ready):
+                    by_pod[ref["name"]] = view
+        return cls(by_pod=MappingProxyType(by_pod), slices_seen=seen)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderBlock:
+    """The replica cannot render this pass (``omerender.errors.RenderBlocked``)."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredRevision:
+    """The render of the spec: the revision the spec asks for.
+
+    ``collision_count`` is the count the executor hashed with (``status.collisionCount``, 0 when
+    unset); the planner checks it against status so a stale render never names a revision.
+    """
+
+    name: str
+    payload: bytes
+    hash: str
+    pairing_protocol: str | None = None
+    collision_count: int = 0
+
+
+RenderOutcome = RenderBlock | DesiredRevision
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaView:
+    """The InferenceReplica: the parsed object plus the raw status the planner diffs against."""
+
+    model: InferenceReplica
+    status: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.model.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.model.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.model.metadata.uid
+
+    @property
+    def generation(self) -> int:
+        return self.model.metadata.generation
+
+    @property
+    def deletion_timestamp(self) -> datetime | None:
+        return parse_time(self.model.metadata.deletion_timestamp)
+
+    @property
+    def finalizers(self) -> tuple[str, ...]:
+        return self.model.metadata.finalizers
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.model.metadata.annotations
+
+    @property
+    def prefix(self) -> str:
+        return self.model.name_prefix
+
+    @property
+    def component(self) -> str:
+        return self.model.spec.component
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> ReplicaView:
+        from omerender.models import parse_object
+
+        return cls(model=parse_object(InferenceReplica, obj), status=dict(obj.get("status") or {}))
+
+
+def _default_factory(
+    revision: str, index: int, incarnation: int, runner: str, ordinal: int
+) -> dict[str, Any]:
+    raise RuntimeError("World.pod_factory was not wired")
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """Everything one planner pass may read."""
+
+    replica: ReplicaView
+    render: RenderOutcome
+    now: datetime
+    revisions: tuple[RevisionView, ...] = ()
+    pods: tuple[PodView, ...] = ()
+    service: ServiceView = field(default_factory=lambda: ServiceView(exists=False))
+    endpoints: Endpoints = field(default_factory=Endpoints)
+    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    pod_factory: PodFactory = _default_factory
