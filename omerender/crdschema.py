@@ -7,10 +7,11 @@ to draft 2020-12:
 
 - ``x-kubernetes-int-or-string: true``  → ``type: [integer, string]``
 - ``nullable: true``                    → ``null`` joins the type (and the enum)
-- ``properties`` declared               → ``additionalProperties: false`` (strict field validation), except
-  on a node that sets ``x-kubernetes-preserve-unknown-fields: true`` or
-  ``x-kubernetes-embedded-resource: true``. As in the API server's pruning, the exemption covers that
-  node only: a child with its own ``properties`` is closed again.
+- an object                            → ``additionalProperties: false`` (strict field validation: only
+  declared fields), except a map (``additionalProperties`` given) and a node that sets
+  ``x-kubernetes-preserve-unknown-fields: true`` or ``x-kubernetes-embedded-resource: true``. As in the
+  API server's pruning, the exemption covers that node only: a child object is closed again. The root's
+  ``metadata`` is ObjectMeta, checked for its basic shape and never closed.
 - ``format: int32`` / ``int64``         → the integer bounds the API server enforces
 - OpenAPI's boolean ``exclusiveMinimum``/``exclusiveMaximum`` → draft 2020-12's numeric form
 - ``x-kubernetes-list-type: set``       → ``uniqueItems: true``
@@ -139,11 +140,12 @@ def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
     elif isinstance(extra, bool):
         out["additionalProperties"] = extra
     elif (
-        isinstance(props, Mapping)
-        and props
+        (isinstance(props, Mapping) or node.get("type") == "object")
         and node.get("x-kubernetes-preserve-unknown-fields") is not True
         and node.get("x-kubernetes-embedded-resource") is not True
     ):
+        # The API server prunes (strict validation rejects) every field an object does not declare,
+        # so an object with no properties at all admits none.
         out["additionalProperties"] = False
 
     items = node.get("items")
