@@ -1,0 +1,381 @@
+"""A simulated cluster for the planner: in-memory API, kubelet, EndpointSlice controller and clock.
+
+Deliberately small, but strict where the planner's guarantees live: UIDs, resourceVersions that bump
+on every write, generation bumps on spec changes only, a status subresource, finalizers with
+deletionTimestamp, 409 on stale resourceVersion / UID mismatch / AlreadyExists, graceful deletion
+that takes time, and EndpointSlices that lag the pods by one tick.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from omerender import constants as c
+from omereconcile import actions as A
+from omereconcile.settings import OperatorSettings
+from omereconcile.world import (
+    DesiredRevision,
+    Endpoints,
+    PodView,
+    RenderBlock,
+    RenderOutcome,
+    ReplicaView,
+    RevisionView,
+    ServiceView,
+    World,
+    format_time,
+)
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+UID = "11111111-2222-3333-4444-555555555555"
+
+
+class Conflict(Exception):
+    """HTTP 409 (or 404 on a precondition): the executor stops the plan and replans."""
+
+
+def fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def base_replica(name: str = "llama-pool", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": c.API_VERSION,
+        "kind": c.REPLICA_KIND,
+        "metadata": {"name": name, "namespace": "llama-demo"},
+        "spec": {"component": "engine", "modelRef": {"name": "llama-3-2-1b-instruct"}, **spec},
+    }
+
+
+@dataclass
+class SimPod:
+    obj: dict[str, Any]
+    created: datetime
+    behaviour: str
+    ready_at: datetime | None = None
+    gone_at: datetime | None = None
+
+
+@dataclass
+class Sim:
+    now: datetime = T0
+    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    ready_delay: float = 5.0
+    delete_grace: float = 3.0
+    stuck_after: float = 5.0  # a crashing container shows CrashLoopBackOff this long after start
+    image: str = "vllm:v1"  # what the "runtime" renders today
+    block: tuple[str, str] | None = None  # (reason, message) while the render is blocked
+    behaviour: dict[str, str] = field(default_factory=dict)  # image -> ok|crash|imagepull|never|unschedulable
+    replica: dict[str, Any] | None = None
+    pods: dict[str, SimPod] = field(default_factory=dict)
+    revisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    service: dict[str, Any] | None = None
+    slices: list[dict[str, Any]] = field(default_factory=list)
+    events: list[A.RecordEvent] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    _seq: int = 0
+    _rendered: dict[str, Any] = field(default_factory=dict)
+
+    # -- plumbing -----------------------------------------------------------------------------------
+    def _next(self) -> str:
+        self._seq += 1
+        return str(self._seq)
+
+    def _stamp(self, obj: dict[str, Any]) -> None:
+        obj["metadata"]["resourceVersion"] = self._next()
+
+    # -- user side ----------------------------------------------------------------------------------
+    def apply_replica(self, obj: dict[str, Any]) -> None:
+        obj = copy.deepcopy(obj)
+        meta = obj["metadata"]
+        meta.update(uid=UID, generation=1, creationTimestamp=format_time(self.now), finalizers=[])
+        obj["status"] = {}
+        self._stamp(obj)
+        self.replica = obj
+
+    def update_spec(self, **changes: Any) -> None:
+        assert self.replica is not None
+        spec = copy.deepcopy(self.replica["spec"])
+        for key, value in changes.items():
+            if value is None:
+                spec.pop(key, None)
+            else:
+                spec[key] = value
+        if spec != self.replica["spec"]:
+            self.replica["spec"] = spec
+            self.replica["metadata"]["generation"] += 1
+            self._stamp(self.replica)
+
+    def delete_replica(self) -> None:
+        assert self.replica is not None
+        if not self.replica["metadata"]["finalizers"]:
+            self.replica = None
+            return
+        self.replica["metadata"]["deletionTimestamp"] = format_time(self.now)
+        self._stamp(self.replica)
+
+    @property
+    def status(self) -> dict[str, Any]:
+        assert self.replica is not None
+        return self.replica["status"]
+
+    # -- the render (what omerender would give the executor) ----------------------------------------
+    def render(self) -> RenderOutcome:
+        assert self.replica is not None
+        if self.block is not None:
+            return RenderBlock(*self.block)
+        spec = self.replica["spec"]
+        body: dict[str, Any] = {"podSpec": {"containers": [{"name": "ome-container", "image": self.image}]}}
+        if spec.get("runners"):
+            body = {"podSpec": spec["runners"][0]["template"].get("spec", {})}
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        cc = int(self.status.get("collisionCount") or 0)
+        h = fnv32a(payload + f"|cc={cc}|".encode() + f"|uid={self.replica['metadata']['uid']}|".encode())
+        hx = f"{h:08x}"
+        return DesiredRevision(f"llama-pool-engine-{hx}", payload, hx, None, cc)
+
+    def pod_factory(self, revision: str, index: int, incarnation: int, runner: str, ordinal: int) -> dict[str, Any]:
+        # Like the executor: the render of this pass, or a stored revision (rollback).
+        data = self._rendered.get(revision) or (self.revisions.get(revision) or {}).get("data")
+        assert data is not None, f"pod for unknown revision {revision}"
+        image = data["podSpec"]["containers"][0]["image"]
+        name = f"llama-pool-engine-{index}-{runner}-{ordinal}"
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "llama-demo",
+                "labels": {
+                    c.LABEL_INFERENCESERVICE: "llama-pool",
+                    c.LABEL_COMPONENT: "engine",
+                    c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
+                    c.LABEL_INSTANCE_INDEX: str(index),
+                    c.LABEL_INSTANCE_INCARNATION: str(incarnation),
+                    c.LABEL_RUNNER: runner,
+                    c.LABEL_POD_ORDINAL: str(ordinal),
+                    c.LABEL_REVISION_HASH: revision.rsplit("-", 1)[-1],
+                },
+            },
+            "spec": {
+                "hostname": name,
+                "subdomain": "llama-pool-engine-headless",
+                "readinessGates": [{"conditionType": c.SERVING_GATE}],
+                "containers": [{"name": "ome-container", "image": image}],
+            },
+        }
+
+    # -- observe ------------------------------------------------------------------------------------
+    def observe(self) -> World:
+        assert self.replica is not None
+        render = self.render()
+        if isinstance(render, DesiredRevision):
+            self._rendered[render.name] = json.loads(render.payload)
+        return World(
+            replica=ReplicaView.from_dict(self.replica),
+            render=render,
+            now=self.now,
+            revisions=tuple(RevisionView.from_dict(r) for r in self.revisions.values()),
+            pods=tuple(PodView.from_dict(p.obj) for p in sorted(self.pods.values(), key=lambda p: p.obj["metadata"]["name"])),
+            service=ServiceView.from_dict(self.service),
+            endpoints=Endpoints.from_slices(self.slices),
+            settings=self.settings,
+            pod_factory=self.pod_factory,
+        )
+
+    # -- the API: apply one action --------------------------------------------------------------------
+    def apply(self, act: A.Action, replica_rv: str) -> None:
+        assert self.replica is not None
+        self.writes.append(type(act).__name__)
+        if isinstance(act, A.CreatePod):
+            if act.name in self.pods:
+                self.violations.append(f"create of existing pod {act.name}")
+                raise Conflict(f"pod {act.name} already exists")
+            obj = copy.deepcopy(dict(act.pod))
+            obj["metadata"].update(uid=f"pod-{self._next()}", creationTimestamp=format_time(self.now))
+            obj["metadata"]["ownerReferences"] = [{"kind": "InferenceReplica", "uid": UID, "controller": True}]
+            image = obj["spec"]["containers"][0]["image"]
+            obj["status"] = {"phase": "Pending", "conditions": []}
+            self._stamp(obj)
+            self.pods[act.name] = SimPod(obj, self.now, self.behaviour.get(image, "ok"))
+        elif isinstance(act, A.DeletePod):
+            pod = self._pod(act.name, act.uid)
+            if pod.obj["metadata"].get("deletionTimestamp"):
+                self.violations.append(f"second delete of pod {act.name} uid {act.uid}")
+                return
+            pod.obj["metadata"]["deletionTimestamp"] = format_time(self.now)
+            pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
+            self._stamp(pod.obj)
+        elif isinstance(act, A.SetServingGate):
+            pod = self._pod(act.name, act.uid)
+            if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
+                raise Conflict(f"pod {act.name} changed since it was read")
+            self._set_cond(pod.obj, c.SERVING_GATE, "True" if act.status else "False")
+            self._stamp(pod.obj)
+        elif isinstance(act, A.WriteStatus):
+            if self.replica["metadata"]["resourceVersion"] != replica_rv:
+                raise Conflict("replica changed since it was read")
+            self.replica["status"] = copy.deepcopy(dict(act.status))
+            self._stamp(self.replica)
+            replica_rv = self.replica["metadata"]["resourceVersion"]
+        elif isinstance(act, A.EnsureService):
+            if self.service is not None:
+                raise Conflict("service exists")
+            self.service = copy.deepcopy(dict(act.service))
+            self.service["metadata"]["uid"] = f"svc-{self._next()}"
+        elif isinstance(act, A.PatchService):
+            assert self.service is not None
+            for k, v in dict(act.patch.get("spec", {})).items():
+                if v is None:
+                    self.service["spec"].pop(k, None)
+                else:
+                    self.service["spec"][k] = v
+        elif isinstance(act, A.DeleteService):
+            self.service = None
+            self.slices = []
+        elif isinstance(act, A.CreateRevision):
+            if act.name in self.revisions:
+                raise Conflict(f"revision {act.name} exists")
+            obj = copy.deepcopy(dict(act.revision))
+            obj["metadata"]["creationTimestamp"] = format_time(self.now)
+            self.revisions[act.name] = obj
+        elif isinstance(act, A.DeleteRevision):
+            self.revisions.pop(act.name, None)
+        elif isinstance(act, A.AddFinalizer):
+            fins = self.replica["metadata"]["finalizers"]
+            if act.finalizer not in fins:
+                fins.append(act.finalizer)
+                self._stamp(self.replica)
+        elif isinstance(act, A.RemoveFinalizer):
+            fins = self.replica["metadata"]["finalizers"]
+            if act.finalizer in fins:
+                fins.remove(act.finalizer)
+            if not fins and self.replica["metadata"].get("deletionTimestamp"):
+                self.replica = None
+        elif isinstance(act, A.RecordEvent):
+            self.events.append(act)
+
+    def _pod(self, name: str, uid: str) -> SimPod:
+        pod = self.pods.get(name)
+        if pod is None:
+            raise Conflict(f"pod {name} not found")
+        if pod.obj["metadata"]["uid"] != uid:
+            self.violations.append(f"write to pod {name} with a stale uid {uid}")
+            raise Conflict(f"pod {name} has another uid")
+        return pod
+
+    def _set_cond(self, obj: dict[str, Any], type_: str, status: str, reason: str = "") -> bool:
+        conds = obj["status"].setdefault("conditions", [])
+        for cd in conds:
+            if cd["type"] == type_:
+                if cd["status"] == status and cd.get("reason", "") == reason:
+                    return False
+                cd.update(status=status, lastTransitionTime=format_time(self.now), reason=reason)
+                return True
+        conds.append({"type": type_, "status": status, "lastTransitionTime": format_time(self.now), "reason": reason})
+        return True
+
+    # -- kubelet, EndpointSlice controller, clock -------------------------------------------------------
+    def next_event(self) -> datetime | None:
+        times: list[datetime] = []
+        for p in self.pods.values():
+            if p.gone_at:
+                times.append(p.gone_at)
+            if p.behaviour == "ok":
+                times.append(p.created + timedelta(seconds=self.ready_delay))
+            elif p.behaviour in ("crash", "imagepull"):
+                times.append(p.created + timedelta(seconds=self.stuck_after))
+        future = [t for t in times if t > self.now]
+        return min(future) if future else None
+
+    def tick(self) -> None:
+        """Kubelet and EndpointSlice controller catch up with the clock."""
+        for name in [n for n, p in self.pods.items() if p.gone_at and self.now >= p.gone_at]:
+            del self.pods[name]
+        for p in self.pods.values():
+            self._kubelet(p)
+        self._endpoint_slices()
+
+    def _kubelet(self, p: SimPod) -> None:
+        obj, st = p.obj, p.obj["status"]
+        changed = False
+        if p.behaviour == "unschedulable":
+            changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
+        else:
+            changed |= self._set_cond(obj, "PodScheduled", "True")
+            if st.get("phase") == "Pending":
+                st["phase"] = "Running"
+                changed = True
+            age = (self.now - p.created).total_seconds()
+            cr = p.behaviour == "ok" and age >= self.ready_delay and not obj["metadata"].get("deletionTimestamp")
+            changed |= self._set_cond(obj, "ContainersReady", "True" if cr else "False")
+            waiting = None
+            if p.behaviour == "crash" and age >= self.stuck_after:
+                waiting = "CrashLoopBackOff"
+            elif p.behaviour == "imagepull" and age >= self.stuck_after:
+                waiting = "ImagePullBackOff"
+            cs = [{"name": "ome-container", "ready": cr, "restartCount": 1 if waiting == "CrashLoopBackOff" else 0,
+                   "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}]
+            if st.get("containerStatuses") != cs:
+                st["containerStatuses"] = cs
+                changed = True
+        gate = next((cd["status"] for cd in st.get("conditions", []) if cd["type"] == c.SERVING_GATE), None)
+        cr_now = any(cd["type"] == "ContainersReady" and cd["status"] == "True" for cd in st.get("conditions", []))
+        changed |= self._set_cond(obj, "Ready", "True" if cr_now and gate == "True" else "False")
+        if changed:
+            self._stamp(obj)
+
+    def _endpoint_slices(self) -> None:
+        if self.service is None:
+            self.slices = []
+            return
+        sel = self.service["spec"].get("selector", {})
+        eps = []
+        for name, p in sorted(self.pods.items()):
+            labels = p.obj["metadata"]["labels"]
+            if any(labels.get(k) != v for k, v in sel.items()) or p.obj["status"].get("phase") != "Running":
+                continue
+            ready = any(cd["type"] == "Ready" and cd["status"] == "True" for cd in p.obj["status"]["conditions"])
+            term = bool(p.obj["metadata"].get("deletionTimestamp"))
+            eps.append({"targetRef": {"kind": "Pod", "name": name},
+                        "conditions": {"ready": ready and not term, "serving": ready, "terminating": term}})
+        self.slices = [{"endpoints": eps}]
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.tick()
+
+    # -- views for tests ---------------------------------------------------------------------------------
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.status.get("instanceStatuses", [])) if self.replica else []
+
+    def condition(self, type_: str) -> dict[str, Any] | None:
+        return next((cd for cd in self.status.get("conditions", []) if cd["type"] == type_), None)
+
+    def live_pods(self) -> list[str]:
+        return sorted(n for n, p in self.pods.items() if not p.obj["metadata"].get("deletionTimestamp"))
+
+    def serving_indices(self) -> set[int]:
+        out = set()
+        for p in self.pods.values():
+            if p.obj["metadata"].get("deletionTimestamp"):
+                continue
+            conds = {cd["type"]: cd["status"] for cd in p.obj["status"].get("conditions", [])}
+            if conds.get("ContainersReady") == "True" and conds.get(c.SERVING_GATE) == "True":
+                out.add(int(p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX]))
+        return out
+
+    def gate_of(self, name: str) -> str | None:
+        p = self.pods[name]
+        return next((cd["status"] for cd in p.obj["status"]["conditions"] if cd["type"] == c.SERVING_GATE), None)
+
+    def event_reasons(self) -> list[str]:
+        return [e.event_reason for e in self.events]

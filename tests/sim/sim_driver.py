@@ -1,0 +1,157 @@
+"""Drive the planner against the simulated cluster: observe → plan → apply one by one → advance.
+
+Invariants are checked after every applied action and every clock step. A crash is "the controller
+died after applying action number k": the rest of that plan is dropped, and the next pass starts from
+the API alone (the planner keeps nothing between passes, so every pass is a fresh planner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from omerender import constants as c
+from omereconcile.actions import Plan
+from omereconcile.planner import plan
+from sim_api import Conflict, Sim
+
+
+class InvariantError(AssertionError):
+    pass
+
+
+@dataclass
+class Driver:
+    sim: Sim
+    # Lowest number of serving Instances allowed right now (None: no floor to check).
+    floor: Callable[[Sim], int | None] = lambda sim: None
+    crash_at: frozenset[int] = frozenset()  # global action numbers after which the controller dies
+    max_step: float = 5.0  # longest clock jump while idle, in seconds
+    actions_applied: int = 0
+    passes: int = 0
+    plans: list[Plan] = field(default_factory=list)
+    _prev_rows: int | None = None
+
+    # -- invariants ---------------------------------------------------------------------------------------
+    def check(self) -> None:
+        sim = self.sim
+        if sim.violations:
+            raise InvariantError("; ".join(sim.violations))
+        slots: dict[tuple[str, str, str], str] = {}
+        for name, p in sim.pods.items():
+            if p.obj["metadata"].get("deletionTimestamp"):
+                continue
+            lb = p.obj["metadata"]["labels"]
+            key = (lb[c.LABEL_INSTANCE_INDEX], lb[c.LABEL_RUNNER], lb[c.LABEL_POD_ORDINAL])
+            if key in slots:
+                raise InvariantError(f"two live pods for slot {key}: {slots[key]} and {name}")
+            slots[key] = name
+        if sim.replica is None:
+            return
+        floor = self.floor(sim)
+        if floor is not None and len(sim.serving_indices()) < floor:
+            raise InvariantError(f"serving {sorted(sim.serving_indices())} fell below the floor {floor}")
+        rows = sim.rows()
+        row_idx = {r["index"] for r in rows}
+        for name, p in sim.pods.items():
+            idx = int(p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX])
+            if idx not in row_idx and sim.status.get("instanceStatuses") is not None:
+                raise InvariantError(f"pod {name} has no Instance row (Instance lost)")
+        live_rows = sum(1 for r in rows if r["phase"] != "Deleting")
+        desired = 0 if sim.replica["metadata"].get("deletionTimestamp") else (sim.replica["spec"].get("replicas") or 1)
+        if self._prev_rows is not None and live_rows < min(desired, self._prev_rows):
+            raise InvariantError(f"Instance rows fell to {live_rows} from {self._prev_rows} ({desired} desired)")
+        self._prev_rows = live_rows
+
+    # -- the loop -------------------------------------------------------------------------------------------
+    def one_pass(self) -> Plan:
+        sim = self.sim
+        assert sim.replica is not None
+        world = sim.observe()
+        p = plan(world)
+        self.plans.append(p)
+        self.passes += 1
+        rv = sim.replica["metadata"]["resourceVersion"]
+        for act in p.actions:
+            try:
+                sim.apply(act, rv)
+            except Conflict:
+                self.check()
+                break
+            if sim.replica is not None:
+                rv = sim.replica["metadata"]["resourceVersion"]
+            self.actions_applied += 1
+            self.check()
+            if self.actions_applied in self.crash_at:
+                break  # the controller died here
+            if sim.replica is None:
+                break
+        return p
+
+    def run(self, until: Callable[[Sim], bool], *, limit: float = 3600.0, max_passes: int = 2000) -> None:
+        """Run passes until ``until(sim)`` holds at a quiet point, or fail after ``limit`` sim seconds."""
+        sim = self.sim
+        deadline = sim.now + timedelta(seconds=limit)
+        for _ in range(max_passes):
+            if sim.replica is None:
+                if until(sim):
+                    return
+                raise InvariantError("replica gone before the condition held")
+            p = self.one_pass()
+            if sim.replica is None:
+                continue
+            busy = any(type(a).__name__ not in ("RecordEvent",) for a in p.actions)
+            if busy or p.requeue_after == 0.0:
+                sim.advance(0.5)  # controllers and kubelet catch up between passes
+            else:
+                if until(sim):
+                    return
+                step = self.max_step
+                if p.requeue_after is not None:
+                    step = min(step, max(p.requeue_after, 0.5))
+                nxt = sim.next_event()
+                if nxt is not None:
+                    step = min(step, max((nxt - sim.now).total_seconds(), 0.5))
+                sim.advance(step)
+            self.check()
+            if sim.now > deadline:
+                break
+        raise InvariantError(f"did not converge: {self.describe()}")
+
+    def settle(self, until: Callable[[Sim], bool], **kw: float) -> None:
+        self.run(until, **kw)
+
+    def describe(self) -> str:
+        sim = self.sim
+        if sim.replica is None:
+            return "replica deleted"
+        ready = sim.condition("Ready") or {}
+        rows = [(r["index"], r["phase"], r.get("runningRevision"), (r.get("operation") or {}).get("step")) for r in sim.rows()]
+        return f"t={sim.now} pods={sim.live_pods()} rows={rows} Ready={ready.get('reason')}:{ready.get('message')}"
+
+
+def ready(sim: Sim) -> bool:
+    cond = sim.condition("Ready") if sim.replica else None
+    return cond is not None and cond["status"] == "True" and cond["reason"] in ("AllInstancesReady", "Staged")
+
+
+def converged(sim: Sim) -> bool:
+    """Ready, every Instance on the update revision, and nothing left in flight."""
+    if not ready(sim):
+        return False
+    st = sim.status
+    return all(r.get("operation") is None for r in sim.rows()) and st.get("currentRevision") == st.get("updateRevision")
+
+
+def end_state(sim: Sim) -> tuple[object, ...]:
+    """What a converged replica looks like, for comparing runs with and without crashes."""
+    rows = tuple(
+        (r["index"], r["incarnation"], r["phase"], r.get("runningRevision"), r.get("activeOrdinal"))
+        for r in sim.rows()
+    )
+    return (tuple(sim.live_pods()), rows, sim.status.get("currentRevision"))
+
+
+def names(items: Iterable[object]) -> list[str]:
+    return [type(i).__name__ for i in items]
