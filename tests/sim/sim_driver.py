@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from omerender import constants as c
 from omereconcile.actions import Plan
@@ -32,12 +32,16 @@ class Driver:
     passes: int = 0
     plans: list[Plan] = field(default_factory=list)
     _prev_rows: int | None = None
+    log: list[tuple[datetime, object]] = field(default_factory=list)  # (time, applied action)
+    extra_checks: list[Callable[[Sim], None]] = field(default_factory=list)
 
     # -- invariants ---------------------------------------------------------------------------------------
     def check(self) -> None:
         sim = self.sim
         if sim.violations:
             raise InvariantError("; ".join(sim.violations))
+        for extra in self.extra_checks:
+            extra(sim)
         slots: dict[tuple[str, str, str], str] = {}
         for name, p in sim.pods.items():
             if p.obj["metadata"].get("deletionTimestamp"):
@@ -81,6 +85,7 @@ class Driver:
                 break
             if sim.replica is not None:
                 rv = sim.replica["metadata"]["resourceVersion"]
+            self.log.append((sim.now, act))
             self.actions_applied += 1
             self.check()
             if self.actions_applied in self.crash_at:
@@ -155,3 +160,7 @@ def end_state(sim: Sim) -> tuple[object, ...]:
 
 def names(items: Iterable[object]) -> list[str]:
     return [type(i).__name__ for i in items]
+
+
+def applied(driver: Driver, kind: str) -> list[tuple[datetime, object]]:
+    return [(t, a) for t, a in driver.log if type(a).__name__ == kind]
