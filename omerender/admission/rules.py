@@ -229,7 +229,7 @@ def _is_controller(ctx: _Ctx) -> bool:
 
 
 def _spec_view(replica: InferenceReplica) -> dict[str, Any]:
-    # The typed view, as Go compares decoded structs: unknown fields are not part of it, unset equals null.
+    # Compared as decoded objects, as Go's DeepEqual on the typed spec: defaults filled in, null equals unset.
     return replica.spec.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
