@@ -301,8 +301,13 @@ def _step_surge(
                 out.gate(old, False, f"replacement {surge_name} serves and is Available: drain {old_name}")
             return row
         live_surge = surge if surge is not None and not surge.terminating and not surge.ended else None
-        row = _unschedulable(ctx, row, live_surge, out)
-        failed = _check_failure(ctx, row, live_surge, surge_name, out, retry)
+        row, no_room = _unschedulable(ctx, row, live_surge, out)
+        if no_room:
+            grace = format_go_duration(ctx.world.settings.unschedulable_grace_period)
+            msg = f"pod {surge_name} unschedulable for longer than {grace}"
+            failed: Row | None = _fail(ctx, row, surge_name, None, "Unschedulable", msg, out, retry)
+        else:
+            failed = _check_failure(ctx, row, live_surge, surge_name, out, retry)
         if failed is None:
             return row
         if live_surge is not None:
@@ -330,23 +335,26 @@ def _step_surge(
     return _complete(ctx, row, op.target_revision, slot)
 
 
-def _unschedulable(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> Row:
-    """While the surge pod cannot schedule, the clock is parked (01 §4.6); past the grace, it fails."""
+def _unschedulable(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[Row, bool]:
+    """While the surge pod cannot schedule the clock is parked (01 §4.6); past the grace it fails.
+
+    Returns the row and whether the grace period is over.
+    """
     op = row.operation
     assert op is not None
     since = pod.unschedulable_since if pod is not None else None
     grace = ctx.world.settings.unschedulable_grace_period
     if since is None:
         if op.waiting == "Unschedulable":
-            return replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
-        return row
+            op = replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now))
+            return replace(row, operation=op), False
+        return row, False
     if op.waiting != "Unschedulable":
-        op = replace(op, waiting="Unschedulable", deadline=None)
+        row = replace(row, operation=replace(op, waiting="Unschedulable", deadline=None))
     if ctx.now - since >= grace:
-        op = replace(op, deadline=ctx.now)  # fails just below with ProgressDeadlineExceeded
-    else:
-        out.wake(since + grace)
-    return replace(row, operation=op)
+        return row, True
+    out.wake(since + grace)
+    return row, False
 
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:

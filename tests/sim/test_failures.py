@@ -1,0 +1,195 @@
+"""Failures, retries, recycling, render blocks and teardown."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sim_api import Sim, base_replica
+from sim_driver import Driver, applied, converged, ready
+
+from omerender import constants as c
+from omereconcile.settings import OperatorSettings
+
+
+def _rolled(sim: Sim, rev: str) -> bool:
+    return converged(sim) and sim.status["currentRevision"] == rev
+
+
+def _warnings(sim: Sim, reason: str) -> list[str]:
+    return [e.message for e in sim.events if e.event_reason == reason and e.type == "Warning"]
+
+
+def test_crashlooping_surge_fails_old_keeps_serving_then_held_then_fixed(sim: Sim, driver: Driver) -> None:
+    driver.run(converged)
+    driver.floor = lambda s: 1
+    sim.behaviour["vllm:v2"] = "crash"
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: s.rows()[0]["phase"] == "Failed")
+    row = sim.rows()[0]
+    assert row["lastFailure"]["reason"] == "CrashLoopBackOff"
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"] or "llama-pool-engine-0-default-1" not in sim.live_pods()
+    msg = _warnings(sim, "InstanceFailed")[0]
+    assert msg == (
+        'InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed '
+        '(pod="llama-pool-engine-0-default-1"): CrashLoopBackOff'
+    )
+    assert sim.condition("Ready")["reason"] == "InstanceFailed"  # type: ignore[index]
+    assert sim.condition("Ready")["message"] == "At least one Instance has Phase=Failed"  # type: ignore[index]
+    stalled = sim.condition("RolloutStalled")
+    assert stalled is not None and stalled["status"] == "True"
+    assert stalled["message"] == f"1/1 Instance(s) failing rollout to {v2} (CrashLoopBackOff x1)"
+    # Retries with backoff (1 min, then 2 min), then the revision is held.
+    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
+    starts = [t for t, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
+    assert len(starts) == 3
+    gaps = [(b - a).total_seconds() for a, b in zip(starts, starts[1:], strict=False)]
+    assert 59 <= gaps[0] - 60 < 75 and 119 <= gaps[1] - 60 < 135, gaps  # 60s grace + backoff
+    assert len(_warnings(sim, "RetryHeld")) == 1
+    assert 1 in sim.serving_indices() or 0 in sim.serving_indices()
+    # Lesson 1: a fixed revision rolls with no manual step.
+    sim.image = "vllm:v3"
+    v3 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: _rolled(s, v3))
+    assert sim.rows()[0]["lastFailure"]["reason"] == "CrashLoopBackOff"  # survives recovery
+
+
+def test_broken_first_revision_replaced_by_fixed_one_single_replica() -> None:
+    """Lessons 1 and 2: replicas=1, v1 never becomes ready (image pull), v2 fixes it."""
+    sim = Sim()
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "imagepull"
+    driver = Driver(sim)
+    driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed")
+    assert sim.rows()[0]["lastFailure"]["reason"] == "ImagePullBackOff"
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: _rolled(s, v2))
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
+
+
+def test_never_ready_past_instance_ready_timeout_fails_with_deadline() -> None:
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "never"
+    driver = Driver(sim)
+    driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed")
+    assert sim.rows()[0]["lastFailure"]["reason"] == "ProgressDeadlineExceeded"
+    assert (sim.condition("InstanceReadyTimeoutUnconfigured") or {}).get("status") == "False"
+
+
+def test_unconfigured_ready_timeout_condition_and_one_warning(sim: Sim, driver: Driver) -> None:
+    driver.run(converged)
+    cond = sim.condition("InstanceReadyTimeoutUnconfigured")
+    assert cond is not None and cond["status"] == "True"
+    assert len(_warnings(sim, "InstanceReadyTimeoutUnconfigured")) == 1
+
+
+def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
+    driver.one_pass()  # finalizer
+    sim.advance(0.5)
+    driver.one_pass()  # revision, service, status, create
+    pod = sim.pods["llama-pool-engine-0-default-0"]
+    pod.obj["status"]["phase"] = "Failed"
+    pod.behaviour = "ended"
+    driver.run(converged)
+    msgs = _warnings(sim, "TerminalPodRecycled")
+    assert msgs == [
+        "OMENative component=engine instance=0 deleted terminal pod(s) llama-pool-engine-0-default-0 (Failed) "
+        "for recreate (Create recycle 1)"
+    ]
+
+
+def test_unschedulable_surge_keeps_old_serving_and_retries_bounded() -> None:
+    """Lesson 13: no room to surge → explicit wait, old pod serves, failure after the grace, bounded retry."""
+    sim = Sim(settings=OperatorSettings(unschedulable_grace_period=timedelta(minutes=2)))
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(converged)
+    driver.floor = lambda s: 1
+    sim.behaviour["vllm:v2"] = "unschedulable"
+    sim.image = "vllm:v2"
+    driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
+    driver.run(lambda s: s.rows()[0]["phase"] == "Failed")
+    assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
+    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=3600)
+    assert sim.serving_indices() == {0}
+
+
+def test_render_block_sets_ready_false_warns_once_and_renders_when_fixed() -> None:
+    sim = Sim()
+    sim.apply_replica(base_replica())
+    msg = 'ClusterBaseModel "llama-3-2-1b-instruct" not found'
+    sim.block = ("ModelNotFound", msg)
+    driver = Driver(sim)
+    for _ in range(5):
+        driver.one_pass()
+        sim.advance(5)
+    cond = sim.condition("Ready")
+    assert cond is not None and (cond["status"], cond["reason"], cond["message"]) == ("False", "ModelNotFound", msg)
+    assert _warnings(sim, "ModelNotFound") == [msg]
+    assert sim.pods == {} and sim.revisions == {}
+    sim.block = None
+    driver.run(converged)
+
+
+def test_render_block_leaves_existing_pods_alone(sim: Sim, driver: Driver) -> None:
+    driver.run(converged)
+    writes = len(driver.log)
+    sim.block = ("RuntimeNotFound", 'ClusterServingRuntime "x" not found')
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(5)
+    kinds = {type(a).__name__ for _, a in driver.log[writes:]}
+    assert kinds == {"WriteStatus", "RecordEvent"}
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
+    # A changed block warns again.
+    sim.block = ("RuntimeDisabled", 'ClusterServingRuntime "x" is disabled')
+    driver.one_pass()
+    assert [e.event_reason for e in sim.events[-1:]] == ["RuntimeDisabled"]
+
+
+def test_deletion_drains_every_instance_then_lifts_the_finalizer(sim: Sim, driver: Driver) -> None:
+    sim.update_spec(replicas=2)
+    driver.run(lambda s: converged(s) and s.status["readyReplicas"] == 2)
+    sim.delete_replica()
+    driver.run(lambda s: s.replica is None)
+    gate_off = {a.name for _, a in applied(driver, "SetServingGate") if not a.status}  # type: ignore[attr-defined]
+    deleted = [(t, a.name) for t, a in applied(driver, "DeletePod")]  # type: ignore[attr-defined]
+    assert {n for _, n in deleted} == gate_off == {"llama-pool-engine-0-default-0", "llama-pool-engine-1-default-0"}
+    blocked = _warnings(sim, "TeardownBlocked")
+    assert blocked and blocked[0] == (
+        'teardown blocked: 2 owned pod(s) and 0 owned PodGroup(s) remain (selector: parent="llama-pool", '
+        'component="engine"); finalizer ome.io/ir-teardown holds until cleanup completes (no '
+        "lifecycle.teardown.deadline configured); manual escape: kubectl patch inferencereplica llama-pool "
+        """-n llama-demo --type=merge -p '{"metadata":{"finalizers":null}}'"""
+    )
+    kinds = [type(a).__name__ for _, a in driver.log]
+    assert kinds.index("DeleteService") < kinds.index("RemoveFinalizer")
+    assert sim.service is None and sim.pods == {}
+
+
+def test_teardown_deadline_releases_the_finalizer() -> None:
+    sim = Sim(settings=OperatorSettings(teardown_deadline=timedelta(minutes=1)), delete_grace=3600)
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(converged)
+    sim.delete_replica()
+    driver.run(lambda s: s.replica is None, limit=600)
+    assert len(_warnings(sim, "TeardownDeadlineExceeded")) == 1
+
+
+def test_finalizer_is_added_before_any_other_work(sim: Sim, driver: Driver) -> None:
+    first = driver.one_pass()
+    assert [type(a).__name__ for a in first.actions] == ["AddFinalizer"]
+    assert c.TEARDOWN_FINALIZER in sim.replica["metadata"]["finalizers"]  # type: ignore[index]
+
+
+def test_ready_condition_during_scale_up_is_replica_count_mismatch(sim: Sim, driver: Driver) -> None:
+    driver.run(converged)
+    sim.update_spec(replicas=2)
+    driver.one_pass()
+    cond = sim.condition("Ready")
+    assert cond is not None and cond["reason"] == "ReplicaCountMismatch"
+    assert cond["message"] == "1/2 Instances serving, need 2 (no rollout in flight)"
+    assert ready(sim) is False
