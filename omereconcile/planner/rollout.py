@@ -197,7 +197,11 @@ def _start_updates(
         )
     else:
         budget, kind = ctx.max_unavailable, "unavailability"
-        live_serving = sum(1 for r in rows if r.phase != R.DELETING and serving[r.index])
+        # An Instance whose update is journaled is already spent, even if its pod still serves
+        # (the controller may have died between the status write and the gate write).
+        live_serving = sum(
+            1 for r in rows if r.phase != R.DELETING and serving[r.index] and r not in in_flight
+        )
     for r in order:
         state, when = retry.gate(ctx.target, ctx.now)
         if state is not None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omerender import constants as c
 from omereconcile import actions as A
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
@@ -29,6 +28,7 @@ from omereconcile.world import (
     World,
     format_time,
 )
+from omerender import constants as c
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 UID = "11111111-2222-3333-4444-555555555555"
@@ -142,7 +142,9 @@ class Sim:
         hx = f"{h:08x}"
         return DesiredRevision(f"llama-pool-engine-{hx}", payload, hx, None, cc)
 
-    def pod_factory(self, revision: str, index: int, incarnation: int, runner: str, ordinal: int) -> dict[str, Any]:
+    def pod_factory(
+        self, revision: str, index: int, incarnation: int, runner: str, ordinal: int
+    ) -> dict[str, Any]:
         # Like the executor: the render of this pass, or a stored revision (rollback).
         data = self._rendered.get(revision) or (self.revisions.get(revision) or {}).get("data")
         assert data is not None, f"pod for unknown revision {revision}"
@@ -184,7 +186,10 @@ class Sim:
             render=render,
             now=self.now,
             revisions=tuple(RevisionView.from_dict(r) for r in self.revisions.values()),
-            pods=tuple(PodView.from_dict(p.obj) for p in sorted(self.pods.values(), key=lambda p: p.obj["metadata"]["name"])),
+            pods=tuple(
+                PodView.from_dict(p.obj)
+                for p in sorted(self.pods.values(), key=lambda p: p.obj["metadata"]["name"])
+            ),
             service=ServiceView.from_dict(self.service),
             endpoints=Endpoints.from_slices(self.slices),
             settings=self.settings,
@@ -201,7 +206,9 @@ class Sim:
                 raise Conflict(f"pod {act.name} already exists")
             obj = copy.deepcopy(dict(act.pod))
             obj["metadata"].update(uid=f"pod-{self._next()}", creationTimestamp=format_time(self.now))
-            obj["metadata"]["ownerReferences"] = [{"kind": "InferenceReplica", "uid": UID, "controller": True}]
+            obj["metadata"]["ownerReferences"] = [
+                {"kind": "InferenceReplica", "uid": UID, "controller": True}
+            ]
             image = obj["spec"]["containers"][0]["image"]
             obj["status"] = {"phase": "Pending", "conditions": []}
             self._stamp(obj)
@@ -280,7 +287,9 @@ class Sim:
                     return False
                 cd.update(status=status, lastTransitionTime=format_time(self.now), reason=reason)
                 return True
-        conds.append({"type": type_, "status": status, "lastTransitionTime": format_time(self.now), "reason": reason})
+        conds.append(
+            {"type": type_, "status": status, "lastTransitionTime": format_time(self.now), "reason": reason}
+        )
         return True
 
     # -- kubelet, EndpointSlice controller, clock -------------------------------------------------------
@@ -315,20 +324,32 @@ class Sim:
                 st["phase"] = "Running"
                 changed = True
             age = (self.now - p.created).total_seconds()
-            cr = p.behaviour == "ok" and age >= self.ready_delay and not obj["metadata"].get("deletionTimestamp")
+            cr = (
+                p.behaviour == "ok"
+                and age >= self.ready_delay
+                and not obj["metadata"].get("deletionTimestamp")
+            )
             changed |= self._set_cond(obj, "ContainersReady", "True" if cr else "False")
             waiting = None
             if p.behaviour == "crash" and age >= self.stuck_after:
                 waiting = "CrashLoopBackOff"
             elif p.behaviour == "imagepull" and age >= self.stuck_after:
                 waiting = "ImagePullBackOff"
-            cs = [{"name": "ome-container", "ready": cr, "restartCount": 1 if waiting == "CrashLoopBackOff" else 0,
-                   "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}]
+            cs = [
+                {
+                    "name": "ome-container",
+                    "ready": cr,
+                    "restartCount": 1 if waiting == "CrashLoopBackOff" else 0,
+                    "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}},
+                }
+            ]
             if st.get("containerStatuses") != cs:
                 st["containerStatuses"] = cs
                 changed = True
         gate = next((cd["status"] for cd in st.get("conditions", []) if cd["type"] == c.SERVING_GATE), None)
-        cr_now = any(cd["type"] == "ContainersReady" and cd["status"] == "True" for cd in st.get("conditions", []))
+        cr_now = any(
+            cd["type"] == "ContainersReady" and cd["status"] == "True" for cd in st.get("conditions", [])
+        )
         changed |= self._set_cond(obj, "Ready", "True" if cr_now and gate == "True" else "False")
         if changed:
             self._stamp(obj)
@@ -343,10 +364,16 @@ class Sim:
             labels = p.obj["metadata"]["labels"]
             if any(labels.get(k) != v for k, v in sel.items()) or p.obj["status"].get("phase") != "Running":
                 continue
-            ready = any(cd["type"] == "Ready" and cd["status"] == "True" for cd in p.obj["status"]["conditions"])
+            ready = any(
+                cd["type"] == "Ready" and cd["status"] == "True" for cd in p.obj["status"]["conditions"]
+            )
             term = bool(p.obj["metadata"].get("deletionTimestamp"))
-            eps.append({"targetRef": {"kind": "Pod", "name": name},
-                        "conditions": {"ready": ready and not term, "serving": ready, "terminating": term}})
+            eps.append(
+                {
+                    "targetRef": {"kind": "Pod", "name": name},
+                    "conditions": {"ready": ready and not term, "serving": ready, "terminating": term},
+                }
+            )
         self.slices = [{"endpoints": eps}]
 
     def advance(self, seconds: float) -> None:
@@ -375,7 +402,9 @@ class Sim:
 
     def gate_of(self, name: str) -> str | None:
         p = self.pods[name]
-        return next((cd["status"] for cd in p.obj["status"]["conditions"] if cd["type"] == c.SERVING_GATE), None)
+        return next(
+            (cd["status"] for cd in p.obj["status"]["conditions"] if cd["type"] == c.SERVING_GATE), None
+        )
 
     def event_reasons(self) -> list[str]:
         return [e.event_reason for e in self.events]

@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from omerender import constants as c
+from sim_api import Conflict, Sim
+
 from omereconcile.actions import Plan
 from omereconcile.planner import plan
-from sim_api import Conflict, Sim
+from omerender import constants as c
 
 
 class InvariantError(AssertionError):
@@ -63,9 +64,15 @@ class Driver:
             if idx not in row_idx and sim.status.get("instanceStatuses") is not None:
                 raise InvariantError(f"pod {name} has no Instance row (Instance lost)")
         live_rows = sum(1 for r in rows if r["phase"] != "Deleting")
-        desired = 0 if sim.replica["metadata"].get("deletionTimestamp") else (sim.replica["spec"].get("replicas") or 1)
+        desired = (
+            0
+            if sim.replica["metadata"].get("deletionTimestamp")
+            else (sim.replica["spec"].get("replicas") or 1)
+        )
         if self._prev_rows is not None and live_rows < min(desired, self._prev_rows):
-            raise InvariantError(f"Instance rows fell to {live_rows} from {self._prev_rows} ({desired} desired)")
+            raise InvariantError(
+                f"Instance rows fell to {live_rows} from {self._prev_rows} ({desired} desired)"
+            )
         self._prev_rows = live_rows
 
     # -- the loop -------------------------------------------------------------------------------------------
@@ -132,7 +139,10 @@ class Driver:
         if sim.replica is None:
             return "replica deleted"
         ready = sim.condition("Ready") or {}
-        rows = [(r["index"], r["phase"], r.get("runningRevision"), (r.get("operation") or {}).get("step")) for r in sim.rows()]
+        rows = [
+            (r["index"], r["phase"], r.get("runningRevision"), (r.get("operation") or {}).get("step"))
+            for r in sim.rows()
+        ]
         return f"t={sim.now} pods={sim.live_pods()} rows={rows} Ready={ready.get('reason')}:{ready.get('message')}"
 
 
@@ -146,7 +156,9 @@ def converged(sim: Sim) -> bool:
     if not ready(sim):
         return False
     st = sim.status
-    return all(r.get("operation") is None for r in sim.rows()) and st.get("currentRevision") == st.get("updateRevision")
+    return all(r.get("operation") is None for r in sim.rows()) and st.get("currentRevision") == st.get(
+        "updateRevision"
+    )
 
 
 def end_state(sim: Sim) -> tuple[object, ...]:

@@ -36,7 +36,8 @@ def test_runtime_change_rolls_instance_0_to_the_other_slot(sim: Sim, driver: Dri
     deletes = applied(driver, "DeletePod")
     assert [a.name for _, a in gate_off] == [a.name for _, a in deletes] == ["llama-pool-engine-0-default-0"]  # type: ignore[attr-defined]
     assert creates[-1][0] < gate_off[0][0] <= deletes[0][0]
-    assert "RecreateUpdateStarted" in sim.event_reasons() and "RecreateUpdateCompleted" in sim.event_reasons()
+    assert "RecreateUpdateStarted" in sim.event_reasons()
+    assert "RecreateUpdateCompleted" in sim.event_reasons()
     # A second roll goes back to slot 0.
     v3 = _new_revision(sim, "vllm:v3")
     driver.run(lambda s: _rolled(s, v3))
@@ -48,7 +49,9 @@ def test_rolling_update_reports_rollout_in_progress(sim: Sim, driver: Driver) ->
     v2 = _new_revision(sim)
     driver.one_pass()
     cond = sim.condition("Ready")
-    assert cond is not None and cond["status"] == "Unknown" and cond["reason"] == "RolloutInProgress"
+    assert cond is not None
+    assert cond["status"] == "Unknown"
+    assert cond["reason"] == "RolloutInProgress"
     assert cond["message"] == f"Rolling out {v2} (0/1 Instances on target)"
 
 
@@ -112,7 +115,11 @@ def test_rollback_to_a_stored_revision_and_forward_again(sim: Sim, driver: Drive
     v2 = _new_revision(sim)
     driver.run(lambda s: _rolled(s, v2))
     sim.update_spec(pacing={"rollbackToRevision": v1})
-    driver.run(lambda s: ready(s) and s.status["currentRevision"] == v1 and not any(r.get("operation") for r in s.rows()))
+    driver.run(
+        lambda s: (
+            ready(s) and s.status["currentRevision"] == v1 and not any(r.get("operation") for r in s.rows())
+        )
+    )
     assert sim.rows()[0]["runningRevision"] == v1
     assert sim.status["updateRevision"] == v2  # still reports the spec's own revision
     pod = sim.pods[sim.live_pods()[0]]
@@ -127,7 +134,8 @@ def test_rollback_to_a_missing_revision_rolls_to_spec_and_warns(sim: Sim, driver
     sim.update_spec(pacing={"rollbackToRevision": "llama-pool-engine-deadbeef"})
     driver.run(lambda s: _rolled(s, v2))
     warnings = [e for e in sim.events if e.event_reason == "RollbackRevisionNotFound"]
-    assert len(warnings) == 1 and warnings[0].type == "Warning"
+    assert len(warnings) == 1
+    assert warnings[0].type == "Warning"
     assert "llama-pool-engine-deadbeef" in warnings[0].message
 
 
@@ -152,7 +160,8 @@ def test_pause_mid_rollout_parks_and_resumes(sim: Sim, driver: Driver) -> None:
     sim.update_spec(paused=True)
     driver.one_pass()
     op = sim.rows()[0]["operation"]
-    assert op["waiting"] == "Paused" and "deadline" not in op
+    assert op["waiting"] == "Paused"
+    assert "deadline" not in op
     before = list(sim.live_pods())
     for _ in range(5):
         sim.advance(5)
@@ -186,7 +195,9 @@ def test_min_ready_seconds_paces_the_drain_exactly(sim: Sim, driver: Driver) -> 
     _new_revision(sim)
     driver.run(lambda s: any(not a.status for _, a in applied(driver, "SetServingGate")))  # type: ignore[attr-defined]
     new = sim.pods["llama-pool-engine-0-default-1"]
-    ready_at = next(cd for cd in new.obj["status"]["conditions"] if cd["type"] == "Ready")["lastTransitionTime"]
+    ready_at = next(cd for cd in new.obj["status"]["conditions"] if cd["type"] == "Ready")[
+        "lastTransitionTime"
+    ]
     off_at = next(t for t, a in applied(driver, "SetServingGate") if not a.status)  # type: ignore[attr-defined]
     from omereconcile.world import parse_time
 

@@ -12,12 +12,17 @@ def test_step1_one_instance_ready_and_serving(sim: Sim, driver: Driver) -> None:
     driver.run(converged)
     assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
     assert sim.gate_of("llama-pool-engine-0-default-0") == "True"
-    assert sim.service is not None and sim.service["metadata"]["name"] == "llama-pool-engine-headless"
-    assert sim.service["spec"]["clusterIP"] == "None" and sim.service["spec"]["publishNotReadyAddresses"] is True
+    assert sim.service is not None
+    assert sim.service["metadata"]["name"] == "llama-pool-engine-headless"
+    assert sim.service["spec"]["clusterIP"] == "None"
+    assert sim.service["spec"]["publishNotReadyAddresses"] is True
     assert c.TEARDOWN_FINALIZER in sim.replica["metadata"]["finalizers"]  # type: ignore[index]
     st = sim.status
     assert st["replicas"] == st["readyReplicas"] == st["availableReplicas"] == st["servingReplicas"] == 1
-    assert st["labelSelector"] == "component=engine,ome.io/inferenceservice=llama-pool,ome.io/managed-by=OMENative"
+    assert (
+        st["labelSelector"]
+        == "component=engine,ome.io/inferenceservice=llama-pool,ome.io/managed-by=OMENative"
+    )
     assert st["observedGeneration"] == 1
     assert st["currentRevision"] == st["updateRevision"]
     assert sim.condition("Ready")["reason"] == "AllInstancesReady"  # type: ignore[index]
@@ -63,9 +68,15 @@ def test_scale_down_keeps_ready_lowest_and_drains_first(sim: Sim, driver: Driver
     # Every delete of a scale-down is preceded by the gate going False on that pod.
     driver.run(until)
     deletes = [a for p in driver.plans for a in p.actions if type(a).__name__ == "DeletePod"]
-    gates = [a for p in driver.plans for a in p.actions if type(a).__name__ == "SetServingGate" and not a.status]  # type: ignore[attr-defined]
-    assert {d.name for d in deletes} == {g.name for g in gates} == {  # type: ignore[attr-defined]
-        "llama-pool-engine-1-default-0",
-        "llama-pool-engine-2-default-0",
-    }
+    gates = [
+        a for p in driver.plans for a in p.actions if type(a).__name__ == "SetServingGate" and not a.status
+    ]  # type: ignore[attr-defined]
+    assert (
+        {d.name for d in deletes}
+        == {g.name for g in gates}
+        == {  # type: ignore[attr-defined]
+            "llama-pool-engine-1-default-0",
+            "llama-pool-engine-2-default-0",
+        }
+    )
     del seen_gate_false
