@@ -513,8 +513,6 @@ class ControlPlane:
                 f"--service-account-private-key-file={self._sa_key_path}",
                 "--use-service-account-credentials=false",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
-                # Fast GC of terminated pods is not wanted: tests inspect them.
-                "--concurrent-gc-syncs=5",
             ],
         )
         self._wait_healthy(proc, f"https://127.0.0.1:{port}/healthz", self._insecure_ssl_context())

@@ -303,3 +303,39 @@ def _try_create(cluster: Cluster, namespace: str, body: dict[str, Any]) -> bool:
     except ApiException:
         return False
     return True
+
+
+def test_service_account_kubeconfig_is_bound_by_rbac(cluster: Cluster, namespace: str) -> None:
+    kc = cluster.cp.service_account_kubeconfig(namespace, "reconciler")
+    who = cluster.cp.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}", kubeconfig=kc)
+    assert who.stdout.strip() == f"system:serviceaccount:{namespace}:reconciler"
+    denied = cluster.cp.kubectl("get", "pods", "-n", namespace, kubeconfig=kc, check=False)
+    assert denied.returncode != 0
+    assert "forbidden" in denied.stderr
+
+    rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace
+    cluster.raw.post(
+        f"{rbac}/roles",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "pod-reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}],
+        },
+    )
+    cluster.raw.post(
+        f"{rbac}/rolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "reconciler-pod-reader"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "reconciler", "namespace": namespace}],
+        },
+    )
+    wait_for(
+        "RBAC to admit the ServiceAccount",
+        lambda: (
+            cluster.cp.kubectl("get", "pods", "-n", namespace, kubeconfig=kc, check=False).returncode == 0
+        ),
+    )
