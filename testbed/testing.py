@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
+from testbed.assets import build
 from testbed.controlplane import ControlPlane
 from testbed.kubelet import FakeKubelet
 from testbed.rawkube import RawKube
@@ -37,3 +40,24 @@ def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 30.0, inter
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+@contextlib.contextmanager
+def running_cluster(
+    run_dir: Path | None = None, *, nodes: int = 4, **kubelet_options: Any
+) -> Iterator[Cluster]:
+    """Build (or reuse) the binaries, start a control plane and the fake kubelet, stop both on exit.
+
+    Build failures raise testbed.BuildError: a pytest fixture using this errors instead of skipping.
+    """
+    cp = ControlPlane(assets_dir=build(), run_dir=run_dir)
+    cp.start()
+    kubelet: FakeKubelet | None = None
+    try:
+        kubelet = FakeKubelet(cp.api_client(), nodes=nodes, **kubelet_options)
+        kubelet.start()
+        yield Cluster(cp, kubelet, cp.raw())
+    finally:
+        if kubelet is not None:
+            kubelet.stop()
+        cp.stop()

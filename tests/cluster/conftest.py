@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import ControlPlane, FakeKubelet, build
-from testbed.testing import Cluster
+from testbed.testing import Cluster, running_cluster
 
 HERE = Path(__file__).resolve().parent
 
@@ -26,17 +25,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    assets = build()  # BuildError propagates: the tests error, they are never skipped
-    cp = ControlPlane(assets_dir=assets, run_dir=tmp_path_factory.mktemp("controlplane"))
-    cp.start()
-    kubelet = FakeKubelet(cp.api_client(), nodes=4)
-    raw = cp.raw()
-    try:
-        kubelet.start()
-        yield Cluster(cp, kubelet, raw)
-    finally:
-        kubelet.stop()
-        cp.stop()
+    # Logs, certs and etcd data live in pytest's temp dir, which keeps the last few runs for post-mortems.
+    with running_cluster(tmp_path_factory.mktemp("controlplane"), nodes=4) as c:
+        yield c
 
 
 @pytest.fixture
