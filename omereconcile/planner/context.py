@@ -9,6 +9,7 @@ from omereconcile.planner.budgets import resolve_budget
 from omereconcile.settings import SettingsError, parse_go_duration
 from omereconcile.world import DesiredRevision, World
 from omerender import constants as c
+from omerender.naming import headless_service_name, pod_name
 
 __all__ = ["Ctx", "build_context", "hash_of", "headless_service_name", "pod_name"]
 
@@ -19,22 +20,6 @@ RECREATE = "RecreatePod"
 def hash_of(revision_name: str) -> str:
     """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label."""
     return revision_name.rsplit("-", 1)[-1] if revision_name else ""
-
-
-def pod_name(prefix: str, component: str, index: int, runner: str, ordinal: int) -> str:
-    return f"{prefix}-{component}-{index}-{runner}-{ordinal}"
-
-
-def headless_service_name(prefix: str, component: str) -> str:
-    name = f"{prefix}-{component}-headless"
-    if len(name) <= 63:
-        return name
-    # Our own deterministic short form (OME's exact truncation is not in the spec): keep a readable
-    # head and make it unique with 8 hex digits of FNV-32a over the full name.
-    h = 0x811C9DC5
-    for byte in name.encode():
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return f"{name[:45].rstrip('-')}-{h:08x}-headless"
 
 
 @dataclass(frozen=True, slots=True)
