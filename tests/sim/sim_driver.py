@@ -75,6 +75,39 @@ class Driver:
             )
         self._prev_rows = live_rows
 
+    def journaled(self, act: object) -> None:
+        """Every destructive step is already explained by the status in the API (03 §8 rule 26)."""
+        sim = self.sim
+        if sim.replica is None:
+            return
+        rows = {r["index"]: r for r in sim.rows()}
+        kind = type(act).__name__
+        if kind == "CreatePod":
+            labels = act.pod["metadata"]["labels"]  # type: ignore[attr-defined]
+            row = rows.get(int(labels[c.LABEL_INSTANCE_INDEX]))
+            op = (row or {}).get("operation") or {}
+            if not op or op["targetRevision"].rsplit("-", 1)[-1] != labels[c.LABEL_REVISION_HASH]:
+                raise InvariantError(f"create of {act.name} not journaled: row {row}")  # type: ignore[attr-defined]
+            if str(row["incarnation"]) != labels[c.LABEL_INSTANCE_INCARNATION]:  # type: ignore[index]
+                raise InvariantError(f"create of {act.name} at an incarnation the row does not hold")  # type: ignore[attr-defined]
+        elif kind in ("DeletePod", "SetServingGate"):
+            if kind == "SetServingGate" and act.status:  # type: ignore[attr-defined]
+                return
+            pod = sim.pods.get(act.name)  # type: ignore[attr-defined]
+            if pod is None:
+                return
+            lb = pod.obj["metadata"]["labels"]
+            row = rows.get(int(lb[c.LABEL_INSTANCE_INDEX]))
+            if row is None:
+                raise InvariantError(f"{kind} {act.name} with no Instance row")  # type: ignore[attr-defined]
+            steady_active = (
+                not row.get("operation")
+                and str(row.get("activeOrdinal", 0)) == lb[c.LABEL_POD_ORDINAL]
+                and pod.obj["status"].get("phase") not in ("Failed", "Succeeded")
+            )
+            if steady_active:
+                raise InvariantError(f"{kind} {act.name}: the serving pod of an Instance with no operation")  # type: ignore[attr-defined]
+
     # -- the loop -------------------------------------------------------------------------------------------
     def one_pass(self) -> Plan:
         sim = self.sim
@@ -85,6 +118,7 @@ class Driver:
         self.passes += 1
         rv = sim.replica["metadata"]["resourceVersion"]
         for act in p.actions:
+            self.journaled(act)
             try:
                 sim.apply(act, rv)
             except Conflict:

@@ -88,3 +88,16 @@ def test_repeated_crashes_during_recreate_rollout_and_teardown(points: set[int])
 def test_scenarios_are_not_trivial() -> None:
     assert SURGE_TOTAL > 30
     assert RECREATE_TOTAL > 30
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.sets(st.integers(1, SURGE_TOTAL), min_size=2, max_size=6))
+def test_repeated_crashes_during_surge_rollout_and_scale_down(points: set[int]) -> None:
+    _, state = _surge_scenario(frozenset(points))
+    assert state == SURGE_END

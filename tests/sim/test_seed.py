@@ -80,3 +80,15 @@ def test_scale_down_keeps_ready_lowest_and_drains_first(sim: Sim, driver: Driver
         }
     )
     del seen_gate_false
+
+
+def test_headless_service_drift_is_corrected(sim: Sim, driver: Driver) -> None:
+    driver.run(converged)
+    assert sim.service is not None
+    sim.service["spec"]["publishNotReadyAddresses"] = False
+    sim.service["spec"]["ports"] = [{"port": 80}]
+    p = driver.one_pass()
+    assert [type(a).__name__ for a in p.actions] == ["PatchService"]
+    assert sim.service["spec"]["publishNotReadyAddresses"] is True
+    assert "ports" not in sim.service["spec"]
+    assert driver.one_pass().actions == ()
