@@ -1,0 +1,55 @@
+"""Lint over a generated catalog of 200 models and 200 runtimes (with inheritance), against the cost of
+loading the same YAML, measured in the same run. Prints figures and the ratio; asserts nothing.
+
+    python benchmarks/bench_lint.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.catalog_gen import generate_yaml
+from omerender.catalog import Catalog
+from omerender.cli.kubeschema import kube_problems
+from omerender.lint import lint
+
+RUNS = 5
+
+
+def _median(fn: object, runs: int = RUNS) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    text = generate_yaml(200, 200)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    load = _median(lambda: list(yaml.load_all(text, Loader=loader)))
+    objects = list(yaml.load_all(text, Loader=loader))
+    catalog = Catalog.from_objects(objects)
+    kube_problems({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "warm"}, "template": {}})
+    report = lint(catalog, validate=kube_problems)
+    parse = _median(lambda: Catalog.from_objects(objects))
+    bare = _median(lambda: lint(catalog))
+    full = _median(lambda: lint(catalog, validate=kube_problems))
+    print(f"catalog: 200 models, 200 runtimes; {report.renders} renders, {len(report.findings)} findings")
+    print(f"load YAML ({loader.__name__}):     {load * 1000:8.1f} ms   (yardstick)")
+    print(f"parse into Catalog:           {parse * 1000:8.1f} ms   ratio {parse / load:5.2f}")
+    print(f"lint, renders only:           {bare * 1000:8.1f} ms   ratio {bare / load:5.2f}")
+    print(f"lint, renders + 1.36 schemas: {full * 1000:8.1f} ms   ratio {full / load:5.2f}")
+    print(f"total load + parse + lint:    {(load + parse + full) * 1000:8.1f} ms   (budget: under 1000 ms)")
+
+
+if __name__ == "__main__":
+    main()
