@@ -192,23 +192,37 @@ class ControlPlane:
             atexit.register(self.stop)
             self._atexit_registered = True
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            self._make_pki()
-            self._start_etcd()
-            self._start_apiserver()
-            if self.with_scheduler:
-                self._start_scheduler()
-            if self.with_controller_manager:
-                self._start_controller_manager()
-            self.install_crds()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):
+            try:
+                self._make_pki()
+                self._start_etcd()
+                self._start_apiserver()
+                if self.with_scheduler:
+                    self._start_scheduler()
+                if self.with_controller_manager:
+                    self._start_controller_manager()
+                self.install_crds()
+                break
+            except ControlPlaneError as exc:
+                self._stop_processes()
+                # free_port() cannot reserve a port; another process may grab it first. Retry on that only.
+                if "address already in use" not in str(exc) or attempt == 2:
+                    self.stop()
+                    raise
+                shutil.rmtree(self.run_dir / "etcd-data", ignore_errors=True)
+            except BaseException:
+                self.stop()
+                raise
         self.startup_seconds = time.monotonic() - t0
         return self
 
     def stop(self) -> None:
         """SIGTERM each component by its stored PID in reverse start order, SIGKILL after 10 s."""
+        self._stop_processes()
+        if self._own_run_dir and os.environ.get("TESTBED_KEEP_RUN_DIR") != "1":
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _stop_processes(self) -> None:
         while self._procs:
             proc = self._procs.pop()
             p = proc.popen
@@ -221,8 +235,6 @@ class ControlPlane:
                     with contextlib.suppress(ProcessLookupError):
                         p.kill()
                     p.wait(timeout=10)
-        if self._own_run_dir and os.environ.get("TESTBED_KEEP_RUN_DIR") != "1":
-            shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def __enter__(self) -> ControlPlane:
         return self.start()
