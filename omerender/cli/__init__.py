@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from omerender.cli import lint_cmd, render_cmd
+from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.io import InputError
 from omerender.errors import InvalidObjectError
 
@@ -24,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     render_cmd.add_parser(sub)
     lint_cmd.add_parser(sub)
+    validate_cmd.add_parser(sub)
+    diff_cmd.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,213 @@
+"""``omerender validate``: would the API server and OME's webhook accept these InferenceReplicas?
+
+Two checks per replica, offline:
+
+1. the InferenceReplica CRD's schema (what the API server rejects before any webhook runs), every
+   failing field named: ``InferenceReplica <ns>/<name>: <field>: <problem>``;
+2. OME's admission rules (:func:`omerender.admission.review`) as a CREATE, or as an UPDATE from the
+   same-named replica in ``--old``, with OME's exact messages.
+
+The catalog for the admission rules (runtimes for the piece and inheritance checks, InferenceServices
+for the name-collision check) comes from ``--objects``. An ``inferenceservice-config`` ConfigMap among
+them supplies the controller identity (its ``inferenceReplica`` key); without one the identity is "not
+configured", as on a cluster whose ConfigMap has no ``controllerIdentity`` block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omerender.admission import CODE_BAD_REQUEST, AdmissionRequest, review
+from omerender.catalog import Catalog, ControllerIdentity
+from omerender.cli.crds import crd_for
+from omerender.cli.io import InputError, load_objects
+from omerender.crdschema import validate_against_crd
+
+__all__ = ["add_parser", "run"]
+
+KIND = "InferenceReplica"
+CONFIG_MAP = "inferenceservice-config"
+_DEFAULT_USER = "omerender-validate"
+_EPILOG = """\
+output: one line per replica, "<namespace>/<name>: allowed", or every reason it is rejected (schema
+problems first, then the webhook's denial messages, verbatim).
+
+exit status: 0 every replica allowed, 1 any replica rejected, 2 bad input (unreadable file, no
+InferenceReplica found, an --old file naming a replica twice).
+
+examples:
+  omerender validate llama-pool.yaml --objects catalog/
+  omerender validate new/llama-pool.yaml --old live/llama-pool.yaml --objects catalog/
+  omerender validate replicas/ --objects catalog/ --as system:serviceaccount:ome:ome-controller-manager
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "validate",
+        help="check InferenceReplicas against the CRD schema and OME's admission webhook, offline",
+        description=(
+            "Validate every InferenceReplica in FILE(s) against the InferenceReplica CRD schema and OME's "
+            "admission rules, as a create, or as an update from the same-named replica in --old "
+            "(a replica --old does not hold is checked as a create)."
+        ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="files or folders holding InferenceReplicas")
+    p.add_argument(
+        "--objects",
+        nargs="+",
+        default=None,
+        metavar="PATH",
+        help=(
+            "files or folders with the runtimes and InferenceServices the webhook reads (and, optionally, "
+            f"the {CONFIG_MAP} ConfigMap); without it the runtime and name-collision checks are skipped"
+        ),
+    )
+    p.add_argument(
+        "--old",
+        default=None,
+        metavar="FILE",
+        help=(
+            "a file or folder with the stored replicas: each FILE replica is validated as an UPDATE from "
+            "the one with its namespace/name"
+        ),
+    )
+    p.add_argument(
+        "--as",
+        dest="username",
+        default=_DEFAULT_USER,
+        metavar="USER",
+        help=f"the requesting user (default {_DEFAULT_USER}, a user who is not OME's controller)",
+    )
+    p.add_argument(
+        "--as-group",
+        dest="groups",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="a group of the requesting user (repeatable); system:authenticated is always added",
+    )
+    p.set_defaults(func=run)
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+
+
+def _replicas(paths: Sequence[str], flag: str) -> list[dict[str, Any]]:
+    found = [obj for obj in load_objects(paths) if obj.get("kind") == KIND]
+    if not found:
+        raise InputError(f"{flag}{' '.join(paths)}: no {KIND} found; give files or folders that hold one")
+    return found
+
+
+def _identity(objects: Sequence[Mapping[str, Any]]) -> tuple[ControllerIdentity | None, str | None]:
+    """The controller identity from an ``inferenceservice-config`` ConfigMap: (identity, error)."""
+    maps = [
+        o
+        for o in objects
+        if o.get("kind") == "ConfigMap" and isinstance(o.get("metadata"), Mapping)
+        if o["metadata"].get("name") == CONFIG_MAP
+    ]
+    if len(maps) > 1:
+        raise InputError(f"--objects: {len(maps)} {CONFIG_MAP} ConfigMaps; keep the one OME reads")
+    if not maps:
+        return None, None
+    data = maps[0].get("data")
+    raw = data.get("inferenceReplica") if isinstance(data, Mapping) else None
+    if raw is None:
+        return None, None
+    try:
+        block = json.loads(str(raw))
+    except ValueError as exc:
+        return None, f"{CONFIG_MAP} inferenceReplica is not valid JSON: {exc}"
+    ident = block.get("controllerIdentity") if isinstance(block, Mapping) else None
+    if not isinstance(ident, Mapping):
+        return None, None
+    users, groups = ident.get("usernames") or [], ident.get("groups") or []
+    if not isinstance(users, list) or not isinstance(groups, list):
+        return None, f"{CONFIG_MAP} inferenceReplica.controllerIdentity: usernames and groups must be lists"
+    if not users and not groups:
+        return None, None
+    return ControllerIdentity(frozenset(map(str, users)), frozenset(map(str, groups))), None
+
+
+def _olds(path: str | None) -> dict[tuple[str, str], dict[str, Any]]:
+    if path is None:
+        return {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in _replicas([path], "--old "):
+        key = _key(obj)
+        if key in out:
+            raise InputError(f"--old: {KIND} {key[0]}/{key[1]} appears twice; keep one")
+        out[key] = obj
+    return out
+
+
+def _schema_problems(obj: Mapping[str, Any], namespace: str, name: str) -> list[str]:
+    return [
+        f"{KIND} {namespace}/{name}: {p.path}: {p.message}" for p in validate_against_crd(obj, crd_for(KIND))
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    replicas = _replicas(args.files, "")
+    olds = _olds(args.old)
+    catalog: Catalog | None = None
+    identity: ControllerIdentity | None = None
+    identity_error: str | None = None
+    if args.objects is not None:
+        objects = load_objects(args.objects)
+        identity, identity_error = _identity(objects)
+        catalog = Catalog.from_objects(objects, controller_identity=identity)
+    else:
+        print(
+            "validate: no --objects given: the runtime and name-collision checks are skipped", file=sys.stderr
+        )
+    groups = tuple(dict.fromkeys([*args.groups, "system:authenticated"]))
+
+    rejected = updates = 0
+    for obj in replicas:
+        namespace, name = _key(obj)
+        old = olds.get((namespace, name))
+        updates += old is not None
+        lines = _schema_problems(obj, namespace, name)
+        decision = review(
+            AdmissionRequest(
+                operation="UPDATE" if old is not None else "CREATE",
+                obj=obj,
+                old_obj=old,
+                username=args.username,
+                groups=groups,
+                identity=identity,
+                identity_error=identity_error,
+                namespace=namespace,
+                name=name,
+            ),
+            catalog,
+        )
+        # A replica the schema rejects also fails the webhook's decoding (400): that says it twice.
+        if not decision.allowed and not (lines and decision.code == CODE_BAD_REQUEST):
+            lines.extend(decision.messages)
+        if lines:
+            rejected += 1
+            for line in lines:
+                print(line)
+        else:
+            note = f": {decision.message}" if decision.message else ""
+            print(f"{namespace}/{name}: allowed{note}")
+    creates = len(replicas) - updates
+    print(
+        f"validate: {len(replicas)} {KIND}{'s' if len(replicas) != 1 else ''} "
+        f"({creates} as CREATE, {updates} as UPDATE from --old), {rejected} rejected",
+        file=sys.stderr,
+    )
+    return 1 if rejected else 0
