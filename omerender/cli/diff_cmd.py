@@ -133,10 +133,17 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 f"{' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
             )
-        ignored = sum(1 for o in [*before_objects, *after_objects] if o.get("kind") == KIND)
+        ignored = sorted(
+            {
+                f"{(o.get('metadata') or {}).get('namespace') or 'default'}/{(o.get('metadata') or {}).get('name')}"
+                for o in [*before_objects, *after_objects]
+                if o.get("kind") == KIND
+            }
+        )
         if ignored:
             print(
-                f"diff: {ignored} {KIND}s among --before/--after ignored: the REPLICAS given render on both sides",
+                f"diff: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
+                "the REPLICAS given render on both sides",
                 file=sys.stderr,
             )
         before, after = fixed, fixed
