@@ -36,11 +36,21 @@ import (
 
 // revisionPayload mirrors the struct OME hashes (01-contract.md §9.1).
 type revisionPayload struct {
-	PodSpec         corev1.PodSpec     `json:"podSpec"`
-	PodMeta         *metav1.ObjectMeta `json:"podMeta"`
-	WorkerPodSpec   *corev1.PodSpec    `json:"workerPodSpec,omitempty"`
-	TopologyKey     string             `json:"topologyKey,omitempty"`
-	PairingProtocol string             `json:"pairingProtocol,omitempty"`
+	PodSpec         corev1.PodSpec  `json:"podSpec"`
+	PodMeta         *podMetadata    `json:"podMeta"`
+	WorkerPodSpec   *corev1.PodSpec `json:"workerPodSpec,omitempty"`
+	TopologyKey     string          `json:"topologyKey,omitempty"`
+	PairingProtocol string          `json:"pairingProtocol,omitempty"`
+}
+
+// podMetadata is the template metadata OME hashes. It has the shape metav1.ObjectMeta
+// had before apimachinery v0.35 tagged creationTimestamp omitzero: OME's golden hashes
+// (01-contract.md §9.3) pin "creationTimestamp":null, which ObjectMeta itself no longer
+// writes at v0.36.
+type podMetadata struct {
+	CreationTimestamp metav1.Time       `json:"creationTimestamp"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
 }
 
 type input struct {
@@ -113,7 +123,7 @@ func revision(in *input) ([]byte, error) {
 	labels := leader.Labels
 	annotations := filterAnnotations(leader.Annotations, in.ExcludedAnnotationKeys)
 	if len(labels) > 0 || len(annotations) > 0 {
-		meta := &metav1.ObjectMeta{}
+		meta := &podMetadata{}
 		if len(labels) > 0 {
 			meta.Labels = labels
 		}

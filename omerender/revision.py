@@ -1,0 +1,279 @@
+"""Revision identity, exactly as OME's Go controller computes it (01-contract.md §9).
+
+- :func:`revision_payload` — the canonical bytes: Go ``json.Marshal`` of
+  ``{podSpec, podMeta, workerPodSpec, topologyKey, pairingProtocol}`` (§9.1).
+- :func:`revision_hash` — FNV-32a over the bytes, then ``|cc=N|`` and ``|uid=UID|``, ``%08x`` (§9.2).
+- :func:`revision_name`, :func:`controller_revision`, :func:`next_revision_number` (§9.4).
+- :func:`revisions_to_prune` — retention (§9.5).
+
+All pure: values in, values out.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final
+
+from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_bytes
+
+__all__ = [
+    "ALWAYS_EXCLUDED_ANNOTATIONS",
+    "MIGRATION_REQUEST_ANNOTATION_PREFIX",
+    "controller_revision",
+    "fnv32a",
+    "hashed_annotations",
+    "next_revision_number",
+    "payload_matches",
+    "revision_hash",
+    "revision_name",
+    "revision_payload",
+    "revisions_to_prune",
+]
+
+MIGRATION_REQUEST_ANNOTATION_PREFIX: Final = "ome.io/migration-request-v1-"
+ALWAYS_EXCLUDED_ANNOTATIONS: Final = frozenset(
+    {"ome.io/rollout-paused", "ome.io/rollout-promote", "ome.io/rollout-rollback"}
+)
+PAIRING_PROTOCOL_ANNOTATION: Final = "ome.io/pairing-protocol"
+
+_POD_SPEC = fragment_encoder("core/v1.PodSpec")
+_STRING_MAP = fragment_encoder("map[string]string")
+_OBJECT_META = fragment_encoder("meta/v1.ObjectMeta")
+_STRING = fragment_encoder("string")
+
+
+def _decoded_string_map(value: Any, path: tuple[str, ...]) -> dict[str, str]:
+    """A map[string]string as Go decodes it (null values become "")."""
+    if value is None:
+        return {}
+    try:
+        _STRING_MAP(value)  # validates exactly as the encoder does
+    except GoJSONError as e:
+        raise e.prepend(*path) from None
+    return {k: "" if v is None else v for k, v in value.items()}
+
+
+def hashed_annotations(annotations: Mapping[str, str], excluded_keys: Collection[str] = ()) -> dict[str, str]:
+    """The annotations that feed the hash: §9.1's filter applied to ``annotations``.
+
+    Drops ``ome.io/migration-request-v1-*``, the three rollout control annotations, and the
+    replica's ``excluded_keys`` (a projected replica's ``ome.io/revision-excluded-annotation-keys``
+    list, or a refs replica's own object annotation keys).
+    """
+    return {
+        k: v
+        for k, v in annotations.items()
+        if not k.startswith(MIGRATION_REQUEST_ANNOTATION_PREFIX)
+        and k not in ALWAYS_EXCLUDED_ANNOTATIONS
+        and k not in excluded_keys
+    }
+
+
+def _template_parts(template: Any, name: str) -> tuple[Any, Mapping[str, Any]]:
+    """(spec, metadata) of a PodTemplateSpec-shaped dict, validated as Go would decode it."""
+    if template is None:
+        return None, {}
+    if not isinstance(template, Mapping):
+        raise GoTypeError("a pod template must be an object", value=template).prepend(name)
+    meta = template.get("metadata")
+    if meta is not None:
+        try:
+            _OBJECT_META(meta)  # Go decodes the whole PodTemplateSpec: bad metadata is an error
+        except GoJSONError as e:
+            raise e.prepend(name, "metadata") from None
+    return template.get("spec"), meta or {}
+
+
+def _spec_fragment(spec: Any, name: str) -> str:
+    try:
+        return _POD_SPEC(spec)
+    except GoJSONError as e:
+        raise e.prepend(name, "spec") from None
+
+
+def revision_payload(
+    *,
+    pod_template: Mapping[str, Any],
+    worker_template: Mapping[str, Any] | None = None,
+    topology_key: str | None = None,
+    pairing_protocol: str | None = None,
+    excluded_annotation_keys: Collection[str] = (),
+) -> bytes:
+    """The canonical bytes OME hashes for a component (§9.1).
+
+    ``pod_template`` is the default (or leader) runner's ``template`` and ``worker_template``
+    the worker runner's, both PodTemplateSpec-shaped (``{"metadata": …, "spec": …}``). Only the
+    pod template's labels and annotations are hashed, after :func:`hashed_annotations`.
+    ``topology_key`` counts only with a worker template; an empty ``pairing_protocol`` is
+    omitted. Raises a :class:`~omerender.gojson.GoJSONError` subclass (with the path inside
+    ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode.
+    """
+    spec, meta = _template_parts(pod_template, "podTemplate")
+    labels = _decoded_string_map(meta.get("labels"), ("podTemplate", "metadata", "labels"))
+    annotations = hashed_annotations(
+        _decoded_string_map(meta.get("annotations"), ("podTemplate", "metadata", "annotations")),
+        excluded_annotation_keys,
+    )
+    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate"), ',"podMeta":']
+    if labels or annotations:
+        out.append('{"creationTimestamp":null')
+        if labels:
+            out += (',"labels":', _STRING_MAP(labels))
+        if annotations:
+            out += (',"annotations":', _STRING_MAP(annotations))
+        out.append("}")
+    else:
+        out.append("null")
+    if worker_template is not None:
+        worker_spec, _ = _template_parts(worker_template, "workerTemplate")
+        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate"))
+        if topology_key:
+            out += (',"topologyKey":', _STRING(topology_key))
+    if pairing_protocol:
+        out += (',"pairingProtocol":', _STRING(pairing_protocol))
+    out.append("}")
+    return to_bytes("".join(out))
+
+
+_FNV_OFFSET: Final = 0x811C9DC5
+_FNV_PRIME: Final = 0x01000193
+_MASK32: Final = 0xFFFFFFFF
+_EIGHT: Final = struct.Struct("8B")
+
+
+def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``)."""
+    p = _FNV_PRIME
+    n8 = len(data) - len(data) % 8
+    # Eight bytes per step; the mask once per step is enough, since XOR with a byte and
+    # multiplication both commute with reduction modulo 2**32.
+    for a, b, c, d, e, f, g, k in _EIGHT.iter_unpack(data[:n8]):
+        h = ((((((((h ^ a) * p ^ b) * p ^ c) * p ^ d) * p ^ e) * p ^ f) * p ^ g) * p ^ k) * p & _MASK32
+    for x in data[n8:]:
+        h = (h ^ x) * p & _MASK32
+    return h
+
+
+def revision_hash(payload: bytes, *, collision_count: int = 0, scope_uid: str = "") -> str:
+    """``%08x`` of FNV-32a over ``payload``, then ``|cc=<n>|``, then ``|uid=<scope UID>|`` (§9.2).
+
+    The scope UID is the replica's own UID for a standalone replica, the parent
+    InferenceService's for a projected one.
+    """
+    h = fnv32a(payload)
+    h = fnv32a(f"|cc={int(collision_count)}||uid={scope_uid}|".encode(), h)
+    return f"{h:08x}"
+
+
+def revision_name(prefix: str, component: str, hash_: str) -> str:
+    """``{prefix}-{component}-{hash}`` (§9.4)."""
+    return f"{prefix}-{component}-{hash_}"
+
+
+def controller_revision(
+    *,
+    name: str,
+    namespace: str,
+    prefix: str,
+    component: str,
+    owner: Mapping[str, str],
+    payload: bytes,
+    revision: int,
+    pairing_protocol: str | None = None,
+) -> dict[str, Any]:
+    """The ``apps/v1`` ControllerRevision holding ``payload`` (§9.4).
+
+    ``owner`` is the replica: ``apiVersion``, ``kind``, ``name``, ``uid``; it becomes the
+    controller owner reference (``blockOwnerDeletion: true``). ``data`` is the payload decoded
+    as a JSON object, so that the API server stores exactly those bytes' content.
+    """
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {
+            "ome.io/inferenceservice": prefix,
+            "component": component,
+            "ome.io/managed-by": "OMENative",
+        },
+    }
+    if pairing_protocol:
+        metadata["annotations"] = {PAIRING_PROTOCOL_ANNOTATION: pairing_protocol}
+    metadata["ownerReferences"] = [
+        {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": owner["name"],
+            "uid": owner["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": metadata,
+        "data": json.loads(payload),
+        "revision": revision,
+    }
+
+
+def payload_matches(data: Any, payload: bytes) -> bool:
+    """Whether a stored ControllerRevision's ``data`` holds the same content as ``payload``.
+
+    Compares decoded JSON, so it does not depend on how the API server re-serialised the
+    object; the canonical payload's bytes are a function of that content.
+    """
+    try:
+        return bool(json.loads(payload) == data)
+    except ValueError:
+        return False
+
+
+def _revision_number(obj: Mapping[str, Any]) -> int:
+    rev = obj.get("revision")
+    return rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
+
+
+def next_revision_number(existing: Iterable[Mapping[str, Any]]) -> int:
+    """max(``.revision``) + 1 over the component's existing revisions; 1 when there are none.
+
+    The caller passes the revisions selected by the component's labels.
+    """
+    return max((_revision_number(r) for r in existing), default=0) + 1
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError("a ControllerRevision without metadata.name")
+    return name
+
+
+def revisions_to_prune(
+    revisions: Iterable[Mapping[str, Any]], live_names: Collection[str], limit: int | None
+) -> list[str]:
+    """Names of the revisions to delete, oldest first (§9.5).
+
+    Live revisions (``currentRevision``, ``updateRevision`` and every Instance's running and
+    target revision, given as ``live_names``) are never deleted. Of the others, the ``limit``
+    most recent by ``.revision`` are kept (ties broken by creation time, then name, as the
+    Kubernetes controller history does). ``limit=None`` keeps everything.
+    """
+    if limit is None:
+        return []
+    if limit < 0:
+        raise ValueError(f"revision history limit must be >= 0, got {limit}")
+    candidates = []
+    for r in revisions:
+        name = _name(r)
+        if name in live_names:
+            continue
+        meta = r.get("metadata")
+        created = meta.get("creationTimestamp") if isinstance(meta, Mapping) else None
+        candidates.append((_revision_number(r), created if isinstance(created, str) else "", name))
+    candidates.sort()
+    excess = len(candidates) - limit
+    return [name for _, _, name in candidates[:excess]] if excess > 0 else []
