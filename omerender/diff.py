@@ -49,6 +49,7 @@ from enum import StrEnum
 from typing import Any, Final, Literal
 
 from deepdiff import DeepDiff
+from deepdiff.helper import notpresent
 
 from omerender.catalog import Catalog
 from omerender.errors import RenderBlocked
@@ -310,8 +311,8 @@ _KIND_ORDER: Final = {"removed": 0, "changed": 1, "added": 2, "reordered": 3}
 
 
 def _present(value: Any) -> Any:
-    # deepdiff marks the missing side of an addition or removal with its NotPresent sentinel.
-    return None if type(value).__name__ == "NotPresent" else value
+    # deepdiff marks the missing side of an addition or removal with its ``notpresent`` sentinel.
+    return None if value is notpresent else value
 
 
 def _order_changes(
@@ -332,6 +333,8 @@ def _order_changes(
 
 
 def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+    if before == after:  # the common case in a large fleet: skip deepdiff
+        return []
     old, new = normalise_template(before), normalise_template(after)
     changes: list[Change] = []
     tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2)
@@ -433,18 +436,16 @@ class ReplicaDiff:
 
     @property
     def result(self) -> str:
-        """The status with its block reason, without revisions: ``rolls``, ``blocks ModelNotFound``."""
+        """The status and the block reason, without revisions: ``rolls``, ``blocks ModelNotFound``."""
         side = self.after if self.after is not None else self.before
         reason = side.blocked.reason if side is not None and side.blocked is not None else None
-        if self.status in (Status.BLOCKS, Status.NEW, Status.REMOVED) and reason:
-            return (
-                f"{self.status.value}, blocked {reason}"
-                if self.status is not Status.BLOCKS
-                else f"blocks {reason}"
-            )
-        if self.status is Status.STILL_BLOCKED and reason:
+        if reason is None:
+            return self.status.value
+        if self.status is Status.BLOCKS:
+            return f"blocks {reason}"
+        if self.status is Status.STILL_BLOCKED:
             return f"still blocks {reason}"
-        return self.status.value
+        return f"{self.status.value}, blocked {reason}"  # new or removed while blocked
 
     @property
     def notes(self) -> tuple[str, ...]:

@@ -59,8 +59,8 @@ def add_parser(sub: Any) -> None:
         "diff",
         help="what a catalog or replica change does to each replica: unchanged, rolls or blocks",
         description=(
-            "Render every InferenceReplica against the objects before and after a change and report, per "
-            "replica, whether it stays, rolls to a new revision or blocks, with a semantic diff of each "
+            "Render every InferenceReplica against the objects before and after a change and report, per\n"
+            "replica, whether it stays, rolls to a new revision or blocks, with a semantic diff of each\n"
             "runner's pod template."
         ),
         epilog=_EPILOG,

@@ -33,8 +33,9 @@ KIND = "InferenceReplica"
 CONFIG_MAP = "inferenceservice-config"
 _DEFAULT_USER = "omerender-validate"
 _EPILOG = """\
-output: one line per replica, "<namespace>/<name>: allowed", or every reason it is rejected (schema
-problems first, then the webhook's denial messages, verbatim).
+output: "<namespace>/<name>: allowed" for a replica that passes; for one that does not, every reason
+on a line of its own: the schema problems ("InferenceReplica <ns>/<name>: <field>: <problem>"), then
+the webhook's denial messages, verbatim. A summary goes to stderr.
 
 exit status: 0 every replica allowed, 1 any replica rejected, 2 bad input (unreadable file, no
 InferenceReplica found, an --old file naming a replica twice).
@@ -51,9 +52,9 @@ def add_parser(sub: Any) -> None:
         "validate",
         help="check InferenceReplicas against the CRD schema and OME's admission webhook, offline",
         description=(
-            "Validate every InferenceReplica in FILE(s) against the InferenceReplica CRD schema and OME's "
-            "admission rules, as a create, or as an update from the same-named replica in --old "
-            "(a replica --old does not hold is checked as a create)."
+            "Validate every InferenceReplica in FILE(s) against the InferenceReplica CRD schema and OME's\n"
+            "admission rules, as a create, or as an update from the same-named replica in --old (a replica\n"
+            "--old does not hold is checked as a create)."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -249,6 +249,7 @@ def test_new_and_removed_replicas() -> None:
     assert fresh.after is not None
     assert fresh.headline == f"new -> {fresh.after.revision}"
     assert lost.headline == "new, blocks RuntimeNotFound"
+    assert (fresh.result, lost.result) == ("new", "new, blocked RuntimeNotFound")
     assert old.before is not None
     assert old.headline == f"removed (was {old.before.revision})"
     assert all(d.changed for d in (fresh, lost, old))
