@@ -400,7 +400,11 @@ def canonical_quantity(value: str | int | float) -> str:
     ``DecimalSI`` exponent with no suffix above ``E`` prints without one (``"100000E"`` → ``"100"``).
     Numbers are read as the JSON text Python writes for them (``repr`` for floats).
     """
-    return _quantity_text(_number_text(value))
+    try:
+        return _quantity_text(_number_text(value))
+    except InvalidQuantityError as e:
+        e.value = value
+        raise
 
 
 def _number_text(value: Any) -> str:
