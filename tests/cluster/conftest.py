@@ -6,11 +6,13 @@ so a broken toolchain shows up red instead of as a silently skipped suite.
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster, running_cluster
 
@@ -38,3 +40,77 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     )
     yield name
     cluster.raw.delete(f"/api/v1/namespaces/{name}")
+
+
+# -- the reconciler under its own ServiceAccount (added for tests/cluster/test_reconciler_*.py) -------------
+
+OME_NAMESPACE = "ome"
+CONFIG_NAME = "inferenceservice-config"
+REPO = HERE.parents[1]
+MODEL_NODE_LABEL = "models.ome.io/clusterbasemodel.llama-3-2-1b-instruct"
+IREP_PATH = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
+
+
+@pytest.fixture(scope="session")
+def reconciler_kubeconfig(cluster: Cluster) -> Path:
+    """deploy/'s namespace, ServiceAccount and RBAC applied; the operator ConfigMap and the example catalog
+    in place (the model Ready through its status subresource); a TokenRequest kubeconfig for the SA."""
+    import yaml
+
+    deploy = REPO / "deploy"
+    cluster.kubectl(
+        "apply",
+        "-f",
+        str(deploy / "namespace.yaml"),
+        "-f",
+        str(deploy / "serviceaccount.yaml"),
+        "-f",
+        str(deploy / "rbac.yaml"),
+    )
+    cluster.kubectl(
+        "create", "configmap", CONFIG_NAME, "-n", OME_NAMESPACE, "--from-literal=inferenceReplica={}"
+    )
+    cluster.kubectl("apply", "-f", str(REPO / "examples" / "catalog"))
+    # What OME's model agent does on the nodes holding the weights: the rendered pods select on it.
+    cluster.kubectl("label", "nodes", "--all", "--overwrite", f"{MODEL_NODE_LABEL}=Ready")
+    for f in sorted((REPO / "examples" / "catalog").glob("*.yaml")):
+        doc = yaml.safe_load(f.read_text())
+        if doc.get("status"):
+            cluster.raw.patch(
+                f"/apis/ome.io/v1beta1/{doc['kind'].lower()}s/{doc['metadata']['name']}/status",
+                {"status": doc["status"]},
+            )
+    return cluster.cp.service_account_kubeconfig(OME_NAMESPACE, "omereconcile", create=False)
+
+
+@pytest.fixture
+def reconcilers(
+    cluster: Cluster, reconciler_kubeconfig: Path, namespace: str, tmp_path: Path
+) -> Iterator[Callable[..., Reconciler]]:
+    """Start reconcilers watching the test namespace; on teardown, delete the namespace's replicas while
+    one still runs (so finalizers lift), then stop them all."""
+    started: list[Reconciler] = []
+
+    def start(*args: str, leader_elect: bool = False) -> Reconciler:
+        extra = ["--namespace", namespace, "--ome-namespace", OME_NAMESPACE, "--watch-timeout", "20"]
+        if not leader_elect:
+            extra.append("--no-leader-elect")
+        rec = Reconciler(reconciler_kubeconfig, tmp_path / f"reconciler-{len(started)}.log", [*extra, *args])
+        started.append(rec.start())
+        return rec
+
+    yield start
+
+    path = IREP_PATH.format(ns=namespace)
+    try:
+        if any(r.alive() for r in started):
+            for item in cluster.raw.get(path)["items"]:
+                cluster.raw.delete(f"{path}/{item['metadata']['name']}")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
+                time.sleep(0.5)
+    finally:
+        for r in started:
+            r.stop()
+        for item in cluster.raw.get(path)["items"]:
+            cluster.raw.patch(f"{path}/{item['metadata']['name']}", {"metadata": {"finalizers": None}})

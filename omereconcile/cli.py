@@ -1,0 +1,218 @@
+"""``omereconcile run`` (the reconciler process) and ``omereconcile plan`` (a dry-run of the next pass).
+
+Exit codes: 0 done or stopped by SIGTERM/SIGINT, 1 the leader lease was lost or the process failed,
+2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from types import FrameType
+
+from omereconcile import logs
+from omereconcile.controller import CONFIG_NAME, Controller
+from omereconcile.kube import ApiError, Kube, NotFound
+from omereconcile.leader import LeaderElector, default_identity
+from omereconcile.metrics import Metrics, ProbeServer
+from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
+from omereconcile.planner import plan
+from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+
+__all__ = ["main"]
+
+log = logging.getLogger("omereconcile")
+
+
+def _addr(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    return host or "0.0.0.0", int(port)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="omereconcile", description="OME InferenceReplica reconciler")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the reconciler (watches, leader election, webhook, probes)")
+    run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, else ~/.kube/config)")
+    run.add_argument(
+        "--namespace",
+        "-n",
+        action="append",
+        dest="namespaces",
+        help="watch only this namespace (repeatable; default: every namespace)",
+    )
+    run.add_argument("--ome-namespace", default=os.environ.get("POD_NAMESPACE", "ome"))
+    run.add_argument("--config-name", default=CONFIG_NAME, help="operator settings ConfigMap")
+    run.add_argument("--workers", type=int, default=2)
+    run.add_argument("--resync-period", type=float, default=300.0, help="seconds between full resyncs")
+    run.add_argument("--watch-timeout", type=int, default=60, help="server-side watch timeout, seconds")
+    run.add_argument("--probe-addr", default=":8081", help="/metrics, /healthz, /readyz (port 0: any)")
+    run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
+    run.add_argument("--lease-name", default="omereconcile-leader")
+    run.add_argument("--lease-namespace", default=None, help="default: --ome-namespace")
+    run.add_argument("--lease-duration", type=float, default=15.0)
+    run.add_argument("--renew-deadline", type=float, default=10.0)
+    run.add_argument("--retry-period", type=float, default=2.0)
+    run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
+    run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
+    run.add_argument("--webhook-addr", default=":9443")
+    run.add_argument("--log-level", default="info")
+    run.set_defaults(func=_run)
+
+    dry = sub.add_parser("plan", help="print the next pass's actions and reasons without acting")
+    dry.add_argument("name")
+    dry.add_argument("--namespace", "-n", default="default")
+    dry.add_argument("--kubeconfig")
+    dry.add_argument("--ome-namespace", default="ome")
+    dry.add_argument("--config-name", default=CONFIG_NAME)
+    dry.set_defaults(func=_plan)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+# -- run ---------------------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    logs.setup(args.log_level)
+    kube = Kube.auto(args.kubeconfig)
+    metrics = Metrics()
+    identity = default_identity()
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("signal received; stopping", extra={"signal": signal.Signals(signum).name})
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    controller = Controller(
+        kube,
+        namespaces=args.namespaces,
+        ome_namespace=args.ome_namespace,
+        config_name=args.config_name,
+        workers=args.workers,
+        resync_period=args.resync_period,
+        watch_timeout=args.watch_timeout,
+        metrics=metrics,
+        identity=identity,
+    )
+    elector: LeaderElector | None = None
+    if args.leader_elect:
+        elector = LeaderElector(
+            kube,
+            args.lease_namespace or args.ome_namespace,
+            args.lease_name,
+            identity=identity,
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
+            metrics=metrics,
+        )
+    started = threading.Event()
+
+    def ready() -> bool:
+        # A standby is ready (it serves the webhook and waits); a leader once its caches synced.
+        return not started.is_set() or controller.synced()
+
+    def healthy() -> bool:
+        return not started.is_set() or controller.healthy()
+
+    host, port = _addr(args.probe_addr)
+    probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
+    log.info("probes listening", extra={"port": probes.port, "identity": identity})
+    webhook = None
+    if args.webhook_cert:
+        from omereconcile.webhook import AdmissionServer, ClusterReader
+
+        reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)
+        whost, wport = _addr(args.webhook_addr)
+        webhook = AdmissionServer(
+            reader.handle, cert_file=args.webhook_cert, key_file=args.webhook_key, host=whost, port=wport
+        ).start()
+        log.info("webhook listening", extra={"port": webhook.port})
+
+    failed: list[BaseException] = []
+
+    def start_controller() -> None:
+        started.set()
+        try:
+            controller.start()
+        except Exception as exc:  # cannot sync: exit non-zero rather than run blind
+            log.exception("controller failed to start")
+            failed.append(exc)
+            stop.set()
+
+    code = 0
+    try:
+        if elector is not None:
+            # start_controller runs in its own thread so lease renewals never wait on the cache sync.
+            kept = elector.run(stop, lambda: threading.Thread(target=start_controller, daemon=True).start())
+            if not kept:
+                log.error("leader election lost; exiting")
+                controller.stop(timeout=2.0)
+                logging.shutdown()
+                os._exit(1)
+        else:
+            start_controller()
+            stop.wait()
+    finally:
+        controller.stop()
+        probes.stop()
+        if webhook is not None:
+            webhook.stop()
+        kube.close()
+    if failed:
+        code = 1
+    log.info("stopped", extra={"exit_code": code})
+    return code
+
+
+# -- plan --------------------------------------------------------------------------------------------------
+
+
+def _plan(args: argparse.Namespace) -> int:
+    try:
+        kube = Kube.auto(args.kubeconfig)
+        try:
+            cm = kube.get(paths.configmap(args.ome_namespace, args.config_name))
+            settings = settings_from_configmap(cm.get("data") or {})
+        except NotFound:
+            settings = OperatorSettings()
+        catalog = build_catalog(fetch_catalog_objects(kube, [args.namespace]), settings.controller_identity)
+        obs = observe(
+            kube, args.namespace, args.name, catalog=catalog, settings=settings, now=datetime.now(UTC)
+        )
+    except SettingsError as exc:
+        print(f"omereconcile plan: {args.ome_namespace}/{args.config_name}: {exc}", file=sys.stderr)
+        return 2
+    except ApiError as exc:
+        print(f"omereconcile plan: {exc}", file=sys.stderr)
+        return 1
+    if obs is None:
+        print(f"omereconcile plan: InferenceReplica {args.namespace}/{args.name} not found", file=sys.stderr)
+        return 1
+    p = plan(obs.world)
+    render = obs.world.render
+    target = getattr(render, "name", None) or f"render blocked: {getattr(render, 'reason', '')}"
+    print(f"InferenceReplica {args.namespace}/{args.name} (dry run; nothing was changed)")
+    print(f"spec renders: {target}")
+    print(p.describe())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

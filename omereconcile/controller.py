@@ -1,0 +1,648 @@
+"""The reconcile loop: watches feed a level-triggered work queue keyed by replica.
+
+- **Reflectors** list then watch each resource with a server timeout and a client read timeout; a 410
+  Gone (as a status or an ERROR event) relists from ``resourceVersion=""``, other failures back off and
+  re-watch (a second failure in a row relists). Every relist is counted by reason.
+- **Triggers**: a replica event enqueues that replica; a pod, Service, EndpointSlice or
+  ControllerRevision event enqueues the replicas of its ``ome.io/inferenceservice``/``component``
+  labels; a model, runtime (any runtime of an inheritance chain) or fine-tuned weight event enqueues the
+  replicas whose last render used it (a blocked render, or an auto-selected runtime, depends on every
+  object of that category); a change of the ``inferenceservice-config`` ConfigMap enqueues everything.
+  A periodic resync enqueues every replica.
+- **The queue** (client-go semantics): a key is never processed by two workers at once; adds while it
+  is processed mark it dirty and it runs again after; failures requeue with per-key exponential backoff
+  (``base * 2**n`` up to ``max``), forgotten on success; ``requeue_after`` schedules the next look.
+- **A pass** reads fresh (``observe``), plans (``omereconcile.planner.plan``), executes, and maps the
+  outcome to controller-runtime's results: success, error, requeue, requeue_after.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from omereconcile.executor import Executor
+from omereconcile.kube import JSON, ApiError, Gone, Kube, NotFound, TooManyRequests
+from omereconcile.logs import for_reconcile
+from omereconcile.metrics import Metrics
+from omereconcile.observe import (
+    CATALOG_RESOURCES,
+    Dependency,
+    build_catalog,
+    category_of,
+    observe,
+    paths,
+)
+from omereconcile.planner import plan
+from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omerender import constants as c
+from omerender.catalog import Catalog
+from omerender.inheritance import Resolver
+
+__all__ = ["Controller", "Reflector", "WorkQueue"]
+
+log = logging.getLogger("omereconcile.controller")
+
+Key = tuple[str, str]  # (namespace, name)
+CONFIG_NAME = "inferenceservice-config"
+
+
+# -- the work queue --------------------------------------------------------------------------------------
+
+
+class WorkQueue:
+    """A rate-limited, delaying work queue with client-go's dirty/processing semantics."""
+
+    def __init__(
+        self,
+        *,
+        base_delay: float = 0.01,
+        max_delay: float = 60.0,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cond = threading.Condition()
+        self._queue: list[Key] = []
+        self._dirty: set[Key] = set()
+        self._processing: set[Key] = set()
+        self._added_at: dict[Key, float] = {}
+        self._waiting: list[tuple[float, int, Key]] = []  # heap of (ready time, seq, key)
+        self._seq = 0
+        self._failures: dict[Key, int] = {}
+        self._shutdown = False
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.metrics = metrics
+        self.clock = clock
+
+    def _labels(self) -> tuple[str, str]:
+        name = self.metrics.controller if self.metrics else ""
+        return name, name
+
+    def _gauge(self) -> None:
+        if self.metrics is not None:
+            self.metrics.depth.labels(*self._labels()).set(len(self._queue))
+
+    def add(self, key: Key) -> None:
+        with self._cond:
+            self._add_locked(key)
+
+    def _add_locked(self, key: Key) -> None:
+        if self._shutdown or key in self._dirty:
+            return
+        if self.metrics is not None:
+            self.metrics.adds.labels(*self._labels()).inc()
+        self._dirty.add(key)
+        self._added_at.setdefault(key, self.clock())
+        if key in self._processing:
+            return
+        self._queue.append(key)
+        self._gauge()
+        self._cond.notify()
+
+    def add_after(self, key: Key, delay: float) -> None:
+        if delay <= 0:
+            self.add(key)
+            return
+        with self._cond:
+            if self._shutdown:
+                return
+            self._seq += 1
+            heapq.heappush(self._waiting, (self.clock() + delay, self._seq, key))
+            self._cond.notify_all()
+
+    def add_rate_limited(self, key: Key, retry_after: float | None = None) -> float:
+        with self._cond:
+            n = self._failures.get(key, 0)
+            self._failures[key] = n + 1
+        delay = float(min(self.base_delay * (2**n), self.max_delay))
+        if retry_after:
+            delay = max(delay, retry_after)
+        if self.metrics is not None:
+            self.metrics.retries.labels(*self._labels()).inc()
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: Key) -> None:
+        with self._cond:
+            self._failures.pop(key, None)
+
+    def failures(self, key: Key) -> int:
+        with self._cond:
+            return self._failures.get(key, 0)
+
+    def get(self, timeout: float | None = None) -> Key | None:
+        """The next key (marked processing), or None on shutdown / timeout."""
+        deadline = None if timeout is None else self.clock() + timeout
+        with self._cond:
+            while True:
+                self._promote_locked()
+                if self._queue:
+                    key = self._queue.pop(0)
+                    self._dirty.discard(key)
+                    self._processing.add(key)
+                    added = self._added_at.pop(key, None)
+                    if self.metrics is not None and added is not None:
+                        self.metrics.queue_duration.labels(*self._labels()).observe(self.clock() - added)
+                    self._gauge()
+                    return key
+                if self._shutdown:
+                    return None
+                wait = 1.0
+                if self._waiting:
+                    wait = min(wait, max(self._waiting[0][0] - self.clock(), 0.0))
+                if deadline is not None:
+                    left = deadline - self.clock()
+                    if left <= 0:
+                        return None
+                    wait = min(wait, left)
+                self._cond.wait(wait)
+
+    def _promote_locked(self) -> None:
+        now = self.clock()
+        while self._waiting and self._waiting[0][0] <= now:
+            _, _, key = heapq.heappop(self._waiting)
+            self._add_locked(key)
+
+    def done(self, key: Key) -> None:
+        with self._cond:
+            self._processing.discard(key)
+            if key in self._dirty:
+                self._queue.append(key)
+                self._gauge()
+                self._cond.notify()
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def idle(self) -> bool:
+        with self._cond:
+            return not self._queue and not self._processing
+
+    def shutdown(self) -> None:
+        with self._cond:
+            self._shutdown = True
+            self._cond.notify_all()
+
+
+# -- reflectors ------------------------------------------------------------------------------------------
+
+
+def _key_of(obj: JSON) -> Key:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class Reflector:
+    """List then watch one path; keep a store of the objects; call ``on_event(type, obj)``.
+
+    ``on_event`` gets ``ADDED``/``MODIFIED``/``DELETED``; a relist replays the differences (objects that
+    disappeared while the watch was down come back as ``DELETED``).
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        path: str,
+        name: str,
+        on_event: Callable[[str, JSON], None],
+        *,
+        stop: threading.Event,
+        metrics: Metrics | None = None,
+        timeout_seconds: int = 60,
+        **query: str,
+    ) -> None:
+        self.kube = kube
+        self.path = path
+        self.name = name
+        self.on_event = on_event
+        self.stop_event = stop
+        self.metrics = metrics
+        self.timeout_seconds = timeout_seconds
+        self.query: dict[str, Any] = dict(query)
+        self.store: dict[Key, JSON] = {}
+        self.lock = threading.Lock()
+        self.synced = threading.Event()
+        self.last_activity = time.monotonic()
+        self._resp: Any = None
+        self._thread = threading.Thread(target=self._run, name=f"reflector-{name}", daemon=True)
+        self.relists: dict[str, int] = {}
+
+    def start(self) -> Reflector:
+        self._thread.start()
+        return self
+
+    def items(self) -> list[JSON]:
+        with self.lock:
+            return list(self.store.values())
+
+    def get(self, key: Key) -> JSON | None:
+        with self.lock:
+            return self.store.get(key)
+
+    def close(self) -> None:
+        resp = self._resp
+        if resp is not None:
+            for meth in ("shutdown", "close"):
+                fn = getattr(resp, meth, None)
+                if fn is not None:
+                    try:
+                        fn()
+                    except Exception:  # best effort: the read timeout ends it anyway
+                        log.debug("closing watch", exc_info=True)
+                    break
+
+    def _relist(self, reason: str) -> str:
+        self.relists[reason] = self.relists.get(reason, 0) + 1
+        if self.metrics is not None:
+            self.metrics.watch_relists.labels(self.name, reason).inc()
+        if reason != "initial":
+            log.info("relisting", extra={"resource": self.name, "reason": reason})
+        out = self.kube.list(self.path, **self.query)
+        fresh = {_key_of(o): o for o in out["items"]}
+        with self.lock:
+            old = self.store
+            self.store = fresh
+        for k, obj in fresh.items():
+            prev = old.get(k)
+            if prev is None:
+                self.on_event("ADDED", obj)
+            elif (prev.get("metadata") or {}).get("resourceVersion") != (obj.get("metadata") or {}).get(
+                "resourceVersion"
+            ):
+                self.on_event("MODIFIED", obj)
+        for k, obj in old.items():
+            if k not in fresh:
+                self.on_event("DELETED", obj)
+        self.synced.set()
+        return str((out.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _run(self) -> None:
+        rv: str | None = None
+        reason = "initial"
+        failures = 0
+        while not self.stop_event.is_set():
+            try:
+                if rv is None:
+                    rv = self._relist(reason)
+                    failures = 0
+                for ev in self.kube.watch(
+                    self.path,
+                    resource_version=rv,
+                    timeout_seconds=self.timeout_seconds,
+                    on_open=self._set_resp,
+                    **self.query,
+                ):
+                    self.last_activity = time.monotonic()
+                    obj = ev.object
+                    new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                    if ev.type == "BOOKMARK":
+                        rv = new_rv
+                        continue
+                    k = _key_of(obj)
+                    with self.lock:
+                        if ev.type == "DELETED":
+                            self.store.pop(k, None)
+                        else:
+                            self.store[k] = obj
+                    rv = new_rv
+                    self.on_event(ev.type, obj)
+                    if self.stop_event.is_set():
+                        break
+                failures = 0
+                self.last_activity = time.monotonic()
+            except Gone:
+                rv, reason = None, "gone"
+            except ApiError as exc:
+                if self.stop_event.is_set():
+                    break
+                failures += 1
+                if failures >= 2:
+                    rv, reason = None, "error"
+                delay = min(0.2 * 2**failures, 10.0) * (0.5 + random.random() / 2)
+                log.warning(
+                    "watch failed", extra={"resource": self.name, "error": str(exc), "retry_in": delay}
+                )
+                self.stop_event.wait(delay)
+            except Exception:  # a bug in a handler must not kill the watch silently
+                log.exception("reflector crashed; relisting", extra={"resource": self.name})
+                rv, reason = None, "error"
+                self.stop_event.wait(1.0)
+            finally:
+                self._resp = None
+
+    def _set_resp(self, resp: Any) -> None:
+        self._resp = resp
+
+
+# -- the controller --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    result: str  # success | error | requeue | requeue_after
+    requeue_after: float | None = None
+    error: str | None = None
+    actions: int = 0
+    summary: str = ""
+
+
+class Controller:
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        namespaces: Iterable[str] | None = None,
+        ome_namespace: str = "ome",
+        config_name: str = CONFIG_NAME,
+        workers: int = 2,
+        resync_period: float = 300.0,
+        watch_timeout: int = 60,
+        metrics: Metrics | None = None,
+        identity: str = "",
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.kube = kube
+        self.namespaces = sorted(set(namespaces)) if namespaces else None
+        self.ome_namespace = ome_namespace
+        self.config_name = config_name
+        self.workers = workers
+        self.resync_period = resync_period
+        self.watch_timeout = watch_timeout
+        self.metrics = metrics or Metrics()
+        self.clock = clock
+        self.stop_event = threading.Event()
+        self.queue = WorkQueue(metrics=self.metrics)
+        self.executor = Executor(kube, reporting_instance=identity)
+        self._catalog_lock = threading.Lock()
+        self._catalog: tuple[Catalog, Resolver] | None = None
+        self._settings = OperatorSettings()
+        self._settings_error: str | None = None
+        self._deps: dict[Key, frozenset[Dependency]] = {}
+        self._deps_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self.reflectors: dict[str, list[Reflector]] = {}
+        self.last_progress = time.monotonic()
+        self.passes = 0
+        kube.on_request = self._count_request
+
+    def _count_request(self, verb: str, resource: str, status: int) -> None:
+        self.metrics.api_requests.labels(verb, resource, str(status)).inc()
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    def _scopes(self) -> list[str | None]:
+        return list(self.namespaces) if self.namespaces else [None]
+
+    def _reflect(self, name: str, path: str, on_event: Callable[[str, JSON], None], **query: str) -> None:
+        r = Reflector(
+            self.kube,
+            path,
+            name,
+            on_event,
+            stop=self.stop_event,
+            metrics=self.metrics,
+            timeout_seconds=self.watch_timeout,
+            **query,
+        )
+        self.reflectors.setdefault(name, []).append(r)
+
+    def start(self, *, sync_timeout: float = 60.0) -> None:
+        managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
+        for ns in self._scopes():
+            self._reflect("inferencereplicas", paths.replicas(ns), self._on_replica)
+            self._reflect("pods", paths.pods(ns), self._on_owned, labelSelector=managed)
+            self._reflect("services", paths.services(ns), self._on_owned, labelSelector=managed)
+            self._reflect("endpointslices", paths.slices(ns), self._on_owned, labelSelector=managed)
+            self._reflect("controllerrevisions", paths.revisions(ns), self._on_owned, labelSelector=managed)
+        for kind, plural, namespaced in CATALOG_RESOURCES:
+            scopes = self._scopes() if namespaced else [None]
+            for ns in scopes:
+                self._reflect(plural, paths.catalog(plural, namespaced, ns), self._catalog_event(kind))
+        self._reflect(
+            "configmaps",
+            f"/api/v1/namespaces/{self.ome_namespace}/configmaps",
+            self._on_config,
+            fieldSelector=f"metadata.name={self.config_name}",
+        )
+        for rs in self.reflectors.values():
+            for r in rs:
+                r.start()
+        deadline = time.monotonic() + sync_timeout
+        for rs in self.reflectors.values():
+            for r in rs:
+                if not r.synced.wait(max(deadline - time.monotonic(), 0.1)):
+                    raise TimeoutError(f"cache for {r.name} did not sync in {sync_timeout}s")
+        for i in range(self.workers):
+            t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        t = threading.Thread(target=self._resync_loop, name="resync", daemon=True)
+        t.start()
+        self._threads.append(t)
+        self.metrics.max_workers.labels(self.metrics.controller).set(self.workers)
+        log.info(
+            "controller started", extra={"namespaces": self.namespaces or "all", "workers": self.workers}
+        )
+
+    def synced(self) -> bool:
+        return all(r.synced.is_set() for rs in self.reflectors.values() for r in rs)
+
+    def healthy(self, stale_after: float = 300.0) -> bool:
+        """Every reflector thread alive and the watches active within ``stale_after`` seconds."""
+        now = time.monotonic()
+        for rs in self.reflectors.values():
+            for r in rs:
+                if not r._thread.is_alive() and not self.stop_event.is_set():
+                    return False
+                if now - r.last_activity > max(stale_after, 3.0 * self.watch_timeout):
+                    return False
+        return all(t.is_alive() for t in self._threads) or self.stop_event.is_set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        self.queue.shutdown()
+        for rs in self.reflectors.values():
+            for r in rs:
+                r.close()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(deadline - time.monotonic(), 0.1))
+
+    # -- triggers --------------------------------------------------------------------------------------
+    def replica_keys(self) -> list[Key]:
+        return [k for r in self.reflectors.get("inferencereplicas", []) for k in _keys(r)]
+
+    def enqueue_all(self) -> None:
+        for k in self.replica_keys():
+            self.queue.add(k)
+
+    def _on_replica(self, etype: str, obj: JSON) -> None:
+        key = _key_of(obj)
+        if etype == "DELETED":
+            with self._deps_lock:
+                self._deps.pop(key, None)
+        self.queue.add(key)
+
+    def _on_owned(self, etype: str, obj: JSON) -> None:
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        ns = str(meta.get("namespace") or "")
+        prefix = labels.get(c.LABEL_INFERENCESERVICE)
+        component = labels.get(c.LABEL_COMPONENT)
+        if not prefix:
+            return
+        for r in self.reflectors.get("inferencereplicas", []):
+            for rep in r.items():
+                rmeta = rep.get("metadata") or {}
+                spec = rep.get("spec") or {}
+                rprefix = (spec.get("parentRef") or {}).get("name") or rmeta.get("name")
+                if rmeta.get("namespace") == ns and rprefix == prefix and spec.get("component") == component:
+                    self.queue.add(_key_of(rep))
+
+    def _catalog_event(self, kind: str) -> Callable[[str, JSON], None]:
+        category = category_of(kind)
+
+        def handler(etype: str, obj: JSON) -> None:
+            with self._catalog_lock:
+                self._catalog = None
+            name = str((obj.get("metadata") or {}).get("name") or "")
+            with self._deps_lock:
+                deps = dict(self._deps)
+            for key in self.replica_keys():
+                d = deps.get(key)
+                if d is None or (category, name) in d or (category, "*") in d:
+                    self.queue.add(key)
+
+        return handler
+
+    def _on_config(self, etype: str, obj: JSON) -> None:
+        data = None if etype == "DELETED" else (obj.get("data") or {})
+        try:
+            settings = settings_from_configmap(data)
+            self._settings_error = None
+        except SettingsError as exc:
+            # OME's manager refuses to start on this; a running process keeps its last good settings.
+            log.error(
+                "inferenceservice-config unusable; keeping the last good settings", extra={"error": str(exc)}
+            )
+            self._settings_error = str(exc)
+            return
+        with self._catalog_lock:
+            self._settings = settings
+            self._catalog = None
+        self.enqueue_all()
+
+    def _resync_loop(self) -> None:
+        while not self.stop_event.wait(self.resync_period):
+            self.enqueue_all()
+
+    # -- state -----------------------------------------------------------------------------------------
+    def catalog(self) -> tuple[Catalog, Resolver, OperatorSettings]:
+        with self._catalog_lock:
+            if self._catalog is None:
+                objs: list[JSON] = []
+                for kind, plural, _ in CATALOG_RESOURCES:
+                    for r in self.reflectors.get(plural, []):
+                        for o in r.items():
+                            o.setdefault("kind", kind)
+                            o.setdefault("apiVersion", c.API_VERSION)
+                            objs.append(o)
+                cat = build_catalog(objs, self._settings.controller_identity)
+                self._catalog = (cat, Resolver(cat))
+            return self._catalog[0], self._catalog[1], self._settings
+
+    # -- workers ---------------------------------------------------------------------------------------
+    def _worker(self) -> None:
+        m = self.metrics
+        name = m.controller
+        while not self.stop_event.is_set():
+            key = self.queue.get(timeout=1.0)
+            if key is None:
+                continue
+            m.active_workers.labels(name).inc()
+            t0 = time.monotonic()
+            try:
+                res = self.reconcile(key)
+            except Exception as exc:  # a bug: count it, back off, keep the worker alive
+                log.exception("reconcile crashed", extra={"namespace": key[0], "replica": key[1]})
+                res = PassResult("error", error=repr(exc))
+            finally:
+                dt = time.monotonic() - t0
+                m.active_workers.labels(name).dec()
+                m.reconcile_time.labels(name).observe(dt)
+                m.work_duration.labels(name, name).observe(dt)
+            m.reconcile_total.labels(name, res.result).inc()
+            if res.result == "error":
+                m.reconcile_errors.labels(name).inc()
+                self.queue.add_rate_limited(key, res.requeue_after)
+            elif res.result == "requeue":
+                self.queue.add_rate_limited(key)
+            else:
+                self.queue.forget(key)
+                if res.result == "requeue_after" and res.requeue_after is not None:
+                    self.queue.add_after(key, res.requeue_after)
+            self.queue.done(key)
+            self.last_progress = time.monotonic()
+
+    def reconcile(self, key: Key) -> PassResult:
+        ns, name = key
+        lg = for_reconcile(ns, name)
+        catalog, resolver, settings = self.catalog()
+        try:
+            obs = observe(
+                self.kube, ns, name, catalog=catalog, settings=settings, now=self.clock(), resolver=resolver
+            )
+        except TooManyRequests as exc:
+            return PassResult("error", requeue_after=exc.retry_after, error=str(exc))
+        except ApiError as exc:
+            lg.warning("observe failed", extra={"error": str(exc)})
+            return PassResult("error", error=str(exc))
+        self.passes += 1
+        if obs is None:
+            with self._deps_lock:
+                self._deps.pop(key, None)
+            lg.debug("replica gone")
+            return PassResult("success")
+        with self._deps_lock:
+            self._deps[key] = obs.deps
+        p = plan(obs.world)
+        if p.actions:
+            lg.info(
+                "plan",
+                extra={
+                    "summary": p.summary,
+                    "actions": [
+                        f"{type(a).__name__} {getattr(a, 'name', '') or getattr(a, 'event_reason', '')}".strip()
+                        for a in p.actions
+                    ],
+                    "requeue_after": p.requeue_after,
+                    "update_revision": getattr(obs.world.render, "name", None),
+                },
+            )
+        res = self.executor.execute(p, obs.replica, logger=lg)
+        if not res.ok:
+            if res.gone and isinstance(res.error, NotFound):
+                return PassResult("success", actions=len(res.applied))
+            if res.conflict:
+                return PassResult("requeue", error=str(res.error), actions=len(res.applied))
+            retry = res.error.retry_after if isinstance(res.error, TooManyRequests) else None
+            lg.warning("pass failed", extra={"error": str(res.error), "result": "error"})
+            return PassResult("error", requeue_after=retry, error=str(res.error), actions=len(res.applied))
+        if p.requeue_after is not None:
+            if p.requeue_after <= 0:
+                return PassResult("requeue", actions=len(res.applied), summary=p.summary)
+            return PassResult("requeue_after", p.requeue_after, actions=len(res.applied), summary=p.summary)
+        return PassResult("success", actions=len(res.applied), summary=p.summary)
+
+
+def _keys(r: Reflector) -> list[Key]:
+    with r.lock:
+        return list(r.store.keys())

@@ -1,0 +1,242 @@
+"""Apply one plan's actions in order; stop at the first failure (docs/planner.md, "The contract").
+
+- ``CreatePod`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an earlier pass did it.
+- ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
+  NotFound means it is already gone.
+- ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
+  through ``pods/status`` carrying only the ``ome.io/serving`` condition, pinned to the pod's UID and
+  resourceVersion.
+- ``WriteStatus``: a PUT of the replica as read, with the new status, through the status subresource
+  (the resourceVersion and UID in the body are the preconditions).
+- ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
+  replica's resourceVersion.
+- ``RecordEvent``: a core/v1 Event on the replica. Event and revision-pruning failures are logged and
+  never fail the pass.
+
+A 409 (stale resourceVersion, UID precondition) or a 422 on a pinned pod write ends the pass with
+``conflict``: the next pass replans from fresh reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from omereconcile import actions as A
+from omereconcile.kube import (
+    JSON,
+    STRATEGIC_MERGE_PATCH,
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    Invalid,
+    Kube,
+    NotFound,
+)
+from omereconcile.observe import paths
+from omereconcile.world import format_time
+from omerender import constants as c
+
+__all__ = ["COMPONENT", "ExecResult", "Executor"]
+
+COMPONENT = "omereconcile"
+log = logging.getLogger("omereconcile.executor")
+
+
+@dataclass
+class ExecResult:
+    applied: list[A.Action] = field(default_factory=list)
+    failed: A.Action | None = None
+    error: ApiError | None = None
+    conflict: bool = False  # the failure was a precondition/staleness one: replan
+    gone: bool = False  # the replica disappeared mid-pass
+
+    @property
+    def ok(self) -> bool:
+        return self.failed is None
+
+
+class Executor:
+    """Stateless apart from the client: one ``execute`` call per plan."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        reporting_instance: str = "",
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.kube = kube
+        self.instance = reporting_instance or os.uname().nodename
+        self.clock = clock
+
+    def execute(
+        self, plan: A.Plan, replica: JSON, *, logger: logging.LoggerAdapter[Any] | None = None
+    ) -> ExecResult:
+        lg: logging.Logger | logging.LoggerAdapter[Any] = logger or log
+        res = ExecResult()
+        current = replica
+        for act in plan.actions:
+            try:
+                updated = self._apply(act, current)
+            except ApiError as exc:
+                if isinstance(act, A.DeleteRevision | A.RecordEvent):
+                    lg.warning(
+                        "action failed (not fatal)",
+                        extra={"action": type(act).__name__, "target": _target(act), "error": str(exc)},
+                    )
+                    continue
+                res.failed, res.error = act, exc
+                res.conflict = isinstance(exc, Conflict) or (
+                    isinstance(exc, Invalid | NotFound) and isinstance(act, A.SetServingGate)
+                )
+                res.gone = isinstance(exc, NotFound) and isinstance(
+                    act, A.WriteStatus | A.AddFinalizer | A.RemoveFinalizer
+                )
+                lg.info(
+                    "action failed; pass stops",
+                    extra={
+                        "action": type(act).__name__,
+                        "target": _target(act),
+                        "error": str(exc),
+                        "conflict": res.conflict,
+                    },
+                )
+                return res
+            if updated is not None:
+                current = updated
+            res.applied.append(act)
+            lg.info(
+                "applied",
+                extra={"action": type(act).__name__, "target": _target(act), "why": act.reason},
+            )
+        return res
+
+    # -- one action -----------------------------------------------------------------------------------
+    def _apply(self, act: A.Action, replica: JSON) -> JSON | None:
+        meta = replica["metadata"]
+        ns, name = str(meta["namespace"]), str(meta["name"])
+        kube = self.kube
+        if isinstance(act, A.CreatePod):
+            with contextlib.suppress(AlreadyExists):  # an earlier pass created it
+                kube.post(paths.pods(ns), dict(act.pod))
+            return None
+        if isinstance(act, A.DeletePod):
+            body = _delete_options(act.uid, act.resource_version)
+            with contextlib.suppress(NotFound):
+                kube.delete(f"{paths.pods(ns)}/{act.name}", body)
+            return None
+        if isinstance(act, A.SetServingGate):
+            patch = {
+                "metadata": {"uid": act.uid, "resourceVersion": act.resource_version},
+                "status": {
+                    "conditions": [
+                        {
+                            "type": c.SERVING_GATE,
+                            "status": "True" if act.status else "False",
+                            "lastTransitionTime": format_time(self.clock()),
+                            "reason": "InRotation" if act.status else "Draining",
+                        }
+                    ]
+                },
+            }
+            kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            return None
+        if isinstance(act, A.EnsureService):
+            with contextlib.suppress(AlreadyExists):
+                kube.post(paths.services(ns), dict(act.service))
+            return None
+        if isinstance(act, A.PatchService):
+            kube.patch(f"{paths.services(ns)}/{act.name}", dict(act.patch))
+            return None
+        if isinstance(act, A.DeleteService):
+            with contextlib.suppress(NotFound):
+                kube.delete(f"{paths.services(ns)}/{act.name}", _delete_options(act.uid or None, None))
+            return None
+        if isinstance(act, A.CreateRevision):
+            # AlreadyExists: the next pass compares the stored bytes (collisions are the planner's).
+            with contextlib.suppress(AlreadyExists):
+                kube.post(paths.revisions(ns), dict(act.revision))
+            return None
+        if isinstance(act, A.DeleteRevision):
+            with contextlib.suppress(NotFound):
+                kube.delete(f"{paths.revisions(ns)}/{act.name}")
+            return None
+        if isinstance(act, A.WriteStatus):
+            body = copy.deepcopy(replica)
+            body["status"] = _plain(act.status)
+            return kube.put(f"{paths.replica(ns, name)}/status", body)
+        if isinstance(act, A.AddFinalizer | A.RemoveFinalizer):
+            fins = list(meta.get("finalizers") or [])
+            if isinstance(act, A.AddFinalizer):
+                if act.finalizer in fins:
+                    return None
+                fins.append(act.finalizer)
+            else:
+                if act.finalizer not in fins:
+                    return None
+                fins = [f for f in fins if f != act.finalizer]
+            patch = {"metadata": {"finalizers": fins, "resourceVersion": meta["resourceVersion"]}}
+            return kube.patch(paths.replica(ns, name), patch)
+        if isinstance(act, A.RecordEvent):
+            self.record_event(replica, act.type, act.event_reason, act.message)
+            return None
+        raise TypeError(f"unknown action {act!r}")
+
+    def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        meta = replica["metadata"]
+        now = self.clock()
+        stamp = format_time(now)
+        ns = str(meta["namespace"])
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{int(now.timestamp() * 1e9):x}", "namespace": ns},
+            "involvedObject": {
+                "apiVersion": c.API_VERSION,
+                "kind": c.REPLICA_KIND,
+                "name": meta["name"],
+                "namespace": ns,
+                "uid": meta.get("uid", ""),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": type_,
+            "source": {"component": COMPONENT, "host": self.instance},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        self.kube.post(paths.events(ns), event)
+
+
+def _delete_options(uid: str | None, resource_version: str | None) -> JSON:
+    pre: JSON = {}
+    if uid:
+        pre["uid"] = uid
+    if resource_version:
+        pre["resourceVersion"] = resource_version
+    body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+    if pre:
+        body["preconditions"] = pre
+    return body
+
+
+def _plain(value: Any) -> Any:
+    """Mappings/tuples from the planner as JSON-ready dicts/lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _target(act: A.Action) -> str:
+    return str(getattr(act, "name", "") or getattr(act, "event_reason", "") or getattr(act, "finalizer", ""))

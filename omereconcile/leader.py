@@ -1,0 +1,183 @@
+"""Lease leader election (coordination.k8s.io/v1), controller-runtime's defaults: 15 s lease, 10 s renew
+deadline, 2 s retry, identity ``hostname_uuid``.
+
+As client-go does, expiry is judged by when *this process* last saw the lease record change, never by
+comparing clocks with the holder. ``run`` blocks: it acquires, calls ``on_started``, renews, and
+returns ``False`` when the lease is lost (the caller exits: a stale leader must not keep acting) or
+``True`` after a requested stop, in which case the lease is released so a standby takes over at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from omereconcile.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
+from omereconcile.metrics import Metrics
+
+__all__ = ["LeaderElector", "default_identity"]
+
+log = logging.getLogger("omereconcile.leader")
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def _micro(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class LeaderElector:
+    def __init__(
+        self,
+        kube: Kube,
+        namespace: str,
+        name: str,
+        *,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.kube = kube
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity or default_identity()
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self.metrics = metrics
+        self._observed: tuple[Any, ...] | None = None
+        self._observed_at = 0.0
+        self.is_leader = False
+
+    @property
+    def path(self) -> str:
+        return f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{self.name}"
+
+    def _set_leader(self, value: bool) -> None:
+        self.is_leader = value
+        if self.metrics is not None:
+            self.metrics.leader.labels(self.name).set(1 if value else 0)
+
+    def _spec(self, acquire: datetime | None, transitions: int) -> JSON:
+        now = datetime.now(UTC)
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": int(self.lease_duration),
+            "acquireTime": _micro(acquire or now),
+            "renewTime": _micro(now),
+            "leaseTransitions": transitions,
+        }
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt (client-go ``tryAcquireOrRenew``)."""
+        try:
+            lease = self.kube.get(self.path)
+        except NotFound:
+            body: JSON = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": self._spec(None, 0),
+            }
+            try:
+                self.kube.post(self.path.rsplit("/", 1)[0], body)
+            except AlreadyExists:
+                return False
+            self._observe(body["spec"])
+            return True
+        spec = lease.get("spec") or {}
+        self._observe(spec)
+        holder = spec.get("holderIdentity") or ""
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        mine = holder == self.identity
+        if holder and not mine and time.monotonic() < self._observed_at + duration:
+            return False  # someone else holds an unexpired lease
+        transitions = int(spec.get("leaseTransitions") or 0)
+        acquire = None
+        if mine:
+            acquire_raw = spec.get("acquireTime")
+            try:
+                acquire = (
+                    datetime.fromisoformat(str(acquire_raw).replace("Z", "+00:00")) if acquire_raw else None
+                )
+            except ValueError:
+                acquire = None
+        else:
+            transitions += 1
+        lease["spec"] = self._spec(acquire, transitions)
+        try:
+            self.kube.put(self.path, lease)
+        except Conflict:
+            return False
+        self._observe(lease["spec"])
+        return True
+
+    def _observe(self, spec: JSON) -> None:
+        record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
+        if record != self._observed:
+            self._observed = record
+            self._observed_at = time.monotonic()
+
+    def run(self, stop: threading.Event, on_started: Callable[[], None]) -> bool:
+        """Block until lost (False) or ``stop`` is set (True, after releasing the lease)."""
+        log.info(
+            "waiting for the lease",
+            extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity},
+        )
+        while not stop.is_set():
+            try:
+                if self.try_acquire_or_renew():
+                    break
+            except ApiError as exc:
+                log.warning("lease attempt failed", extra={"error": str(exc)})
+            stop.wait(self.retry_period)
+        if stop.is_set():
+            return True
+        self._set_leader(True)
+        log.info("became leader", extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity})
+        on_started()
+        last_renew = time.monotonic()
+        while not stop.wait(self.retry_period):
+            ok = False
+            try:
+                ok = self.try_acquire_or_renew()
+            except ApiError as exc:
+                log.warning("lease renew failed", extra={"error": str(exc)})
+            if ok:
+                last_renew = time.monotonic()
+            elif time.monotonic() - last_renew > self.renew_deadline or not self._still_mine():
+                self._set_leader(False)
+                log.error("leader election lost", extra={"lease": f"{self.namespace}/{self.name}"})
+                return False
+        self.release()
+        return True
+
+    def _still_mine(self) -> bool:
+        return self._observed is None or self._observed[0] == self.identity
+
+    def release(self) -> None:
+        """Give the lease up (holder cleared, a standby acquires on its next retry)."""
+        self._set_leader(False)
+        try:
+            lease = self.kube.get(self.path)
+            spec = lease.get("spec") or {}
+            if spec.get("holderIdentity") != self.identity:
+                return
+            spec["holderIdentity"] = ""
+            spec["leaseDurationSeconds"] = 1
+            spec["renewTime"] = _micro(datetime.now(UTC))
+            lease["spec"] = spec
+            self.kube.put(self.path, lease)
+            log.info("lease released", extra={"lease": f"{self.namespace}/{self.name}"})
+        except ApiError as exc:
+            log.warning("lease release failed", extra={"error": str(exc)})

@@ -1,0 +1,408 @@
+"""Read the API into a planner ``World``: the replica, its render, revisions, pods, Service, slices.
+
+The replica, its pods, revisions, Service and EndpointSlices are read fresh for every pass (a handful
+of GETs, decoded as raw JSON): the replica's status is the journal, so a pass must never plan from a
+stale copy of it. The catalog (models, runtimes, fine-tuned weights, InferenceServices) and the operator
+settings come from the caller, who keeps them from watches.
+
+Rendering uses ``omerender``: ``render`` for the pod templates, ``revision_of`` for the revision, and
+``materialize_pod`` for each pod. A pod for a stored revision (a rollback target, or an Instance repaired
+at its own revision) is rebuilt from the ControllerRevision's ``data`` (``podSpec``, ``podMeta``,
+``workerPodSpec``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from omereconcile.kube import JSON, Kube
+from omereconcile.settings import OperatorSettings
+from omereconcile.world import (
+    DesiredRevision,
+    Endpoints,
+    PodView,
+    RenderBlock,
+    RenderOutcome,
+    ReplicaView,
+    RevisionView,
+    ServiceView,
+    World,
+)
+from omerender import constants as c
+from omerender.catalog import Catalog, ControllerIdentity
+from omerender.errors import OmeRenderError, RenderBlocked
+from omerender.inheritance import InheritanceError, Resolver
+from omerender.models import InferenceReplica
+from omerender.naming import headless_service_name
+from omerender.render import Render, RenderedRunner, render
+from omerender.stamps import PodCoordinates, materialize_pod
+
+__all__ = [
+    "CATALOG_RESOURCES",
+    "Dependency",
+    "Observation",
+    "build_catalog",
+    "dependencies",
+    "fetch_catalog_objects",
+    "observe",
+    "paths",
+    "render_world",
+    "runners_from_payload",
+]
+
+GROUP = "/apis/ome.io/v1beta1"
+
+# (kind, plural, namespaced)
+CATALOG_RESOURCES: tuple[tuple[str, str, bool], ...] = (
+    ("ClusterBaseModel", "clusterbasemodels", False),
+    ("BaseModel", "basemodels", True),
+    ("ClusterServingRuntime", "clusterservingruntimes", False),
+    ("ServingRuntime", "servingruntimes", True),
+    ("FineTunedWeight", "finetunedweights", False),
+    ("InferenceService", "inferenceservices", True),
+)
+
+# A dependency of a replica on a catalog object: (category, name); name "*" means any.
+# Categories: "model", "runtime", "weight", "isvc". Kinds and scopes are folded (a superset is safe).
+Dependency = tuple[str, str]
+_CATEGORY = {
+    "ClusterBaseModel": "model",
+    "BaseModel": "model",
+    "ClusterServingRuntime": "runtime",
+    "ServingRuntime": "runtime",
+    "FineTunedWeight": "weight",
+    "InferenceService": "isvc",
+}
+
+
+def category_of(kind: str) -> str:
+    return _CATEGORY.get(kind, kind)
+
+
+class paths:
+    @staticmethod
+    def replicas(ns: str | None) -> str:
+        return f"{GROUP}/namespaces/{ns}/inferencereplicas" if ns else f"{GROUP}/inferencereplicas"
+
+    @staticmethod
+    def replica(ns: str, name: str) -> str:
+        return f"{GROUP}/namespaces/{ns}/inferencereplicas/{name}"
+
+    @staticmethod
+    def pods(ns: str | None) -> str:
+        return f"/api/v1/namespaces/{ns}/pods" if ns else "/api/v1/pods"
+
+    @staticmethod
+    def services(ns: str | None) -> str:
+        return f"/api/v1/namespaces/{ns}/services" if ns else "/api/v1/services"
+
+    @staticmethod
+    def events(ns: str) -> str:
+        return f"/api/v1/namespaces/{ns}/events"
+
+    @staticmethod
+    def revisions(ns: str | None) -> str:
+        return (
+            f"/apis/apps/v1/namespaces/{ns}/controllerrevisions"
+            if ns
+            else "/apis/apps/v1/controllerrevisions"
+        )
+
+    @staticmethod
+    def slices(ns: str | None) -> str:
+        return (
+            f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices"
+            if ns
+            else "/apis/discovery.k8s.io/v1/endpointslices"
+        )
+
+    @staticmethod
+    def configmap(ns: str, name: str) -> str:
+        return f"/api/v1/namespaces/{ns}/configmaps/{name}"
+
+    @staticmethod
+    def catalog(plural: str, namespaced: bool, ns: str | None) -> str:
+        if namespaced and ns:
+            return f"{GROUP}/namespaces/{ns}/{plural}"
+        return f"{GROUP}/{plural}"
+
+
+def selector(prefix: str, component: str) -> str:
+    return f"{c.LABEL_INFERENCESERVICE}={prefix},{c.LABEL_COMPONENT}={component}"
+
+
+# -- catalog ---------------------------------------------------------------------------------------------
+
+
+def fetch_catalog_objects(kube: Kube, namespaces: Iterable[str] | None = None) -> list[JSON]:
+    """List every catalog object (namespaced kinds in ``namespaces``, or everywhere when None)."""
+    out: list[JSON] = []
+    nss = list(namespaces) if namespaces is not None else [None]
+    for kind, plural, namespaced in CATALOG_RESOURCES:
+        for ns in nss if namespaced else [None]:
+            for item in kube.list(paths.catalog(plural, namespaced, ns))["items"]:
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", "ome.io/v1beta1")
+                out.append(item)
+    return out
+
+
+def build_catalog(
+    objects: Iterable[Mapping[str, Any]], identity: ControllerIdentity | None = None
+) -> Catalog:
+    """A Catalog from raw objects; an object that does not parse is left out (it cannot be rendered
+    from anyway) instead of hiding every other object."""
+    objs = list(objects)
+    try:
+        return Catalog.from_objects(objs, controller_identity=identity)
+    except OmeRenderError:
+        good: list[Mapping[str, Any]] = []
+        for obj in objs:
+            try:
+                Catalog.from_objects([*good, obj])
+            except OmeRenderError:
+                continue
+            good.append(obj)
+        return Catalog.from_objects(good, controller_identity=identity)
+
+
+# -- revisions -------------------------------------------------------------------------------------------
+
+
+def _fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _fallback_revision(result: Render, collision_count: int) -> tuple[str, bytes, str]:
+    replica = result.replica
+    anchor = result.anchor.template
+    meta = anchor.get("metadata") or {}
+    labels = dict(sorted((meta.get("labels") or {}).items()))
+    skip = set(result.excluded_annotation_keys) | {
+        "ome.io/rollout-paused",
+        "ome.io/rollout-promote",
+        "ome.io/rollout-rollback",
+    }
+    annotations = {
+        k: v
+        for k, v in sorted((meta.get("annotations") or {}).items())
+        if k not in skip and not k.startswith(c.ANNOTATION_MIGRATION_REQUEST_PREFIX)
+    }
+    pod_meta: dict[str, Any] | None = None
+    if labels or annotations:
+        pod_meta = {"creationTimestamp": None}
+        if labels:
+            pod_meta["labels"] = labels
+        if annotations:
+            pod_meta["annotations"] = annotations
+    payload: dict[str, Any] = {"podSpec": anchor.get("spec") or {}, "podMeta": pod_meta}
+    worker = result.runner(c.RUNNER_WORKER)
+    if worker is not None:
+        payload["workerPodSpec"] = worker.template.get("spec") or {}
+        if replica.spec.topology_key:
+            payload["topologyKey"] = replica.spec.topology_key
+    if replica.spec.pairing_protocol:
+        payload["pairingProtocol"] = replica.spec.pairing_protocol
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    scope = replica.metadata.uid
+    for ref in replica.metadata.owner_references:
+        if ref.controller and ref.kind == "InferenceService" and ref.api_version.startswith("ome.io/"):
+            scope = ref.uid
+    h = _fnv32a(f"|uid={scope}|".encode(), _fnv32a(f"|cc={collision_count}|".encode(), _fnv32a(raw)))
+    digest = f"{h:08x}"
+    return f"{replica.name_prefix}-{replica.spec.component}-{digest}", raw, digest
+
+
+def revision_for(result: Render, collision_count: int) -> tuple[str, bytes, str]:
+    try:
+        from omerender.preview import revision_of
+    except ImportError:
+        return _fallback_revision(result, collision_count)
+    info = revision_of(result, collision_count=collision_count)
+    return info.name, info.payload, info.hash
+
+
+def runners_from_payload(
+    payload: bytes | Mapping[str, Any], current: tuple[RenderedRunner, ...] = ()
+) -> tuple[RenderedRunner, ...]:
+    """Runner templates back from a ControllerRevision's data (OME payload: podSpec, podMeta,
+    workerPodSpec). A worker's size is not in the payload: the current render's (else 1) is used."""
+    data = json.loads(payload) if isinstance(payload, bytes | str) else dict(payload)
+    meta = data.get("podMeta") or {}
+    template: dict[str, Any] = {"metadata": {}, "spec": json.loads(json.dumps(data.get("podSpec") or {}))}
+    if meta.get("labels"):
+        template["metadata"]["labels"] = dict(meta["labels"])
+    if meta.get("annotations"):
+        template["metadata"]["annotations"] = dict(meta["annotations"])
+    if "workerPodSpec" not in data:
+        return (RenderedRunner(c.RUNNER_DEFAULT, 1, template),)
+    size = next((r.size for r in current if r.name == c.RUNNER_WORKER), 1)
+    worker = {"metadata": {}, "spec": json.loads(json.dumps(data["workerPodSpec"]))}
+    return (RenderedRunner(c.RUNNER_LEADER, 1, template), RenderedRunner(c.RUNNER_WORKER, size, worker))
+
+
+# -- dependencies ----------------------------------------------------------------------------------------
+
+
+def dependencies(
+    replica: InferenceReplica, result: Render | None, catalog: Catalog, resolver: Resolver | None = None
+) -> frozenset[Dependency]:
+    """The catalog objects whose change may change this replica's render.
+
+    A blocked render depends on everything of the kinds it reads (the missing object may appear under
+    any of them); an auto-selected runtime depends on every runtime (a new one may win the selection).
+    """
+    spec = replica.spec
+    if spec.model_ref is None and spec.runtime_ref is None:
+        return frozenset()
+    if result is None:
+        return frozenset({("model", "*"), ("runtime", "*"), ("weight", "*")})
+    deps: set[Dependency] = set()
+    if spec.model_ref is not None:
+        deps.add(("model", spec.model_ref.name))
+        deps.update(("weight", w) for w in spec.model_ref.fine_tuned_weights or ())
+        deps.update(("model", o.name) for o in spec.model_ref.overlays or ())
+    if spec.runtime_ref is None:
+        deps.add(("runtime", "*"))
+    if result.runtime_name:
+        deps.add(("runtime", result.runtime_name))
+        rt = catalog.named_runtime(result.runtime_kind, replica.namespace, result.runtime_name)
+        if rt is not None:
+            try:
+                chain = (resolver or Resolver(catalog)).resolve(rt).chain_names
+            except InheritanceError:
+                chain = ()
+            deps.update(("runtime", n) for n in chain)
+    return frozenset(deps)
+
+
+# -- one replica -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observation:
+    world: World
+    replica: JSON  # the raw object as read: the status write PUTs it back with the new status
+    render: Render | None
+    deps: frozenset[Dependency] = field(default_factory=frozenset)
+
+
+def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    ctrl = [r for r in refs if r.get("controller")]
+    return not ctrl or any(r.get("uid") == uid for r in ctrl)
+
+
+def render_world(
+    raw: JSON,
+    *,
+    pods: Iterable[JSON],
+    revisions: Iterable[JSON],
+    service: JSON | None,
+    slices: Iterable[JSON],
+    catalog: Catalog,
+    settings: OperatorSettings,
+    now: datetime,
+    resolver: Resolver | None = None,
+) -> Observation:
+    """Pure: the World for one replica from objects already read."""
+    rep = ReplicaView.from_dict(raw)
+    model = rep.model
+    uid = rep.uid
+    cc = int(rep.status.get("collisionCount") or 0)
+    result: Render | None = None
+    outcome: RenderOutcome
+    try:
+        result = render(model, catalog, resolver=resolver)
+        name, payload, digest = revision_for(result, cc)
+        outcome = DesiredRevision(name, payload, digest, model.spec.pairing_protocol, cc)
+    except RenderBlocked as exc:
+        outcome = RenderBlock(str(exc.reason.value), exc.message)
+    except OmeRenderError as exc:
+        outcome = RenderBlock("RenderFailed", str(exc))
+    revs = [r for r in revisions if _owned_by(r, uid)]
+    stored = {str(r["metadata"]["name"]): r for r in revs}
+    planned = model.spec.effective_replicas
+
+    def factory(revision: str, index: int, incarnation: int, runner: str, ordinal: int) -> dict[str, Any]:
+        if isinstance(outcome, DesiredRevision) and revision == outcome.name and result is not None:
+            runners = result.runners
+            digest = outcome.hash
+        else:
+            obj = stored.get(revision)
+            if obj is None:
+                raise LookupError(f"no ControllerRevision {revision} to build a pod from")
+            runners = runners_from_payload(RevisionView.from_dict(obj).data, result.runners if result else ())
+            digest = revision.rsplit("-", 1)[-1]
+        return materialize_pod(
+            model,
+            runners,
+            PodCoordinates(index, incarnation, runner, ordinal),
+            revision_hash=digest,
+            planned_replicas=planned,
+        )
+
+    world = World(
+        replica=rep,
+        render=outcome,
+        now=now,
+        revisions=tuple(RevisionView.from_dict(r) for r in revs),
+        pods=tuple(
+            PodView.from_dict(p)
+            for p in sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+            if _owned_by(p, uid)
+        ),
+        service=ServiceView.from_dict(service),
+        endpoints=Endpoints.from_slices(slices),
+        settings=settings,
+        pod_factory=factory,
+    )
+    return Observation(world, raw, result, dependencies(model, result, catalog, resolver))
+
+
+def observe(
+    kube: Kube,
+    namespace: str,
+    name: str,
+    *,
+    catalog: Catalog,
+    settings: OperatorSettings,
+    now: datetime,
+    resolver: Resolver | None = None,
+) -> Observation | None:
+    """Read one replica and what it owns; None when the replica is gone."""
+    raw = kube.get_or_none(paths.replica(namespace, name))
+    if raw is None:
+        return None
+    raw.setdefault("kind", c.REPLICA_KIND)
+    raw.setdefault("apiVersion", c.API_VERSION)
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    parent = (spec.get("parentRef") or {}).get("name")
+    prefix = str(parent or meta.get("name"))
+    component = str(spec.get("component") or "")
+    sel = selector(prefix, component)
+    pods = kube.list(paths.pods(namespace), labelSelector=sel)["items"]
+    revisions = kube.list(paths.revisions(namespace), labelSelector=sel)["items"]
+    svc_name = headless_service_name(prefix, component)
+    service = kube.get_or_none(f"{paths.services(namespace)}/{svc_name}")
+    slices = kube.list(paths.slices(namespace), labelSelector=f"kubernetes.io/service-name={svc_name}")[
+        "items"
+    ]
+    return render_world(
+        raw,
+        pods=pods,
+        revisions=revisions,
+        service=service,
+        slices=slices,
+        catalog=catalog,
+        settings=settings,
+        now=now,
+        resolver=resolver,
+    )
