@@ -52,7 +52,8 @@ from deepdiff import DeepDiff
 from deepdiff.helper import notpresent
 
 from omerender.catalog import Catalog
-from omerender.errors import RenderBlocked
+from omerender.errors import FieldProblem, InvalidObjectError, RenderBlocked
+from omerender.gojson import GoJSONError
 from omerender.models import InferenceReplica
 from omerender.preview import revision_of
 from omerender.render import RenderedRunner, render
@@ -113,12 +114,22 @@ class Outcome:
 
 
 def outcome(replica: InferenceReplica, catalog: Catalog) -> Outcome:
-    """Render ``replica`` against ``catalog`` and compute its revision as OME's controller does."""
+    """Render ``replica`` against ``catalog`` and compute its revision as OME's controller does.
+
+    Raises InvalidObjectError naming the replica when a rendered template holds a value Kubernetes'
+    Go types refuse (so it has no revision): that is an input to fix, not a render block.
+    """
     try:
         result = render(replica, catalog)
     except RenderBlocked as blocked:
         return Outcome(blocked=Blocked(blocked.reason.value, blocked.message))
-    revision = revision_of(result)
+    try:
+        revision = revision_of(result)
+    except GoJSONError as exc:
+        problem = FieldProblem(exc.path_str or "<template>", f"not a valid Kubernetes value: {exc.message}")
+        raise InvalidObjectError(
+            "InferenceReplica", replica.metadata.name, replica.namespace, (problem,)
+        ) from None
     return Outcome(
         revision=revision.name,
         runners=result.runners,

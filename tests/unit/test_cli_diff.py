@@ -245,6 +245,21 @@ def test_an_invalid_replica_names_the_field(capsys: pytest.CaptureFixture[str], 
     assert "spec.replicas" in err
 
 
+def test_a_template_go_cannot_decode_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    container = {"name": "c", "image": "x", "ports": [{"containerPort": "eighty"}]}
+    bad = replica("a-1", "rt-a")
+    bad["spec"] = {
+        "component": "engine",
+        "runners": [{"name": "default", "size": 1, "template": {"spec": {"containers": [container]}}}],
+    }
+    objs = write(tmp_path / "o.yaml", bad)
+    code, out, err = run(capsys, "--before", objs, "--after", objs)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"omerender diff: InferenceReplica {NS}/a-1 is invalid: podTemplate.spec.containers[0].ports[0].containerPort: "
+    )
+
+
 def test_an_unknown_output_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], bump: tuple[str, str]
 ) -> None:

@@ -273,6 +273,29 @@ def test_scaling_a_replica_is_no_roll() -> None:
     assert d.changes == ()
 
 
+def test_template_changes_the_revision_does_not_hash_are_listed_but_roll_nothing() -> None:
+    """Only the default/leader template's metadata is hashed (01 §9.1): a worker label rolls nothing."""
+
+    def multi_node(worker_labels: dict[str, str]) -> InferenceReplica:
+        container = {"spec": {"containers": [{"name": "c", "image": "x"}]}}
+        worker = {"metadata": {"labels": worker_labels}, **container}
+        return replica(
+            "mn",
+            runners=[
+                {"name": "leader", "size": 1, "template": container},
+                {"name": "worker", "size": 1, "template": worker},
+            ],
+        )
+
+    objs = catalog(*base_objects())
+    d = diff_replica(multi_node({"tier": "a"}), multi_node({"tier": "b"}), objs, objs)
+    assert d.status is Status.UNCHANGED
+    assert not d.changed
+    assert lines(d) == ['runner worker: metadata.labels.tier: "a" -> "b"']
+    assert d.notes == ("these differences are outside the revision hash: OME replaces no pods",)
+    assert "demo/mn: unchanged" in to_text([d])
+
+
 def test_revision_inputs_outside_the_templates_are_named() -> None:
     objs = catalog(*base_objects())
     container = {"name": "c", "image": "x:1"}
@@ -337,7 +360,7 @@ def test_a_pure_reorder_rolls_and_says_order_changed() -> None:
 
 
 def test_containers_volumes_mounts_and_ports_by_identity() -> None:
-    before = {
+    before: Obj = {
         "spec": {
             "containers": [
                 {
@@ -355,7 +378,7 @@ def test_containers_volumes_mounts_and_ports_by_identity() -> None:
         }
     }
     after = copy.deepcopy(before)
-    spec = after["spec"]
+    spec: Obj = after["spec"]
     spec["containers"].reverse()  # order of containers changes too
     main = spec["containers"][1]
     main["ports"][0]["containerPort"] = 8081
