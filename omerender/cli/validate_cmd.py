@@ -23,7 +23,6 @@ from typing import Any
 
 from omerender.admission import CODE_BAD_REQUEST, AdmissionRequest, review
 from omerender.catalog import Catalog, ControllerIdentity
-from omerender.cli.crds import crd_for
 from omerender.cli.io import InputError, load_objects
 from omerender.crdschema import validate_against_crd
 
@@ -154,6 +153,9 @@ def _olds(path: str | None) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _schema_problems(obj: Mapping[str, Any], namespace: str, name: str) -> list[str]:
+    # Imported here so that `python -m omerender.cli.crds` does not find itself imported already.
+    from omerender.cli.crds import crd_for
+
     return [
         f"{KIND} {namespace}/{name}: {p.path}: {p.message}" for p in validate_against_crd(obj, crd_for(KIND))
     ]
