@@ -688,6 +688,16 @@ def _string_slice(v: Any) -> str:
         raise _locate(e, _enc_string, v) from None
 
 
+def _string_map(v: Any) -> str:
+    """map[string]string, with a fast path for the all-strings case."""
+    if type(v) is dict and v:
+        try:
+            return "{" + ",".join([_ebs(k) + ":" + _ebs(v[k]) for k in sorted(v)]) + "}"
+        except TypeError:
+            pass  # a null value, a non-string key or value: the general path decides
+    return _GENERIC_STRING_MAP(v)
+
+
 def _map_encoder(elem: Encoder, elem_type: str) -> Encoder:
     go_type = "map[string]" + elem_type
 
@@ -716,40 +726,88 @@ def _map_encoder(elem: Encoder, elem_type: str) -> Encoder:
     return enc
 
 
+# Field kinds the struct loop encodes inline (no call), for the common well-typed case.
+_GENERIC, _STRING_KIND, _INT32_KIND, _INT64_KIND, _BOOL_KIND = range(5)
+# One compiled field: slot index, '"name":', encoder, what omitempty/omitzero drop (None: never
+# dropped), inline kind, and the slot's content when the value is JSON null.
+_Field = tuple[int, str, Encoder, frozenset[str] | None, int, str | None]
+
+
+_GENERIC_STRING_MAP: Final = _map_encoder(_enc_string, "string")
+
+
 class _StructPlan:
-    """A compiled struct encoder: field lookup by JSON name, a slot template of zero values."""
+    """A compiled struct encoder.
+
+    Slots hold each field's encoded ``"name":value`` in Go order; a template pre-fills the
+    fields Go always writes with their zero values. Encoding walks the keys present (so a
+    sparse struct such as a Volume costs what it holds, not its 30 fields) and joins the slots.
+    """
 
     __slots__ = ("by_name", "encoder", "name", "template", "zero")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.by_name: dict[str, tuple[int, str, Encoder, frozenset[str] | None]] = {}
+        self.by_name: dict[str, _Field] = {}
         self.template: list[str | None] = []
         self.zero = ""
-        self.encoder: Encoder = self._encode
+        self.encoder: Encoder = self._make_encoder()
 
-    def _encode(self, v: Any) -> str:
-        if type(v) is not dict:
-            if v is None:
-                return self.zero  # null into a struct: the zero value
-            if not isinstance(v, Mapping):
-                raise _type_error(v, self.name)
-        slots = self.template.copy()
+    def _make_encoder(self) -> Encoder:
+        plan = self
+        name = self.name
+        template = self.template
         get = self.by_name.get
-        for k, x in v.items():
-            f = get(k)
-            if f is None:
-                continue  # unknown field: dropped
-            idx, prefix, enc, empties = f
-            try:
-                piece = enc(x)
-            except GoJSONError as e:
-                raise e.prepend(k) from None
-            if empties is not None and piece in empties:
-                slots[idx] = None
-            else:
-                slots[idx] = prefix + piece
-        return "{" + ",".join(filter(None, slots)) + "}"
+        ebs = _ebs
+        int_repr = int.__repr__
+
+        def encode(v: Any) -> str:
+            if type(v) is not dict:
+                if v is None:
+                    return plan.zero  # null into a struct: the zero value
+                if not isinstance(v, Mapping):
+                    raise _type_error(v, name)
+            slots = template.copy()
+            for k, x in v.items():
+                f = get(k)
+                if f is None:
+                    continue  # unknown field: dropped
+                idx, prefix, enc, empties, kind, null_slot = f
+                if x is None:
+                    slots[idx] = null_slot
+                    continue
+                if kind:
+                    if kind == 1:
+                        if type(x) is str:
+                            if x or empties is None:
+                                slots[idx] = prefix + ebs(x)
+                            continue
+                    elif kind == 2:
+                        if type(x) is int and -2147483648 <= x <= 2147483647:
+                            if x or empties is None:
+                                slots[idx] = prefix + int_repr(x)
+                            continue
+                    elif kind == 3:
+                        if type(x) is int and -9223372036854775808 <= x <= 9223372036854775807:
+                            if x or empties is None:
+                                slots[idx] = prefix + int_repr(x)
+                            continue
+                    elif x is True:
+                        slots[idx] = prefix + "true"
+                        continue
+                    elif x is False:
+                        if empties is None:
+                            slots[idx] = prefix + "false"
+                        continue
+                try:
+                    piece = enc(x)
+                except GoJSONError as e:
+                    raise e.prepend(k) from None
+                if empties is None or piece not in empties:
+                    slots[idx] = prefix + piece
+            return "{" + ",".join(filter(None, slots)) + "}"
+
+        return encode
 
 
 _INT_TYPES: Final = re.compile(r"(u?)int(\d+)")
@@ -826,6 +884,8 @@ class _Compiler:
             return _string_slice
         if typ.startswith("[]"):
             return _slice_encoder(self.encoder(typ[2:]), typ[2:])
+        if typ == "map[string]string":
+            return _string_map
         if typ.startswith("map[string]"):
             return _map_encoder(self.encoder(typ[11:]), typ[11:])
         if typ not in self._structs:
@@ -838,7 +898,13 @@ class _Compiler:
             empties = self.empties(ftype) if omitempty else None
             if omitzero:
                 empties = (empties or frozenset()) | self.zero_pieces(ftype)
-            plan.by_name[jname] = (idx, prefix, self.encoder(ftype), empties)
+            # JSON null leaves a pointer nil and anything else at its zero value.
+            null_piece = self.zero(ftype)
+            null_slot = None if empties is not None and null_piece in empties else prefix + null_piece
+            # Null is handled by the loop, so a pointer field encodes with its element's encoder.
+            enc = self.encoder(ftype[1:] if ftype.startswith("*") else ftype)
+            kind = _INLINE_KINDS.get(ftype, _GENERIC)
+            plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
             # A field Go never finds empty (a struct, Quantity, IntOrString, Time without
             # omitzero) is always written: its zero value stands in when the key is missing.
             plan.template.append(None if empties is not None else prefix + self.zero(ftype))
@@ -846,6 +912,12 @@ class _Compiler:
         return plan.encoder
 
 
+_INLINE_KINDS: Final[dict[str, int]] = {
+    "string": _STRING_KIND,
+    "int32": _INT32_KIND,
+    "int64": _INT64_KIND,
+    "bool": _BOOL_KIND,
+}
 _COMPILER: Final = _Compiler(STRUCTS)
 
 
