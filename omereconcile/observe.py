@@ -293,6 +293,27 @@ class Observation:
     deps: frozenset[Dependency] = field(default_factory=frozenset)
 
 
+def rotation_view(slices: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """EndpointSlices with ``ready`` meaning "in rotation".
+
+    The headless Service publishes not-ready addresses (01 §3.5), and for such a Service the
+    EndpointSlice controller sets ``conditions.ready`` true for every endpoint; ``serving`` is what
+    follows the pod's Ready condition (and so the ``ome.io/serving`` gate). ``Endpoints.from_slices``
+    reads ``ready``, so each endpoint's ``ready`` becomes ``ready and serving`` here; without this a
+    drain is never proven on a real cluster.
+    """
+    out: list[dict[str, Any]] = []
+    for sl in slices:
+        eps = []
+        for ep in sl.get("endpoints") or []:
+            cond = dict(ep.get("conditions") or {})
+            ready = cond.get("ready") is True
+            cond["ready"] = ready and cond.get("serving", ready) is True
+            eps.append({**ep, "conditions": cond})
+        out.append({**sl, "endpoints": eps})
+    return out
+
+
 def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
     ctrl = [r for r in refs if r.get("controller")]
@@ -359,7 +380,7 @@ def render_world(
             if _owned_by(p, uid)
         ),
         service=ServiceView.from_dict(service),
-        endpoints=Endpoints.from_slices(slices),
+        endpoints=Endpoints.from_slices(rotation_view(slices)),
         settings=settings,
         pod_factory=factory,
     )

@@ -1,0 +1,113 @@
+"""Rollouts on the real control plane: a runtime image change rolls with SurgeThenDrain and the serving
+count never drops below the floor."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+from helpers import REPO, apply, condition, example_replica, live_pods, pods, replica, serving
+from reconciler_proc import Reconciler
+
+from testbed.testing import Cluster
+
+RUNTIME = "vllm-llama-local"
+
+
+def namespaced_runtime(namespace: str, image: str = "docker.io/vllm/vllm-openai:v0.9.0.1") -> dict[str, Any]:
+    """The example ClusterServingRuntime as a ServingRuntime of the test namespace (tests may change it)."""
+    doc: dict[str, Any] = yaml.safe_load(
+        (REPO / "examples" / "catalog" / "vllm-llama-3-2-1b-instruct.yaml").read_text()
+    )
+    doc["kind"] = "ServingRuntime"
+    doc["metadata"] = {"name": RUNTIME, "namespace": namespace}
+    doc["spec"]["engineConfig"]["runner"]["image"] = image
+    return doc
+
+
+class ServingMonitor:
+    """Polls the pods and records the lowest number of Instances serving (Ready with the gate True)."""
+
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
+        self.cluster = cluster
+        self.namespace = namespace
+        self.minimum: int | None = None
+        self.samples = 0
+        self.names: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            items = pods(self.cluster, self.namespace)
+            indices = {p["metadata"]["labels"]["ome.io/instance-index"] for p in items if serving(p)}
+            self.names.update(p["metadata"]["name"] for p in items)
+            self.minimum = len(indices) if self.minimum is None else min(self.minimum, len(indices))
+            self.samples += 1
+            time.sleep(0.05)
+
+    def __enter__(self) -> ServingMonitor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def ready_on(cluster: Cluster, ns: str, revision: str | None = None) -> bool:
+    obj = replica(cluster, ns)
+    st = obj.get("status") or {}
+    ok = condition(obj, "Ready").get("status") == "True" and st.get("currentRevision") == st.get(
+        "updateRevision"
+    )
+    ok = ok and all(not r.get("operation") for r in st.get("instanceStatuses") or [])
+    return ok and (revision is None or st.get("updateRevision") == revision)
+
+
+def test_runtime_image_change_rolls_instance_0_to_ordinal_1_without_dropping_below_the_floor(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    rec = reconcilers()
+    apply(cluster, namespaced_runtime(namespace))
+    apply(
+        cluster,
+        example_replica(namespace, replicas=2, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}),
+    )
+    rec.wait("Ready on the first revision", lambda: ready_on(cluster, namespace), timeout=60)
+    first = replica(cluster, namespace)["status"]["updateRevision"]
+    assert [p["metadata"]["name"] for p in live_pods(cluster, namespace)] == [
+        "llama-pool-engine-0-default-0",
+        "llama-pool-engine-1-default-0",
+    ]
+
+    with ServingMonitor(cluster, namespace) as mon:
+        # A live change of the runtime: nothing on the replica changes, the render does.
+        apply(cluster, namespaced_runtime(namespace, image="docker.io/vllm/vllm-openai:v0.9.2"))
+        rec.wait(
+            "a new revision to be rolled out",
+            lambda: (
+                replica(cluster, namespace)["status"].get("updateRevision") != first
+                and ready_on(cluster, namespace)
+            ),
+            timeout=120,
+        )
+    assert mon.samples > 10
+    assert mon.minimum is not None
+    assert mon.minimum >= 2, f"serving fell to {mon.minimum} (floor 2)\n{rec.tail()}"
+    live = live_pods(cluster, namespace)
+    assert [p["metadata"]["name"] for p in live] == [
+        "llama-pool-engine-0-default-1",
+        "llama-pool-engine-1-default-1",
+    ]
+    for p in live:
+        assert p["spec"]["containers"][0]["image"] == "docker.io/vllm/vllm-openai:v0.9.2"
+        assert p["metadata"]["labels"]["ome.io/instance-incarnation"] == "1"  # SurgeThenDrain keeps it
+    st = replica(cluster, namespace)["status"]
+    assert {r["activeOrdinal"] for r in st["instanceStatuses"]} == {1}
+    assert mon.names >= {"llama-pool-engine-0-default-0", "llama-pool-engine-0-default-1"}
+    revisions = cluster.raw.get(f"/apis/apps/v1/namespaces/{namespace}/controllerrevisions")["items"]
+    assert sorted(r["metadata"]["name"] for r in revisions) == sorted([first, st["updateRevision"]])
