@@ -139,7 +139,7 @@ class AdmissionServer:
                     extra={
                         "uid": resp.get("uid"),
                         "allowed": resp.get("allowed"),
-                        "message": (resp.get("status") or {}).get("message"),
+                        "denial": (resp.get("status") or {}).get("message"),
                     },
                 )
                 self._send(200, out)
