@@ -909,7 +909,95 @@ class _Compiler:
             # omitzero) is always written: its zero value stands in when the key is missing.
             plan.template.append(None if empties is not None else prefix + self.zero(ftype))
         plan.zero = "{" + ",".join(filter(None, plan.template)) + "}"
-        return plan.encoder
+        dense = _dense_encoder(plan, [(jname, *plan.by_name[jname][1:]) for jname, *_ in self._structs[typ]])
+        self._encoders[typ] = dense
+        return dense
+
+
+_NamedField = tuple[str, str, Encoder, frozenset[str] | None, int, str | None]
+# A struct with more fields than this also gets the sparse loop, taken when the value holds
+# fewer than a quarter of them (a Volume names one source of thirty).
+_DENSE_ONLY_FIELDS: Final = 8
+
+
+def _dense_encoder(plan: _StructPlan, fields: list[_NamedField]) -> Encoder:
+    """Generate the struct encoder that visits the fields in Go order, constants inlined.
+
+    Equivalent to ``plan.encoder`` (the sparse loop) and faster when most fields are present.
+    A missing key and a JSON null mean the same to Go (the zero value), so one ``get`` per
+    field decides. The source is built from the generated field table only (names written
+    with ``repr``) and compiled once per struct type.
+    """
+    ns: dict[str, Any] = {
+        "Mapping": Mapping,
+        "GoJSONError": GoJSONError,
+        "type_error": _type_error,
+        "ebs": _ebs,
+        "int_repr": int.__repr__,
+        "plan": plan,
+        "sparse": plan.encoder,
+    }
+    lines = [
+        "def encode(v):",
+        "    if type(v) is not dict:",
+        "        if v is None:",
+        "            return plan.zero",
+        "        if not isinstance(v, Mapping):",
+        f"            raise type_error(v, {plan.name!r})",
+    ]
+    if len(fields) > _DENSE_ONLY_FIELDS:
+        lines += [f"    if len(v) * 4 < {len(fields)}:", "        return sparse(v)"]
+    lines += ["    get = v.get", "    parts = []", "    append = parts.append"]
+    for i, (jname, prefix, enc, empties, kind, null_slot) in enumerate(fields):
+        ns[f"E{i}"] = enc
+        ns[f"M{i}"] = empties
+        lines.append(f"    x = get({jname!r})")
+        # Null (or missing): the zero value, unless omitempty/omitzero drops it.
+        if null_slot is not None:
+            lines += ["    if x is None:", f"        append({null_slot!r})", "    else:"]
+        else:
+            lines.append("    if x is not None:")
+        # The well-typed common case, inline.
+        if kind == _STRING_KIND:
+            fast: tuple[str, str] | None = ("type(x) is str", "ebs(x)")
+        elif kind == _INT32_KIND:
+            fast = (f"type(x) is int and {-(1 << 31)} <= x <= {(1 << 31) - 1}", "int_repr(x)")
+        elif kind == _INT64_KIND:
+            fast = (f"type(x) is int and {-(1 << 63)} <= x <= {(1 << 63) - 1}", "int_repr(x)")
+        else:
+            fast = None
+        if kind == _BOOL_KIND:
+            lines += ["        if x is True:", f"            append({(prefix + 'true')!r})"]
+            lines += ["        elif x is False:"]
+            lines += [
+                "            pass" if empties is not None else f"            append({(prefix + 'false')!r})"
+            ]
+            lines += ["        else:"]
+        elif fast is not None:
+            test, piece = fast
+            lines += [f"        if {test}:"]
+            if empties is not None:
+                lines += ["            if x:", f"                append({prefix!r} + {piece})"]
+            else:
+                lines += [f"            append({prefix!r} + {piece})"]
+            lines += ["        else:"]
+        else:
+            lines += ["        if True:"]
+        # Everything else goes through the field type's encoder.
+        lines += [
+            "            try:",
+            f"                p = E{i}(x)",
+            "            except GoJSONError as e:",
+            f"                raise e.prepend({jname!r}) from None",
+        ]
+        if empties is None:
+            lines.append(f"            append({prefix!r} + p)")
+        else:
+            lines += [f"            if p not in M{i}:", f"                append({prefix!r} + p)"]
+    lines.append('    return "{" + ",".join(parts) + "}"')
+    exec(compile("\n".join(lines), f"<gojson {plan.name}>", "exec"), ns)
+    encoder: Encoder = ns["encode"]
+    return encoder
 
 
 _INLINE_KINDS: Final[dict[str, int]] = {
