@@ -45,17 +45,6 @@ _OBJECT_META = fragment_encoder("meta/v1.ObjectMeta")
 _STRING = fragment_encoder("string")
 
 
-def _decoded_string_map(value: Any, path: tuple[str, ...]) -> dict[str, str]:
-    """A map[string]string as Go decodes it (null values become "")."""
-    if value is None:
-        return {}
-    try:
-        _STRING_MAP(value)  # validates exactly as the encoder does
-    except GoJSONError as e:
-        raise e.prepend(*path) from None
-    return {k: "" if v is None else v for k, v in value.items()}
-
-
 def hashed_annotations(annotations: Mapping[str, str], excluded_keys: Collection[str] = ()) -> dict[str, str]:
     """The annotations that feed the hash: §9.1's filter applied to ``annotations``.
 
@@ -72,19 +61,60 @@ def hashed_annotations(annotations: Mapping[str, str], excluded_keys: Collection
     }
 
 
-def _template_parts(template: Any, name: str) -> tuple[Any, Mapping[str, Any]]:
-    """(spec, metadata) of a PodTemplateSpec-shaped dict, validated as Go would decode it."""
+_META_MAPS: Final = ("labels", "annotations")
+
+
+def _template_parts(template: Any, name: str, *, maps_checked_later: bool) -> tuple[Any, Mapping[str, Any]]:
+    """(spec, metadata) of a PodTemplateSpec-shaped dict, validated as Go would decode it.
+
+    Go decodes the whole PodTemplateSpec, so a bad value anywhere in its metadata is an error,
+    hashed or not. With ``maps_checked_later`` the labels and annotations are left to the caller,
+    which validates them while encoding them.
+    """
     if template is None:
         return None, {}
     if not isinstance(template, Mapping):
         raise GoTypeError("a pod template must be an object", value=template).prepend(name)
     meta = template.get("metadata")
-    if meta is not None:
-        try:
-            _OBJECT_META(meta)  # Go decodes the whole PodTemplateSpec: bad metadata is an error
-        except GoJSONError as e:
-            raise e.prepend(name, "metadata") from None
-    return template.get("spec"), meta or {}
+    if meta is None:
+        return template.get("spec"), {}
+    try:
+        if not isinstance(meta, Mapping) or not maps_checked_later:
+            _OBJECT_META(meta)
+        elif any(k not in _META_MAPS for k in meta):
+            _OBJECT_META({k: v for k, v in meta.items() if k not in _META_MAPS})
+    except GoJSONError as e:
+        raise e.prepend(name, "metadata") from None
+    return template.get("spec"), meta
+
+
+def _map_piece(value: Any, path: tuple[str, ...]) -> str | None:
+    """A map[string]string encoded, or None when it is null or empty."""
+    if value is None:
+        return None
+    try:
+        piece = _STRING_MAP(value)
+    except GoJSONError as e:
+        raise e.prepend(*path) from None
+    return None if piece == "{}" else piece
+
+
+def _hashed_annotations_piece(annotations: Any, excluded: Collection[str]) -> str | None:
+    path = ("podTemplate", "metadata", "annotations")
+    if not isinstance(annotations, Mapping):
+        return _map_piece(annotations, path)  # null, or the decoder's type error
+    kept: dict[Any, Any] = {}
+    for k, v in annotations.items():
+        if isinstance(k, str) and (
+            k.startswith(MIGRATION_REQUEST_ANNOTATION_PREFIX)
+            or k in ALWAYS_EXCLUDED_ANNOTATIONS
+            or k in excluded
+        ):
+            if v is not None and not isinstance(v, str):  # dropped from the hash, still decoded by Go
+                _map_piece({k: v}, path)
+            continue
+        kept[k] = v
+    return _map_piece(kept, path)
 
 
 def _spec_fragment(spec: Any, name: str) -> str:
@@ -111,24 +141,23 @@ def revision_payload(
     omitted. Raises a :class:`~omerender.gojson.GoJSONError` subclass (with the path inside
     ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode.
     """
-    spec, meta = _template_parts(pod_template, "podTemplate")
-    labels = _decoded_string_map(meta.get("labels"), ("podTemplate", "metadata", "labels"))
-    annotations = hashed_annotations(
-        _decoded_string_map(meta.get("annotations"), ("podTemplate", "metadata", "annotations")),
-        excluded_annotation_keys,
-    )
+    spec, meta = _template_parts(pod_template, "podTemplate", maps_checked_later=True)
+    labels = _map_piece(meta.get("labels"), ("podTemplate", "metadata", "labels"))
+    if not isinstance(excluded_annotation_keys, frozenset | set):
+        excluded_annotation_keys = frozenset(excluded_annotation_keys)
+    annotations = _hashed_annotations_piece(meta.get("annotations"), excluded_annotation_keys)
     out = ['{"podSpec":', _spec_fragment(spec, "podTemplate"), ',"podMeta":']
     if labels or annotations:
         out.append('{"creationTimestamp":null')
         if labels:
-            out += (',"labels":', _STRING_MAP(labels))
+            out += (',"labels":', labels)
         if annotations:
-            out += (',"annotations":', _STRING_MAP(annotations))
+            out += (',"annotations":', annotations)
         out.append("}")
     else:
         out.append("null")
     if worker_template is not None:
-        worker_spec, _ = _template_parts(worker_template, "workerTemplate")
+        worker_spec, _ = _template_parts(worker_template, "workerTemplate", maps_checked_later=False)
         out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate"))
         if topology_key:
             out += (',"topologyKey":', _STRING(topology_key))

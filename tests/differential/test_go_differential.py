@@ -403,6 +403,15 @@ def edge_cases() -> list[dict[str, Any]]:
         _case({"metadata": {"annotations": {"ome.io/rollout-paused": 1}}, "spec": {}}),
         _case(_pod(nodeSelector={"a": {"b": "c"}})),
         _case(_pod(), {"spec": {"containers": 1}}),
+        _case(_pod(), {"metadata": {"labels": {"a": 1}}, "spec": {}}),
+        _case(_pod(), {"metadata": {"annotations": {"ome.io/rollout-paused": True}}, "spec": {}}),
+        _case({"metadata": "x", "spec": {}}),
+        _case({"metadata": {"annotations": "x"}, "spec": {}}),
+        _case(
+            {"metadata": {"annotations": {"user.example/excluded": 5}}, "spec": {}},
+            excluded=("user.example/excluded",),
+        ),
+        _case({"metadata": {"annotations": {"ome.io/migration-request-v1-a": None}}, "spec": {}}),
     ]
     return c
 
