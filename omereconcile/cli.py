@@ -17,7 +17,9 @@ from datetime import UTC, datetime
 from types import FrameType
 
 from omereconcile import logs
+from omereconcile.actions import Plan
 from omereconcile.controller import CONFIG_NAME, Controller
+from omereconcile.executor import target_of
 from omereconcile.kube import ApiError, Kube, NotFound
 from omereconcile.leader import LeaderElector, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
@@ -210,8 +212,19 @@ def _plan(args: argparse.Namespace) -> int:
     target = getattr(render, "name", None) or f"render blocked: {getattr(render, 'reason', '')}"
     print(f"InferenceReplica {args.namespace}/{args.name} (dry run; nothing was changed)")
     print(f"spec renders: {target}")
-    print(p.describe())
+    print(describe(p))
     return 0
+
+
+def describe(p: Plan) -> str:
+    """The plan as text: the summary, then one line per action with its target and reason."""
+    lines = [p.summary or "nothing to do"]
+    for act in p.actions:
+        target = target_of(act)
+        lines.append(f"  {type(act).__name__}{' ' + target if target else ''}: {act.reason}")
+    if p.requeue_after is not None:
+        lines.append(f"  requeue after {p.requeue_after:g}s")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

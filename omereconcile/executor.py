@@ -89,7 +89,7 @@ class Executor:
                 if isinstance(act, A.DeleteRevision | A.RecordEvent):
                     lg.warning(
                         "action failed (not fatal)",
-                        extra={"action": type(act).__name__, "target": _target(act), "error": str(exc)},
+                        extra={"action": type(act).__name__, "target": target_of(act), "error": str(exc)},
                     )
                     continue
                 res.failed, res.error = act, exc
@@ -103,7 +103,7 @@ class Executor:
                     "action failed; pass stops",
                     extra={
                         "action": type(act).__name__,
-                        "target": _target(act),
+                        "target": target_of(act),
                         "error": str(exc),
                         "conflict": res.conflict,
                     },
@@ -114,7 +114,7 @@ class Executor:
             res.applied.append(act)
             lg.info(
                 "applied",
-                extra={"action": type(act).__name__, "target": _target(act), "why": act.reason},
+                extra={"action": type(act).__name__, "target": target_of(act), "why": act.reason},
             )
         return res
 
@@ -238,5 +238,5 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _target(act: A.Action) -> str:
+def target_of(act: A.Action) -> str:
     return str(getattr(act, "name", "") or getattr(act, "event_reason", "") or getattr(act, "finalizer", ""))
