@@ -14,7 +14,7 @@ FAMILIES = 20
 
 def _model(i: int) -> dict[str, Any]:
     family = i % FAMILIES
-    size = 1 + (i // FAMILIES)  # 1B .. 10B
+    size = 1 + (i // FAMILIES) % 8  # 1B .. 8B: the default catalog has eight runtimes per family
     return {
         "apiVersion": "ome.io/v1beta1",
         "kind": "ClusterBaseModel",

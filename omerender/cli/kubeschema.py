@@ -1,9 +1,9 @@
 """Client-side validation of rendered objects against the Kubernetes 1.36 OpenAPI schemas.
 
 The schemas are the strict JSON Schemas shipped by kubernetes-validate (``tools`` extra): an unknown
-field is an error, as the API server's strict field validation reports it. One validator is built per
-kind and kept, because loading the shared definitions costs far more than validating an object; lint
-validates hundreds of templates in one run.
+field is an error, as the API server's strict field validation reports it. They are compiled with
+jsonschema-rs, once per kind, with the shared definitions inlined: lint validates hundreds of templates
+per run, and the compiled validator takes microseconds where the pure-Python one took milliseconds.
 """
 
 from __future__ import annotations
@@ -19,31 +19,36 @@ __all__ = ["KUBERNETES_VERSION", "kube_problems"]
 
 KUBERNETES_VERSION = "1.36"
 _SCHEMA_DIR = "kubernetes-json-schema/v1.36.0-local-strict"
+_REMOTE_REF = '"/api/_definitions.json#/$defs/'
+
+
+def _schemas() -> Any:
+    return resources.files("kubernetes_validate").joinpath(_SCHEMA_DIR)
 
 
 @functools.cache
 def _definitions() -> Any:
-    from referencing import Registry, Resource
-
-    root = resources.files("kubernetes_validate").joinpath(_SCHEMA_DIR)
-    defs = json.loads(root.joinpath("_definitions.json").read_text())
-    return Resource.from_contents(defs) @ Registry()  # type: ignore[operator]
+    defs = _schemas().joinpath("_definitions.json").read_text()
+    return json.loads(defs.replace(_REMOTE_REF, '"#/$defs/'))["$defs"]
 
 
 @functools.cache
 def _validator(kind: str, api_version: str) -> Any:
-    import jsonschema
-    from referencing import Resource
+    import jsonschema_rs
 
     # rbac.authorization.k8s.io/v1 -> rbac-v1, v1 -> v1 (kubernetes-validate's file naming)
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    root = resources.files("kubernetes_validate").joinpath(_SCHEMA_DIR)
-    path = root.joinpath(f"{kind.lower()}-{group_version}.json")
+    path = _schemas().joinpath(f"{kind.lower()}-{group_version}.json")
     if not path.is_file():
         return None
-    schema = json.loads(path.read_text())
-    registry = Resource.from_contents(schema) @ _definitions()
-    return jsonschema.Draft202012Validator(schema, registry=registry)
+    schema = json.loads(path.read_text().replace(_REMOTE_REF, '"#/$defs/'))
+    schema.pop("$id", None)
+    schema["$defs"] = _definitions()
+    return jsonschema_rs.validator_for(schema)
+
+
+def _path(parts: Any) -> str:
+    return ".".join(str(p) for p in parts) or "<object>"
 
 
 def kube_problems(obj: Mapping[str, Any]) -> list[str]:
@@ -53,8 +58,8 @@ def kube_problems(obj: Mapping[str, Any]) -> list[str]:
     validator = _validator(kind, api_version)
     if validator is None:
         return [f"{name}: no Kubernetes {KUBERNETES_VERSION} schema for {api_version}/{kind}"]
-    problems = []
-    for error in sorted(validator.iter_errors(dict(obj)), key=lambda e: list(map(str, e.path))):
-        path = ".".join(str(p) for p in error.path) or "<object>"
-        problems.append(f"{name}: {path}: {error.message}")
-    return problems
+    data = dict(obj)
+    if validator.is_valid(data):
+        return []
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.instance_path])
+    return [f"{name}: {_path(e.instance_path)}: {e.message}" for e in errors]

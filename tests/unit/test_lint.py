@@ -59,11 +59,11 @@ def test_model_without_runtime_is_reported() -> None:
 
 
 def test_missing_parent_is_reported_once_under_the_runtime() -> None:
-    objects = [o for o in generate(20, 60) if o["metadata"]["name"] != "mid-5"]
+    objects = [o for o in generate(20, 60) if o["metadata"]["name"] != "mid-6"]
     findings = lint(Catalog.from_objects(objects)).findings
     orphans = {f.subject for f in findings if "ParentNotFound" in f.problem}
-    assert orphans == {"ClusterServingRuntime srt-family5-5"}
-    assert all('inherit-from parent "mid-5" not found' in f.problem for f in findings if f.subject in orphans)
+    assert orphans == {"ClusterServingRuntime srt-family6-6"}
+    assert all('inherit-from parent "mid-6" not found' in f.problem for f in findings if f.subject in orphans)
 
 
 def test_schema_violation_in_rendered_template() -> None:
