@@ -38,6 +38,7 @@ from omerender.errors import OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import InferenceReplica
 from omerender.naming import headless_service_name
+from omerender.preview import revision_of
 from omerender.render import Render, RenderedRunner, render
 from omerender.stamps import PodCoordinates, materialize_pod
 
@@ -173,57 +174,8 @@ def build_catalog(
 # -- revisions -------------------------------------------------------------------------------------------
 
 
-def _fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def _fallback_revision(result: Render, collision_count: int) -> tuple[str, bytes, str]:
-    replica = result.replica
-    anchor = result.anchor.template
-    meta = anchor.get("metadata") or {}
-    labels = dict(sorted((meta.get("labels") or {}).items()))
-    skip = set(result.excluded_annotation_keys) | {
-        "ome.io/rollout-paused",
-        "ome.io/rollout-promote",
-        "ome.io/rollout-rollback",
-    }
-    annotations = {
-        k: v
-        for k, v in sorted((meta.get("annotations") or {}).items())
-        if k not in skip and not k.startswith(c.ANNOTATION_MIGRATION_REQUEST_PREFIX)
-    }
-    pod_meta: dict[str, Any] | None = None
-    if labels or annotations:
-        pod_meta = {"creationTimestamp": None}
-        if labels:
-            pod_meta["labels"] = labels
-        if annotations:
-            pod_meta["annotations"] = annotations
-    payload: dict[str, Any] = {"podSpec": anchor.get("spec") or {}, "podMeta": pod_meta}
-    worker = result.runner(c.RUNNER_WORKER)
-    if worker is not None:
-        payload["workerPodSpec"] = worker.template.get("spec") or {}
-        if replica.spec.topology_key:
-            payload["topologyKey"] = replica.spec.topology_key
-    if replica.spec.pairing_protocol:
-        payload["pairingProtocol"] = replica.spec.pairing_protocol
-    raw = json.dumps(payload, separators=(",", ":")).encode()
-    scope = replica.metadata.uid
-    for ref in replica.metadata.owner_references:
-        if ref.controller and ref.kind == "InferenceService" and ref.api_version.startswith("ome.io/"):
-            scope = ref.uid
-    h = _fnv32a(f"|uid={scope}|".encode(), _fnv32a(f"|cc={collision_count}|".encode(), _fnv32a(raw)))
-    digest = f"{h:08x}"
-    return f"{replica.name_prefix}-{replica.spec.component}-{digest}", raw, digest
-
-
 def revision_for(result: Render, collision_count: int) -> tuple[str, bytes, str]:
-    try:
-        from omerender.preview import revision_of
-    except ImportError:
-        return _fallback_revision(result, collision_count)
+    """(name, payload, hash) of a render at ``collision_count`` (01 §9.1–9.2, ``omerender.preview``)."""
     info = revision_of(result, collision_count=collision_count)
     return info.name, info.payload, info.hash
 

@@ -1,0 +1,81 @@
+"""deploy/ validates against the Kubernetes 1.36 schemas and keeps its least-privilege and hardening promises."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from omerender.cli.kubeschema import kube_problems
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+MANIFESTS = sorted(p for p in DEPLOY.glob("*.yaml") if p.name != "kustomization.yaml")
+
+
+def _docs() -> list[dict[str, Any]]:
+    return [d for p in MANIFESTS for d in yaml.safe_load_all(p.read_text()) if d]
+
+
+def _kind(kind: str) -> list[dict[str, Any]]:
+    return [d for d in _docs() if d["kind"] == kind]
+
+
+@pytest.mark.parametrize("doc", _docs(), ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_manifest_validates(doc: dict[str, Any]) -> None:
+    assert kube_problems(doc) == []
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    assert sorted(kust["resources"]) == sorted(p.name for p in MANIFESTS)
+
+
+def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
+    for role in _kind("ClusterRole") + _kind("Role"):
+        for rule in role["rules"]:
+            for key in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule.get(key, []), rule
+            assert "secrets" not in rule["resources"]
+    text = (DEPLOY / "rbac.yaml").read_text()
+    rules = re.findall(r"^(\s*)- apiGroups", text, flags=re.M)
+    commented = re.findall(r"^\s*#[^\n]*\n\s*- apiGroups", text, flags=re.M)
+    assert len(rules) == len(commented)
+
+
+def test_pod_writes_are_limited_to_what_the_reconciler_does() -> None:
+    rules = {tuple(r["resources"]): set(r["verbs"]) for r in _kind("ClusterRole")[0]["rules"]}
+    assert rules[("pods",)] == {"get", "list", "watch", "create", "delete"}
+    assert rules[("pods/status",)] == {"patch"}
+    leases = [r for r in _kind("Role")[0]["rules"] if "leases" in r["resources"]]
+    assert all(r.get("resourceNames") == ["omereconcile-leader"] for r in leases if r["verbs"] != ["create"])
+
+
+def test_deployment_is_non_root_read_only_and_probed() -> None:
+    dep = _kind("Deployment")[0]
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
+    c = pod["containers"][0]
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert "--leader-elect" in c["args"]
+    assert pod["serviceAccountName"] == "omereconcile"
+
+
+def test_webhook_registration_matches_the_server() -> None:
+    from omereconcile.webhook import PATH
+
+    vwc = _kind("ValidatingWebhookConfiguration")[0]
+    hook = vwc["webhooks"][0]
+    assert hook["name"] == "inferencereplica.ome-webhook-server.validator"
+    assert hook["clientConfig"]["service"]["path"] == PATH
+    assert hook["failurePolicy"] == "Fail"
+    assert hook["sideEffects"] == "None"
+    assert hook["rules"][0]["operations"] == ["CREATE", "UPDATE"]
