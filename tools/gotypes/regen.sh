@@ -7,7 +7,7 @@ root="$(cd "$here/../.." && pwd)"
 python="${PYTHON:-python3}"
 tmp="$(mktemp "$root/schemas/.k8s-go-fields.json.XXXXXX")"
 trap 'rm -f "$tmp"' EXIT
-(cd "$here" && go run ./cmd/fieldtable) >"$tmp"
+(cd "$here" && go run -buildvcs=false ./cmd/fieldtable) >"$tmp"
 mv "$tmp" "$root/schemas/k8s-go-fields.json"
 trap - EXIT
 "$python" "$here/gen_gofields.py"
