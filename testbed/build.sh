@@ -63,7 +63,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
 done
 
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 mkdir -p "$cache_root"
 tmp="$(mktemp -d "$cache_root/.build-$k8s_version.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT

@@ -120,7 +120,9 @@ class FakeKubelet:
         self._synced = threading.Event()
         self._threads: list[threading.Thread] = []
         self._watch_resp: Any = None
-        self.relists = 0  # observable by tests: incremented on every (re)list, e.g. after 410
+        # Observable by tests: (re)lists, e.g. after a 410, and pods/status patches sent.
+        self.relists = 0
+        self.status_patches = 0
         self.errors: list[str] = []
 
     # ------------------------------------------------------------------ public API
@@ -440,8 +442,16 @@ class FakeKubelet:
             st = self._states.get(uid)
             now = time.monotonic()
             if st is None:
-                n = next(self._ip_seq)
-                st = _PodState(ip=f"10.244.{n // 250}.{n % 250 + 1}", started=now)
+                # Adopt what an earlier kubelet (or relist) already published: pod IPs never change.
+                ip = pod.get("status", {}).get("podIP")
+                used = {x.ip for x in self._states.values()}
+                while not ip or ip in used:
+                    n = next(self._ip_seq)
+                    ip = f"10.244.{n // 250 % 256}.{n % 250 + 1}"
+                restarts = [
+                    c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or []
+                ]
+                st = _PodState(ip=str(ip), started=now, restarts=max(restarts, default=0))
                 self._states[uid] = st
             behavior = self._behavior_locked(pod)
             if behavior != st.behavior:
@@ -473,6 +483,7 @@ class FakeKubelet:
         if spec.get("nodeName") and pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             return
         if _projection(pod.get("status", {})) != _projection(desired):
+            self.status_patches += 1
             self.raw.patch(
                 f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status",
                 {"status": desired},
@@ -590,9 +601,10 @@ class FakeKubelet:
                 if prev and prev.get("status") == value and prev.get("lastTransitionTime")
                 else _now(),
             }
-            if not ok and reason:
-                c["reason"] = reason
-                c["message"] = message
+            # Strategic merge keeps fields the patch omits, so a stale reason must be nulled explicitly
+            # (else Ready=True would keep "ReadinessGatesNotReady" and every resync would re-patch).
+            c["reason"] = reason if not ok and reason else None
+            c["message"] = message if not ok and reason else None
             return c
 
         unready_msg = f"containers with unready status: [{' '.join(unready)}]"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,13 @@ def test_readiness_gate_pod_reaches_endpointslice(cluster: Cluster, namespace: s
 
     ep = wait_for("serving+ready endpoint", serving_endpoint)
     assert ep["targetRef"]["name"] == "gated"
+    ready = _cond(raw.get(pod_path), "Ready")
+    assert "reason" not in ready  # the stale ReadinessGatesNotReady reason was cleared
+
+    # A settled pod costs no further status writes (no patch loop between kubelet and apiserver).
+    patches = cluster.kubelet.status_patches
+    time.sleep(1.5)
+    assert cluster.kubelet.status_patches == patches
 
     # Gate back to False: the fake kubelet must take Ready away again.
     raw.patch(
