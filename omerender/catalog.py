@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from omerender.errors import FieldProblem, InvalidObjectError
+from omerender.jsonlike import clone
 from omerender.models import (
     FineTunedWeight,
     InferenceReplica,
@@ -96,7 +97,10 @@ class Catalog:
         runtimes: dict[CatalogKey, RuntimeResource] = {}
         weights: dict[str, FineTunedWeight] = {}
         services: dict[CatalogKey, InferenceService] = {}
-        for obj in objects:
+        for original in objects:
+            # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
+            # change when the caller later edits the objects it passed in.
+            obj = clone(original)
             kind = obj.get("kind")
             parsed: ModelResource | RuntimeResource | FineTunedWeight | InferenceService
             if kind in _MODEL_KINDS:

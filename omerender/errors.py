@@ -3,7 +3,9 @@
     OmeRenderError                  base of everything omerender raises on purpose
     ├── InvalidObjectError          an input object does not fit its schema (kind, name, field paths)
     ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
-    └── RevisionCollisionError      two different payloads want one ControllerRevision name
+    ├── RevisionCollisionError      two different payloads want one ControllerRevision name
+    └── gojson.GoJSONError          a value Go's decoder would refuse for its Kubernetes type (with path)
+        ├── GoTypeError, InvalidQuantityError, InvalidTimeError
 
 Callers that preview renders catch ``OmeRenderError``; the reconciler turns ``RenderBlocked`` into the
 ``Ready=False`` condition and a Warning event with the same reason and message. Any other exception out

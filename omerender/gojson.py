@@ -45,6 +45,7 @@ from json.encoder import encode_basestring as _ebs  # the C encoder: escapes " \
 from typing import Any, Final
 
 from omerender._gofields import K8S_API_VERSION, KUBERNETES_VERSION, STRUCTS
+from omerender.errors import OmeRenderError
 
 __all__ = [
     "K8S_API_VERSION",
@@ -65,11 +66,11 @@ PathItem = str | int
 Encoder = Callable[[Any], str]
 
 # --------------------------------------------------------------------------------------
-# Errors (local for now; the project-wide hierarchy lives in omerender.errors)
+# Errors: part of the project-wide hierarchy (omerender.errors), so callers catch OmeRenderError
 # --------------------------------------------------------------------------------------
 
 
-class GoJSONError(ValueError):
+class GoJSONError(OmeRenderError, ValueError):
     """A value Go's decoder would refuse for the Kubernetes type at ``path``."""
 
     def __init__(self, message: str, *, value: Any = None, path: Sequence[PathItem] = ()) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 from omerender import constants as c
 from omerender.catalog import Catalog
+from omerender.errors import BlockReason, RenderBlocked
+from omerender.gojson import GoJSONError
 from omerender.models import InferenceReplica
 from omerender.render import Render, render
 from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
@@ -40,36 +42,51 @@ class Preview:
     pods: tuple[dict[str, Any], ...]
 
 
-def scope_uid(replica: InferenceReplica) -> str:
-    """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own."""
+def _isvc_owner_uid(replica: InferenceReplica) -> str | None:
+    """The UID of an InferenceService controller owner reference (group ome.io, any version)."""
     for ref in replica.metadata.owner_references:
         group = ref.api_version.split("/", 1)[0] if "/" in ref.api_version else ""
         if ref.controller and ref.kind == "InferenceService" and group == c.API_GROUP:
             return ref.uid
-    return replica.metadata.uid
+    return None
+
+
+def scope_uid(replica: InferenceReplica) -> str:
+    """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own."""
+    owner = _isvc_owner_uid(replica)
+    return owner if owner is not None else replica.metadata.uid
 
 
 def _excluded_keys(result: Render) -> frozenset[str]:
     replica = result.replica
-    listed = replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "")
-    projected = {k.strip() for k in listed.split(",") if k.strip()} if replica.spec.parent_ref else set()
-    return result.excluded_annotation_keys | projected
+    projected = replica.spec.parent_ref is not None or _isvc_owner_uid(replica) is not None
+    listed = replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "") if projected else ""
+    return result.excluded_annotation_keys | {k.strip() for k in listed.split(",") if k.strip()}
 
 
 def revision_of(result: Render, *, collision_count: int | None = None) -> RevisionInfo:
-    """The revision of a render; ``collision_count`` defaults to the replica's ``status.collisionCount``."""
+    """The revision of a render; ``collision_count`` defaults to the replica's ``status.collisionCount``.
+
+    Raises RenderBlocked (``RenderFailed``) when a template holds a value Kubernetes' Go types refuse.
+    """
     replica = result.replica
     if collision_count is None:
         status = replica.status
         collision_count = (status.collision_count if status else None) or 0
     worker = result.runner(c.RUNNER_WORKER)
-    payload = revision_payload(
-        pod_template=result.anchor.template,
-        worker_template=worker.template if worker else None,
-        topology_key=replica.spec.topology_key if worker else None,
-        pairing_protocol=replica.spec.pairing_protocol,
-        excluded_annotation_keys=_excluded_keys(result),
-    )
+    try:
+        payload = revision_payload(
+            pod_template=result.anchor.template,
+            worker_template=worker.template if worker else None,
+            topology_key=replica.spec.topology_key if worker else None,
+            pairing_protocol=replica.spec.pairing_protocol,
+            excluded_annotation_keys=_excluded_keys(result),
+        )
+    except GoJSONError as exc:
+        # The API server would refuse these pods too: say which field, as a render failure.
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED, f"the rendered pod template does not decode as Kubernetes types: {exc}"
+        ) from None
     uid = scope_uid(replica)
     digest = revision_hash(payload, collision_count=collision_count, scope_uid=uid)
     return RevisionInfo(

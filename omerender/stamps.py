@@ -70,7 +70,7 @@ def replica_selector(replica: InferenceReplica) -> dict[str, str]:
 def _upsert_env(container: dict[str, Any], values: list[tuple[str, str]], *, only_missing: bool) -> None:
     env = container.get("env")
     env = [] if env is None else list(env)
-    position = {var.get("name"): i for i, var in enumerate(env)}
+    position = {var.get("name"): i for i, var in enumerate(env) if isinstance(var, dict)}
     for name, value in values:
         if name in position:
             if not only_missing:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import Resolver
-from omerender.models import InferenceReplica
+from omerender.models import InferenceReplica, Runner
 from omerender.render.build import build_runners
 from omerender.render.data import clone
 from omerender.render.inject import ModelContext
@@ -19,6 +19,26 @@ TEMPLATE_SOURCE_MISSING = (
 )
 
 
+def _stored_runners(replica: InferenceReplica) -> tuple[RenderedRunner, ...]:
+    """``spec.runners`` as given: one ``default`` of size 1, or a ``leader`` of size 1 and a ``worker``."""
+    by_name: dict[str, Runner] = {r.name: r for r in replica.spec.runners or ()}
+    shape = sorted(by_name)
+    sizes_ok = all(r.size == 1 for r in by_name.values() if r.name != "worker")
+    if (
+        len(by_name) != len(replica.spec.runners or ())
+        or shape not in (["default"], ["leader", "worker"])
+        or not sizes_ok
+    ):
+        given = ", ".join(f"{r.name} (size {r.size})" for r in replica.spec.runners or ())
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED,
+            "spec.runners must be one default runner of size 1, or a leader of size 1 and a worker; "
+            f"got {given}",
+        )
+    order = ("default",) if "default" in by_name else ("leader", "worker")
+    return tuple(RenderedRunner(n, by_name[n].size, clone(by_name[n].template)) for n in order)
+
+
 def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | None = None) -> Render:
     """The replica's pod templates for this pass, rendered from the live model and runtime.
 
@@ -30,8 +50,7 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
     if spec.model_ref is None and spec.runtime_ref is None:
         if not spec.runners:
             raise RenderBlocked(BlockReason.TEMPLATE_SOURCE_MISSING, TEMPLATE_SOURCE_MISSING)
-        runners = tuple(RenderedRunner(r.name, r.size, clone(r.template)) for r in spec.runners)
-        return Render(replica=replica, source="runners", runners=runners)
+        return Render(replica=replica, source="runners", runners=_stored_runners(replica))
 
     resolved = resolve_refs(replica, catalog, resolver)
     ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None

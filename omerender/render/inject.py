@@ -77,15 +77,25 @@ def edit_runner(
         if gpus is not None:
             count = worker_size + (1 if leader_counts else 0)
             set_env(runner, "PARALLELISM_SIZE", str(gpus * count))
-    if ctx is not None:
+    if ctx is not None and component in ("engine", "decoder"):
         for overlay in ctx.overlays:
+            if not (overlay.spec.storage and overlay.spec.storage.path):
+                continue  # nothing to mount: left out like a missing overlay
             name = overlay.metadata.name
             mount = f"{OVERLAY_ROOT}/{name}"
             runner.setdefault("volumeMounts", []).append({"name": name, "mountPath": mount, "readOnly": True})
             setdefault_env(runner, f"OVERLAY_{name.upper().replace('-', '_')}_MODEL_PATH", mount)
     if router_config:
-        for key in sorted(router_config):
-            set_env(runner, key, str(router_config[key]))
+        # OME appends the router config to the runner env, sorted by key (Go's map order is random).
+        env = runner.setdefault("env", [])
+        env.extend({"name": key, "value": _env_text(router_config[key])} for key in sorted(router_config))
+
+
+def _env_text(value: Any) -> str:
+    """Router config is ``map[string]string`` in OME; render YAML scalars as Go would print them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def edit_pod(

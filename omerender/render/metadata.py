@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omerender.constants import LABEL_COMPONENT, LABEL_INFERENCESERVICE
+from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource
 
 __all__ = ["template_annotations", "template_labels"]
@@ -32,6 +33,16 @@ def _merged(weight: FineTunedWeight | None) -> bool:
     return isinstance(config, dict) and config.get("merged_weights") is True
 
 
+def _string_map(piece: dict[str, Any], key: str) -> dict[str, str]:
+    value = piece.get(key) or {}
+    if not isinstance(value, dict):
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED,
+            f"the runtime piece's {key} must be a map of strings, not {type(value).__name__}",
+        )
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def template_labels(
     replica: InferenceReplica,
     piece: dict[str, Any],
@@ -40,7 +51,7 @@ def template_labels(
     fine_tuned: FineTunedWeight | None,
 ) -> dict[str, str]:
     labels: dict[str, str] = dict(replica.metadata.labels)
-    labels.update({str(k): str(v) for k, v in (piece.get("labels") or {}).items()})
+    labels.update(_string_map(piece, "labels"))
     labels[LABEL_INFERENCESERVICE] = replica.name_prefix
     labels[LABEL_COMPONENT] = replica.spec.component
     labels["serving-runtime"] = runtime_name
@@ -67,7 +78,7 @@ def template_annotations(
     fine_tuned: FineTunedWeight | None,
 ) -> dict[str, str]:
     notes = {k: v for k, v in replica.metadata.annotations.items() if k not in _DROPPED_ANNOTATIONS}
-    notes.update({str(k): str(v) for k, v in (piece.get("annotations") or {}).items()})
+    notes.update(_string_map(piece, "annotations"))
     if model is not None:
         notes["ome.io/base-model-name"] = model.metadata.name
         if model.spec.vendor:

@@ -65,7 +65,8 @@ def _runner(block: dict[str, Any]) -> dict[str, Any] | None:
 def split_piece(piece: dict[str, Any], component: str) -> list[RunnerPod]:
     """``default``, or ``leader`` + ``worker`` when the piece has either block."""
     leader, worker = piece.get("leader"), piece.get("worker")
-    if leader is None and worker is None:
+    # A router is always one `default` runner (02 §10 rule 15): its piece has no leader/worker.
+    if component == "router" or (leader is None and worker is None):
         return [RunnerPod("default", 1, _pod_part(piece), _runner(piece))]
     key = PIECE_KEYS[component]
     if not isinstance(worker, dict):

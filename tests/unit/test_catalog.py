@@ -183,11 +183,6 @@ def test_the_catalog_is_immutable() -> None:
         del catalog.runtimes[("ClusterServingRuntime", "", "r")]  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="catalog bug: pydantic keeps the caller's nested dicts (pieces, specs) by reference, so editing an "
-    "input object after Catalog.from_objects changes the 'immutable snapshot'",
-)
 def test_the_catalog_does_not_alias_the_objects_it_was_built_from() -> None:
     source = rt("r", image="before")
     catalog = Catalog.from_objects([source])

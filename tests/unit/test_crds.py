@@ -45,8 +45,17 @@ def crd_files() -> list[Path]:
     return sorted(CRD_DIR.glob("*.yaml"))
 
 
-def needs(kind: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(kind not in CRDS, reason=f"schemas/crds has no CRD for {kind} yet")
+def test_every_kind_we_read_has_a_crd() -> None:
+    assert set(CRDS) >= {
+        "InferenceReplica",
+        "BaseModel",
+        "ClusterBaseModel",
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "FineTunedWeight",
+        "InferenceService",
+        "PodGroup",
+    }
 
 
 def validate(obj: Obj) -> list[str]:
@@ -195,16 +204,8 @@ def documents(pattern: str) -> list[tuple[str, Obj]]:
 EXAMPLES = documents("examples/**/*.yaml")
 GOLDEN = documents("golden/cases/*.yaml")
 
+
 # Golden documents OME's own schema would reject; the render tests use them on purpose or by mistake.
-GOLDEN_KNOWN_INVALID = {
-    # routerConfig.config is a map[string]string in OME's types; an unquoted port is an integer.
-    (
-        "golden/cases/piece-router-config-env.yaml",
-        "srt-llama-with-router",
-    ): "routerConfig.config holds an integer",
-}
-
-
 def test_the_examples_are_all_here() -> None:
     kinds = {doc["kind"] for _, doc in EXAMPLES}
     assert {"ClusterBaseModel", "ClusterServingRuntime", "InferenceReplica"} <= kinds
@@ -212,24 +213,13 @@ def test_the_examples_are_all_here() -> None:
 
 @pytest.mark.parametrize(("where", "doc"), EXAMPLES, ids=[w for w, _ in EXAMPLES])
 def test_every_example_validates(where: str, doc: Obj) -> None:
-    if doc["kind"] not in CRDS:
-        pytest.skip(f"no CRD for {doc['kind']} yet")
+    assert doc["kind"] in CRDS, f"{where}: no CRD for {doc['kind']} in schemas/crds"
     assert validate(doc) == []
 
 
-def golden_params() -> list[Any]:
-    params = []
-    for where, doc in GOLDEN:
-        reason = GOLDEN_KNOWN_INVALID.get((where.split("#")[0], doc["metadata"].get("name", "")))
-        marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
-        params.append(pytest.param(where, doc, id=where, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize(("where", "doc"), golden_params())
+@pytest.mark.parametrize(("where", "doc"), GOLDEN, ids=[w for w, _ in GOLDEN])
 def test_every_golden_object_validates(where: str, doc: Obj) -> None:
-    if doc["kind"] not in CRDS:
-        pytest.skip(f"no CRD for {doc['kind']} yet")
+    assert doc["kind"] in CRDS, f"{where}: no CRD for {doc['kind']} in schemas/crds"
     assert validate(doc) == []
 
 
@@ -558,7 +548,6 @@ MALFORMED_REPLICAS = [
 ]
 
 
-@needs("InferenceReplica")
 @pytest.mark.parametrize(
     ("case", "obj", "field"), MALFORMED_REPLICAS, ids=[c for c, _, _ in MALFORMED_REPLICAS]
 )
@@ -566,7 +555,6 @@ def test_malformed_replicas_name_the_field(case: str, obj: Obj, field: str) -> N
     assert failing_paths(obj) == [field]
 
 
-@needs("InferenceReplica")
 def test_a_replica_with_many_faults_names_each() -> None:
     obj = replica(component="x", replicas=-2, pauseMode="Stop")
     obj["metadata"]["labels"] = {"team": 7}
@@ -580,7 +568,6 @@ def test_a_replica_with_many_faults_names_each() -> None:
     ]
 
 
-@needs("InferenceReplica")
 def test_well_formed_replicas_of_every_source_validate() -> None:
     pod = {
         "metadata": {"labels": {"team": "a"}},

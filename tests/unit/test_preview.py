@@ -241,11 +241,6 @@ def test_projected_replica_excludes_the_listed_annotation_keys() -> None:
     assert name("a") == name("b")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="preview bug: _excluded_keys reads ome.io/revision-excluded-annotation-keys only when spec.parentRef "
-    "is set, but a replica with an InferenceService controller owner reference is projected too (01 §7.1)",
-)
 def test_projected_by_owner_reference_alone_excludes_the_listed_keys() -> None:
     def name(value: str) -> str:
         spec = {

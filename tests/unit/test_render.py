@@ -475,11 +475,6 @@ def test_worker_size_below_one_or_not_an_integer_is_render_failed(size: Any) -> 
     assert error.message == f"engineConfig.worker.size must be at least 1, got {size!r}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render bug: pieces.split_piece splits a routerConfig with leader/worker keys into two runners; "
-    "02 §10 rule 15 says every router yields one default runner (OME's RouterSpec has no leader/worker)",
-)
 def test_router_piece_with_leader_and_worker_still_renders_one_default_runner() -> None:
     # 02 §10 rule 15: every router yields a single default runner.
     piece = {"runner": runner("router"), "leader": {"runner": runner("router")}, "worker": {"size": 2}}
@@ -661,8 +656,9 @@ def test_router_config_becomes_env_sorted_by_key() -> None:
     rt = runtime(engine={"runner": runner()}, router=piece)
     result = do_render(refs("router", model_ref=None, runtime_ref="rt"), rt)
     main = container(result, "router")
-    assert [v["name"] for v in main["env"]] == ["FIRST", "MID", "ALPHA", "ZETA"]
-    assert env(main) == {"FIRST": "1", "MID": "m", "ALPHA": "a", "ZETA": "z"}
+    # OME appends the config (a same-named variable is not replaced; the kubelet uses the last one).
+    assert [v["name"] for v in main["env"]] == ["FIRST", "MID", "ALPHA", "MID", "ZETA"]
+    assert [v["value"] for v in main["env"]] == ["1", "old", "a", "m", "z"]
     assert "config" not in pod(result)
 
 
@@ -826,11 +822,6 @@ def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:
         assert omitted not in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render bug: inject.edit_runner mounts every overlay while edit_pod adds a volume only for one with "
-    "storage.path, so a pathless overlay fails the render with a misleading multi-node volumeMount message",
-)
 def test_overlay_without_a_storage_path_is_omitted() -> None:
     spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov"}]})
     result = do_render(spec, model(), runtime(), model("ov", path=None))
