@@ -1,0 +1,272 @@
+"""The reconciler on the real test control plane: a resync of settled replicas, and a rolling update of 20
+single-pod Instances next to a 20-pod StatefulSet rolled by kube-controller-manager. Prints figures and
+ratios; asserts nothing.
+
+    python benchmarks/bench_reconciler.py [--replicas 100] [--instances 20] [--ready-delay 2.0]
+
+Both rollouts run on the same control plane and fake kubelet (a fixed start-up delay per pod). API writes
+are counted the same way for both from kube-apiserver's ``apiserver_request_total``: writes to the
+workload's objects (pods, their status, Services, ControllerRevisions, events, the InferenceReplica or
+StatefulSet and its status), minus the fake kubelet's own status patches and final deletes. The
+reconciler's writes are also counted client-side (``Kube.writes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from omereconcile.controller import Controller
+from omereconcile.kube import Kube
+from testbed.testing import Cluster, running_cluster
+
+IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
+WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY"}
+WORKLOAD = {
+    ("pods", ""),
+    ("pods", "status"),
+    ("services", ""),
+    ("controllerrevisions", ""),
+    ("events", ""),
+    ("inferencereplicas", ""),
+    ("inferencereplicas", "status"),
+    ("statefulsets", ""),
+    ("statefulsets", "status"),
+}
+_LINE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
+
+
+def apiserver_writes(cluster: Cluster) -> Counter[tuple[str, str, str]]:
+    text = cluster.kubectl("get", "--raw", "/metrics").stdout
+    out: Counter[tuple[str, str, str]] = Counter()
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m["labels"]))
+        verb = labels.get("verb", "")
+        key = (labels.get("resource", ""), labels.get("subresource", ""))
+        if verb in WRITE_VERBS and key in WORKLOAD:
+            out[(key[0], key[1], verb)] += int(float(m["value"]))
+    return out
+
+
+def workload_writes(
+    before: Counter[tuple[str, str, str]], after: Counter[tuple[str, str, str]], kubelet: int
+) -> int:
+    return sum((after - before).values()) - kubelet
+
+
+def wait(what: str, fn: Callable[[], Any], timeout: float = 300.0, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fn():
+            return
+        time.sleep(interval)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: Any) -> dict[str, Any]:
+    template = {
+        "spec": {"containers": [{"name": "engine", "image": image}], "terminationGracePeriodSeconds": 5}
+    }
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "component": "engine",
+            "replicas": replicas,
+            "runners": [{"name": "default", "size": 1, "template": template}],
+            **spec,
+        },
+    }
+
+
+def settled(obj: dict[str, Any]) -> bool:
+    st = obj.get("status") or {}
+    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
+    rows = st.get("instanceStatuses") or []
+    return (
+        ready.get("status") == "True"
+        and st.get("currentRevision") == st.get("updateRevision")
+        and all(not r.get("operation") for r in rows)
+        and st.get("observedGeneration") == obj["metadata"].get("generation")
+    )
+
+
+def namespace(cluster: Cluster, name: str) -> str:
+    cluster.raw.post(
+        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
+    return name
+
+
+def bench_resync(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int) -> None:
+    t0 = time.monotonic()
+    for i in range(n):
+        cluster.raw.post(IREP.format(ns=ns), runners_replica(f"r{i:03d}", ns, "engine:v1"))
+    wait(
+        f"{n} replicas settled",
+        lambda: (
+            all(settled(o) for o in cluster.raw.get(IREP.format(ns=ns))["items"])
+            and len(cluster.raw.get(IREP.format(ns=ns))["items"]) == n
+        ),
+        timeout=600,
+        interval=1.0,
+    )
+    print(f"{n} replicas created and Ready in {time.monotonic() - t0:.1f}s")
+    wait("the queue to drain", ctrl.queue.idle, timeout=60)
+    time.sleep(2.0)
+    wait("the queue to drain", ctrl.queue.idle, timeout=60)
+    writes0, passes0, reads0 = kube.writes, ctrl.passes, kube.reads
+    t0 = time.monotonic()
+    ctrl.enqueue_all()
+    wait("the resync", lambda: ctrl.passes - passes0 >= n and ctrl.queue.idle(), timeout=120, interval=0.01)
+    dt = time.monotonic() - t0
+    print(
+        f"resync of {n} settled replicas: {ctrl.passes - passes0} passes in {dt:.2f}s "
+        f"({dt / n * 1000:.1f} ms/replica), API writes: {kube.writes - writes0}, reads: {kube.reads - reads0}"
+    )
+
+
+def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int) -> tuple[float, float]:
+    path = IREP.format(ns=ns)
+    strategy = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
+    cluster.raw.post(path, runners_replica("pool", ns, "engine:v1", replicas=n, lifecycle=strategy))
+    wait("the pool settled", lambda: settled(cluster.raw.get(f"{path}/pool")), timeout=300)
+    wait("the queue to drain", ctrl.queue.idle, timeout=60)
+    before = apiserver_writes(cluster)
+    kubelet0 = cluster.kubelet.status_patches
+    w0 = kube.writes
+    counts0 = Counter(kube.write_counts())
+    t0 = time.monotonic()
+    obj = cluster.raw.get(f"{path}/pool")
+    obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
+    cluster.raw.put(f"{path}/pool", obj)
+    wait(
+        "the pool rolled",
+        lambda: (
+            settled(o := cluster.raw.get(f"{path}/pool"))
+            and o["status"]["currentRevision"] != obj["status"]["currentRevision"]
+        ),
+        timeout=900,
+    )
+    dt = time.monotonic() - t0
+    wait(
+        "old pods gone",
+        lambda: len(cluster.raw.get(f"/api/v1/namespaces/{ns}/pods")["items"]) == n,
+        timeout=60,
+    )
+    time.sleep(1.0)
+    kubelet = (cluster.kubelet.status_patches - kubelet0) + n  # its status patches + its n final deletes
+    server = workload_writes(before, apiserver_writes(cluster), kubelet)
+    client = kube.writes - w0
+    detail = dict(Counter(kube.write_counts()) - counts0)
+    print(f"OMENative SurgeThenDrain maxSurge 1, {n} Instances: {dt:.1f}s, {dt / n:.2f}s/Instance")
+    print(
+        f"  API writes (apiserver, kubelet excluded): {server} = {server / n:.1f}/Instance; client-side: {client} = {client / n:.1f}/Instance"
+    )
+    print(f"  client-side by kind: {detail}")
+    return dt, server / n
+
+
+def bench_statefulset(cluster: Cluster, ns: str, n: int) -> tuple[float, float]:
+    path = f"/apis/apps/v1/namespaces/{ns}/statefulsets"
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "pool"},
+        "spec": {
+            "replicas": n,
+            "serviceName": "pool",
+            "selector": {"matchLabels": {"app": "pool"}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "pool"}},
+                "spec": {
+                    "containers": [{"name": "engine", "image": "engine:v1"}],
+                    "terminationGracePeriodSeconds": 5,
+                },
+            },
+        },
+    }
+    cluster.raw.post(path, sts)
+
+    def done(image: str) -> bool:
+        o = cluster.raw.get(f"{path}/pool")
+        st = o.get("status") or {}
+        return (
+            st.get("observedGeneration") == o["metadata"]["generation"]
+            and st.get("readyReplicas") == n
+            and st.get("updatedReplicas") == n
+            and st.get("currentRevision") == st.get("updateRevision")
+            and all(
+                p["spec"]["containers"][0]["image"] == image
+                for p in cluster.raw.get(f"/api/v1/namespaces/{ns}/pods", labelSelector="app=pool")["items"]
+            )
+        )
+
+    wait("the StatefulSet ready", lambda: done("engine:v1"), timeout=600)
+    max_unavailable = (
+        cluster.raw.get(f"{path}/pool")["spec"]["updateStrategy"]
+        .get("rollingUpdate", {})
+        .get("maxUnavailable")
+    )
+    before = apiserver_writes(cluster)
+    kubelet0 = cluster.kubelet.status_patches
+    t0 = time.monotonic()
+    cluster.raw.patch(
+        f"{path}/pool",
+        {"spec": {"template": {"spec": {"containers": [{"name": "engine", "image": "engine:v2"}]}}}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    wait("the StatefulSet rolled", lambda: done("engine:v2"), timeout=900)
+    dt = time.monotonic() - t0
+    time.sleep(1.0)
+    kubelet = (cluster.kubelet.status_patches - kubelet0) + n
+    server = workload_writes(before, apiserver_writes(cluster), kubelet)
+    print(
+        f"StatefulSet RollingUpdate maxUnavailable {max_unavailable} (kept by the API server: {max_unavailable is not None}), {n} pods: {dt:.1f}s, {dt / n:.2f}s/pod"
+    )
+    print(f"  API writes (apiserver, kubelet excluded): {server} = {server / n:.1f}/pod")
+    return dt, server / n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--replicas", type=int, default=100)
+    ap.add_argument("--instances", type=int, default=20)
+    ap.add_argument("--ready-delay", type=float, default=2.0)
+    args = ap.parse_args()
+    with running_cluster(nodes=4, ready_delay=args.ready_delay) as cluster:
+        kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+        resync_ns = namespace(cluster, "bench-resync")
+        roll_ns = namespace(cluster, "bench-roll")
+        sts_ns = namespace(cluster, "bench-sts")
+        ctrl = Controller(
+            kube, namespaces=[resync_ns, roll_ns], resync_period=3600, workers=2, watch_timeout=60
+        )
+        ctrl.start()
+        try:
+            print(f"control plane up; fake kubelet start-up delay {args.ready_delay}s per pod")
+            bench_resync(cluster, ctrl, kube, resync_ns, args.replicas)
+            ours_t, ours_w = bench_rollout(cluster, ctrl, kube, roll_ns, args.instances)
+        finally:
+            ctrl.stop()
+        sts_t, sts_w = bench_statefulset(cluster, sts_ns, args.instances)
+        print(
+            f"ratios (OMENative / StatefulSet): wall time {ours_t / sts_t:.2f}x, API writes per Instance {ours_w / sts_w:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
