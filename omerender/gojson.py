@@ -121,13 +121,19 @@ def _type_error(value: Any, go_type: str) -> GoTypeError:
     return GoTypeError(f"cannot decode {_json_kind(value)} into Go value of type {go_type}", value=value)
 
 
+def _number_repr(value: float) -> str:
+    if isinstance(value, int):
+        return _int_str(int(value))
+    return repr(value)
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
-        return f"number {value!r}"
+        return f"number {_number_repr(value)}"
     if isinstance(value, str):
         return "string"
     if isinstance(value, Mapping):
@@ -171,6 +177,31 @@ _QUANTITY_TRIM: Final = (
 _ERR_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _ERR_NUMERIC = "unable to parse numeric part of quantity"
 _ERR_SUFFIX = "unable to parse quantity's suffix"
+
+
+# Python refuses int <-> decimal string conversions beyond 4300 digits; Go's quantities do not.
+_DIGIT_CHUNK: Final = 4000
+
+
+def _int_from_digits(digits: str) -> int:
+    """int(digits) for any length (ASCII digits only)."""
+    if len(digits) <= _DIGIT_CHUNK:
+        return int(digits)
+    low = len(digits) // 2
+    scale: int = 10**low
+    return _int_from_digits(digits[:-low]) * scale + _int_from_digits(digits[-low:])
+
+
+def _int_str(n: int) -> str:
+    """str(n) for any size."""
+    if n < 0:
+        return "-" + _int_str(-n)
+    if n.bit_length() <= 3 * _DIGIT_CHUNK:
+        return int.__repr__(n)
+    low = n.bit_length() * 3 // 20  # about half the decimal digits
+    scale: int = 10**low
+    high, rest = divmod(n, scale)
+    return _int_str(high) + _int_str(rest).rjust(low, "0")
 
 
 def _wrap32(x: int) -> int:
@@ -259,7 +290,8 @@ def _interpret_suffix(suffix: str, s: str) -> tuple[int, int, str]:
     if suffix in _BIN_SI:
         return 2, _BIN_SI[suffix], _BINARY_SI
     if len(suffix) > 1 and suffix[0] in "eE" and _INT64_TEXT.fullmatch(suffix, 1):
-        parsed = int(suffix[1:])
+        sign, digits = (suffix[1], suffix[2:]) if suffix[1] in "+-" else ("", suffix[1:])
+        parsed = _int_from_digits(digits) * (-1 if sign == "-" else 1)
         if _MIN_INT64 <= parsed <= _MAX_INT64:
             return 10, _wrap32(parsed), _DECIMAL_EXPONENT
     raise InvalidQuantityError(_ERR_SUFFIX, value=s)
@@ -281,7 +313,7 @@ def _canonical_decimal(sign: int, amount: int, exponent: int, fmt: str, *, int_p
         while _gomod(exponent, 3) != 0:
             amount *= 10
             exponent = _wrap32(exponent - 1)
-    digits = str(sign * amount)
+    digits = _int_str(sign * amount)
     if fmt == _DECIMAL_SI:
         return digits + _DEC_SUFFIX.get(exponent, "")
     return digits if exponent == 0 else f"{digits}e{exponent}"
@@ -295,7 +327,7 @@ def _canonical_binary(n: int) -> str:
     while n >= 1024 and n % 1024 == 0:
         n //= 1024
         times += 1
-    return str(sign * n) + _BIN_SUFFIX.get(times, "")
+    return _int_str(sign * n) + _BIN_SUFFIX.get(times, "")
 
 
 def _parse_and_format(s: str) -> str:
@@ -347,7 +379,7 @@ def _parse_and_format(s: str) -> str:
         raise InvalidQuantityError(_ERR_NUMERIC, value=s)
     unsigned = value.lstrip("+-")
     whole, _, frac = unsigned.partition(".")
-    m = int((whole + frac) or "0")
+    m = _int_from_digits((whole + frac) or "0")
     dscale = len(frac) if "." in unsigned else 0  # value = ±m × 10^-dscale
     negative = value.startswith("-")
     if base == 10:
@@ -358,7 +390,9 @@ def _parse_and_format(s: str) -> str:
         return "0"
     if dscale > 9:  # round up (away from zero) to nano units
         k = dscale - 9
-        m = 1 if len(str(m)) <= k else -(-m // 10**k)
+        # m < 10**k rounds up to one nano; the bit length settles that without a huge power.
+        small = k > m.bit_length() * 0.302 + 1 or m < 10**k
+        m = 1 if small else -(-m // 10**k)
         dscale = 9
     if fmt == _BINARY_SI:
         if m > _MAX_INT64 * 10**dscale if dscale > 0 else (-dscale >= 19 or m * 10**-dscale > _MAX_INT64):
@@ -416,7 +450,7 @@ def _number_text(value: Any) -> str:
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
-        return int.__repr__(value)
+        return _int_str(int(value))
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidQuantityError("not a finite number", value=value)
@@ -575,7 +609,7 @@ def _int_encoder(bits: int, signed: bool) -> Encoder:
         if isinstance(v, int) and not isinstance(v, bool):
             if lo <= v <= hi:
                 return int.__repr__(int(v))
-            raise GoTypeError(f"number {int(v)} overflows Go value of type {go_type}", value=v)
+            raise GoTypeError(f"number {_int_str(int(v))} overflows Go value of type {go_type}", value=v)
         raise _type_error(v, go_type)
 
     return enc
@@ -585,7 +619,7 @@ def _enc_int_or_string(v: Any) -> str:
     if type(v) is int:
         if -(1 << 31) <= v < (1 << 31):
             return int.__repr__(v)
-        raise GoTypeError(f"number {v} overflows Go value of type int32", value=v)
+        raise GoTypeError(f"number {_int_str(v)} overflows Go value of type int32", value=v)
     if isinstance(v, str):
         return _ebs(v)
     if v is None:

@@ -538,6 +538,14 @@ HANDWRITTEN_QUANTITIES: list[Any] = [
     -2.5,
     123456.789,
     None,
+    # Past Python's 4300-digit int/str conversion limit.
+    "1" * 5000,
+    "1e" + "0" * 5000 + "3",
+    "0." + "0" * 5000 + "1",
+    "1" * 5000 + "Ki",
+    "9" * 4400 + ".5",
+    "123" * 2000 + "e7",
+    "1" * 5000 + "e-4990",
 ]
 
 

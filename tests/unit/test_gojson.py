@@ -192,6 +192,17 @@ def test_quantity_from_json_numbers(given: float, expected: str) -> None:
     assert canonical_quantity(given) == expected
 
 
+def test_quantities_beyond_pythons_digit_limit() -> None:
+    # Python refuses int/str conversions past 4300 digits; Kubernetes parses such quantities.
+    assert canonical_quantity("1" * 5000) == "1" * 5000
+    assert canonical_quantity("1e" + "0" * 5000 + "3") == "1e" + "0" * 5000 + "3"  # kept verbatim
+    assert canonical_quantity("0." + "0" * 5000 + "1") == "1n"
+    assert canonical_quantity("1" * 5000 + "Ki") == "9223372036854775807"
+    assert canonical_quantity(10**5000) == "100"  # 100e4998 has no DecimalSI suffix: Go drops it
+    with pytest.raises(GoTypeError, match="overflows"):
+        encode("int32", 10**5000)
+
+
 def test_quantity_null_is_zero() -> None:
     assert encode("quantity", None) == b'"0"'
 
