@@ -52,8 +52,7 @@ from deepdiff import DeepDiff
 from deepdiff.helper import notpresent
 
 from omerender.catalog import Catalog
-from omerender.errors import FieldProblem, InvalidObjectError, RenderBlocked
-from omerender.gojson import GoJSONError
+from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica
 from omerender.preview import revision_of
 from omerender.render import RenderedRunner, render
@@ -116,20 +115,14 @@ class Outcome:
 def outcome(replica: InferenceReplica, catalog: Catalog) -> Outcome:
     """Render ``replica`` against ``catalog`` and compute its revision as OME's controller does.
 
-    Raises InvalidObjectError naming the replica when a rendered template holds a value Kubernetes'
-    Go types refuse (so it has no revision): that is an input to fix, not a render block.
+    A template holding a value Kubernetes' Go types refuse blocks as ``RenderFailed`` naming the
+    field, like any other render that cannot proceed (the fault may be the runtime's, not the replica's).
     """
     try:
         result = render(replica, catalog)
+        revision = revision_of(result)
     except RenderBlocked as blocked:
         return Outcome(blocked=Blocked(blocked.reason.value, blocked.message))
-    try:
-        revision = revision_of(result)
-    except GoJSONError as exc:
-        problem = FieldProblem(exc.path_str or "<template>", f"not a valid Kubernetes value: {exc.message}")
-        raise InvalidObjectError(
-            "InferenceReplica", replica.metadata.name, replica.namespace, (problem,)
-        ) from None
     return Outcome(
         revision=revision.name,
         runners=result.runners,

@@ -245,19 +245,24 @@ def test_an_invalid_replica_names_the_field(capsys: pytest.CaptureFixture[str], 
     assert "spec.replicas" in err
 
 
-def test_a_template_go_cannot_decode_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    container = {"name": "c", "image": "x", "ports": [{"containerPort": "eighty"}]}
-    bad = replica("a-1", "rt-a")
-    bad["spec"] = {
-        "component": "engine",
-        "runners": [{"name": "default", "size": 1, "template": {"spec": {"containers": [container]}}}],
-    }
-    objs = write(tmp_path / "o.yaml", bad)
-    code, out, err = run(capsys, "--before", objs, "--after", objs)
-    assert (code, out) == (2, "")
-    assert err.startswith(
-        f"omerender diff: InferenceReplica {NS}/a-1 is invalid: podTemplate.spec.containers[0].ports[0].containerPort: "
-    )
+def test_a_template_go_cannot_decode_blocks_naming_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def runners_replica(port: object) -> dict[str, Any]:
+        bad = replica("a-1", "rt-a")
+        container = {"name": "c", "image": "x", "ports": [{"containerPort": port}]}
+        bad["spec"] = {
+            "component": "engine",
+            "runners": [{"name": "default", "size": 1, "template": {"spec": {"containers": [container]}}}],
+        }
+        return bad
+
+    before = write(tmp_path / "before.yaml", runners_replica(80))
+    after = write(tmp_path / "after.yaml", runners_replica("eighty"))
+    code, out, _ = run(capsys, "--before", before, "--after", after)
+    assert code == 1
+    assert f"{NS}/a-1: blocks RenderFailed" in out
+    assert "podTemplate.spec.containers[0].ports[0].containerPort: cannot decode string" in out
 
 
 def test_an_unknown_output_is_a_usage_error(
