@@ -127,5 +127,6 @@ def test_https_round_trip(tmp_path: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(bad, context=ctx, timeout=5)
         assert info.value.code == 404
+        info.value.close()
     finally:
         srv.stop()
