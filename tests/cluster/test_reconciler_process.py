@@ -26,7 +26,8 @@ def _get(port: int, path: str) -> tuple[int, str]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
+        with exc:
+            return exc.code, exc.read().decode()
 
 
 def _metric(text: str, metric: str, **labels: str) -> float | None:
@@ -78,6 +79,10 @@ def test_metrics_probes_and_json_logs(
     applied = [r for r in records if r.get("msg") == "applied" and r.get("action") == "CreatePod"]
     assert applied[0]["target"] == "llama-pool-engine-0-default-0"
     assert applied[0]["reconcile_id"] in {p["reconcile_id"] for p in plans}
+
+    # SIGTERM: a graceful stop with exit code 0.
+    assert rec.stop() == 0
+    assert rec.lines()[-1]["msg"] == "stopped"
 
 
 def test_plan_dry_run_prints_the_next_actions_without_acting(
