@@ -67,8 +67,15 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
         "-f",
         str(deploy / "rbac.yaml"),
     )
+    # A short stuck-pod grace so failure tests do not wait the chart's 60 s.
     cluster.kubectl(
-        "create", "configmap", CONFIG_NAME, "-n", OME_NAMESPACE, "--from-literal=inferenceReplica={}"
+        "create",
+        "configmap",
+        CONFIG_NAME,
+        "-n",
+        OME_NAMESPACE,
+        "--from-literal=inferenceReplica={}",
+        '--from-literal=lifecycle={"stuckPodGracePeriod": "3s"}',
     )
     cluster.kubectl("apply", "-f", str(REPO / "examples" / "catalog"))
     # What OME's model agent does on the nodes holding the weights: the rendered pods select on it.

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from helpers import IREP, REPO, apply, condition, example_replica, live_pods, pods, replica, serving
+from helpers import IREP, REPO, apply, condition, events, example_replica, live_pods, pods, replica, serving
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster
@@ -263,3 +263,53 @@ def test_a_change_of_an_ancestor_runtime_re_renders_and_rolls_the_replica(
         timeout=60,
     )
     assert [p["metadata"]["name"] for p in live_pods(cluster, namespace)] == ["llama-pool-engine-0-default-1"]
+
+
+def test_a_crash_looping_surge_fails_the_instance_keeps_the_old_pod_serving_and_a_fix_rolls_on(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    rec = reconcilers()
+    apply(cluster, namespaced_runtime(namespace))
+    apply(cluster, example_replica(namespace, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}))
+    rec.wait("Ready", lambda: ready_on(cluster, namespace), timeout=60)
+    surge = "llama-pool-engine-0-default-1"
+    cluster.kubelet.crash_loop(surge, namespace)
+    try:
+        with ServingMonitor(cluster, namespace) as mon:
+            apply(cluster, namespaced_runtime(namespace, image="docker.io/vllm/vllm-openai:broken"))
+
+            def failed() -> dict[str, Any] | None:
+                rows = replica(cluster, namespace)["status"].get("instanceStatuses") or []
+                return rows[0] if rows and rows[0].get("phase") == "Failed" else None
+
+            row = rec.wait("Instance 0 Failed", failed, timeout=60)
+            assert row["lastFailure"]["reason"] == "CrashLoopBackOff"
+            obj = replica(cluster, namespace)
+            assert condition(obj, "Ready")["reason"] == "InstanceFailed"
+            assert condition(obj, "RolloutStalled")["status"] == "True"
+            warnings = rec.wait(
+                "an InstanceFailed Warning",
+                lambda: [e for e in events(cluster, namespace) if e["reason"] == "InstanceFailed"],
+            )
+            assert warnings[0]["message"] == (
+                f"InferenceReplica {namespace}/llama-pool component=engine instance=0 escalated to "
+                f'Phase=Failed (pod="{surge}"): CrashLoopBackOff'
+            )
+            # The old pod never left rotation.
+            assert [p["metadata"]["name"] for p in live_pods(cluster, namespace) if serving(p)] == [
+                "llama-pool-engine-0-default-0"
+            ]
+        assert mon.minimum == 1
+    finally:
+        cluster.kubelet.heal(surge, namespace)
+    # A corrected revision rolls with no manual step.
+    apply(cluster, namespaced_runtime(namespace, image="docker.io/vllm/vllm-openai:v0.9.3"))
+    rec.wait(
+        "the fixed revision rolled",
+        lambda: (
+            [p["spec"]["containers"][0]["image"] for p in live_pods(cluster, namespace)]
+            == ["docker.io/vllm/vllm-openai:v0.9.3"]
+            and ready_on(cluster, namespace)
+        ),
+        timeout=90,
+    )
