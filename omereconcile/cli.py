@@ -162,7 +162,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if elector is not None:
             # start_controller runs in its own thread so lease renewals never wait on the cache sync.
-            kept = elector.run(stop, lambda: threading.Thread(target=start_controller, daemon=True).start())
+            kept = elector.run(
+                stop,
+                lambda: threading.Thread(target=start_controller, daemon=True).start(),
+                before_release=controller.stop,
+            )
             if not kept:
                 log.error("leader election lost; exiting")
                 controller.stop(timeout=2.0)

@@ -128,8 +128,16 @@ class LeaderElector:
             self._observed = record
             self._observed_at = time.monotonic()
 
-    def run(self, stop: threading.Event, on_started: Callable[[], None]) -> bool:
-        """Block until lost (False) or ``stop`` is set (True, after releasing the lease)."""
+    def run(
+        self,
+        stop: threading.Event,
+        on_started: Callable[[], None],
+        before_release: Callable[[], None] | None = None,
+    ) -> bool:
+        """Block until lost (False) or ``stop`` is set (True, after releasing the lease).
+
+        ``before_release`` runs before a requested release (stop the work first, so no standby acts
+        while this process still does)."""
         log.info(
             "waiting for the lease",
             extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity},
@@ -159,6 +167,8 @@ class LeaderElector:
                 self._set_leader(False)
                 log.error("leader election lost", extra={"lease": f"{self.namespace}/{self.name}"})
                 return False
+        if before_release is not None:
+            before_release()
         self.release()
         return True
 

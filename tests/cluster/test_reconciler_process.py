@@ -178,3 +178,19 @@ def test_leader_election_standby_takes_over_and_a_leader_that_loses_the_lease_ex
         }
     )
     cluster.raw.put(LEASE, lease)
+
+
+def test_sigterm_releases_the_lease_so_the_standby_leads_at_once(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    a = reconcilers(leader_elect=True)
+    a.wait("a to lead", lambda: any(r.get("msg") == "became leader" for r in a.lines()), timeout=40)
+    b = reconcilers(leader_elect=True)
+    b.wait("b to wait", lambda: any(r.get("msg") == "waiting for the lease" for r in b.lines()), timeout=20)
+    t0 = time.monotonic()
+    assert a.stop() == 0
+    assert any(r.get("msg") == "lease released" for r in a.lines())
+    b.wait("b to lead", lambda: any(r.get("msg") == "became leader" for r in b.lines()), timeout=10)
+    assert time.monotonic() - t0 < 10  # well under the 15 s lease: no expiry wait
+    apply(cluster, example_replica(namespace))
+    b.wait("Ready under b", lambda: ready_on(cluster, namespace), timeout=60)
