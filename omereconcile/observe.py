@@ -35,6 +35,7 @@ from omereconcile.world import (
 from omerender import constants as c
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.errors import OmeRenderError, RenderBlocked
+from omerender.gojson import to_bytes
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import InferenceReplica
 from omerender.naming import headless_service_name
@@ -266,6 +267,24 @@ def rotation_view(slices: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def stored_revision(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The ControllerRevision with ``data`` as the canonical bytes the planner compares.
+
+    The API returns ``data`` as JSON text that may escape characters differently from the bytes
+    ``omerender`` hashes (Go escapes ``<``, ``>``, ``&`` and writes UTF-8; the request that created the
+    object may have escaped non-ASCII). Decoding keeps the values and key order, so re-encoding them the
+    way Go's ``json.Marshal`` does gives back the original payload; otherwise a template holding ``&``
+    (a URL query) would look like a hash collision on every pass.
+    """
+    data = obj.get("data")
+    if isinstance(data, Mapping):
+        data = data.get("raw", data)
+    if isinstance(data, Mapping | list):
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        return {**obj, "data": to_bytes(text)}
+    return dict(obj)
+
+
 def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
     ctrl = [r for r in refs if r.get("controller")]
@@ -299,7 +318,7 @@ def render_world(
         outcome = RenderBlock(str(exc.reason.value), exc.message)
     except OmeRenderError as exc:
         outcome = RenderBlock("RenderFailed", str(exc))
-    revs = [r for r in revisions if _owned_by(r, uid)]
+    revs = [stored_revision(r) for r in revisions if _owned_by(r, uid)]
     stored = {str(r["metadata"]["name"]): r for r in revs}
     planned = model.spec.effective_replicas
 

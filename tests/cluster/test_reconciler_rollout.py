@@ -15,6 +15,7 @@ from reconciler_proc import Reconciler
 from testbed.testing import Cluster
 
 RUNTIME = "vllm-llama-local"
+URL_ENV = {"name": "URL", "value": "http://models.example/?a=1&b=<2>é"}
 
 
 def namespaced_runtime(namespace: str, image: str = "docker.io/vllm/vllm-openai:v0.9.0.1") -> dict[str, Any]:
@@ -241,7 +242,10 @@ def test_a_change_of_an_ancestor_runtime_re_renders_and_rolls_the_replica(
     apply(
         cluster,
         runtime(
-            "child", {"runner": {"name": "ome-container", "env": [{"name": "LEVEL", "value": "2"}]}}, "base"
+            "child",
+            # Characters Go and Python escape differently must not look like a revision collision.
+            {"runner": {"name": "ome-container", "env": [{"name": "LEVEL", "value": "2"}, URL_ENV]}},
+            "base",
         ),
     )
     obj = example_replica(namespace, runtimeRef={"name": "child", "kind": "ServingRuntime"})
@@ -251,6 +255,12 @@ def test_a_change_of_an_ancestor_runtime_re_renders_and_rolls_the_replica(
     (pod,) = live_pods(cluster, namespace)
     assert pod["spec"]["containers"][0]["image"] == "engine:v1"
     assert {"name": "LEVEL", "value": "2"} in pod["spec"]["containers"][0]["env"]
+    assert URL_ENV in pod["spec"]["containers"][0]["env"]
+    time.sleep(1.0)  # a few more passes over the stored revision
+    st = replica(cluster, namespace)["status"]
+    assert not st.get("collisionCount"), st
+    revisions = cluster.raw.get(f"/apis/apps/v1/namespaces/{namespace}/controllerrevisions")["items"]
+    assert [r["metadata"]["name"] for r in revisions] == [st["updateRevision"]]
 
     # Only the parent changes; the replica names the child.
     apply(cluster, runtime("base", {"runner": {"name": "ome-container", "image": "engine:v2"}}))

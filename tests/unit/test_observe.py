@@ -106,3 +106,22 @@ def test_rotation_view_reads_serving_when_the_service_publishes_not_ready_addres
     assert rotation_view([sl])[0]["endpoints"][0]["conditions"]["ready"] is False
     sl["endpoints"][0]["conditions"]["serving"] = True
     assert rotation_view([sl])[0]["endpoints"][0]["conditions"]["ready"] is True
+
+
+def test_a_stored_revision_with_html_and_non_ascii_characters_is_not_a_collision() -> None:
+    objs = _catalog_objs()
+    for o in objs:
+        if o["kind"] == "ClusterServingRuntime":
+            o["spec"]["engineConfig"]["runner"]["args"].append("--url=http://x/?a=1&b=<2>é")
+    raw = _replica()
+    first = _world(raw, objs)
+    stored = controller_revision(first.world, first.world.render, 1)
+    # As the API returns it: the request body (ASCII-escaped) decoded back into values.
+    stored = json.loads(json.dumps(stored))
+    again = _world(raw, objs, [stored])
+    assert again.world.revisions[0].data == first.world.render.payload
+    from omereconcile.planner import plan
+
+    names = [type(a).__name__ for a in plan(again.world).actions]
+    assert "CreateRevision" not in names
+    assert all(getattr(a, "event_reason", "") != "RevisionCollision" for a in plan(again.world).actions)
