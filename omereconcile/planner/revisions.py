@@ -7,7 +7,6 @@ it lands these small helpers do the same job and are the only place to switch ov
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from omereconcile.actions import CreateRevision, DeleteRevision
 from omereconcile.world import DesiredRevision, RevisionView, World
 from omerender import constants as c
+from omerender.revision import controller_revision as revision_object
 
 __all__ = [
     "RevisionDecision",
@@ -50,22 +50,17 @@ def selector_labels(world: World) -> dict[str, str]:
 
 
 def controller_revision(world: World, desired: DesiredRevision, number: int) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "name": desired.name,
-        "namespace": world.replica.namespace,
-        "labels": selector_labels(world),
-        "ownerReferences": [owner_reference(world)],
-    }
-    if desired.pairing_protocol:
-        meta["annotations"] = {c.LABEL_PAIRING_PROTOCOL: desired.pairing_protocol}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ControllerRevision",
-        "metadata": meta,
-        # RawExtension: the canonical bytes, embedded as the JSON object they encode.
-        "data": json.loads(desired.payload),
-        "revision": number,
-    }
+    """The ControllerRevision for ``desired``, built by omerender exactly as a preview prints it."""
+    return revision_object(
+        name=desired.name,
+        namespace=world.replica.namespace,
+        prefix=world.replica.prefix,
+        component=world.replica.component,
+        owner=owner_reference(world),
+        payload=desired.payload,
+        revision=number,
+        pairing_protocol=desired.pairing_protocol,
+    )
 
 
 @dataclass(frozen=True, slots=True)
