@@ -35,7 +35,6 @@ from omereconcile.world import (
 from omerender import constants as c
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.errors import OmeRenderError, RenderBlocked
-from omerender.gojson import to_bytes
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import InferenceReplica
 from omerender.naming import headless_service_name
@@ -246,45 +245,6 @@ class Observation:
     deps: frozenset[Dependency] = field(default_factory=frozenset)
 
 
-def rotation_view(slices: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """EndpointSlices with ``ready`` meaning "in rotation".
-
-    The headless Service publishes not-ready addresses (01 §3.5), and for such a Service the
-    EndpointSlice controller sets ``conditions.ready`` true for every endpoint; ``serving`` is what
-    follows the pod's Ready condition (and so the ``ome.io/serving`` gate). ``Endpoints.from_slices``
-    reads ``ready``, so each endpoint's ``ready`` becomes ``ready and serving`` here; without this a
-    drain is never proven on a real cluster.
-    """
-    out: list[dict[str, Any]] = []
-    for sl in slices:
-        eps = []
-        for ep in sl.get("endpoints") or []:
-            cond = dict(ep.get("conditions") or {})
-            ready = cond.get("ready") is True
-            cond["ready"] = ready and cond.get("serving", ready) is True
-            eps.append({**ep, "conditions": cond})
-        out.append({**sl, "endpoints": eps})
-    return out
-
-
-def stored_revision(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The ControllerRevision with ``data`` as the canonical bytes the planner compares.
-
-    The API returns ``data`` as JSON text that may escape characters differently from the bytes
-    ``omerender`` hashes (Go escapes ``<``, ``>``, ``&`` and writes UTF-8; the request that created the
-    object may have escaped non-ASCII). Decoding keeps the values and key order, so re-encoding them the
-    way Go's ``json.Marshal`` does gives back the original payload; otherwise a template holding ``&``
-    (a URL query) would look like a hash collision on every pass.
-    """
-    data = obj.get("data")
-    if isinstance(data, Mapping):
-        data = data.get("raw", data)
-    if isinstance(data, Mapping | list):
-        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-        return {**obj, "data": to_bytes(text)}
-    return dict(obj)
-
-
 def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
     ctrl = [r for r in refs if r.get("controller")]
@@ -318,7 +278,7 @@ def render_world(
         outcome = RenderBlock(str(exc.reason.value), exc.message)
     except OmeRenderError as exc:
         outcome = RenderBlock("RenderFailed", str(exc))
-    revs = [stored_revision(r) for r in revisions if _owned_by(r, uid)]
+    revs = [r for r in revisions if _owned_by(r, uid)]
     stored = {str(r["metadata"]["name"]): r for r in revs}
     planned = model.spec.effective_replicas
 
@@ -351,7 +311,7 @@ def render_world(
             if _owned_by(p, uid)
         ),
         service=ServiceView.from_dict(service),
-        endpoints=Endpoints.from_slices(rotation_view(slices)),
+        endpoints=Endpoints.from_slices(slices),
         settings=settings,
         pod_factory=factory,
     )

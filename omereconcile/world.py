@@ -7,6 +7,7 @@ API. The time is an input (``World.now``): the planner never reads a clock.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 
 from omereconcile.settings import OperatorSettings
 from omerender import constants as c
+from omerender.gojson import to_bytes
 from omerender.models import InferenceReplica
 
 __all__ = [
@@ -221,9 +223,10 @@ class RevisionView:
         elif isinstance(data, bytes):
             blob = data
         else:
-            import json  # only for the rare already-decoded form
-
-            blob = json.dumps(data, separators=(",", ":")).encode()
+            # The API hands `data` back decoded. Decoding keeps values and key order, so encoding them
+            # again as Go's json.Marshal does (`<`, `>`, `&` escaped, UTF-8 kept) gives back the exact
+            # payload omerender hashed; plain json.dumps would make `&` in a URL look like a collision.
+            blob = to_bytes(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
         return cls(
             name=str(meta.get("name", "")),
             revision=int(obj.get("revision", 0) or 0),
@@ -287,9 +290,13 @@ class Endpoints:
                     continue
                 cond = ep.get("conditions", {}) or {}
                 ready = cond.get("ready") is True
+                serving = cond.get("serving", ready) is True
+                # The headless Service publishes not-ready addresses, so the EndpointSlice controller
+                # marks every endpoint ready; `serving` is what follows the pod's Ready condition (and
+                # with it the ome.io/serving gate). In rotation means both.
                 view = EndpointView(
-                    ready=ready,
-                    serving=cond.get("serving", ready) is True,
+                    ready=ready and serving,
+                    serving=serving,
                     terminating=cond.get("terminating") is True,
                 )
                 prev = by_pod.get(ref["name"])

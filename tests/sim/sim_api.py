@@ -371,7 +371,8 @@ class Sim:
             eps.append(
                 {
                     "targetRef": {"kind": "Pod", "name": name},
-                    "conditions": {"ready": ready and not term, "serving": ready, "terminating": term},
+                    # publishNotReadyAddresses: Kubernetes marks every endpoint ready; serving follows the pod.
+                    "conditions": {"ready": True, "serving": ready, "terminating": term},
                 }
             )
         self.slices = [{"endpoints": eps}]

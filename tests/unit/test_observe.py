@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from omereconcile.observe import build_catalog, render_world, rotation_view, runners_from_payload
+from omereconcile.observe import build_catalog, render_world, runners_from_payload
 from omereconcile.planner.revisions import controller_revision
 from omereconcile.settings import OperatorSettings
-from omereconcile.world import DesiredRevision
+from omereconcile.world import DesiredRevision, Endpoints
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -97,15 +97,15 @@ def test_a_rendered_replica_depends_on_its_model_and_runtime() -> None:
     assert ("runtime", "*") in obs.deps  # auto-selected: any new runtime may win the selection
 
 
-def test_rotation_view_reads_serving_when_the_service_publishes_not_ready_addresses() -> None:
+def test_in_rotation_reads_serving_when_the_service_publishes_not_ready_addresses() -> None:
     sl = {
         "endpoints": [
             {"targetRef": {"kind": "Pod", "name": "p"}, "conditions": {"ready": True, "serving": False}}
         ]
     }
-    assert rotation_view([sl])[0]["endpoints"][0]["conditions"]["ready"] is False
+    assert Endpoints.from_slices([sl]).by_pod["p"].ready is False
     sl["endpoints"][0]["conditions"]["serving"] = True
-    assert rotation_view([sl])[0]["endpoints"][0]["conditions"]["ready"] is True
+    assert Endpoints.from_slices([sl]).by_pod["p"].ready is True
 
 
 def test_a_stored_revision_with_html_and_non_ascii_characters_is_not_a_collision() -> None:
