@@ -16,6 +16,7 @@ import yaml
 from syrupy.assertion import SnapshotAssertion
 
 from omerender.catalog import Catalog
+from omerender.cli.kubeschema import kube_problems
 from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica, parse_object
 from omerender.preview import preview
@@ -65,3 +66,28 @@ def test_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_golden(case: Path, golden: SnapshotAssertion) -> None:
     assert golden_view(case) == golden
+
+
+RENDERING_CASES = [p for p in CASE_FILES if "blocked" not in golden_view(p)]
+
+
+def test_most_cases_render() -> None:
+    assert len(RENDERING_CASES) >= 30
+
+
+@pytest.mark.parametrize("case", RENDERING_CASES, ids=[p.stem for p in RENDERING_CASES])
+def test_golden_objects_are_valid_kubernetes(case: Path) -> None:
+    """Every pod, the Service and every runner template a case renders pass the Kubernetes 1.36 schemas
+    (strict: an unknown field fails). PodGroups are a CRD: schemas/crds covers them."""
+    view = golden_view(case)
+    objects: list[dict[str, Any]] = [*view["pods"], view["service"]]
+    objects += [
+        {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": r["name"]},
+            "template": r["template"],
+        }
+        for r in view["runners"]
+    ]
+    assert [p for obj in objects for p in kube_problems(obj)] == []
