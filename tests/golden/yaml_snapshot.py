@@ -27,7 +27,9 @@ def _no_nulls(value: Any) -> Any:
 
 
 def to_yaml(data: Any) -> str:
-    return yaml.safe_dump(_no_nulls(data), sort_keys=True, default_flow_style=False, width=120, allow_unicode=True)
+    return yaml.safe_dump(
+        _no_nulls(data), sort_keys=True, default_flow_style=False, width=120, allow_unicode=True
+    )
 
 
 class YAMLSnapshot(SingleFileSnapshotExtension):
