@@ -23,6 +23,7 @@ __all__ = [
     "PatchService",
     "Plan",
     "RecordEvent",
+    "RemoveAnnotation",
     "RemoveFinalizer",
     "SetServingGate",
     "WriteStatus",
@@ -113,6 +114,19 @@ class RemoveFinalizer:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveAnnotation:
+    """Remove the replica's annotation ``key`` (a request answered, e.g. ``ome.io/reset-instances``).
+
+    A JSON merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the replica's
+    resourceVersion: a value the user changed after the planner read it is never removed unanswered
+    (409: replan). An annotation already gone is nothing to do.
+    """
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class RecordEvent:
     """An event on the replica (standalone replicas have no parent to carry it)."""
 
@@ -144,6 +158,7 @@ Action = (
     | DeleteRevision
     | AddFinalizer
     | RemoveFinalizer
+    | RemoveAnnotation
     | RecordEvent
     | WriteStatus
 )
@@ -166,7 +181,9 @@ class Plan:
         """Human text for the dry-run: one line per action with its reason."""
         lines = [self.summary or "nothing to do"]
         for act in self.actions:
-            target = getattr(act, "name", "") or getattr(act, "event_reason", "") or ""
+            target = (
+                getattr(act, "name", "") or getattr(act, "event_reason", "") or getattr(act, "key", "") or ""
+            )
             lines.append(f"  {type(act).__name__} {target}: {act.reason}".rstrip())
         if self.requeue_after is not None:
             lines.append(f"  requeue after {self.requeue_after:g}s")

@@ -10,6 +10,8 @@
   (the resourceVersion and UID in the body are the preconditions).
 - ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
   replica's resourceVersion.
+- ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
+  replica's resourceVersion; nothing is sent when the annotation is already gone.
 - ``RecordEvent``: a core/v1 Event on the replica. Event and revision-pruning failures are logged and
   never fail the pass.
 
@@ -97,7 +99,7 @@ class Executor:
                     isinstance(exc, Invalid | NotFound) and isinstance(act, A.SetServingGate)
                 )
                 res.gone = isinstance(exc, NotFound) and isinstance(
-                    act, A.WriteStatus | A.AddFinalizer | A.RemoveFinalizer
+                    act, A.WriteStatus | A.AddFinalizer | A.RemoveFinalizer | A.RemoveAnnotation
                 )
                 lg.info(
                     "action failed; pass stops",
@@ -184,6 +186,11 @@ class Executor:
                 fins = [f for f in fins if f != act.finalizer]
             patch = {"metadata": {"finalizers": fins, "resourceVersion": meta["resourceVersion"]}}
             return kube.patch(paths.replica(ns, name), patch)
+        if isinstance(act, A.RemoveAnnotation):
+            if act.key not in (meta.get("annotations") or {}):
+                return None  # already answered and removed
+            patch = {"metadata": {"annotations": {act.key: None}, "resourceVersion": meta["resourceVersion"]}}
+            return kube.patch(paths.replica(ns, name), patch)
         if isinstance(act, A.RecordEvent):
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
@@ -239,4 +246,9 @@ def _plain(value: Any) -> Any:
 
 
 def target_of(act: A.Action) -> str:
-    return str(getattr(act, "name", "") or getattr(act, "event_reason", "") or getattr(act, "finalizer", ""))
+    return str(
+        getattr(act, "name", "")
+        or getattr(act, "event_reason", "")
+        or getattr(act, "finalizer", "")
+        or getattr(act, "key", "")
+    )

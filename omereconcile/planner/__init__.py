@@ -2,8 +2,9 @@
 
 Modules by concern: ``context`` (derived facts), ``rows`` (the status journal), ``podstate`` (the
 readiness ladder and drain proof), ``instances`` (one Instance's state machine), ``rollout`` (scale,
-partition, pause, budgets), ``budgets``, ``retry``, ``revisions``, ``service``, ``status`` (counts and
-conditions), ``teardown``, and ``core`` (assembly).
+partition, pause, budgets), ``reset`` (the ``ome.io/reset-instances`` request), ``budgets``,
+``retry``, ``revisions``, ``service``, ``status`` (counts and conditions), ``teardown``, and ``core``
+(assembly).
 """
 
 from omereconcile.planner.core import ROLLBACK_NOT_FOUND, plan

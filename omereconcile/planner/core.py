@@ -1,7 +1,8 @@
 """``plan(world)``: one pure pass from the observed world to the ordered actions.
 
 Order inside a plan: the revision, the Service, then the status (which journals every operation this
-pass starts or advances), then the pod writes that status describes, then pruning and events. The
+pass starts or advances), then the pod writes that status describes, then pruning and events, then
+the removal of an answered ``ome.io/reset-instances`` request and that answer's events. The
 executor applies them in order and stops at the first failure, so a pod write never runs ahead of
 the status that explains it.
 """
@@ -13,6 +14,7 @@ from typing import Any
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
 from omereconcile.planner.out import Out
+from omereconcile.planner.reset import answer_reset
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
 from omereconcile.planner.rollout import group_pods, plan_instances
@@ -76,7 +78,9 @@ def plan(world: World) -> Plan:
             f"{rep.namespace}/{rep.name}; rolling to the spec's revision {desired.name}",
         )
     retry = RetryBook(load_retry_blocks(rep.status), f"{rep.namespace}/{rep.name}", ctx.component)
-    result = plan_instances(ctx, load_rows(rep.status), world.pods, retry, out)
+    # The operator's reset request journals its resets on the rows before the instances are planned.
+    reset = answer_reset(ctx, load_rows(rep.status), group_pods(ctx, world.pods))
+    result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     status = build_status(
         ctx, result.rows, group_pods(ctx, world.pods), result.hold, result.held_indices, retry, out
     )
@@ -90,6 +94,11 @@ def plan(world: World) -> Plan:
     actions.extend(out.actions)
     actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
     actions.extend(out.events)
+    if reset.remove is not None:
+        # Answered: remove the request after the status and pod writes, and record its events only
+        # after the removal lands, so a redelivered request is never answered (or recorded) twice.
+        actions.append(reset.remove)
+        actions.extend(reset.events)
     summary = _summary(status, result.hold)
     return Plan(tuple(actions), out.requeue_after(), summary)
 

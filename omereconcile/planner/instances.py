@@ -17,6 +17,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live, stuck_container
+from omereconcile.planner.reset import is_reset_journal, step_reset
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.settings import format_go_duration
@@ -426,6 +427,9 @@ def step_row(
         return _step_idle(ctx, row, pods, out)
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
+    if is_reset_journal(op):
+        # The operator's reset runs even under Freeze; the rebuild after it waits for the normal gates.
+        return step_reset(ctx, row, pods, out)
     # Pause parks in-flight work (clock stopped, 01 §4.6); Recover still lets repairs (Create) run.
     if ctx.paused and (ctx.freeze or op.type == R.OP_UPDATE):
         return _park(ctx, row)

@@ -114,6 +114,16 @@ class Sim:
             self.replica["metadata"]["generation"] += 1
             self._stamp(self.replica)
 
+    def annotate(self, key: str, value: str | None) -> None:
+        """A metadata-only edit (``kubectl annotate``): resourceVersion moves, generation does not."""
+        assert self.replica is not None
+        notes = self.replica["metadata"].setdefault("annotations", {})
+        if value is None:
+            notes.pop(key, None)
+        else:
+            notes[key] = value
+        self._stamp(self.replica)
+
     def delete_replica(self) -> None:
         assert self.replica is not None
         if not self.replica["metadata"]["finalizers"]:
@@ -267,6 +277,13 @@ class Sim:
                 fins.remove(act.finalizer)
             if not fins and self.replica["metadata"].get("deletionTimestamp"):
                 self.replica = None
+        elif isinstance(act, A.RemoveAnnotation):
+            notes = self.replica["metadata"].get("annotations") or {}
+            if act.key in notes:
+                if self.replica["metadata"]["resourceVersion"] != replica_rv:
+                    raise Conflict("replica changed since it was read")
+                del notes[act.key]
+                self._stamp(self.replica)
         elif isinstance(act, A.RecordEvent):
             self.events.append(act)
 

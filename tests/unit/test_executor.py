@@ -145,6 +145,31 @@ def test_finalizer_patches_are_pinned_to_the_resource_version_and_follow_a_statu
     assert kube.calls[0][2] == {"metadata": {"finalizers": ["ome.io/ir-teardown"], "resourceVersion": "10"}}
 
 
+def test_remove_annotation_is_a_pinned_merge_patch_and_idempotent() -> None:
+    kube = FakeKube()
+    replica = {**REPLICA, "metadata": {**REPLICA["metadata"], "annotations": {"ome.io/reset-instances": "0"}}}
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    act = A.RemoveAnnotation("ome.io/reset-instances", "answered")
+    res = ex.execute(A.Plan((act, A.RecordEvent("Normal", "InstancesReset", "m"))), replica)
+    assert res.ok
+    verb, path, body = kube.calls[0]
+    assert (verb, path) == ("PATCH", f"/apis/ome.io/v1beta1/namespaces/{NS}/inferencereplicas/llama-pool")
+    assert body == {"metadata": {"annotations": {"ome.io/reset-instances": None}, "resourceVersion": "10"}}
+    # The event goes on the replica as the removal returned it.
+    assert kube.calls[1][2]["involvedObject"]["resourceVersion"] == "11"
+    # Already removed (an earlier pass answered it): nothing is sent.
+    kube = FakeKube()
+    assert _exec(kube, act).ok
+    assert kube.calls == []
+    # A concurrent edit of the replica: 409, the pass stops before the answer's events.
+    kube = FakeKube({("PATCH", "/inferencereplicas/llama-pool"): Conflict(409, "Conflict", "modified")})
+    res = ex.__class__(kube, reporting_instance="t").execute(
+        A.Plan((act, A.RecordEvent("Normal", "InstancesReset", "m"))), replica
+    )
+    assert res.conflict
+    assert [c[0] for c in kube.calls] == ["PATCH"]
+
+
 def test_event_lands_on_the_replica() -> None:
     kube = FakeKube()
     _exec(kube, A.RecordEvent("Warning", "ModelNotFound", "model x not found"))
