@@ -243,6 +243,16 @@ class Kube:
         except Exception as exc:  # urllib3 connection errors, timeouts
             raise _error_from(exc) from exc
 
+    def open_raw(
+        self, path: str, *, query: Mapping[str, Any] | None = None, timeout: Timeout = (5.0, 60.0)
+    ) -> Any:
+        """GET ``path`` and hand back the undecoded response (``.status``, ``.response.stream()``).
+
+        For text bodies such as pod logs, which ``request`` would try to decode as JSON; same auth, TLS
+        and request accounting. The caller checks the status and closes the response.
+        """
+        return self._send("GET", path, query=query, body=None, content_type="", timeout=timeout)
+
     def request(
         self,
         method: str,

@@ -218,12 +218,11 @@ def _stream_log(
 ) -> str | None:
     """Copy one container's log to ``out`` (line by line, prefixed); the API's refusal as text, or None.
 
-    ``Kube.request`` decodes JSON, and a log is text, so this uses the same request path (auth, TLS and
-    request accounting of ``Kube``) and reads the body raw.
+    ``Kube.request`` decodes JSON, and a log is text, so this reads the body raw through ``Kube.open_raw``.
     """
     timeout: float | tuple[float, float] = (5.0, 3600.0 * 24) if follow else (5.0, 60.0)
     try:
-        resp = kube._send("GET", path, query=query, body=None, content_type="", timeout=timeout)
+        resp = kube.open_raw(path, query=query, timeout=timeout)
     except ApiError as exc:
         return _api_error(exc)
     raw = resp.response

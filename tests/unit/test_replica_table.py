@@ -323,7 +323,7 @@ class FakeKube:
         self.calls.append((path, query))
         return {"items": self.pods}
 
-    def _send(self, method: str, path: str, *, query: dict[str, Any], **_: Any) -> _Resp:
+    def open_raw(self, path: str, *, query: dict[str, Any], **_: Any) -> _Resp:
         self.calls.append((path, query))
         return _Resp(*self.logs[path.split("/")[-2]])
 
