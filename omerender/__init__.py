@@ -21,6 +21,7 @@ from omerender.models import (
     RuntimeResource,
     parse_object,
 )
+from omerender.preview import Preview, RevisionInfo, preview, revision_of
 from omerender.render import Advisory, Render, RenderedRunner, render
 from omerender.stamps import PodCoordinates, headless_service, instance_pods, materialize_pod, pod_group
 
@@ -37,15 +38,19 @@ __all__ = [
     "ModelResource",
     "OmeRenderError",
     "PodCoordinates",
+    "Preview",
     "Render",
     "RenderBlocked",
     "RenderedRunner",
     "RevisionCollisionError",
+    "RevisionInfo",
     "RuntimeResource",
     "headless_service",
     "instance_pods",
     "materialize_pod",
     "parse_object",
     "pod_group",
+    "preview",
     "render",
+    "revision_of",
 ]
