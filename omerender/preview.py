@@ -42,24 +42,15 @@ class Preview:
     pods: tuple[dict[str, Any], ...]
 
 
-def _isvc_owner_uid(replica: InferenceReplica) -> str | None:
-    """The UID of an InferenceService controller owner reference (group ome.io, any version)."""
-    for ref in replica.metadata.owner_references:
-        group = ref.api_version.split("/", 1)[0] if "/" in ref.api_version else ""
-        if ref.controller and ref.kind == "InferenceService" and group == c.API_GROUP:
-            return ref.uid
-    return None
-
-
 def scope_uid(replica: InferenceReplica) -> str:
     """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own."""
-    owner = _isvc_owner_uid(replica)
-    return owner if owner is not None else replica.metadata.uid
+    owner = replica.metadata.isvc_controller_ref
+    return owner.uid if owner is not None else replica.metadata.uid
 
 
 def _excluded_keys(result: Render) -> frozenset[str]:
     replica = result.replica
-    projected = replica.spec.parent_ref is not None or _isvc_owner_uid(replica) is not None
+    projected = replica.spec.parent_ref is not None or replica.metadata.isvc_controller_ref is not None
     listed = replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "") if projected else ""
     return result.excluded_annotation_keys | {k.strip() for k in listed.split(",") if k.strip()}
 

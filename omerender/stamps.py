@@ -28,8 +28,10 @@ __all__ = [
     "instance_pods",
     "materialize_pod",
     "owner_reference",
+    "owner_reference_of",
     "pod_group",
     "replica_selector",
+    "selector_of",
 ]
 
 # PodGroup scheduleTimeoutSeconds: OME clamps the ready timeout into this window (01 §3.6).
@@ -47,24 +49,33 @@ class PodCoordinates:
     ordinal: int
 
 
-def owner_reference(replica: InferenceReplica) -> dict[str, Any]:
+def owner_reference_of(name: str, uid: str) -> dict[str, Any]:
+    """The controller owner reference every object of replica ``name`` carries."""
     return {
         "apiVersion": c.API_VERSION,
         "kind": c.REPLICA_KIND,
-        "name": replica.metadata.name,
-        "uid": replica.metadata.uid,
+        "name": name,
+        "uid": uid,
         "controller": True,
         "blockOwnerDeletion": True,
     }
 
 
-def replica_selector(replica: InferenceReplica) -> dict[str, str]:
+def selector_of(prefix: str, component: str) -> dict[str, str]:
     """The labels every object of the replica carries; the headless Service selects on them."""
     return {
-        c.LABEL_INFERENCESERVICE: replica.name_prefix,
-        c.LABEL_COMPONENT: replica.spec.component,
+        c.LABEL_INFERENCESERVICE: prefix,
+        c.LABEL_COMPONENT: component,
         c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
     }
+
+
+def owner_reference(replica: InferenceReplica) -> dict[str, Any]:
+    return owner_reference_of(replica.metadata.name, replica.metadata.uid)
+
+
+def replica_selector(replica: InferenceReplica) -> dict[str, str]:
+    return selector_of(replica.name_prefix, replica.spec.component)
 
 
 def _upsert_env(container: dict[str, Any], values: list[tuple[str, str]], *, only_missing: bool) -> None:

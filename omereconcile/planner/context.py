@@ -10,6 +10,7 @@ from omereconcile.settings import SettingsError, parse_go_duration
 from omereconcile.world import DesiredRevision, World
 from omerender import constants as c
 from omerender.naming import headless_service_name, pod_name
+from omerender.stamps import selector_of
 
 __all__ = ["Ctx", "build_context", "hash_of", "headless_service_name", "pod_name"]
 
@@ -45,11 +46,7 @@ class Ctx:
 
     @property
     def selector(self) -> dict[str, str]:
-        return {
-            c.LABEL_INFERENCESERVICE: self.prefix,
-            c.LABEL_COMPONENT: self.component,
-            c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
-        }
+        return selector_of(self.prefix, self.component)
 
     @property
     def label_selector(self) -> str:

@@ -1,8 +1,8 @@
 """ControllerRevisions: create or reuse the spec's revision, handle collisions, pick the roll target,
 prune history (01 §9.4–§9.5).
 
-``omerender.revision`` (being written concurrently) will own the revision object and numbering; until
-it lands these small helpers do the same job and are the only place to switch over.
+The object itself is ``omerender.revision.controller_revision``'s; numbering and pruning work here on
+the planner's ``RevisionView``s (which carry the controller owner, so foreign revisions are never pruned).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from omereconcile.actions import CreateRevision, DeleteRevision
 from omereconcile.world import DesiredRevision, RevisionView, World
-from omerender import constants as c
 from omerender.revision import controller_revision as revision_object
+from omerender.stamps import owner_reference_of, selector_of
 
 __all__ = [
     "RevisionDecision",
@@ -31,22 +31,11 @@ def next_revision_number(existing: Iterable[RevisionView]) -> int:
 
 
 def owner_reference(world: World) -> dict[str, Any]:
-    return {
-        "apiVersion": c.API_VERSION,
-        "kind": c.REPLICA_KIND,
-        "name": world.replica.name,
-        "uid": world.replica.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return owner_reference_of(world.replica.name, world.replica.uid)
 
 
 def selector_labels(world: World) -> dict[str, str]:
-    return {
-        c.LABEL_INFERENCESERVICE: world.replica.prefix,
-        c.LABEL_COMPONENT: world.replica.component,
-        c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
-    }
+    return selector_of(world.replica.prefix, world.replica.component)
 
 
 def controller_revision(world: World, desired: DesiredRevision, number: int) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from omerender.constants import (
 )
 from omerender.errors import InvalidObjectError
 from omerender.inheritance import InheritanceError, InheritanceReason, resolve_runtime
-from omerender.models import InferenceReplica, ObjectMeta, OwnerReference, parse_object
+from omerender.models import InferenceReplica, ObjectMeta, parse_object
 
 __all__ = ["METADATA_ONLY", "review"]
 
@@ -194,19 +194,11 @@ def _group(api_version: str) -> str:
     return group
 
 
-def _is_isvc_controller(ref: OwnerReference) -> bool:
-    return ref.controller is True and ref.kind == "InferenceService" and _group(ref.api_version) == API_GROUP
-
-
-def _isvc_controller_ref(meta: ObjectMeta) -> OwnerReference | None:
-    return next((ref for ref in meta.owner_references if _is_isvc_controller(ref)), None)
-
-
 def _projected(ctx: _Ctx) -> bool:
     if ctx.old is None:
-        return _isvc_controller_ref(ctx.new.metadata) is not None
+        return ctx.new.metadata.isvc_controller_ref is not None
     return any(
-        _isvc_controller_ref(r.metadata) is not None or r.spec.parent_ref is not None
+        r.metadata.isvc_controller_ref is not None or r.spec.parent_ref is not None
         for r in (ctx.old, ctx.new)
     )
 
@@ -308,7 +300,7 @@ def _projected_rules(ctx: _Ctx, controller: bool) -> list[Denial]:
         isvc_installed = any(
             kind == "InferenceService" and _group(av) == API_GROUP for av, kind, _, _ in installed
         )
-        old_projected = _isvc_controller_ref(old.metadata) is not None or old.spec.parent_ref is not None
+        old_projected = old.metadata.isvc_controller_ref is not None or old.spec.parent_ref is not None
         if installed and (isvc_installed or old_projected):
             out.append(ctx.deny(MSG_OWNER_REF))
     if _composed_fields_touched(ctx):
@@ -336,7 +328,7 @@ def _parent_name(ctx: _Ctx) -> str:
         if replica is not None and replica.spec.parent_ref is not None:
             return replica.spec.parent_ref.name
     for replica in (ctx.new, ctx.old):
-        ref = _isvc_controller_ref(replica.metadata) if replica is not None else None
+        ref = replica.metadata.isvc_controller_ref if replica is not None else None
         if ref is not None:
             return ref.name
     return ""

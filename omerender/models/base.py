@@ -32,6 +32,12 @@ class OwnerReference(KubeModel):
     controller: bool | None = None
     block_owner_deletion: bool | None = None
 
+    @property
+    def is_isvc_controller(self) -> bool:
+        """An InferenceService controller reference: group ``ome.io``, any version (01 §7.1)."""
+        group = self.api_version.rpartition("/")[0]
+        return self.controller is True and self.kind == "InferenceService" and group == "ome.io"
+
 
 class ObjectMeta(KubeModel):
     name: str = ""
@@ -45,6 +51,11 @@ class ObjectMeta(KubeModel):
     finalizers: tuple[str, ...] = ()
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
+
+    @property
+    def isvc_controller_ref(self) -> OwnerReference | None:
+        """The InferenceService controller owner reference that makes a replica projected, if any."""
+        return next((ref for ref in self.owner_references if ref.is_isvc_controller), None)
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -85,3 +85,19 @@ def events(cluster: Cluster, ns: str, name: str = "llama-pool") -> list[dict[str
 def ready_row(cluster: Cluster, ns: str) -> list[str]:
     rows = table(cluster, "get", "inferencereplicas", "-n", ns)
     return rows[1][:6] if len(rows) > 1 else []
+
+
+def wait_ready(cluster: Cluster, ns: str, reconciler_tail: Any, name: str = "llama-pool") -> str:
+    """``kubectl wait --for=condition=Ready`` on the replica; fails with the reconciler's log tail."""
+    out = cluster.kubectl(
+        "wait", "--for=condition=Ready", f"inferencereplica/{name}", "-n", ns, "--timeout=50s", check=False
+    )
+    assert out.returncode == 0, f"{out.stderr}\n{reconciler_tail()}"
+    return str(out.stdout.strip())
+
+
+def serving_table(cluster: Cluster, ns: str) -> list[list[str]]:
+    """The seed's pods-with-their-serving-gate listing."""
+    return table(
+        cluster, "get", "pods", "-n", ns, "-l", "ome.io/inferenceservice=llama-pool", "-o", SERVING_COLUMNS
+    )

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import apply, example_replica, pods
+from helpers import apply, example_replica, pods, wait_ready
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster
@@ -53,16 +53,7 @@ def seed_replica(cluster: Cluster, reconcilers: Callable[..., Reconciler], names
     """The seed's Step 1 in the test namespace: llama-pool created and Ready under the reconciler."""
     rec = reconcilers()
     assert apply(cluster, example_replica(namespace)) == "inferencereplica.ome.io/llama-pool created"
-    out = cluster.kubectl(
-        "wait",
-        "--for=condition=Ready",
-        "inferencereplica/llama-pool",
-        "-n",
-        namespace,
-        "--timeout=50s",
-        check=False,
-    )
-    assert out.returncode == 0, f"{out.stderr}\n{rec.tail()}"
+    wait_ready(cluster, namespace, rec.tail)
     return rec
 
 

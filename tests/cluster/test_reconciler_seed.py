@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from helpers import (
-    SERVING_COLUMNS,
     apply,
     example_replica,
     live_pods,
     ready_row,
     replica,
+    serving_table,
     table,
+    wait_ready,
 )
 from reconciler_proc import Reconciler
 
@@ -24,17 +25,7 @@ def test_seed_steps_1_to_3_create_check_scale(
     rec = reconcilers()
     # Step 1: create the replica and wait for Ready.
     assert apply(cluster, example_replica(namespace)) == "inferencereplica.ome.io/llama-pool created"
-    out = cluster.kubectl(
-        "wait",
-        "--for=condition=Ready",
-        "inferencereplica/llama-pool",
-        "-n",
-        namespace,
-        "--timeout=50s",
-        check=False,
-    )
-    assert out.returncode == 0, f"{out.stderr}\n{rec.tail()}"
-    assert out.stdout.strip() == "inferencereplica.ome.io/llama-pool condition met"
+    assert wait_ready(cluster, namespace, rec.tail) == "inferencereplica.ome.io/llama-pool condition met"
 
     # Step 2: what OME runs.
     rows = rec.wait(
@@ -44,17 +35,7 @@ def test_seed_steps_1_to_3_create_check_scale(
     header = table(cluster, "get", "inferencereplicas", "-n", namespace)[0]
     assert header == ["NAME", "COMPONENT", "DESIRED", "CURRENT", "READY", "AVAILABLE", "AGE"]
     assert rows == ["llama-pool", "engine", "1", "1", "1", "1"]
-    pods_table = table(
-        cluster,
-        "get",
-        "pods",
-        "-n",
-        namespace,
-        "-l",
-        "ome.io/inferenceservice=llama-pool",
-        "-o",
-        SERVING_COLUMNS,
-    )
+    pods_table = serving_table(cluster, namespace)
     assert pods_table == [["NAME", "SERVING"], ["llama-pool-engine-0-default-0", "True"]]
     svc = table(
         cluster,
@@ -81,17 +62,7 @@ def test_seed_steps_1_to_3_create_check_scale(
         lambda: ready_row(cluster, namespace) == ["llama-pool", "engine", "2", "2", "2", "2"],
         timeout=90,
     )
-    pods_table = table(
-        cluster,
-        "get",
-        "pods",
-        "-n",
-        namespace,
-        "-l",
-        "ome.io/inferenceservice=llama-pool",
-        "-o",
-        SERVING_COLUMNS,
-    )
+    pods_table = serving_table(cluster, namespace)
     assert pods_table == [
         ["NAME", "SERVING"],
         ["llama-pool-engine-0-default-0", "True"],
