@@ -26,6 +26,7 @@ from omereconcile.metrics import Metrics, ProbeServer
 from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.planner import plan
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.webhook import AdmissionServer, ClusterReader
 
 __all__ = ["main"]
 
@@ -126,26 +127,30 @@ def _run(args: argparse.Namespace) -> int:
         )
     started = threading.Event()
 
+    webhook: AdmissionServer | None = None
+
     def ready() -> bool:
-        # A standby is ready (it serves the webhook and waits); a leader once its caches synced.
+        # A standby is ready (it serves the webhook and waits); a leader once its caches synced. With a
+        # webhook, only once its TLS port completes a handshake and answers (controller-runtime adds
+        # the webhook server's StartedChecker to /readyz the same way).
+        if webhook is not None and not webhook.answers():
+            return False
         return not started.is_set() or controller.synced()
 
     def healthy() -> bool:
         return not started.is_set() or controller.healthy()
 
-    host, port = _addr(args.probe_addr)
-    probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
-    log.info("probes listening", extra={"port": probes.port, "identity": identity})
-    webhook = None
     if args.webhook_cert:
-        from omereconcile.webhook import AdmissionServer, ClusterReader
-
         reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)
         whost, wport = _addr(args.webhook_addr)
         webhook = AdmissionServer(
             reader.handle, cert_file=args.webhook_cert, key_file=args.webhook_key, host=whost, port=wport
         ).start()
         log.info("webhook listening", extra={"port": webhook.port})
+
+    host, port = _addr(args.probe_addr)
+    probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
+    log.info("probes listening", extra={"port": probes.port, "identity": identity})
 
     failed: list[BaseException] = []
 

@@ -16,6 +16,7 @@ from omerender.admission.types import (
     CODE_BAD_REQUEST,
     CODE_DENIED,
     CODE_IDENTITY_UNAVAILABLE,
+    CODE_RUNTIME_UNRESOLVED,
     AdmissionDecision,
     AdmissionRequest,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "CODE_BAD_REQUEST",
     "CODE_DENIED",
     "CODE_IDENTITY_UNAVAILABLE",
+    "CODE_RUNTIME_UNRESOLVED",
     "METADATA_ONLY",
     "AdmissionDecision",
     "AdmissionRequest",

@@ -1,22 +1,36 @@
 """OME's InferenceReplica admission rules (01 §7, the seed's "What the webhook rejects"), as one function.
 
-Check order (§7.2), every denial collected:
+The order is Go's: ``Handle``, ``admitCreate`` and ``admitUpdate`` in OME's
+``pkg/webhook/admission/inferencereplica/validator.go`` and the helpers of ``ownership.go`` beside it
+(ome-projects/ome, the version with the composed-fields rules). Go stops at the first denial; this
+function goes on and lists every later rule that also rejects the write, in Go's order, so the first
+message is always Go's answer and the offline ``validate`` tool can show the rest.
 
-1. UPDATE: ``spec.parentRef`` and ``spec.component`` are immutable, for every writer.
-2. UPDATE with an unchanged spec and no newly installed controller owner reference: allowed as a
-   ``metadata-only update``, except a newly added migration request on a standalone replica, and a
-   non-controller adding, changing or removing ``ome.io/composed-fields``.
-3. Identity, then ownership: the projected rules (§7.4) or the standalone rules (§7.3, table order).
+``Handle``:
+
+1. UPDATE: ``spec.parentRef`` immutable, then ``spec.component`` immutable, for every writer.
+2. UPDATE that keeps the spec, installs no controller owner reference and leaves
+   ``ome.io/composed-fields`` as it was: decided without the identity, as ``metadata-only update``, except
+   a newly added migration request on a replica whose *old* object is standalone.
+3. The identity (500 when unreadable), then ``admitCreate`` or ``admitUpdate``.
 4. Shape checks for every writer (§7.5).
 
-Form: a replica is projected when it has an InferenceService controller owner reference (group
-``ome.io``, kind ``InferenceService``, any version, ``controller: true``) or, on UPDATE, ``spec.parentRef``
-(immutable, so an orphaned replica stays projected). On CREATE, ``spec.parentRef`` without that owner
-reference is the standalone rule that rejects it. An UPDATE is projected when either side is.
+``admitCreate``: ``parentRef`` without an InferenceService controller reference; a non-controller's
+``ome.io/composed-fields``; the projected form (a non-controller is told to edit the InferenceService);
+a create by the controller; the placement fields; the template source, runtime pin, autoscaler class
+and ``lifecycle.minReadySeconds``; the name; a migration request; the runtime's piece; a name collision.
+
+``admitUpdate`` (the form read from the *old* object): a non-controller installing a controller owner
+reference on a projected replica, or an InferenceService one; a non-controller changing
+``ome.io/composed-fields``; on a projected replica, a non-controller's spec change; then on a standalone
+one: a non-controller changing a controller-only field, the controller changing a user field, the
+template source/pin/autoscaler/lifecycle rules, a new migration request, and the runtime's piece when the
+update sets or changes ``runtimeRef``.
 
 Codes: 403 for a rule denial, 400 when the object does not fit the InferenceReplica schema (OME's decoder
-failure; the text is :class:`InvalidObjectError`'s), 500 when the controller identity is unreadable. The
-decision's code is its first denial's.
+failure; the text is :class:`InvalidObjectError`'s), 500 when the controller identity is unreadable or a
+named runtime cannot be resolved for a reason other than a missing parent. The decision's code is its
+first denial's.
 """
 
 from __future__ import annotations
@@ -32,6 +46,7 @@ from omerender.admission.types import (
     CODE_BAD_REQUEST,
     CODE_DENIED,
     CODE_IDENTITY_UNAVAILABLE,
+    CODE_RUNTIME_UNRESOLVED,
     AdmissionDecision,
     AdmissionRequest,
 )
@@ -40,7 +55,6 @@ from omerender.constants import (
     ANNOTATION_COMPOSED_FIELDS,
     ANNOTATION_CONTROLLER_WRITE,
     ANNOTATION_MIGRATION_REQUEST_PREFIX,
-    API_GROUP,
 )
 from omerender.errors import InvalidObjectError
 from omerender.inheritance import InheritanceError, InheritanceReason, resolve_runtime
@@ -90,12 +104,15 @@ MSG_OWNER_REF: Final = (
     "or change a projected replica's"
 )
 MSG_COMPOSED_FIELDS: Final = (
-    f"the {ANNOTATION_COMPOSED_FIELDS} annotation is written by the InferenceService controller"
+    f"the {ANNOTATION_COMPOSED_FIELDS} annotation is written by the InferenceService controller; "
+    "to release the fields it names, remove the reference on the InferenceService instead"
 )
 MSG_COMPOSER: Final = (
     "the InferenceService controller writes only rollout-control fields (pacing.partition, paused, "
-    "pauseMode, pacing.rollbackToRevision, pairingProtocol) on a replica it does not project"
+    "pauseMode, pacing.rollbackToRevision, pairingProtocol) on a replica it does not project; "
+    "the replica's owner writes its other fields"
 )
+MSG_CONTROLLER_CREATE: Final = "the InferenceService controller creates only the replicas it projects; create a standalone replica as a user"
 
 
 def _autoscaler_message(cls: str) -> str:
@@ -162,20 +179,20 @@ def review(request: AdmissionRequest, catalog: Catalog | None = None) -> Admissi
     denials: list[Denial] = []
     if old is not None:
         denials += _immutability(ctx, old)
-        if not denials and _spec_view(old) == _spec_view(new) and not _new_controller_refs(old, new):
-            exceptions = _metadata_only_exceptions(ctx)
-            if not exceptions:
-                return AdmissionDecision(True, CODE_ALLOWED, (METADATA_ONLY,))
-            return _decide(exceptions)
+        if (
+            not _spec_changed(old, new)
+            and not _controller_ref_installed(old, new)
+            and not _composed_fields_changed(ctx)
+        ):
+            # Decided without the identity, so an unreadable config never refuses a label or finalizer edit.
+            if _projected_form(old) is None and _new_migration_requests(ctx):
+                return _decide([ctx.deny(MSG_MIGRATION)])
+            return AdmissionDecision(True, CODE_ALLOWED, (METADATA_ONLY,))
 
     if request.identity_error is not None:
-        denials.append(_identity_unavailable(ctx))
-    else:
-        controller = _is_controller(ctx)
-        if _projected(ctx):
-            denials += _projected_rules(ctx, controller)
-        else:
-            denials += _standalone_rules(ctx, controller)
+        return _decide([*denials, _identity_unavailable(ctx)])
+    controller = _is_controller(ctx)
+    denials += _admit_create(ctx, controller) if old is None else _admit_update(ctx, old, controller)
     denials += _shape_checks(ctx)
     return _decide(denials)
 
@@ -186,37 +203,42 @@ def _decide(denials: list[Denial]) -> AdmissionDecision:
     return AdmissionDecision(False, denials[0][0], tuple(message for _, message in denials))
 
 
-# -- form, identity, diffs ----------------------------------------------------------------------------
+# -- form, identity, diffs (ownership.go) --------------------------------------------------------------
 
 
-def _group(api_version: str) -> str:
-    group, _, _ = api_version.rpartition("/")
-    return group
+def _projected_form(replica: InferenceReplica) -> str | None:
+    """The projecting InferenceService's name, or ``None`` for a standalone replica.
+
+    Go ``projectedForm``: the InferenceService controller owner reference when present (``projectingParent``,
+    matched by group and kind), else ``spec.parentRef``, which is immutable and so keeps an orphaned
+    replica projected.
+    """
+    ref = replica.metadata.isvc_controller_ref
+    if ref is not None:
+        return ref.name
+    if replica.spec.parent_ref is not None:
+        return replica.spec.parent_ref.name
+    return None
 
 
-def _projected(ctx: _Ctx) -> bool:
-    if ctx.old is None:
-        return ctx.new.metadata.isvc_controller_ref is not None
-    return any(
-        r.metadata.isvc_controller_ref is not None or r.spec.parent_ref is not None
-        for r in (ctx.old, ctx.new)
-    )
+def _controller_of(meta: ObjectMeta) -> tuple[str, str, str, str] | None:
+    # Go metav1.GetControllerOf, compared as sameOwner does: blockOwnerDeletion is left out, since the
+    # garbage collector clears it during foreground deletion without changing the owner.
+    ref = next((r for r in meta.owner_references if r.controller is True), None)
+    return None if ref is None else (ref.api_version, ref.kind, ref.name, ref.uid)
 
 
-def _controller_keys(meta: ObjectMeta) -> set[tuple[str, str, str, str]]:
-    # blockOwnerDeletion is left out: the garbage collector clears it during foreground deletion.
-    return {(r.api_version, r.kind, r.name, r.uid) for r in meta.owner_references if r.controller is True}
-
-
-def _new_controller_refs(old: InferenceReplica, new: InferenceReplica) -> set[tuple[str, str, str, str]]:
-    return _controller_keys(new.metadata) - _controller_keys(old.metadata)
+def _controller_ref_installed(old: InferenceReplica, new: InferenceReplica) -> bool:
+    """Go ``controllerRefInstalled``: ``new`` has a controller reference ``old`` lacks (added or replaced)."""
+    ref = _controller_of(new.metadata)
+    return ref is not None and ref != _controller_of(old.metadata)
 
 
 def _is_controller(ctx: _Ctx) -> bool:
+    """Go ``actorFor``: the configured identity when set, else the literal annotation on the new object."""
     identity = ctx.request.identity
     if identity is not None:
         return identity.matches(ctx.request.username, ctx.request.groups)
-    # No identity configured: the literal annotation marks the controller's writes (a convention only).
     return ctx.new.metadata.annotations.get(ANNOTATION_CONTROLLER_WRITE) == "true"
 
 
@@ -225,7 +247,12 @@ def _spec_view(replica: InferenceReplica) -> dict[str, Any]:
     return replica.spec.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
+def _spec_changed(old: InferenceReplica, new: InferenceReplica) -> bool:
+    return _spec_view(old) != _spec_view(new)
+
+
 def _user_fields(replica: InferenceReplica) -> dict[str, Any]:
+    """Go ``withoutComposerFields``: the spec without rollout-control and controller-only fields."""
     view = {k: v for k, v in _spec_view(replica).items() if k not in _ROLLOUT_CONTROL + _CONTROLLER_ONLY}
     pacing = view.pop("pacing", None)
     if isinstance(pacing, dict):
@@ -235,7 +262,18 @@ def _user_fields(replica: InferenceReplica) -> dict[str, Any]:
     return view
 
 
-def _composed_fields_touched(ctx: _Ctx) -> bool:
+def _controller_only_changed(old: InferenceReplica, new: InferenceReplica) -> bool:
+    """Go ``controllerOnlyChanged``: ``parentRef``, ``placementExecution`` or ``placementReplicaLimit``."""
+    a, b = old.spec, new.spec
+    return (
+        a.parent_ref != b.parent_ref
+        or a.placement_execution != b.placement_execution
+        or a.placement_replica_limit != b.placement_replica_limit
+    )
+
+
+def _composed_fields_changed(ctx: _Ctx) -> bool:
+    """Go ``composedFieldsChanged``: the annotation added, changed or removed (any value on create)."""
     new = ctx.new.metadata.annotations.get(ANNOTATION_COMPOSED_FIELDS)
     if ctx.old is None:
         return new is not None
@@ -243,6 +281,7 @@ def _composed_fields_touched(ctx: _Ctx) -> bool:
 
 
 def _new_migration_requests(ctx: _Ctx) -> list[str]:
+    """Go ``migrationRequested``: migration-request annotations the old object (none on create) lacked."""
     before = ctx.old.metadata.annotations if ctx.old is not None else {}
     return sorted(
         key
@@ -259,10 +298,8 @@ def _identity_unavailable(ctx: _Ctx) -> Denial:
     )
 
 
-# -- steps 1 and 2 ------------------------------------------------------------------------------------
-
-
 def _immutability(ctx: _Ctx, old: InferenceReplica) -> list[Denial]:
+    """Go ``Handle``: ``spec.parentRef``, then ``spec.component``, immutable for every writer."""
     out = []
     if old.spec.parent_ref != ctx.new.spec.parent_ref:
         out.append(ctx.deny("spec.parentRef is immutable"))
@@ -271,45 +308,70 @@ def _immutability(ctx: _Ctx, old: InferenceReplica) -> list[Denial]:
     return out
 
 
-def _metadata_only_exceptions(ctx: _Ctx) -> list[Denial]:
-    out = []
-    standalone = not _projected(ctx)
-    if standalone and _new_migration_requests(ctx):
-        out.append(ctx.deny(MSG_MIGRATION))
-    if _composed_fields_touched(ctx):
-        if ctx.request.identity_error is not None:
-            out.append(_identity_unavailable(ctx))
-        elif not _is_controller(ctx):
-            out.append(ctx.deny(MSG_COMPOSED_FIELDS))
-    return out
+# -- admitCreate / admitUpdate (validator.go) ----------------------------------------------------------
 
 
-# -- step 3: ownership ----------------------------------------------------------------------------------
-
-
-def _projected_rules(ctx: _Ctx, controller: bool) -> list[Denial]:
-    """§7.4: only the InferenceService controller writes a projected replica's spec."""
-    if controller:
-        return []
+def _admit_create(ctx: _Ctx, controller: bool) -> list[Denial]:
+    """Go ``admitCreate``, in its order (module doc)."""
+    spec = ctx.new.spec
     out: list[Denial] = []
-    old = ctx.old
-    if old is None or _spec_view(old) != _spec_view(ctx.new):
-        out.append((CODE_DENIED, _projected_message(ctx)))
-    if old is not None:
-        installed = _new_controller_refs(old, ctx.new)
-        isvc_installed = any(
-            kind == "InferenceService" and _group(av) == API_GROUP for av, kind, _, _ in installed
-        )
-        old_projected = old.metadata.isvc_controller_ref is not None or old.spec.parent_ref is not None
-        if installed and (isvc_installed or old_projected):
-            out.append(ctx.deny(MSG_OWNER_REF))
-    if _composed_fields_touched(ctx):
+    # The projector writes parentRef together with the owner reference, so parentRef alone is refused for
+    # every writer; such a create is then judged as the standalone replica it is.
+    parent_ref_alone = spec.parent_ref is not None and ctx.new.metadata.isvc_controller_ref is None
+    if parent_ref_alone:
+        out.append(ctx.deny(MSG_PARENT_REF))
+    if not controller and _composed_fields_changed(ctx):
         out.append(ctx.deny(MSG_COMPOSED_FIELDS))
+    parent = _projected_form(ctx.new)
+    if parent is not None and not parent_ref_alone:
+        if not controller:
+            out.append((CODE_DENIED, _projected_message(ctx, parent)))
+        return out
+    if controller:
+        out.append(_controller_create_denial(ctx))
+    elif spec.placement_execution is not None or spec.placement_replica_limit is not None:
+        out.append(ctx.deny(MSG_PLACEMENT))
+    out += [ctx.deny(m) for m in _standalone_spec_errors(ctx.new)]
+    if not _NAME_RE.fullmatch(ctx.name):
+        out.append(ctx.deny(MSG_NAME))
+    if _new_migration_requests(ctx):
+        out.append(ctx.deny(MSG_MIGRATION))
+    out += _runtime_piece(ctx)
+    out += [ctx.deny(m) for m in _collisions(ctx)]
     return out
 
 
-def _projected_message(ctx: _Ctx) -> str:
-    parent = _parent_name(ctx)
+def _admit_update(ctx: _Ctx, old: InferenceReplica, controller: bool) -> list[Denial]:
+    """Go ``admitUpdate``, the form read from the old object (module doc)."""
+    new = ctx.new
+    out: list[Denial] = []
+    parent = _projected_form(old)
+    if (
+        not controller
+        and _controller_ref_installed(old, new)
+        and (parent is not None or new.metadata.isvc_controller_ref is not None)
+    ):
+        out.append(ctx.deny(MSG_OWNER_REF))
+    if not controller and _composed_fields_changed(ctx):
+        out.append(ctx.deny(MSG_COMPOSED_FIELDS))
+    if parent is not None:
+        if not controller and _spec_changed(old, new):
+            out.append((CODE_DENIED, _projected_message(ctx, parent)))
+        return out
+    if not controller and _controller_only_changed(old, new):
+        out.append(ctx.deny(MSG_PLACEMENT))
+    if controller and _user_fields(old) != _user_fields(new):
+        out.append(ctx.deny(MSG_COMPOSER))
+    out += [ctx.deny(m) for m in _standalone_spec_errors(new)]
+    if _new_migration_requests(ctx):
+        out.append(ctx.deny(MSG_MIGRATION))
+    if new.spec.runtime_ref is not None and old.spec.runtime_ref != new.spec.runtime_ref:
+        out += _runtime_piece(ctx)  # Go runtimeRefChanged: a scale or pause never waits on the runtime
+    return out
+
+
+def _projected_message(ctx: _Ctx, parent: str) -> str:
+    """Go ``denyProjectedWrite``: the wording depends on whether an identity is configured."""
     head = f"InferenceReplica {ctx.namespace}/{ctx.name} is projected by InferenceService {ctx.namespace}/{parent}"
     if ctx.request.identity is not None:
         return (
@@ -323,86 +385,52 @@ def _projected_message(ctx: _Ctx) -> str:
     )
 
 
-def _parent_name(ctx: _Ctx) -> str:
-    for replica in (ctx.new, ctx.old):
-        if replica is not None and replica.spec.parent_ref is not None:
-            return replica.spec.parent_ref.name
-    for replica in (ctx.new, ctx.old):
-        ref = replica.metadata.isvc_controller_ref if replica is not None else None
-        if ref is not None:
-            return ref.name
-    return ""
+def _controller_create_denial(ctx: _Ctx) -> Denial:
+    """Go ``denyControllerStandaloneCreate``; without an identity the message names the annotation to drop."""
+    if ctx.request.identity is not None:
+        return ctx.deny(MSG_CONTROLLER_CREATE)
+    return (
+        CODE_DENIED,
+        f"InferenceReplica {ctx.namespace}/{ctx.name} carries the {ANNOTATION_CONTROLLER_WRITE}=true "
+        "annotation, which marks a write by the InferenceService controller, and the controller creates "
+        "only the replicas it projects; create a standalone replica without it",
+    )
 
 
-def _standalone_rules(ctx: _Ctx, controller: bool) -> list[Denial]:
-    """§7.3, in the table's order."""
-    spec, old = ctx.new.spec, ctx.old
-    out: list[Denial] = []
-    if ctx.create and spec.parent_ref is not None:
-        out.append(ctx.deny(MSG_PARENT_REF))
-    if not controller and _placement_written(ctx):
-        out.append(ctx.deny(MSG_PLACEMENT))
+def _standalone_spec_errors(replica: InferenceReplica) -> list[str]:
+    """Go ``standaloneSpecError``: the template source or pin, the scaler class, ``lifecycle.minReadySeconds``.
+
+    The source and the pin are one check in Go (``validation.ValidateInferenceReplicaTemplateSource``, a
+    switch), so a pin is reported only for a spec with exactly one source.
+    """
+    spec = replica.spec
+    out = []
     has_ref = spec.model_ref is not None or spec.runtime_ref is not None
-    if spec.runners and has_ref:
-        out.append(ctx.deny(MSG_EXCLUSIVE))
-    elif not spec.runners and not has_ref:
-        out.append(ctx.deny(MSG_NO_SOURCE))
     ref = spec.runtime_ref
-    if ref is not None and (ref.auto_sync is False or ref.revision):
-        out.append(ctx.deny(MSG_PINNED))
+    if spec.runners and has_ref:
+        out.append(MSG_EXCLUSIVE)
+    elif not spec.runners and not has_ref:
+        out.append(MSG_NO_SOURCE)
+    elif ref is not None and (ref.auto_sync is False or ref.revision):
+        out.append(MSG_PINNED)
     cls = spec.autoscaler.class_ if spec.autoscaler is not None else None
     if cls in _SCALER_CLASSES:
-        out.append(ctx.deny(_autoscaler_message(str(cls))))
+        out.append(_autoscaler_message(str(cls)))
     if spec.lifecycle is not None and spec.lifecycle.min_ready_seconds is not None:
-        out.append(ctx.deny(MSG_LIFECYCLE_MIN_READY))
-    if ctx.create and not _NAME_RE.fullmatch(ctx.name):
-        out.append(ctx.deny(MSG_NAME))
-    if _new_migration_requests(ctx):
-        out.append(ctx.deny(MSG_MIGRATION))
-    out += [ctx.deny(m) for m in _runtime_problems(ctx)]
-    if ctx.create:
-        out += [ctx.deny(m) for m in _collisions(ctx)]
-    if not controller and _composed_fields_touched(ctx):
-        out.append(ctx.deny(MSG_COMPOSED_FIELDS))
-    if controller and ctx.create:
-        out.append(ctx.deny(_controller_create_message(ctx)))
-    if controller and old is not None and _user_fields(old) != _user_fields(ctx.new):
-        out.append(ctx.deny(MSG_COMPOSER))
+        out.append(MSG_LIFECYCLE_MIN_READY)
     return out
 
 
-def _placement_written(ctx: _Ctx) -> bool:
-    spec = ctx.new.spec
-    if ctx.old is None:
-        return spec.placement_execution is not None or spec.placement_replica_limit is not None
-    before = ctx.old.spec
-    return (
-        before.placement_execution != spec.placement_execution
-        or before.placement_replica_limit != spec.placement_replica_limit
-    )
+def _runtime_piece(ctx: _Ctx) -> list[Denial]:
+    """Go ``admitRuntimePiece`` / ``runtimePieceMissing``: a named runtime that exists must resolve and
+    have the component's piece (after inheritance).
 
-
-def _controller_create_message(ctx: _Ctx) -> str:
-    head = "the InferenceService controller creates only the replicas it projects"
-    if ctx.request.identity is not None:
-        return f"{head} (request from {go_quote(ctx.request.username)})"
-    return (
-        f"{head}; the {ANNOTATION_CONTROLLER_WRITE}=true annotation marks this create as the controller's, "
-        "so drop a copied one"
-    )
-
-
-def _runtime_problems(ctx: _Ctx) -> list[str]:
-    """A named runtime that exists must resolve and have the component's piece (after inheritance).
-
-    Read only on CREATE or when the update sets or changes ``runtimeRef``, so scaling and pausing never
-    wait on the runtime. A runtime that does not exist is admitted (the controller reports
-    ``RuntimeNotFound`` and renders once it appears).
+    A runtime that does not exist is admitted (the controller reports ``RuntimeNotFound`` and renders
+    once it appears). A missing inherit-from parent is a 403 naming the referenced runtime; any other
+    resolution failure (a cycle, an over-deep chain) is Go's 500 ``check runtime "<name>": <error>``.
     """
     ref, catalog = ctx.new.spec.runtime_ref, ctx.catalog
     if ref is None or catalog is None:
-        return []
-    if ctx.old is not None and ctx.old.spec.runtime_ref == ref:
         return []
     runtime = catalog.named_runtime(ref.kind, ctx.namespace, ref.name)
     if runtime is None:
@@ -411,24 +439,27 @@ def _runtime_problems(ctx: _Ctx) -> list[str]:
         resolved = resolve_runtime(runtime, catalog)
     except InheritanceError as err:
         if err.reason == InheritanceReason.PARENT_NOT_FOUND:
-            child = err.chain[-1] if err.chain else runtime.metadata.name
             return [
-                f"runtime {go_quote(child)} inherits from {go_quote(err.parent or '')}, which does not exist, "
-                "so the runtime cannot be resolved"
+                ctx.deny(
+                    f"runtime {go_quote(ref.name)} inherits from {go_quote(err.parent or '')}, which does not "
+                    "exist, so the runtime cannot be resolved"
+                )
             ]
-        # A cycle, an over-deep chain or a profile that is not disabled never renders either.
-        return [f"runtime {go_quote(runtime.metadata.name)} cannot be resolved: {err.message}"]
+        return [(CODE_RUNTIME_UNRESOLVED, f"check runtime {go_quote(ref.name)}: {err.message}")]
     component = ctx.new.spec.component
     if resolved.runtime.piece(component) is None:
         return [
-            f"{runtime.kind} {go_quote(runtime.metadata.name)} has no {component} piece; "
-            f"a {component} replica cannot render from it"
+            ctx.deny(
+                f"{runtime.kind} {go_quote(ref.name)} has no {component} piece; "
+                f"a {component} replica cannot render from it"
+            )
         ]
     return []
 
 
 def _collisions(ctx: _Ctx) -> list[str]:
-    """The name of an existing InferenceService, or one plus a component suffix, is taken."""
+    """Go ``collidingInferenceServiceNames``: the name, and the name less a component suffix, must not
+    name an existing InferenceService."""
     if ctx.catalog is None:
         return []
     candidates = [ctx.name]
@@ -447,6 +478,7 @@ def _collisions(ctx: _Ctx) -> list[str]:
 
 
 def _shape_checks(ctx: _Ctx) -> list[Denial]:
+    """Go ``Handle``'s last step: ``validateIRAutoscaler``, ``validateIRPacing``, ``validateIRRunnerVolumes``."""
     raw_spec = ctx.request.obj.get("spec") if isinstance(ctx.request.obj, Mapping) else None
     autoscaler = raw_spec.get("autoscaler") if isinstance(raw_spec, Mapping) else None
     problems = [

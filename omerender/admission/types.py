@@ -13,6 +13,7 @@ __all__ = [
     "CODE_BAD_REQUEST",
     "CODE_DENIED",
     "CODE_IDENTITY_UNAVAILABLE",
+    "CODE_RUNTIME_UNRESOLVED",
     "AdmissionDecision",
     "AdmissionRequest",
 ]
@@ -22,6 +23,7 @@ CODE_ALLOWED: Final = 200
 CODE_DENIED: Final = 403  # admission.Denied: a rule rejects the write
 CODE_BAD_REQUEST: Final = 400  # admission.Errored(400): the object does not fit the InferenceReplica schema
 CODE_IDENTITY_UNAVAILABLE: Final = 500  # the controller identity setting cannot be read
+CODE_RUNTIME_UNRESOLVED: Final = 500  # admission.Errored: a named runtime exists but cannot be resolved
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omerender.admission import (
+    METADATA_ONLY,
     AdmissionDecision,
     AdmissionRequest,
     admission_review_response,
@@ -237,17 +238,21 @@ OWNER_REF = (
     "only the InferenceService controller may set an InferenceService controller owner reference "
     "or change a projected replica's"
 )
-COMPOSED_DENIAL = "the ome.io/composed-fields annotation is written by the InferenceService controller"
+COMPOSED_DENIAL = (
+    "the ome.io/composed-fields annotation is written by the InferenceService controller; to release the "
+    "fields it names, remove the reference on the InferenceService instead"
+)
 COMPOSER = (
     "the InferenceService controller writes only rollout-control fields (pacing.partition, paused, pauseMode, "
-    "pacing.rollbackToRevision, pairingProtocol) on a replica it does not project"
+    "pacing.rollbackToRevision, pairingProtocol) on a replica it does not project; the replica's owner writes "
+    "its other fields"
 )
-CONTROLLER_CREATE = (
-    f'the InferenceService controller creates only the replicas it projects (request from "{CONTROLLER}")'
-)
+CONTROLLER_CREATE = "the InferenceService controller creates only the replicas it projects; create a standalone replica as a user"
+# Go's denyControllerStandaloneCreate without an identity: no "<ns>/<name>: " prefix, the name runs on.
 CONTROLLER_CREATE_BY_ANNOTATION = (
-    "the InferenceService controller creates only the replicas it projects; the ome.io/controller-write=true "
-    "annotation marks this create as the controller's, so drop a copied one"
+    f"InferenceReplica {NS}/pool-a carries the ome.io/controller-write=true annotation, which marks a write by "
+    "the InferenceService controller, and the controller creates only the replicas it projects; create a "
+    "standalone replica without it"
 )
 NO_DECODER = 'ClusterServingRuntime "runtime-a" has no decoder piece; a decoder replica cannot render from it'
 MISSING_PARENT = 'runtime "runtime-a" inherits from "runtime-base", which does not exist, so the runtime cannot be resolved'
@@ -469,7 +474,8 @@ class TestRuntimeRows:
         cat = catalog(runtime("runtime-a", parent="runtime-base"))
         denied_with(review(create(refs_replica("engine")), cat), prefixed("pool-a", MISSING_PARENT))
 
-    def test_a_missing_grandparent_names_the_runtime_that_inherits_from_it(self) -> None:
+    def test_a_missing_grandparent_names_the_referenced_runtime_as_go_does(self) -> None:
+        # admitRuntimePiece prints spec.runtimeRef.name and ParentNotFoundError.Parent, not the chain link.
         cat = catalog(
             runtime("runtime-base", parent="runtime-root"), runtime("runtime-a", parent="runtime-base")
         )
@@ -477,7 +483,7 @@ class TestRuntimeRows:
             review(create(refs_replica("engine")), cat),
             prefixed(
                 "pool-a",
-                'runtime "runtime-base" inherits from "runtime-root", which does not exist, '
+                'runtime "runtime-a" inherits from "runtime-root", which does not exist, '
                 "so the runtime cannot be resolved",
             ),
         )
@@ -485,12 +491,10 @@ class TestRuntimeRows:
     def test_an_inheritance_cycle(self) -> None:
         cat = catalog(runtime("runtime-a", parent="runtime-b"), runtime("runtime-b", parent="runtime-a"))
         decision = review(create(refs_replica("engine")), cat)
-        assert not decision.allowed
+        # Any resolution error but a missing parent is admission.Errored(500, "check runtime %q: %w").
+        assert (decision.allowed, decision.code) == (False, 500)
         assert decision.messages == (
-            prefixed(
-                "pool-a",
-                'runtime "runtime-a" cannot be resolved: inheritance cycle detected: [runtime-a runtime-b runtime-a]',
-            ),
+            'check runtime "runtime-a": inheritance cycle detected: [runtime-a runtime-b runtime-a]',
         )
 
     def test_an_update_that_sets_or_changes_the_runtime_reads_it(self) -> None:
@@ -646,9 +650,7 @@ class TestOwnership:
 
     def test_a_copied_controller_write_annotation_without_identity(self) -> None:
         obj = with_annotation(standalone(), "ome.io/controller-write", "true")
-        denied_with(
-            review(create(obj, identity=None), EMPTY), prefixed("pool-a", CONTROLLER_CREATE_BY_ANNOTATION)
-        )
+        denied_with(review(create(obj, identity=None), EMPTY), CONTROLLER_CREATE_BY_ANNOTATION)
         # Only the literal "true" marks the controller.
         allowed(
             review(
@@ -1157,8 +1159,7 @@ class TestOrder:
             for m in (
                 PARENT_REF,
                 PLACEMENT,
-                EXCLUSIVE,
-                PINNED,
+                EXCLUSIVE,  # the pin is one switch with the source in Go: not reported beside EXCLUSIVE
                 scaler("KEDA"),
                 MIN_READY,
                 BAD_NAME,
@@ -1272,3 +1273,88 @@ def test_any_spec_gets_a_decision(spec: Mapping[str, Any], operation: str) -> No
     )
     assert isinstance(decision, AdmissionDecision)
     assert decision.allowed == (decision.code == 200)
+
+
+# -- Go's order, case by case (validator.go Handle/admitCreate/admitUpdate) -------------------------------
+
+
+class TestGoOrder:
+    """Each case puts two rules in conflict and pins which one Go answers with (the first message)."""
+
+    def test_composed_fields_come_before_the_form_on_create(self) -> None:
+        obj = with_annotation(with_owners(standalone("llama-engine"), isvc_ref()), COMPOSED, "svc:paused")
+        decision = review(create(obj), EMPTY)
+        assert decision.messages == (prefixed("llama-engine", COMPOSED_DENIAL), projected_by())
+
+    def test_composed_fields_come_before_the_form_on_update(self) -> None:
+        new = with_annotation(with_spec(projected(), replicas=3), COMPOSED, "svc:paused")
+        decision = review(update(projected(), new), EMPTY)
+        assert decision.messages == (prefixed("llama-engine", COMPOSED_DENIAL), projected_by())
+
+    def test_the_controllers_create_comes_before_placement_and_the_spec(self) -> None:
+        obj = without_spec(with_spec(standalone(), placementReplicaLimit=2), "runners")
+        decision = review(create(obj, CONTROLLER), EMPTY)
+        # The controller may write placement, so only its create and the missing source are reported.
+        assert decision.messages == (prefixed("pool-a", CONTROLLER_CREATE), prefixed("pool-a", NO_SOURCE))
+
+    def test_parent_ref_alone_comes_before_everything_on_create(self) -> None:
+        obj = with_annotation(with_spec(standalone(), parentRef={"name": "x"}), COMPOSED, "svc:paused")
+        decision = review(create(obj, CONTROLLER), EMPTY)
+        assert decision.messages[:2] == (
+            prefixed("pool-a", PARENT_REF),
+            prefixed("pool-a", CONTROLLER_CREATE),
+        )
+
+    def test_the_owner_reference_comes_before_the_projected_write(self) -> None:
+        new = with_spec(with_owners(projected(), isvc_ref(uid="another-uid")), replicas=3)
+        decision = review(update(projected(), new), EMPTY)
+        assert decision.messages == (prefixed("llama-engine", OWNER_REF), projected_by())
+
+    def test_the_form_on_update_is_the_old_objects(self) -> None:
+        # A user attaching a standalone replica to an InferenceService is refused for the owner reference,
+        # and the rest is judged as the standalone replica the old object is: a scale passes.
+        new = with_spec(with_owners(standalone(), isvc_ref()), replicas=3)
+        assert review(update(standalone(), new), EMPTY).messages == (prefixed("pool-a", OWNER_REF),)
+        # The controller doing the same is a composer on a replica it does not (yet) project: replicas is a
+        # user field. Judged by the new object it would have been a projected write, and allowed.
+        decision = review(update(standalone(), new, CONTROLLER), EMPTY)
+        assert decision.messages == (prefixed("pool-a", COMPOSER),)
+
+    def test_an_orphaned_replica_stays_projected_by_its_parent_ref(self) -> None:
+        decision = review(update(orphan(), with_spec(orphan(), replicas=3)), EMPTY)
+        assert decision.messages == (projected_by(),)
+
+    def test_a_composed_fields_change_is_not_metadata_only_and_rechecks_the_spec(self) -> None:
+        stored = with_spec(standalone(), lifecycle={"minReadySeconds": 5})  # admitted before the rule
+        new = with_annotation(stored, COMPOSED, "svc:paused")
+        decision = review(update(stored, new, CONTROLLER), EMPTY)
+        assert decision.messages == (prefixed("pool-a", MIN_READY),)
+        # Without it the same unchanged spec is a metadata-only update, never re-checked.
+        plain = with_annotation(stored, "team", "a")
+        assert review(update(stored, plain), EMPTY).messages == (METADATA_ONLY,)
+
+    def test_a_composed_fields_change_needs_the_identity(self) -> None:
+        new = with_annotation(standalone(), COMPOSED, "svc:paused")
+        decision = review(update(standalone(), new, CONTROLLER, error="ConfigMap ome/x not found"), EMPTY)
+        assert (decision.allowed, decision.code) == (False, 500)
+        assert review(
+            update(standalone(), with_annotation(standalone(), "a", "b"), error="unreadable"), EMPTY
+        ).allowed
+
+    def test_the_controllers_user_field_write_comes_before_the_spec_errors(self) -> None:
+        new = with_spec(standalone(), replicas=3, autoscaler={"class": "HPA"})
+        decision = review(update(standalone(), new, CONTROLLER), EMPTY)
+        assert decision.messages == (prefixed("pool-a", COMPOSER), prefixed("pool-a", scaler("HPA")))
+
+    def test_a_pin_is_reported_once_the_source_is_single(self) -> None:
+        obj = refs_replica()
+        obj["spec"]["runtimeRef"]["autoSync"] = False
+        assert review(create(obj), EMPTY).messages == (prefixed("pool-a", PINNED),)
+
+    def test_parent_ref_immutability_comes_before_component_immutability(self) -> None:
+        new = with_spec(projected(), parentRef={"name": "other"}, component="decoder")
+        decision = review(update(projected(), new, CONTROLLER), EMPTY)
+        assert decision.messages == (
+            prefixed("llama-engine", "spec.parentRef is immutable"),
+            prefixed("llama-engine", "spec.component is immutable"),
+        )

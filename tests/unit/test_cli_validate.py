@@ -98,8 +98,9 @@ PARENT_REF = (
 )
 NO_DECODER = 'ClusterServingRuntime "runtime-a" has no decoder piece; a decoder replica cannot render from it'
 CONTROLLER_WRITE = (
-    "the InferenceService controller creates only the replicas it projects; the ome.io/controller-write=true "
-    "annotation marks this create as the controller's, so drop a copied one"
+    "InferenceReplica prod-models/pool-a carries the ome.io/controller-write=true annotation, which marks a "
+    "write by the InferenceService controller, and the controller creates only the replicas it projects; "
+    "create a standalone replica without it"
 )
 
 
@@ -288,7 +289,7 @@ def test_identity_comes_from_the_config_map_among_objects(
     path = write(tmp_path / "r.yaml", obj)
     # No identity configured: the copied annotation marks the create as the controller's.
     code, lines, _ = run(capsys, path)
-    assert (code, lines) == (1, [prefixed("pool-a", CONTROLLER_WRITE)])
+    assert (code, lines) == (1, [CONTROLLER_WRITE])
     # Identity configured: the annotation means nothing, a user's create passes...
     identity = write(tmp_path / "cm.yaml", config_map({"controllerIdentity": {"usernames": [CONTROLLER]}}))
     assert run(capsys, path, "--objects", identity)[:2] == (0, [f"{NS}/pool-a: allowed"])
