@@ -39,7 +39,7 @@ from omereconcile.webhook_http import (
 from omerender.admission import admission_review_response, request_from_review, review
 from omerender.catalog import Catalog, ControllerIdentity
 
-__all__ = ["PATH", "READY_PATH", "AdmissionServer", "ClusterReader", "ServerLimits"]
+__all__ = ["PATH", "READY_PATH", "AdmissionServer", "ClusterReader", "ServerLimits", "parse_review"]
 
 PATH = "/validate-ome-io-v1beta1-inferencereplica"
 READY_PATH = "/readyz"  # GET over TLS: what the readiness check dials
@@ -161,6 +161,27 @@ class _ByteBudget:
         with self._cond:
             self._free += n
             self._cond.notify_all()
+
+
+def parse_review(body: bytes) -> dict[str, Any]:
+    """The AdmissionReview in ``body``, or :class:`Refused` (400) saying what is wrong with it.
+
+    Only a review with a ``request`` object and a non-empty string ``uid`` is reviewed: an answer must
+    echo the uid, and the API server discards one that does not.
+    """
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):  # undecodable bytes, bad syntax, nesting, huge integers
+        raise Refused(400, "the request body is not valid JSON; send an AdmissionReview") from None
+    if not isinstance(doc, dict):
+        raise Refused(400, "the request body must be a JSON object: an AdmissionReview")
+    request = doc.get("request")
+    if not isinstance(request, dict):
+        raise Refused(400, "the AdmissionReview has no request")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise Refused(400, "the AdmissionReview's request has no uid")
+    return doc
 
 
 def _peer(sock: socket.socket) -> str:
@@ -337,18 +358,8 @@ class AdmissionServer:
             self._budget.release(length)
 
     def _review(self, body: bytes) -> dict[str, Any]:
-        try:
-            doc = json.loads(body)
-        except (ValueError, RecursionError):  # undecodable bytes, bad syntax, nesting, huge integers
-            raise Refused(400, "the request body is not valid JSON; send an AdmissionReview") from None
-        if not isinstance(doc, dict):
-            raise Refused(400, "the request body must be a JSON object: an AdmissionReview")
-        request = doc.get("request")
-        if not isinstance(request, dict):
-            raise Refused(400, "the AdmissionReview has no request")
-        uid = request.get("uid")
-        if not isinstance(uid, str) or not uid:
-            raise Refused(400, "the AdmissionReview's request has no uid")
+        doc = parse_review(body)
+        uid = doc["request"]["uid"]
         try:
             out = self.handle(doc)
         except Exception:  # a bug in the rules or the reader: its trace goes to the log, not the client

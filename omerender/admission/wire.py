@@ -17,6 +17,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _text(value: Any) -> str | None:
+    # The API server sends strings; anything else is ignored rather than printed as a Python repr.
+    return value if isinstance(value, str) and value else None
+
+
 def request_from_review(
     review: Mapping[str, Any],
     *,
@@ -36,8 +41,8 @@ def request_from_review(
         groups=tuple(str(g) for g in groups) if isinstance(groups, list) else (),
         identity=identity,
         identity_error=identity_error,
-        namespace=str(request["namespace"]) if request.get("namespace") else None,
-        name=str(request["name"]) if request.get("name") else None,
+        namespace=_text(request.get("namespace")),
+        name=_text(request.get("name")),
     )
 
 

@@ -77,7 +77,8 @@ def parse_object(model: type[M], obj: Mapping[str, Any], *, kind: str | None = N
         return model.model_validate(obj)
     except ValidationError as exc:
         meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-        name = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
+        raw_name = meta.get("name") if isinstance(meta, Mapping) else None
+        name = raw_name if isinstance(raw_name, str) else ""  # a non-string name is a field problem below
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
         problems = tuple(
             FieldProblem(_path(tuple(err["loc"])), err["msg"]) for err in exc.errors(include_url=False)
