@@ -156,3 +156,22 @@ class CertificateAuthority:
             builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
         cert = builder.sign(self._key, hashes.SHA256())
         return KeyPair(cert.public_bytes(serialization.Encoding.PEM), key_to_pem(key))
+
+
+def presented_certificate(host: str, port: int, timeout: float = 5.0) -> bytes:
+    """The DER leaf certificate a TLS server presents on ``host:port`` (not verified)."""
+    import socket
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((host, port), timeout=timeout) as raw, ctx.wrap_socket(raw) as tls:
+        der = tls.getpeercert(binary_form=True)
+    if der is None:
+        raise ConnectionError(f"{host}:{port} presented no certificate")
+    return der
+
+
+def pem_to_der(pem: bytes) -> bytes:
+    return x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import socket
 import ssl
 import threading
@@ -22,7 +21,8 @@ from typing import Any
 import pytest
 
 from omereconcile.webhook import PATH, AdmissionServer, ServerLimits
-from testbed.pki import CertificateAuthority
+from testbed.pki import CertificateAuthority, pem_to_der, presented_certificate
+from testbed.secretvolume import project_secret
 
 LIMITS = ServerLimits(
     workers=4, queue=16, handshake_timeout=1.0, request_timeout=1.5, write_timeout=1.0, max_body=64 * 1024
@@ -336,30 +336,6 @@ def test_answers_proves_the_tls_port_serves(pki: tuple[CertificateAuthority, Pat
 # -- certificate rotation -----------------------------------------------------------------------------
 
 
-def project_secret(folder: Path, files: dict[str, bytes], generation: int) -> None:
-    """Write ``files`` as the kubelet writes a Secret volume: a timestamped folder behind ``..data``."""
-    target = folder / f"..2026_12_01_00_00_{generation:02d}.000000000"
-    target.mkdir(parents=True)
-    for name, data in files.items():
-        (target / name).write_bytes(data)
-        link = folder / name
-        if not link.is_symlink():
-            link.symlink_to(Path("..data") / name)
-    tmp = folder / "..data_tmp"
-    tmp.symlink_to(target.name)
-    os.replace(tmp, folder / "..data")  # the atomic swap
-
-
-def served_cert(port: int) -> bytes:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, ctx.wrap_socket(raw) as tls:
-        der = tls.getpeercert(binary_form=True)
-    assert der is not None
-    return ssl.DER_cert_to_PEM_cert(der).encode()
-
-
 def _wait(what: str, check: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -368,8 +344,8 @@ def _wait(what: str, check: Callable[[], bool], timeout: float = 5.0) -> None:
         time.sleep(0.1)
 
 
-def _same_cert(a: bytes, b: bytes) -> bool:
-    return ssl.PEM_cert_to_DER_cert(a.decode()) == ssl.PEM_cert_to_DER_cert(b.decode())
+def serves(port: int, pem: bytes) -> bool:
+    return presented_certificate("127.0.0.1", port) == pem_to_der(pem)
 
 
 def test_a_rotated_secret_is_served_without_a_restart_and_a_broken_one_is_not(
@@ -392,20 +368,20 @@ def test_a_rotated_secret_is_served_without_a_restart_and_a_broken_one_is_not(
         limits=LIMITS,
     ).start()
     try:
-        assert _same_cert(served_cert(srv.port), first.cert_pem)
+        assert serves(srv.port, first.cert_pem)
         project_secret(folder, {"tls.crt": second.cert_pem, "tls.key": second.key_pem}, 2)
-        _wait("the rotated certificate", lambda: _same_cert(served_cert(srv.port), second.cert_pem))
+        _wait("the rotated certificate", lambda: serves(srv.port, second.cert_pem))
         assert Served(srv, ca).exchange(post(good_review()))[0] == 200
         # A rotation caught half-way (the new certificate with the old key) keeps the working pair.
         project_secret(folder, {"tls.crt": first.cert_pem, "tls.key": second.key_pem}, 3)
         _wait(  # each connection is a chance to notice the change
             "the failed reload to be logged",
             lambda: (
-                _same_cert(served_cert(srv.port), second.cert_pem)
+                serves(srv.port, second.cert_pem)
                 and any("reload failed" in r.getMessage() for r in caplog.records)
             ),
         )
-        assert _same_cert(served_cert(srv.port), second.cert_pem)
+        assert serves(srv.port, second.cert_pem)
         assert srv.certificate.reloads == 1
     finally:
         srv.stop()
