@@ -130,3 +130,24 @@ def test_https_round_trip(tmp_path: Path) -> None:
         info.value.close()
     finally:
         srv.stop()
+
+
+def test_the_deployments_readiness_probe_outlasts_the_tls_dial() -> None:
+    # /readyz dials the webhook over TLS for up to answers()'s timeout; a shorter probe timeout would
+    # take a healthy pod out of the webhook Service whenever the dial is slow.
+    import inspect
+
+    import yaml
+
+    deployment = next(
+        d
+        for d in yaml.safe_load_all((Path(__file__).parents[2] / "deploy" / "deployment.yaml").read_text())
+        if d and d["kind"] == "Deployment"
+    )
+    probe = deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+    dial = inspect.signature(AdmissionServer.answers).parameters["timeout"].default
+    assert probe["httpGet"] == {"path": "/readyz", "port": "probes"}
+    assert probe["timeoutSeconds"] > dial
+    mounts = deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+    cert = next(m for m in mounts if m["name"] == "webhook-cert")
+    assert "subPath" not in cert  # a subPath mount never sees a rotated Secret
