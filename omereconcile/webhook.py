@@ -142,7 +142,6 @@ class _ByteBudget:
     """Body bytes in flight across workers; a request waits for room until its own deadline."""
 
     def __init__(self, total: int) -> None:
-        self.total = total
         self._free = total
         self._cond = threading.Condition()
 
@@ -238,11 +237,6 @@ class AdmissionServer:
     def stop(self) -> None:
         self._stop.set()
         self._threads[0].join(timeout=2)
-        for _ in self._threads[1:]:
-            try:
-                self._pending.put(None, timeout=1)
-            except queue.Full:
-                break
         self._sock.close()
         while True:  # connections accepted but never served
             try:
@@ -251,6 +245,11 @@ class AdmissionServer:
                 break
             if conn is not None:
                 conn.close()
+        for _ in self._threads[1:]:  # then one stop sign per worker, taken after its current client
+            try:
+                self._pending.put(None, timeout=1)
+            except queue.Full:
+                break
 
     def answers(self, timeout: float = 2.0) -> bool:
         """Whether the TLS port completes a handshake and answers ``GET /readyz`` within ``timeout``.

@@ -385,3 +385,26 @@ def test_a_rotated_secret_is_served_without_a_restart_and_a_broken_one_is_not(
         assert srv.certificate.reloads == 1
     finally:
         srv.stop()
+
+
+def test_body_bytes_in_flight_are_capped_and_a_waiting_review_goes_on_once_room_frees(
+    pki: tuple[CertificateAuthority, Path, Path],
+) -> None:
+    ca, crt, key = pki
+    limits = ServerLimits(workers=4, request_timeout=1.0, max_body=64 * 1024, body_budget=64 * 1024)
+    srv = AdmissionServer(
+        _allow, cert_file=crt, key_file=key, host="127.0.0.1", port=0, limits=limits
+    ).start()
+    served = Served(srv, ca)
+    try:
+        with served.tls() as hog:
+            hog.sendall(post(b"{", length=60_000))  # reserves 60 000 bytes and never sends them
+            time.sleep(0.5)  # its deadline comes 0.5 s before the next one's
+            body = good_review() + b" " * (10_000 - len(good_review()))
+            start = time.monotonic()
+            assert served.exchange(post(body)) == (200, _allow(json.loads(body)))
+            waited = time.monotonic() - start
+            assert read_response(hog)[0] == 408
+        assert 0.3 < waited < 1.5  # it waited for the hog's deadline, then went on
+    finally:
+        srv.stop()
