@@ -63,3 +63,22 @@ def running_cluster(
         if kubelet is not None:
             kubelet.stop()
         cp.stop()
+
+
+def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: Any) -> dict[str, Any]:
+    """A single-pod `runners` InferenceReplica (no catalog needed): what the reconciler tests and
+    benchmarks roll by changing `image`."""
+    template = {
+        "spec": {"containers": [{"name": "engine", "image": image}], "terminationGracePeriodSeconds": 5}
+    }
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "component": "engine",
+            "replicas": replicas,
+            "runners": [{"name": "default", "size": 1, "template": template}],
+            **spec,
+        },
+    }
