@@ -118,23 +118,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[CertificateAuthority,
     return ca, crt, key
 
 
-@pytest.fixture
-def served(pki: tuple[CertificateAuthority, Path, Path]) -> Iterator[Served]:
+def _serving(pki: tuple[CertificateAuthority, Path, Path], limits: ServerLimits) -> Iterator[Served]:
     ca, crt, key = pki
-    srv = AdmissionServer(
-        _allow, cert_file=crt, key_file=key, host="127.0.0.1", port=0, limits=LIMITS
-    ).start()
-    try:
-        yield Served(srv, ca)
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def held(pki: tuple[CertificateAuthority, Path, Path]) -> Iterator[Served]:
-    """A server whose deadlines outlast any test, so a held connection stays held."""
-    ca, crt, key = pki
-    limits = ServerLimits(workers=4, queue=16, handshake_timeout=60, request_timeout=60, max_body=64 * 1024)
     srv = AdmissionServer(
         _allow, cert_file=crt, key_file=key, host="127.0.0.1", port=0, limits=limits
     ).start()
@@ -142,6 +127,20 @@ def held(pki: tuple[CertificateAuthority, Path, Path]) -> Iterator[Served]:
         yield Served(srv, ca)
     finally:
         srv.stop()
+
+
+@pytest.fixture
+def served(pki: tuple[CertificateAuthority, Path, Path]) -> Iterator[Served]:
+    yield from _serving(pki, LIMITS)
+
+
+@pytest.fixture
+def held(pki: tuple[CertificateAuthority, Path, Path]) -> Iterator[Served]:
+    """A server whose deadlines outlast any test, so a held connection stays held."""
+    yield from _serving(
+        pki,
+        ServerLimits(workers=4, queue=16, handshake_timeout=60, request_timeout=60, max_body=64 * 1024),
+    )
 
 
 def test_a_good_review_is_answered(served: Served) -> None:
