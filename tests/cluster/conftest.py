@@ -57,7 +57,7 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
     in place (the model Ready through its status subresource); a TokenRequest kubeconfig for the SA."""
     import yaml
 
-    deploy = REPO / "deploy"
+    deploy = REPO / "deploy" / "base"
     cluster.kubectl(
         "apply",
         "-f",

@@ -1,6 +1,6 @@
 """Run ``omereconcile run`` as a subprocess under its ServiceAccount, for the cluster tests.
 
-The process gets a TokenRequest kubeconfig for ``ome/omereconcile``, so the RBAC in ``deploy/rbac.yaml``
+The process gets a TokenRequest kubeconfig for ``ome/omereconcile``, so the RBAC in ``deploy/base/rbac.yaml``
 is what authorizes it. Its JSON log goes to a file; failures quote the tail.
 """
 

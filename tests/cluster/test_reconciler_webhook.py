@@ -22,7 +22,7 @@ HOOK = "inferencereplica.ome-webhook-server.validator"
 
 @contextlib.contextmanager
 def registered(cluster: Cluster, port: int, ca_pem: bytes) -> Iterator[str]:
-    docs = list(yaml.safe_load_all((REPO / "deploy" / "webhook.yaml").read_text()))
+    docs = list(yaml.safe_load_all((REPO / "deploy" / "base" / "webhook.yaml").read_text()))
     vwc: dict[str, Any] = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
     name = f"{vwc['metadata']['name']}-test"
     vwc["metadata"] = {"name": name}
