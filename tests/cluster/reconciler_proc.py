@@ -31,7 +31,13 @@ class Reconciler:
     def start(self) -> Reconciler:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-        cmd = [
+        self.proc = subprocess.Popen(
+            self.command(), stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO, env=env
+        )
+        return self
+
+    def command(self) -> list[str]:
+        return [
             sys.executable,
             "-m",
             "omereconcile",
@@ -42,8 +48,6 @@ class Reconciler:
             "127.0.0.1:0",
             *self.args,
         ]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
-        return self
 
     @property
     def pid(self) -> int:
