@@ -211,3 +211,25 @@ def test_helm_install_one_namespace_generates_the_certificate_and_its_rbac_compl
         "get", "validatingwebhookconfiguration", "rel-omereconcile-inferencereplica", check=False
     )
     assert gone.returncode != 0
+
+
+def test_a_user_secret_replaces_the_generated_certificate(helm: str) -> None:
+    ca_pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    common = ["template", "rel", str(CHART), "-n", "ome", "--kube-version", KUBE_VERSION]
+    mine = ["--set", "webhook.certificate.secretName=my-webhook-tls"]
+    proc = run_helm(helm, None, *common, *mine, "--set-string", f"webhook.certificate.caBundle={ca_pem}")
+    assert proc.returncode == 0, proc.stderr
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    assert not [d for d in docs if d["kind"] == "Secret"]  # the chart creates none
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    volumes = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["webhook-cert"]["secret"]["secretName"] == "my-webhook-tls"
+    vwc = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
+    assert base64.b64decode(vwc["webhooks"][0]["clientConfig"]["caBundle"]).decode() == ca_pem
+    # Without the CA (and no cluster to read the Secret's ca.crt from) the chart says what to set.
+    proc = run_helm(helm, None, *common, *mine)
+    assert proc.returncode != 0
+    assert (
+        "webhook.certificate.caBundle: set it to the PEM of the CA that signed Secret ome/my-webhook-tls"
+        in proc.stderr
+    )
