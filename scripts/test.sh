@@ -28,6 +28,11 @@ eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
 echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud)"
 eval "$(bash testbed/image.sh | tail -n 1)"   # export OMERECONCILE_IMAGE=...
 
+if [[ $# -eq 0 ]]; then  # the whole run (CI); a run narrowed to some tests skips the figures
+  echo "== fleet benchmark at CI size (figures only; the full size is in docs/reconciler.md)"
+  python3 benchmarks/bench_fleet.py --replicas 100 --pools 10 --instances 4
+fi
+
 echo "== tests"
 set +e
 python3 -m pytest -p no:cacheprovider "$@"
