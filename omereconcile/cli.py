@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from importlib import metadata
 from types import FrameType
 
 from omereconcile import logs
@@ -48,8 +49,17 @@ def _addr(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
+def _version() -> str:
+    """The installed distribution's version (the image and the wheel carry the same one)."""
+    try:
+        return metadata.version("omerender")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="omereconcile", description="OME InferenceReplica reconciler")
+    parser.add_argument("--version", action="version", version=f"omereconcile {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the reconciler (watches, leader election, webhook, probes)")

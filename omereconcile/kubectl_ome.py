@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import quote
 
 import yaml
 
@@ -136,6 +137,22 @@ def _namespace(args: argparse.Namespace) -> str:
     return str(args.namespace or default_namespace(args.kubeconfig, args.context))
 
 
+def segment(what: str, value: str) -> str:
+    """``value`` as one URL path segment: refused as client-go refuses it, then percent-escaped.
+
+    client-go's ``rest.Request.Name``/``Namespace`` reject what
+    ``k8s.io/apimachinery/pkg/api/validation/path.IsValidPathSegmentName`` flags (``.``, ``..``, or a
+    ``/`` or ``%`` anywhere), with ``invalid resource name "x": [may not contain '/']``; anything else
+    (spaces, ``?``, ``#``, non-ASCII) is escaped so it cannot change the request's path or query.
+    """
+    problems = [f"may not be '{value}'"] if value in (".", "..") else []
+    problems += [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+    if problems:
+        label = "resource name" if what == "name" else what
+        raise CommandError(f"invalid {label} {json.dumps(value)}: [{', '.join(problems)}]")
+    return quote(value, safe="")
+
+
 def _api_error(err: ApiError) -> str:
     """An API error worded as kubectl words it: ``Error from server (Reason): message``."""
     if not err.status:
@@ -157,22 +174,22 @@ def _get(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise CommandError(str(exc)) from exc
     if args.all_namespaces and args.name:
         raise CommandError("a resource cannot be retrieved by name across all namespaces")
+    # Names are checked before any request, as client-go checks them while building one.
+    ns = None if args.all_namespaces else _namespace(args)
+    base = f"/apis/{GROUP_VERSION}/{plural}"
+    if ns is not None:
+        base = f"/apis/{GROUP_VERSION}/namespaces/{segment('namespace', ns)}/{plural}"
+    one = f"{base}/{segment('name', args.name)}" if args.name else None
     kube = _kube(args)
     try:
-        if args.all_namespaces:
-            items = kube.list(f"/apis/{GROUP_VERSION}/{plural}")["items"]
-            ns = None
+        if one is None:
+            items = kube.list(base)["items"]
         else:
-            ns = _namespace(args)
-            base = f"/apis/{GROUP_VERSION}/namespaces/{ns}/{plural}"
-            if args.name:
-                try:
-                    items = [kube.get(f"{base}/{args.name}")]
-                except NotFound:
-                    err.write(f'Error from server (NotFound): {plural}.ome.io "{args.name}" not found\n')
-                    return 1
-            else:
-                items = kube.list(base)["items"]
+            try:
+                items = [kube.get(one)]
+            except NotFound:
+                err.write(f'Error from server (NotFound): {plural}.ome.io "{args.name}" not found\n')
+                return 1
     except ApiError as exc:
         err.write(_api_error(exc) + "\n")
         return 1
@@ -252,10 +269,11 @@ def _stream_log(
 def _logs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ns = _namespace(args)
     selector = f"{SELECTOR_LABEL}={args.replica}"
+    pods_path = f"/api/v1/namespaces/{segment('namespace', ns)}/pods"
     kube = _kube(args)
     try:
         try:
-            items = kube.list(f"/api/v1/namespaces/{ns}/pods", labelSelector=selector)["items"]
+            items = kube.list(pods_path, labelSelector=selector)["items"]
         except ApiError as exc:
             err.write(_api_error(exc) + "\n")
             return 1
@@ -277,7 +295,8 @@ def _logs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if args.follow:
                 query["follow"] = "true"
             prefix = f"[pod/{name}/{container}] " if len(pods) > 1 else ""
-            jobs.append((name, f"/api/v1/namespaces/{ns}/pods/{name}/log", query, prefix))
+            path = f"{pods_path}/{segment('name', name)}/log"
+            jobs.append((name, path, query, prefix))
 
         def run(name: str, path: str, query: dict[str, Any], prefix: str) -> None:
             problem = _stream_log(kube, path, query, args.follow, prefix, out, lock)

@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [[ "${1:-}" == "--cluster" ]]; then
   shift
-  exec python3 -m omereconcile.demo --cluster "$@"
+  exec python3 -m testbed.demo --cluster "$@"
 fi
 exec omerender render examples/llama-pool.yaml --objects examples/catalog --instances 2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, exactly as CI runs it: static checks, the Go builds (differential encoder and
-# the test control plane), then every pytest tier in one run so stale golden snapshots are detected.
+# The whole test suite, exactly as CI runs it: static checks, the Go builds (differential encoder, the
+# test control plane, helm) and the reconciler image, then every pytest tier in one run so stale golden
+# snapshots are detected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -20,6 +21,12 @@ echo "== gang scheduler: scheduler-plugins Coscheduling (Go build, cached by ver
 cosched=$(bash testbed/build-coscheduler.sh | tail -n 1)
 eval "$cosched"   # export COSCHEDULER_ASSETS=...
 test -x "$COSCHEDULER_ASSETS/scheduler"
+
+echo "== helm (Go build from the module proxy, cached by version)"
+eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
+
+echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud)"
+eval "$(bash testbed/image.sh | tail -n 1)"   # export OMERECONCILE_IMAGE=...
 
 if [[ $# -eq 0 ]]; then  # the whole run (CI); a run narrowed to some tests skips the figures
   echo "== fleet benchmark at CI size (figures only; the full size is in docs/reconciler.md)"

@@ -6,12 +6,12 @@ so a broken toolchain shows up red instead of as a silently skipped suite.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import delete_replicas, drop_finalizers
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster, running_cluster
@@ -57,7 +57,7 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
     in place (the model Ready through its status subresource); a TokenRequest kubeconfig for the SA."""
     import yaml
 
-    deploy = REPO / "deploy"
+    deploy = REPO / "deploy" / "base"
     cluster.kubectl(
         "apply",
         "-f",
@@ -108,16 +108,10 @@ def reconcilers(
 
     yield start
 
-    path = IREP_PATH.format(ns=namespace)
     try:
         if any(r.alive() for r in started):
-            for item in cluster.raw.get(path)["items"]:
-                cluster.raw.delete(f"{path}/{item['metadata']['name']}")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
-                time.sleep(0.5)
+            delete_replicas(cluster, namespace)
     finally:
         for r in started:
             r.stop()
-        for item in cluster.raw.get(path)["items"]:
-            cluster.raw.patch(f"{path}/{item['metadata']['name']}", {"metadata": {"finalizers": None}})
+        drop_finalizers(cluster, namespace)

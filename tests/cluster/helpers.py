@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,23 @@ def replica(cluster: Cluster, ns: str, name: str = "llama-pool") -> dict[str, An
     return cluster.raw.get(f"{IREP.format(ns=ns)}/{name}")
 
 
+def delete_replicas(cluster: Cluster, ns: str, timeout: float = 30.0) -> None:
+    """Delete every InferenceReplica in ``ns`` and wait (a running reconciler lifts the finalizers)."""
+    path = IREP.format(ns=ns)
+    for item in cluster.raw.get(path)["items"]:
+        cluster.raw.delete(f"{path}/{item['metadata']['name']}")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
+        time.sleep(0.5)
+
+
+def drop_finalizers(cluster: Cluster, ns: str) -> None:
+    """Release what no reconciler is left to finalize, so the namespace can go."""
+    path = IREP.format(ns=ns)
+    for item in cluster.raw.get(path)["items"]:
+        cluster.raw.patch(f"{path}/{item['metadata']['name']}", {"metadata": {"finalizers": None}})
+
+
 def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
     for c in (obj.get("status") or {}).get("conditions") or []:
         if c.get("type") == ctype:
@@ -101,3 +119,57 @@ def serving_table(cluster: Cluster, ns: str) -> list[list[str]]:
     return table(
         cluster, "get", "pods", "-n", ns, "-l", "ome.io/inferenceservice=llama-pool", "-o", SERVING_COLUMNS
     )
+
+
+def seed_steps_1_to_3(cluster: Cluster, namespace: str, rec: Any) -> None:
+    """The seed's Steps 1-3 under a running reconciler ``rec`` (its ``wait``/``tail`` report failures):
+    create and wait for Ready, check the tables, scale to 2 and check again."""
+    # Step 1: create the replica and wait for Ready.
+    assert apply(cluster, example_replica(namespace)) == "inferencereplica.ome.io/llama-pool created"
+    assert wait_ready(cluster, namespace, rec.tail) == "inferencereplica.ome.io/llama-pool condition met"
+
+    # Step 2: what OME runs.
+    rows = rec.wait(
+        "the table to read 1 1 1 1",
+        lambda: (r := ready_row(cluster, namespace)) == ["llama-pool", "engine", "1", "1", "1", "1"] and r,
+    )
+    header = table(cluster, "get", "inferencereplicas", "-n", namespace)[0]
+    assert header == ["NAME", "COMPONENT", "DESIRED", "CURRENT", "READY", "AVAILABLE", "AGE"]
+    assert rows == ["llama-pool", "engine", "1", "1", "1", "1"]
+    pods_table = serving_table(cluster, namespace)
+    assert pods_table == [["NAME", "SERVING"], ["llama-pool-engine-0-default-0", "True"]]
+    svc = table(
+        cluster,
+        "get",
+        "services",
+        "-n",
+        namespace,
+        "-o",
+        "custom-columns=NAME:.metadata.name,TYPE:.spec.type,CLUSTER-IP:.spec.clusterIP",
+    )
+    assert svc == [["NAME", "TYPE", "CLUSTER-IP"], ["llama-pool-engine-headless", "ClusterIP", "None"]]
+    obj = replica(cluster, namespace)
+    assert "ome.io/ir-teardown" in obj["metadata"]["finalizers"]
+    status = obj["status"]
+    assert status["updateRevision"] == status["currentRevision"]
+    assert status["labelSelector"]
+    assert [r["index"] for r in status["instanceStatuses"]] == [0]
+
+    # Step 3: scale to 2; the new Instance takes index 1.
+    out = cluster.kubectl("scale", "inferencereplica", "llama-pool", "-n", namespace, "--replicas=2")
+    assert out.stdout.strip() == "inferencereplica.ome.io/llama-pool scaled"
+    rec.wait(
+        "the table to read 2 2 2 2",
+        lambda: ready_row(cluster, namespace) == ["llama-pool", "engine", "2", "2", "2", "2"],
+        timeout=90,
+    )
+    pods_table = serving_table(cluster, namespace)
+    assert pods_table == [
+        ["NAME", "SERVING"],
+        ["llama-pool-engine-0-default-0", "True"],
+        ["llama-pool-engine-1-default-0", "True"],
+    ]
+    assert [p["metadata"]["labels"]["ome.io/instance-index"] for p in live_pods(cluster, namespace)] == [
+        "0",
+        "1",
+    ]

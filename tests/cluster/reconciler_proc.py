@@ -1,6 +1,6 @@
 """Run ``omereconcile run`` as a subprocess under its ServiceAccount, for the cluster tests.
 
-The process gets a TokenRequest kubeconfig for ``ome/omereconcile``, so the RBAC in ``deploy/rbac.yaml``
+The process gets a TokenRequest kubeconfig for ``ome/omereconcile``, so the RBAC in ``deploy/base/rbac.yaml``
 is what authorizes it. Its JSON log goes to a file; failures quote the tail.
 """
 
@@ -31,7 +31,13 @@ class Reconciler:
     def start(self) -> Reconciler:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-        cmd = [
+        self.proc = subprocess.Popen(
+            self.command(), stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO, env=env
+        )
+        return self
+
+    def command(self) -> list[str]:
+        return [
             sys.executable,
             "-m",
             "omereconcile",
@@ -42,8 +48,6 @@ class Reconciler:
             "127.0.0.1:0",
             *self.args,
         ]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
-        return self
 
     @property
     def pid(self) -> int:

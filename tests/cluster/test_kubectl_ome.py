@@ -151,3 +151,26 @@ def test_logs_selects_the_replicas_pods(cluster: Cluster, seed_replica: Reconcil
         f'error: no pods found for replica "nope" in namespace "{namespace}" '
         "(selector ome.io/inferenceservice=nope)"
     )
+
+
+def test_names_cannot_change_the_request_path(cluster: Cluster, namespace: str) -> None:
+    """A name or namespace is one path segment: ``..``, ``/`` and ``%`` are refused as client-go
+    refuses them, and ``?``/``#``/spaces are escaped, so no name reaches another resource or a list."""
+    apply(cluster, example_replica(namespace))
+    for name, problem in (
+        ("..", "[may not be '..']"),
+        ("llama-pool/../../x", "[may not contain '/']"),
+        ("%2e%2e", "[may not contain '%']"),
+    ):
+        proc = kubectl_ome(cluster, "get", "ir", name, "-n", namespace)
+        assert proc.returncode == 1, proc
+        assert proc.stderr == f'error: invalid resource name "{name}": {problem}\n'
+        proc = kubectl_ome(cluster, "logs", "llama-pool", "-n", name)
+        assert proc.returncode == 1, proc
+        assert proc.stderr == f'error: invalid namespace "{name}": {problem}\n'
+    # Unescaped, "llama-pool?x=" would GET llama-pool itself and "llama-pool#" likewise.
+    for name in ("llama-pool?x=", "llama-pool#", "llama pool"):
+        proc = kubectl_ome(cluster, "get", "ir", name, "-n", namespace)
+        assert proc.returncode == 1, proc
+        assert proc.stderr == f'Error from server (NotFound): inferencereplicas.ome.io "{name}" not found\n'
+    assert kubectl_ome(cluster, "get", "ir", "llama-pool", "-n", namespace).returncode == 0

@@ -25,7 +25,7 @@ HOOK = "inferencereplica.ome-webhook-server.validator"
 
 @contextlib.contextmanager
 def registered(cluster: Cluster, port: int, ca_pem: bytes) -> Iterator[str]:
-    docs = list(yaml.safe_load_all((REPO / "deploy" / "webhook.yaml").read_text()))
+    docs = list(yaml.safe_load_all((REPO / "deploy" / "base" / "webhook.yaml").read_text()))
     vwc: dict[str, Any] = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
     name = f"{vwc['metadata']['name']}-test"
     vwc["metadata"] = {"name": name}
@@ -41,7 +41,7 @@ def registered(cluster: Cluster, port: int, ca_pem: bytes) -> Iterator[str]:
         cluster.raw.delete(f"{VWC}/{name}")
 
 
-def _server_cert(tmp: Path) -> tuple[bytes, Path, Path]:
+def server_cert(tmp: Path) -> tuple[bytes, Path, Path]:
     ca = CertificateAuthority("omereconcile-webhook-ca")
     crt, key = ca.issue(
         "localhost", dns_names=("localhost",), ip_addresses=("127.0.0.1",), server=True
@@ -57,7 +57,7 @@ def _create(cluster: Cluster, obj: dict[str, Any]) -> tuple[int, str]:
 def test_webhook_rejects_four_rows_of_the_seed_table_through_kubectl(
     cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str, tmp_path: Path
 ) -> None:
-    ca_pem, crt, key = _server_cert(tmp_path)
+    ca_pem, crt, key = server_cert(tmp_path)
     rec = reconcilers("--webhook-cert", str(crt), "--webhook-key", str(key), "--webhook-addr", "127.0.0.1:0")
     port = rec.wait(
         "the webhook to listen",

@@ -11,7 +11,8 @@ import yaml
 
 from omerender.cli.kubeschema import kube_problems
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+# deploy/ builds on deploy/base (deploy/namespaced/ too), which holds every object but the CRDs.
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "base"
 MANIFESTS = sorted(p for p in DEPLOY.glob("*.yaml") if p.name != "kustomization.yaml")
 
 
@@ -30,7 +31,8 @@ def test_manifest_validates(doc: dict[str, Any]) -> None:
 
 def test_kustomization_lists_every_manifest() -> None:
     kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    assert sorted(kust["resources"]) == sorted(p.name for p in MANIFESTS)
+    assert sorted(kust["resources"]) == sorted(["../../schemas", *(p.name for p in MANIFESTS)])
+    assert len(MANIFESTS) == 7
 
 
 def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:

@@ -1,4 +1,4 @@
-"""``python -m omereconcile.demo [--cluster]``: the seed's Steps 1–3 and Clean up, end to end.
+"""``python -m testbed.demo [--cluster]``: the seed's Steps 1–3 and Clean up, end to end.
 
 With ``--cluster``: build (or reuse) the test control plane (``testbed/``), start it with the fake GPU
 kubelet, apply ``deploy/``'s namespace, ServiceAccount and RBAC, run ``omereconcile run`` as a subprocess
@@ -95,7 +95,7 @@ def _cluster() -> int:
     print("# building (or reusing) the test control plane and starting it with 4 fake GPU nodes ...")
     with running_cluster(work / "controlplane", nodes=4, ready_delay=2.0) as c:
         d = _Demo(c, work)
-        deploy = REPO / "deploy"
+        deploy = REPO / "deploy" / "base"
         for name in ("namespace.yaml", "serviceaccount.yaml", "rbac.yaml"):
             d.sh("apply", "-f", str(deploy / name), show=False)
         d.sh(
@@ -184,7 +184,7 @@ def _cluster() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m omereconcile.demo", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m testbed.demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cluster", action="store_true", help="run it on the test control plane (testbed/)")
     args = ap.parse_args(argv)
     return _cluster() if args.cluster else _offline()

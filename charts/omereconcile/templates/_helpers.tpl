@@ -1,0 +1,43 @@
+{{/* The release's name for its objects: the release name when it already says omereconcile. */}}
+{{- define "omereconcile.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "omereconcile.selectorLabels" -}}
+app.kubernetes.io/name: omereconcile
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "omereconcile.labels" -}}
+{{ include "omereconcile.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "omereconcile.certSecret" -}}
+{{- .Values.webhook.certificate.secretName | default (printf "%s-webhook-cert" (include "omereconcile.fullname" .)) -}}
+{{- end -}}
+
+{{/*
+The rules of one ClusterRole of deploy/base/rbac.yaml (files/rbac.yaml links to it), so the chart and
+`kubectl apply -k deploy/` grant exactly the same. Call with (dict "root" $ "name" "omereconcile").
+*/}}
+{{- define "omereconcile.deployRules" -}}
+{{- $want := .name -}}
+{{- $found := false -}}
+{{- range (.root.Files.Get "files/rbac.yaml" | splitList "\n---\n") -}}
+{{- $doc := fromYaml . -}}
+{{- if and (eq (get $doc "kind") "ClusterRole") (eq (get (get $doc "metadata" | default dict) "name") $want) -}}
+{{- $found = true -}}
+{{ toYaml (get $doc "rules") }}
+{{- end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- fail (printf "files/rbac.yaml (deploy/base/rbac.yaml) has no ClusterRole %q" $want) -}}
+{{- end -}}
+{{- end -}}
