@@ -14,6 +14,7 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.io import InputError, load_objects
+from omerender.cli.strict import check_replica
 from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
 
@@ -99,6 +100,7 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
     for obj in objects:
         if obj.get("kind") != KIND:
             continue
+        check_replica(obj, where)
         replica = parse_object(InferenceReplica, obj)
         key = (replica.namespace, replica.metadata.name)
         if key in out:

@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from omerender.cli.yamlsafe import MAX_FILE_BYTES, YamlLimitError, load_documents
+
 __all__ = ["InputError", "dump_stream", "load_objects", "load_one", "strip_nulls"]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
@@ -27,25 +29,51 @@ def _files(path: Path) -> Iterator[Path]:
         raise InputError(f"{path}: no such file or folder")
 
 
-def _documents(path: Path) -> Iterator[dict[str, Any]]:
+def _read(path: Path) -> list[Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(
+                f"{path}: {size} bytes is more than the {MAX_FILE_BYTES} a file may hold; split it"
+            )
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\0" in data[:8192]:
+        raise InputError(f"{path}: a binary file, not YAML or JSON; give the manifests only")
     try:
-        docs = list(yaml.safe_load_all(text))
+        return load_documents(data)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: byte {exc.start} is not UTF-8; save the file as UTF-8 (Kubernetes manifests are UTF-8)"
+        ) from None
+    except YamlLimitError as exc:
+        raise InputError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {exc}") from None
-    for number, doc in enumerate(docs, start=1):
+
+
+def _documents(path: Path) -> Iterator[dict[str, Any]]:
+    for number, doc in enumerate(_read(path), start=1):
         if doc is None:
             continue
         if not isinstance(doc, dict):
             raise InputError(
                 f"{path}: document {number} is a {type(doc).__name__}, expected a Kubernetes object"
             )
+        kind = doc.get("kind")
+        if not isinstance(kind, str | None):
+            raise InputError(
+                f"{path}: document {number}: kind is a {type(kind).__name__}; "
+                "it must be a string such as ClusterServingRuntime"
+            )
         # A `kind: List` (or FooList) holds its objects under items: flatten it.
-        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            yield from (item for item in doc["items"] if isinstance(item, dict))
+        if (kind or "").endswith("List") and isinstance(doc.get("items"), list):
+            for item in doc["items"]:
+                if isinstance(item, dict) and not isinstance(item.get("kind"), str | None):
+                    raise InputError(f"{path}: document {number}: an item's kind is not a string")
+                if isinstance(item, dict):
+                    yield item
         else:
             yield doc
 
