@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
-from omerender.cli.io import InputError
-from omerender.errors import OmeRenderError
+from omerender.cli.io import InputError, forget_origins, origin_of
+from omerender.errors import InvalidObjectError, OmeRenderError
 
 __all__ = ["main"]
 
@@ -51,11 +51,14 @@ def _output_failed(command: str, exc: OSError) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    forget_origins()
     try:
         code: int = args.func(args)
         sys.stdout.flush()
     except (InputError, OmeRenderError) as exc:
-        print(f"omerender {args.command}: {exc}", file=sys.stderr)
+        origin = origin_of(exc.kind, exc.name) if isinstance(exc, InvalidObjectError) else None
+        where = f"{origin}: " if origin is not None else ""
+        print(f"omerender {args.command}: {where}{exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):

@@ -95,6 +95,12 @@ def _folder_objects(folder: Path) -> list[dict[str, Any]]:
     return load_objects(files)
 
 
+def _namespaced_name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
 def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[str, str], InferenceReplica]:
     out: dict[tuple[str, str], InferenceReplica] = {}
     for obj in objects:
@@ -136,11 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
             )
         ignored = sorted(
-            {
-                f"{(o.get('metadata') or {}).get('namespace') or 'default'}/{(o.get('metadata') or {}).get('name')}"
-                for o in [*before_objects, *after_objects]
-                if o.get("kind") == KIND
-            }
+            {_namespaced_name(o) for o in [*before_objects, *after_objects] if o.get("kind") == KIND}
         )
         if ignored:
             print(

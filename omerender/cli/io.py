@@ -10,7 +10,15 @@ import yaml
 
 from omerender.cli.yamlsafe import MAX_FILE_BYTES, YamlLimitError, load_documents
 
-__all__ = ["InputError", "dump_stream", "load_objects", "load_one", "strip_nulls"]
+__all__ = [
+    "InputError",
+    "dump_stream",
+    "forget_origins",
+    "load_objects",
+    "load_one",
+    "origin_of",
+    "strip_nulls",
+]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -78,9 +86,34 @@ def _documents(path: Path) -> Iterator[dict[str, Any]]:
             yield doc
 
 
+# Where each object loaded by this process came from, so that an error about an object (raised by
+# the library, which never sees files) can name its file. A CLI process loads a few files once.
+_ORIGINS: list[tuple[dict[str, Any], Path]] = []
+
+
 def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     """Every object in the given files and folders (recursively), multi-document YAML allowed."""
-    return [doc for path in paths for file in _files(Path(path)) for doc in _documents(file)]
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        for file in _files(Path(path)):
+            for doc in _documents(file):
+                _ORIGINS.append((doc, file))
+                out.append(doc)
+    return out
+
+
+def forget_origins() -> None:
+    """Start a new command: objects loaded before it are not its inputs."""
+    _ORIGINS.clear()
+
+
+def origin_of(kind: str, name: str) -> Path | None:
+    """The file the last loaded object of this kind and name came from, if any."""
+    for doc, file in reversed(_ORIGINS):
+        meta = doc.get("metadata")
+        if doc.get("kind") == kind and isinstance(meta, Mapping) and meta.get("name", "") == name:
+            return file
+    return None
 
 
 def load_one(path: str | Path, kind: str) -> dict[str, Any]:

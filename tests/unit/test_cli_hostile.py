@@ -114,7 +114,10 @@ def test_runtime_pieces_of_the_wrong_shape_exit_2_and_lint_reports_them(
     replica = _write(tmp_path, "replica.yaml", REPLICA_TEXT)
     code, err = _run(capsys, "render", replica, "--objects", catalog)
     assert code == 2
-    assert "ClusterServingRuntime vllm-llama-3-2-1b-instruct is invalid: spec.engineConfig." in err
+    assert err.startswith(
+        f"omerender render: {catalog}/runtime.yaml: "
+        "ClusterServingRuntime vllm-llama-3-2-1b-instruct is invalid: spec.engineConfig."
+    )
     assert field in err
     assert expected in err
     code, _ = _run(capsys, "lint", "--objects", catalog)
