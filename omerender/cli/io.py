@@ -88,7 +88,7 @@ def _documents(path: Path) -> Iterator[dict[str, Any]]:
 
 # Where each object loaded by this process came from, so that an error about an object (raised by
 # the library, which never sees files) can name its file. A CLI process loads a few files once.
-_ORIGINS: list[tuple[dict[str, Any], Path]] = []
+_ORIGINS: list[tuple[Mapping[str, Any], Path]] = []
 
 
 def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
@@ -112,7 +112,7 @@ def origin_of(kind: str, name: str) -> Path | None:
     for doc, file in reversed(_ORIGINS):
         meta = doc.get("metadata")
         if doc.get("kind") == kind and isinstance(meta, Mapping) and meta.get("name", "") == name:
-            return file
+            return Path(file)
     return None
 
 

@@ -29,7 +29,7 @@ class YamlLimitError(ValueError):
     """A document breaks one of the limits above; the message says which, where, and what to do."""
 
 
-class _Loader(_BASE):  # type: ignore[misc, valid-type]
+class _Loader(_BASE):  # type: ignore[misc]
     pass
 
 
@@ -82,7 +82,7 @@ def _check_events(text: str) -> None:
                     f"{_line(event)}: alias *{event.anchor} refers to the node that holds it (a cycle); "
                     "write the value out instead"
                 )
-            count = sizes.get(event.anchor, 1)
+            count = sizes.get(event.anchor or "", 1)
         elif isinstance(event, yaml.CollectionStartEvent):
             if len(stack) >= MAX_DEPTH:
                 raise YamlLimitError(
