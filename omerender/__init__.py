@@ -8,6 +8,7 @@ from omerender.catalog import Catalog, ControllerIdentity
 from omerender.errors import (
     BlockReason,
     FieldProblem,
+    InvalidArgumentError,
     InvalidObjectError,
     OmeRenderError,
     RenderBlocked,
@@ -34,6 +35,7 @@ __all__ = [
     "FineTunedWeight",
     "InferenceReplica",
     "InferenceService",
+    "InvalidArgumentError",
     "InvalidObjectError",
     "ModelResource",
     "OmeRenderError",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from omerender.errors import FieldProblem, InvalidObjectError
-from omerender.jsonlike import clone
+from omerender.errors import FieldProblem, InvalidArgumentError, InvalidObjectError
+from omerender.jsonlike import clone, json_problem
 from omerender.models import (
     FineTunedWeight,
     InferenceReplica,
@@ -90,14 +90,25 @@ class Catalog:
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
 
-        Raises InvalidObjectError for an object of a known kind that does not fit its schema, or
-        for two objects with the same kind, scope and name.
+        Raises InvalidObjectError for an object of a known kind that does not fit its schema (or for
+        any object that is not a mapping of JSON-like data), or for two objects with the same kind,
+        scope and name; InvalidArgumentError when ``objects`` is not an iterable of objects.
         """
+        if isinstance(objects, str | bytes | Mapping) or not isinstance(objects, Iterable):
+            raise InvalidArgumentError("Catalog.from_objects", "objects", "a list of objects", objects)
+        if controller_identity is not None and not isinstance(controller_identity, ControllerIdentity):
+            raise InvalidArgumentError(
+                "Catalog.from_objects",
+                "controller_identity",
+                "a ControllerIdentity or None",
+                controller_identity,
+            )
         models: dict[CatalogKey, ModelResource] = {}
         runtimes: dict[CatalogKey, RuntimeResource] = {}
         weights: dict[str, FineTunedWeight] = {}
         services: dict[CatalogKey, InferenceService] = {}
-        for original in objects:
+        for number, original in enumerate(objects, start=1):
+            _check_raw(number, original)
             # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
             # change when the caller later edits the objects it passed in.
             obj = clone(original)
@@ -175,6 +186,29 @@ class Catalog:
 
     def inference_service(self, namespace: str, name: str) -> InferenceService | None:
         return self.inference_services.get(_key("InferenceService", namespace, name))
+
+
+def _check_raw(number: int, obj: Any) -> None:
+    """Refuse, before copying it, an object that is not a mapping of JSON-like data (a cycle would
+    otherwise recurse without end in the copy)."""
+    if not isinstance(obj, Mapping):
+        problem = FieldProblem(
+            "<object>", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}"
+        )
+        raise InvalidObjectError(f"object #{number}", "", None, (problem,))
+    kind = obj.get("kind")
+    found = json_problem(obj)
+    if found is None and not isinstance(kind, str | None):
+        found = ("kind", f"must be a string such as ClusterServingRuntime, got {type(kind).__name__}")
+    if found is not None:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        raise InvalidObjectError(
+            kind if isinstance(kind, str) and kind else f"object #{number}",
+            name if isinstance(name, str) else "",
+            None,
+            (FieldProblem(*found),),
+        )
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:

@@ -2,6 +2,7 @@
 
     OmeRenderError                  base of everything omerender raises on purpose
     ├── InvalidObjectError          an input object does not fit its schema (kind, name, field paths)
+    ├── InvalidArgumentError        a public function was called with an argument of the wrong type
     ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
     ├── RevisionCollisionError      two different payloads want one ControllerRevision name
     └── gojson.GoJSONError          a value Go's decoder would refuse for its Kubernetes type (with path)
@@ -20,6 +21,7 @@ from enum import StrEnum
 __all__ = [
     "BlockReason",
     "FieldProblem",
+    "InvalidArgumentError",
     "InvalidObjectError",
     "OmeRenderError",
     "RenderBlocked",
@@ -55,6 +57,20 @@ class InvalidObjectError(OmeRenderError):
         where = f"{namespace}/{name}" if namespace else name
         detail = "; ".join(str(p) for p in problems)
         super().__init__(f"{kind} {where or '<unnamed>'} is invalid: {detail}")
+
+
+class InvalidArgumentError(OmeRenderError, TypeError):
+    """A public function got an argument of the wrong type (a caller's bug, named with the fix).
+
+    Also a ``TypeError``, so code that treats wrong argument types the Python way still catches it.
+    """
+
+    def __init__(self, function: str, argument: str, expected: str, got: object) -> None:
+        self.function = function
+        self.argument = argument
+        super().__init__(
+            f"{function}(): {argument} must be {expected}, got {type(got).__name__}; pass {expected}"
+        )
 
 
 class BlockReason(StrEnum):

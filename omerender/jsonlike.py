@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from datetime import date
+from typing import Any, Final
 
-__all__ = ["clone"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "clone", "json_problem"]
+
+# Kubernetes objects nest a few dozen levels at most (a CRD's schema of a PodSpec is the deepest
+# thing users write); the recursive code downstream (merges, encoders, YAML dumps) stays far from
+# Python's recursion limit at this depth. A cyclic value hits the limit too, which is how it is caught.
+MAX_DEPTH: Final = 100
+# Far above any real object; bounds the cost of a value that shares sub-values many times over (what a
+# YAML alias bomb becomes once loaded), since every copy and merge walks each shared value again.
+MAX_NODES: Final = 500_000
+
+# date covers datetime: a YAML loader turns unquoted timestamps into them, and the Go encoder reads them.
+_SCALARS: Final = (str, int, float, bool, date, type(None))
 
 
 def clone(value: Any) -> Any:
@@ -14,3 +27,49 @@ def clone(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [clone(v) for v in value]
     return value
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "<object>"
+
+
+def json_problem(value: Any) -> tuple[str, str] | None:
+    """``(path, what is wrong)`` for the first part of ``value`` that is not JSON-like, else None.
+
+    JSON-like: mappings with string keys, lists and tuples, and scalars (strings, numbers, booleans,
+    null, dates); at most :data:`MAX_DEPTH` levels deep (so not cyclic) and :data:`MAX_NODES` values
+    counting shared ones each time they are reached. Iterative, so it is safe on any input.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    nodes = 0
+    while stack:
+        item, path = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            return (
+                "<object>",
+                f"holds more than {MAX_NODES} values (shared values counted each time); split it",
+            )
+        if len(path) > MAX_DEPTH:
+            return (
+                _where(path[:8]) + "…",
+                f"nested deeper than {MAX_DEPTH} levels, or contains itself; flatten it",
+            )
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return (
+                        _where(path),
+                        f"key {key!r} is not a string; Kubernetes objects have string keys (quote it)",
+                    )
+                stack.append((child, (*path, key)))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in enumerate(item))
+        elif not isinstance(item, _SCALARS):
+            return _where(
+                path
+            ), f"a {type(item).__name__} is not JSON data; use a string, number, list or map"
+    return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omerender.catalog import Catalog
-from omerender.errors import OmeRenderError, RenderBlocked
+from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import (
     InferenceReplica,
@@ -24,10 +24,11 @@ from omerender.models import (
     RuntimeResource,
     ServingRuntimeRef,
 )
+from omerender.preview import revision_of
 from omerender.render import render
 from omerender.selection import select_runtime
 
-__all__ = ["Finding", "LintReport", "lint"]
+__all__ = ["Finding", "LintReport", "lint", "lint_objects"]
 
 COMPONENTS = ("engine", "decoder", "router")
 Validator = Callable[[Mapping[str, Any]], Sequence[str]]
@@ -136,6 +137,7 @@ def lint(
         renders += 1
         try:
             result = render(job, catalog, resolver=resolver)
+            revision_of(result)  # what preview refuses too: a template Go's decoder would not read
         except OmeRenderError as exc:
             detail = f"{exc.reason.value}: {exc.message}" if isinstance(exc, RenderBlocked) else str(exc)
             findings.append(Finding(subject, component, detail))
@@ -151,3 +153,39 @@ def lint(
             }
             findings.extend(Finding(subject, component, problem) for problem in validate(template))
     return LintReport(renders=renders, findings=tuple(findings))
+
+
+def _invalid(exc: InvalidObjectError) -> Finding:
+    where = f"{exc.namespace}/{exc.name}" if exc.namespace else exc.name or "<unnamed>"
+    subject = f"{exc.kind} {where}"
+    return Finding(subject, "-", "invalid: " + "; ".join(str(p) for p in exc.problems))
+
+
+def lint_objects(
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    validate: Validator | None = None,
+    progress: Progress | None = None,
+) -> LintReport:
+    """:func:`lint` of the catalog these objects make; an object the catalog refuses (one OME could not
+    read, or a second object of the same kind and name) is a finding, and the rest are linted."""
+    findings: list[Finding] = []
+    good: list[Mapping[str, Any]] = []
+    seen: set[Any] = set()
+    for obj in objects:
+        try:
+            alone = Catalog.from_objects([obj])
+        except InvalidObjectError as exc:
+            findings.append(_invalid(exc))
+            continue
+        keys = {*alone.models, *alone.runtimes, *alone.fine_tuned_weights, *alone.inference_services}
+        if keys & seen:
+            try:
+                Catalog.from_objects([obj, obj])
+            except InvalidObjectError as exc:
+                findings.append(_invalid(exc))
+            continue
+        seen |= keys
+        good.append(obj)
+    report = lint(Catalog.from_objects(good), validate=validate, progress=progress)
+    return LintReport(renders=report.renders, findings=(*findings, *report.findings))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omerender import constants as c
+from omerender.arguments import check_count, check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.gojson import GoJSONError
@@ -98,8 +99,11 @@ def preview(
 ) -> Preview:
     """Render ``replica`` and build what OME would create; pods for Instances ``0..instances-1``.
 
-    Raises RenderBlocked (and nothing else on purpose) when the replica cannot render.
+    Raises RenderBlocked (and nothing else on purpose) when the replica cannot render, and
+    InvalidArgumentError for arguments of the wrong type.
     """
+    check_replica_and_catalog("preview", replica, catalog)
+    check_count("preview", "instances", instances)
     result = render(replica, catalog)
     revision = revision_of(result)
     planned = max(replica.spec.effective_replicas, instances)

@@ -1,18 +1,21 @@
 """The ``omerender`` command line: render previews and the CI tools.
 
 Exit codes: 0 done (rendered, allowed, nothing rolls), 1 the answer is "no" (blocked, denied, rolls),
-2 bad input or usage, with a message saying what to fix.
+2 bad input or usage (or output that cannot be written), with a message saying what to fix, 3 an
+internal error: a bug, reported as one line with where to report it, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from collections.abc import Sequence
 
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
-from omerender.cli.io import InputError
-from omerender.errors import InvalidObjectError
+from omerender.cli.io import InputError, forget_origins, origin_of
+from omerender.errors import InvalidObjectError, OmeRenderError
 
 __all__ = ["main"]
 
@@ -29,14 +32,51 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Set to see the traceback of an internal error (for a bug report).
+TRACEBACK_ENV = "OMERENDER_TRACEBACK"
+
+
+def _output_failed(command: str, exc: OSError) -> int:
+    """stdout is gone (a closed pipe) or full: say so once and leave without Python's flush warning."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if exc.errno != errno.EPIPE:  # a reader that stopped early (| head) asked for no more: no message
+        print(f"omerender {command}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    forget_origins()
     try:
         code: int = args.func(args)
-    except (InputError, InvalidObjectError) as exc:
-        print(f"omerender {args.command}: {exc}", file=sys.stderr)
+        sys.stdout.flush()
+    except (InputError, OmeRenderError) as exc:
+        origin = origin_of(exc.kind, exc.name) if isinstance(exc, InvalidObjectError) else None
+        where = f"{origin}: " if origin is not None else ""
+        print(f"omerender {args.command}: {where}{exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            return _output_failed(args.command, exc)
+        print(f"omerender {args.command}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, MemoryError, RecursionError, Exception) as exc:  # the last resort
+        if isinstance(exc, KeyboardInterrupt):
+            return 130
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(
+            f"omerender {args.command}: internal error ({type(exc).__name__}): this is a bug in omerender; "
+            f"please report it with the command line and its input files (run again with "
+            f"{TRACEBACK_ENV}=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return 3
     return code
 
 

@@ -52,7 +52,9 @@ def load_crds() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(crd_dir().glob(_PATTERN)):
         try:
-            crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+            crd = yaml.load(
+                path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            )
         except (OSError, yaml.YAMLError) as exc:
             raise InputError(f"{path}: cannot read the CRD: {exc}") from None
         kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None

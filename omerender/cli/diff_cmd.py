@@ -14,6 +14,7 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.io import InputError, load_objects
+from omerender.cli.strict import check_replica
 from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
 
@@ -94,11 +95,18 @@ def _folder_objects(folder: Path) -> list[dict[str, Any]]:
     return load_objects(files)
 
 
+def _namespaced_name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
 def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[str, str], InferenceReplica]:
     out: dict[tuple[str, str], InferenceReplica] = {}
     for obj in objects:
         if obj.get("kind") != KIND:
             continue
+        check_replica(obj, where)
         replica = parse_object(InferenceReplica, obj)
         key = (replica.namespace, replica.metadata.name)
         if key in out:
@@ -134,11 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
             )
         ignored = sorted(
-            {
-                f"{(o.get('metadata') or {}).get('namespace') or 'default'}/{(o.get('metadata') or {}).get('name')}"
-                for o in [*before_objects, *after_objects]
-                if o.get("kind") == KIND
-            }
+            {_namespaced_name(o) for o in [*before_objects, *after_objects] if o.get("kind") == KIND}
         )
         if ignored:
             print(

@@ -8,7 +8,17 @@ from typing import Any
 
 import yaml
 
-__all__ = ["InputError", "dump_stream", "load_objects", "load_one", "strip_nulls"]
+from omerender.cli.yamlsafe import MAX_FILE_BYTES, YamlLimitError, load_documents
+
+__all__ = [
+    "InputError",
+    "dump_stream",
+    "forget_origins",
+    "load_objects",
+    "load_one",
+    "origin_of",
+    "strip_nulls",
+]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -27,32 +37,83 @@ def _files(path: Path) -> Iterator[Path]:
         raise InputError(f"{path}: no such file or folder")
 
 
-def _documents(path: Path) -> Iterator[dict[str, Any]]:
+def _read(path: Path) -> list[Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(
+                f"{path}: {size} bytes is more than the {MAX_FILE_BYTES} a file may hold; split it"
+            )
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\0" in data[:8192]:
+        raise InputError(f"{path}: a binary file, not YAML or JSON; give the manifests only")
     try:
-        docs = list(yaml.safe_load_all(text))
+        return load_documents(data)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: byte {exc.start} is not UTF-8; save the file as UTF-8 (Kubernetes manifests are UTF-8)"
+        ) from None
+    except YamlLimitError as exc:
+        raise InputError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {exc}") from None
-    for number, doc in enumerate(docs, start=1):
+
+
+def _documents(path: Path) -> Iterator[dict[str, Any]]:
+    for number, doc in enumerate(_read(path), start=1):
         if doc is None:
             continue
         if not isinstance(doc, dict):
             raise InputError(
                 f"{path}: document {number} is a {type(doc).__name__}, expected a Kubernetes object"
             )
+        kind = doc.get("kind")
+        if not isinstance(kind, str | None):
+            raise InputError(
+                f"{path}: document {number}: kind is a {type(kind).__name__}; "
+                "it must be a string such as ClusterServingRuntime"
+            )
         # A `kind: List` (or FooList) holds its objects under items: flatten it.
-        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            yield from (item for item in doc["items"] if isinstance(item, dict))
+        if (kind or "").endswith("List") and isinstance(doc.get("items"), list):
+            for item in doc["items"]:
+                if isinstance(item, dict) and not isinstance(item.get("kind"), str | None):
+                    raise InputError(f"{path}: document {number}: an item's kind is not a string")
+                if isinstance(item, dict):
+                    yield item
         else:
             yield doc
 
 
+# Where each object loaded by this process came from, so that an error about an object (raised by
+# the library, which never sees files) can name its file. A CLI process loads a few files once.
+_ORIGINS: list[tuple[Mapping[str, Any], Path]] = []
+
+
 def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     """Every object in the given files and folders (recursively), multi-document YAML allowed."""
-    return [doc for path in paths for file in _files(Path(path)) for doc in _documents(file)]
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        for file in _files(Path(path)):
+            for doc in _documents(file):
+                _ORIGINS.append((doc, file))
+                out.append(doc)
+    return out
+
+
+def forget_origins() -> None:
+    """Start a new command: objects loaded before it are not its inputs."""
+    _ORIGINS.clear()
+
+
+def origin_of(kind: str, name: str) -> Path | None:
+    """The file the last loaded object of this kind and name came from, if any."""
+    for doc, file in reversed(_ORIGINS):
+        meta = doc.get("metadata")
+        if doc.get("kind") == kind and isinstance(meta, Mapping) and meta.get("name", "") == name:
+            return Path(file)
+    return None
 
 
 def load_one(path: str | Path, kind: str) -> dict[str, Any]:

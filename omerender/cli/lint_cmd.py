@@ -6,10 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from omerender.catalog import Catalog
 from omerender.cli.io import load_objects
 from omerender.cli.kubeschema import kube_problems
-from omerender.lint import lint
+from omerender.lint import lint_objects
 
 __all__ = ["add_parser", "run"]
 
@@ -38,8 +37,9 @@ def _progress(done: int, total: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    catalog = Catalog.from_objects(load_objects(args.objects))
-    report = lint(catalog, validate=None if args.no_schema else kube_problems, progress=_progress)
+    report = lint_objects(
+        load_objects(args.objects), validate=None if args.no_schema else kube_problems, progress=_progress
+    )
     for finding in report.findings:
         print(finding)
     problems = len(report.findings)

@@ -9,6 +9,7 @@ from typing import Any
 from omerender.catalog import Catalog
 from omerender.cli.io import dump_stream, load_objects, load_one
 from omerender.cli.kubeschema import kube_problems
+from omerender.cli.strict import check_replica
 from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica, parse_object
 from omerender.preview import Preview, preview
@@ -80,11 +81,18 @@ def _documents(replica: InferenceReplica, result: Preview) -> list[tuple[str, An
     return docs
 
 
+# Each Instance is a few pods of a few kilobytes; far more than any replica runs, and a bound on the
+# memory and time a mistyped count can cost.
+MAX_INSTANCES = 1000
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.instances < 0:
-        print("omerender render: --instances must be 0 or more", file=sys.stderr)
+    if not 0 <= args.instances <= MAX_INSTANCES:
+        print(f"omerender render: --instances must be between 0 and {MAX_INSTANCES}", file=sys.stderr)
         return 2
-    replica = parse_object(InferenceReplica, load_one(args.replica, "InferenceReplica"))
+    raw = load_one(args.replica, "InferenceReplica")
+    check_replica(raw, args.replica)
+    replica = parse_object(InferenceReplica, raw)
     catalog = Catalog.from_objects(load_objects(args.objects))
     try:
         result = preview(replica, catalog, instances=args.instances)

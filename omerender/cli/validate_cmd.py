@@ -24,7 +24,6 @@ from typing import Any
 from omerender.admission import CODE_BAD_REQUEST, AdmissionRequest, review
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.cli.io import InputError, load_objects
-from omerender.crdschema import validate_against_crd
 
 __all__ = ["add_parser", "run"]
 
@@ -154,11 +153,10 @@ def _olds(path: str | None) -> dict[tuple[str, str], dict[str, Any]]:
 
 def _schema_problems(obj: Mapping[str, Any], namespace: str, name: str) -> list[str]:
     # Imported here so that `python -m omerender.cli.crds` does not find itself imported already.
-    from omerender.cli.crds import crd_for
+    from omerender.cli.strict import replica_problems
 
-    return [
-        f"{KIND} {namespace}/{name}: {p.path}: {p.message}" for p in validate_against_crd(obj, crd_for(KIND))
-    ]
+    # The CRD schema and the names the render derives (a replica whose pods cannot exist is refused).
+    return [f"{KIND} {namespace}/{name}: {problem}" for problem in replica_problems(obj)]
 
 
 def run(args: argparse.Namespace) -> int:

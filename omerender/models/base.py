@@ -8,7 +8,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from omerender.errors import FieldProblem, InvalidObjectError
+from omerender.errors import FieldProblem, InvalidArgumentError, InvalidObjectError
+from omerender.gojson import GoJSONError
+from omerender.jsonlike import json_problem
 
 __all__ = ["KubeModel", "ObjectMeta", "OwnerReference", "parse_object"]
 
@@ -71,21 +73,51 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return out or "<object>"
 
 
+def _problem(err: Any) -> FieldProblem:
+    """One pydantic error as a FieldProblem; a validator's GoJSONError extends the path into the value."""
+    where = _path(tuple(err["loc"]))
+    cause = err.get("ctx", {}).get("error") if err.get("type") == "value_error" else None
+    if isinstance(cause, GoJSONError):
+        inner = cause.path_str
+        joined = f"{where}{'' if not inner or inner.startswith('[') else '.'}{inner}"
+        return FieldProblem(joined, cause.message)
+    # pydantic puts "Value error, " before a validator's own words: drop it.
+    return FieldProblem(where, str(cause) if cause is not None else str(err["msg"]))
+
+
+def _identity(
+    obj: Mapping[str, Any], model: type[BaseModel], kind: str | None
+) -> tuple[str, str, str | None]:
+    """(kind, name, namespace) to name ``obj`` in an error, whatever shapes its fields have."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name, namespace, given = meta.get("name"), meta.get("namespace"), obj.get("kind")
+    return (
+        kind or (given if isinstance(given, str) and given else model.__name__),
+        name if isinstance(name, str) else "",
+        namespace if isinstance(namespace, str) else None,
+    )
+
+
 def parse_object(model: type[M], obj: Mapping[str, Any], *, kind: str | None = None) -> M:
-    """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming object and fields."""
+    """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming object and fields.
+
+    ``obj`` may be anything: a value that is not a mapping of JSON-like data (a list, a cyclic or
+    too deeply nested value, a non-string key) is an InvalidObjectError too, never a crash.
+    """
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise InvalidArgumentError("parse_object", "model", "a model class such as InferenceReplica", model)
+    label = kind if isinstance(kind, str) else model.__name__
+    if not isinstance(obj, Mapping):
+        problem = FieldProblem(
+            "<object>", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}"
+        )
+        raise InvalidObjectError(label, "", None, (problem,))
+    found = json_problem(obj)
+    if found is not None:
+        raise InvalidObjectError(*_identity(obj, model, kind), (FieldProblem(*found),))
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-        raw_name = meta.get("name") if isinstance(meta, Mapping) else None
-        name = raw_name if isinstance(raw_name, str) else ""  # a non-string name is a field problem below
-        namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
-        problems = tuple(
-            FieldProblem(_path(tuple(err["loc"])), err["msg"]) for err in exc.errors(include_url=False)
-        )
-        raise InvalidObjectError(
-            kind or str(obj.get("kind", model.__name__)) if isinstance(obj, Mapping) else model.__name__,
-            name,
-            namespace if isinstance(namespace, str) else None,
-            problems,
-        ) from None
+        problems = tuple(_problem(err) for err in exc.errors(include_url=False))
+        raise InvalidObjectError(*_identity(obj, model, kind), problems) from None

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from omerender.models.base import KubeModel, ObjectMeta
+from omerender.models.pieces import check_piece
 
 __all__ = [
     "FineTunedWeight",
@@ -108,6 +109,18 @@ class RuntimeSpec(KubeModel):
     decoder_config: dict[str, Any] | None = None
     router_config: dict[str, Any] | None = None
     node_selector: dict[str, str] | None = None
+
+    @field_validator("engine_config", "decoder_config", "router_config")
+    @classmethod
+    def _go_decodable(cls, piece: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        # GoJSONError is a ValueError: pydantic reports it against the piece, with the path inside it.
+        check_piece(
+            piece,
+            {"engine_config": "engineConfig", "decoder_config": "decoderConfig"}.get(
+                info.field_name or "", "routerConfig"
+            ),
+        )
+        return piece
 
 
 class RuntimeResource(KubeModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from omerender.arguments import check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import Resolver
@@ -46,6 +47,7 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
     Pure: reads only its arguments, mutates neither, and returns fresh data. Pass one ``resolver``
     (an inheritance cache for ``catalog``) to render many replicas against the same catalog.
     """
+    check_replica_and_catalog("render", replica, catalog)
     spec = replica.spec
     if spec.model_ref is None and spec.runtime_ref is None:
         if not spec.runners:

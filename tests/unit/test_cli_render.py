@@ -63,7 +63,8 @@ def test_bad_replica_exits_2_naming_the_field(capsys: pytest.CaptureFixture[str]
     assert main(["render", str(bad), "--objects", CATALOG]) == 2
     err = capsys.readouterr().err
     assert "spec.component" in err
-    assert "InferenceReplica x" in err
+    assert "InferenceReplica default/x" in err
+    assert "bad.yaml" in err
 
 
 def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from benchmarks.catalog_gen import generate
 from omerender.catalog import Catalog
 from omerender.cli import main
 from omerender.cli.kubeschema import kube_problems
-from omerender.lint import lint
+from omerender.errors import InvalidObjectError
+from omerender.lint import lint, lint_objects
 
 
 def _runtime(name: str, **spec: Any) -> dict[str, Any]:
@@ -69,11 +70,32 @@ def test_missing_parent_is_reported_once_under_the_runtime() -> None:
 def test_schema_violation_in_rendered_template() -> None:
     objects = generate(20, 60)
     profile = _named(objects, "profile-7")
-    profile["spec"]["engineConfig"]["runner"]["ports"] = [{"containerPort": "http"}]
+    # Go drops the unknown key, so OME reads the runtime; the API server's strict validation refuses it.
+    profile["spec"]["engineConfig"]["runner"]["ports"] = [{"containerPort": 80, "hostPorts": 1}]
     findings = lint(Catalog.from_objects(objects), validate=kube_problems).findings
     assert findings
-    assert all("containerPort" in f.problem for f in findings)
+    assert all("ports" in f.problem for f in findings)
     assert {f.subject for f in findings} >= {"ClusterServingRuntime srt-family7-7"}
+
+
+def test_lint_reports_what_render_refuses_instead_of_stopping() -> None:
+    # A string port or a bad quantity: OME's client cannot read the runtime, so render refuses the
+    # catalog; lint names the runtime and the field and lints the rest.
+    objects = generate(20, 60)
+    profile = _named(objects, "profile-7")
+    profile["spec"]["engineConfig"]["runner"]["ports"] = [{"containerPort": "http"}]
+    with pytest.raises(InvalidObjectError):
+        Catalog.from_objects(objects)
+    report = lint_objects(objects, validate=kube_problems)
+    invalid = [f for f in report.findings if f.problem.startswith("invalid: ")]
+    assert [(f.subject, f.problem) for f in invalid] == [
+        (
+            "ClusterServingRuntime profile-7",
+            "invalid: spec.engineConfig.runner.ports[0].containerPort: "
+            "cannot decode string into Go value of type int32",
+        )
+    ]
+    assert report.renders > 0
 
 
 def test_lint_does_not_mutate_the_catalog() -> None:

@@ -20,7 +20,7 @@ from omerender.catalog import Catalog
 from omerender.errors import OmeRenderError
 from omerender.models import InferenceReplica, parse_object
 from omerender.preview import Preview, preview
-from omerender.render import Render
+from omerender.render import Render, render
 
 NS = "demo"
 MODEL_NAMES = ("m", "n")
@@ -50,12 +50,9 @@ def sometimes_junk(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 def in_pod(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """Values inside pod specs and templates: well-typed for now.
-
-    Nonsense there still crashes the render or preview (see the strict xfails at the end of this file);
-    once those are fixed, make this ``sometimes_junk`` so the properties cover pod specs too.
-    """
-    return strategy
+    """Values inside pod specs, runtime pieces and templates: sometimes of the wrong type or shape
+    (a string where env belongs, null items), which must end in a typed error, never a crash."""
+    return sometimes_junk(strategy)
 
 
 def obj(required: dict[str, Any], optional: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -584,6 +581,59 @@ def test_the_render_never_mutates_its_inputs(world: tuple[Any, list[Any]]) -> No
             pod["spec"]["mutated"] = True
     assert (replica_obj, objects) == raw_before
     assert [item.model_dump(by_alias=True) for item in typed] == dumps_before
+
+
+# -- raw inputs of any shape ------------------------------------------------------------------------
+
+
+def _cyclic() -> dict[str, Any]:
+    loop: dict[str, Any] = {"kind": "ClusterServingRuntime", "metadata": {"name": "rt"}, "spec": {}}
+    loop["spec"]["engineConfig"] = {"runner": loop}
+    return loop
+
+
+RAW = [
+    None,
+    "a string",
+    7,
+    [1, 2],
+    {1: "a non-string key"},
+    {"kind": ["not", "a", "string"], "metadata": {"name": "x"}},
+    {"kind": "ClusterServingRuntime", "metadata": {"name": "rt"}, "spec": {"engineConfig": {3: 4}}},
+    {"kind": "ClusterServingRuntime", "metadata": {"name": "rt"}, "spec": {"engineConfig": {"env": b"x"}}},
+    {"kind": "InferenceReplica", "metadata": {"name": "r"}, "spec": {"component": "engine", "x": {None: 1}}},
+    _cyclic(),
+]
+
+
+@pytest.mark.parametrize("raw", RAW, ids=[f"raw{i}" for i in range(len(RAW))])
+def test_raw_input_of_any_shape_is_a_typed_error(raw: Any) -> None:
+    with pytest.raises(OmeRenderError):
+        parse_object(InferenceReplica, raw)
+    with pytest.raises(OmeRenderError):
+        Catalog.from_objects([raw])
+
+
+@pytest.mark.parametrize("objects", [None, "abc", 3, {"kind": "BaseModel"}, b"x"])
+def test_catalog_of_the_wrong_type_is_a_typed_error(objects: Any) -> None:
+    with pytest.raises(OmeRenderError):
+        Catalog.from_objects(objects)
+
+
+@pytest.mark.parametrize(
+    ("replica", "catalog", "instances"),
+    [(None, Catalog(), 0), ("r", Catalog(), 0), (..., None, 0), (..., Catalog(), -1), (..., Catalog(), True)],
+)
+def test_wrong_argument_types_are_typed_errors(replica: Any, catalog: Any, instances: Any) -> None:
+    if replica is ...:
+        replica = _runners_replica(_default({"containers": [{"name": "c"}]}))
+    with pytest.raises(OmeRenderError):
+        preview(replica, catalog, instances=instances)
+    if instances == 0:
+        with pytest.raises(OmeRenderError):
+            render(replica, catalog)
+    with pytest.raises(OmeRenderError):
+        parse_object(replica, {})  # a model class is expected first
 
 
 # -- known crashes (strict xfails: each turns into a failure once fixed, then drop its marker) ------

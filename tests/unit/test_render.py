@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from omerender.catalog import Catalog
-from omerender.errors import BlockReason, RenderBlocked
+from omerender.errors import BlockReason, InvalidObjectError, RenderBlocked
 from omerender.models import InferenceReplica, parse_object
 from omerender.render import Render, render
 
@@ -467,12 +467,22 @@ def test_leader_without_worker_is_render_failed() -> None:
     assert error.message == "engineConfig declares a leader but no worker; a multi-node piece needs both"
 
 
-@pytest.mark.parametrize("size", [0, -1, "2", True, 1.5])
-def test_worker_size_below_one_or_not_an_integer_is_render_failed(size: Any) -> None:
+@pytest.mark.parametrize("size", [0, -1])
+def test_worker_size_below_one_is_render_failed(size: Any) -> None:
     piece = {"leader": {"runner": runner()}, "worker": {"size": size, "runner": runner()}}
     error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
     assert error.reason is BlockReason.RENDER_FAILED
     assert error.message == f"engineConfig.worker.size must be at least 1, got {size!r}"
+
+
+@pytest.mark.parametrize("size", ["2", True, 1.5])
+def test_worker_size_go_cannot_decode_makes_the_runtime_invalid(size: Any) -> None:
+    # WorkerSpec.Size is a *int: OME's client cannot read a runtime holding anything else.
+    piece = {"leader": {"runner": runner()}, "worker": {"size": size, "runner": runner()}}
+    with pytest.raises(InvalidObjectError) as info:
+        Catalog.from_objects([runtime(engine=piece)])
+    assert [p.path for p in info.value.problems] == ["spec.engineConfig.worker.size"]
+    assert "into Go value of type int64" in info.value.problems[0].message
 
 
 def test_router_piece_with_leader_and_worker_still_renders_one_default_runner() -> None:

@@ -1,0 +1,128 @@
+"""Reading YAML from files a user or an attacker wrote, at a bounded cost.
+
+Before anything is built, one pass over the parser's events (flat, so any depth is safe) refuses a
+document nested deeper than :data:`~omerender.jsonlike.MAX_DEPTH`, an alias that refers to its own
+node (a cycle), and a document whose aliases expand past :data:`~omerender.jsonlike.MAX_NODES` values
+(an alias bomb). Then libyaml's ``CSafeLoader`` builds the documents (the pure-Python loader only
+where PyYAML was built without libyaml), with three changes that keep the result JSON data: an
+unquoted timestamp stays a string, as a Kubernetes client reads it into a string field; an integer
+too long for Python is an error naming its line; and ``!!binary``/``!!set`` values are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import yaml
+
+from omerender.jsonlike import MAX_DEPTH, MAX_NODES
+
+__all__ = ["MAX_FILE_BYTES", "YamlLimitError", "load_documents"]
+
+# Far above any catalog file; refuses a file that would take minutes and gigabytes to load.
+MAX_FILE_BYTES: Final = 32 * 1024 * 1024
+
+_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YamlLimitError(ValueError):
+    """A document breaks one of the limits above; the message says which, where, and what to do."""
+
+
+class _Loader(_BASE):  # type: ignore[misc]
+    pass
+
+
+def _string(loader: Any, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+def _integer(loader: Any, node: yaml.ScalarNode) -> int:
+    try:
+        return int(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"an integer of {len(node.value)} digits is out of range (Kubernetes integers have at most 19)",
+            node.start_mark,
+        ) from None
+
+
+def _refused(loader: Any, node: yaml.Node) -> None:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"{node.tag} values are not JSON data; use a string, number, list or map", node.start_mark
+    )
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _string)
+_Loader.add_constructor("tag:yaml.org,2002:int", _integer)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
+
+
+def _line(event: Any) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f"line {mark.line + 1}" if mark is not None else "somewhere"
+
+
+def _check_events(text: str) -> None:
+    """Depth, cycles and alias expansion, from the event stream alone."""
+    sizes: dict[str, int] = {}  # anchor -> values its node expands to
+    open_anchors: set[str] = set()
+    # (anchor, values so far) per open collection; the root's count is the document's expanded size
+    stack: list[tuple[str | None, int]] = []
+    for event in yaml.parse(text, Loader=_BASE):
+        if isinstance(event, yaml.DocumentStartEvent):
+            sizes.clear()
+            continue
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                raise YamlLimitError(
+                    f"{_line(event)}: alias *{event.anchor} refers to the node that holds it (a cycle); "
+                    "write the value out instead"
+                )
+            count = sizes.get(event.anchor or "", 1)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            if len(stack) >= MAX_DEPTH:
+                raise YamlLimitError(
+                    f"{_line(event)}: nested deeper than {MAX_DEPTH} levels; Kubernetes objects are far "
+                    "flatter, so flatten it"
+                )
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            stack.append((event.anchor, 1))
+            continue
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, count = stack.pop()
+            if anchor is not None:
+                open_anchors.discard(anchor)
+                sizes[anchor] = count
+        elif isinstance(event, yaml.ScalarEvent):
+            count = 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        else:
+            continue
+        if stack:
+            anchor, so_far = stack[-1]
+            stack[-1] = (anchor, so_far + count)
+        if stack and stack[0][1] > MAX_NODES:
+            raise YamlLimitError(
+                f"{_line(event)}: the document expands to more than {MAX_NODES} values once its aliases "
+                "are resolved (an alias bomb?); write it without nested aliases"
+            )
+
+
+def load_documents(data: bytes) -> list[Any]:
+    """Every document in ``data`` (UTF-8 YAML or JSON), as JSON-like values.
+
+    Raises UnicodeDecodeError, YamlLimitError or yaml.YAMLError; the caller names the file.
+    """
+    text = data.decode("utf-8")
+    _check_events(text)
+    loader = _Loader(text)
+    try:
+        return [loader.get_data() for _ in iter(loader.check_data, False)]
+    finally:
+        loader.dispose()
