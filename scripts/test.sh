@@ -16,6 +16,11 @@ assets=$(bash testbed/build.sh | tail -n 1)
 eval "$assets"   # export KUBEBUILDER_ASSETS=...
 test -x "$KUBEBUILDER_ASSETS/kube-apiserver"
 
+echo "== gang scheduler: scheduler-plugins Coscheduling (Go build, cached by version)"
+cosched=$(bash testbed/build-coscheduler.sh | tail -n 1)
+eval "$cosched"   # export COSCHEDULER_ASSETS=...
+test -x "$COSCHEDULER_ASSETS/scheduler"
+
 echo "== tests"
 set +e
 python3 -m pytest -p no:cacheprovider "$@"
