@@ -146,7 +146,9 @@ def materialize_pod(
     pod_count = sum(r.size for r in runners)
     name = pod_name(prefix, component, at.index, at.runner, at.ordinal)
     template = runner.template
-    meta_in = template.get("metadata") or {}
+    # desiredFromIR: every pod carries the default/leader template's metadata, workers included.
+    anchor = next((r for r in runners if r.name in (c.RUNNER_DEFAULT, c.RUNNER_LEADER)), runner)
+    meta_in = anchor.template.get("metadata") or {}
 
     labels: dict[str, str] = dict(meta_in.get("labels") or {})
     labels.update(replica_selector(replica))

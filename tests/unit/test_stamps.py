@@ -453,3 +453,15 @@ def test_pod_group_timeout_is_clamped(timeout: float | None, expected: int) -> N
     group = pod_group(replica(), 0, 2, instance_ready_timeout_seconds=timeout)
     assert group["spec"]["scheduleTimeoutSeconds"] == expected
     assert "annotations" not in group["metadata"]
+
+
+def test_worker_pods_carry_the_leader_template_metadata() -> None:
+    # desiredFromIR takes PodTemplateObjectMeta from the default/leader runner for every pod.
+    leader = tpl(labels={"role": "head"})
+    leader["metadata"]["annotations"] = {"a": "leader"}
+    worker = tpl(labels={"role": "tail", "only-worker": "x"})
+    worker["metadata"]["annotations"] = {"a": "worker"}
+    p = make(replica(), gang(leader=leader, worker=worker), runner="worker", ordinal=1)
+    assert p["metadata"]["labels"]["role"] == "head"
+    assert "only-worker" not in p["metadata"]["labels"]
+    assert p["metadata"]["annotations"] == {"a": "leader"}
