@@ -1,7 +1,8 @@
 """Turn a runtime piece (``engineConfig`` / ``decoderConfig`` / ``routerConfig``) into runner pods.
 
 A piece is an inline PodSpec plus OME's component extension fields, a ``runner`` container and, for
-multi-node runtimes, ``leader`` / ``worker`` blocks (02 §1.4, §10 rule 15).
+multi-node runtimes, ``leader`` / ``worker`` blocks (02 §1.4, §10 rule 15). The shape follows OME's
+``pkg/render`` ``RenderEngine`` / ``RenderDecoder`` / ``RenderRouter`` and ``Templates.MultiPod``.
 """
 
 from __future__ import annotations
