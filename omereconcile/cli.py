@@ -231,7 +231,11 @@ def _plan(args: argparse.Namespace) -> int:
             settings = settings_from_configmap(cm.get("data") or {})
         except NotFound:
             settings = OperatorSettings()
-        catalog = build_catalog(fetch_catalog_objects(kube, [args.namespace]), settings.controller_identity)
+        catalog = build_catalog(
+            fetch_catalog_objects(kube, [args.namespace]),
+            settings.controller_identity,
+            settings.accelerator_resources,
+        )
         obs = observe(
             kube, args.namespace, args.name, catalog=catalog, settings=settings, now=datetime.now(UTC)
         )

@@ -652,7 +652,9 @@ class Controller:
                             o.setdefault("kind", kind)
                             o.setdefault("apiVersion", c.API_VERSION)
                             objs.append(o)
-                cat = build_catalog(objs, self._settings.controller_identity)
+                cat = build_catalog(
+                    objs, self._settings.controller_identity, self._settings.accelerator_resources
+                )
                 self._catalog = (cat, Resolver(cat))
             return self._catalog[0], self._catalog[1], self._settings
 

@@ -19,7 +19,7 @@ at its own revision) is rebuilt from the ControllerRevision's ``data`` (``podSpe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -160,13 +160,18 @@ def fetch_catalog_objects(kube: Kube, namespaces: Iterable[str] | None = None) -
 
 
 def build_catalog(
-    objects: Iterable[Mapping[str, Any]], identity: ControllerIdentity | None = None
+    objects: Iterable[Mapping[str, Any]],
+    identity: ControllerIdentity | None = None,
+    accelerator_resources: Sequence[str] = (),
 ) -> Catalog:
     """A Catalog from raw objects; an object that does not parse is left out (it cannot be rendered
-    from anyway) instead of hiding every other object."""
+    from anyway) instead of hiding every other object. ``accelerator_resources`` come from the live
+    ``inferenceservice-config``."""
     objs = list(objects)
     try:
-        return Catalog.from_objects(objs, controller_identity=identity)
+        return Catalog.from_objects(
+            objs, controller_identity=identity, accelerator_resources=accelerator_resources
+        )
     except OmeRenderError:
         good: list[Mapping[str, Any]] = []
         for obj in objs:
@@ -175,7 +180,9 @@ def build_catalog(
             except OmeRenderError:
                 continue
             good.append(obj)
-        return Catalog.from_objects(good, controller_identity=identity)
+        return Catalog.from_objects(
+            good, controller_identity=identity, accelerator_resources=accelerator_resources
+        )
 
 
 # -- revisions -------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.catalog import ControllerIdentity
 
 __all__ = [
@@ -102,6 +103,8 @@ class OperatorSettings:
     # The raw teardown deadline when it was present but unusable: TeardownBlocked then says why.
     teardown_deadline_invalid: str | None = None
     controller_identity: ControllerIdentity | None = None
+    # ``acceleratorResources``: the resource names PARALLELISM_SIZE counts (empty: NVIDIA only).
+    accelerator_resources: tuple[str, ...] = ()
 
 
 def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
@@ -173,4 +176,12 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         teardown_deadline=teardown_deadline,
         teardown_deadline_invalid=teardown_invalid,
         controller_identity=_identity(_load_json(data, "inferenceReplica")),
+        accelerator_resources=_accelerators(data),
     )
+
+
+def _accelerators(data: Mapping[str, str]) -> tuple[str, ...]:
+    try:
+        return parse_accelerator_resources(data.get(ACCELERATOR_RESOURCES_KEY))
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None

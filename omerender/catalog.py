@@ -8,11 +8,12 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.errors import FieldProblem, InvalidArgumentError, InvalidObjectError
 from omerender.jsonlike import clone, json_problem
 from omerender.models import (
@@ -29,6 +30,7 @@ __all__ = ["Catalog", "CatalogKey", "ControllerIdentity"]
 # (kind, namespace or "" for cluster scope, name)
 CatalogKey = tuple[str, str, str]
 
+CONFIG_MAP = "inferenceservice-config"
 _MODEL_KINDS = frozenset({"BaseModel", "ClusterBaseModel"})
 _RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
 _CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
@@ -62,6 +64,8 @@ class Catalog:
     fine_tuned_weights: Mapping[str, FineTunedWeight] = field(default_factory=_empty)  # type: ignore[arg-type]
     inference_services: Mapping[CatalogKey, InferenceService] = field(default_factory=_empty)
     controller_identity: ControllerIdentity | None = None
+    # ``acceleratorResources`` of OME's ``inferenceservice-config``; empty means NVIDIA only.
+    accelerator_resources: tuple[str, ...] = ()
     # Indexes derived once from ``runtimes``: selection walks them for every model it renders.
     _cluster_runtimes: tuple[RuntimeResource, ...] = field(init=False, repr=False, compare=False)
     _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
@@ -87,12 +91,15 @@ class Catalog:
         objects: Iterable[Mapping[str, Any]],
         *,
         controller_identity: ControllerIdentity | None = None,
+        accelerator_resources: Sequence[str] | None = None,
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
 
-        Raises InvalidObjectError for an object of a known kind that does not fit its schema (or for
-        any object that is not a mapping of JSON-like data), or for two objects with the same kind,
-        scope and name; InvalidArgumentError when ``objects`` is not an iterable of objects.
+        An ``inferenceservice-config`` ConfigMap among them supplies ``acceleratorResources`` unless
+        ``accelerator_resources`` is given. Raises InvalidObjectError for an object of a known kind that
+        does not fit its schema (or for any object that is not a mapping of JSON-like data), for two
+        objects with the same kind, scope and name, and for an ``acceleratorResources`` value that is not
+        a JSON list of names; InvalidArgumentError when ``objects`` is not an iterable of objects.
         """
         if isinstance(objects, str | bytes | Mapping) or not isinstance(objects, Iterable):
             raise InvalidArgumentError("Catalog.from_objects", "objects", "a list of objects", objects)
@@ -107,8 +114,19 @@ class Catalog:
         runtimes: dict[CatalogKey, RuntimeResource] = {}
         weights: dict[str, FineTunedWeight] = {}
         services: dict[CatalogKey, InferenceService] = {}
+        configured: tuple[str, ...] | None = None
         for number, original in enumerate(objects, start=1):
             _check_raw(number, original)
+            if _is_operator_config(original):
+                if configured is not None:
+                    raise InvalidObjectError(
+                        "ConfigMap",
+                        CONFIG_MAP,
+                        original["metadata"].get("namespace"),
+                        (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
+                    )
+                configured = _accelerators_of(original)
+                continue
             # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
             # change when the caller later edits the objects it passed in.
             obj = clone(original)
@@ -145,6 +163,9 @@ class Catalog:
             fine_tuned_weights=MappingProxyType(weights),
             inference_services=MappingProxyType(services),
             controller_identity=controller_identity,
+            accelerator_resources=tuple(
+                accelerator_resources if accelerator_resources is not None else configured or ()
+            ),
         )
 
     # -- models ------------------------------------------------------------------------------
@@ -209,6 +230,25 @@ def _check_raw(number: int, obj: Any) -> None:
             None,
             (FieldProblem(*found),),
         )
+
+
+def _is_operator_config(obj: Mapping[str, Any]) -> bool:
+    meta = obj.get("metadata")
+    return obj.get("kind") == "ConfigMap" and isinstance(meta, Mapping) and meta.get("name") == CONFIG_MAP
+
+
+def _accelerators_of(config_map: Mapping[str, Any]) -> tuple[str, ...]:
+    data = config_map.get("data")
+    raw = data.get(ACCELERATOR_RESOURCES_KEY) if isinstance(data, Mapping) else None
+    try:
+        return parse_accelerator_resources(None if raw is None else str(raw))
+    except ValueError as exc:
+        raise InvalidObjectError(
+            "ConfigMap",
+            CONFIG_MAP,
+            config_map["metadata"].get("namespace"),
+            (FieldProblem(f"data.{ACCELERATOR_RESOURCES_KEY}", str(exc)),),
+        ) from None
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:

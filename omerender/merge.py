@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
+from omerender.constants import MAIN_CONTAINER
 from omerender.errors import BlockReason, RenderBlocked
 
 __all__ = [
@@ -136,10 +137,10 @@ def merge_runner_into_pod(pod_spec: Mapping[str, Any], runner: Mapping[str, Any]
     * The target is the container named ``runner.name``; the runner is merged over it in place, then
       ``args`` become the container's args followed by the runner's (SMP alone would replace them).
       A merged container left without a name keeps the container's own.
-    * No container of that name: the runner, merged over an empty container, is appended.
-    * A runner without a name targets the first container (OME's fallback to the container's own name);
-      with no containers at all it raises ``RenderBlocked(RenderFailed)``, as a nameless container can
-      never be created.
+    * No container of that name: the runner, merged over an empty container, is appended
+      (``PodSpecReconciler.resolveContainer``). A runner without a name looks for a container without a
+      name, so next to named containers it is appended too; a merged container left without any name is
+      named ``ome-container`` (``constants.MainContainerName``, which OME's merge stamps).
     """
     pod = _copy_map(pod_spec)
     containers = pod.get("containers")
@@ -154,11 +155,6 @@ def merge_runner_into_pod(pod_spec: Mapping[str, Any], runner: Mapping[str, Any]
         return pod
     name = runner.get("name") or ""
     index = _target_index(containers, name)
-    if index is None and not name:
-        raise RenderBlocked(
-            BlockReason.RENDER_FAILED,
-            "the runner has no name and the pod spec has no containers to merge it into",
-        )
     if index is None:
         containers = [*containers, {}]
         index = len(containers) - 1
@@ -166,9 +162,7 @@ def merge_runner_into_pod(pod_spec: Mapping[str, Any], runner: Mapping[str, Any]
     target = target if isinstance(target, Mapping) else {}
     merged = _merge_maps(target, runner, f"containers[{index}]", RUNNER_OVER_CONTAINER)
     if not merged.get("name"):
-        merged["name"] = target.get("name") or name
-    if not merged["name"]:
-        del merged["name"]
+        merged["name"] = target.get("name") or name or MAIN_CONTAINER
     args = [*_str_list(target.get("args")), *_str_list(runner.get("args"))]
     if args:
         merged["args"] = args
@@ -182,13 +176,14 @@ def merge_runner_into_pod(pod_spec: Mapping[str, Any], runner: Mapping[str, Any]
 def main_container_index(pod_spec: Mapping[str, Any], runner: Mapping[str, Any] | None) -> int:
     """Index of the main container in a pod already passed through :func:`merge_runner_into_pod`.
 
-    The container named after the runner, else the first one (no runner, or a nameless runner).
+    The container named after the runner (``ome-container`` for a nameless runner), else the first one.
     """
     containers = pod_spec.get("containers")
     if not isinstance(containers, list) or not containers:
         raise RenderBlocked(BlockReason.RENDER_FAILED, "the pod spec has no containers")
-    name = (runner or {}).get("name") or ""
-    index = _target_index(containers, name)
+    if runner is None:
+        return 0
+    index = _target_index(containers, runner.get("name") or MAIN_CONTAINER)
     return 0 if index is None else index
 
 
@@ -196,10 +191,9 @@ def main_container_index(pod_spec: Mapping[str, Any], runner: Mapping[str, Any] 
 
 
 def _target_index(containers: Sequence[Any], name: str) -> int | None:
-    if not name:
-        return 0 if containers else None
+    """The container whose name equals ``name`` exactly ("" finds a nameless one), as Go compares."""
     for i, container in enumerate(containers):
-        if isinstance(container, Mapping) and container.get("name") == name:
+        if isinstance(container, Mapping) and (container.get("name") or "") == name:
             return i
     return None
 

@@ -78,17 +78,16 @@ def replica_selector(replica: InferenceReplica) -> dict[str, str]:
     return selector_of(replica.name_prefix, replica.spec.component)
 
 
-def _upsert_env(container: dict[str, Any], values: list[tuple[str, str]], *, only_missing: bool) -> None:
-    env = container.get("env")
-    env = [] if env is None else list(env)
-    position = {var.get("name"): i for i, var in enumerate(env) if isinstance(var, dict)}
-    for name, value in values:
-        if name in position:
-            if not only_missing:
-                env[position[name]] = {"name": name, "value": value}
-        else:
-            position[name] = len(env)
-            env.append({"name": name, "value": value})
+def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]], lws: list[tuple[str, str]]) -> None:
+    """``injectOMENativeEnv`` (workload/ops/render.go): drop the container's variables named like OME's,
+    then append OME's block. ``LWS_*`` come after it, only where the container does not set them."""
+    names = {name for name, _ in owned}
+    env = [
+        var for var in container.get("env") or () if not (isinstance(var, dict) and var.get("name") in names)
+    ]
+    env += [{"name": name, "value": value} for name, value in owned]
+    present = {var.get("name") for var in env if isinstance(var, dict)}
+    env += [{"name": name, "value": value} for name, value in lws if name not in present]
     container["env"] = env
 
 
@@ -147,7 +146,9 @@ def materialize_pod(
     pod_count = sum(r.size for r in runners)
     name = pod_name(prefix, component, at.index, at.runner, at.ordinal)
     template = runner.template
-    meta_in = template.get("metadata") or {}
+    # desiredFromIR: every pod carries the default/leader template's metadata, workers included.
+    anchor = next((r for r in runners if r.name in (c.RUNNER_DEFAULT, c.RUNNER_LEADER)), runner)
+    meta_in = anchor.template.get("metadata") or {}
 
     labels: dict[str, str] = dict(meta_in.get("labels") or {})
     labels.update(replica_selector(replica))
@@ -206,12 +207,14 @@ def materialize_pod(
             (c.ENV_LWS_GROUP_SIZE, str(pod_count)),
             (c.ENV_LWS_WORKER_INDEX, str(rank)),
         ]
+    # backfillEmptyContainerNames names init containers too; only regular containers get the env.
+    for container in spec.get("initContainers") or ():
+        if not container.get("name"):
+            container["name"] = c.MAIN_CONTAINER
     for container in spec.get("containers") or ():
         if not container.get("name"):
             container["name"] = c.MAIN_CONTAINER
-        _upsert_env(container, env, only_missing=False)
-        if lws:
-            _upsert_env(container, lws, only_missing=True)
+        _inject_env(container, env, lws)
 
     if at.runner == c.RUNNER_WORKER and replica.spec.topology_key:
         _leader_affinity(spec, labels, replica.spec.topology_key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from omerender.accelerators import accelerator_resource_names
 from omerender.arguments import check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
@@ -61,7 +62,9 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
     return Render(
         replica=replica,
         source=source,
-        runners=build_runners(replica, resolved.runtime, ctx),
+        runners=build_runners(
+            replica, resolved.runtime, ctx, accelerator_resource_names(catalog.accelerator_resources)
+        ),
         runtime_kind=resolved.runtime.kind,
         runtime_name=resolved.runtime.metadata.name,
         model_name=resolved.model.metadata.name if resolved.model else None,

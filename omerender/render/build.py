@@ -1,28 +1,25 @@
-"""Assemble runner pod templates from an effective runtime piece (02 §3.1 pipeline)."""
+"""Assemble runner pod templates from an effective runtime piece (02 §3.1 pipeline).
+
+Follows OME's ``pkg/render``: ``RenderEngine`` / ``RenderDecoder`` / ``RenderRouter`` (engine.go,
+decoder.go, router.go) for the pods, ``Runners`` / ``TemplateObjectMeta`` (runners.go) for the runners.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from omerender.accelerators import set_parallelism
 from omerender.errors import BlockReason, RenderBlocked
-from omerender.merge import merge_runner_into_pod
+from omerender.merge import main_container_index, merge_runner_into_pod
 from omerender.models import InferenceReplica, RuntimeResource
 from omerender.render.inject import ModelContext, edit_pod, edit_runner, replace_placeholders
-from omerender.render.metadata import WORKER_DROPPED_ANNOTATIONS, template_annotations, template_labels
-from omerender.render.pieces import PIECE_KEYS, RunnerPod, split_piece
+from omerender.render.legacy import merge_legacy_node_selector, merge_legacy_resources
+from omerender.render.metadata import template_annotations, template_labels
+from omerender.render.pieces import PIECE_KEYS, PieceShape, RunnerPod, split_piece
 from omerender.render.result import RenderedRunner
 
 __all__ = ["build_runners", "check_volume_mounts"]
-
-
-def _main_container(pod: dict[str, Any], runner: dict[str, Any] | None) -> dict[str, Any] | None:
-    containers = pod.get("containers") or []
-    if runner is not None:
-        name = runner.get("name")
-        for container in containers:
-            if container.get("name") == name:
-                return container  # type: ignore[no-any-return]
-    return containers[0] if containers else None
 
 
 def check_volume_mounts(runner_name: str, spec: dict[str, Any], piece_key: str) -> None:
@@ -40,41 +37,77 @@ def check_volume_mounts(runner_name: str, spec: dict[str, Any], piece_key: str) 
                     )
 
 
+def _parallelism_leaders(component: str, piece: dict[str, Any]) -> int:
+    """``engineParallelismLeaders`` is always 1; ``decoderParallelismLeaders`` is 1 only when the decoder
+    piece has a ``leader`` block or a top-level ``runner``."""
+    if component != "decoder":
+        return 1
+    return 1 if piece.get("leader") is not None or piece.get("runner") is not None else 0
+
+
+def _no_containers(part: RunnerPod) -> str:
+    # PodSpecReconciler's own words: resolveContainer (primary) and ReconcileWorkerPodSpec (worker).
+    if part.name == "worker":
+        return "no containers found in worker pod spec"
+    return "no containers found in pod spec and no runner spec provided"
+
+
 def _pod_for(
     part: RunnerPod,
     replica: InferenceReplica,
     ctx: ModelContext | None,
     runtime: RuntimeResource,
-    *,
-    worker_size: int,
-    leader_counts: bool,
-    router_config: dict[str, Any] | None,
+    shape: PieceShape,
+    piece: dict[str, Any],
+    accelerator_names: Sequence[str],
 ) -> dict[str, Any]:
+    """One pod, as ``EnginePodSpec`` / ``EngineWorkerPodSpec`` (and the decoder/router twins) build it."""
     component = replica.spec.component
+    workload = component in ("engine", "decoder")
     runner = part.runner
     if runner is not None:
+        router_config = piece.get("config") if component == "router" else None
         edit_runner(
             runner,
             component=component,
             ctx=ctx,
-            worker_size=worker_size,
-            leader_counts=leader_counts,
-            router_config=router_config,
+            router_config=router_config if isinstance(router_config, dict) else None,
+        )
+        if workload:
+            merge_legacy_resources(runner, runtime)
+            set_parallelism(
+                runner, accelerator_names, _parallelism_leaders(component, piece), shape.worker_size
+            )
+    elif not (part.pod.get("containers") or []):
+        key = PIECE_KEYS[component]
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED,
+            f'{key} of {runtime.kind} "{runtime.metadata.name}": {_no_containers(part)}',
         )
     pod = merge_runner_into_pod(part.pod, runner)
-    containers = pod.get("containers") or []
-    main = _main_container(pod, runner)
-    if main is not None:
-        position = next(i for i, c in enumerate(containers) if c is main)
-        containers[position] = main = replace_placeholders(main, replica.name_prefix, replica.namespace)
+    containers = pod["containers"]
+    position = main_container_index(pod, runner)
+    containers[position] = main = replace_placeholders(
+        containers[position], replica.name_prefix, replica.namespace
+    )
     if ctx is not None:
         edit_pod(pod, main, component=component, ctx=ctx, runtime=runtime, namespace=replica.namespace)
+    # UpdatePodSpecNodeSelector: a merged fine-tuned weight needs nothing from the node, not even this.
+    if workload and not (ctx is not None and ctx.merged):
+        merge_legacy_node_selector(pod, runtime)
     return pod
 
 
 def build_runners(
-    replica: InferenceReplica, runtime: RuntimeResource, ctx: ModelContext | None
+    replica: InferenceReplica,
+    runtime: RuntimeResource,
+    ctx: ModelContext | None,
+    accelerator_names: Sequence[str],
 ) -> tuple[RenderedRunner, ...]:
+    """The runners OME's ``renderFromRefs`` stores for a refs replica (``Rendered.Runners``).
+
+    ``accelerator_names`` are the resource names that count as accelerators for ``PARALLELISM_SIZE``.
+    """
     component = replica.spec.component
     piece = runtime.piece(component)
     if piece is None:
@@ -83,42 +116,24 @@ def build_runners(
             f'{runtime.kind} "{runtime.metadata.name}" has no {component} piece; '
             f"a {component} replica cannot render from it",
         )
-    parts = split_piece(piece, component)
-    worker_size = next((p.size for p in parts if p.name == "worker"), 0)
-    # The decoder's leader counts toward PARALLELISM_SIZE only when it has a runner (02 §3.5).
-    leader_counts = (
-        component != "decoder" or piece.get("leader") is not None or piece.get("runner") is not None
-    )
-    router_config = piece.get("config") if component == "router" else None
     model = ctx.model if ctx else None
     fine_tuned = ctx.fine_tuned if ctx else None
     labels = template_labels(replica, piece, runtime.metadata.name, model, fine_tuned)
     annotations = template_annotations(replica, piece, runtime.metadata.name, model, fine_tuned)
+    shape = split_piece(piece, component)
+    # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.
+    parts = [shape.primary, *([shape.worker] if shape.worker else [])]
+    specs = {id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names) for p in parts}
+    # Runners: every runner's template carries the same metadata (TemplateObjectMeta), the worker's too.
+    metadata: dict[str, Any] = {}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
     rendered = []
-    for part in parts:
-        spec = _pod_for(
-            part,
-            replica,
-            ctx,
-            runtime,
-            worker_size=worker_size,
-            leader_counts=leader_counts,
-            router_config=router_config if isinstance(router_config, dict) else None,
-        )
-        if not spec.get("containers"):
-            raise RenderBlocked(
-                BlockReason.RENDER_FAILED,
-                f'{PIECE_KEYS[component]} of {runtime.kind} "{runtime.metadata.name}" renders a '
-                f"{part.name} pod with no containers and no runner",
-            )
+    for part in shape.runners:
+        spec = specs[id(part)]
         check_volume_mounts(part.name, spec, PIECE_KEYS[component])
-        notes = annotations
-        if part.name == "worker":
-            notes = {k: v for k, v in annotations.items() if k not in WORKER_DROPPED_ANNOTATIONS}
-        metadata: dict[str, Any] = {}
-        if labels:
-            metadata["labels"] = dict(labels)
-        if notes:
-            metadata["annotations"] = dict(notes)
-        rendered.append(RenderedRunner(part.name, part.size, {"metadata": metadata, "spec": spec}))
+        template = {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": spec}
+        rendered.append(RenderedRunner(part.name, part.size, template))
     return tuple(rendered)

@@ -16,7 +16,6 @@ __all__ = ["ModelContext", "edit_pod", "edit_runner", "replace_placeholders"]
 FT_VOLUME = "model-empty-dir"
 FT_MOUNT_PATH = "/opt/ml/model"
 OVERLAY_ROOT = "/opt/ml/model-overlays"
-GPU = "nvidia.com/gpu"
 _PLACEHOLDER = re.compile(r"\{\{\s*\.(Name|Namespace)\s*\}\}")
 
 
@@ -40,25 +39,11 @@ class ModelContext:
         return isinstance(config, dict) and config.get("merged_weights") is True
 
 
-def _gpus(runner: dict[str, Any]) -> int | None:
-    resources = runner.get("resources") or {}
-    for section in ("limits", "requests"):
-        value = (resources.get(section) or {}).get(GPU)
-        if value is not None:
-            try:
-                return int(str(value))
-            except ValueError:
-                return None
-    return None
-
-
 def edit_runner(
     runner: dict[str, Any],
     *,
     component: str,
     ctx: ModelContext | None,
-    worker_size: int,
-    leader_counts: bool,
     router_config: dict[str, Any] | None,
 ) -> None:
     """Env and mounts OME puts on the runner container before it merges into the pod."""
@@ -73,10 +58,6 @@ def edit_runner(
         if ctx.fine_tuned is not None and (ctx.model.spec.vendor or "").lower() == "meta":
             set_env(runner, "SERVED_MODEL_NAME", f"/data/{ctx.fine_tuned.metadata.name}")
             setdefault_env(runner, ENV_MODEL_PATH, FT_MOUNT_PATH)
-        gpus = _gpus(runner)
-        if gpus is not None:
-            count = worker_size + (1 if leader_counts else 0)
-            set_env(runner, "PARALLELISM_SIZE", str(gpus * count))
     if ctx is not None and component in ("engine", "decoder"):
         for overlay in ctx.overlays:
             if not (overlay.spec.storage and overlay.spec.storage.path):
@@ -133,7 +114,6 @@ def edit_pod(
             else base_model_label(model.metadata.namespace or namespace, model.metadata.name)
         )
         selector.setdefault(key, "Ready")
-        selector.update(runtime.spec.node_selector or {})
 
 
 def replace_placeholders(value: Any, name: str, namespace: str) -> Any:

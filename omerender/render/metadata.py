@@ -1,25 +1,31 @@
-"""Template labels and annotations, in OME's order: later layers win (02 §3.6)."""
+"""Template labels and annotations, layered as OME's ``pkg/render/metadata.go`` and ``runners.go`` do.
+
+``ReconcileComponentObjectMeta`` starts from the replica's own labels and annotations (annotations less
+the disallowed keys) joined with the piece's, then writes OME's base labels and annotations over them
+(``ProcessBaseLabels`` / ``ProcessBaseAnnotations``). ``TemplateObjectMeta`` then lays the piece's
+``labels`` / ``annotations`` over that result, so the piece wins over OME's base values. Every runner, the
+worker included, carries this one metadata (``Runners``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from omerender.constants import LABEL_COMPONENT, LABEL_INFERENCESERVICE
+from omerender.constants import ANNOTATION_IN_PLACE_IMAGE_TRANSITION, LABEL_COMPONENT, LABEL_INFERENCESERVICE
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource
 
-__all__ = ["template_annotations", "template_labels"]
+__all__ = ["DISALLOWED_ANNOTATIONS", "template_annotations", "template_labels"]
 
-# Annotations of the replica itself that never reach a pod, as OME drops them from the ISVC shell.
-_DROPPED_ANNOTATIONS = frozenset(
+# constants.ServiceAnnotationDisallowedList: the replica's annotations that never reach its pods.
+DISALLOWED_ANNOTATIONS = frozenset(
     {
+        "internal.ome.io/storage-initializer-sourceuri",
         "kubectl.kubernetes.io/last-applied-configuration",
-        "autoscaling.knative.dev/minScale",
-        "autoscaling.knative.dev/maxScale",
-        "internal.serving.kserve.io/storage-initializer-sourceuri",
+        "ome.io/rollout-promote",
+        "ome.io/rollout-rollback",
     }
 )
-WORKER_DROPPED_ANNOTATIONS = frozenset({"prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path"})
 
 
 def _strategy(weight: FineTunedWeight) -> str | None:
@@ -50,8 +56,8 @@ def template_labels(
     model: ModelResource | None,
     fine_tuned: FineTunedWeight | None,
 ) -> dict[str, str]:
-    labels: dict[str, str] = dict(replica.metadata.labels)
-    labels.update(_string_map(piece, "labels"))
+    piece_labels = _string_map(piece, "labels")
+    labels: dict[str, str] = {**replica.metadata.labels, **piece_labels}
     labels[LABEL_INFERENCESERVICE] = replica.name_prefix
     labels[LABEL_COMPONENT] = replica.spec.component
     labels["serving-runtime"] = runtime_name
@@ -67,6 +73,7 @@ def template_labels(
         if strategy:
             labels["fine-tuned-weight-ft-strategy"] = strategy
         labels["fine-tuned-serving-with-merged-weights"] = "true" if _merged(fine_tuned) else "false"
+    labels.update(piece_labels)  # TemplateObjectMeta
     return labels
 
 
@@ -77,8 +84,10 @@ def template_annotations(
     model: ModelResource | None,
     fine_tuned: FineTunedWeight | None,
 ) -> dict[str, str]:
-    notes = {k: v for k, v in replica.metadata.annotations.items() if k not in _DROPPED_ANNOTATIONS}
-    notes.update(_string_map(piece, "annotations"))
+    piece_notes = _string_map(piece, "annotations")
+    notes = {k: v for k, v in replica.metadata.annotations.items() if k not in DISALLOWED_ANNOTATIONS}
+    notes.update(piece_notes)
+    notes.pop(ANNOTATION_IN_PLACE_IMAGE_TRANSITION, None)  # ProcessComponentAnnotations
     if model is not None:
         notes["ome.io/base-model-name"] = model.metadata.name
         if model.spec.vendor:
@@ -97,4 +106,5 @@ def template_annotations(
         if _merged(fine_tuned):
             notes["ome.io/fine-tuned-serving-with-merged-weights"] = "true"
             notes["ome.io/inject-model-init"] = "false"
+    notes.update(piece_notes)  # TemplateObjectMeta
     return notes

@@ -1,7 +1,8 @@
 """Turn a runtime piece (``engineConfig`` / ``decoderConfig`` / ``routerConfig``) into runner pods.
 
 A piece is an inline PodSpec plus OME's component extension fields, a ``runner`` container and, for
-multi-node runtimes, ``leader`` / ``worker`` blocks (02 §1.4, §10 rule 15).
+multi-node runtimes, ``leader`` / ``worker`` blocks (02 §1.4, §10 rule 15). The shape follows OME's
+``pkg/render`` ``RenderEngine`` / ``RenderDecoder`` / ``RenderRouter`` and ``Templates.MultiPod``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.render.data import clone
 
-__all__ = ["PIECE_KEYS", "RunnerPod", "split_piece"]
+__all__ = ["PIECE_KEYS", "PieceShape", "RunnerPod", "split_piece"]
 
 PIECE_KEYS = {"engine": "engineConfig", "decoder": "decoderConfig", "router": "routerConfig"}
 
@@ -53,6 +54,25 @@ class RunnerPod:
     runner: dict[str, Any] | None
 
 
+@dataclass(slots=True)
+class PieceShape:
+    """What OME renders from a piece (``RenderEngine`` / ``RenderDecoder`` / ``RenderRouter``).
+
+    ``primary`` is the ``leader`` block when the piece has one, else the top level. ``worker`` is rendered
+    whenever the piece has a ``worker`` block, but it becomes a runner only when ``multi_pod`` (both
+    blocks); ``worker_size`` counts in ``PARALLELISM_SIZE`` either way (``EngineWorkerSize``).
+    """
+
+    primary: RunnerPod
+    worker: RunnerPod | None
+    worker_size: int
+    multi_pod: bool
+
+    @property
+    def runners(self) -> list[RunnerPod]:
+        return [self.primary, self.worker] if self.multi_pod and self.worker else [self.primary]
+
+
 def _pod_part(block: dict[str, Any]) -> dict[str, Any]:
     return {k: clone(v) for k, v in block.items() if k not in _NOT_POD}
 
@@ -62,23 +82,43 @@ def _runner(block: dict[str, Any]) -> dict[str, Any] | None:
     return clone(runner) if isinstance(runner, dict) else None
 
 
-def split_piece(piece: dict[str, Any], component: str) -> list[RunnerPod]:
-    """``default``, or ``leader`` + ``worker`` when the piece has either block."""
-    leader, worker = piece.get("leader"), piece.get("worker")
-    # A router is always one `default` runner (02 §10 rule 15): its piece has no leader/worker.
-    if component == "router" or (leader is None and worker is None):
-        return [RunnerPod("default", 1, _pod_part(piece), _runner(piece))]
-    key = PIECE_KEYS[component]
-    if not isinstance(worker, dict):
+def _worker_size(worker: dict[str, Any], key: str, *, multi_pod: bool) -> int:
+    """``Worker.Size``, 0 when unset (Go's nil pointer); a multi-pod piece needs at least one worker."""
+    size = worker.get("size")
+    if size is None:
+        size = 0
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise RenderBlocked(
-            BlockReason.RENDER_FAILED, f"{key} declares a leader but no worker; a multi-node piece needs both"
+            BlockReason.RENDER_FAILED, f"{key}.worker.size must be a whole number, got {size!r}"
         )
-    size = worker.get("size", 1)
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise RenderBlocked(BlockReason.RENDER_FAILED, f"{key}.worker.size must be at least 1, got {size!r}")
-    if isinstance(leader, dict):
-        lead = RunnerPod("leader", 1, _pod_part(leader), _runner(leader) or _runner(piece))
-    else:
-        # No leader block: the leader is the piece-level pod, as OME's MultiNode path falls back.
-        lead = RunnerPod("leader", 1, _pod_part(piece), _runner(piece))
-    return [lead, RunnerPod("worker", size, _pod_part(worker), _runner(worker))]
+    if multi_pod and size < 1:
+        # Go would store a worker runner of size 0: a leader-only Instance that still reads as multi-node.
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED,
+            f"{key}.worker.size must be at least 1 when {key} has a leader and a worker, got {size}",
+        )
+    return size
+
+
+def split_piece(piece: dict[str, Any], component: str) -> PieceShape:
+    """The runner pods of a piece, shaped as ``RenderEngine`` / ``RenderDecoder`` shape them.
+
+    Multi-pod only when the piece has both ``leader`` and ``worker`` (``Templates.MultiPod``). A ``leader``
+    alone is one ``default`` runner built from the leader block; a ``worker`` alone is one ``default``
+    runner from the top level whose worker size still counts toward ``PARALLELISM_SIZE``. The leader
+    never borrows the top-level runner (``EnginePodSpec`` takes ``Leader.Runner`` only). A router has no
+    leader or worker (``RouterSpec`` has no such fields).
+    """
+    if component == "router":
+        return PieceShape(RunnerPod("default", 1, _pod_part(piece), _runner(piece)), None, 0, False)
+    key = PIECE_KEYS[component]
+    leader, worker = piece.get("leader"), piece.get("worker")
+    leader = leader if isinstance(leader, dict) else None
+    worker = worker if isinstance(worker, dict) else None
+    multi_pod = leader is not None and worker is not None
+    block = leader if leader is not None else piece
+    primary = RunnerPod("leader" if multi_pod else "default", 1, _pod_part(block), _runner(block))
+    if worker is None:
+        return PieceShape(primary, None, 0, False)
+    size = _worker_size(worker, key, multi_pod=multi_pod)
+    return PieceShape(primary, RunnerPod("worker", size, _pod_part(worker), _runner(worker)), size, multi_pod)

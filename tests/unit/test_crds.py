@@ -202,7 +202,10 @@ def documents(pattern: str) -> list[tuple[str, Obj]]:
 
 
 EXAMPLES = documents("examples/**/*.yaml")
-GOLDEN = documents("golden/cases/*.yaml")
+# Core objects in a case (the operator's inferenceservice-config ConfigMap) have no CRD to check against.
+GOLDEN = [
+    (w, d) for w, d in documents("golden/cases/*.yaml") if str(d.get("apiVersion", "")).startswith("ome.io/")
+]
 
 
 # Golden documents OME's own schema would reject; the render tests use them on purpose or by mistake.

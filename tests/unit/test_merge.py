@@ -318,17 +318,27 @@ def test_runner_into_pod_without_containers_makes_the_runner_the_container() -> 
     assert merged == {"nodeSelector": {"a": "1"}, "containers": [{"name": "ome-container", "image": "b"}]}
 
 
-def test_nameless_runner_merges_into_first_container_and_keeps_its_name() -> None:
+def test_nameless_runner_is_appended_next_to_named_containers_as_ome_container() -> None:
+    # resolveContainer compares names exactly: "" finds no named container, so the runner is appended.
     pod = {"containers": [{"name": "main", "image": "a", "args": ["1"]}, {"name": "other"}]}
     merged = merge_runner_into_pod(pod, {"name": "", "image": "b", "args": ["2"]})
-    assert merged["containers"][0] == {"name": "main", "image": "b", "args": ["1", "2"]}
-    assert main_container_index(merged, {"name": ""}) == 0
+    assert merged["containers"][:2] == pod["containers"]
+    assert merged["containers"][2] == {"name": "ome-container", "image": "b", "args": ["2"]}
+    assert main_container_index(merged, {"name": ""}) == 2
 
 
-def test_nameless_runner_and_no_containers_is_render_failed() -> None:
-    with pytest.raises(RenderBlocked) as info:
-        merge_runner_into_pod({}, {"image": "b"})
-    assert info.value.reason is BlockReason.RENDER_FAILED
+def test_nameless_runner_merges_into_a_nameless_container() -> None:
+    pod = {"containers": [{"name": "side"}, {"image": "a", "args": ["1"]}]}
+    merged = merge_runner_into_pod(pod, {"image": "b", "args": ["2"]})
+    assert merged["containers"] == [
+        {"name": "side"},
+        {"name": "ome-container", "image": "b", "args": ["1", "2"]},
+    ]
+
+
+def test_nameless_runner_and_no_containers_becomes_the_container() -> None:
+    merged = merge_runner_into_pod({}, {"image": "b"})
+    assert merged == {"containers": [{"name": "ome-container", "image": "b"}]}
 
 
 def test_no_runner_returns_the_pod_unchanged() -> None:

@@ -436,35 +436,67 @@ def test_leader_and_worker_blocks_make_two_runners() -> None:
     assert "size" not in pod(result, "worker")
 
 
-def test_worker_size_defaults_to_one() -> None:
+def test_worker_without_size_counts_zero_workers_and_blocks_a_multi_pod_piece() -> None:
+    # EngineWorkerSize: a nil Worker.Size is 0; a worker runner of size 0 is refused (the CRD's minimum is 1).
     piece = {"leader": {"runner": runner()}, "worker": {"runner": runner()}}
-    result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
-    assert [(r.name, r.size) for r in result.runners] == [("leader", 1), ("worker", 1)]
+    error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
+    assert error.reason is BlockReason.RENDER_FAILED
+    assert error.message == (
+        "engineConfig.worker.size must be at least 1 when engineConfig has a leader and a worker, got 0"
+    )
 
 
-def test_leader_falls_back_to_the_piece_level_pod_and_runner() -> None:
+def test_worker_without_leader_is_one_default_runner_from_the_top_level() -> None:
+    gpus = {"limits": {GPU: "2"}}
     piece = {
         "volumes": [{"name": "dshm", "emptyDir": {}}],
-        "runner": runner(image="piece:1", volumeMounts=[{"name": "dshm", "mountPath": "/dev/shm"}]),
+        "runner": runner(
+            image="piece:1", resources=gpus, volumeMounts=[{"name": "dshm", "mountPath": "/dev/shm"}]
+        ),
         "worker": {"size": 2, "runner": runner(image="worker:1")},
     }
     result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
-    assert container(result, runner_name="leader")["image"] == "piece:1"
-    assert pod(result, "leader")["volumes"] == [{"name": "dshm", "emptyDir": {}}]
-    assert "volumes" not in pod(result, "worker")
+    assert [(r.name, r.size) for r in result.runners] == [("default", 1)]
+    assert container(result)["image"] == "piece:1"
+    assert pod(result)["volumes"] == [{"name": "dshm", "emptyDir": {}}]
+    # The two workers still count: 2 GPUs x (1 leader + 2 workers).
+    assert env(container(result))["PARALLELISM_SIZE"] == "6"
 
 
-def test_leader_block_without_runner_uses_the_piece_runner() -> None:
-    piece = {"runner": runner(image="piece:1"), "leader": {"hostIPC": True}, "worker": {"runner": runner()}}
+def test_leader_without_worker_is_one_default_runner_from_the_leader_block() -> None:
+    piece = {
+        "runner": runner(image="piece:1"),
+        "leader": {"hostIPC": True, "runner": runner(image="leader:1")},
+    }
     result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
-    assert container(result, runner_name="leader")["image"] == "piece:1"
-    assert pod(result, "leader")["hostIPC"] is True
+    assert [(r.name, r.size) for r in result.runners] == [("default", 1)]
+    assert container(result)["image"] == "leader:1"
+    assert pod(result)["hostIPC"] is True
 
 
-def test_leader_without_worker_is_render_failed() -> None:
-    error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine={"leader": {"runner": runner()}}))
+def test_leader_block_without_runner_never_borrows_the_top_level_runner() -> None:
+    # EnginePodSpec takes Leader.Runner only; with no runner the leader pod's first container is the main one.
+    piece = {
+        "runner": runner(image="piece:1"),
+        "leader": {"containers": [{"name": "c", "image": "own:1"}]},
+        "worker": {"size": 1, "runner": runner()},
+    }
+    result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
+    assert pod(result, "leader")["containers"] == [{"name": "c", "image": "own:1"}]
+
+
+@pytest.mark.parametrize("worker", [False, True])
+def test_leader_or_worker_with_neither_runner_nor_containers_is_render_failed(worker: bool) -> None:
+    piece: dict[str, Any] = {"leader": {"runner": runner()}, "worker": {"size": 1, "runner": runner()}}
+    del piece["worker" if worker else "leader"]["runner"]
+    error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
     assert error.reason is BlockReason.RENDER_FAILED
-    assert error.message == "engineConfig declares a leader but no worker; a multi-node piece needs both"
+    expected = (
+        "no containers found in worker pod spec"
+        if worker
+        else "no containers found in pod spec and no runner spec provided"
+    )
+    assert error.message == f'engineConfig of ClusterServingRuntime "rt": {expected}'
 
 
 @pytest.mark.parametrize("size", [0, -1])
@@ -472,7 +504,7 @@ def test_worker_size_below_one_is_render_failed(size: Any) -> None:
     piece = {"leader": {"runner": runner()}, "worker": {"size": size, "runner": runner()}}
     error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
     assert error.reason is BlockReason.RENDER_FAILED
-    assert error.message == f"engineConfig.worker.size must be at least 1, got {size!r}"
+    assert error.message == f"engineConfig.worker.size must be a whole number, got {size!r}"
 
 
 @pytest.mark.parametrize("size", ["2", True, 1.5])
@@ -636,10 +668,11 @@ def test_runtime_ref_alone_mounts_nothing() -> None:
     )
     result = do_render(refs(model_ref=None, runtime_ref="rt"), model(), rt)
     main = container(result)
-    assert "env" not in main
+    # No model: no MODEL_PATH and no mounts; PARALLELISM_SIZE and the legacy selector still apply.
+    assert main["env"] == [{"name": "PARALLELISM_SIZE", "value": "4"}]
     assert "volumeMounts" not in main
     assert "volumes" not in pod(result)
-    assert "nodeSelector" not in pod(result)
+    assert pod(result)["nodeSelector"] == {"pool": "h100"}
     labels = template(result)["metadata"]["labels"]
     assert not any(key.startswith("base-model") for key in labels)
     assert result.model_name is None
@@ -709,12 +742,18 @@ def test_parallelism_size_replaces_a_runtime_value() -> None:
 
 def test_decoder_leader_counts_only_with_a_leader_or_runner() -> None:
     gpus = {"limits": {GPU: "4"}}
+    # No leader block and no top-level runner: the leader does not count (decoderParallelismLeaders).
     without = {
-        "containers": [{"name": "ome-container", "image": "i"}],
+        "containers": [{"name": "ome-container", "image": "i", "resources": gpus}],
         "worker": {"size": 2, "runner": runner(resources=gpus)},
     }
     result = do_render(refs("decoder"), model(), runtime(decoder=without))
-    assert env(container(result, runner_name="worker"))["PARALLELISM_SIZE"] == "8"
+    assert [r.name for r in result.runners] == ["default"]
+    # The default pod has no runner, so nothing writes PARALLELISM_SIZE into it at all.
+    assert "env" not in container(result)
+    with_runner = {"runner": runner(resources=gpus), "worker": {"size": 2, "runner": runner(resources=gpus)}}
+    result = do_render(refs("decoder"), model(), runtime(decoder=with_runner))
+    assert env(container(result))["PARALLELISM_SIZE"] == "12"
     with_leader = {
         "leader": {"runner": runner(resources=gpus)},
         "worker": {"size": 2, "runner": runner(resources=gpus)},
@@ -860,7 +899,8 @@ def test_label_layers_in_order() -> None:
         "team": "piece",
         "extra": "x",
         "ome.io/inferenceservice": "r",
-        "component": "engine",
+        # TemplateObjectMeta lays the piece's labels over OME's base labels: the piece wins.
+        "component": "piece",
         "serving-runtime": "rt",
         "fine-tuned-serving": "false",
         "base-model-name": "m",
@@ -884,12 +924,19 @@ def test_annotations_in_order_and_replica_annotations_excluded_from_the_hash() -
     annotations = {
         "example.com/contact": "me",
         "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        "internal.ome.io/storage-initializer-sourceuri": "s3://x",
+        "ome.io/rollout-promote": "abc",
+        "ome.io/rollout-rollback": "true",
+        "internal.ome.io/in-place-image-transition": "x",
+        # Not on OME's disallow list: these ride along.
+        "autoscaling.knative.dev/minScale": "1",
     }
     result = do_render(refs(), model(vendor="meta"), runtime(engine=piece), annotations=annotations)
     assert template(result)["metadata"]["annotations"] == {
         "example.com/contact": "me",
+        "autoscaling.knative.dev/minScale": "1",
         "prometheus.io/scrape": "true",
-        "ome.io/serving-runtime": "rt",
+        "ome.io/serving-runtime": "piece",
         "ome.io/base-model-name": "m",
         "ome.io/base-model-vendor": "meta",
         "ome.io/base-model-format": "safetensors",
@@ -898,23 +945,17 @@ def test_annotations_in_order_and_replica_annotations_excluded_from_the_hash() -
     assert result.excluded_annotation_keys == frozenset(annotations)
 
 
-def test_worker_template_drops_prometheus_annotations() -> None:
+def test_worker_template_carries_the_leader_metadata() -> None:
+    # Runners stamps one TemplateObjectMeta on every runner; nothing is dropped from the worker's.
     piece = {
-        "annotations": {
-            "prometheus.io/scrape": "true",
-            "prometheus.io/port": "8080",
-            "prometheus.io/path": "/m",
-            "keep": "1",
-        },
+        "labels": {"tier": "gpu"},
+        "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "8080", "keep": "1"},
         "leader": {"runner": runner()},
-        "worker": {"runner": runner()},
+        "worker": {"size": 1, "runner": runner()},
     }
     result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
-    leader_notes = template(result, "leader")["metadata"]["annotations"]
-    worker_notes = template(result, "worker")["metadata"]["annotations"]
-    assert {"prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path", "keep"} <= set(leader_notes)
-    assert not any(key.startswith("prometheus.io/") for key in worker_notes)
-    assert worker_notes["keep"] == "1"
+    assert template(result, "worker")["metadata"] == template(result, "leader")["metadata"]
+    assert template(result, "worker")["metadata"]["annotations"]["prometheus.io/port"] == "8080"
 
 
 # -- volume references ---------------------------------------------------------------------------
@@ -946,7 +987,11 @@ def test_leader_mounting_a_worker_only_volume_is_render_failed() -> None:
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
     piece = {
         "leader": {"runner": runner(volumeMounts=mounts)},
-        "worker": {"volumes": [{"name": "dshm", "emptyDir": {}}], "runner": runner(volumeMounts=mounts)},
+        "worker": {
+            "size": 1,
+            "volumes": [{"name": "dshm", "emptyDir": {}}],
+            "runner": runner(volumeMounts=mounts),
+        },
     }
     error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
     assert error.message.startswith('runner "leader" container "ome-container": volumeMount "dshm"')

@@ -203,23 +203,29 @@ def test_env_on_every_regular_container_but_not_init_containers() -> None:
     assert p["spec"]["initContainers"] == [{"name": "init", "image": "busybox"}]
 
 
-def test_ome_value_replaces_a_same_named_variable_in_place() -> None:
+def test_ome_block_removes_same_named_variables_and_is_appended_at_the_end() -> None:
+    # injectOMENativeEnv: the container's OME_* variables are dropped, OME's block follows what is left.
     container = {
         "name": "ome-container",
         "env": [
-            {"name": "KEEP", "value": "1"},
             {"name": "OME_RUNNER", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "KEEP", "value": "1"},
             {"name": "OME_INSTANCE_INDEX", "value": "99"},
+            {"name": "AFTER", "value": "2"},
         ],
     }
     p = make(replica(), single(tpl(container)), index=2)
     out = p["spec"]["containers"][0]["env"]
-    assert out[:3] == [
-        {"name": "KEEP", "value": "1"},
-        {"name": "OME_RUNNER", "value": "default"},
-        {"name": "OME_INSTANCE_INDEX", "value": "2"},
-    ]
-    assert [v["name"] for v in out].count("OME_RUNNER") == 1
+    assert [v["name"] for v in out] == ["KEEP", "AFTER", *OME_ENV]
+    assert {"name": "OME_RUNNER", "value": "default"} in out
+    assert {"name": "OME_INSTANCE_INDEX", "value": "2"} in out
+
+
+def test_nameless_init_containers_are_named_too_but_get_no_env() -> None:
+    p = make(
+        replica(), single(tpl({"name": "ome-container", "image": "i"}, initContainers=[{"image": "warm"}]))
+    )
+    assert p["spec"]["initContainers"] == [{"name": "ome-container", "image": "warm"}]
 
 
 def test_runner_index_is_zero_for_a_size_one_runner_even_at_ordinal_one() -> None:
@@ -447,3 +453,15 @@ def test_pod_group_timeout_is_clamped(timeout: float | None, expected: int) -> N
     group = pod_group(replica(), 0, 2, instance_ready_timeout_seconds=timeout)
     assert group["spec"]["scheduleTimeoutSeconds"] == expected
     assert "annotations" not in group["metadata"]
+
+
+def test_worker_pods_carry_the_leader_template_metadata() -> None:
+    # desiredFromIR takes PodTemplateObjectMeta from the default/leader runner for every pod.
+    leader = tpl(labels={"role": "head"})
+    leader["metadata"]["annotations"] = {"a": "leader"}
+    worker = tpl(labels={"role": "tail", "only-worker": "x"})
+    worker["metadata"]["annotations"] = {"a": "worker"}
+    p = make(replica(), gang(leader=leader, worker=worker), runner="worker", ordinal=1)
+    assert p["metadata"]["labels"]["role"] == "head"
+    assert "only-worker" not in p["metadata"]["labels"]
+    assert p["metadata"]["annotations"] == {"a": "leader"}
