@@ -141,7 +141,9 @@ def test_the_deployments_readiness_probe_outlasts_the_tls_dial() -> None:
 
     deployment = next(
         d
-        for d in yaml.safe_load_all((Path(__file__).parents[2] / "deploy" / "deployment.yaml").read_text())
+        for d in yaml.safe_load_all(
+            (Path(__file__).parents[2] / "deploy" / "base" / "deployment.yaml").read_text()
+        )
         if d and d["kind"] == "Deployment"
     )
     probe = deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
