@@ -38,25 +38,30 @@ class Resolved:
     advisory: str | None
 
 
-def _model_where(kind: str, namespace: str) -> str:
-    return f'in namespace "{namespace}"' if kind == "BaseModel" else "at cluster scope"
-
-
 def _resolve_model(replica: InferenceReplica, catalog: Catalog) -> ModelResource:
+    """``ReconcileBaseModelWithStatus`` (``inferenceservice/utils/reconciliation.go``): the model of the
+    reference's kind (no fallback across scopes), then its ``disabled`` flag; then our readiness check.
+
+    A missing ClusterBaseModel is Go's ``No BaseModel or ClusterBaseModel with the name: <name>``; a
+    missing BaseModel is the API server's NotFound text, which Go passes through. A model that is not
+    Ready is ``ModelNotFound`` (the seed's rule; Go holds back only Sharded models).
+    """
     ref = replica.spec.model_ref
     assert ref is not None
     kind = ref.effective_kind
     model = catalog.model(kind, replica.namespace, ref.name)
     if model is None:
-        raise RenderBlocked(
-            BlockReason.MODEL_NOT_FOUND,
-            f'{kind} "{ref.name}" not found {_model_where(kind, replica.namespace)}',
+        message = (
+            f'basemodels.ome.io "{ref.name}" not found'
+            if kind == "BaseModel"
+            else f"No BaseModel or ClusterBaseModel with the name: {ref.name}"
         )
+        raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, message)
+    if model.is_disabled:
+        raise RenderBlocked(BlockReason.MODEL_DISABLED, f"specified base model {ref.name} is disabled")
     if not model.is_ready:
         state = model.status.state if model.status and model.status.state else "unknown"
         raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, f'{kind} "{ref.name}" is not ready (state: {state})')
-    if model.is_disabled:
-        raise RenderBlocked(BlockReason.MODEL_DISABLED, f'{kind} "{ref.name}" is disabled')
     return model
 
 

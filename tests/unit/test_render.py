@@ -209,14 +209,14 @@ def test_sources_are_reported() -> None:
 def test_model_missing_at_cluster_scope() -> None:
     error = blocked(refs(), model(kind="BaseModel"), runtime())
     assert error.reason is BlockReason.MODEL_NOT_FOUND
-    assert error.message == 'ClusterBaseModel "m" not found at cluster scope'
+    assert error.message == "No BaseModel or ClusterBaseModel with the name: m"
 
 
 def test_basemodel_is_looked_up_in_the_replica_namespace_only() -> None:
     spec = refs(model_ref={"name": "m", "kind": "BaseModel"})
     error = blocked(spec, model(kind="BaseModel", namespace="other"), model(), runtime())
     assert error.reason is BlockReason.MODEL_NOT_FOUND
-    assert error.message == 'BaseModel "m" not found in namespace "demo"'
+    assert error.message == 'basemodels.ome.io "m" not found'
     result = do_render(spec, model(kind="BaseModel", namespace=NS), runtime())
     assert result.model_name == "m"
 
@@ -231,12 +231,13 @@ def test_model_not_ready_is_model_not_found(state: str | None) -> None:
 def test_disabled_model() -> None:
     error = blocked(refs(), model(disabled=True), runtime())
     assert error.reason is BlockReason.MODEL_DISABLED
-    assert error.message == 'ClusterBaseModel "m" is disabled'
+    assert error.message == "specified base model m is disabled"
 
 
-def test_not_ready_wins_over_disabled() -> None:
+def test_disabled_is_checked_before_readiness() -> None:
+    # ReconcileBaseModelWithStatus refuses a disabled model before anything looks at its state.
     assert (
-        blocked(refs(), model(disabled=True, state="Failed"), runtime()).reason is BlockReason.MODEL_NOT_FOUND
+        blocked(refs(), model(disabled=True, state="Failed"), runtime()).reason is BlockReason.MODEL_DISABLED
     )
 
 
