@@ -553,7 +553,10 @@ def named_runtime_advisory(runtime_spec_owner: RuntimeResource, model: ModelReso
     problem = compatibility_problem(runtime_spec_owner, model)
     if problem is None:
         return None
+    name = runtime_spec_owner.metadata.name
+    # renderFromRefs' event text around RuntimeCompatibilityError's (which names the model's format).
+    compatibility = f"runtime {name} does not support model {model.spec.model_format.name}: {problem}"
     return (
-        f"Runtime {runtime_spec_owner.metadata.name} does not declare support for model "
-        f"{model.metadata.name} ({problem}); proceeding because the runtime was named explicitly"
+        f"Runtime {name} does not declare support for model {model.metadata.name} ({compatibility}); "
+        "proceeding because the runtime was named explicitly"
     )

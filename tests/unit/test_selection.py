@@ -765,16 +765,18 @@ def test_named_runtime_ignores_auto_select() -> None:
 def test_named_runtime_format_mismatch_is_advisory() -> None:
     rt = as_runtime(runtime("vllm", entry(fmt("pytorch"))))
     assert named_runtime_advisory(rt, as_model(model("llama"))) == (
-        'Runtime vllm does not declare support for model llama (model format "safetensors" does not match '
-        'runtime format "pytorch"); proceeding because the runtime was named explicitly'
+        "Runtime vllm does not declare support for model llama (runtime vllm does not support model "
+        'safetensors: model format "safetensors" does not match runtime format "pytorch"); proceeding '
+        "because the runtime was named explicitly"
     )
 
 
 def test_named_runtime_size_violation_is_advisory() -> None:
     rt = as_runtime(runtime("small", size_range={"min": "500M", "max": "2B"}))
     assert named_runtime_advisory(rt, as_model(model("big", size="70B"))) == (
-        "Runtime small does not declare support for model big (model size 70B is outside the runtime's "
-        "supported range [500M, 2B]); proceeding because the runtime was named explicitly"
+        "Runtime small does not declare support for model big (runtime small does not support model "
+        "safetensors: model size 70B is outside the runtime's supported range [500M, 2B]); proceeding "
+        "because the runtime was named explicitly"
     )
 
 
