@@ -87,12 +87,12 @@ def _go_map_decode_error(value: Any) -> str | None:
 def _check_configuration(weight: FineTunedWeight) -> None:
     """``isvcutils.IsMergedFineTunedWeight``: ``spec.configuration`` must decode as a JSON object.
 
-    An absent configuration is empty raw bytes, which ``json.Unmarshal`` refuses; the condition
-    carries Go's bare error text, as OME writes it.
+    An absent or null configuration is empty raw bytes (``RawExtension`` keeps no bytes for
+    ``null``), which ``json.Unmarshal`` refuses; the condition carries Go's bare error text.
     """
-    if "configuration" not in weight.spec:
+    config = weight.spec.get("configuration")
+    if config is None:
         raise RenderBlocked(BlockReason.RENDER_FAILED, "unexpected end of JSON input")
-    config = weight.spec["configuration"]
     problem = _go_map_decode_error(config)
     if problem:
         raise RenderBlocked(BlockReason.RENDER_FAILED, problem)

@@ -779,6 +779,7 @@ def test_a_missing_runtime_is_reported_before_a_missing_fine_tuned_weight() -> N
     ("configuration", "message"),
     [
         (None, "unexpected end of JSON input"),
+        ("null", "unexpected end of JSON input"),
         ("yes", "json: cannot unmarshal string into Go value of type map[string]interface {}"),
         ([1], "json: cannot unmarshal array into Go value of type map[string]interface {}"),
     ],
@@ -787,6 +788,8 @@ def test_fine_tuned_weight_configuration_must_be_an_object(configuration: Any, m
     weight = ftw()
     if configuration is None:
         del weight["spec"]["configuration"]
+    elif configuration == "null":
+        weight["spec"]["configuration"] = None
     else:
         weight["spec"]["configuration"] = configuration
     error = blocked(refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]}), model(), runtime(), weight)
