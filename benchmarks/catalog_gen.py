@@ -90,7 +90,15 @@ def _runtime(i: int) -> dict[str, Any]:
                 }
             ],
             "modelSizeRange": {"min": f"{low - 0.5}B", "max": f"{high + 0.5}B"},
-            "engineConfig": {"runner": {"args": [f"--tp={1 + i % 4}"]}},
+            # Auto-selection renders a runtime's own spec, without its chain (OME's render.Resolve),
+            # so a runtime that may be auto-selected names its runner and image itself.
+            "engineConfig": {
+                "runner": {
+                    "name": "ome-container",
+                    "image": f"registry.example.com/srt:v0.{family}",
+                    "args": [f"--tp={1 + i % 4}"],
+                }
+            },
         },
     }
 

@@ -7,7 +7,6 @@ API. The time is an input (``World.now``): the planner never reads a clock.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,8 +15,8 @@ from typing import Any
 
 from omereconcile.settings import OperatorSettings
 from omerender import constants as c
-from omerender.gojson import to_bytes
 from omerender.models import InferenceReplica
+from omerender.revision import stored_payload
 
 __all__ = [
     "ContainerView",
@@ -214,19 +213,9 @@ class RevisionView:
         owner = next(
             (o.get("uid") for o in meta.get("ownerReferences", []) or [] if o.get("controller")), None
         )
-        data = obj.get("data")
-        if isinstance(data, Mapping):
-            raw = data.get("raw", data)
-            data = raw
-        if isinstance(data, str):
-            blob = data.encode()
-        elif isinstance(data, bytes):
-            blob = data
-        else:
-            # The API hands `data` back decoded. Decoding keeps values and key order, so encoding them
-            # again as Go's json.Marshal does (`<`, `>`, `&` escaped, UTF-8 kept) gives back the exact
-            # payload omerender hashed; plain json.dumps would make `&` in a URL look like a collision.
-            blob = to_bytes(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+        # The API hands `data` back decoded; stored_payload re-encodes it as Go's json.Marshal does, so
+        # `&` in a URL does not look like a collision.
+        blob = stored_payload(obj.get("data"))
         return cls(
             name=str(meta.get("name", "")),
             revision=int(obj.get("revision", 0) or 0),

@@ -9,8 +9,8 @@ One mechanism, three uses, chosen by :class:`MergeOptions`:
   way OME's ``utils/merging.go mergeSpec`` calls ``strategicpatch.StrategicMergePatch``.
 * :func:`merge_runner_into_pod` — OME's ``MergeRuntimeContainers``: SMP of the runner over the pod
   container of the same name, then ``args`` = container args + runner args.
-* :func:`merge_inherited` — runtime inheritance (``ome.io/inherit-from``): the child's spec over the
-  parent's, where empty values and nulls in the child mean "unset".
+* :func:`merge_inherited` — runtime inheritance (``ome.io/inherit-from``): the child's spec, as Go's
+  encoder writes the typed struct (:mod:`omerender.runtime_gotypes`), over the parent's.
 
 **Which lists are keyed.** Kubernetes reads the merge key from the Go struct tag of the field
 (``patchMergeKey``). We decide by the JSON field name alone (:data:`MERGE_KEYS`): in a PodSpec, and in
@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from omerender.constants import MAIN_CONTAINER
 from omerender.errors import BlockReason, RenderBlocked
+from omerender.runtime_gotypes import go_marshalled
 
 __all__ = [
     "INHERITANCE",
@@ -87,9 +88,11 @@ class MergeOptions:
 
 # Plain SMP, as 02 §3.2 describes it.
 SMP: Final = MergeOptions()
-# Runtime inheritance (01 §2.4): empties and nulls are unset; same-named volumes merge field by field
-# (OME's runtime-inheritance page warns that switching a volume's source in a child leaves both).
-INHERITANCE: Final = MergeOptions(null_deletes=False, empty_is_unset=True, retain_keys=False)
+# Runtime inheritance (01 §2.4) over a child already reduced to what Go writes (go_marshalled): every
+# value left is a real one. Same-named volumes merge field by field: a marshalled child carries no
+# `$retainKeys` directive (OME's runtime-inheritance page warns that switching a volume's source in a
+# child leaves both).
+INHERITANCE: Final = MergeOptions(null_deletes=False, empty_is_unset=False, retain_keys=False)
 # The runner over its container: OME marshals both typed Containers, so an empty or null field of the
 # runner is simply absent and never wipes the container's value.
 RUNNER_OVER_CONTAINER: Final = MergeOptions(null_deletes=False, empty_is_unset=True)
@@ -118,15 +121,19 @@ def strategic_merge(
 
 
 def merge_inherited(parent_spec: Mapping[str, Any], child_spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A child runtime's spec over its parent's effective spec (01 §2.4).
+    """A child runtime's spec over its parent's effective spec (01 §2.4), as OME's
+    ``runtimeinheritance.Merge`` does it (sgl-project/ome ``pkg/runtimeinheritance/merge.go``).
 
-    Scalars replace; objects (``runner``, ``modelSizeRange``, ``engineConfig``, …) merge field by field;
-    maps merge by key; keyed lists merge by key (same-named volumes merge field by field); other lists,
-    such as ``supportedModelFormats``, ``args`` and ``tolerations``, replace. ``[]``, ``{}``, ``""`` and
-    null in the child count as unset, so a child can never remove what its parent sets (a ``{}`` the
-    parent lacks is kept, so a child's ``emptyDir: {}`` volume stays a volume).
+    The child is first reduced to what ``json.Marshal`` of the typed Go struct writes, nulls stripped
+    (:func:`omerender.runtime_gotypes.go_marshalled`): an ``omitempty`` field at its zero value
+    (``hostNetwork: false``, ``maxReplicas: 0``, ``[]``, ``""``) is not written and leaves the parent's
+    value, a pointer field (``disabled: false``) is written and wins. Then scalars replace; objects
+    (``runner``, ``engineConfig``, …) merge field by field; maps merge by key; keyed lists merge by
+    key (same-named volumes field by field); other lists, such as ``supportedModelFormats``, ``args``
+    and ``tolerations``, replace. A ``{}`` the parent lacks is kept, so a child's ``emptyDir: {}``
+    volume stays a volume.
     """
-    return _merge_maps(parent_spec, child_spec, "spec", INHERITANCE)
+    return _merge_maps(parent_spec, go_marshalled(child_spec), "spec", INHERITANCE)
 
 
 def merge_runner_into_pod(pod_spec: Mapping[str, Any], runner: Mapping[str, Any] | None) -> dict[str, Any]:

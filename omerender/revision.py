@@ -6,7 +6,9 @@
 - :func:`revision_name`, :func:`controller_revision`, :func:`next_revision_number` (§9.4).
 - :func:`revisions_to_prune` — retention (§9.5).
 
-All pure: values in, values out.
+All pure: values in, values out. The rules follow ome-projects/ome
+``pkg/controller/v1beta1/workload/revision/revision.go`` (``HashWithWorkerTopologyAndPairing``,
+``TemplateMeta``, ``EnsureControllerRevisionFromHash``).
 """
 
 from __future__ import annotations
@@ -21,21 +23,35 @@ from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_byte
 
 __all__ = [
     "ALWAYS_EXCLUDED_ANNOTATIONS",
+    "DERIVED_LABELS",
     "MIGRATION_REQUEST_ANNOTATION_PREFIX",
     "controller_revision",
     "fnv32a",
     "hashed_annotations",
+    "hashed_labels",
     "next_revision_number",
     "payload_matches",
     "revision_hash",
     "revision_name",
     "revision_payload",
     "revisions_to_prune",
+    "stored_payload",
 ]
 
 MIGRATION_REQUEST_ANNOTATION_PREFIX: Final = "ome.io/migration-request-v1-"
+# revision.go isLifecycleAnnotation and isSchedulingAnnotation (constants.LocalQueue).
 ALWAYS_EXCLUDED_ANNOTATIONS: Final = frozenset(
-    {"ome.io/rollout-paused", "ome.io/rollout-promote", "ome.io/rollout-rollback"}
+    {"ome.io/rollout-paused", "ome.io/rollout-promote", "ome.io/rollout-rollback", "ome.io/local-queue"}
+)
+# revision.go isDerivedLabel: Kueue's queue and priority (isSchedulingLabel) and the multi-cluster
+# control plane's provenance markers (isPlacementMarker). Written from cluster state, never hashed.
+DERIVED_LABELS: Final = frozenset(
+    {
+        "kueue.x-k8s.io/queue-name",
+        "kueue.x-k8s.io/priority-class",
+        "ome.io/placement-origin",
+        "ome.io/placement-control-plane",
+    }
 )
 PAIRING_PROTOCOL_ANNOTATION: Final = "ome.io/pairing-protocol"
 
@@ -59,6 +75,11 @@ def hashed_annotations(annotations: Mapping[str, str], excluded_keys: Collection
         and k not in ALWAYS_EXCLUDED_ANNOTATIONS
         and k not in excluded_keys
     }
+
+
+def hashed_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels that feed the hash: :data:`DERIVED_LABELS` dropped (``TemplateMeta``)."""
+    return {k: v for k, v in labels.items() if k not in DERIVED_LABELS}
 
 
 _META_MAPS: Final = ("labels", "annotations")
@@ -117,6 +138,14 @@ def _hashed_annotations_piece(annotations: Any, excluded: Collection[str]) -> st
     return _map_piece(kept, path)
 
 
+def _hashed_labels_piece(labels: Any) -> str | None:
+    path = ("podTemplate", "metadata", "labels")
+    if not isinstance(labels, Mapping) or not DERIVED_LABELS.intersection(labels):
+        return _map_piece(labels, path)
+    _map_piece(labels, path)  # Go decodes the dropped labels too: a bad value is still an error
+    return _map_piece({k: v for k, v in labels.items() if k not in DERIVED_LABELS}, path)
+
+
 def _spec_fragment(spec: Any, name: str) -> str:
     try:
         return _POD_SPEC(spec)
@@ -142,7 +171,7 @@ def revision_payload(
     ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode.
     """
     spec, meta = _template_parts(pod_template, "podTemplate", maps_checked_later=True)
-    labels = _map_piece(meta.get("labels"), ("podTemplate", "metadata", "labels"))
+    labels = _hashed_labels_piece(meta.get("labels"))
     if not isinstance(excluded_annotation_keys, frozenset | set):
         excluded_annotation_keys = frozenset(excluded_annotation_keys)
     annotations = _hashed_annotations_piece(meta.get("annotations"), excluded_annotation_keys)
@@ -259,16 +288,26 @@ def controller_revision(
     }
 
 
-def payload_matches(data: Any, payload: bytes) -> bool:
-    """Whether a stored ControllerRevision's ``data`` holds the same content as ``payload``.
+def stored_payload(data: Any) -> bytes:
+    """The ``data.raw`` bytes of a stored ControllerRevision, as Go's controller reads them.
 
-    Compares decoded JSON, so it does not depend on how the API server re-serialised the
-    object; the canonical payload's bytes are a function of that content.
+    ``data`` is what a client got back: raw bytes or text, ``{"raw": ...}``, or the payload decoded
+    as JSON. Decoding keeps values and key order, so encoding a decoded payload again as Go's
+    ``json.Marshal`` does (``<``, ``>``, ``&`` escaped, UTF-8 kept, no spaces) gives back its bytes.
     """
-    try:
-        return bool(json.loads(payload) == data)
-    except ValueError:
-        return False
+    if isinstance(data, Mapping) and "raw" in data:
+        data = data["raw"]
+    if isinstance(data, bytes | bytearray):
+        return bytes(data)
+    if isinstance(data, str):
+        return data.encode()
+    return to_bytes(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+
+
+def payload_matches(data: Any, payload: bytes) -> bool:
+    """Whether a stored ControllerRevision's ``data`` is ``payload``, byte for byte, as
+    ``EnsureControllerRevisionFromHash`` compares ``existing.Data.Raw`` with the new bytes."""
+    return stored_payload(data) == bytes(payload)
 
 
 def _revision_number(obj: Mapping[str, Any]) -> int:

@@ -3,11 +3,13 @@
 A runtime *supports* a model when some entry of ``supportedModelFormats`` passes the diffusion
 pipeline, architecture, quantization, format and framework checks, and the model's size lies in the
 runtime's ``modelSizeRange``. Automatic selection keeps the enabled runtimes that support the model,
-have an ``autoSelect: true`` entry, score above zero and declare the replica's piece; ServingRuntimes of
+have an ``autoSelect: true`` entry and score above zero; ServingRuntimes of
 the replica's namespace rank before every ClusterServingRuntime, then score (desc), size-range distance
 (asc, only for a model with a size) and name (asc). Selection reads each runtime's own spec: runtime
 inheritance applies only to a runtime the replica names, which the caller resolves before asking
-:func:`named_runtime_advisory`.
+:func:`named_runtime_advisory`. Selection does not look at the replica's piece (``evaluateRuntime`` in
+``runtimeselector/selector.go`` has no such check): a winner without it blocks the render later
+(``renderFromRefs``), and :func:`piece_advisory` names the best-ranked candidate that has one.
 
 Where this differs from the OME snapshot of 02, on purpose:
 - a ``modelSizeRange`` with one bound is open on the other side (OME's snapshot dereferences nil), and
@@ -42,6 +44,8 @@ __all__ = [
     "evaluate_runtimes",
     "named_runtime_advisory",
     "parse_model_size",
+    "piece_advisory",
+    "require_format_name",
     "runtime_score",
     "select_runtime",
 ]
@@ -365,7 +369,6 @@ class ExclusionCause(StrEnum):
     INCOMPATIBLE = "Incompatible"
     NO_AUTO_SELECT = "NoAutoSelect"
     SCORE_ZERO = "ScoreZero"
-    PIECE_MISSING = "PieceMissing"
 
 
 _CAUSE_TEXT = {
@@ -395,15 +398,12 @@ class Exclusion:
     runtime: RuntimeResource
     cause: ExclusionCause
     model: ModelResource = field(repr=False, compare=False)
-    component: str = ""
 
     @property
     def reason(self) -> str:
         # Built on demand: a lint run excludes most of the catalog for every model.
         if self.cause is ExclusionCause.INCOMPATIBLE:
             return f"incompatible: {compatibility_problem(self.runtime, self.model)}"
-        if self.cause is ExclusionCause.PIECE_MISSING:
-            return f"no {self.component} piece"
         return _CAUSE_TEXT[self.cause]
 
 
@@ -446,20 +446,19 @@ class SelectionReport:
         return message
 
 
-def _require_format_name(model: ModelResource) -> None:
+def require_format_name(model: ModelResource) -> None:
+    """``validateModel`` (``runtimeselector/selector.go``), which selection and ``ValidateRuntime`` run
+    before they look at any runtime: a model without a format name is ``RuntimeSelectionFailed``."""
     if not model.spec.model_format.name:
         raise RenderBlocked(
             BlockReason.RUNTIME_SELECTION_FAILED,
-            "invalid model specification: modelFormat.name: model format name is required; "
-            f"{model.kind} {model.metadata.name} has no model format, so no runtime can serve it",
+            "invalid model specification: modelFormat.name: model format name is required",
         )
 
 
-def _evaluate(
-    runtime: RuntimeResource, model: ModelResource, component: str
-) -> tuple[Candidate | None, Exclusion | None]:
+def _evaluate(runtime: RuntimeResource, model: ModelResource) -> tuple[Candidate | None, Exclusion | None]:
     spec = model.spec
-    # OME's evaluateRuntime order, then our piece filter, so the first reason is OME's when OME has one.
+    # OME's evaluateRuntime order.
     cause: ExclusionCause | None = None
     score = 0
     if runtime.is_disabled:
@@ -470,10 +469,8 @@ def _evaluate(
         cause = ExclusionCause.NO_AUTO_SELECT
     elif (score := runtime_score(runtime, model)) <= 0:
         cause = ExclusionCause.SCORE_ZERO
-    elif runtime.piece(component) is None:
-        cause = ExclusionCause.PIECE_MISSING
     if cause is not None:
-        return None, Exclusion(runtime, cause, model, component)
+        return None, Exclusion(runtime, cause, model)
     return Candidate(runtime, score, _size_distance(runtime, spec)), None
 
 
@@ -490,14 +487,14 @@ def evaluate_runtimes(
     Raises RenderBlocked(RuntimeSelectionFailed) for a model with no format name, as OME does
     before looking at any runtime. An empty ``candidates`` means no runtime can be selected.
     """
-    _require_format_name(model)
+    require_format_name(model)
     groups = (catalog.runtimes_in(namespace), catalog.cluster_runtimes())
     candidates: list[Candidate] = []
     exclusions: list[Exclusion] = []
     for group in groups:
         found: list[Candidate] = []
         for runtime in group:
-            candidate, exclusion = _evaluate(runtime, model, component)
+            candidate, exclusion = _evaluate(runtime, model)
             if candidate is not None:
                 found.append(candidate)
             if exclusion is not None:
@@ -527,6 +524,24 @@ def select_runtime(model: ModelResource, catalog: Catalog, namespace: str, compo
     return report.selected
 
 
+def piece_advisory(report: SelectionReport) -> str | None:
+    """When the selected runtime lacks the replica's piece: the best-ranked candidate that has it.
+
+    OME's ``renderFromRefs`` blocks with ``RuntimePieceMissing`` and says no more; this hint is ours.
+    """
+    winner = report.selected
+    if winner is None or winner.piece(report.component) is not None:
+        return None
+    for candidate in report.candidates[1:]:
+        runtime = candidate.runtime
+        if runtime.piece(report.component) is not None:
+            return (
+                f"{runtime.kind} {runtime.metadata.name} ranks lower and has a {report.component} piece; "
+                "name it in spec.runtimeRef to render from it"
+            )
+    return None
+
+
 def named_runtime_advisory(runtime_spec_owner: RuntimeResource, model: ModelResource) -> str | None:
     """The ``RuntimeCompatibilityAdvisory`` text for a runtime the replica names, or None.
 
@@ -534,11 +549,14 @@ def named_runtime_advisory(runtime_spec_owner: RuntimeResource, model: ModelReso
     matcher runs ignoring ``autoSelect``; a failure does not block the render (DECISIONS §3.4), but a
     model with no format name cannot be served at all and raises RenderBlocked(RuntimeSelectionFailed).
     """
-    _require_format_name(model)
+    require_format_name(model)
     problem = compatibility_problem(runtime_spec_owner, model)
     if problem is None:
         return None
+    name = runtime_spec_owner.metadata.name
+    # renderFromRefs' event text around RuntimeCompatibilityError's (which names the model's format).
+    compatibility = f"runtime {name} does not support model {model.spec.model_format.name}: {problem}"
     return (
-        f"Runtime {runtime_spec_owner.metadata.name} does not declare support for model "
-        f"{model.metadata.name} ({problem}); proceeding because the runtime was named explicitly"
+        f"Runtime {name} does not declare support for model {model.metadata.name} ({compatibility}); "
+        "proceeding because the runtime was named explicitly"
     )

@@ -55,7 +55,7 @@ def edit_runner(
             runner.setdefault("volumeMounts", []).append(
                 {"name": ctx.model.metadata.name, "mountPath": path, "readOnly": True}
             )
-        if ctx.fine_tuned is not None and (ctx.model.spec.vendor or "").lower() == "meta":
+        if ctx.fine_tuned is not None and ctx.model.spec.vendor == "meta":
             set_env(runner, "SERVED_MODEL_NAME", f"/data/{ctx.fine_tuned.metadata.name}")
             setdefault_env(runner, ENV_MODEL_PATH, FT_MOUNT_PATH)
     if ctx is not None and component in ("engine", "decoder"):

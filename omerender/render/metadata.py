@@ -28,10 +28,11 @@ DISALLOWED_ANNOTATIONS = frozenset(
 )
 
 
-def _strategy(weight: FineTunedWeight) -> str | None:
+def _strategy(weight: FineTunedWeight) -> str:
+    """``hyperParameters.strategy``; ``resolve_refs`` has already refused a weight without a string one."""
     params = weight.spec.get("hyperParameters")
     value = params.get("strategy") if isinstance(params, dict) else None
-    return value if isinstance(value, str) and value else None
+    return value if isinstance(value, str) else ""
 
 
 def _merged(weight: FineTunedWeight | None) -> bool:
@@ -69,9 +70,8 @@ def template_labels(
         if model.spec.vendor:
             labels["base-model-vendor"] = model.spec.vendor
     if fine_tuned is not None:
-        strategy = _strategy(fine_tuned)
-        if strategy:
-            labels["fine-tuned-weight-ft-strategy"] = strategy
+        # ProcessBaseLabels (pkg/render/metadata.go).
+        labels["fine-tuned-weight-ft-strategy"] = _strategy(fine_tuned)
         labels["fine-tuned-serving-with-merged-weights"] = "true" if _merged(fine_tuned) else "false"
     labels.update(piece_labels)  # TemplateObjectMeta
     return labels
@@ -98,13 +98,10 @@ def template_annotations(
             notes["ome.io/base-model-format-version"] = model.spec.model_format.version
     notes["ome.io/serving-runtime"] = runtime_name
     if fine_tuned is not None:
-        strategy = _strategy(fine_tuned)
-        # OME writes no adapter annotations for a weight without a strategy (a known quirk we keep).
-        if strategy:
-            notes["ome.io/inject-fine-tuned-adapter"] = fine_tuned.metadata.name
-            notes["ome.io/fine-tuned-weight-ft-strategy"] = strategy
+        # ProcessBaseAnnotations (pkg/render/metadata.go) writes these three and nothing else.
+        notes["ome.io/inject-fine-tuned-adapter"] = fine_tuned.metadata.name
+        notes["ome.io/fine-tuned-weight-ft-strategy"] = _strategy(fine_tuned)
         if _merged(fine_tuned):
             notes["ome.io/fine-tuned-serving-with-merged-weights"] = "true"
-            notes["ome.io/inject-model-init"] = "false"
     notes.update(piece_notes)  # TemplateObjectMeta
     return notes

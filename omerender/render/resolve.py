@@ -1,17 +1,28 @@
-"""Find the model, fine-tuned weights and runtime a refs replica renders from, or say why not.
+"""Find the model, runtime and fine-tuned weight a refs replica renders from, or say why not.
 
-Each failure is a ``RenderBlocked`` with one of the seed's reasons and a message in OME's words.
+Follows OME's ``renderFromRefs`` (``pkg/controller/v1beta1/inferencereplica/render.go``): first
+``render.Resolve`` (``pkg/render/resolve.go``: the model, then the runtime, named or auto-selected,
+then the disabled check on the resolved spec), then ``render.RuntimeDeclaresPiece``, then the
+fine-tuned weights that ``RenderEngine``/``RenderDecoder`` load (``ReconcileFineTunedWeights`` in
+``pkg/render/piece.go``; ``RenderRouter`` loads none). Each failure is a ``RenderBlocked`` with the
+reason ``classifyResolveError``/``classifyRenderError`` give it and Go's error text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
-from omerender.selection import named_runtime_advisory, select_runtime
+from omerender.selection import (
+    evaluate_runtimes,
+    named_runtime_advisory,
+    piece_advisory,
+    require_format_name,
+)
 
 __all__ = ["Resolved", "resolve_refs"]
 
@@ -20,45 +31,109 @@ ADVISORY_REASON = "RuntimeCompatibilityAdvisory"
 
 @dataclass(frozen=True, slots=True)
 class Resolved:
-    runtime: RuntimeResource  # effective: inheritance already applied
+    runtime: RuntimeResource  # what renders: a named runtime's effective spec, a selected one's own
     model: ModelResource | None
     fine_tuned: FineTunedWeight | None
     overlays: tuple[ModelResource, ...]
     advisory: str | None
 
 
-def _model_where(kind: str, namespace: str) -> str:
-    return f'in namespace "{namespace}"' if kind == "BaseModel" else "at cluster scope"
-
-
 def _resolve_model(replica: InferenceReplica, catalog: Catalog) -> ModelResource:
+    """``ReconcileBaseModelWithStatus`` (``inferenceservice/utils/reconciliation.go``): the model of the
+    reference's kind (no fallback across scopes), then its ``disabled`` flag; then our readiness check.
+
+    A missing ClusterBaseModel is Go's ``No BaseModel or ClusterBaseModel with the name: <name>``; a
+    missing BaseModel is the API server's NotFound text, which Go passes through. A model that is not
+    Ready is ``ModelNotFound`` (the seed's rule; Go holds back only Sharded models).
+    """
     ref = replica.spec.model_ref
     assert ref is not None
     kind = ref.effective_kind
     model = catalog.model(kind, replica.namespace, ref.name)
     if model is None:
-        raise RenderBlocked(
-            BlockReason.MODEL_NOT_FOUND,
-            f'{kind} "{ref.name}" not found {_model_where(kind, replica.namespace)}',
+        message = (
+            f'basemodels.ome.io "{ref.name}" not found'
+            if kind == "BaseModel"
+            else f"No BaseModel or ClusterBaseModel with the name: {ref.name}"
         )
+        raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, message)
+    if model.is_disabled:
+        raise RenderBlocked(BlockReason.MODEL_DISABLED, f"specified base model {ref.name} is disabled")
     if not model.is_ready:
         state = model.status.state if model.status and model.status.state else "unknown"
         raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, f'{kind} "{ref.name}" is not ready (state: {state})')
-    if model.is_disabled:
-        raise RenderBlocked(BlockReason.MODEL_DISABLED, f'{kind} "{ref.name}" is disabled')
     return model
 
 
+def _go_type_name(value: Any) -> str:
+    """Go's ``%T`` of a value ``encoding/json`` decoded into ``interface{}``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "float64"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "map[string]interface {}"
+
+
+def _go_map_decode_error(value: Any) -> str | None:
+    """Go's error from ``json.Unmarshal`` of ``value``'s JSON into a ``map[string]interface{}``."""
+    if value is None or isinstance(value, dict):
+        return None
+    kind = {bool: "bool", str: "string", list: "array"}.get(type(value), "number")
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+
+
+def _check_configuration(weight: FineTunedWeight) -> None:
+    """``isvcutils.IsMergedFineTunedWeight``: ``spec.configuration`` must decode as a JSON object.
+
+    An absent or null configuration is empty raw bytes (``RawExtension`` keeps no bytes for
+    ``null``), which ``json.Unmarshal`` refuses; the condition carries Go's bare error text.
+    """
+    config = weight.spec.get("configuration")
+    if config is None:
+        raise RenderBlocked(BlockReason.RENDER_FAILED, "unexpected end of JSON input")
+    problem = _go_map_decode_error(config)
+    if problem:
+        raise RenderBlocked(BlockReason.RENDER_FAILED, problem)
+
+
+def _check_strategy(weight: FineTunedWeight) -> None:
+    """``ProcessBaseAnnotations``: ``hyperParameters.strategy`` must be a string."""
+    name = weight.metadata.name
+    params = weight.spec.get("hyperParameters")
+    problem = _go_map_decode_error(params)
+    if problem:
+        raise RenderBlocked(BlockReason.RENDER_FAILED, problem)
+    strategy = params.get("strategy") if isinstance(params, dict) else None
+    if strategy is None:
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED, f'hyper-parameter "strategy" not set on FineTunedWeight {name}'
+        )
+    if not isinstance(strategy, str):
+        raise RenderBlocked(
+            BlockReason.RENDER_FAILED,
+            f'hyper-parameter "strategy" on FineTunedWeight {name} must be a string, '
+            f"got {_go_type_name(strategy)}",
+        )
+
+
 def _resolve_fine_tuned(replica: InferenceReplica, catalog: Catalog) -> FineTunedWeight | None:
+    """``ReconcileFineTunedWeights`` (``pkg/render/piece.go``) plus the strategy check of
+    ``ProcessBaseAnnotations`` (``pkg/render/metadata.go``), all ``RenderFailed`` through
+    ``classifyRenderError``. The router never loads weights (``RenderRouter``)."""
     ref = replica.spec.model_ref
     names = (ref.fine_tuned_weights or ()) if ref else ()
-    if not names:
+    if not names or replica.spec.component == "router":
         return None
     if len(names) > 1:
         raise RenderBlocked(BlockReason.RENDER_FAILED, "stacked fine-tuned serving is not supported yet")
     weight = catalog.fine_tuned_weight(names[0])
     if weight is None:
-        raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, f'FineTunedWeight "{names[0]}" not found')
+        # isvcutils.GetFineTunedWeight turns the API's NotFound into this plain error.
+        raise RenderBlocked(BlockReason.RENDER_FAILED, f"No FineTunedWeight with the name: {names[0]}")
+    _check_configuration(weight)
+    _check_strategy(weight)
     return weight
 
 
@@ -73,52 +148,88 @@ def _resolve_overlays(replica: InferenceReplica, catalog: Catalog) -> tuple[Mode
     return tuple(found)
 
 
+def _runtime_not_found(name: str, namespace: str, kind: str | None) -> RenderBlocked:
+    """``runtimeselector.RuntimeNotFoundError``: its text depends on the reference's kind."""
+    if kind == "ServingRuntime":
+        message = f"ServingRuntime {name} not found in namespace {namespace}"
+    else:
+        message = f"runtime {name} not found in namespace {namespace} or at cluster scope"
+    return RenderBlocked(BlockReason.RUNTIME_NOT_FOUND, message)
+
+
+def _check_enabled(runtime: RuntimeResource, name: str) -> None:
+    """``RuntimeDisabledError``, on the spec that renders (``validateResolvedRuntimeEnabled``)."""
+    if runtime.is_disabled:
+        scope_word = "namespace-scoped" if runtime.kind == "ServingRuntime" else "cluster-scoped"
+        raise RenderBlocked(BlockReason.RUNTIME_DISABLED, f"{scope_word} runtime {name} is disabled")
+
+
 def _named_runtime(replica: InferenceReplica, catalog: Catalog, resolver: Resolver) -> RuntimeResource:
+    """``GetRuntime`` (``runtimeselector/fetcher.go``): the head by kind, then its inheritance chain.
+
+    ``disabled`` inherits like any scalar (OME's merge): a profile's child must say ``disabled: false``.
+    """
     ref = replica.spec.runtime_ref
     assert ref is not None
     runtime = catalog.named_runtime(ref.kind, replica.namespace, ref.name)
     if runtime is None:
-        where = f"namespace {replica.namespace}"
-        scope = "" if ref.kind == "ServingRuntime" else " or at cluster scope"
-        raise RenderBlocked(BlockReason.RUNTIME_NOT_FOUND, f"runtime {ref.name} not found in {where}{scope}")
+        raise _runtime_not_found(ref.name, replica.namespace, ref.kind)
     effective = _effective(runtime, resolver)
-    # `disabled` inherits like any scalar (OME's merge): a profile's child must say `disabled: false`.
-    if effective.is_disabled:
-        scope_word = "namespace-scoped" if runtime.kind == "ServingRuntime" else "cluster-scoped"
-        raise RenderBlocked(BlockReason.RUNTIME_DISABLED, f"{scope_word} runtime {ref.name} is disabled")
+    _check_enabled(effective, ref.name)
     return effective
 
 
 def _effective(runtime: RuntimeResource, resolver: Resolver) -> RuntimeResource:
+    """The chain resolved. Go's ``runtimeinheritance`` errors (a missing parent included) match none
+    of ``classifyResolveError``'s cases and fall through to ``RenderFailed`` with their own text."""
     try:
         return resolver.resolve(runtime).runtime
     except InheritanceError as exc:
-        # A missing ancestor is a missing runtime for the user: fix or create it and the replica renders.
-        reason = (
-            BlockReason.RUNTIME_NOT_FOUND if exc.reason == "ParentNotFound" else BlockReason.RENDER_FAILED
-        )
-        raise RenderBlocked(reason, f"runtime {runtime.metadata.name}: {exc.message}") from None
+        raise RenderBlocked(BlockReason.RENDER_FAILED, exc.message) from None
+
+
+def _check_piece(runtime: RuntimeResource, component: str, advisory: str | None) -> None:
+    """``render.RuntimeDeclaresPiece`` and the ``RuntimePieceMissing`` block of ``renderFromRefs``."""
+    if runtime.piece(component) is not None:
+        return
+    message = (
+        f'{runtime.kind} "{runtime.metadata.name}" has no {component} piece; '
+        f"a {component} replica cannot render from it"
+    )
+    if advisory:
+        message += f" ({advisory})"
+    raise RenderBlocked(BlockReason.RUNTIME_PIECE_MISSING, message)
 
 
 def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver | None = None) -> Resolved:
-    """Model (if any), fine-tuned weight, overlays and the effective runtime for a refs replica.
+    """Model (if any), overlays, the runtime that renders, and the fine-tuned weight, in Go's order.
 
     ``resolver`` caches inheritance chains across renders against the same catalog (lint passes one).
     """
     resolver = resolver or Resolver(catalog)
-    model = fine_tuned = None
+    component = replica.spec.component
+    model = None
     overlays: tuple[ModelResource, ...] = ()
     if replica.spec.model_ref is not None:
         model = _resolve_model(replica, catalog)
-        fine_tuned = _resolve_fine_tuned(replica, catalog)
         overlays = _resolve_overlays(replica, catalog)
-    advisory = None
+    advisory = piece_hint = None
     if replica.spec.runtime_ref is not None:
+        if model is not None:
+            # ValidateRuntime checks the model before it looks the runtime up.
+            require_format_name(model)
         runtime = _named_runtime(replica, catalog, resolver)
         if model is not None:
             advisory = named_runtime_advisory(runtime, model)
     else:
         assert model is not None
-        selected = select_runtime(model, catalog, replica.namespace, replica.spec.component)
-        runtime = _effective(selected, resolver)
+        # render.Resolve renders the selected runtime's own spec: no inheritance.
+        report = evaluate_runtimes(model, catalog, replica.namespace, component)
+        if report.selected is None:
+            raise RenderBlocked(BlockReason.RUNTIME_SELECTION_FAILED, report.no_runtime_message())
+        runtime = report.selected
+        _check_enabled(runtime, runtime.metadata.name)
+        piece_hint = piece_advisory(report)
+    _check_piece(runtime, component, piece_hint)
+    fine_tuned = _resolve_fine_tuned(replica, catalog)
     return Resolved(runtime, model, fine_tuned, overlays, advisory)

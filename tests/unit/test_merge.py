@@ -16,6 +16,7 @@ from omerender.merge import (
     merge_runner_into_pod,
     strategic_merge,
 )
+from omerender.runtime_gotypes import OMITEMPTY_ZERO_FIELDS
 
 
 def _env(*pairs: tuple[str, str]) -> list[dict[str, str]]:
@@ -387,11 +388,80 @@ def test_inherited_empty_values_count_as_unset() -> None:
         "engineConfig": {
             "nodeSelector": {},
             "tolerations": [],
-            "runner": {"name": "", "image": "", "command": [], "env": []},
+            "runner": {"image": "", "command": [], "env": []},
         },
         "protocolVersions": None,
     }
     assert merge_inherited(parent, child) == parent
+
+
+def test_inherited_omitempty_zero_scalars_do_not_override_but_pointers_do() -> None:
+    # Go marshals the typed child: omitempty bool/int/string zeros are not written, pointers are.
+    parent = {
+        "disabled": True,
+        "hostNetwork": True,
+        "engineConfig": {
+            "hostNetwork": True,
+            "hostIPC": True,
+            "hostPID": True,
+            "maxReplicas": 4,
+            "minReplicas": 2,
+            "schedulerName": "gang",
+            "terminationGracePeriodSeconds": 60,
+            "worker": {"size": 2, "hostNetwork": True},
+            "runner": {"name": "ome-container", "stdin": True},
+        },
+    }
+    child = {
+        "disabled": False,
+        "hostNetwork": False,
+        "engineConfig": {
+            "hostNetwork": False,
+            "hostIPC": False,
+            "hostPID": False,
+            "maxReplicas": 0,
+            "minReplicas": 0,
+            "schedulerName": "",
+            "terminationGracePeriodSeconds": 0,
+            "worker": {"size": 0, "hostNetwork": False},
+            "runner": {"stdin": False},
+        },
+    }
+    merged = merge_inherited(parent, child)
+    engine = merged["engineConfig"]
+    assert (merged["disabled"], merged["hostNetwork"]) == (False, True)
+    assert (engine["hostNetwork"], engine["hostIPC"], engine["hostPID"]) == (True, True, True)
+    assert (engine["maxReplicas"], engine["schedulerName"], engine["runner"]["stdin"]) == (4, "gang", True)
+    assert (engine["minReplicas"], engine["terminationGracePeriodSeconds"]) == (0, 0)
+    assert engine["worker"] == {"size": 0, "hostNetwork": True}
+
+
+def test_inherited_non_omitempty_empty_string_overrides() -> None:
+    # corev1.Container.name has no omitempty: Go writes "name":"" and the merge takes it.
+    parent = {"engineConfig": {"runner": {"name": "ome-container", "image": "img"}}}
+    child = {"engineConfig": {"runner": {"name": ""}}}
+    assert merge_inherited(parent, child)["engineConfig"]["runner"] == {"name": "", "image": "img"}
+
+
+def test_omitempty_zero_field_list_is_generated_from_the_go_tables() -> None:
+    for field in (
+        "ome/v1beta1.EngineSpec.hostNetwork",
+        "ome/v1beta1.EngineSpec.hostIPC",
+        "ome/v1beta1.EngineSpec.hostPID",
+        "ome/v1beta1.EngineSpec.maxReplicas",
+        "ome/v1beta1.ServingRuntimeSpec.hostNetwork",
+        "ome/v1beta1.WorkerSpec.schedulerName",
+        "core/v1.Container.stdin",
+        "core/v1.Container.workingDir",
+    ):
+        assert field in OMITEMPTY_ZERO_FIELDS
+    for pointer_or_plain in (
+        "ome/v1beta1.EngineSpec.minReplicas",
+        "ome/v1beta1.EngineSpec.terminationGracePeriodSeconds",
+        "ome/v1beta1.ServingRuntimeSpec.disabled",
+        "core/v1.Container.name",
+    ):
+        assert pointer_or_plain not in OMITEMPTY_ZERO_FIELDS
 
 
 def test_inherited_child_wins_field_by_field() -> None:
@@ -468,7 +538,7 @@ def test_inherited_new_piece_and_new_empty_dir_are_kept() -> None:
 
 
 def test_inherited_uses_inheritance_options() -> None:
-    assert INHERITANCE.empty_is_unset
+    assert not INHERITANCE.empty_is_unset  # go_marshalled already dropped what Go would not write
     assert not INHERITANCE.null_deletes
     assert not INHERITANCE.retain_keys
 

@@ -98,11 +98,9 @@ def runtime(
 
 
 def ftw(name: str = "ft", *, merged: bool = False, strategy: str | None = "lora") -> dict[str, Any]:
-    spec: dict[str, Any] = {"baseModelRef": {"name": "m"}}
+    spec: dict[str, Any] = {"baseModelRef": {"name": "m"}, "configuration": {"merged_weights": merged}}
     if strategy:
         spec["hyperParameters"] = {"strategy": strategy}
-    if merged:
-        spec["configuration"] = {"merged_weights": True}
     return {
         "apiVersion": "ome.io/v1beta1",
         "kind": "FineTunedWeight",
@@ -211,14 +209,14 @@ def test_sources_are_reported() -> None:
 def test_model_missing_at_cluster_scope() -> None:
     error = blocked(refs(), model(kind="BaseModel"), runtime())
     assert error.reason is BlockReason.MODEL_NOT_FOUND
-    assert error.message == 'ClusterBaseModel "m" not found at cluster scope'
+    assert error.message == "No BaseModel or ClusterBaseModel with the name: m"
 
 
 def test_basemodel_is_looked_up_in_the_replica_namespace_only() -> None:
     spec = refs(model_ref={"name": "m", "kind": "BaseModel"})
     error = blocked(spec, model(kind="BaseModel", namespace="other"), model(), runtime())
     assert error.reason is BlockReason.MODEL_NOT_FOUND
-    assert error.message == 'BaseModel "m" not found in namespace "demo"'
+    assert error.message == 'basemodels.ome.io "m" not found'
     result = do_render(spec, model(kind="BaseModel", namespace=NS), runtime())
     assert result.model_name == "m"
 
@@ -233,12 +231,13 @@ def test_model_not_ready_is_model_not_found(state: str | None) -> None:
 def test_disabled_model() -> None:
     error = blocked(refs(), model(disabled=True), runtime())
     assert error.reason is BlockReason.MODEL_DISABLED
-    assert error.message == 'ClusterBaseModel "m" is disabled'
+    assert error.message == "specified base model m is disabled"
 
 
-def test_not_ready_wins_over_disabled() -> None:
+def test_disabled_is_checked_before_readiness() -> None:
+    # ReconcileBaseModelWithStatus refuses a disabled model before anything looks at its state.
     assert (
-        blocked(refs(), model(disabled=True, state="Failed"), runtime()).reason is BlockReason.MODEL_NOT_FOUND
+        blocked(refs(), model(disabled=True, state="Failed"), runtime()).reason is BlockReason.MODEL_DISABLED
     )
 
 
@@ -259,7 +258,7 @@ def test_servingruntime_kind_is_namespaced_only() -> None:
     spec = refs(model_ref=None, runtime_ref={"name": "rt", "kind": "ServingRuntime"})
     error = blocked(spec, runtime())
     assert error.reason is BlockReason.RUNTIME_NOT_FOUND
-    assert error.message == "runtime rt not found in namespace demo"
+    assert error.message == "ServingRuntime rt not found in namespace demo"
     result = do_render(spec, runtime(kind="ServingRuntime"))
     assert (result.runtime_kind, result.runtime_name) == ("ServingRuntime", "rt")
 
@@ -315,12 +314,29 @@ def test_inherited_piece_satisfies_the_piece_check() -> None:
     assert container(result)["image"] == "dec:1"
 
 
-def test_missing_inheritance_parent_is_runtime_not_found_naming_it() -> None:
+def test_missing_inheritance_parent_is_render_failed_with_go_text() -> None:
     child = runtime("child", annotations={"ome.io/inherit-from": "gone"})
     error = blocked(refs(model_ref=None, runtime_ref="child"), child)
-    assert error.reason is BlockReason.RUNTIME_NOT_FOUND
-    assert '"gone"' in error.message
-    assert "not found" in error.message
+    assert error.reason is BlockReason.RENDER_FAILED
+    assert error.message == 'inherit-from parent "gone" not found (chain so far: [child])'
+
+
+def test_auto_selected_runtime_renders_its_own_spec_without_inheritance() -> None:
+    parent = runtime(
+        "base", disabled=True, engine={"runner": runner(image="parent:1", env=[{"name": "P", "value": "1"}])}
+    )
+    child = runtime(
+        "child", annotations={"ome.io/inherit-from": "base"}, engine={"runner": runner(image="child:1")}
+    )
+    result = do_render(refs(), model(), parent, child)
+    assert result.runtime_name == "child"
+    assert container(result)["image"] == "child:1"
+    assert "P" not in env(container(result))
+
+
+def test_auto_selected_runtime_with_a_missing_parent_still_renders() -> None:
+    child = runtime("child", annotations={"ome.io/inherit-from": "gone"})
+    assert do_render(refs(), model(), child).runtime_name == "child"
 
 
 def test_inheritance_cycle_is_render_failed() -> None:
@@ -339,10 +355,26 @@ def test_auto_selection_picks_the_namespace_runtime() -> None:
     assert (result.runtime_kind, result.runtime_name) == ("ServingRuntime", "ns-rt")
 
 
-def test_router_auto_selection_skips_runtimes_without_a_router_piece() -> None:
+def test_router_auto_selection_does_not_filter_by_piece() -> None:
     engine_only = runtime("aaa", engine={"runner": runner()})
     with_router = runtime("zzz", engine={"runner": runner()}, router={"runner": runner("router")})
-    assert do_render(refs("router"), model(), engine_only, with_router).runtime_name == "zzz"
+    error = blocked(refs("router"), model(), engine_only, with_router)
+    assert error.reason is BlockReason.RUNTIME_PIECE_MISSING
+    assert error.message.startswith('ClusterServingRuntime "aaa" has no router piece;')
+    assert "ClusterServingRuntime zzz ranks lower and has a router piece" in error.message
+    alone = blocked(refs("router"), model(), engine_only)
+    assert (
+        alone.message
+        == 'ClusterServingRuntime "aaa" has no router piece; a router replica cannot render from it'
+    )
+
+
+def test_model_without_format_name_is_checked_before_the_named_runtime_is_looked_up() -> None:
+    nameless = model()
+    nameless["spec"]["modelFormat"] = {"version": "1"}
+    error = blocked(refs(runtime_ref="gone"), nameless)
+    assert error.reason is BlockReason.RUNTIME_SELECTION_FAILED
+    assert error.message == "invalid model specification: modelFormat.name: model format name is required"
 
 
 def test_no_runtime_is_selection_failed_listing_exclusions() -> None:
@@ -781,10 +813,46 @@ def test_two_fine_tuned_weights_are_render_failed() -> None:
     assert error.message == "stacked fine-tuned serving is not supported yet"
 
 
-def test_missing_fine_tuned_weight_is_model_not_found() -> None:
+def test_missing_fine_tuned_weight_is_render_failed() -> None:
     error = blocked(refs(model_ref={"name": "m", "fineTunedWeights": ["gone"]}), model(), runtime())
-    assert error.reason is BlockReason.MODEL_NOT_FOUND
-    assert "gone" in error.message
+    assert error.reason is BlockReason.RENDER_FAILED
+    assert error.message == "No FineTunedWeight with the name: gone"
+
+
+def test_a_missing_runtime_is_reported_before_a_missing_fine_tuned_weight() -> None:
+    spec = refs(model_ref={"name": "m", "fineTunedWeights": ["gone"]}, runtime_ref="nope")
+    assert blocked(spec, model()).reason is BlockReason.RUNTIME_NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("configuration", "message"),
+    [
+        (None, "unexpected end of JSON input"),
+        ("null", "unexpected end of JSON input"),
+        ("yes", "json: cannot unmarshal string into Go value of type map[string]interface {}"),
+        ([1], "json: cannot unmarshal array into Go value of type map[string]interface {}"),
+    ],
+)
+def test_fine_tuned_weight_configuration_must_be_an_object(configuration: Any, message: str) -> None:
+    weight = ftw()
+    if configuration is None:
+        del weight["spec"]["configuration"]
+    elif configuration == "null":
+        weight["spec"]["configuration"] = None
+    else:
+        weight["spec"]["configuration"] = configuration
+    error = blocked(refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]}), model(), runtime(), weight)
+    assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, message)
+
+
+def test_router_loads_no_fine_tuned_weights() -> None:
+    piece = {"runner": runner("router")}
+    spec = refs("router", model_ref={"name": "m", "fineTunedWeights": ["gone"]})
+    result = do_render(spec, model(), runtime(router=piece))
+    meta = template(result)["metadata"]
+    assert meta["labels"]["fine-tuned-serving"] == "false"
+    assert not [k for k in meta["labels"] if k.startswith("fine-tuned-") and k != "fine-tuned-serving"]
+    assert not [k for k in meta["annotations"] if "fine-tuned" in k]
 
 
 def test_merged_weights_drop_mount_model_path_and_selectors() -> None:
@@ -804,7 +872,7 @@ def test_merged_weights_drop_mount_model_path_and_selectors() -> None:
     assert meta["labels"]["fine-tuned-serving-with-merged-weights"] == "true"
     assert meta["labels"]["fine-tuned-weight-ft-strategy"] == "lora"
     assert meta["annotations"]["ome.io/fine-tuned-serving-with-merged-weights"] == "true"
-    assert meta["annotations"]["ome.io/inject-model-init"] == "false"
+    assert "ome.io/inject-model-init" not in meta["annotations"]
     assert meta["annotations"]["ome.io/inject-fine-tuned-adapter"] == "ft"
 
 
@@ -820,14 +888,21 @@ def test_adapter_keeps_the_base_model_but_not_its_model_path() -> None:
     assert template(result)["metadata"]["labels"]["fine-tuned-serving-with-merged-weights"] == "false"
 
 
-@pytest.mark.parametrize("vendor", ["meta", "Meta", "META"])
-def test_meta_vendor_fine_tuned_env(vendor: str) -> None:
+def test_meta_vendor_fine_tuned_env() -> None:
     piece = {"runner": runner(env=[{"name": "SERVED_MODEL_NAME", "value": "old"}])}
     spec = refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]})
-    result = do_render(spec, model(vendor=vendor), runtime(engine=piece), ftw())
+    result = do_render(spec, model(vendor="meta"), runtime(engine=piece), ftw())
     values = env(container(result))
     assert values["SERVED_MODEL_NAME"] == "/data/ft"
     assert values["MODEL_PATH"] == "/opt/ml/model"
+
+
+@pytest.mark.parametrize("vendor", ["Meta", "META"])
+def test_meta_vendor_check_is_exact(vendor: str) -> None:
+    piece = {"runner": runner(env=[{"name": "SERVED_MODEL_NAME", "value": "old"}])}
+    spec = refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]})
+    result = do_render(spec, model(vendor=vendor), runtime(engine=piece), ftw())
+    assert env(container(result))["SERVED_MODEL_NAME"] == "old"
 
 
 def test_fine_tuned_mount_skipped_when_something_is_mounted_at_opt_ml_model() -> None:
@@ -841,12 +916,18 @@ def test_fine_tuned_mount_skipped_when_something_is_mounted_at_opt_ml_model() ->
     assert mounts == [{"name": "mine", "mountPath": "/opt/ml/model"}]
 
 
-def test_fine_tuned_weight_without_strategy_writes_no_adapter_annotations() -> None:
+def test_fine_tuned_weight_without_strategy_is_render_failed() -> None:
     spec = refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]})
-    result = do_render(spec, model(), runtime(), ftw(strategy=None))
-    notes = template(result)["metadata"]["annotations"]
-    assert "ome.io/inject-fine-tuned-adapter" not in notes
-    assert "fine-tuned-weight-ft-strategy" not in template(result)["metadata"]["labels"]
+    error = blocked(spec, model(), runtime(), ftw(strategy=None))
+    assert error.reason is BlockReason.RENDER_FAILED
+    assert error.message == 'hyper-parameter "strategy" not set on FineTunedWeight ft'
+
+
+def test_fine_tuned_strategy_must_be_a_string() -> None:
+    weight = ftw()
+    weight["spec"]["hyperParameters"] = {"strategy": True}
+    error = blocked(refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]}), model(), runtime(), weight)
+    assert error.message == 'hyper-parameter "strategy" on FineTunedWeight ft must be a string, got bool'
 
 
 def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:

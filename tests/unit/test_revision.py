@@ -12,6 +12,7 @@ from omerender.revision import (
     controller_revision,
     fnv32a,
     hashed_annotations,
+    hashed_labels,
     next_revision_number,
     payload_matches,
     revision_hash,
@@ -129,6 +130,33 @@ def test_annotation_filtering() -> None:
     # Pausing a rollout does not change the revision.
     paused = {"metadata": {"annotations": {"ome.io/rollout-paused": "true"}}, "spec": {}}
     assert revision_payload(pod_template=paused) == revision_payload(pod_template={"spec": {}})
+
+
+def test_derived_labels_and_the_local_queue_annotation_are_not_hashed() -> None:
+    labels = {
+        "kueue.x-k8s.io/queue-name": "team-a",
+        "kueue.x-k8s.io/priority-class": "high",
+        "ome.io/placement-origin": "src",
+        "ome.io/placement-control-plane": "cp-1",
+        "app": "llama",
+    }
+    assert hashed_labels(labels) == {"app": "llama"}
+    pod = {"metadata": {"labels": labels, "annotations": {"ome.io/local-queue": "q"}}, "spec": {}}
+    plain = {"metadata": {"labels": {"app": "llama"}}, "spec": {}}
+    assert revision_payload(pod_template=pod) == revision_payload(pod_template=plain)
+    # Only derived metadata left: TemplateMeta returns nil and podMeta is null.
+    derived_only = {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "q"}}, "spec": {}}
+    assert b'"podMeta":null' in revision_payload(pod_template=derived_only)
+
+
+def test_payload_matches_compares_bytes_as_go_does() -> None:
+    payload = revision_payload(pod_template=POD)
+    decoded = json.loads(payload)
+    assert payload_matches(decoded, payload)
+    assert payload_matches({"raw": payload.decode()}, payload)
+    reordered = dict(reversed(list(decoded.items())))
+    assert reordered == decoded
+    assert not payload_matches(reordered, payload)  # same content, other bytes: a collision for Go
 
 
 def test_annotations_stay_untouched() -> None:

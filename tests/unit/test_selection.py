@@ -20,6 +20,7 @@ from omerender.selection import (
     evaluate_runtimes,
     named_runtime_advisory,
     parse_model_size,
+    piece_advisory,
     runtime_score,
     select_runtime,
 )
@@ -645,13 +646,31 @@ def test_compatibility_and_score_may_come_from_different_entries() -> None:
     assert pick(model(architecture="A"), rt, runtime("other", entry(architecture="A", priority=3))) == "rt"
 
 
-def test_router_replica_skips_engine_only_runtimes() -> None:
+def test_selection_does_not_filter_by_piece() -> None:
     engine_only = runtime("a-engine", entry(priority=9), pieces=("engine",))
     with_router = runtime("b-router", entry(), pieces=("engine", "router"))
-    assert pick(model(), engine_only, with_router, component="router") == "b-router"
+    assert pick(model(), engine_only, with_router, component="router") == "a-engine"
     assert pick(model(), engine_only, with_router, component="engine") == "a-engine"
-    err = blocked(model(), engine_only, component="decoder")
-    assert "ClusterServingRuntime a-engine (no decoder piece)" in err.message
+    assert pick(model(), engine_only, component="decoder") == "a-engine"
+
+
+def test_piece_advisory_names_the_best_lower_ranked_runtime_with_the_piece() -> None:
+    objs = [
+        runtime("a-engine", entry(priority=9), pieces=("engine",)),
+        runtime("b-router", entry(priority=5), pieces=("engine", "router")),
+        runtime("c-router", entry(), pieces=("router",)),
+    ]
+    report = evaluate_runtimes(as_model(model()), Catalog.from_objects(objs), "team-a", "router")
+    assert piece_advisory(report) == (
+        "ClusterServingRuntime b-router ranks lower and has a router piece; "
+        "name it in spec.runtimeRef to render from it"
+    )
+    assert (
+        piece_advisory(evaluate_runtimes(as_model(model()), Catalog.from_objects(objs), "team-a", "engine"))
+        is None
+    )
+    alone = Catalog.from_objects(objs[:1])
+    assert piece_advisory(evaluate_runtimes(as_model(model()), alone, "team-a", "router")) is None
 
 
 def test_selection_reads_each_runtime_own_spec() -> None:
@@ -671,10 +690,7 @@ def test_selection_reads_each_runtime_own_spec() -> None:
 def test_model_without_format_name() -> None:
     m = model(model_format={"name": ""})
     err = blocked(m, runtime("rt"))
-    assert err.message == (
-        "invalid model specification: modelFormat.name: model format name is required; "
-        "ClusterBaseModel m has no model format, so no runtime can serve it"
-    )
+    assert err.message == "invalid model specification: modelFormat.name: model format name is required"
 
 
 def test_no_runtime_message_lists_every_runtime() -> None:
@@ -682,19 +698,17 @@ def test_no_runtime_message_lists_every_runtime() -> None:
         runtime("c-off", disabled=True),
         runtime("c-manual", entry(auto_select=False)),
         runtime("c-big", size_range={"min": "100B"}),
-        runtime("c-engine", pieces=("engine",)),
         runtime("n-pytorch", entry(fmt("pytorch")), kind="ServingRuntime"),
         runtime("n-elsewhere", kind="ServingRuntime", namespace="team-b"),
     ]
     err = blocked(model("llama", size="7B"), *objs, component="router")
     assert err.message == (
         "no runtime found to support model llama with format safetensors in namespace team-a. "
-        "Checked 5 runtimes (1 namespace-scoped, 4 cluster-scoped). Excluded runtimes: "
+        "Checked 4 runtimes (1 namespace-scoped, 3 cluster-scoped). Excluded runtimes: "
         'ServingRuntime n-pytorch (incompatible: model format "safetensors" does not match runtime format '
         '"pytorch"); '
         "ClusterServingRuntime c-big (incompatible: model size 7B is outside the runtime's supported range "
         "[100B, inf)); "
-        "ClusterServingRuntime c-engine (no router piece); "
         "ClusterServingRuntime c-manual (no auto-select format (no supportedModelFormats entry sets "
         "autoSelect: true)); "
         "ClusterServingRuntime c-off (disabled)"
@@ -751,16 +765,18 @@ def test_named_runtime_ignores_auto_select() -> None:
 def test_named_runtime_format_mismatch_is_advisory() -> None:
     rt = as_runtime(runtime("vllm", entry(fmt("pytorch"))))
     assert named_runtime_advisory(rt, as_model(model("llama"))) == (
-        'Runtime vllm does not declare support for model llama (model format "safetensors" does not match '
-        'runtime format "pytorch"); proceeding because the runtime was named explicitly'
+        "Runtime vllm does not declare support for model llama (runtime vllm does not support model "
+        'safetensors: model format "safetensors" does not match runtime format "pytorch"); proceeding '
+        "because the runtime was named explicitly"
     )
 
 
 def test_named_runtime_size_violation_is_advisory() -> None:
     rt = as_runtime(runtime("small", size_range={"min": "500M", "max": "2B"}))
     assert named_runtime_advisory(rt, as_model(model("big", size="70B"))) == (
-        "Runtime small does not declare support for model big (model size 70B is outside the runtime's "
-        "supported range [500M, 2B]); proceeding because the runtime was named explicitly"
+        "Runtime small does not declare support for model big (runtime small does not support model "
+        "safetensors: model size 70B is outside the runtime's supported range [500M, 2B]); proceeding "
+        "because the runtime was named explicitly"
     )
 
 
