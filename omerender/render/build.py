@@ -7,9 +7,10 @@ from typing import Any
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.merge import merge_runner_into_pod
 from omerender.models import InferenceReplica, RuntimeResource
-from omerender.render.inject import ModelContext, edit_pod, edit_runner, replace_placeholders
+from omerender.render.inject import ModelContext, edit_pod, edit_runner
 from omerender.render.metadata import WORKER_DROPPED_ANNOTATIONS, template_annotations, template_labels
 from omerender.render.pieces import PIECE_KEYS, RunnerPod, split_piece
+from omerender.render.placeholders import replace_placeholders, replica_meta
 from omerender.render.result import RenderedRunner
 
 __all__ = ["build_runners", "check_volume_mounts"]
@@ -66,7 +67,9 @@ def _pod_for(
     main = _main_container(pod, runner)
     if main is not None:
         position = next(i for i, c in enumerate(containers) if c is main)
-        containers[position] = main = replace_placeholders(main, replica.name_prefix, replica.namespace)
+        containers[position] = main = replace_placeholders(
+            main, replica_meta(replica), worker=part.name == "worker"
+        )
     if ctx is not None:
         edit_pod(pod, main, component=component, ctx=ctx, runtime=runtime, namespace=replica.namespace)
     return pod

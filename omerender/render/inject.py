@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,13 +10,12 @@ from omerender.models import FineTunedWeight, ModelResource, RuntimeResource
 from omerender.naming import base_model_label, cluster_base_model_label
 from omerender.render.data import set_env, setdefault_env
 
-__all__ = ["ModelContext", "edit_pod", "edit_runner", "replace_placeholders"]
+__all__ = ["ModelContext", "edit_pod", "edit_runner"]
 
 FT_VOLUME = "model-empty-dir"
 FT_MOUNT_PATH = "/opt/ml/model"
 OVERLAY_ROOT = "/opt/ml/model-overlays"
 GPU = "nvidia.com/gpu"
-_PLACEHOLDER = re.compile(r"\{\{\s*\.(Name|Namespace)\s*\}\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,16 +132,3 @@ def edit_pod(
         )
         selector.setdefault(key, "Ready")
         selector.update(runtime.spec.node_selector or {})
-
-
-def replace_placeholders(value: Any, name: str, namespace: str) -> Any:
-    """``{{.Name}}`` / ``{{.Namespace}}`` (spaces allowed); any other ``{{…}}`` stays as written."""
-    if isinstance(value, str):
-        if "{{" not in value:
-            return value
-        return _PLACEHOLDER.sub(lambda m: name if m.group(1) == "Name" else namespace, value)
-    if isinstance(value, dict):
-        return {k: replace_placeholders(v, name, namespace) for k, v in value.items()}
-    if isinstance(value, list):
-        return [replace_placeholders(v, name, namespace) for v in value]
-    return value

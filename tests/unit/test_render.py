@@ -532,16 +532,9 @@ def test_no_runner_and_no_containers_is_render_failed() -> None:
 
 def test_placeholders_in_the_main_container_only() -> None:
     piece = {
-        "containers": [{"name": "sidecar", "image": "s", "args": ["{{.Name}}"]}],
+        "containers": [{"name": "sidecar", "image": "s", "args": ["{{.Name}}", "{{ .Foo }}"]}],
         "runner": runner(
-            args=[
-                "{{.Name}}",
-                "{{ .Namespace }}",
-                "{{  .Name  }}-{{.Namespace}}",
-                "{{ .Foo }}",
-                "{{ .Name.X }}",
-                "{% x %}{{ y }}",
-            ],
+            args=["{{.Name}}", "{{ .Namespace }}", "{{  .Name  }}-{{.Namespace}}", "{{.Labels.missing}}"],
             env=[{"name": "URL", "value": "http://{{.Name}}.{{.Namespace}}"}],
         ),
     }
@@ -549,9 +542,29 @@ def test_placeholders_in_the_main_container_only() -> None:
         refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece), name="chat", namespace="prod"
     )
     main = container(result)
-    assert main["args"] == ["chat", "prod", "chat-prod", "{{ .Foo }}", "{{ .Name.X }}", "{% x %}{{ y }}"]
+    assert main["args"] == ["chat", "prod", "chat-prod", ""]
     assert env(main)["URL"] == "http://chat.prod"
-    assert container(result, "sidecar")["args"] == ["{{.Name}}"]
+    assert container(result, "sidecar")["args"] == ["{{.Name}}", "{{ .Foo }}"]
+
+
+@pytest.mark.parametrize(
+    ("arg", "go_error"),
+    [
+        ("{{ .Foo }}", "at <.Foo>: can't evaluate field Foo in type v1.ObjectMeta"),
+        ("{{ .Name.X }}", "at <.Name.X>: can't evaluate field X in type string"),
+        ("{% x %}{{ y }}", 'template: container-tmpl:1: function "y" not defined'),
+        ("{{ .Name", "template: container-tmpl:1: bad character U+0022 '\"'"),
+    ],
+)
+def test_placeholders_go_cannot_run_fail_the_render(arg: str, go_error: str) -> None:
+    piece = {"runner": runner(args=[arg])}
+    with pytest.raises(RenderBlocked) as blocked:
+        do_render(
+            refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece), name="chat", namespace="prod"
+        )
+    assert blocked.value.reason == BlockReason.RENDER_FAILED
+    assert blocked.value.message.startswith("failed to replace placeholders in container: ")
+    assert go_error in blocked.value.message
 
 
 def test_placeholders_use_the_parent_name_on_a_projected_replica() -> None:
