@@ -813,8 +813,10 @@ def test_fine_tuned_weight_without_strategy_writes_no_adapter_annotations() -> N
     assert "fine-tuned-weight-ft-strategy" not in template(result)["metadata"]["labels"]
 
 
-def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:
-    overlays = [{"name": "good"}, {"name": "gone"}, {"name": "off"}, {"name": "loading"}]
+def test_overlays_mount_all_but_missing_disabled_and_sharded_not_ready() -> None:
+    """ResolveOverlays skips only a missing, a disabled and a Sharded-not-Ready overlay; a PerNode
+    overlay whose status is not Ready is still mounted."""
+    overlays = [{"name": n} for n in ("good", "gone", "off", "loading", "shard")]
     spec = refs(model_ref={"name": "m", "overlays": overlays})
     result = do_render(
         spec,
@@ -823,22 +825,116 @@ def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:
         model("good", path="/ov/good"),
         model("off", path="/ov/off", disabled=True),
         model("loading", path="/ov/loading", state="Importing"),
+        model("shard", path=None, distribution="Sharded", storage={"storageUri": "oci://n/x/b/y/o/z"}),
     )
     main = container(result)
     assert env(main)["OVERLAY_GOOD_MODEL_PATH"] == "/opt/ml/model-overlays/good"
-    assert {"name": "good", "mountPath": "/opt/ml/model-overlays/good", "readOnly": True} in main[
-        "volumeMounts"
-    ]
-    assert {"name": "good", "hostPath": {"path": "/ov/good"}} in pod(result)["volumes"]
+    assert env(main)["OVERLAY_LOADING_MODEL_PATH"] == "/opt/ml/model-overlays/loading"
+    mount = {"name": "model-overlay-good", "mountPath": "/opt/ml/model-overlays/good", "readOnly": True}
+    assert mount in main["volumeMounts"]
+    assert {"name": "model-overlay-good", "hostPath": {"path": "/ov/good"}} in pod(result)["volumes"]
     text = repr(pod(result))
-    for omitted in ("gone", "/ov/off", "loading"):
+    for omitted in ("gone", "/ov/off", "shard"):
         assert omitted not in text
 
 
-def test_overlay_without_a_storage_path_is_omitted() -> None:
+def test_overlay_without_storage_is_omitted_and_one_without_a_volume_still_gets_its_path() -> None:
+    """overlayEffectivePath needs only a storage block; the volume needs a PVC URI or a path."""
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov"}, {"name": "hf"}]})
+    result = do_render(
+        spec,
+        model(),
+        runtime(),
+        model("ov", path=None),
+        model("hf", path=None, storage={"storageUri": "hf://x/y"}),
+    )
+    main = container(result)
+    assert [m["name"] for m in main["volumeMounts"]] == ["m"]
+    assert "OVERLAY_OV_MODEL_PATH" not in env(main)
+    assert env(main)["OVERLAY_HF_MODEL_PATH"] == "/opt/ml/model-overlays/hf"
+
+
+def test_pvc_model_mounts_its_claim_read_only_with_the_sub_path() -> None:
     spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov"}]})
-    result = do_render(spec, model(), runtime(), model("ov", path=None))
-    assert "ov" not in [m["name"] for m in container(result)["volumeMounts"]]
+    result = do_render(
+        spec,
+        model(path=None, storage={"storageUri": "pvc://models/llama/v3"}),
+        runtime(),
+        model("ov", path=None, storage={"storageUri": "pvc://team-a:adapters/lora"}),
+    )
+    main, spec_ = container(result), pod(result)
+    assert env(main)["MODEL_PATH"] == "/opt/ml/model"
+    assert {"name": "m", "mountPath": "/opt/ml/model", "readOnly": True, "subPath": "llama/v3"} in main[
+        "volumeMounts"
+    ]
+    overlay_mount = {
+        "name": "model-overlay-ov",
+        "mountPath": "/opt/ml/model-overlays/ov",
+        "readOnly": True,
+        "subPath": "lora",
+    }
+    assert overlay_mount in main["volumeMounts"]
+    assert {"name": "m", "persistentVolumeClaim": {"claimName": "models", "readOnly": True}} in spec_[
+        "volumes"
+    ]
+    assert {
+        "name": "model-overlay-ov",
+        "persistentVolumeClaim": {"claimName": "adapters", "readOnly": True},
+    } in spec_["volumes"]
+    assert "nodeSelector" not in spec_
+
+
+@pytest.mark.parametrize("uri", ["pvc://", "pvc://claim", "pvc://claim/", "pvc://a/../b", "pvc://Bad_NS:c/p"])
+def test_malformed_pvc_uri_has_no_volume_but_is_still_a_pvc_model(uri: str) -> None:
+    """isPVCBaseModel reads the prefix only: MODEL_PATH and the missing selector follow it, while
+    parsePVCComponents gives no volume for a URI it cannot parse."""
+    result = do_render(refs(), model(path=None, storage={"storageUri": uri}), runtime())
+    assert env(container(result))["MODEL_PATH"] == "/opt/ml/model"
+    assert "volumes" not in pod(result)
+    assert "nodeSelector" not in pod(result)
+
+
+def test_sharded_model_has_no_volume_and_its_uri_as_model_path() -> None:
+    ready = {"type": "Ready", "status": "True", "observedGeneration": 2}
+    storage = {"storageUri": "oci://n/ns/b/bkt/o/llama", "path": "/ignored"}
+    shard = model(path=None, distribution="Sharded", storage=storage)
+    shard["metadata"]["generation"] = 2
+    shard["status"]["conditions"] = [ready]
+    result = do_render(refs(), shard, runtime())
+    assert env(container(result))["MODEL_PATH"] == "oci://n/ns/b/bkt/o/llama"
+    assert "volumeMounts" not in container(result)
+    assert "volumes" not in pod(result)
+    assert "nodeSelector" not in pod(result)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "generation", "message"),
+    [
+        (None, 1, "model m is not ready: model Ready condition is not available"),
+        (
+            [{"type": "Ready", "status": "False", "observedGeneration": 1, "message": "3/8 shards"}],
+            1,
+            "model m is not ready: 3/8 shards",
+        ),
+        ([{"type": "Ready", "status": "False", "observedGeneration": 1}], 1, "model m is not ready"),
+        (
+            [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+            2,
+            "model m is not ready: model Ready condition has not observed the latest generation",
+        ),
+    ],
+)
+def test_sharded_model_not_ready_is_model_not_found(
+    conditions: list[dict[str, Any]] | None, generation: int, message: str
+) -> None:
+    shard = model(distribution="Sharded", storage={"storageUri": "oci://n/ns/b/bkt/o/llama"})
+    shard["metadata"]["generation"] = generation
+    if conditions is not None:
+        shard["status"]["conditions"] = conditions
+    with pytest.raises(RenderBlocked) as blocked:
+        do_render(refs(), shard, runtime())
+    assert blocked.value.reason == BlockReason.MODEL_NOT_FOUND
+    assert blocked.value.message == message
 
 
 def test_overlay_env_name_is_upper_cased_with_underscores() -> None:
