@@ -153,13 +153,16 @@ def fetch_catalog_objects(kube: Kube, namespaces: Iterable[str] | None = None) -
 
 
 def build_catalog(
-    objects: Iterable[Mapping[str, Any]], identity: ControllerIdentity | None = None
+    objects: Iterable[Mapping[str, Any]],
+    identity: ControllerIdentity | None = None,
+    operator_config: Mapping[str, Any] | None = None,
 ) -> Catalog:
     """A Catalog from raw objects; an object that does not parse is left out (it cannot be rendered
-    from anyway) instead of hiding every other object."""
+    from anyway) instead of hiding every other object. ``operator_config`` is the live
+    ``inferenceservice-config`` data: its ``deploy`` defaults reach every render, as in OME."""
     objs = list(objects)
     try:
-        return Catalog.from_objects(objs, controller_identity=identity)
+        return Catalog.from_objects(objs, controller_identity=identity, operator_config=operator_config)
     except OmeRenderError:
         good: list[Mapping[str, Any]] = []
         for obj in objs:
@@ -168,7 +171,7 @@ def build_catalog(
             except OmeRenderError:
                 continue
             good.append(obj)
-        return Catalog.from_objects(good, controller_identity=identity)
+        return Catalog.from_objects(good, controller_identity=identity, operator_config=operator_config)
 
 
 # -- revisions -------------------------------------------------------------------------------------------

@@ -13,6 +13,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from omerender.deploy import (
+    CONFIG_MAP_NAME,
+    CONFIG_MAP_NAMESPACE,
+    DEPLOY_KEY,
+    DeployConfigError,
+    DeployDefaults,
+    parse_deploy_config,
+)
 from omerender.errors import FieldProblem, InvalidObjectError
 from omerender.jsonlike import clone
 from omerender.models import (
@@ -62,6 +70,10 @@ class Catalog:
     fine_tuned_weights: Mapping[str, FineTunedWeight] = field(default_factory=_empty)  # type: ignore[arg-type]
     inference_services: Mapping[CatalogKey, InferenceService] = field(default_factory=_empty)
     controller_identity: ControllerIdentity | None = None
+    # The `deploy` key of the inferenceservice-config ConfigMap (namespace ome): operator defaults a
+    # render applies (omerender.deploy). `deploy_error` holds Go's text when that key is unusable.
+    deploy: DeployDefaults | None = None
+    deploy_error: str | None = None
     # Indexes derived once from ``runtimes``: selection walks them for every model it renders.
     _cluster_runtimes: tuple[RuntimeResource, ...] = field(init=False, repr=False, compare=False)
     _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
@@ -87,8 +99,13 @@ class Catalog:
         objects: Iterable[Mapping[str, Any]],
         *,
         controller_identity: ControllerIdentity | None = None,
+        operator_config: Mapping[str, Any] | None = None,
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
+
+        The ``inferenceservice-config`` ConfigMap in namespace ``ome`` among ``objects`` gives the
+        operator's ``deploy`` defaults; ``operator_config`` (that ConfigMap's ``data``, as a
+        reconciler watching it holds it) takes its place when given.
 
         Raises InvalidObjectError for an object of a known kind that does not fit its schema, or
         for two objects with the same kind, scope and name.
@@ -97,7 +114,21 @@ class Catalog:
         runtimes: dict[CatalogKey, RuntimeResource] = {}
         weights: dict[str, FineTunedWeight] = {}
         services: dict[CatalogKey, InferenceService] = {}
+        config_maps = 0
+        deploy: DeployDefaults | None = None
+        deploy_error: str | None = None
         for original in objects:
+            if _is_operator_config(original):
+                config_maps += 1
+                if config_maps > 1:
+                    raise InvalidObjectError(
+                        "ConfigMap",
+                        CONFIG_MAP_NAME,
+                        CONFIG_MAP_NAMESPACE,
+                        (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
+                    )
+                deploy, deploy_error = _deploy_from(original)
+                continue
             # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
             # change when the caller later edits the objects it passed in.
             obj = clone(original)
@@ -134,6 +165,10 @@ class Catalog:
             fine_tuned_weights=MappingProxyType(weights),
             inference_services=MappingProxyType(services),
             controller_identity=controller_identity,
+            deploy=deploy if operator_config is None else _deploy_from({"data": operator_config})[0],
+            deploy_error=deploy_error
+            if operator_config is None
+            else _deploy_from({"data": operator_config})[1],
         )
 
     # -- models ------------------------------------------------------------------------------
@@ -175,6 +210,30 @@ class Catalog:
 
     def inference_service(self, namespace: str, name: str) -> InferenceService | None:
         return self.inference_services.get(_key("InferenceService", namespace, name))
+
+
+def _is_operator_config(obj: Mapping[str, Any]) -> bool:
+    meta = obj.get("metadata") or {}
+    return (
+        obj.get("kind") == "ConfigMap"
+        and isinstance(meta, Mapping)
+        and meta.get("name") == CONFIG_MAP_NAME
+        and meta.get("namespace") == CONFIG_MAP_NAMESPACE
+    )
+
+
+def _deploy_from(config_map: Mapping[str, Any]) -> tuple[DeployDefaults | None, str | None]:
+    """(defaults, None), or (None, Go's error text); no `deploy` key configures nothing."""
+    data = config_map.get("data") or {}
+    text = data.get(DEPLOY_KEY) if isinstance(data, Mapping) else None
+    if text is None:
+        return DeployDefaults(), None
+    if not isinstance(text, str):
+        return None, f"unable to parse deploy config json: data.{DEPLOY_KEY} must be a string of JSON"
+    try:
+        return parse_deploy_config(text), None
+    except DeployConfigError as exc:
+        return None, str(exc)
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:

@@ -4,6 +4,8 @@
     ├── InvalidObjectError          an input object does not fit its schema (kind, name, field paths)
     ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
     ├── RevisionCollisionError      two different payloads want one ControllerRevision name
+    ├── deploy.DeployConfigError    the operator's `deploy` defaults are unusable (Go's text)
+    ├── gotemplate.GoTemplateError  Go's template parser or executor refuses a placeholder template
     └── gojson.GoJSONError          a value Go's decoder would refuse for its Kubernetes type (with path)
         ├── GoTypeError, InvalidQuantityError, InvalidTimeError
 
