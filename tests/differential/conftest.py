@@ -25,7 +25,16 @@ def gotypes_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gotypes-bin")
     started = time.monotonic()
     proc = subprocess.run(
-        [go, "build", "-buildvcs=false", "-o", str(out) + "/", "./cmd/canonical", "./cmd/fieldtable", "./cmd/placeholders"],
+        [
+            go,
+            "build",
+            "-buildvcs=false",
+            "-o",
+            str(out) + "/",
+            "./cmd/canonical",
+            "./cmd/fieldtable",
+            "./cmd/placeholders",
+        ],
         cwd=GOTYPES,
         capture_output=True,
         text=True,
