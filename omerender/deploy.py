@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omerender.errors import OmeRenderError
+from omerender.gotemplate.jsoncheck import check_valid
 from omerender.jsonlike import clone
 
 __all__ = [
@@ -71,20 +72,21 @@ def _field(obj: Mapping[str, Any], name: str) -> Any:
     return None
 
 
-def _kind(value: Any) -> str:
+def _kind(value: Any, go_type: str) -> str:
+    """UnmarshalTypeError.Value: a number is quoted only when it fails to fit a numeric type."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, str) and not isinstance(value, _Float):
         return "string"
     if isinstance(value, (int, _Float)):
-        return f"number {value}"
+        return f"number {value}" if go_type in ("int", "int32", "int64") else "number"
     return "array" if isinstance(value, list) else "object"
 
 
 def _type_error(value: Any, struct: str, path: str, go_type: str) -> DeployConfigError:
     return DeployConfigError(
         "unable to parse deploy config json: json: cannot unmarshal "
-        f"{_kind(value)} into Go struct field {struct}.{path} of type {go_type}"
+        f"{_kind(value, go_type)} into Go struct field {struct}.{path} of type {go_type}"
     )
 
 
@@ -107,15 +109,13 @@ def _object(obj: Mapping[str, Any], name: str, struct: str, path: str, go_type: 
     return value
 
 
-def _budget_value(value: Any) -> int | str | None:
-    """Decode an IntOrString budget as ``intstr.IntOrString.UnmarshalJSON`` does."""
+def _budget_value(value: Any, path: str) -> int | str | None:
+    """Decode an IntOrString budget as ``intstr.IntOrString.UnmarshalJSON`` does: a string, else int32."""
     if value is None or (isinstance(value, str) and not isinstance(value, _Float)):
         return value
     if isinstance(value, int) and not isinstance(value, bool) and _INT32[0] <= value <= _INT32[1]:
         return value
-    raise DeployConfigError(
-        f"unable to parse deploy config json: json: cannot unmarshal {_kind(value)} into Go value of type int32"
-    )
+    raise _type_error(value, "ComponentUpdateStrategyDefaults", path, "int32")
 
 
 def _check_budget(value: int | str | None, where: str) -> None:
@@ -147,15 +147,15 @@ def _check_budget(value: int | str | None, where: str) -> None:
 
 def parse_deploy_config(text: str) -> DeployDefaults:
     """``parseDeployConfig``: decode the ``deploy`` JSON and validate it, or raise DeployConfigError."""
-    try:
-        block = json.loads(text, parse_float=_Float)
-    except ValueError as exc:
-        raise DeployConfigError(f"unable to parse deploy config json: {exc}") from None
+    syntax = check_valid(text)
+    if syntax is not None:
+        raise DeployConfigError(f"unable to parse deploy config json: {syntax}")
+    block = json.loads(text, parse_float=_Float)
     if block is None:
         block = {}
     if not isinstance(block, dict):
         raise DeployConfigError(
-            f"unable to parse deploy config json: json: cannot unmarshal {_kind(block)} "
+            f"unable to parse deploy config json: json: cannot unmarshal {_kind(block, '')} "
             "into Go value of type controllerconfig.DeployConfig"
         )
     # encoding/json reports a wrongly typed field before any of parseDeployConfig's own checks run.
@@ -243,7 +243,10 @@ def _strategy_values(
             raise _type_error(
                 kind, "ComponentUpdateStrategyDefaults", f"updateStrategy.{component}.type", "string"
             )
-        budgets = [(b, _budget_value(_field(entry, b))) for b in ("maxSurge", "maxUnavailable")]
+        budgets = [
+            (b, _budget_value(_field(entry, b), f"updateStrategy.{component}.{b}"))
+            for b in ("maxSurge", "maxUnavailable")
+        ]
         out.append((component, kind, budgets))
     return out
 

@@ -18,7 +18,7 @@ GOTYPES = ROOT / "tools" / "gotypes"
 
 @pytest.fixture(scope="session")
 def gotypes_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory holding freshly built ``canonical``, ``fieldtable`` and ``placeholders`` binaries."""
+    """A directory holding freshly built ``canonical``, ``fieldtable``, ``placeholders`` and ``deployconfig`` binaries."""
     go = shutil.which("go")
     if go is None:
         pytest.fail("the Go toolchain (go) is required to build tools/gotypes; it is not on PATH")
@@ -34,6 +34,7 @@ def gotypes_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "./cmd/canonical",
             "./cmd/fieldtable",
             "./cmd/placeholders",
+            "./cmd/deployconfig",
         ],
         cwd=GOTYPES,
         capture_output=True,
