@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omerender.errors import OmeRenderError
-from omerender.gotemplate.jsoncheck import check_valid
+from omerender.gojson_syntax import check_valid
 from omerender.jsonlike import clone
 
 __all__ = [
@@ -260,19 +260,22 @@ def apply_deploy_defaults(
     decoder its ``leader`` and ``worker``) when unset; ``workerSize`` sizes a declared leader+worker
     pair at 1 when no size is set. Both run for every render, the first only when configured.
     """
-    out: dict[str, Any] = clone(dict(piece))
-    blocks = [out] if component == "router" else [out, out.get("leader"), out.get("worker")]
     grace = deploy.termination_grace_period_seconds if deploy is not None else None
-    if grace is not None:
-        for block in blocks:
-            if isinstance(block, dict) and block.get("terminationGracePeriodSeconds") is None:
-                block["terminationGracePeriodSeconds"] = grace
-    leader, worker = out.get("leader"), out.get("worker")
-    if (
+    leader, worker = piece.get("leader"), piece.get("worker")
+    sizes_worker = (
         component != "router"
         and isinstance(leader, dict)
         and isinstance(worker, dict)
         and worker.get("size") is None
-    ):
-        worker["size"] = 1
+    )
+    if grace is None and not sizes_worker:
+        return dict(piece)  # nothing to fill: skip the copy on the common path
+    out: dict[str, Any] = clone(dict(piece))
+    blocks = [out] if component == "router" else [out, out.get("leader"), out.get("worker")]
+    if grace is not None:
+        for block in blocks:
+            if isinstance(block, dict) and block.get("terminationGracePeriodSeconds") is None:
+                block["terminationGracePeriodSeconds"] = grace
+    if sizes_worker:
+        out["worker"]["size"] = 1
     return out

@@ -22,8 +22,8 @@ from typing import Any
 
 from omerender import gojson
 from omerender.errors import BlockReason, RenderBlocked
+from omerender.gojson_syntax import check_valid
 from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, GoValue, execute, object_meta, parse
-from omerender.gotemplate.jsoncheck import check_valid
 from omerender.models import InferenceReplica
 
 __all__ = ["replace_placeholders", "replica_meta"]
@@ -46,14 +46,26 @@ def replica_meta(replica: InferenceReplica) -> GoValue:
     )
 
 
+def _has_delimiter(value: Any) -> bool:
+    """Whether ``{{`` occurs in a key or string of the container. JSON's own punctuation never puts two
+    braces side by side, so this says exactly whether Go's template text holds an action."""
+    if isinstance(value, str):
+        return "{{" in value
+    if isinstance(value, dict):
+        return any("{{" in k or _has_delimiter(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_delimiter(v) for v in value)
+    return False
+
+
 def replace_placeholders(container: dict[str, Any], meta: GoValue, *, worker: bool = False) -> dict[str, Any]:
     """The container after OME's placeholder pass, or RenderBlocked(RenderFailed) with Go's message.
 
     A container whose JSON holds no ``{{`` is text only for the template and comes back unchanged.
     """
-    text = gojson.encode("core/v1.Container", container).decode("utf-8")
-    if "{{" not in text:
+    if not _has_delimiter(container):
         return container
+    text = gojson.encode("core/v1.Container", container).decode("utf-8")
     where = "worker container" if worker else "container"
     try:
         output = execute(parse(TEMPLATE_NAME, text), meta)

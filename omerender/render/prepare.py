@@ -18,7 +18,7 @@ def prepare_role(runtime: RuntimeResource, component: str, deploy: DeployDefault
     if piece is None:
         return runtime
     filled = apply_deploy_defaults(piece, component, deploy)
-    if filled == piece:
+    if filled == piece:  # a shallow copy when nothing was filled: cheap to compare
         return runtime
     spec = runtime.spec.model_copy(update={_SPEC_FIELDS[component]: filled})
     return runtime.model_copy(update={"spec": spec})

@@ -1,10 +1,13 @@
 """Go's ``encoding/json`` syntax check (scanner.go ``checkValid``): the first error, in Go's words.
 
 ``json.Unmarshal`` scans the whole input before decoding anything, so a placeholder whose value breaks
-the JSON text (a newline or a backslash from an annotation) fails with exactly this message.
+the JSON text (a newline or a backslash from an annotation), or a malformed ``deploy`` key, fails with
+exactly this message.
 """
 
 from __future__ import annotations
+
+from omerender.gotemplate.lex import go_quote
 
 __all__ = ["check_valid"]
 
@@ -16,8 +19,6 @@ def _quote_char(c: str) -> str:
         return "'\\''"
     if c == '"':
         return "'\"'"
-    from omerender.gotemplate.lex import go_quote
-
     return "'" + go_quote(c)[1:-1] + "'"
 
 
