@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from types import FrameType
+from typing import Any
 
 from omereconcile import logs
 from omereconcile.actions import Plan
@@ -226,15 +227,17 @@ def _run(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     try:
         kube = Kube.auto(args.kubeconfig)
+        config: dict[str, Any] = {}
         try:
-            cm = kube.get(paths.configmap(args.ome_namespace, args.config_name))
-            settings = settings_from_configmap(cm.get("data") or {})
+            config = kube.get(paths.configmap(args.ome_namespace, args.config_name)).get("data") or {}
+            settings = settings_from_configmap(config)
         except NotFound:
             settings = OperatorSettings()
         catalog = build_catalog(
             fetch_catalog_objects(kube, [args.namespace]),
             settings.controller_identity,
             settings.accelerator_resources,
+            config,
         )
         obs = observe(
             kube, args.namespace, args.name, catalog=catalog, settings=settings, now=datetime.now(UTC)

@@ -468,6 +468,8 @@ class Controller:
         self._catalog: tuple[Catalog, Resolver] | None = None
         self._settings = OperatorSettings()
         self._settings_error: str | None = None
+        # The ConfigMap's data as last seen: renders read its `deploy` defaults (a bad one blocks them).
+        self._config_data: JSON = {}
         self._deps: dict[Key, frozenset[Dependency]] = {}
         self._deps_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -622,6 +624,10 @@ class Controller:
 
     def _on_config(self, etype: str, obj: JSON) -> None:
         data = None if etype == "DELETED" else (obj.get("data") or {})
+        with self._catalog_lock:
+            if (data or {}) != self._config_data:
+                self._config_data = dict(data or {})
+                self._catalog = None
         try:
             settings = settings_from_configmap(data)
             self._settings_error = None
@@ -653,7 +659,10 @@ class Controller:
                             o.setdefault("apiVersion", c.API_VERSION)
                             objs.append(o)
                 cat = build_catalog(
-                    objs, self._settings.controller_identity, self._settings.accelerator_resources
+                    objs,
+                    self._settings.controller_identity,
+                    self._settings.accelerator_resources,
+                    self._config_data,
                 )
                 self._catalog = (cat, Resolver(cat))
             return self._catalog[0], self._catalog[1], self._settings

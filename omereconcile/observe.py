@@ -163,14 +163,18 @@ def build_catalog(
     objects: Iterable[Mapping[str, Any]],
     identity: ControllerIdentity | None = None,
     accelerator_resources: Sequence[str] = (),
+    operator_config: Mapping[str, Any] | None = None,
 ) -> Catalog:
     """A Catalog from raw objects; an object that does not parse is left out (it cannot be rendered
-    from anyway) instead of hiding every other object. ``accelerator_resources`` come from the live
-    ``inferenceservice-config``."""
+    from anyway) instead of hiding every other object. ``accelerator_resources`` and
+    ``operator_config`` (the ``deploy`` defaults) come from the live ``inferenceservice-config``."""
     objs = list(objects)
     try:
         return Catalog.from_objects(
-            objs, controller_identity=identity, accelerator_resources=accelerator_resources
+            objs,
+            controller_identity=identity,
+            accelerator_resources=accelerator_resources,
+            operator_config=operator_config,
         )
     except OmeRenderError:
         good: list[Mapping[str, Any]] = []
@@ -181,7 +185,10 @@ def build_catalog(
                 continue
             good.append(obj)
         return Catalog.from_objects(
-            good, controller_identity=identity, accelerator_resources=accelerator_resources
+            good,
+            controller_identity=identity,
+            accelerator_resources=accelerator_resources,
+            operator_config=operator_config,
         )
 
 

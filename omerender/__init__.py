@@ -5,6 +5,7 @@ Import from here; everything else is an implementation module. The error tree is
 """
 
 from omerender.catalog import Catalog, ControllerIdentity
+from omerender.deploy import DeployConfigError, DeployDefaults, parse_deploy_config
 from omerender.errors import (
     BlockReason,
     FieldProblem,
@@ -31,6 +32,8 @@ __all__ = [
     "BlockReason",
     "Catalog",
     "ControllerIdentity",
+    "DeployConfigError",
+    "DeployDefaults",
     "FieldProblem",
     "FineTunedWeight",
     "InferenceReplica",
@@ -50,6 +53,7 @@ __all__ = [
     "headless_service",
     "instance_pods",
     "materialize_pod",
+    "parse_deploy_config",
     "parse_object",
     "pod_group",
     "preview",

@@ -14,6 +14,12 @@ from types import MappingProxyType
 from typing import Any
 
 from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
+from omerender.deploy import (
+    DEPLOY_KEY,
+    DeployConfigError,
+    DeployDefaults,
+    parse_deploy_config,
+)
 from omerender.errors import FieldProblem, InvalidArgumentError, InvalidObjectError
 from omerender.jsonlike import clone, json_problem
 from omerender.models import (
@@ -66,6 +72,10 @@ class Catalog:
     controller_identity: ControllerIdentity | None = None
     # ``acceleratorResources`` of OME's ``inferenceservice-config``; empty means NVIDIA only.
     accelerator_resources: tuple[str, ...] = ()
+    # The `deploy` key of the inferenceservice-config ConfigMap (namespace ome): operator defaults a
+    # render applies (omerender.deploy). `deploy_error` holds Go's text when that key is unusable.
+    deploy: DeployDefaults | None = None
+    deploy_error: str | None = None
     # Indexes derived once from ``runtimes``: selection walks them for every model it renders.
     _cluster_runtimes: tuple[RuntimeResource, ...] = field(init=False, repr=False, compare=False)
     _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
@@ -92,11 +102,13 @@ class Catalog:
         *,
         controller_identity: ControllerIdentity | None = None,
         accelerator_resources: Sequence[str] | None = None,
+        operator_config: Mapping[str, Any] | None = None,
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
 
-        An ``inferenceservice-config`` ConfigMap among them supplies ``acceleratorResources`` unless
-        ``accelerator_resources`` is given. Raises InvalidObjectError for an object of a known kind that
+        An ``inferenceservice-config`` ConfigMap among them supplies ``acceleratorResources`` (unless
+        ``accelerator_resources`` is given) and the operator's ``deploy`` defaults (``operator_config``,
+        that ConfigMap's ``data`` as a reconciler watching it holds it, takes its place when given). Raises InvalidObjectError for an object of a known kind that
         does not fit its schema (or for any object that is not a mapping of JSON-like data), for two
         objects with the same kind, scope and name, and for an ``acceleratorResources`` value that is not
         a JSON list of names; InvalidArgumentError when ``objects`` is not an iterable of objects.
@@ -115,6 +127,8 @@ class Catalog:
         weights: dict[str, FineTunedWeight] = {}
         services: dict[CatalogKey, InferenceService] = {}
         configured: tuple[str, ...] | None = None
+        deploy: DeployDefaults | None = None
+        deploy_error: str | None = None
         for number, original in enumerate(objects, start=1):
             _check_raw(number, original)
             if _is_operator_config(original):
@@ -126,6 +140,7 @@ class Catalog:
                         (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
                     )
                 configured = _accelerators_of(original)
+                deploy, deploy_error = _deploy_from(original)
                 continue
             # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
             # change when the caller later edits the objects it passed in.
@@ -166,6 +181,10 @@ class Catalog:
             accelerator_resources=tuple(
                 accelerator_resources if accelerator_resources is not None else configured or ()
             ),
+            deploy=deploy if operator_config is None else _deploy_from({"data": operator_config})[0],
+            deploy_error=deploy_error
+            if operator_config is None
+            else _deploy_from({"data": operator_config})[1],
         )
 
     # -- models ------------------------------------------------------------------------------
@@ -234,7 +253,12 @@ def _check_raw(number: int, obj: Any) -> None:
 
 def _is_operator_config(obj: Mapping[str, Any]) -> bool:
     meta = obj.get("metadata")
-    return obj.get("kind") == "ConfigMap" and isinstance(meta, Mapping) and meta.get("name") == CONFIG_MAP
+    return (
+        obj.get("kind") == "ConfigMap"
+        and isinstance(meta, Mapping)
+        and meta.get("name") == CONFIG_MAP
+        and meta.get("namespace") == "ome"  # OME's controller reads it from its own namespace only
+    )
 
 
 def _accelerators_of(config_map: Mapping[str, Any]) -> tuple[str, ...]:
@@ -249,6 +273,20 @@ def _accelerators_of(config_map: Mapping[str, Any]) -> tuple[str, ...]:
             config_map["metadata"].get("namespace"),
             (FieldProblem(f"data.{ACCELERATOR_RESOURCES_KEY}", str(exc)),),
         ) from None
+
+
+def _deploy_from(config_map: Mapping[str, Any]) -> tuple[DeployDefaults | None, str | None]:
+    """(defaults, None), or (None, Go's error text); no `deploy` key configures nothing."""
+    data = config_map.get("data") or {}
+    text = data.get(DEPLOY_KEY) if isinstance(data, Mapping) else None
+    if text is None:
+        return DeployDefaults(), None
+    if not isinstance(text, str):
+        return None, f"unable to parse deploy config json: data.{DEPLOY_KEY} must be a string of JSON"
+    try:
+        return parse_deploy_config(text), None
+    except DeployConfigError as exc:
+        return None, str(exc)
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:

@@ -5,6 +5,8 @@
     ├── InvalidArgumentError        a public function was called with an argument of the wrong type
     ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
     ├── RevisionCollisionError      two different payloads want one ControllerRevision name
+    ├── deploy.DeployConfigError    the operator's `deploy` defaults are unusable (Go's text)
+    ├── gotemplate.GoTemplateError  Go's template parser or executor refuses a placeholder template
     └── gojson.GoJSONError          a value Go's decoder would refuse for its Kubernetes type (with path)
         ├── GoTypeError, InvalidQuantityError, InvalidTimeError
 

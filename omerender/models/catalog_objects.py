@@ -59,11 +59,13 @@ class ModelSpec(KubeModel):
     disabled: bool | None = None
     vendor: str | None = None
     storage: Storage | None = None
+    distribution: str | None = None  # "PerNode" (OME's default) or "Sharded"
 
 
 class ModelStatus(KubeModel):
     state: str | None = None
     lifecycle: str | None = None
+    conditions: tuple[dict[str, Any], ...] = ()
 
 
 class ModelResource(KubeModel):

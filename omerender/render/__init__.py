@@ -11,6 +11,7 @@ from omerender.models import InferenceReplica, Runner
 from omerender.render.build import build_runners
 from omerender.render.data import clone
 from omerender.render.inject import ModelContext
+from omerender.render.prepare import prepare_role
 from omerender.render.resolve import ADVISORY_REASON, resolve_refs
 from omerender.render.result import Advisory, Render, RenderedRunner, TemplateSource
 
@@ -55,7 +56,11 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
             raise RenderBlocked(BlockReason.TEMPLATE_SOURCE_MISSING, TEMPLATE_SOURCE_MISSING)
         return Render(replica=replica, source="runners", runners=_stored_runners(replica))
 
+    if catalog.deploy_error is not None:
+        # renderFromRefs loads the deploy config before it resolves anything.
+        raise RenderBlocked(BlockReason.RENDER_FAILED, f"load deploy config: {catalog.deploy_error}")
     resolved = resolve_refs(replica, catalog, resolver)
+    runtime = prepare_role(resolved.runtime, spec.component, catalog.deploy)
     ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
     source: TemplateSource = "modelRef" if spec.model_ref is not None else "runtimeRef"
     advisories = (Advisory(ADVISORY_REASON, resolved.advisory),) if resolved.advisory else ()
@@ -63,7 +68,7 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
         replica=replica,
         source=source,
         runners=build_runners(
-            replica, resolved.runtime, ctx, accelerator_resource_names(catalog.accelerator_resources)
+            replica, runtime, ctx, accelerator_resource_names(catalog.accelerator_resources)
         ),
         runtime_kind=resolved.runtime.kind,
         runtime_name=resolved.runtime.metadata.name,

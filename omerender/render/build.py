@@ -13,10 +13,11 @@ from omerender.accelerators import set_parallelism
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.merge import main_container_index, merge_runner_into_pod
 from omerender.models import InferenceReplica, RuntimeResource
-from omerender.render.inject import ModelContext, edit_pod, edit_runner, replace_placeholders
+from omerender.render.inject import ModelContext, edit_pod, edit_runner
 from omerender.render.legacy import merge_legacy_node_selector, merge_legacy_resources
 from omerender.render.metadata import template_annotations, template_labels
 from omerender.render.pieces import PIECE_KEYS, PieceShape, RunnerPod, split_piece
+from omerender.render.placeholders import replace_placeholders, replica_meta
 from omerender.render.result import RenderedRunner
 
 __all__ = ["build_runners", "check_volume_mounts"]
@@ -88,7 +89,7 @@ def _pod_for(
     containers = pod["containers"]
     position = main_container_index(pod, runner)
     containers[position] = main = replace_placeholders(
-        containers[position], replica.name_prefix, replica.namespace
+        containers[position], replica_meta(replica), worker=part.name == "worker"
     )
     if ctx is not None:
         edit_pod(pod, main, component=component, ctx=ctx, runtime=runtime, namespace=replica.namespace)

@@ -17,6 +17,7 @@ from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
+from omerender.render.storage import is_sharded, sharded_ready
 from omerender.selection import (
     evaluate_runtimes,
     named_runtime_advisory,
@@ -62,6 +63,12 @@ def _resolve_model(replica: InferenceReplica, catalog: Catalog) -> ModelResource
     if not model.is_ready:
         state = model.status.state if model.status and model.status.state else "unknown"
         raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, f'{kind} "{ref.name}" is not ready (state: {state})')
+    if is_sharded(model):
+        # render.ResolveModel: a Sharded model waits for its Ready condition (ModelNotReadyError).
+        ready, why = sharded_ready(model)
+        if not ready:
+            text = f"model {ref.name} is not ready" + (f": {why}" if why else "")
+            raise RenderBlocked(BlockReason.MODEL_NOT_FOUND, text)
     return model
 
 
@@ -138,13 +145,15 @@ def _resolve_fine_tuned(replica: InferenceReplica, catalog: Catalog) -> FineTune
 
 
 def _resolve_overlays(replica: InferenceReplica, catalog: Catalog) -> tuple[ModelResource, ...]:
-    """Overlays that are missing, disabled or not Ready are left out silently, as OME does."""
+    """Overlays that are missing, disabled, or Sharded and not Ready are left out silently
+    (``ResolveOverlays`` in pkg/controller/v1beta1/inferenceservice/utils/overlay.go)."""
     ref = replica.spec.model_ref
     found: list[ModelResource] = []
     for overlay in (ref.overlays or ()) if ref else ():
         model = catalog.model(overlay.kind or "ClusterBaseModel", replica.namespace, overlay.name)
-        if model is not None and model.is_ready and not model.is_disabled:
-            found.append(model)
+        if model is None or model.is_disabled or (is_sharded(model) and not sharded_ready(model)[0]):
+            continue
+        found.append(model)
     return tuple(found)
 
 

@@ -18,14 +18,24 @@ GOTYPES = ROOT / "tools" / "gotypes"
 
 @pytest.fixture(scope="session")
 def gotypes_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory holding freshly built ``canonical`` and ``fieldtable`` binaries."""
+    """A directory holding freshly built ``canonical``, ``fieldtable``, ``placeholders`` and ``deployconfig`` binaries."""
     go = shutil.which("go")
     if go is None:
         pytest.fail("the Go toolchain (go) is required to build tools/gotypes; it is not on PATH")
     out = tmp_path_factory.mktemp("gotypes-bin")
     started = time.monotonic()
     proc = subprocess.run(
-        [go, "build", "-buildvcs=false", "-o", str(out) + "/", "./cmd/canonical", "./cmd/fieldtable"],
+        [
+            go,
+            "build",
+            "-buildvcs=false",
+            "-o",
+            str(out) + "/",
+            "./cmd/canonical",
+            "./cmd/fieldtable",
+            "./cmd/placeholders",
+            "./cmd/deployconfig",
+        ],
         cwd=GOTYPES,
         capture_output=True,
         text=True,

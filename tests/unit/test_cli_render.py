@@ -113,3 +113,37 @@ def test_runners_replica_uses_its_own_uid_and_collision_count(
     assert revision_name("u-1", 0) == base
     assert revision_name("u-2", 0) != base
     assert revision_name("u-1", 1) != base
+
+
+def test_operator_configmap_among_objects_applies_its_deploy_defaults(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "inferenceservice-config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "inferenceservice-config", "namespace": "ome"},
+                "data": {
+                    "deploy": '{"defaultDeploymentMode": "RawDeployment", "terminationGracePeriodSeconds": 900}'
+                },
+            }
+        )
+    )
+    assert main(["render", REPLICA, "--objects", CATALOG]) == 0
+    plain = _docs(capsys.readouterr().out)
+    assert main(["render", REPLICA, "--objects", CATALOG, str(config)]) == 0
+    defaulted = _docs(capsys.readouterr().out)
+    template = next(d for d in defaulted if d["kind"] == "PodTemplate")
+    assert template["template"]["spec"]["terminationGracePeriodSeconds"] == 900  # type: ignore[index]
+    names = [
+        next(d for d in docs if d["kind"] == "ControllerRevision")["metadata"]["name"]
+        for docs in (plain, defaulted)
+    ]  # type: ignore[index]
+    assert names[0] != names[1]
+    config.write_text(config.read_text().replace("900", "-1"))
+    assert main(["render", REPLICA, "--objects", CATALOG, str(config)]) == 1
+    assert capsys.readouterr().err.startswith(
+        "RenderFailed: load deploy config: invalid deploy config, terminationGracePeriodSeconds must be > 0, got -1"
+    )

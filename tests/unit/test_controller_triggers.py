@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from omereconcile.controller import Controller, Reflector
+from omerender import DeployDefaults
 
 
 class NoKube:
@@ -66,3 +67,23 @@ def test_owned_object_events_enqueue_the_replica_their_labels_name() -> None:
     pod["metadata"]["labels"]["component"] = "decoder"
     ctrl._on_owned("MODIFIED", pod)
     assert _queued(ctrl) == set()
+
+
+def test_the_operator_configmap_reaches_every_render_through_the_catalog() -> None:
+    """The live inferenceservice-config's `deploy` defaults are in the Catalog the passes render with;
+    a change rebuilds it and re-enqueues every replica, and a bad `deploy` key blocks renders with Go's
+    text while the other settings keep their last good values."""
+    ctrl = _controller({"a": {"component": "engine"}})
+    good = '{"defaultDeploymentMode": "RawDeployment", "terminationGracePeriodSeconds": 90}'
+    ctrl._on_config("ADDED", {"metadata": {"name": "inferenceservice-config"}, "data": {"deploy": good}})
+    assert _queued(ctrl) == {"a"}
+    catalog, _, _ = ctrl.catalog()
+    assert catalog.deploy is not None
+    assert catalog.deploy.termination_grace_period_seconds == 90
+    ctrl._on_config("MODIFIED", {"metadata": {}, "data": {"deploy": '{"defaultDeploymentMode": "x"}'}})
+    catalog, _, _ = ctrl.catalog()
+    assert catalog.deploy is None
+    assert catalog.deploy_error == "invalid deployment mode. Supported default mode is RawDeployment"
+    ctrl._on_config("DELETED", {"metadata": {}})
+    catalog, _, _ = ctrl.catalog()
+    assert (catalog.deploy, catalog.deploy_error) == (DeployDefaults(), None)  # nothing configured

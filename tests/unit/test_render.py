@@ -468,14 +468,12 @@ def test_leader_and_worker_blocks_make_two_runners() -> None:
     assert "size" not in pod(result, "worker")
 
 
-def test_worker_without_size_counts_zero_workers_and_blocks_a_multi_pod_piece() -> None:
-    # EngineWorkerSize: a nil Worker.Size is 0; a worker runner of size 0 is refused (the CRD's minimum is 1).
+def test_worker_without_size_is_sized_one_by_the_operator_defaults() -> None:
+    # specdefaults (PrepareRole) runs before render.Runners and sizes an unsized leader+worker pair at 1;
+    # EngineWorkerSize would read a nil size as 0 workers, which OME's own CRD refuses.
     piece = {"leader": {"runner": runner()}, "worker": {"runner": runner()}}
-    error = blocked(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
-    assert error.reason is BlockReason.RENDER_FAILED
-    assert error.message == (
-        "engineConfig.worker.size must be at least 1 when engineConfig has a leader and a worker, got 0"
-    )
+    result = do_render(refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece))
+    assert [(r.name, r.size) for r in result.runners] == [("leader", 1), ("worker", 1)]
 
 
 def test_worker_without_leader_is_one_default_runner_from_the_top_level() -> None:
@@ -606,16 +604,9 @@ def test_no_runner_and_no_containers_is_render_failed() -> None:
 
 def test_placeholders_in_the_main_container_only() -> None:
     piece = {
-        "containers": [{"name": "sidecar", "image": "s", "args": ["{{.Name}}"]}],
+        "containers": [{"name": "sidecar", "image": "s", "args": ["{{.Name}}", "{{ .Foo }}"]}],
         "runner": runner(
-            args=[
-                "{{.Name}}",
-                "{{ .Namespace }}",
-                "{{  .Name  }}-{{.Namespace}}",
-                "{{ .Foo }}",
-                "{{ .Name.X }}",
-                "{% x %}{{ y }}",
-            ],
+            args=["{{.Name}}", "{{ .Namespace }}", "{{  .Name  }}-{{.Namespace}}", "{{.Labels.missing}}"],
             env=[{"name": "URL", "value": "http://{{.Name}}.{{.Namespace}}"}],
         ),
     }
@@ -623,9 +614,29 @@ def test_placeholders_in_the_main_container_only() -> None:
         refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece), name="chat", namespace="prod"
     )
     main = container(result)
-    assert main["args"] == ["chat", "prod", "chat-prod", "{{ .Foo }}", "{{ .Name.X }}", "{% x %}{{ y }}"]
+    assert main["args"] == ["chat", "prod", "chat-prod", ""]
     assert env(main)["URL"] == "http://chat.prod"
-    assert container(result, "sidecar")["args"] == ["{{.Name}}"]
+    assert container(result, "sidecar")["args"] == ["{{.Name}}", "{{ .Foo }}"]
+
+
+@pytest.mark.parametrize(
+    ("arg", "go_error"),
+    [
+        ("{{ .Foo }}", "at <.Foo>: can't evaluate field Foo in type v1.ObjectMeta"),
+        ("{{ .Name.X }}", "at <.Name.X>: can't evaluate field X in type string"),
+        ("{% x %}{{ y }}", 'template: container-tmpl:1: function "y" not defined'),
+        ("{{ .Name", "template: container-tmpl:1: bad character U+0022 '\"'"),
+    ],
+)
+def test_placeholders_go_cannot_run_fail_the_render(arg: str, go_error: str) -> None:
+    piece = {"runner": runner(args=[arg])}
+    with pytest.raises(RenderBlocked) as blocked:
+        do_render(
+            refs(model_ref=None, runtime_ref="rt"), runtime(engine=piece), name="chat", namespace="prod"
+        )
+    assert blocked.value.reason == BlockReason.RENDER_FAILED
+    assert blocked.value.message.startswith("failed to replace placeholders in container: ")
+    assert go_error in blocked.value.message
 
 
 def test_placeholders_use_the_parent_name_on_a_projected_replica() -> None:
@@ -930,8 +941,10 @@ def test_fine_tuned_strategy_must_be_a_string() -> None:
     assert error.message == 'hyper-parameter "strategy" on FineTunedWeight ft must be a string, got bool'
 
 
-def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:
-    overlays = [{"name": "good"}, {"name": "gone"}, {"name": "off"}, {"name": "loading"}]
+def test_overlays_mount_all_but_missing_disabled_and_sharded_not_ready() -> None:
+    """ResolveOverlays skips only a missing, a disabled and a Sharded-not-Ready overlay; a PerNode
+    overlay whose status is not Ready is still mounted."""
+    overlays = [{"name": n} for n in ("good", "gone", "off", "loading", "shard")]
     spec = refs(model_ref={"name": "m", "overlays": overlays})
     result = do_render(
         spec,
@@ -940,22 +953,116 @@ def test_overlays_mount_ready_ones_and_omit_the_rest() -> None:
         model("good", path="/ov/good"),
         model("off", path="/ov/off", disabled=True),
         model("loading", path="/ov/loading", state="Importing"),
+        model("shard", path=None, distribution="Sharded", storage={"storageUri": "oci://n/x/b/y/o/z"}),
     )
     main = container(result)
     assert env(main)["OVERLAY_GOOD_MODEL_PATH"] == "/opt/ml/model-overlays/good"
-    assert {"name": "good", "mountPath": "/opt/ml/model-overlays/good", "readOnly": True} in main[
-        "volumeMounts"
-    ]
-    assert {"name": "good", "hostPath": {"path": "/ov/good"}} in pod(result)["volumes"]
+    assert env(main)["OVERLAY_LOADING_MODEL_PATH"] == "/opt/ml/model-overlays/loading"
+    mount = {"name": "model-overlay-good", "mountPath": "/opt/ml/model-overlays/good", "readOnly": True}
+    assert mount in main["volumeMounts"]
+    assert {"name": "model-overlay-good", "hostPath": {"path": "/ov/good"}} in pod(result)["volumes"]
     text = repr(pod(result))
-    for omitted in ("gone", "/ov/off", "loading"):
+    for omitted in ("gone", "/ov/off", "shard"):
         assert omitted not in text
 
 
-def test_overlay_without_a_storage_path_is_omitted() -> None:
+def test_overlay_without_storage_is_omitted_and_one_without_a_volume_still_gets_its_path() -> None:
+    """overlayEffectivePath needs only a storage block; the volume needs a PVC URI or a path."""
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov"}, {"name": "hf"}]})
+    result = do_render(
+        spec,
+        model(),
+        runtime(),
+        model("ov", path=None),
+        model("hf", path=None, storage={"storageUri": "hf://x/y"}),
+    )
+    main = container(result)
+    assert [m["name"] for m in main["volumeMounts"]] == ["m"]
+    assert "OVERLAY_OV_MODEL_PATH" not in env(main)
+    assert env(main)["OVERLAY_HF_MODEL_PATH"] == "/opt/ml/model-overlays/hf"
+
+
+def test_pvc_model_mounts_its_claim_read_only_with_the_sub_path() -> None:
     spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov"}]})
-    result = do_render(spec, model(), runtime(), model("ov", path=None))
-    assert "ov" not in [m["name"] for m in container(result)["volumeMounts"]]
+    result = do_render(
+        spec,
+        model(path=None, storage={"storageUri": "pvc://models/llama/v3"}),
+        runtime(),
+        model("ov", path=None, storage={"storageUri": "pvc://team-a:adapters/lora"}),
+    )
+    main, spec_ = container(result), pod(result)
+    assert env(main)["MODEL_PATH"] == "/opt/ml/model"
+    assert {"name": "m", "mountPath": "/opt/ml/model", "readOnly": True, "subPath": "llama/v3"} in main[
+        "volumeMounts"
+    ]
+    overlay_mount = {
+        "name": "model-overlay-ov",
+        "mountPath": "/opt/ml/model-overlays/ov",
+        "readOnly": True,
+        "subPath": "lora",
+    }
+    assert overlay_mount in main["volumeMounts"]
+    assert {"name": "m", "persistentVolumeClaim": {"claimName": "models", "readOnly": True}} in spec_[
+        "volumes"
+    ]
+    assert {
+        "name": "model-overlay-ov",
+        "persistentVolumeClaim": {"claimName": "adapters", "readOnly": True},
+    } in spec_["volumes"]
+    assert "nodeSelector" not in spec_
+
+
+@pytest.mark.parametrize("uri", ["pvc://", "pvc://claim", "pvc://claim/", "pvc://a/../b", "pvc://Bad_NS:c/p"])
+def test_malformed_pvc_uri_has_no_volume_but_is_still_a_pvc_model(uri: str) -> None:
+    """isPVCBaseModel reads the prefix only: MODEL_PATH and the missing selector follow it, while
+    parsePVCComponents gives no volume for a URI it cannot parse."""
+    result = do_render(refs(), model(path=None, storage={"storageUri": uri}), runtime())
+    assert env(container(result))["MODEL_PATH"] == "/opt/ml/model"
+    assert "volumes" not in pod(result)
+    assert "nodeSelector" not in pod(result)
+
+
+def test_sharded_model_has_no_volume_and_its_uri_as_model_path() -> None:
+    ready = {"type": "Ready", "status": "True", "observedGeneration": 2}
+    storage = {"storageUri": "oci://n/ns/b/bkt/o/llama", "path": "/ignored"}
+    shard = model(path=None, distribution="Sharded", storage=storage)
+    shard["metadata"]["generation"] = 2
+    shard["status"]["conditions"] = [ready]
+    result = do_render(refs(), shard, runtime())
+    assert env(container(result))["MODEL_PATH"] == "oci://n/ns/b/bkt/o/llama"
+    assert "volumeMounts" not in container(result)
+    assert "volumes" not in pod(result)
+    assert "nodeSelector" not in pod(result)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "generation", "message"),
+    [
+        (None, 1, "model m is not ready: model Ready condition is not available"),
+        (
+            [{"type": "Ready", "status": "False", "observedGeneration": 1, "message": "3/8 shards"}],
+            1,
+            "model m is not ready: 3/8 shards",
+        ),
+        ([{"type": "Ready", "status": "False", "observedGeneration": 1}], 1, "model m is not ready"),
+        (
+            [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+            2,
+            "model m is not ready: model Ready condition has not observed the latest generation",
+        ),
+    ],
+)
+def test_sharded_model_not_ready_is_model_not_found(
+    conditions: list[dict[str, Any]] | None, generation: int, message: str
+) -> None:
+    shard = model(distribution="Sharded", storage={"storageUri": "oci://n/ns/b/bkt/o/llama"})
+    shard["metadata"]["generation"] = generation
+    if conditions is not None:
+        shard["status"]["conditions"] = conditions
+    with pytest.raises(RenderBlocked) as blocked:
+        do_render(refs(), shard, runtime())
+    assert blocked.value.reason == BlockReason.MODEL_NOT_FOUND
+    assert blocked.value.message == message
 
 
 def test_overlay_env_name_is_upper_cased_with_underscores() -> None:
