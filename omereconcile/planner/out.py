@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from omereconcile.actions import Action, DeletePod, RecordEvent, SetServingGate
+from omereconcile.planner.gate import drain_hold, hold_write, serve_write
 from omereconcile.world import PodView
 
 __all__ = ["Out"]
@@ -31,11 +32,30 @@ class Out:
             return  # never delete twice: a terminating pod is already on its way out
         self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why))
 
-    def gate(self, pod: PodView, value: bool, why: str) -> None:
-        want = "True" if value else "False"
-        if pod.terminating or pod.gate == want:
+    def gate(self, pod: PodView, value: bool, why: str, writer: str | None = None) -> None:
+        """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``)."""
+        if pod.terminating:
             return
-        self.actions.append(SetServingGate(pod.name, pod.uid, pod.resource_version, value, why))
+        if value:
+            write = serve_write(pod, self.now)
+        else:
+            if writer is None:
+                raise ValueError("taking a pod out of rotation needs the writer that holds it")
+            write = hold_write(pod, drain_hold(writer, pod), self.now)
+        if write is None:
+            return
+        self.actions.append(
+            SetServingGate(
+                pod.name,
+                pod.uid,
+                pod.resource_version,
+                write.status,
+                why,
+                condition_reason=write.reason,
+                message=write.message,
+                last_transition_time=write.last_transition_time,
+            )
+        )
 
     def requeue_after(self) -> float | None:
         if not self.wakes:
