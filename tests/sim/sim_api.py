@@ -350,6 +350,9 @@ class Sim:
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
+            if not obj["spec"].get("nodeName"):
+                obj["spec"]["nodeName"] = "sim-node"  # the scheduler's binding
+                changed = True
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"
                 changed = True
