@@ -40,7 +40,10 @@ class Out:
             write = serve_write(pod, self.now)
         else:
             if writer is None:
-                raise ValueError("taking a pod out of rotation needs the writer that holds it")
+                raise ValueError(
+                    f"Out.gate({pod.name}, False): name the writer that holds the pod out of rotation "
+                    "(planner/gate.py DELETE_DRAIN, SURGE_DRAIN or RECREATE_DRAIN)"
+                )
             write = hold_write(pod, drain_hold(writer, pod), self.now)
         if write is None:
             return
