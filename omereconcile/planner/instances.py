@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gate import DELETE_DRAIN, RECREATE_DRAIN, SURGE_DRAIN
+from omereconcile.planner.gate import RECREATE_DRAIN, SURGE_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live, stuck_container
 from omereconcile.planner.reset import is_reset_journal, step_reset
@@ -367,7 +367,7 @@ def _unschedulable(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[R
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:
     for p in live(pods):
-        out.gate(p, False, "scale-down or teardown: leave rotation before deletion", DELETE_DRAIN)
+        out.gate(p, False, "scale-down or teardown: leave rotation before deletion")
         if p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
             out.delete(p, "drained: no EndpointSlice lists the pod as ready")
     if not pods:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from omereconcile.actions import Action, DeletePod, RecordEvent, SetServingGate
-from omereconcile.planner.gate import drain_hold, hold_write, serve_write
+from omereconcile.planner.gate import DELETE_DRAIN, drain_hold, hold_write, serve_write
 from omereconcile.world import PodView
 
 __all__ = ["Out"]
@@ -32,19 +32,13 @@ class Out:
             return  # never delete twice: a terminating pod is already on its way out
         self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why))
 
-    def gate(self, pod: PodView, value: bool, why: str, writer: str | None = None) -> None:
-        """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``)."""
+    def gate(self, pod: PodView, value: bool, why: str, writer: str = DELETE_DRAIN) -> None:
+        """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``). A pod taken
+        out to be deleted is held by ``Delete-drain``, as Go's scale-down and its unrouting of a
+        superseded pod do; the surge and recreate drains name their own writer."""
         if pod.terminating:
             return
-        if value:
-            write = serve_write(pod, self.now)
-        else:
-            if writer is None:
-                raise ValueError(
-                    f"Out.gate({pod.name}, False): name the writer that holds the pod out of rotation "
-                    "(planner/gate.py DELETE_DRAIN, SURGE_DRAIN or RECREATE_DRAIN)"
-                )
-            write = hold_write(pod, drain_hold(writer, pod), self.now)
+        write = serve_write(pod, self.now) if value else hold_write(pod, drain_hold(writer, pod), self.now)
         if write is None:
             return
         self.actions.append(
