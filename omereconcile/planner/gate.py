@@ -6,8 +6,8 @@ list is non-empty; True (reason ``Serving``, empty message) once it is empty. ``
 moves only when the status does (``transitionTime``), so adding or removing a hold on a pod already
 held keeps the "NotReady since" instant.
 
-- Taking a pod out of rotation adds the writer's hold (``AddNotReadyKey``); nothing is written when
-  the hold is already in the list and the status is False.
+- Taking a serving pod out of rotation adds the writer's hold (``AddNotReadyKey``); a pod already
+  out of rotation is left alone, as Go's callers skip every pod that is not ``IsServing``.
 - Putting a pod into rotation removes the Lifecycle hold (``MarkPodServing`` / ``RemoveNotReadyKey``),
   writing True/``Serving`` on a pod that never had the condition. The planner serves a pod only once
   it has released its own drain holds, so this removes those too (Go releases each explicitly on the
@@ -93,28 +93,32 @@ def _since(pod: PodView, status: str, now: datetime) -> str:
 
 
 def drain_hold(writer: str, pod: PodView) -> Hold:
-    """The hold ``writer`` puts on ``pod``. Keys as Go forms them where known: ``Delete-drain`` keys on
-    the Instance index (``deleteDrainKey``); the surge drain ``update-surge-drain-<index>-<incarnation>``
-    and the recreate drain ``<index>-<incarnation>`` (the ``{UserAgent, Key}`` example in Go's
-    ``Message`` doc)."""
-    index, incarnation = pod.index, pod.incarnation
+    """The hold ``writer`` puts on ``pod``, keyed as Go keys it: ``Delete-drain`` on the Instance index
+    (``deleteDrainKey``), ``Update-surge-drain`` on the index and the replacement's ordinal
+    (``surgeDrainKey(index, newOrdinal)``, ``update-surge-drain-<index>-<ordinal>``),
+    ``Update-recreate-drain`` on the index and incarnation (``updateDrainKey``; its format was not
+    found, ``<index>-<incarnation>`` is the shape of the ``Message`` doc's example)."""
+    index, incarnation, ordinal = pod.index, pod.incarnation, pod.ordinal or 0
     if writer == DELETE_DRAIN:
         return Hold(writer, str(index))
     if writer == SURGE_DRAIN:
-        return Hold(writer, f"update-surge-drain-{index}-{incarnation}")
+        return Hold(writer, f"update-surge-drain-{index}-{1 - ordinal}")
     return Hold(writer, f"{index}-{incarnation}")
 
 
 def hold_write(pod: PodView, hold: Hold, now: datetime) -> GateWrite | None:
-    """Go ``AddNotReadyKey``; None when there is nothing to write."""
+    """Go ``MarkPodNotServing`` / ``AddNotReadyKey`` as its callers use it: only a serving pod (gate
+    True) gets the hold; one already out of rotation is left as it is. None when nothing is written.
+
+    One departure: a pod whose gate was never written gets the hold too (Go skips it), because the
+    planner's drain proof waits for a written gate on a pod whose containers are ready."""
     cond = pod.condition(c.SERVING_GATE)
+    if cond is not None and cond.status != "True":
+        return None
     holds = _parse(cond.message if cond is not None else "")
     if holds is None:
         return None
-    present = hold in holds
-    if present and cond is not None and cond.status == "False":
-        return None
-    if not present:
+    if hold not in holds:
         holds.append(hold)
     return GateWrite(False, NOT_READY, _dump(holds), _since(pod, "False", now))
 

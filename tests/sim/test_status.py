@@ -335,39 +335,59 @@ def test_gate_is_serving_then_not_ready_with_the_writers_holds(sim: Sim, driver:
     }
 
 
-def test_a_second_hold_keeps_the_not_ready_since_instant() -> None:
-    """transitionTime: a write that only changes the hold list carries lastTransitionTime forward."""
-    since = "2026-01-01T00:00:00Z"
-    pod = PodView.from_dict(
+def _gated_pod(status: str, holds: list[dict[str, str]], since: str, ordinal: int = 0) -> PodView:
+    return PodView.from_dict(
         {
             "metadata": {
                 "name": POD0,
                 "uid": "u",
                 "resourceVersion": "7",
-                "labels": {c.LABEL_INSTANCE_INDEX: "0", c.LABEL_INSTANCE_INCARNATION: "1"},
+                "labels": {
+                    c.LABEL_INSTANCE_INDEX: "0",
+                    c.LABEL_INSTANCE_INCARNATION: "1",
+                    c.LABEL_POD_ORDINAL: str(ordinal),
+                },
             },
             "status": {
                 "conditions": [
                     {
                         "type": c.SERVING_GATE,
-                        "status": "False",
-                        "reason": "NotReady",
-                        "message": '[{"userAgent":"Migrate-source-drain","key":"m"}]',
+                        "status": status,
+                        "reason": "NotReady" if holds else "Serving",
+                        "message": json.dumps(holds, separators=(",", ":")) if holds else "",
                         "lastTransitionTime": since,
                     }
                 ]
             },
         }
     )
+
+
+def test_releasing_one_hold_of_two_keeps_the_not_ready_since_instant() -> None:
+    """transitionTime: a write that only changes the hold list carries lastTransitionTime forward, and
+    serving again releases only the planner's own holds: a foreign hold keeps the pod out."""
+    since = "2026-01-01T00:00:00Z"
+    own = {"userAgent": "Delete-drain", "key": "0"}
+    foreign = {"userAgent": "Migrate-source-drain", "key": "m"}
     out = Out(sim_now())
-    out.gate(pod, False, "scale-down", "Delete-drain")
+    out.gate(_gated_pod("False", [own, foreign], since), True, "serve")
     (act,) = out.actions
-    assert act.last_transition_time == since  # type: ignore[attr-defined]
-    assert json.loads(act.message) == [  # type: ignore[attr-defined]
-        {"userAgent": "Delete-drain", "key": "0"},
-        {"userAgent": "Migrate-source-drain", "key": "m"},
-    ]
-    # Serving again releases only the planner's own holds: a foreign hold keeps the pod out.
+    assert (act.status, act.condition_reason, act.last_transition_time) == (False, "NotReady", since)  # type: ignore[attr-defined]
+    assert json.loads(act.message) == [foreign]  # type: ignore[attr-defined]
     out = Out(sim_now())
-    out.gate(pod, True, "serve")
+    out.gate(_gated_pod("False", [foreign], since), True, "serve")
     assert out.actions == []
+
+
+def test_only_a_serving_pod_gets_a_hold_keyed_as_go_keys_it() -> None:
+    """MarkPodNotServing is called for IsServing pods only; surgeDrainKey(index, newOrdinal)."""
+    since = "2026-01-01T00:00:00Z"
+    out = Out(sim_now())
+    out.gate(
+        _gated_pod("False", [{"userAgent": "Other", "key": "x"}], since), False, "drain", "Update-surge-drain"
+    )
+    assert out.actions == []
+    out.gate(_gated_pod("True", [], since, ordinal=0), False, "drain", "Update-surge-drain")
+    (act,) = out.actions
+    assert json.loads(act.message) == [{"userAgent": "Update-surge-drain", "key": "update-surge-drain-0-1"}]  # type: ignore[attr-defined]
+    assert act.last_transition_time == format_time(sim_now())  # type: ignore[attr-defined]
