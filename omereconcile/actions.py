@@ -51,13 +51,21 @@ class DeletePod:
 
 @dataclass(frozen=True, slots=True)
 class SetServingGate:
-    """Write only the pod's ``ome.io/serving`` status condition, pinned to uid and resourceVersion."""
+    """Write only the pod's ``ome.io/serving`` status condition, pinned to uid and resourceVersion.
+
+    The planner computes the whole condition (``planner/gate.py``): ``Serving`` with an empty message,
+    or ``NotReady`` with the JSON list of holds; ``last_transition_time`` is kept from the pod when
+    the status does not change (None: the executor's clock).
+    """
 
     name: str
     uid: str
     resource_version: str
     status: bool
     reason: str
+    condition_reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

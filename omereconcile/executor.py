@@ -4,8 +4,8 @@
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
-  through ``pods/status`` carrying only the ``ome.io/serving`` condition, pinned to the pod's UID and
-  resourceVersion.
+  through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
+  reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
 - ``WriteStatus``: a PUT of the replica as read, with the new status, through the status subresource
   (the resourceVersion and UID in the body are the preconditions).
 - ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
@@ -142,8 +142,11 @@ class Executor:
                         {
                             "type": c.SERVING_GATE,
                             "status": "True" if act.status else "False",
-                            "lastTransitionTime": format_time(self.clock()),
-                            "reason": "InRotation" if act.status else "Draining",
+                            "lastTransitionTime": act.last_transition_time or format_time(self.clock()),
+                            "reason": act.condition_reason or ("Serving" if act.status else "NotReady"),
+                            # Always sent, even empty: strategic merge would otherwise keep a stale
+                            # hold list (Go podreadiness.patchCondition).
+                            "message": act.message,
                         }
                     ]
                 },

@@ -8,7 +8,7 @@ API. The time is an input (``World.now``): the planner never reads a clock.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -61,6 +61,7 @@ class PodCondition:
     status: str  # "True" | "False" | "Unknown"
     last_transition_time: datetime | None = None
     reason: str = ""
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class PodView:
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     node_name: str | None = None
+    scheduling_gates: tuple[str, ...] = ()
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -151,6 +153,22 @@ class PodView:
         return self._is_true("Ready") and not self.ended
 
     @property
+    def containers_ready_condition(self) -> bool:
+        """ContainersReady as the kubelet last wrote it, whatever the pod's phase (Go's
+        ``podreadiness.IsContainersReady``, which the status counters read)."""
+        return self._is_true("ContainersReady")
+
+    @property
+    def pod_ready_condition(self) -> bool:
+        """PodReady as last written (Go's ``podreadiness.IsPodReady``)."""
+        return self._is_true("Ready")
+
+    @property
+    def admission_gated(self) -> bool:
+        """Held by a scheduling gate (Go's ``PodAdmissionGated``: ``len(spec.schedulingGates) > 0``)."""
+        return bool(self.scheduling_gates)
+
+    @property
     def unschedulable_since(self) -> datetime | None:
         cond = self.condition("PodScheduled")
         if cond is not None and cond.status == "False" and cond.reason == "Unschedulable":
@@ -161,12 +179,14 @@ class PodView:
     def from_dict(cls, obj: Mapping[str, Any]) -> PodView:
         meta = obj.get("metadata", {})
         status = obj.get("status", {}) or {}
+        spec = obj.get("spec", {}) or {}
         conds = tuple(
             PodCondition(
                 type=str(cd.get("type", "")),
                 status=str(cd.get("status", "Unknown")),
                 last_transition_time=parse_time(cd.get("lastTransitionTime")),
                 reason=str(cd.get("reason", "") or ""),
+                message=str(cd.get("message", "") or ""),
             )
             for cd in status.get("conditions", []) or []
         )
@@ -193,7 +213,8 @@ class PodView:
             containers=tuple(containers),
             creation_timestamp=parse_time(meta.get("creationTimestamp")),
             deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
-            node_name=(obj.get("spec", {}) or {}).get("nodeName"),
+            node_name=spec.get("nodeName"),
+            scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates", []) or []),
         )
 
 
@@ -254,6 +275,9 @@ class EndpointView:
     ready: bool
     serving: bool
     terminating: bool
+    # Go's ``drain.EndpointAvailable``: the slice's ``ready`` (absent counts as ready, per
+    # discovery/v1) and not ``terminating``. This alone feeds the Available counters.
+    available: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,15 +307,21 @@ class Endpoints:
                 # The headless Service publishes not-ready addresses, so the EndpointSlice controller
                 # marks every endpoint ready; `serving` is what follows the pod's Ready condition (and
                 # with it the ome.io/serving gate). In rotation means both.
+                terminating = cond.get("terminating") is True
                 view = EndpointView(
                     ready=ready and serving,
                     serving=serving,
-                    terminating=cond.get("terminating") is True,
+                    terminating=terminating,
+                    available=cond.get("ready", True) is not False and not terminating,
                 )
                 prev = by_pod.get(ref["name"])
-                # A pod listed in two slices (during a slice split) counts ready if either says so.
-                if prev is None or (view.ready and not prev.ready):
+                # A pod listed in two slices (during a slice split) counts ready (or available) if
+                # either says so, as Go's AvailablePodSet unions every slice.
+                if prev is None:
                     by_pod[ref["name"]] = view
+                else:
+                    base = view if view.ready and not prev.ready else prev
+                    by_pod[ref["name"]] = replace(base, available=view.available or prev.available)
         return cls(by_pod=MappingProxyType(by_pod), slices_seen=seen)
 
 

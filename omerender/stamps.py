@@ -107,8 +107,13 @@ def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_k
     terms.append({"labelSelector": {"matchLabels": match}, "topologyKey": topology_key})
 
 
-def _spread(spec: dict[str, Any], replica: InferenceReplica) -> None:
-    """``topologySpread`` spreads each Instance's anchor pod across fault domains."""
+def _spread(spec: dict[str, Any], replica: InferenceReplica, runner: str) -> None:
+    """``topologySpread`` spreads each Instance's anchor pod across fault domains.
+
+    The selector is the one OME's Go controller stamps and later recognises as its own
+    (``isOMEGeneratedSpread`` in the InferenceReplica migration checks): exactly three match labels —
+    the parent, the component and the anchor's own runner — and no match expressions, so leaders spread
+    among leaders and single pods among single pods."""
     policy = replica.spec.topology_spread
     key = replica.spec.topology_spread_key or replica.spec.topology_key
     if policy is None or not key:
@@ -122,10 +127,11 @@ def _spread(spec: dict[str, Any], replica: InferenceReplica) -> None:
             "topologyKey": key,
             "whenUnsatisfiable": "DoNotSchedule" if policy == "Required" else "ScheduleAnyway",
             "labelSelector": {
-                "matchLabels": replica_selector(replica),
-                "matchExpressions": [
-                    {"key": c.LABEL_RUNNER, "operator": "In", "values": [c.RUNNER_DEFAULT, c.RUNNER_LEADER]}
-                ],
+                "matchLabels": {
+                    c.LABEL_INFERENCESERVICE: replica.name_prefix,
+                    c.LABEL_COMPONENT: replica.spec.component,
+                    c.LABEL_RUNNER: runner,
+                },
             },
         }
     )
@@ -219,7 +225,7 @@ def materialize_pod(
     if at.runner == c.RUNNER_WORKER and replica.spec.topology_key:
         _leader_affinity(spec, labels, replica.spec.topology_key)
     if at.runner in (c.RUNNER_DEFAULT, c.RUNNER_LEADER):
-        _spread(spec, replica)
+        _spread(spec, replica, at.runner)
 
     metadata: dict[str, Any] = {"name": name, "namespace": replica.namespace, "labels": labels}
     if annotations:

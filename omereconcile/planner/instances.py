@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
+from omereconcile.planner.gate import RECREATE_DRAIN, SURGE_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live, stuck_container
 from omereconcile.planner.reset import is_reset_journal, step_reset
@@ -261,7 +263,7 @@ def _step_recreate(
     if op.step == R.STEP_DRAIN:
         old = [p for p in pods if p.incarnation != row.incarnation]
         for p in live(old):
-            out.gate(p, False, "leave rotation before the pod is recreated")
+            out.gate(p, False, "leave rotation before the pod is recreated", RECREATE_DRAIN)
             if p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:
@@ -299,7 +301,12 @@ def _step_surge(
         if done:
             row = replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN))
             if old is not None:
-                out.gate(old, False, f"replacement {surge_name} serves and is Available: drain {old_name}")
+                out.gate(
+                    old,
+                    False,
+                    f"replacement {surge_name} serves and is Available: drain {old_name}",
+                    SURGE_DRAIN,
+                )
             return row
         live_surge = surge if surge is not None and not surge.terminating and not surge.ended else None
         row, no_room = _unschedulable(ctx, row, live_surge, out)
@@ -322,7 +329,7 @@ def _step_surge(
         return replace(failed, phase=R.FAILED)
     # SurgeDrain: take the old pod out of rotation, prove it drained, delete it, then flip the slot.
     if old is not None and not old.terminating:
-        out.gate(old, False, f"replacement {surge_name} serves: drain {old_name}")
+        out.gate(old, False, f"replacement {surge_name} serves: drain {old_name}", SURGE_DRAIN)
         if old.gate == "False" and drained(old, ctx.world.service, ctx.world.endpoints):
             out.delete(old, "drained: no EndpointSlice lists the pod as ready")
         return row
@@ -368,18 +375,33 @@ def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row |
     op = row.operation
     assert op is not None
     if op.deadline is not None:
-        if ctx.now > op.deadline and op.reason != "DrainOverdue":
-            names = ", ".join(sorted(p.name for p in pods))
+        if ctx.now > op.deadline and not _overdue_announced(row, op.deadline):
+            # Go workload/ops delete_batch.go announceOverdueDrains: once per overdue episode, recorded
+            # on the row as lastFailure (reason DrainOverdue, time = the deadline), which the
+            # DrainOverdue condition reads; the drain itself goes on.
+            names = sorted(p.name for p in pods)
+            detail = f"{len(pods)} pod(s) still Terminating ({', '.join(names)})"
+            overdue = timedelta(seconds=round((ctx.now - op.deadline).total_seconds()))
             out.event(
                 "Warning",
                 "DrainOverdue",
-                f"OMENative {ctx.instance_key(row.index)}: drain overdue by "
-                f"{format_go_duration(ctx.now - op.deadline)} (deadline {format_time(op.deadline)}); "
-                f"{len(pods)} pod(s) still Terminating ({names})",
+                f"OMENative {ctx.instance_key(row.index)}: drain overdue by {format_go_duration(overdue)} "
+                f"(deadline {format_time(op.deadline)}); {detail}",
             )
-            return replace(row, operation=replace(op, reason="DrainOverdue"))
+            failure = {
+                "podName": names[0],
+                "reason": "DrainOverdue",
+                "message": detail,
+                "time": format_time(op.deadline),
+            }
+            return replace(row, last_failure=failure)
         out.wake(op.deadline)
     return row
+
+
+def _overdue_announced(row: Row, deadline: datetime) -> bool:
+    lf = row.last_failure or {}
+    return lf.get("reason") == "DrainOverdue" and lf.get("time") == format_time(deadline)
 
 
 def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:

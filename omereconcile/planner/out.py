@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from omereconcile.actions import Action, DeletePod, RecordEvent, SetServingGate
+from omereconcile.planner.gate import DELETE_DRAIN, drain_hold, hold_write, serve_write
 from omereconcile.world import PodView
 
 __all__ = ["Out"]
@@ -31,11 +32,27 @@ class Out:
             return  # never delete twice: a terminating pod is already on its way out
         self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why))
 
-    def gate(self, pod: PodView, value: bool, why: str) -> None:
-        want = "True" if value else "False"
-        if pod.terminating or pod.gate == want:
+    def gate(self, pod: PodView, value: bool, why: str, writer: str = DELETE_DRAIN) -> None:
+        """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``). A pod taken
+        out to be deleted is held by ``Delete-drain``, as Go's scale-down and its unrouting of a
+        superseded pod do; the surge and recreate drains name their own writer."""
+        if pod.terminating:
             return
-        self.actions.append(SetServingGate(pod.name, pod.uid, pod.resource_version, value, why))
+        write = serve_write(pod, self.now) if value else hold_write(pod, drain_hold(writer, pod), self.now)
+        if write is None:
+            return
+        self.actions.append(
+            SetServingGate(
+                pod.name,
+                pod.uid,
+                pod.resource_version,
+                write.status,
+                why,
+                condition_reason=write.reason,
+                message=write.message,
+                last_transition_time=write.last_transition_time,
+            )
+        )
 
     def requeue_after(self) -> float | None:
         if not self.wakes:

@@ -26,7 +26,7 @@ from omereconcile.actions import RecordEvent, RemoveAnnotation
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder, live
+from omereconcile.planner.podstate import live
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.world import PodView
 from omerender import constants as c
@@ -160,7 +160,9 @@ def answer_reset(ctx: Ctx, rows: list[Row], by_index: Mapping[int, Sequence[PodV
         if is_reset_journal(row.operation):
             reset.append(idx)  # answered by a pass whose annotation removal did not land: same answer
             continue
-        if any(ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now).serving for p in pods):
+        # Go reset_instances.go anyPodServing: the gate alone (podreadiness.IsServing), on every pod
+        # of the Instance, terminating ones included.
+        if any(p.gate == "True" for p in by_index.get(idx, [])):
             skipped.append((idx, "still serving"))  # draining serving capacity is the rollout's job
             continue
         if not pods and row.operation is None:

@@ -2,7 +2,17 @@
 
 A revision gets three attempts: the 2nd one minute after the first failure, the 3rd two minutes after
 the second; a third failure holds the revision (``RetryHeld``) until the spec renders another one.
-Blocks are kept only for the current roll target: a new revision starts with a clean slate.
+
+Retention follows OME's Go controller:
+
+- a block is removed when an Instance is promoted Ready on its revision
+  (``workload/escalation`` ``RetryBlockPruneOnPromote``);
+- every block write keeps the update revision's block and at most three others, dropping the oldest
+  by ``lastFailureAt`` (``inferencereplica/status_writer.go`` ``pruneRetryBlocks``,
+  ``maxHistoricalRetryBlocks = 3``), blocks staying in the order they were first written;
+- at the end of a pass that is neither paused nor a teardown, blocks naming none of the revisions
+  still in play (current, update, the roll target, any row's operation target) are removed
+  (``escalation/retryblock_prune.go`` ``PruneSupersededRetryBlocks``).
 """
 
 from __future__ import annotations
@@ -13,10 +23,11 @@ from datetime import datetime, timedelta
 from omereconcile.planner.out import Out
 from omereconcile.planner.rows import RetryBlock
 
-__all__ = ["BACKOFF", "MAX_ATTEMPTS", "RetryBook"]
+__all__ = ["BACKOFF", "MAX_ATTEMPTS", "MAX_HISTORICAL_BLOCKS", "RetryBook"]
 
 BACKOFF = (timedelta(minutes=1), timedelta(minutes=2))
 MAX_ATTEMPTS = 3
+MAX_HISTORICAL_BLOCKS = 3
 BACKOFF_STATE = "Backoff"
 HELD_STATE = "Held"
 IN_PROGRESS_STATE = "RetryInProgress"
@@ -66,6 +77,40 @@ class RetryBook:
                 next_retry_at=None,
             )
 
-    def keep_only(self, target: str) -> None:
-        for key in [k for k in self.blocks if k != target]:
+    def cap_history(self, update: str) -> None:
+        """Go ``pruneRetryBlocks``: the update revision's block stays; of the others, the oldest by
+        ``lastFailureAt`` go until three remain (a stable sort, so ties keep their order)."""
+        others = [k for k in self.blocks if not update or k != update]
+        excess = len(others) - MAX_HISTORICAL_BLOCKS
+        if excess <= 0:
+            return
+        for key in sorted(others, key=lambda k: self.blocks[k].last_failure_at)[:excess]:
             del self.blocks[key]
+
+    def promoted(self, revision: str) -> bool:
+        """Go ``RetryBlockPruneOnPromote``: an Instance Ready on ``revision`` answers its block."""
+        return self.blocks.pop(revision, None) is not None
+
+    def prune_superseded(self, in_play: set[str]) -> None:
+        """Go ``PruneSupersededRetryBlocks``: drop blocks whose revision nothing resolves to any more."""
+        for key in [k for k in self.blocks if k and k not in in_play]:
+            del self.blocks[key]
+
+    def rollout_hold(self, update: str, now: datetime) -> tuple[str, str] | None:
+        """Go ``computeRetryBlockRolloutHold``: (gate, reason) while the update revision's block stops
+        every fresh attempt — ``Held``, or ``Backoff`` whose ``nextRetryAt`` is still ahead."""
+        b = self.blocks.get(update)
+        if b is None:
+            return None
+        if b.state == HELD_STATE:
+            return (
+                "Held",
+                f"update to {b.target_revision} held after {b.attempts_started} failed attempt(s): {b.reason}",
+            )
+        if b.state == BACKOFF_STATE and b.next_retry_at is not None and b.next_retry_at > now:
+            return (
+                "RetryBlock",
+                f"update to {b.target_revision} in backoff after {b.attempts_started} failed attempt(s): "
+                f"{b.reason}",
+            )
+        return None

@@ -1,27 +1,54 @@
-"""The status a pass writes: counts (01 §1.4, §4.3), revisions, the rollout hold, and the conditions
-(``Ready`` by the precedence table of 01 §6.1, plus the advisory ones)."""
+"""The status a pass writes, as OME's Go controller publishes it.
+
+Counters: ``planner/counters.py`` (Go ``workload/status/aggregate.go``, ``workload/observation.go``).
+Conditions and the rollout hold: Go ``inferencereplica/status.go`` — ``computeReadyCondition``,
+``computeRolloutStalledCondition``, ``computeDrainOverdueCondition``, ``effectiveRolloutHold``,
+``nextRolloutHold``. ``currentRevision``: Go ``workload/status/aggregate.go`` ``CurrentRevisionFor``.
+Go's "update revision" in all of these is the roll target (``ctx.target``): the spec's revision, or the
+``rollbackToRevision`` one when it names a revision of ours.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
+from omereconcile.planner.counters import (
+    ComponentCounters,
+    InstanceCounters,
+    component_counters,
+    instance_counters,
+)
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rollout import Hold
 from omereconcile.planner.rows import Row
 from omereconcile.settings import format_go_duration
-from omereconcile.world import PodView, format_time
+from omereconcile.world import PodView, format_time, parse_time
 
-__all__ = ["build_status", "set_condition"]
+__all__ = [
+    "availability_floor",
+    "build_status",
+    "current_revision_for",
+    "find_condition",
+    "set_condition",
+    "teardown_status",
+]
 
 READY = "Ready"
-ADVISORY = ("RolloutStalled", "DrainOverdue", "InstanceReadyTimeoutUnconfigured")
+DRAIN_OVERDUE = "DrainOverdue"
+TIMEOUT_UNCONFIGURED = "InstanceReadyTimeoutUnconfigured"
+# Go workload/types ConditionInstanceReadyTimeoutUnconfigured; the texts are the ones OME documents for
+# the condition ("Set Instance readiness deadlines").
+TIMEOUT_UNCONFIGURED_MESSAGE = (
+    "no instanceReadyTimeout is set on the Component or in lifecycle.instanceReadyTimeout; "
+    "operations open with no readiness deadline"
+)
+RETRY_GATES = ("Held", "RetryBlock")
 
 
 def set_condition(
@@ -33,7 +60,8 @@ def set_condition(
     generation: int,
     now: datetime,
 ) -> list[dict[str, Any]]:
-    """Upsert one metav1.Condition; lastTransitionTime moves only when the status does."""
+    """Upsert one metav1.Condition; lastTransitionTime moves only when the status does
+    (apimeta.SetStatusCondition)."""
     out: list[dict[str, Any]] = []
     found = False
     for cond in conditions:
@@ -63,8 +91,92 @@ def find_condition(conditions: Sequence[Mapping[str, Any]], type_: str) -> Mappi
     return next((cd for cd in conditions if cd.get("type") == type_), None)
 
 
-def _ready(ctx: Ctx, pods: Sequence[PodView]) -> bool:
-    return any(ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now).ready for p in pods)
+def _scaled(value: int | str, total: int) -> int:
+    """Go ``ScaledCountFromIntOrString(v, total, roundUp=true)``, clamped to ``[0, total]``."""
+    if isinstance(value, int):
+        n = value
+    else:
+        text = value.strip()
+        n = math.ceil(total * int(text[:-1]) / 100) if text.endswith("%") else int(text)
+    if n < 0:
+        return 0
+    return min(n, total) if total >= 0 else n
+
+
+def availability_floor(actual: int, desired: int | None, max_unavailable: int | str | None) -> int:
+    """Go ``isvcstatus.InstanceAvailabilityFloor``: the floor scales against the desired count unless
+    it is unset, non-positive or not below the rows (``floorBasis``), then ``utils.AvailabilityFloor``
+    with the rolling update's ``maxUnavailable`` (a percentage rounds up)."""
+    basis = actual if desired is None or desired <= 0 or desired >= actual else desired
+    if basis <= 0:
+        return 0
+    if max_unavailable is None:
+        return basis
+    return max(basis - _scaled(max_unavailable, basis), 0)
+
+
+def _rollout_complete(rows: Sequence[Row], update: str) -> bool:
+    """Go ``RolloutComplete`` (``ReachedDesiredShape`` at partition 0): every row Ready on ``update``."""
+    return bool(rows) and all(r.phase == R.READY and r.running_revision == update for r in rows)
+
+
+def _staged(rows: Sequence[Row], update: str, partition: int, replicas: int) -> bool:
+    """Go ``ReachedDesiredShape`` for a non-zero partition: all rows Ready, ``partition`` of them off
+    ``update``."""
+    if partition <= 0 or replicas <= 0 or len(rows) != replicas or partition > replicas:
+        return False
+    if any(r.phase != R.READY for r in rows):
+        return False
+    on_target = sum(1 for r in rows if r.running_revision == update)
+    return on_target == replicas - partition
+
+
+def current_revision_for(rows: Sequence[Row], current: str, update: str, retry: RetryBook) -> str:
+    """Go ``CurrentRevisionFor``: the update revision once every row (Deleting ones included) is Ready
+    on it and no RetryBlock names it; withdrawn when it already names the update revision while some
+    row runs another; else unchanged."""
+    if not update:
+        return current
+    if _rollout_complete(rows, update) and update not in retry.blocks:
+        return update
+    if current == update and any(r.running_revision and r.running_revision != update for r in rows):
+        return ""
+    return current
+
+
+def _partition(ctx: Ctx) -> int:
+    """Go ``effectivePartition``: ``pacing.partition``, else the rolling update's, else 0 (unclamped)."""
+    spec = ctx.world.replica.model.spec
+    if spec.pacing is not None and spec.pacing.partition is not None:
+        return spec.pacing.partition
+    us = spec.lifecycle.update_strategy if spec.lifecycle is not None else None
+    ru = us.rolling_update if us is not None else None
+    return ru.partition if ru is not None and ru.partition is not None else 0
+
+
+def _max_unavailable(ctx: Ctx) -> int | str | None:
+    """Go ``rolloutMaxUnavailable``: the lifecycle rolling update's (pacing does not relax the floor)."""
+    lc = ctx.world.replica.model.spec.lifecycle
+    us = lc.update_strategy if lc is not None else None
+    ru = us.rolling_update if us is not None else None
+    return ru.max_unavailable if ru is not None else None
+
+
+def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], retry: RetryBook) -> None:
+    old = ctx.world.replica.status
+    before = {r.index: r for r in old_rows}
+    for r in rows:
+        prev = before.get(r.index)
+        promoted = r.phase == R.READY and (
+            prev is None or prev.phase != R.READY or prev.running_revision != r.running_revision
+        )
+        if promoted and r.running_revision:
+            retry.promoted(r.running_revision)
+    if not ctx.paused and ctx.world.replica.deletion_timestamp is None:
+        in_play = {str(old.get("currentRevision") or ""), str(old.get("updateRevision") or ""), ctx.target}
+        in_play |= {r.operation.target_revision for r in old_rows if r.operation is not None}
+        retry.prune_superseded(in_play)
+    retry.cap_history(ctx.spec_revision)
 
 
 def build_status(
@@ -76,164 +188,212 @@ def build_status(
     retry: RetryBook,
     out: Out,
 ) -> dict[str, Any]:
+    del held  # Go reads the shape of the rows, not the planner's held set
     old = ctx.world.replica.status
-    target = ctx.target
-    live_rows = [r for r in rows if r.phase != R.DELETING]
-    ready_idx = {r.index for r in rows if _ready(ctx, by_index.get(r.index, []))}
-    ready = sum(1 for r in live_rows if r.index in ready_idx)
-    serving = sum(1 for r in rows if r.serving_pod_count >= 1)
-    available = sum(1 for r in rows if r.available_pod_count >= 1)
-    updated = [r for r in rows if r.running_revision == ctx.spec_revision]
-    on_target_ready = sum(1 for r in live_rows if r.running_revision == target and r.index in ready_idx)
+    update = ctx.target
+    counters = {
+        r.index: instance_counters(by_index.get(r.index, ()), ctx.world.endpoints, ctx.min_ready, ctx.now)
+        for r in rows
+    }
+    # Go DesiredPodCountByInstance: every planned index 0..desired-1 wants one pod per runner pod
+    # (single-pod Instances here); nil when nothing is planned, so each row is judged by its own pods.
+    desired_by_index = dict.fromkeys(range(ctx.desired), 1) if ctx.desired > 0 else None
+    comp = component_counters(rows, counters, desired_by_index, update)
+    out.wake(comp.next_available_at)
 
-    current = old.get("currentRevision") or ""
-    if (
-        ctx.desired > 0
-        and len(live_rows) == ctx.desired
-        and all(
-            r.phase == R.READY and r.running_revision == target and r.operation is None for r in live_rows
-        )
-    ):
-        current = target  # promoted once every Instance is Ready on the target
+    _prune_retry_blocks(ctx, R.load_rows(old), rows, retry)
+    current = current_revision_for(rows, str(old.get("currentRevision") or ""), update, retry)
 
-    status: dict[str, Any] = {k: v for k, v in old.items() if k not in ("rolloutHold",)}
+    status: dict[str, Any] = {k: v for k, v in old.items() if k != "rolloutHold"}
     status.update(
         {
             "observedGeneration": ctx.world.replica.generation,
-            "replicas": len(rows),
-            "readyReplicas": ready,
-            "servingReplicas": serving,
-            "availableReplicas": available,
-            "updatedReplicas": len(updated),
-            "updatedReadyReplicas": sum(1 for r in updated if r.index in ready_idx),
+            "replicas": comp.replicas,
+            "readyReplicas": comp.ready,
+            "servingReplicas": comp.serving,
+            "availableReplicas": comp.available,
+            "updatedReplicas": comp.updated,
+            "updatedReadyReplicas": comp.updated_ready,
             "updateRevision": ctx.spec_revision,
             "labelSelector": ctx.label_selector,
-            "instanceStatuses": [r.to_dict() for r in rows],
+            "instanceStatuses": [counters[r.index].overlay(r.to_dict()) for r in rows],
         }
     )
     if current:
         status["currentRevision"] = current
-    retry.keep_only(target)
+    else:
+        status.pop("currentRevision", None)
     if retry.blocks:
-        status["retryBlocks"] = [b.to_dict() for _, b in sorted(retry.blocks.items())]
+        status["retryBlocks"] = [b.to_dict() for b in retry.blocks.values()]
     else:
         status.pop("retryBlocks", None)
-    if hold is not None:
+    in_flight = bool(update) and current != update
+    effective = _effective_hold(ctx, hold, retry, in_flight)
+    if effective is not None:
+        gate, reason = effective
         prev = old.get("rolloutHold") or {}
-        same = prev.get("gate") == hold.gate and prev.get("target") == target
+        same = prev.get("gate") == gate and prev.get("target") == update
         status["rolloutHold"] = {
-            "gate": hold.gate,
-            "reason": hold.reason,
-            "target": target,
+            "gate": gate,
+            "reason": reason,
+            "target": update,
             "since": prev.get("since") if same and prev.get("since") else format_time(ctx.now),
         }
 
-    in_flight = current != target
-    progress = f"Rolling out {target} ({on_target_ready}/{ctx.desired} Instances on target)"
     conds: list[dict[str, Any]] = [dict(cd) for cd in old.get("conditions", []) or []]
-    conds = set_condition(
-        conds, READY, *_ready_row(ctx, rows, held, in_flight, progress, ready, serving), *_gn(ctx)
-    )
-    conds = set_condition(conds, "RolloutStalled", *_stalled(ctx, rows, in_flight, progress), *_gn(ctx))
-    conds = set_condition(conds, "DrainOverdue", *_drain_overdue(ctx, rows), *_gn(ctx))
+    conds = set_condition(conds, READY, *_ready(ctx, rows, comp, update, in_flight), *_gn(ctx))
+    conds = set_condition(conds, "RolloutStalled", *_stalled(rows, comp, update, in_flight), *_gn(ctx))
+    conds = set_condition(conds, DRAIN_OVERDUE, *_drain_overdue(rows), *_gn(ctx))
     conds = _timeout_condition(ctx, conds, out)
     status["conditions"] = conds
     return status
+
+
+def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool) -> tuple[str, str] | None:
+    """Go ``effectiveRolloutHold``: nothing without a rollout in flight; the Update pass's own verdict
+    (budget, partition, pause) when it gave one; else the update revision's RetryBlock, in Go's words."""
+    if not in_flight:
+        return None
+    if hold is not None and hold.gate not in RETRY_GATES:
+        return hold.gate, hold.reason
+    return retry.rollout_hold(ctx.target, ctx.now)
 
 
 def _gn(ctx: Ctx) -> tuple[int, datetime]:
     return ctx.world.replica.generation, ctx.now
 
 
-def _floor(ctx: Ctx) -> int:
-    if ctx.max_unavailable is None:
-        return ctx.desired
-    return max(ctx.desired - ctx.max_unavailable, 0)
-
-
-def _ready_row(
-    ctx: Ctx,
-    rows: Sequence[Row],
-    held: frozenset[int],
-    in_flight: bool,
-    progress: str,
-    ready: int,
-    serving: int,
+def _ready(
+    ctx: Ctx, rows: Sequence[Row], comp: ComponentCounters, update: str, in_flight: bool
 ) -> tuple[str, str, str]:
-    live_rows = [r for r in rows if r.phase != R.DELETING]
+    """Go ``computeReadyCondition``, its precedence and messages (denominator: the rows)."""
+    replicas = comp.replicas
+    partition = _partition(ctx)
     if any(r.phase == R.FAILED for r in rows):
         return "False", "InstanceFailed", "At least one Instance has Phase=Failed"
-    if in_flight and ctx.partition > 0 and held:
-        movers = [r for r in live_rows if r.index not in held]
-        if all(
-            r.phase == R.READY and r.running_revision == ctx.target and r.operation is None for r in movers
-        ):
-            p = ctx.partition
-            return (
-                "True",
-                "Staged",
-                f"Staged at partition {p}: {ctx.desired - p}/{ctx.desired} Instances on {ctx.target}, "
-                f"{p} held on the prior revision",
-            )
-    if in_flight and ctx.desired > 0:
-        return "Unknown", "RolloutInProgress", progress
-    if ctx.desired == 0:
+    if _staged(rows, update, partition, replicas):
+        return (
+            "True",
+            "Staged",
+            f"Staged at partition {partition}: {replicas - partition}/{replicas} Instances on {update}, "
+            f"{partition} held on the prior revision",
+        )
+    if in_flight:
+        return (
+            "Unknown",
+            "RolloutInProgress",
+            f"Rolling out {update} ({comp.updated_ready}/{replicas} Instances on target)",
+        )
+    if replicas == 0:
         return "False", "NoReplicas", "InferenceReplica has no desired Instances"
-    if ready >= ctx.desired and len(live_rows) == ctx.desired:
-        return "True", "AllInstancesReady", f"{ready}/{ctx.desired} Instances Ready"
-    floor = _floor(ctx)
-    if serving >= floor:
-        return "True", "MinimumAvailable", f"{serving}/{ctx.desired} Instances serving (min {floor})"
+    if comp.ready == replicas:
+        return "True", "AllInstancesReady", f"{comp.ready}/{replicas} Instances Ready"
+    floor = availability_floor(replicas, ctx.world.replica.model.spec.replicas, _max_unavailable(ctx))
+    if comp.serving >= floor:
+        return "True", "MinimumAvailable", f"{comp.serving}/{replicas} Instances serving (min {floor})"
     return (
         "False",
         "ReplicaCountMismatch",
-        f"{serving}/{ctx.desired} Instances serving, need {floor} (no rollout in flight)",
+        f"{comp.serving}/{replicas} Instances serving, need {floor} (no rollout in flight)",
     )
 
 
-def _stalled(ctx: Ctx, rows: Sequence[Row], in_flight: bool, progress: str) -> tuple[str, str, str]:
+def _failure_time(row: Row) -> datetime | None:
+    return parse_time((row.last_failure or {}).get("time"))
+
+
+def _stalled(
+    rows: Sequence[Row], comp: ComponentCounters, update: str, in_flight: bool
+) -> tuple[str, str, str]:
+    """Go ``computeRolloutStalledCondition``: rows that failed off the update revision, except overdue
+    drains (their own condition) and rows whose operation started at or after their last failure
+    (retrying, not stuck)."""
     if not in_flight:
         return "False", "Progressing", "no rollout in flight"
-    failing = [r for r in rows if r.last_failure and r.running_revision != ctx.target]
-    if not failing:
-        return "False", "Progressing", progress
-    reasons = Counter(str((r.last_failure or {}).get("reason") or "") for r in failing)
-    reasons.pop("", None)
+    stalled = 0
+    reasons: dict[str, int] = {}
+    for r in rows:
+        lf = r.last_failure
+        if lf is None or r.running_revision == update:
+            continue
+        reason = str(lf.get("reason") or "")
+        if reason == DRAIN_OVERDUE:
+            continue
+        failed_at = _failure_time(r)
+        if r.operation is not None and (failed_at is None or not r.operation.started_at < failed_at):
+            continue
+        stalled += 1
+        if reason:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if stalled == 0:
+        return (
+            "False",
+            "Progressing",
+            f"Rolling out {update} ({comp.updated_ready}/{comp.replicas} Instances on target)",
+        )
     detail = ", ".join(f"{k} x{v}" for k, v in sorted(reasons.items())) or "terminal failure"
     return (
         "True",
         "InstancesFailing",
-        f"{len(failing)}/{ctx.desired} Instance(s) failing rollout to {ctx.target} ({detail})",
+        f"{stalled}/{comp.replicas} Instance(s) failing rollout to {update} ({detail})",
     )
 
 
-def _drain_overdue(ctx: Ctx, rows: Sequence[Row]) -> tuple[str, str, str]:
+def _drain_overdue(rows: Sequence[Row]) -> tuple[str, str, str]:
+    """Go ``computeDrainOverdueCondition``: Deleting rows whose ``lastFailure`` announces the overdue drain."""
     late = [
-        r.index
+        str(r.index)
         for r in rows
-        if r.phase == R.DELETING and r.operation and r.operation.deadline and ctx.now > r.operation.deadline
+        if r.phase == R.DELETING and r.last_failure and r.last_failure.get("reason") == DRAIN_OVERDUE
     ]
     if late:
-        return "True", "DrainsOverdue", f"Instance(s) {', '.join(map(str, late))} past their drain deadline"
+        return (
+            "True",
+            "DrainsOverdue",
+            f"{len(late)} Instance(s) draining past their deadline ({', '.join(late)})",
+        )
     return "False", "DrainsWithinDeadline", "no drain is past its deadline"
 
 
 def _timeout_condition(ctx: Ctx, conds: list[dict[str, Any]], out: Out) -> list[dict[str, Any]]:
-    type_ = "InstanceReadyTimeoutUnconfigured"
+    """``InstanceReadyTimeoutUnconfigured``, with one Warning on the pass that raises it (Go
+    ``EventReasonInstanceReadyTimeoutUnconfigured``, prefixed ``OMENative component=<c>: `` as every
+    OMENative event of a Component)."""
     if ctx.ready_timeout is None:
-        prev = find_condition(conds, type_)
-        msg = (
-            "instanceReadyTimeout is set neither on the replica (spec.lifecycle.instanceReadyTimeout) nor "
-            "in the operator's lifecycle config; operations have no deadline"
-        )
+        prev = find_condition(conds, TIMEOUT_UNCONFIGURED)
         if prev is None or prev.get("status") != "True":
-            out.event("Warning", type_, msg)  # once, with the condition
-        return set_condition(conds, type_, "True", type_, msg, *_gn(ctx))
+            out.event(
+                "Warning",
+                TIMEOUT_UNCONFIGURED,
+                f"OMENative component={ctx.component}: {TIMEOUT_UNCONFIGURED_MESSAGE}",
+            )
+        return set_condition(
+            conds, TIMEOUT_UNCONFIGURED, "True", TIMEOUT_UNCONFIGURED, TIMEOUT_UNCONFIGURED_MESSAGE, *_gn(ctx)
+        )
     return set_condition(
         conds,
-        type_,
+        TIMEOUT_UNCONFIGURED,
         "False",
         "InstanceReadyTimeoutConfigured",
-        f"instanceReadyTimeout is {format_go_duration(ctx.ready_timeout)}",
+        f"Instance readiness deadline is {format_go_duration(ctx.ready_timeout)}",
         *_gn(ctx),
     )
+
+
+def teardown_status(old: Mapping[str, Any], rows: Sequence[Row]) -> dict[str, Any]:
+    """During teardown Go writes only the rows (its delete pass) and skips the aggregated status, so
+    the counters, conditions and revisions stay as last published; each row keeps its last published
+    pod counts."""
+    published = {int(r["index"]): r for r in old.get("instanceStatuses", []) or [] if "index" in r}
+    keys = InstanceCounters().overlay({}).keys()
+    new_rows = []
+    for r in rows:
+        d = r.to_dict()
+        prev = published.get(r.index, {})
+        for k in keys:
+            if k in prev:
+                d[k] = prev[k]
+            else:
+                d.pop(k, None)
+        new_rows.append(d)
+    return {**old, "instanceStatuses": new_rows}

@@ -9,9 +9,9 @@ from omereconcile.planner.context import build_context
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import owned
 from omereconcile.planner.retry import RetryBook
-from omereconcile.planner.rollout import group_pods, plan_instances
+from omereconcile.planner.rollout import plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
-from omereconcile.planner.status import build_status
+from omereconcile.planner.status import teardown_status
 from omereconcile.settings import format_go_duration
 from omereconcile.world import DesiredRevision, World
 from omerender import constants as c
@@ -56,9 +56,7 @@ def plan_teardown(world: World) -> Plan:
     out = Out(world.now)
     retry = RetryBook(load_retry_blocks(status), f"{ctx.namespace}/{ctx.name}", ctx.component)
     result = plan_instances(ctx, load_rows(status), world.pods, retry, out)
-    new_status = build_status(
-        ctx, result.rows, group_pods(ctx, world.pods), None, result.held_indices, retry, out
-    )
+    new_status = teardown_status(status, result.rows)
     actions: list[Action] = []
     if new_status != dict(status):
         actions.append(WriteStatus(new_status, "record the drains of the teardown"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +46,13 @@ def test_scale_down_drains_the_highest_index_before_deleting_it(
     deleting = [e["object"] for e in seen if e["object"]["metadata"].get("deletionTimestamp")]
     assert deleting, "no deletion observed"
     assert {p["metadata"]["name"] for p in deleting} == {"llama-pool-engine-1-default-0"}
-    assert condition(deleting[0], GATE)["status"] == "False"
+    gate = condition(deleting[0], GATE)
+    # OME's multi-writer gate: NotReady with the JSON list of holds, here the scale-down's own.
+    assert (gate["status"], gate["reason"]) == ("False", "NotReady")
+    assert json.loads(gate["message"]) == [{"userAgent": "Delete-drain", "key": "1"}]
+    served = [e["object"] for e in seen if e["object"]["metadata"]["name"] == "llama-pool-engine-0-default-0"]
+    kept = condition(served[-1] if served else live_pods(cluster, namespace)[0], GATE)
+    assert (kept["status"], kept["reason"], kept.get("message", "")) == ("True", "Serving", "")
     assert [r["index"] for r in replica(cluster, namespace)["status"]["instanceStatuses"]] == [0]
 
 

@@ -235,7 +235,20 @@ class Sim:
             pod = self._pod(act.name, act.uid)
             if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
                 raise Conflict(f"pod {act.name} changed since it was read")
-            self._set_cond(pod.obj, c.SERVING_GATE, "True" if act.status else "False")
+            # A status patch lands as sent (merge key `type`): the planner's whole condition.
+            conds = [
+                cd for cd in pod.obj["status"].setdefault("conditions", []) if cd["type"] != c.SERVING_GATE
+            ]
+            conds.append(
+                {
+                    "type": c.SERVING_GATE,
+                    "status": "True" if act.status else "False",
+                    "reason": act.condition_reason,
+                    "message": act.message,
+                    "lastTransitionTime": act.last_transition_time or format_time(self.now),
+                }
+            )
+            pod.obj["status"]["conditions"] = conds
             self._stamp(pod.obj)
         elif isinstance(act, A.WriteStatus):
             if self.replica["metadata"]["resourceVersion"] != replica_rv:
@@ -337,6 +350,9 @@ class Sim:
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
+            if not obj["spec"].get("nodeName"):
+                obj["spec"]["nodeName"] = "sim-node"  # the scheduler's binding
+                changed = True
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"
                 changed = True

@@ -101,3 +101,28 @@ def test_scenarios_are_not_trivial() -> None:
 def test_repeated_crashes_during_surge_rollout_and_scale_down(points: set[int]) -> None:
     _, state = _surge_scenario(frozenset(points))
     assert state == SURGE_END
+
+
+def _retry_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
+    """A revision fails once, its retry succeeds: the block goes when the Instance promotes on it."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    d = Driver(sim, crash_at=crash_at)
+    d.run(converged)
+    sim.behaviour["vllm:v2"] = "crash"
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    d.run(lambda s: bool(s.status.get("retryBlocks")), limit=600)
+    sim.behaviour["vllm:v2"] = "ok"
+    d.run(lambda s: converged(s) and s.status["currentRevision"] == v2, limit=900)
+    return d, (*end_state(sim), "retryBlocks" in sim.status)
+
+
+RETRY_TOTAL, RETRY_END = _baseline(_retry_scenario)
+
+
+@pytest.mark.parametrize("k", range(1, RETRY_TOTAL + 1))
+def test_crash_after_any_action_of_a_retried_revision_reaches_the_same_end(k: int) -> None:
+    _, state = _retry_scenario(frozenset({k}))
+    assert state == RETRY_END
+    assert state[-1] is False  # the promotion answered the block

@@ -110,6 +110,35 @@ def test_gate_patch_writes_only_the_serving_condition_pinned_to_uid_and_resource
     assert set(body) == {"metadata", "status"}
 
 
+def test_gate_patch_sends_the_planners_whole_condition_message_included() -> None:
+    holds = '[{"userAgent":"Delete-drain","key":"0"}]'
+    kube = FakeKube()
+    act = A.SetServingGate(
+        "p0",
+        "u",
+        "1",
+        False,
+        "drain",
+        condition_reason="NotReady",
+        message=holds,
+        last_transition_time="2026-01-01T00:00:00Z",
+    )
+    _exec(kube, act)
+    (cond,) = kube.calls[0][2]["status"]["conditions"]
+    assert cond == {
+        "type": "ome.io/serving",
+        "status": "False",
+        "reason": "NotReady",
+        "message": holds,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    kube = FakeKube()
+    _exec(kube, A.SetServingGate("p0", "u", "2", True, "serve", condition_reason="Serving"))
+    (cond,) = kube.calls[0][2]["status"]["conditions"]
+    # An empty message is sent, not omitted: a strategic merge would otherwise keep the old holds.
+    assert (cond["status"], cond["reason"], cond["message"]) == ("True", "Serving", "")
+
+
 @pytest.mark.parametrize("exc", [Conflict(409, "Conflict", "rv"), Invalid(422, "Invalid", "uid immutable")])
 def test_a_stale_gate_write_is_a_conflict_to_replan(exc: Exception) -> None:
     res = _exec(FakeKube({("PATCH", "/status"): exc}), A.SetServingGate("p0", "u", "1", True, "r"))

@@ -369,6 +369,21 @@ def test_topology_spread_on_the_anchor_pod_only(policy: str, when: str) -> None:
     assert "topologySpreadConstraints" not in make(rep, gang(), "worker")["spec"]
 
 
+def test_topology_spread_selects_the_anchors_own_runner_as_ome_stamps_it() -> None:
+    """Exactly parent, component and the anchor's runner, no expressions: leaders spread among
+    leaders, single pods among single pods (OME's isOMEGeneratedSpread shape)."""
+    rep = replica(topologyKey="cloud/rack", topologySpread="Required")
+    for runners, runner in ((gang(), "leader"), (single(), "default")):
+        selector = make(rep, runners, runner)["spec"]["topologySpreadConstraints"][0]["labelSelector"]
+        assert selector == {
+            "matchLabels": {
+                "ome.io/inferenceservice": rep.name_prefix,
+                "component": rep.spec.component,
+                "ome.io/runner": runner,
+            }
+        }
+
+
 def test_topology_spread_key_overrides_topology_key_and_nothing_without_a_policy() -> None:
     rep = replica(topologyKey="cloud/rack", topologySpread="Required", topologySpreadKey="zone")
     assert make(rep, single())["spec"]["topologySpreadConstraints"][0]["topologyKey"] == "zone"
