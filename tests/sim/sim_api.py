@@ -66,7 +66,10 @@ class SimPod:
 @dataclass
 class Sim:
     now: datetime = T0
-    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    # The stuck-pod grace OME's chart sets (the manager itself has none: zero turns the path off).
+    settings: OperatorSettings = field(
+        default_factory=lambda: OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60))
+    )
     ready_delay: float = 5.0
     delete_grace: float = 3.0
     stuck_after: float = 5.0  # a crashing container shows CrashLoopBackOff this long after start
@@ -228,6 +231,18 @@ class Sim:
             if pod.obj["metadata"].get("deletionTimestamp"):
                 self.violations.append(f"second delete of pod {act.name} uid {act.uid}")
                 return
+            gate = next(
+                (
+                    cd["status"]
+                    for cd in pod.obj["status"].get("conditions", [])
+                    if cd["type"] == c.SERVING_GATE
+                ),
+                None,
+            )
+            if gate == "True" and pod.obj["status"].get("phase") not in ("Failed", "Succeeded"):
+                self.violations.append(
+                    f"delete of pod {act.name} while its serving gate is True (not drained)"
+                )
             pod.obj["metadata"]["deletionTimestamp"] = format_time(self.now)
             pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
             self._stamp(pod.obj)

@@ -81,7 +81,14 @@ def test_never_ready_past_instance_ready_timeout_fails_with_deadline() -> None:
     sim.behaviour["vllm:v1"] = "never"
     driver = Driver(sim)
     driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed")
-    assert sim.rows()[0]["lastFailure"]["reason"] == "ProgressDeadlineExceeded"
+    failure = sim.rows()[0]["lastFailure"]
+    assert failure["reason"] == "DeadlineExceeded"
+    assert failure["message"] == "DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout"
+    assert "podName" not in failure  # a deadline blames no single pod
+    assert _warnings(sim, "InstanceFailed") == [
+        "InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed "
+        '(pod=""): DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout'
+    ]
     assert (sim.condition("InstanceReadyTimeoutUnconfigured") or {}).get("status") == "False"
 
 
@@ -108,9 +115,9 @@ def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
     ]
 
 
-def test_unschedulable_surge_keeps_old_serving_and_retries_bounded() -> None:
-    """Lesson 13: no room to surge → explicit wait, old pod serves, failure after the grace, bounded retry."""
-    sim = Sim(settings=OperatorSettings(unschedulable_grace_period=timedelta(minutes=2)))
+def _parked_unschedulable_surge(settings: OperatorSettings) -> tuple[Sim, Driver]:
+    """A converged replica whose next revision cannot schedule, run until its surge is parked."""
+    sim = Sim(settings=settings)
     sim.apply_replica(base_replica())
     driver = Driver(sim)
     driver.run(converged)
@@ -118,10 +125,60 @@ def test_unschedulable_surge_keeps_old_serving_and_retries_bounded() -> None:
     sim.behaviour["vllm:v2"] = "unschedulable"
     sim.image = "vllm:v2"
     driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
-    driver.run(lambda s: s.rows()[0]["phase"] == "Failed")
-    assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
-    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=3600)
+    return sim, driver
+
+
+def test_unschedulable_surge_keeps_old_serving_and_never_charges_the_retry_budget() -> None:
+    """Lesson 13: no room to surge → explicit wait with the clock parked, old pod serves, failure
+    after the operator's grace; an unschedulable pod is not the revision's fault, so no retry block."""
+    sim, driver = _parked_unschedulable_surge(
+        OperatorSettings(
+            unschedulable_grace_period=timedelta(minutes=2), instance_ready_timeout=timedelta(minutes=1)
+        )
+    )
+    assert "deadline" not in sim.rows()[0]["operation"]  # parked: the 1-minute timeout does not run
+    driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") == "Unschedulable")
+    assert "InstanceFailed" in sim.event_reasons()
+    assert not sim.status.get("retryBlocks")
+    assert "RetryHeld" not in sim.event_reasons()
     assert sim.serving_indices() == {0}
+
+
+def test_unschedulable_without_a_grace_stays_parked() -> None:
+    """No built-in unschedulable grace (OME's manager has none): the wait is parked, never failed."""
+    sim, driver = _parked_unschedulable_surge(OperatorSettings(instance_ready_timeout=timedelta(minutes=1)))
+    for _ in range(20):
+        sim.advance(60)
+        driver.one_pass()
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["step"], row["operation"]["waiting"]) == (
+        "Updating",
+        "Surge",
+        "Unschedulable",
+    )
+    assert "InstanceFailed" not in sim.event_reasons()
+    assert sim.serving_indices() == {0}
+
+
+def test_unschedulable_create_parks_its_clock_too() -> None:
+    """Item: the clock parks on every step, Create included, not only on a surge."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=1)))
+    sim.behaviour["vllm:v1"] = "unschedulable"
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(
+        lambda s: bool(s.rows()) and (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable"
+    )
+    for _ in range(10):
+        sim.advance(60)
+        driver.one_pass()
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "deadline" not in row["operation"]
+    sim.behaviour["vllm:v1"] = "ok"  # room appears: the pod schedules and the Instance comes up
+    for p in sim.pods.values():
+        p.behaviour = "ok"
+    driver.run(converged)
 
 
 def test_render_block_sets_ready_false_warns_once_and_renders_when_fixed() -> None:
