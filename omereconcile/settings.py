@@ -97,6 +97,9 @@ class OperatorSettings:
     stuck_pod_grace_period: timedelta = OFF  # zero: no stuck-pod escalation
     unschedulable_grace_period: timedelta = OFF  # zero: an unschedulable pod stays parked
     revision_history_limit: int | None = None
+    # lifecycle.updateRetry is configured: a revision-caused failure gets the retry ladder. Without
+    # it the first such failure holds the revision (01 §4.7: fail-safe). Only its presence is read.
+    update_retry: bool = False
     teardown_deadline: timedelta | None = None
     # The raw teardown deadline when it was present but unusable: TeardownBlocked then says why.
     teardown_deadline_invalid: str | None = None
@@ -169,6 +172,7 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         stuck_pod_grace_period=stuck if stuck is not None and stuck > OFF else OFF,
         unschedulable_grace_period=unsched if unsched is not None and unsched > OFF else OFF,
         revision_history_limit=limit,
+        update_retry=isinstance(lifecycle.get("updateRetry"), Mapping),
         teardown_deadline=teardown_deadline,
         teardown_deadline_invalid=teardown_invalid,
         controller_identity=_identity(_load_json(data, "inferenceReplica")),

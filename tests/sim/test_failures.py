@@ -271,3 +271,36 @@ def test_ready_condition_during_scale_up_is_replica_count_mismatch(sim: Sim, dri
     assert cond["reason"] == "ReplicaCountMismatch"
     assert cond["message"] == "1/2 Instances serving, need 2 (no rollout in flight)"
     assert ready(sim) is False
+
+
+def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
+    """01 §4.7 fail-safe: no lifecycle.updateRetry, no retry ladder: the revision is held at once."""
+    sim = Sim(settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(converged)
+    driver.floor = lambda s: 1
+    sim.behaviour["vllm:v2"] = "crash"
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
+    surges = [a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
+    assert len(surges) == 1
+    (held,) = _warnings(sim, "RetryHeld")
+    assert held.startswith(
+        f"InferenceReplica llama-demo/llama-pool component=engine update to revision {v2} held after 1 failed attempt(s)"
+    )
+    assert sim.serving_indices() == {0}
+
+
+def test_stuck_evidence_reads_init_containers_and_keeps_the_reason_verbatim() -> None:
+    """evidence/stuckpod.go PodStuckInTerminalWaiting: init containers count; no reason is renamed."""
+    sim = Sim()
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(converged)
+    sim.behaviour["vllm:v2"] = "initconfig"
+    sim.image = "vllm:v2"
+    driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") is not None, limit=600)
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["reason"], failure["containerName"]) == ("CreateContainerConfigError", "model-init")

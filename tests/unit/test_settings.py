@@ -126,3 +126,9 @@ def test_empty_identity_is_unconfigured() -> None:
         {"inferenceReplica": json.dumps({"controllerIdentity": {"usernames": [], "groups": []}})}
     )
     assert s.controller_identity is None
+
+
+def test_update_retry_presence_turns_the_retry_ladder_on() -> None:
+    assert settings_from_configmap(None).update_retry is False
+    on = settings_from_configmap({"lifecycle": json.dumps({"updateRetry": {}})})
+    assert on.update_retry is True
