@@ -115,15 +115,21 @@ def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
     ]
 
 
-def _parked_unschedulable_surge(settings: OperatorSettings) -> tuple[Sim, Driver]:
-    """A converged replica whose next revision cannot schedule, run until its surge is parked."""
-    sim = Sim(settings=settings)
+def _rolling_into(behaviour: str, settings: OperatorSettings | None = None) -> tuple[Sim, Driver]:
+    """A converged one-Instance replica (floor 1 from then on) whose next revision, v2, behaves so."""
+    sim = Sim(settings=settings) if settings is not None else Sim()
     sim.apply_replica(base_replica())
     driver = Driver(sim)
     driver.run(converged)
     driver.floor = lambda s: 1
-    sim.behaviour["vllm:v2"] = "unschedulable"
+    sim.behaviour["vllm:v2"] = behaviour
     sim.image = "vllm:v2"
+    return sim, driver
+
+
+def _parked_unschedulable_surge(settings: OperatorSettings) -> tuple[Sim, Driver]:
+    """A converged replica whose next revision cannot schedule, run until its surge is parked."""
+    sim, driver = _rolling_into("unschedulable", settings)
     driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
     return sim, driver
 
@@ -275,13 +281,7 @@ def test_ready_condition_during_scale_up_is_replica_count_mismatch(sim: Sim, dri
 
 def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
     """01 §4.7 fail-safe: no lifecycle.updateRetry, no retry ladder: the revision is held at once."""
-    sim = Sim(settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
-    sim.apply_replica(base_replica())
-    driver = Driver(sim)
-    driver.run(converged)
-    driver.floor = lambda s: 1
-    sim.behaviour["vllm:v2"] = "crash"
-    sim.image = "vllm:v2"
+    sim, driver = _rolling_into("crash", OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
     v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
     surges = [a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
@@ -295,12 +295,7 @@ def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
 
 def test_stuck_evidence_reads_init_containers_and_keeps_the_reason_verbatim() -> None:
     """evidence/stuckpod.go PodStuckInTerminalWaiting: init containers count; no reason is renamed."""
-    sim = Sim()
-    sim.apply_replica(base_replica())
-    driver = Driver(sim)
-    driver.run(converged)
-    sim.behaviour["vllm:v2"] = "initconfig"
-    sim.image = "vllm:v2"
+    sim, driver = _rolling_into("initconfig")
     driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") is not None, limit=600)
     failure = sim.rows()[0]["lastFailure"]
     assert (failure["reason"], failure["containerName"]) == ("CreateContainerConfigError", "model-init")
