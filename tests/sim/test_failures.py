@@ -106,13 +106,17 @@ def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
     driver.one_pass()  # revision, service, status, create
     pod = sim.pods["llama-pool-engine-0-default-0"]
     pod.obj["status"]["phase"] = "Failed"
+    pod.obj["status"]["reason"] = "Evicted"
     pod.behaviour = "ended"
     driver.run(converged)
     msgs = _warnings(sim, "TerminalPodRecycled")
     assert msgs == [
-        "OMENative component=engine instance=0 deleted terminal pod(s) llama-pool-engine-0-default-0 (Failed) "
-        "for recreate (Create recycle 1)"
+        "OMENative component=engine instance=0 deleted terminal pod(s) llama-pool-engine-0-default-0 "
+        "(Failed/Evicted) for recreate (Create recycle 1)"
     ]
+    # terminal_recycle.go: the dead pod's diagnostics survive on lastFailure.
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["podName"], failure["reason"]) == ("llama-pool-engine-0-default-0", "Evicted")
 
 
 def _rolling_into(behaviour: str, settings: OperatorSettings | None = None) -> tuple[Sim, Driver]:
