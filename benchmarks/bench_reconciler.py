@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from omereconcile.controller import Controller
 from omereconcile.kube import Kube
-from testbed.testing import Cluster, running_cluster
+from testbed.testing import Cluster, runners_replica, running_cluster
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY"}
@@ -72,23 +72,6 @@ def wait(what: str, fn: Callable[[], Any], timeout: float = 300.0, interval: flo
             return
         time.sleep(interval)
     raise SystemExit(f"timed out waiting for {what}")
-
-
-def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: Any) -> dict[str, Any]:
-    template = {
-        "spec": {"containers": [{"name": "engine", "image": image}], "terminationGracePeriodSeconds": 5}
-    }
-    return {
-        "apiVersion": "ome.io/v1beta1",
-        "kind": "InferenceReplica",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "component": "engine",
-            "replicas": replicas,
-            "runners": [{"name": "default", "size": 1, "template": template}],
-            **spec,
-        },
-    }
 
 
 def settled(obj: dict[str, Any]) -> bool:

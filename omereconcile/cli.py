@@ -32,6 +32,16 @@ __all__ = ["main"]
 log = logging.getLogger("omereconcile")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _addr(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     return host or "0.0.0.0", int(port)
@@ -52,7 +62,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--ome-namespace", default=os.environ.get("POD_NAMESPACE", "ome"))
     run.add_argument("--config-name", default=CONFIG_NAME, help="operator settings ConfigMap")
-    run.add_argument("--workers", type=int, default=2)
+    run.add_argument(
+        "--concurrency",
+        "--workers",
+        dest="workers",
+        type=_positive_int,
+        default=2,
+        help="replicas reconciled at once (controller-runtime's MaxConcurrentReconciles); a replica is "
+        "never reconciled by two workers at once",
+    )
     run.add_argument("--resync-period", type=float, default=300.0, help="seconds between full resyncs")
     run.add_argument("--watch-timeout", type=int, default=60, help="server-side watch timeout, seconds")
     run.add_argument("--probe-addr", default=":8081", help="/metrics, /healthz, /readyz (port 0: any)")

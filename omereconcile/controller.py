@@ -12,8 +12,12 @@
 - **The queue** (client-go semantics): a key is never processed by two workers at once; adds while it
   is processed mark it dirty and it runs again after; failures requeue with per-key exponential backoff
   (``base * 2**n`` up to ``max``), forgotten on success; ``requeue_after`` schedules the next look.
-- **A pass** reads fresh (``observe``), plans (``omereconcile.planner.plan``), executes, and maps the
-  outcome to controller-runtime's results: success, error, requeue, requeue_after.
+- **A pass** reads the replica fresh and what it owns from the reflectors' stores (``observe`` with
+  :class:`CachedOwned`, indexed by namespace and labels as controller-runtime's informer indexers do),
+  plans (``omereconcile.planner.plan``), executes, and maps the outcome to controller-runtime's results:
+  success, error, requeue, requeue_after. A settled replica's pass costs one GET and no write.
+- **Concurrency** (``--concurrency``): that many workers; the queue never hands one key to two of them,
+  and a key waiting out its backoff sits in the delay heap, not in the FIFO, so it never holds up others.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +38,7 @@ from omereconcile.logs import for_reconcile
 from omereconcile.metrics import Metrics
 from omereconcile.observe import (
     CATALOG_RESOURCES,
+    SERVICE_NAME_LABEL,
     Dependency,
     build_catalog,
     category_of,
@@ -46,7 +51,7 @@ from omerender import constants as c
 from omerender.catalog import Catalog
 from omerender.inheritance import Resolver
 
-__all__ = ["Controller", "Reflector", "WorkQueue"]
+__all__ = ["CachedOwned", "Controller", "Reflector", "WorkQueue"]
 
 log = logging.getLogger("omereconcile.controller")
 
@@ -205,7 +210,9 @@ class Reflector:
     """List then watch one path; keep a store of the objects; call ``on_event(type, obj)``.
 
     ``on_event`` gets ``ADDED``/``MODIFIED``/``DELETED``; a relist replays the differences (objects that
-    disappeared while the watch was down come back as ``DELETED``).
+    disappeared while the watch was down come back as ``DELETED``). With ``index``, the store is also kept
+    grouped by ``index(obj)`` (None leaves an object out of the index), so a pass finds a replica's objects
+    without scanning every pod of the cluster. Stored objects are shared: callers must not mutate them.
     """
 
     def __init__(
@@ -218,6 +225,7 @@ class Reflector:
         stop: threading.Event,
         metrics: Metrics | None = None,
         timeout_seconds: int = 60,
+        index: Callable[[JSON], Hashable | None] | None = None,
         **query: str,
     ) -> None:
         self.kube = kube
@@ -229,6 +237,8 @@ class Reflector:
         self.timeout_seconds = timeout_seconds
         self.query: dict[str, Any] = dict(query)
         self.store: dict[Key, JSON] = {}
+        self.index_fn = index
+        self._index: dict[Hashable, dict[Key, JSON]] = {}
         self.lock = threading.Lock()
         self.synced = threading.Event()
         self.last_activity = time.monotonic()
@@ -247,6 +257,28 @@ class Reflector:
     def get(self, key: Key) -> JSON | None:
         with self.lock:
             return self.store.get(key)
+
+    def by_index(self, value: Hashable) -> list[JSON]:
+        with self.lock:
+            return list((self._index.get(value) or {}).values())
+
+    def _put_locked(self, k: Key, obj: JSON) -> None:
+        self._drop_locked(k)
+        self.store[k] = obj
+        if self.index_fn is not None:
+            iv = self.index_fn(obj)
+            if iv is not None:
+                self._index.setdefault(iv, {})[k] = obj
+
+    def _drop_locked(self, k: Key) -> None:
+        old = self.store.pop(k, None)
+        if old is not None and self.index_fn is not None:
+            iv = self.index_fn(old)
+            bucket = self._index.get(iv) if iv is not None else None
+            if bucket is not None:
+                bucket.pop(k, None)
+                if not bucket:
+                    del self._index[iv]
 
     def close(self) -> None:
         resp = self._resp
@@ -270,7 +302,10 @@ class Reflector:
         fresh = {_key_of(o): o for o in out["items"]}
         with self.lock:
             old = self.store
-            self.store = fresh
+            self.store = {}
+            self._index = {}
+            for k, obj in fresh.items():
+                self._put_locked(k, obj)
         for k, obj in fresh.items():
             prev = old.get(k)
             if prev is None:
@@ -310,9 +345,9 @@ class Reflector:
                     k = _key_of(obj)
                     with self.lock:
                         if ev.type == "DELETED":
-                            self.store.pop(k, None)
+                            self._drop_locked(k)
                         else:
-                            self.store[k] = obj
+                            self._put_locked(k, obj)
                     rv = new_rv
                     self.on_event(ev.type, obj)
                     if self.stop_event.is_set():
@@ -341,6 +376,53 @@ class Reflector:
 
     def _set_resp(self, resp: Any) -> None:
         self._resp = resp
+
+
+def _labels_of(obj: JSON) -> dict[str, Any]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def owner_index(obj: JSON) -> Hashable | None:
+    """(namespace, ``ome.io/inferenceservice``, ``component`` labels): how a pass selects pods and
+    ControllerRevisions (``observe.selector``)."""
+    labels = _labels_of(obj)
+    prefix, component = labels.get(c.LABEL_INFERENCESERVICE), labels.get(c.LABEL_COMPONENT)
+    if prefix is None or component is None:
+        return None
+    return (_key_of(obj)[0], str(prefix), str(component))
+
+
+def service_name_index(obj: JSON) -> Hashable | None:
+    """(namespace, ``kubernetes.io/service-name``): how a pass selects the headless Service's slices."""
+    svc = _labels_of(obj).get(SERVICE_NAME_LABEL)
+    return None if svc is None else (_key_of(obj)[0], str(svc))
+
+
+class CachedOwned:
+    """``observe.OwnedReader`` over the controller's reflectors: no request at all."""
+
+    def __init__(self, reflectors: Callable[[str], list[Reflector]]) -> None:
+        self._reflectors = reflectors
+
+    def _indexed(self, resource: str, value: Hashable) -> list[JSON]:
+        out = [o for r in self._reflectors(resource) for o in r.by_index(value)]
+        return sorted(out, key=lambda o: str((o.get("metadata") or {}).get("name") or ""))
+
+    def pods(self, namespace: str, prefix: str, component: str) -> list[JSON]:
+        return self._indexed("pods", (namespace, prefix, component))
+
+    def revisions(self, namespace: str, prefix: str, component: str) -> list[JSON]:
+        return self._indexed("controllerrevisions", (namespace, prefix, component))
+
+    def service(self, namespace: str, name: str) -> JSON | None:
+        for r in self._reflectors("services"):
+            obj = r.get((namespace, name))
+            if obj is not None:
+                return obj
+        return None
+
+    def slices(self, namespace: str, service_name: str) -> list[JSON]:
+        return self._indexed("endpointslices", (namespace, service_name))
 
 
 # -- the controller --------------------------------------------------------------------------------------
@@ -390,6 +472,7 @@ class Controller:
         self._deps_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self.reflectors: dict[str, list[Reflector]] = {}
+        self.owned = CachedOwned(lambda resource: self.reflectors.get(resource, []))
         self.last_progress = time.monotonic()
         self.passes = 0
         kube.on_request = self._count_request
@@ -401,7 +484,15 @@ class Controller:
     def _scopes(self) -> list[str | None]:
         return list(self.namespaces) if self.namespaces else [None]
 
-    def _reflect(self, name: str, path: str, on_event: Callable[[str, JSON], None], **query: str) -> None:
+    def _reflect(
+        self,
+        name: str,
+        path: str,
+        on_event: Callable[[str, JSON], None],
+        *,
+        index: Callable[[JSON], Hashable | None] | None = None,
+        **query: str,
+    ) -> None:
         r = Reflector(
             self.kube,
             path,
@@ -410,6 +501,7 @@ class Controller:
             stop=self.stop_event,
             metrics=self.metrics,
             timeout_seconds=self.watch_timeout,
+            index=index,
             **query,
         )
         self.reflectors.setdefault(name, []).append(r)
@@ -418,10 +510,15 @@ class Controller:
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
         for ns in self._scopes():
             self._reflect("inferencereplicas", paths.replicas(ns), self._on_replica)
-            self._reflect("pods", paths.pods(ns), self._on_owned, labelSelector=managed)
-            self._reflect("services", paths.services(ns), self._on_owned, labelSelector=managed)
-            self._reflect("endpointslices", paths.slices(ns), self._on_owned, labelSelector=managed)
-            self._reflect("controllerrevisions", paths.revisions(ns), self._on_owned, labelSelector=managed)
+            own = self._on_owned
+            self._reflect("pods", paths.pods(ns), own, index=owner_index, labelSelector=managed)
+            self._reflect("services", paths.services(ns), own, labelSelector=managed)
+            self._reflect(
+                "endpointslices", paths.slices(ns), own, index=service_name_index, labelSelector=managed
+            )
+            self._reflect(
+                "controllerrevisions", paths.revisions(ns), own, index=owner_index, labelSelector=managed
+            )
         for kind, plural, namespaced in CATALOG_RESOURCES:
             scopes = self._scopes() if namespaced else [None]
             for ns in scopes:
@@ -598,7 +695,14 @@ class Controller:
         catalog, resolver, settings = self.catalog()
         try:
             obs = observe(
-                self.kube, ns, name, catalog=catalog, settings=settings, now=self.clock(), resolver=resolver
+                self.kube,
+                ns,
+                name,
+                catalog=catalog,
+                settings=settings,
+                now=self.clock(),
+                resolver=resolver,
+                owned=self.owned,
             )
         except TooManyRequests as exc:
             return PassResult("error", requeue_after=exc.retry_after, error=str(exc))

@@ -1,9 +1,14 @@
 """Read the API into a planner ``World``: the replica, its render, revisions, pods, Service, slices.
 
-The replica, its pods, revisions, Service and EndpointSlices are read fresh for every pass (a handful
-of GETs, decoded as raw JSON): the replica's status is the journal, so a pass must never plan from a
-stale copy of it. The catalog (models, runtimes, fine-tuned weights, InferenceServices) and the operator
-settings come from the caller, who keeps them from watches.
+The replica is read fresh for every pass (one GET): its status is the journal, so a pass must never plan
+from a stale copy of it (a journal older than the pass's own last write would replay a finished step,
+e.g. re-create a pod a later step deleted). What the replica owns (pods, ControllerRevisions, the
+headless Service, its EndpointSlices) comes from a :class:`OwnedReader`: the controller's watch caches
+(``omereconcile.controller.CachedOwned``), or :class:`LiveOwned` for a one-off read such as ``plan``.
+A cache may lag, never lead, and every write the plan makes is pinned (resourceVersion/UID
+preconditions, idempotent creates by name), so a stale read costs at most a retry. The catalog (models,
+runtimes, fine-tuned weights, InferenceServices) and the operator settings come from the caller, who
+keeps them from watches.
 
 Rendering uses ``omerender``: ``render`` for the pod templates, ``revision_of`` for the revision, and
 ``materialize_pod`` for each pod. A pod for a stored revision (a rollback target, or an Instance repaired
@@ -17,7 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from omereconcile.kube import JSON, Kube
 from omereconcile.settings import OperatorSettings
@@ -45,7 +50,9 @@ from omerender.stamps import PodCoordinates, materialize_pod
 __all__ = [
     "CATALOG_RESOURCES",
     "Dependency",
+    "LiveOwned",
     "Observation",
+    "OwnedReader",
     "build_catalog",
     "dependencies",
     "fetch_catalog_objects",
@@ -318,6 +325,43 @@ def render_world(
     return Observation(world, raw, result, dependencies(model, result, catalog, resolver))
 
 
+class OwnedReader(Protocol):
+    """Where a pass reads the objects a replica owns, selected by its ``ome.io/inferenceservice`` prefix
+    and ``component`` labels (the Service by name, slices by ``kubernetes.io/service-name``)."""
+
+    def pods(self, namespace: str, prefix: str, component: str) -> list[JSON]: ...
+
+    def revisions(self, namespace: str, prefix: str, component: str) -> list[JSON]: ...
+
+    def service(self, namespace: str, name: str) -> JSON | None: ...
+
+    def slices(self, namespace: str, service_name: str) -> list[JSON]: ...
+
+
+class LiveOwned:
+    """Reads straight from the API server: four requests (used by ``omereconcile plan``)."""
+
+    def __init__(self, kube: Kube) -> None:
+        self.kube = kube
+
+    def pods(self, namespace: str, prefix: str, component: str) -> list[JSON]:
+        return list(self.kube.list(paths.pods(namespace), labelSelector=selector(prefix, component))["items"])
+
+    def revisions(self, namespace: str, prefix: str, component: str) -> list[JSON]:
+        sel = selector(prefix, component)
+        return list(self.kube.list(paths.revisions(namespace), labelSelector=sel)["items"])
+
+    def service(self, namespace: str, name: str) -> JSON | None:
+        return self.kube.get_or_none(f"{paths.services(namespace)}/{name}")
+
+    def slices(self, namespace: str, service_name: str) -> list[JSON]:
+        sel = f"{SERVICE_NAME_LABEL}={service_name}"
+        return list(self.kube.list(paths.slices(namespace), labelSelector=sel)["items"])
+
+
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+
+
 def observe(
     kube: Kube,
     namespace: str,
@@ -327,8 +371,10 @@ def observe(
     settings: OperatorSettings,
     now: datetime,
     resolver: Resolver | None = None,
+    owned: OwnedReader | None = None,
 ) -> Observation | None:
-    """Read one replica and what it owns; None when the replica is gone."""
+    """Read one replica (live) and what it owns (from ``owned``, live by default); None when the replica
+    is gone."""
     raw = kube.get_or_none(paths.replica(namespace, name))
     if raw is None:
         return None
@@ -339,14 +385,12 @@ def observe(
     parent = (spec.get("parentRef") or {}).get("name")
     prefix = str(parent or meta.get("name"))
     component = str(spec.get("component") or "")
-    sel = selector(prefix, component)
-    pods = kube.list(paths.pods(namespace), labelSelector=sel)["items"]
-    revisions = kube.list(paths.revisions(namespace), labelSelector=sel)["items"]
+    reader = owned or LiveOwned(kube)
+    pods = reader.pods(namespace, prefix, component)
+    revisions = reader.revisions(namespace, prefix, component)
     svc_name = headless_service_name(prefix, component)
-    service = kube.get_or_none(f"{paths.services(namespace)}/{svc_name}")
-    slices = kube.list(paths.slices(namespace), labelSelector=f"kubernetes.io/service-name={svc_name}")[
-        "items"
-    ]
+    service = reader.service(namespace, svc_name)
+    slices = reader.slices(namespace, svc_name)
     return render_world(
         raw,
         pods=pods,

@@ -16,6 +16,16 @@ assets=$(bash testbed/build.sh | tail -n 1)
 eval "$assets"   # export KUBEBUILDER_ASSETS=...
 test -x "$KUBEBUILDER_ASSETS/kube-apiserver"
 
+echo "== gang scheduler: scheduler-plugins Coscheduling (Go build, cached by version)"
+cosched=$(bash testbed/build-coscheduler.sh | tail -n 1)
+eval "$cosched"   # export COSCHEDULER_ASSETS=...
+test -x "$COSCHEDULER_ASSETS/scheduler"
+
+if [[ $# -eq 0 ]]; then  # the whole run (CI); a run narrowed to some tests skips the figures
+  echo "== fleet benchmark at CI size (figures only; the full size is in docs/reconciler.md)"
+  python3 benchmarks/bench_fleet.py --replicas 100 --pools 10 --instances 4
+fi
+
 echo "== tests"
 set +e
 python3 -m pytest -p no:cacheprovider "$@"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from testbed.assets import BuildError, build
+from testbed.assets import BuildError, build, build_coscheduler
 from testbed.controlplane import ControlPlane
 from testbed.kubelet import FakeKubelet
 
@@ -18,6 +18,7 @@ from testbed.kubelet import FakeKubelet
 def _up(args: argparse.Namespace) -> int:
     try:
         assets = build(stream=True)
+        cosched = build_coscheduler(stream=True) if args.gang_scheduler else None
     except BuildError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -28,7 +29,9 @@ def _up(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    cp = ControlPlane(assets_dir=assets, run_dir=Path(args.run_dir) if args.run_dir else None)
+    cp = ControlPlane(
+        assets_dir=assets, run_dir=Path(args.run_dir) if args.run_dir else None, coscheduler_dir=cosched
+    )
     t0 = time.monotonic()
     cp.start()
     kubelet = FakeKubelet(cp.api_client(), nodes=args.nodes, ready_delay=args.ready_delay)
@@ -53,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--nodes", type=int, default=4)
     up.add_argument("--ready-delay", type=float, default=0.0, help="seconds until containers are ready")
     up.add_argument("--run-dir", default=None, help="keep certs/logs/etcd here instead of a temp dir")
+    up.add_argument(
+        "--no-gang-scheduler",
+        dest="gang_scheduler",
+        action="store_false",
+        help="do not build and start scheduler-plugins' Coscheduling scheduler",
+    )
     args = parser.parse_args(argv)
     if args.cmd == "build":
         try:

@@ -39,6 +39,9 @@ DEFAULT_CRD_DIR = REPO_ROOT / "schemas" / "crds"
 SERVICE_CIDR = "10.0.0.0/24"
 # First address of the service range: the in-cluster `kubernetes` Service IP, so it is a SAN.
 SERVICE_IP = "10.0.0.1"
+# Pods that set this schedulerName are placed by the gang scheduler (scheduler-plugins' Coscheduling),
+# which binds the pods of a PodGroup (label scheduling.x-k8s.io/pod-group) all together or not at all.
+COSCHEDULER_NAME = "scheduler-plugins-scheduler"
 
 # KCM controllers the testbed needs: EndpointSlices for headless Services, GC of ownerRefs, namespace
 # deletion, default ServiceAccounts and their tokens, plus the stock workload controllers. nodelifecycle is
@@ -146,6 +149,7 @@ class ControlPlane:
         etcd_compaction_interval: str = "10s",
         watch_cache: bool = False,
         scheduler: bool = True,
+        coscheduler_dir: Path | None = None,
         controller_manager: bool = True,
         extra_apiserver_args: Sequence[str] = (),
         start_timeout: float = 90.0,
@@ -157,6 +161,8 @@ class ControlPlane:
         self.etcd_compaction_interval = etcd_compaction_interval
         self.watch_cache = watch_cache
         self.with_scheduler = scheduler
+        # The folder build-coscheduler.sh filled (binary + the release's PodGroup CRD), or None for no gangs.
+        self.coscheduler_dir = Path(coscheduler_dir) if coscheduler_dir else None
         self.with_controller_manager = controller_manager
         self.extra_apiserver_args = tuple(extra_apiserver_args)
         self.start_timeout = start_timeout
@@ -202,6 +208,10 @@ class ControlPlane:
                 if self.with_controller_manager:
                     self._start_controller_manager()
                 self.install_crds()
+                if self.coscheduler_dir is not None:
+                    # The PodGroup CRD of the very release the scheduler is built from, then the scheduler.
+                    self._install_crd_files([self.coscheduler_dir / "crd.yaml"])
+                    self._start_coscheduler()
                 break
             except ControlPlaneError as exc:
                 self._stop_processes()
@@ -270,9 +280,12 @@ class ControlPlane:
 
     def install_crds(self, dirs: Sequence[Path] | None = None, timeout: float = 60.0) -> list[str]:
         """Apply every *.yaml CRD in the given folders and wait until each is Established."""
-        files: list[str] = []
+        files: list[Path] = []
         for d in dirs or self.crd_dirs:
-            files += sorted(glob.glob(str(Path(d) / "*.yaml")))
+            files += [Path(f) for f in sorted(glob.glob(str(Path(d) / "*.yaml")))]
+        return self._install_crd_files(files, timeout)
+
+    def _install_crd_files(self, files: Sequence[Path], timeout: float = 60.0) -> list[str]:
         names: list[str] = []
         for f in files:
             for doc in yaml.safe_load_all(Path(f).read_text()):
@@ -282,7 +295,7 @@ class ControlPlane:
             return names
         args = ["apply", "--server-side", "--force-conflicts", "--field-manager=testbed"]
         for f in files:
-            args += ["-f", f]
+            args += ["-f", str(f)]
         self.kubectl(*args)
         if names:
             self.kubectl(
@@ -507,6 +520,55 @@ class ControlPlane:
         proc = self._spawn(
             "kube-scheduler",
             [self.binary("kube-scheduler"), *self._component_args("kube-scheduler", kc, port)],
+        )
+        self._wait_healthy(proc, f"https://127.0.0.1:{port}/healthz", self._insecure_ssl_context())
+
+    def _start_coscheduler(self) -> None:
+        """scheduler-plugins' scheduler with the release's own Coscheduling configuration
+        (manifests/coscheduling/scheduler-config.yaml): Coscheduling on every extension point and as the
+        queue sort, permitWaitingTimeSeconds 10; only the profile name and kubeconfig are ours. It runs as
+        the admin (like KCM here) and beside the default scheduler, serving pods that name its profile."""
+        assert self.coscheduler_dir is not None
+        config = self.run_dir / "coscheduler-config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "leaderElection": {"leaderElect": False},
+                    "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                    "profiles": [
+                        {
+                            "schedulerName": COSCHEDULER_NAME,
+                            "plugins": {
+                                "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                                "queueSort": {
+                                    "enabled": [{"name": "Coscheduling"}],
+                                    "disabled": [{"name": "*"}],
+                                },
+                            },
+                            "pluginConfig": [
+                                {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}
+                            ],
+                        }
+                    ],
+                }
+            )
+        )
+        port = free_port()
+        proc = self._spawn(
+            "coscheduler",
+            [
+                str(self.coscheduler_dir / "scheduler"),
+                f"--config={config}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.run_dir / 'pki' / 'coscheduler'}",
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+                "--v=1",
+            ],
         )
         self._wait_healthy(proc, f"https://127.0.0.1:{port}/healthz", self._insecure_ssl_context())
 

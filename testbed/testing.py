@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from testbed.assets import build
+from testbed.assets import build, build_coscheduler
 from testbed.controlplane import ControlPlane
 from testbed.kubelet import FakeKubelet
 from testbed.rawkube import RawKube
@@ -44,13 +44,15 @@ def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 30.0, inter
 
 @contextlib.contextmanager
 def running_cluster(
-    run_dir: Path | None = None, *, nodes: int = 4, **kubelet_options: Any
+    run_dir: Path | None = None, *, nodes: int = 4, gang_scheduler: bool = True, **kubelet_options: Any
 ) -> Iterator[Cluster]:
-    """Build (or reuse) the binaries, start a control plane and the fake kubelet, stop both on exit.
+    """Build (or reuse) the binaries, start a control plane (with the gang scheduler unless told not to)
+    and the fake kubelet, stop both on exit.
 
     Build failures raise testbed.BuildError: a pytest fixture using this errors instead of skipping.
     """
-    cp = ControlPlane(assets_dir=build(), run_dir=run_dir)
+    cosched = build_coscheduler() if gang_scheduler else None
+    cp = ControlPlane(assets_dir=build(), run_dir=run_dir, coscheduler_dir=cosched)
     cp.start()
     kubelet: FakeKubelet | None = None
     try:
@@ -61,3 +63,22 @@ def running_cluster(
         if kubelet is not None:
             kubelet.stop()
         cp.stop()
+
+
+def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: Any) -> dict[str, Any]:
+    """A single-pod `runners` InferenceReplica (no catalog needed): what the reconciler tests and
+    benchmarks roll by changing `image`."""
+    template = {
+        "spec": {"containers": [{"name": "engine", "image": image}], "terminationGracePeriodSeconds": 5}
+    }
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "component": "engine",
+            "replicas": replicas,
+            "runners": [{"name": "default", "size": 1, "template": template}],
+            **spec,
+        },
+    }

@@ -55,3 +55,60 @@ def test_metrics_follow_the_queue() -> None:
     text = m.exposition().decode()
     assert 'workqueue_depth{controller="inferencereplica",name="inferencereplica"} 2.0' in text
     assert 'workqueue_adds_total{controller="inferencereplica",name="inferencereplica"} 2.0' in text
+
+
+def test_workers_never_share_a_key_and_every_add_is_served() -> None:
+    """--concurrency N: N workers pull from one queue while keys are re-added mid-pass; no key is ever
+    in two passes at once, and an add during a pass is served by a later pass."""
+    import threading
+    import time
+
+    q = WorkQueue()
+    keys = [("ns", f"r{i}") for i in range(6)]
+    running: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+    overlaps: list[tuple[str, str]] = []
+    passes: dict[tuple[str, str], int] = dict.fromkeys(keys, 0)
+
+    def worker() -> None:
+        while (key := q.get(timeout=0.5)) is not None:
+            with lock:
+                if key in running:
+                    overlaps.append(key)
+                running.add(key)
+            time.sleep(0.002)
+            with lock:
+                running.discard(key)
+                passes[key] += 1
+            q.done(key)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for _ in range(50):
+        for k in keys:
+            q.add(k)
+        time.sleep(0.001)
+    deadline = time.monotonic() + 5
+    while not q.idle() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    q.shutdown()
+    for t in threads:
+        t.join(5)
+    assert overlaps == []
+    assert q.idle()
+    assert all(n >= 1 for n in passes.values())
+
+
+def test_a_key_in_backoff_never_delays_the_others() -> None:
+    clock = Clock()
+    q = WorkQueue(base_delay=1.0, max_delay=300.0, clock=clock)
+    stuck = ("ns", "stuck")
+    for _ in range(8):
+        q.add_rate_limited(stuck)  # waiting out up to 128 s
+    q.add(K)
+    assert q.get(timeout=0) == K  # served at once, ahead of the stuck key
+    q.done(K)
+    assert q.get(timeout=0) is None
+    clock.t = 1.0
+    assert q.get(timeout=0) == stuck  # its first retry is due; the later adds collapse into it

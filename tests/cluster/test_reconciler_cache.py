@@ -1,0 +1,91 @@
+"""Reads from the watch caches: a settled replica's pass costs one request (the replica's GET, the
+journal read fresh) and no write, and rollouts still complete from cached pods, slices and revisions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from omereconcile.controller import Controller
+from omereconcile.kube import Kube
+from testbed.testing import Cluster, runners_replica, wait_for
+
+IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
+
+
+def _settled(obj: dict[str, Any], image: str) -> bool:
+    st = obj.get("status") or {}
+    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
+    rows = st.get("instanceStatuses") or []
+    return (
+        ready.get("status") == "True"
+        and st.get("currentRevision") == st.get("updateRevision")
+        and st.get("observedGeneration") == obj["metadata"].get("generation")
+        and len(rows) == int(obj["spec"]["replicas"])
+        and all(not r.get("operation") for r in rows)
+    )
+
+
+@pytest.fixture
+def controller(cluster: Cluster, namespace: str) -> Iterator[tuple[Controller, Kube]]:
+    kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+    ctrl = Controller(kube, namespaces=[namespace], resync_period=3600, workers=3, watch_timeout=20)
+    ctrl.start()
+    try:
+        yield ctrl, kube
+    finally:
+        path = IREP.format(ns=namespace)
+        for item in cluster.raw.get(path)["items"]:
+            cluster.raw.delete(f"{path}/{item['metadata']['name']}")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
+            time.sleep(0.3)
+        ctrl.stop()
+
+
+def test_a_resync_of_settled_replicas_costs_one_read_each_and_no_write(
+    cluster: Cluster, namespace: str, controller: tuple[Controller, Kube]
+) -> None:
+    ctrl, kube = controller
+    path = IREP.format(ns=namespace)
+    names = [f"r{i}" for i in range(4)]
+    for n in names:
+        cluster.raw.post(path, runners_replica(n, namespace, "engine:v1", replicas=2))
+    for n in names:
+        wait_for(
+            f"{n} settled", lambda n=n: _settled(cluster.raw.get(f"{path}/{n}"), "engine:v1"), timeout=90
+        )
+    # Let the passes that the last status writes triggered finish, then measure one resync.
+    wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
+    time.sleep(1.5)
+    wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
+    writes0, reads0, passes0 = kube.writes, kube.reads, ctrl.passes
+    ctrl.enqueue_all()
+    wait_for("the resync", lambda: ctrl.passes - passes0 >= len(names) and ctrl.queue.idle(), timeout=30)
+    assert ctrl.passes - passes0 == len(names)
+    assert kube.writes - writes0 == 0
+    assert kube.reads - reads0 == len(names)  # the replica's GET; pods, slices, revisions from the caches
+
+    # A rollout driven from the caches still completes: a new image rolls every Instance.
+    for n in names[:2]:
+        obj = cluster.raw.get(f"{path}/{n}")
+        obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
+        cluster.raw.put(f"{path}/{n}", obj)
+
+    def rolled(n: str) -> bool:
+        obj = cluster.raw.get(f"{path}/{n}")
+        pods = cluster.raw.get(
+            f"/api/v1/namespaces/{namespace}/pods", labelSelector=f"ome.io/inferenceservice={n}"
+        )["items"]
+        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        return (
+            _settled(obj, "engine:v2")
+            and len(live) == 2
+            and all(p["spec"]["containers"][0]["image"] == "engine:v2" for p in live)
+        )
+
+    for n in names[:2]:
+        wait_for(f"{n} rolled to engine:v2", lambda n=n: rolled(n), timeout=120)
