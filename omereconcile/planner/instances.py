@@ -129,9 +129,14 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     return failed if failed is not None else row
 
 
-def _one_promote_away(pods: Sequence[PodView], name: str) -> bool:
+def _one_promote_away(pods: Sequence[PodView], name: str, pinned: str) -> bool:
     pod = by_name(pods, name)
-    return pod is not None and not pod.terminating and pod.containers_ready
+    return (
+        pod is not None
+        and not pod.terminating
+        and pod.containers_ready
+        and pod.revision_hash == hash_of(pinned)
+    )
 
 
 def _retire_create(
@@ -148,7 +153,7 @@ def _retire_create(
     assert op is not None
     if op.target_revision == target or op.step != R.STEP_CREATE_PODS or row.running_revision:
         return row
-    if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal)):
+    if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal), op.target_revision):
         return row
     state, when = retry.gate(target, ctx.now)
     if state is not None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx
+from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import RetryBook
@@ -110,13 +110,19 @@ def step_surge(
     old = by_name(pods, old_name)
     if op.step == R.STEP_SURGE:
         superseded = op.target_revision != ctx.target
-        surge_ready = _standing(surge) and surge is not None and surge.containers_ready
+        surge_ready = (
+            surge is not None
+            and _standing(surge)
+            and surge.containers_ready
+            and surge.revision_hash == hash_of(op.target_revision)
+            and surge.incarnation == row.incarnation
+        )
         # A Ready replacement whose source is already gone is the Instance's only pod: it keeps its
         # pin and promotes, and the newer target rolls from there.
         if superseded and not (not _standing(old) and surge_ready):
             return _abandon(ctx, row, surge, out)
         row, done = bring_up(ctx, row, surge, surge_name, slot, out)
-        if old is None and surge is not None and surge_ready and row.operation is not None:
+        if old is None and surge_ready and row.operation is not None:
             # Nothing left to drain: the replacement, in rotation from this pass on, is canonical.
             return _promote(ctx, row, slot, out)
         if done:
