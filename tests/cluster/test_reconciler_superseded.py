@@ -43,7 +43,7 @@ class UnroutedFirstMonitor(ServingMonitor):
 
 
 def _row(cluster: Cluster, ns: str) -> dict[str, Any]:
-    rows = replica(cluster, ns)["status"].get("instanceStatuses") or [{}]
+    rows = (replica(cluster, ns).get("status") or {}).get("instanceStatuses") or [{}]
     return dict(rows[0])
 
 
@@ -134,3 +134,88 @@ def test_superseded_surge_whose_source_is_gone_keeps_and_promotes_the_only_servi
         f"OMENative component=engine instance=0 surge to revision {v2} complete (activeOrdinal=1)"
         in completed
     )
+
+
+def _create_in_rotation_not_yet_available(cluster: Cluster, rec: Reconciler, ns: str) -> str:
+    """A new replica whose first pod is in rotation but held short of Available by minReadySeconds,
+    so its Create attempt is still open. Returns the revision the attempt is pinned to."""
+    apply(cluster, namespaced_runtime(ns, image=V1))
+    apply(
+        cluster,
+        example_replica(ns, minReadySeconds=30, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}),
+    )
+
+    def creating_in_rotation() -> dict[str, Any] | None:
+        by_name = {p["metadata"]["name"]: p for p in live_pods(cluster, ns)}
+        pod = by_name.get(SOURCE)
+        op = _row(cluster, ns).get("operation") or {}
+        return op if pod is not None and serving(pod) and op.get("type") == "Create" else None
+
+    op = rec.wait("the first pod in rotation with its Create still open", creating_in_rotation, timeout=60)
+    return str(op["targetRevision"])
+
+
+def test_superseded_create_one_promote_away_finishes_then_surges_without_dropping_traffic(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    rec = reconcilers()
+    v1 = _create_in_rotation_not_yet_available(cluster, rec, namespace)
+    with UnroutedFirstMonitor(cluster, namespace) as mon:
+        apply(cluster, namespaced_runtime(namespace, image=V2))
+        rec.wait(
+            "the attempt finished on its own revision",
+            lambda: _row(cluster, namespace).get("runningRevision") == v1,
+            timeout=90,
+        )
+        rec.wait(
+            "rolled on to v2 by a surge",
+            lambda: (
+                ready_on(cluster, namespace)
+                and [p["metadata"]["name"] for p in live_pods(cluster, namespace)] == [REPLACEMENT]
+            ),
+            timeout=150,
+        )
+    assert mon.samples > 10
+    assert mon.minimum == 1, f"serving fell to {mon.minimum} (floor 1)\n{rec.tail()}"
+    assert mon.deleted_in_rotation == set(), rec.tail()
+    assert "CreateAttemptSuperseded" not in [e["reason"] for e in events(cluster, namespace)]
+
+
+def test_superseded_create_takes_a_gate_true_pod_out_of_rotation_before_deleting_it(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    rec = reconcilers()
+    v1 = _create_in_rotation_not_yet_available(cluster, rec, namespace)
+
+    def on_v1(pod: dict[str, Any]) -> bool:
+        return bool(pod["spec"]["containers"][0]["image"] == V1)
+
+    # The v1 container stops being ready while its gate is still True: not one promote away.
+    cluster.kubelet.never_ready(on_v1, namespace)
+    try:
+        rec.wait(
+            "the v1 pod not ContainersReady",
+            lambda: all(
+                condition(p, "ContainersReady").get("status") != "True" for p in live_pods(cluster, namespace)
+            ),
+            timeout=30,
+        )
+        with UnroutedFirstMonitor(cluster, namespace) as mon:
+            apply(cluster, namespaced_runtime(namespace, image=V2))
+            rec.wait(
+                "ready on v2",
+                lambda: (
+                    ready_on(cluster, namespace)
+                    and [p["spec"]["containers"][0]["image"] for p in live_pods(cluster, namespace)] == [V2]
+                ),
+                timeout=150,
+            )
+    finally:
+        cluster.kubelet.clear_behaviors()
+    assert mon.samples > 10
+    assert mon.deleted_in_rotation == set(), rec.tail()
+    v2 = replica(cluster, namespace)["status"]["updateRevision"]
+    retired = [e["message"] for e in events(cluster, namespace) if e["reason"] == "CreateAttemptSuperseded"]
+    assert retired == [
+        f"OMENative component=engine instance=0 retired the Create attempt pinned to {v1} and restarted it at {v2}"
+    ]
