@@ -20,19 +20,18 @@ from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_
 from omerender.catalog import ControllerIdentity
 
 __all__ = [
-    "DEFAULT_STUCK_POD_GRACE",
-    "DEFAULT_UNSCHEDULABLE_GRACE",
     "OperatorSettings",
     "SettingsError",
     "parse_go_duration",
     "settings_from_configmap",
 ]
 
-# Chart defaults for the two grace periods (01 §4.5). OME's chart always sets them, so a cluster without
-# them is unusual; using the chart value keeps "stuck" meaning the same thing everywhere. The ready
-# timeout has no such fallback: unset means "no deadline" and raises InstanceReadyTimeoutUnconfigured.
-DEFAULT_STUCK_POD_GRACE = timedelta(seconds=60)
-DEFAULT_UNSCHEDULABLE_GRACE = timedelta(minutes=15)
+# Neither grace period has a built-in default, as in OME's manager (``lifecycle.stuckPodGracePeriod``
+# and ``lifecycle.unschedulableGracePeriod`` zero when unset): no stuck-pod grace means no stuck-pod
+# escalation (workload/escalation.go escalateFromEvidence: "A zero or negative grace disables this
+# path"), and no unschedulable grace means an unschedulable pod keeps its clock parked until it
+# schedules. Only the operation deadline (``instanceReadyTimeout``) then ends a wait.
+OFF = timedelta(0)
 
 
 class SettingsError(ValueError):
@@ -96,9 +95,12 @@ class OperatorSettings:
     """What the operator configured. ``None`` means "not configured" (OME's behaviour differs for it)."""
 
     instance_ready_timeout: timedelta | None = None
-    stuck_pod_grace_period: timedelta = DEFAULT_STUCK_POD_GRACE
-    unschedulable_grace_period: timedelta = DEFAULT_UNSCHEDULABLE_GRACE
+    stuck_pod_grace_period: timedelta = OFF  # zero: no stuck-pod escalation
+    unschedulable_grace_period: timedelta = OFF  # zero: an unschedulable pod stays parked
     revision_history_limit: int | None = None
+    # lifecycle.updateRetry is configured: a revision-caused failure gets the retry ladder. Without
+    # it the first such failure holds the revision (01 §4.7: fail-safe). Only its presence is read.
+    update_retry: bool = False
     teardown_deadline: timedelta | None = None
     # The raw teardown deadline when it was present but unusable: TeardownBlocked then says why.
     teardown_deadline_invalid: str | None = None
@@ -170,9 +172,10 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
             teardown_deadline, teardown_invalid = None, str(exc)
     return OperatorSettings(
         instance_ready_timeout=timeout if timeout else None,  # zero means unset, as on the replica
-        stuck_pod_grace_period=stuck if stuck is not None else DEFAULT_STUCK_POD_GRACE,
-        unschedulable_grace_period=unsched if unsched is not None else DEFAULT_UNSCHEDULABLE_GRACE,
+        stuck_pod_grace_period=stuck if stuck is not None and stuck > OFF else OFF,
+        unschedulable_grace_period=unsched if unsched is not None and unsched > OFF else OFF,
         revision_history_limit=limit,
+        update_retry=isinstance(lifecycle.get("updateRetry"), Mapping),
         teardown_deadline=teardown_deadline,
         teardown_deadline_invalid=teardown_invalid,
         controller_identity=_identity(_load_json(data, "inferenceReplica")),

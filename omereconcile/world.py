@@ -74,6 +74,23 @@ class ContainerView:
     exit_code: int | None = None
 
 
+def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
+    out = []
+    for cs in statuses or []:
+        state = cs.get("state", {}) or {}
+        last = (cs.get("lastState", {}) or {}).get("terminated") or {}
+        out.append(
+            ContainerView(
+                name=str(cs.get("name", "")),
+                waiting_reason=(state.get("waiting") or {}).get("reason"),
+                restart_count=int(cs.get("restartCount", 0) or 0),
+                terminated_reason=last.get("reason"),
+                exit_code=last.get("exitCode"),
+            )
+        )
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class PodView:
     """One pod, as the planner needs it. Identity is (name, uid)."""
@@ -83,8 +100,10 @@ class PodView:
     resource_version: str
     labels: Mapping[str, str]
     phase: str = "Pending"
+    status_reason: str = ""  # status.reason: why a pod ended before any container ran (Evicted, ...)
     conditions: tuple[PodCondition, ...] = ()
     containers: tuple[ContainerView, ...] = ()
+    init_containers: tuple[ContainerView, ...] = ()
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     node_name: str | None = None
@@ -190,27 +209,18 @@ class PodView:
             )
             for cd in status.get("conditions", []) or []
         )
-        containers = []
-        for cs in status.get("containerStatuses", []) or []:
-            state = cs.get("state", {}) or {}
-            last = (cs.get("lastState", {}) or {}).get("terminated") or {}
-            containers.append(
-                ContainerView(
-                    name=str(cs.get("name", "")),
-                    waiting_reason=(state.get("waiting") or {}).get("reason"),
-                    restart_count=int(cs.get("restartCount", 0) or 0),
-                    terminated_reason=last.get("reason"),
-                    exit_code=last.get("exitCode"),
-                )
-            )
+        containers = _container_views(status.get("containerStatuses"))
+        init_containers = _container_views(status.get("initContainerStatuses"))
         return cls(
             name=str(meta.get("name", "")),
             uid=str(meta.get("uid", "")),
             resource_version=str(meta.get("resourceVersion", "")),
             labels=MappingProxyType(dict(meta.get("labels", {}) or {})),
             phase=str(status.get("phase", "Pending") or "Pending"),
+            status_reason=str(status.get("reason", "") or ""),
             conditions=conds,
-            containers=tuple(containers),
+            containers=containers,
+            init_containers=init_containers,
             creation_timestamp=parse_time(meta.get("creationTimestamp")),
             deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
             node_name=spec.get("nodeName"),

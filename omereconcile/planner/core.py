@@ -15,7 +15,7 @@ from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteS
 from omereconcile.planner.context import build_context
 from omereconcile.planner.out import Out
 from omereconcile.planner.reset import answer_reset
-from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.retry import MAX_ATTEMPTS, RetryBook
 from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
@@ -77,7 +77,12 @@ def plan(world: World) -> Plan:
             f"pacing.rollbackToRevision {missing} names no ControllerRevision of InferenceReplica "
             f"{rep.namespace}/{rep.name}; rolling to the spec's revision {desired.name}",
         )
-    retry = RetryBook(load_retry_blocks(rep.status), f"{rep.namespace}/{rep.name}", ctx.component)
+    retry = RetryBook(
+        load_retry_blocks(rep.status),
+        f"{rep.namespace}/{rep.name}",
+        ctx.component,
+        max_attempts=MAX_ATTEMPTS if world.settings.update_retry else 1,
+    )
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, load_rows(rep.status), group_pods(ctx, world.pods))
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)

@@ -11,7 +11,19 @@ from omerender import constants as c
 
 __all__ = ["Ladder", "StuckContainer", "drained", "ladder", "stuck_container"]
 
-STUCK_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"})
+# The kubelet waiting reasons a container cannot leave on its own (OME workload/types
+# terminalWaitingReasons, read by IsTerminalWaitingReason): all seven, matched verbatim.
+STUCK_REASONS = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "CrashLoopBackOff",
+        "RunContainerError",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +79,17 @@ class StuckContainer:
 
 
 def stuck_container(pod: PodView) -> StuckContainer | None:
-    """A container waiting in CrashLoopBackOff or ImagePullBackOff (01 §4.5)."""
+    """A regular or init container parked in a terminal waiting reason, reported verbatim.
+
+    OME ``evidence/stuckpod.go`` ``PodStuckInTerminalWaiting``: regular containers are scanned
+    before init containers, a terminating pod or one without a creation stamp is never stuck, and
+    the grace counts from the pod's creation (the kubelet gives no per-state time).
+    """
     if pod.terminating or pod.creation_timestamp is None:
         return None
-    for ct in pod.containers:
+    for ct in (*pod.containers, *pod.init_containers):
         if ct.waiting_reason in STUCK_REASONS:
-            reason = "ImagePullBackOff" if ct.waiting_reason == "ErrImagePull" else ct.waiting_reason
-            return StuckContainer(ct.name, reason, pod.creation_timestamp)
+            return StuckContainer(ct.name, ct.waiting_reason, pod.creation_timestamp)
     return None
 
 

@@ -38,12 +38,15 @@ class RetryBook:
     blocks: dict[str, RetryBlock]
     replica_key: str  # "<ns>/<name>" for messages
     component: str
+    # Attempts before the revision is held. Without the operator's lifecycle.updateRetry the first
+    # revision-caused failure holds (01 §4.7, fail-safe): the core passes 1 then.
+    max_attempts: int = MAX_ATTEMPTS
 
     def failure(self, target: str, reason: str, now: datetime, out: Out) -> None:
         prev = self.blocks.get(target)
         attempts = prev.attempts_started if prev is not None else 1
         first = prev.first_failure_at if prev is not None else now
-        if attempts >= MAX_ATTEMPTS:
+        if attempts >= self.max_attempts:
             self.blocks[target] = RetryBlock(target, HELD_STATE, attempts, first, now, None, reason)
             out.event(
                 "Warning",

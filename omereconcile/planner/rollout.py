@@ -175,6 +175,20 @@ def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
     return Hold("RetryBlock", f"revision {target} retries at {format_time(when) if when else 'later'}")
 
 
+def _in_flight(rows: Sequence[Row], surge: bool) -> int:
+    """The prior-pass anchor of the budget (``escalation/budget.go``): rows on a surge step for
+    ``maxSurge`` (``CurrentSurgeInFlight``), ``Updating`` rows on any other step for
+    ``maxUnavailable`` (``CurrentUnavailableInFlight``)."""
+    surge_steps = (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
+    if surge:
+        return sum(1 for r in rows if r.operation is not None and r.operation.step in surge_steps)
+    return sum(
+        1
+        for r in rows
+        if r.phase == R.UPDATING and not (r.operation is not None and r.operation.step in surge_steps)
+    )
+
+
 def _start_updates(
     ctx: Ctx,
     rows: Sequence[Row],
@@ -183,49 +197,32 @@ def _start_updates(
     retry: RetryBook,
     out: Out,
 ) -> tuple[dict[int, Row], Hold | None]:
-    """Start as many updates as the budget allows: unserving Instances first (replacing them costs no
-    availability), then serving ones from the highest index down (03 §8 rule 8)."""
+    """Start as many updates as the budget allows, unserving Instances first (replacing them costs
+    no availability), then serving ones from the highest index down (03 §8 rule 8).
+
+    Each start is projected as Go's ``BudgetDenies`` does: in flight from earlier passes + started
+    this pass + 1 must not exceed the budget (``None``: uncapped).
+    """
     serving = {r.index: _serving(ctx, by_index.get(r.index, [])) for r in rows}
     order = sorted(updates, key=lambda r: (serving[r.index], -r.index))
     started: dict[int, Row] = {}
     hold: Hold | None = None
-    in_flight = [r for r in rows if r.operation is not None and r.operation.type == R.OP_UPDATE]
-    if ctx.strategy == SURGE:
-        budget, kind = ctx.max_surge, "surge"
-        used = sum(
-            1 for r in in_flight if r.operation and r.operation.step in (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
-        )
-    else:
-        budget, kind = ctx.max_unavailable, "unavailability"
-        # An Instance whose update is journaled is already spent, even if its pod still serves
-        # (the controller may have died between the status write and the gate write).
-        live_serving = sum(
-            1 for r in rows if r.phase != R.DELETING and serving[r.index] and r not in in_flight
-        )
+    surge = ctx.strategy == SURGE
+    budget, kind = (ctx.max_surge, "surge") if surge else (ctx.max_unavailable, "unavailability")
+    prior = _in_flight(rows, surge)
     for r in order:
         state, when = retry.gate(ctx.target, ctx.now)
         if state is not None:
             out.wake(when)
             hold = _retry_hold(state, ctx.target, when)
             break
-        if ctx.strategy == SURGE:
-            if budget is not None and used >= budget:
-                if not in_flight and not started:
-                    hold = Hold(
-                        "Budget", f"per-Component {kind} budget {budget} exhausted (would become {used + 1})"
-                    )
-                break
-            used += 1
-        elif serving[r.index]:
-            floor = ctx.desired - budget if budget is not None else None
-            if floor is not None and live_serving - 1 < floor:
-                if not in_flight and not started:
-                    down = ctx.desired - live_serving
-                    hold = Hold(
-                        "Budget", f"per-Component {kind} budget {budget} exhausted (would become {down + 1})"
-                    )
-                continue
-            live_serving -= 1
+        projected = prior + len(started) + 1
+        if budget is not None and projected > budget:
+            if not prior and not started:
+                hold = Hold(
+                    "Budget", f"per-Component {kind} budget {budget} exhausted (would become {projected})"
+                )
+            break
         if r.phase == R.FAILED:
             retry.started(ctx.target)
         started[r.index] = start_update(ctx, r, ctx.target, out)

@@ -67,7 +67,7 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
         "-f",
         str(deploy / "rbac.yaml"),
     )
-    # A short stuck-pod grace so failure tests do not wait the chart's 60 s.
+    # A short stuck-pod grace so failure tests escalate a stuck pod quickly (the manager has none).
     cluster.kubectl(
         "create",
         "configmap",

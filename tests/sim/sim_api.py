@@ -66,13 +66,21 @@ class SimPod:
 @dataclass
 class Sim:
     now: datetime = T0
-    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    # The stuck-pod grace and the retry ladder OME's chart configures (the manager itself has no
+    # grace, zero turns that path off, and without updateRetry the first failure holds).
+    settings: OperatorSettings = field(
+        default_factory=lambda: OperatorSettings(
+            stuck_pod_grace_period=timedelta(seconds=60), update_retry=True
+        )
+    )
     ready_delay: float = 5.0
     delete_grace: float = 3.0
     stuck_after: float = 5.0  # a crashing container shows CrashLoopBackOff this long after start
     image: str = "vllm:v1"  # what the "runtime" renders today
     block: tuple[str, str] | None = None  # (reason, message) while the render is blocked
-    behaviour: dict[str, str] = field(default_factory=dict)  # image -> ok|crash|imagepull|never|unschedulable
+    behaviour: dict[str, str] = field(
+        default_factory=dict
+    )  # image -> ok|crash|imagepull|initconfig|never|unschedulable
     replica: dict[str, Any] | None = None
     pods: dict[str, SimPod] = field(default_factory=dict)
     revisions: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -228,6 +236,18 @@ class Sim:
             if pod.obj["metadata"].get("deletionTimestamp"):
                 self.violations.append(f"second delete of pod {act.name} uid {act.uid}")
                 return
+            gate = next(
+                (
+                    cd["status"]
+                    for cd in pod.obj["status"].get("conditions", [])
+                    if cd["type"] == c.SERVING_GATE
+                ),
+                None,
+            )
+            if gate == "True" and pod.obj["status"].get("phase") not in ("Failed", "Succeeded"):
+                self.violations.append(
+                    f"delete of pod {act.name} while its serving gate is True (not drained)"
+                )
             pod.obj["metadata"]["deletionTimestamp"] = format_time(self.now)
             pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
             self._stamp(pod.obj)
@@ -368,6 +388,15 @@ class Sim:
                 waiting = "CrashLoopBackOff"
             elif p.behaviour == "imagepull" and age >= self.stuck_after:
                 waiting = "ImagePullBackOff"
+            init_waiting = "CreateContainerConfigError" if p.behaviour == "initconfig" else None
+            ics = (
+                [{"name": "model-init", "state": {"waiting": {"reason": init_waiting}}}]
+                if init_waiting
+                else []
+            )
+            if st.get("initContainerStatuses", []) != ics:
+                st["initContainerStatuses"] = ics
+                changed = True
             cs = [
                 {
                     "name": "ome-container",

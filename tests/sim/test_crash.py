@@ -57,6 +57,26 @@ def _recreate_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, 
     return d, state
 
 
+def _superseded_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
+    """A surge whose replacement already serves is superseded (v2 -> v3) at step Surge: the
+    replacement leaves rotation, is deleted, the row resets and re-surges to v3."""
+    sim = Sim()
+    sim.apply_replica(base_replica(minReadySeconds=60))
+    d = Driver(sim, crash_at=crash_at)
+    d.run(converged)
+    d.floor = lambda s: 1
+    sim.image = "vllm:v2"
+    d.run(
+        lambda s: (
+            "llama-pool-engine-0-default-1" in s.pods and s.gate_of("llama-pool-engine-0-default-1") == "True"
+        )
+    )
+    sim.image = "vllm:v3"
+    v3 = sim.render().name  # type: ignore[union-attr]
+    d.run(lambda s: converged(s) and s.status["currentRevision"] == v3)
+    return d, end_state(sim)
+
+
 def _baseline(scenario: Callable[[frozenset[int]], tuple[Driver, Any]]) -> tuple[int, Any]:
     d, state = scenario(frozenset())
     return d.actions_applied, state
@@ -64,6 +84,13 @@ def _baseline(scenario: Callable[[frozenset[int]], tuple[Driver, Any]]) -> tuple
 
 SURGE_TOTAL, SURGE_END = _baseline(_surge_scenario)
 RECREATE_TOTAL, RECREATE_END = _baseline(_recreate_scenario)
+SUPERSEDED_TOTAL, SUPERSEDED_END = _baseline(_superseded_scenario)
+
+
+@pytest.mark.parametrize("k", range(1, SUPERSEDED_TOTAL + 1))
+def test_crash_after_any_action_of_a_superseded_surge_reaches_the_same_end(k: int) -> None:
+    _, state = _superseded_scenario(frozenset({k}))
+    assert state == SUPERSEDED_END
 
 
 @pytest.mark.parametrize("k", range(1, SURGE_TOTAL + 1))
@@ -88,6 +115,7 @@ def test_repeated_crashes_during_recreate_rollout_and_teardown(points: set[int])
 def test_scenarios_are_not_trivial() -> None:
     assert SURGE_TOTAL > 30
     assert RECREATE_TOTAL > 30
+    assert SUPERSEDED_TOTAL > 20
 
 
 @settings(

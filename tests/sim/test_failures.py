@@ -81,7 +81,14 @@ def test_never_ready_past_instance_ready_timeout_fails_with_deadline() -> None:
     sim.behaviour["vllm:v1"] = "never"
     driver = Driver(sim)
     driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed")
-    assert sim.rows()[0]["lastFailure"]["reason"] == "ProgressDeadlineExceeded"
+    failure = sim.rows()[0]["lastFailure"]
+    assert failure["reason"] == "DeadlineExceeded"
+    assert failure["message"] == "DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout"
+    assert "podName" not in failure  # a deadline blames no single pod
+    assert _warnings(sim, "InstanceFailed") == [
+        "InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed "
+        '(pod=""): DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout'
+    ]
     assert (sim.condition("InstanceReadyTimeoutUnconfigured") or {}).get("status") == "False"
 
 
@@ -99,29 +106,89 @@ def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
     driver.one_pass()  # revision, service, status, create
     pod = sim.pods["llama-pool-engine-0-default-0"]
     pod.obj["status"]["phase"] = "Failed"
+    pod.obj["status"]["reason"] = "Evicted"
     pod.behaviour = "ended"
     driver.run(converged)
     msgs = _warnings(sim, "TerminalPodRecycled")
     assert msgs == [
-        "OMENative component=engine instance=0 deleted terminal pod(s) llama-pool-engine-0-default-0 (Failed) "
-        "for recreate (Create recycle 1)"
+        "OMENative component=engine instance=0 deleted terminal pod(s) llama-pool-engine-0-default-0 "
+        "(Failed/Evicted) for recreate (Create recycle 1)"
     ]
+    # terminal_recycle.go: the dead pod's diagnostics survive on lastFailure.
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["podName"], failure["reason"]) == ("llama-pool-engine-0-default-0", "Evicted")
 
 
-def test_unschedulable_surge_keeps_old_serving_and_retries_bounded() -> None:
-    """Lesson 13: no room to surge → explicit wait, old pod serves, failure after the grace, bounded retry."""
-    sim = Sim(settings=OperatorSettings(unschedulable_grace_period=timedelta(minutes=2)))
+def _rolling_into(behaviour: str, settings: OperatorSettings | None = None) -> tuple[Sim, Driver]:
+    """A converged one-Instance replica (floor 1 from then on) whose next revision, v2, behaves so."""
+    sim = Sim(settings=settings) if settings is not None else Sim()
     sim.apply_replica(base_replica())
     driver = Driver(sim)
     driver.run(converged)
     driver.floor = lambda s: 1
-    sim.behaviour["vllm:v2"] = "unschedulable"
+    sim.behaviour["vllm:v2"] = behaviour
     sim.image = "vllm:v2"
+    return sim, driver
+
+
+def _parked_unschedulable_surge(settings: OperatorSettings) -> tuple[Sim, Driver]:
+    """A converged replica whose next revision cannot schedule, run until its surge is parked."""
+    sim, driver = _rolling_into("unschedulable", settings)
     driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
-    driver.run(lambda s: s.rows()[0]["phase"] == "Failed")
-    assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
-    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=3600)
+    return sim, driver
+
+
+def test_unschedulable_surge_keeps_old_serving_and_never_charges_the_retry_budget() -> None:
+    """Lesson 13: no room to surge → explicit wait with the clock parked, old pod serves, failure
+    after the operator's grace; an unschedulable pod is not the revision's fault, so no retry block."""
+    sim, driver = _parked_unschedulable_surge(
+        OperatorSettings(
+            unschedulable_grace_period=timedelta(minutes=2), instance_ready_timeout=timedelta(minutes=1)
+        )
+    )
+    assert "deadline" not in sim.rows()[0]["operation"]  # parked: the 1-minute timeout does not run
+    driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") == "Unschedulable")
+    assert "InstanceFailed" in sim.event_reasons()
+    assert not sim.status.get("retryBlocks")
+    assert "RetryHeld" not in sim.event_reasons()
     assert sim.serving_indices() == {0}
+
+
+def test_unschedulable_without_a_grace_stays_parked() -> None:
+    """No built-in unschedulable grace (OME's manager has none): the wait is parked, never failed."""
+    sim, driver = _parked_unschedulable_surge(OperatorSettings(instance_ready_timeout=timedelta(minutes=1)))
+    for _ in range(20):
+        sim.advance(60)
+        driver.one_pass()
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["step"], row["operation"]["waiting"]) == (
+        "Updating",
+        "Surge",
+        "Unschedulable",
+    )
+    assert "InstanceFailed" not in sim.event_reasons()
+    assert sim.serving_indices() == {0}
+
+
+def test_unschedulable_create_parks_its_clock_too() -> None:
+    """Item: the clock parks on every step, Create included, not only on a surge."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=1)))
+    sim.behaviour["vllm:v1"] = "unschedulable"
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(
+        lambda s: bool(s.rows()) and (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable"
+    )
+    for _ in range(10):
+        sim.advance(60)
+        driver.one_pass()
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "deadline" not in row["operation"]
+    sim.behaviour["vllm:v1"] = "ok"  # room appears: the pod schedules and the Instance comes up
+    for p in sim.pods.values():
+        p.behaviour = "ok"
+    driver.run(converged)
 
 
 def test_render_block_sets_ready_false_warns_once_and_renders_when_fixed() -> None:
@@ -214,3 +281,25 @@ def test_ready_condition_during_scale_up_is_replica_count_mismatch(sim: Sim, dri
     assert cond["reason"] == "ReplicaCountMismatch"
     assert cond["message"] == "1/2 Instances serving, need 2 (no rollout in flight)"
     assert ready(sim) is False
+
+
+def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
+    """01 §4.7 fail-safe: no lifecycle.updateRetry, no retry ladder: the revision is held at once."""
+    sim, driver = _rolling_into("crash", OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
+    surges = [a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
+    assert len(surges) == 1
+    (held,) = _warnings(sim, "RetryHeld")
+    assert held.startswith(
+        f"InferenceReplica llama-demo/llama-pool component=engine update to revision {v2} held after 1 failed attempt(s)"
+    )
+    assert sim.serving_indices() == {0}
+
+
+def test_stuck_evidence_reads_init_containers_and_keeps_the_reason_verbatim() -> None:
+    """evidence/stuckpod.go PodStuckInTerminalWaiting: init containers count; no reason is renamed."""
+    sim, driver = _rolling_into("initconfig")
+    driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") is not None, limit=600)
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["reason"], failure["containerName"]) == ("CreateContainerConfigError", "model-init")

@@ -8,8 +8,6 @@ from datetime import timedelta
 import pytest
 
 from omereconcile.settings import (
-    DEFAULT_STUCK_POD_GRACE,
-    DEFAULT_UNSCHEDULABLE_GRACE,
     OperatorSettings,
     SettingsError,
     format_go_duration,
@@ -51,8 +49,17 @@ def test_no_configmap_gives_defaults() -> None:
     s = settings_from_configmap(None)
     assert s == OperatorSettings()
     assert s.instance_ready_timeout is None
-    assert s.stuck_pod_grace_period == DEFAULT_STUCK_POD_GRACE
-    assert s.unschedulable_grace_period == DEFAULT_UNSCHEDULABLE_GRACE
+    # No built-in grace, as in OME: zero turns stuck-pod escalation off and parks unschedulable pods.
+    assert s.stuck_pod_grace_period == timedelta(0)
+    assert s.unschedulable_grace_period == timedelta(0)
+
+
+def test_zero_grace_periods_mean_off() -> None:
+    s = settings_from_configmap(
+        {"lifecycle": json.dumps({"stuckPodGracePeriod": "0s", "unschedulableGracePeriod": "0"})}
+    )
+    assert s.stuck_pod_grace_period == timedelta(0)
+    assert s.unschedulable_grace_period == timedelta(0)
 
 
 def test_full_lifecycle_and_identity() -> None:
@@ -119,3 +126,9 @@ def test_empty_identity_is_unconfigured() -> None:
         {"inferenceReplica": json.dumps({"controllerIdentity": {"usernames": [], "groups": []}})}
     )
     assert s.controller_identity is None
+
+
+def test_update_retry_presence_turns_the_retry_ladder_on() -> None:
+    assert settings_from_configmap(None).update_retry is False
+    on = settings_from_configmap({"lifecycle": json.dumps({"updateRetry": {}})})
+    assert on.update_retry is True

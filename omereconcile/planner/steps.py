@@ -1,0 +1,240 @@
+"""Pod-level steps every operation shares: find a slot's pod, bring it up, retire it, fail the row.
+
+Each follows one OME Go function (``pkg/controller/v1beta1/workload/...``), named in its docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import timedelta
+
+from omereconcile.actions import CreatePod
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import ladder, stuck_container
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.settings import format_go_duration
+from omereconcile.world import PodView, format_time
+from omerender import constants as c
+
+__all__ = [
+    "DEADLINE_EXCEEDED",
+    "UNSCHEDULABLE",
+    "bring_up",
+    "by_name",
+    "check_failure",
+    "complete",
+    "create_pod",
+    "fail",
+    "retire",
+]
+
+DEADLINE_EXCEEDED = "DeadlineExceeded"  # workload DeadlineExceededReason
+UNSCHEDULABLE = "Unschedulable"
+
+
+def by_name(pods: Sequence[PodView], name: str) -> PodView | None:
+    # Prefer the live pod: a terminating same-named pod cannot coexist with a live one anyway.
+    found = [p for p in pods if p.name == name]
+    found.sort(key=lambda p: p.terminating)
+    return found[0] if found else None
+
+
+def retire(pod: PodView, out: Out, why: str) -> bool:
+    """Remove a pod the operation no longer wants, never dropping the traffic it carries.
+
+    OME ``ops/update.go`` ``deleteSupersededRevisionPods`` (and ``unrouteServingPods`` in
+    ``ops/update_surge.go``): a pod whose serving gate is True is taken out of rotation and left for
+    the next pass, so the endpoint controllers get a window to act on the withdrawal; one already
+    out of rotation (or ended) is deleted now. Returns True once the delete is issued or under way.
+    """
+    if pod.terminating:
+        return True
+    if pod.gate == "True" and not pod.ended:
+        out.gate(pod, False, f"{why}: leave rotation first, deleted on a later pass")
+        return False
+    out.delete(pod, why)
+    return True
+
+
+def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str) -> None:
+    name = ctx.pod_name(row.index, ordinal)
+    pod = ctx.world.pod_factory(target, row.index, row.incarnation, c.RUNNER_DEFAULT, ordinal)
+    out.actions.append(CreatePod(name, pod, why))
+
+
+def _terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
+    """``ops/terminal_recycle.go`` ``terminalPodTermination``: the dead pod's diagnostics, the
+    pod-level reason replacing the bare ``PodFailed`` placeholder when no container recorded one."""
+    failure: dict[str, object] = {"podName": pod.name, "time": format_time(ctx.now)}
+    dead = next((ct for ct in pod.containers if ct.terminated_reason), None)
+    if dead is not None:
+        failure.update(containerName=dead.name, reason=dead.terminated_reason)
+        if dead.exit_code is not None:
+            failure["exitCode"] = dead.exit_code
+    else:
+        failure["reason"] = pod.status_reason or "PodFailed"
+    return failure
+
+
+def _recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
+    """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
+    deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
+    owns the attempt); with no retry policy the next recycle may come on the next pass. The count
+    and ``lastFailure`` are written ahead of the delete."""
+    op = row.operation
+    assert op is not None
+    if op.deadline is not None and ctx.now > op.deadline:
+        return row
+    n = op.retry_count + 1
+    desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
+    out.event(
+        "Warning",
+        "TerminalPodRecycled",
+        f"OMENative {ctx.instance_key(row.index)} deleted terminal pod(s) {desc} for recreate "
+        f"({op.type} recycle {n})",
+    )
+    out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
+    return replace(row, operation=replace(op, retry_count=n), last_failure=_terminal_failure(ctx, pod))
+
+
+def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:
+    """Create, recycle or wait for the pod in ``ordinal`` at the operation's target; write its gate
+    True once ContainersReady (``ops/create.go`` ``processReadyActions``: ContainersReady permits the
+    gate, the promote waits for PodReady and the ``minReadySeconds`` window).
+
+    Returns the row and whether the pod serves and is Available (the step may finish).
+    """
+    op = row.operation
+    assert op is not None
+    if pod is None:
+        create_pod(
+            ctx, row, op.target_revision, ordinal, out, f"{op.type} {op.step}: pod at {op.target_revision}"
+        )
+        return row, False
+    if pod.terminating:
+        return row, False
+    if pod.ended:
+        return _recycle_terminal(ctx, row, pod, out), False
+    if pod.revision_hash != hash_of(op.target_revision) or pod.incarnation != row.incarnation:
+        retire(pod, out, f"pod is not at revision {op.target_revision} incarnation {row.incarnation}")
+        return row, False
+    lad = ladder(pod, ctx.world.endpoints, ctx.min_ready, ctx.now)
+    if lad.ready:
+        out.gate(pod, True, "all containers of the Instance are ready: enter rotation")
+    out.wake(lad.available_at)
+    return row, lad.serving and lad.available
+
+
+def complete(ctx: Ctx, row: Row, target: str, ordinal: int) -> Row:
+    return replace(
+        row,
+        phase=R.READY,
+        operation=None,
+        running_revision=target,
+        target_revision=target,
+        active_ordinal=ordinal,
+        ready_since=ctx.now,
+    )
+
+
+def fail(
+    ctx: Ctx,
+    row: Row,
+    pod_name: str,
+    container: str | None,
+    reason: str,
+    message: str,
+    out: Out,
+    retry: RetryBook | None,
+    event_reason: str | None = None,
+) -> Row:
+    """Phase=Failed with ``lastFailure``; the ``InstanceFailed`` Warning in the words of
+    ``inferencereplica/reconciler.go`` ``instanceFailedMsg`` (pod empty for a deadline). ``retry`` is
+    None for a failure that is not the revision's fault (an unschedulable pod): no retry charge."""
+    target = row.operation.target_revision if row.operation else row.target_revision
+    failure: dict[str, object] = {
+        "podName": pod_name,
+        "reason": reason,
+        "message": message,
+        "time": format_time(ctx.now),
+    }
+    if not pod_name:
+        del failure["podName"]
+    if container:
+        failure["containerName"] = container
+    out.event(
+        "Warning",
+        "InstanceFailed",
+        f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
+        f'Phase=Failed (pod="{pod_name}"): {event_reason or reason}',
+    )
+    if retry is not None:
+        retry.failure(target, reason, ctx.now, out)
+    return replace(row, phase=R.FAILED, operation=None, last_failure=failure, target_revision=target)
+
+
+def _park_unschedulable(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[Row, bool]:
+    """While the step's pod cannot schedule its clock is parked (``waiting: Unschedulable``, no
+    deadline), on every step alike; it resumes with a full window once the pod schedules. Past a
+    configured ``unschedulableGracePeriod`` the Instance fails; with none it stays parked.
+
+    Returns the row and whether the grace period is over.
+    """
+    op = row.operation
+    assert op is not None
+    since = pod.unschedulable_since if pod is not None else None
+    grace = ctx.world.settings.unschedulable_grace_period
+    if since is None:
+        if op.waiting == UNSCHEDULABLE:
+            op = replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now))
+            return replace(row, operation=op), False
+        return row, False
+    if op.waiting != UNSCHEDULABLE:
+        row = replace(row, operation=replace(op, waiting=UNSCHEDULABLE, deadline=None))
+    if grace <= timedelta(0):
+        return row, False
+    if ctx.now - since >= grace:
+        return row, True
+    out.wake(since + grace)
+    return row, False
+
+
+def check_failure(
+    ctx: Ctx, row: Row, pod: PodView | None, name: str, out: Out, retry: RetryBook
+) -> tuple[Row, Row | None]:
+    """The step's pod's evidence, as ``workload/escalation.go`` ``escalateFromEvidence`` reads it.
+
+    Unschedulable parks the clock (and past its grace fails without charging the revision's retry
+    budget); a container stuck in a terminal waiting reason past ``stuckPodGracePeriod`` fails the
+    Instance with that reason (zero grace: the path is off); otherwise an elapsed operation deadline
+    fails it as ``DeadlineExceeded: <Type>/<Step> exceeded InstanceReadyTimeout``
+    (``deadlineFailureMessage``). Returns the (possibly parked) row and the failed row, if any.
+    """
+    row, no_room = _park_unschedulable(ctx, row, pod, out)
+    op = row.operation
+    assert op is not None
+    if no_room:
+        grace = format_go_duration(ctx.world.settings.unschedulable_grace_period)
+        msg = f"pod {name} unschedulable for longer than {grace}"
+        return row, fail(ctx, row, name, None, UNSCHEDULABLE, msg, out, None)
+    grace_stuck = ctx.world.settings.stuck_pod_grace_period
+    if pod is not None and grace_stuck > timedelta(0):
+        stuck = stuck_container(pod)
+        if stuck is not None:
+            if ctx.now - stuck.since >= grace_stuck:
+                msg = (
+                    f"container {stuck.container} waiting in {stuck.reason} for longer than "
+                    f"{format_go_duration(grace_stuck)}"
+                )
+                return row, fail(ctx, row, name, stuck.container, stuck.reason, msg, out, retry)
+            out.wake(stuck.since + grace_stuck)
+    if op.deadline is not None:
+        if ctx.now >= op.deadline:
+            msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
+            return row, fail(ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg)
+        out.wake(op.deadline)
+    return row, None

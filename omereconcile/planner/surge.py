@@ -1,0 +1,170 @@
+"""SurgeThenDrain for a single-pod Instance, as OME's ``workload/ops/update_surge.go`` ``surgeUpdate``
+runs it (the newest stored version: the one with ``SurgeAbandoned`` and ``endWithdrawnSurge``).
+
+Step ``Surge`` creates the replacement in slot ``1 - activeOrdinal`` at the operation's pinned target,
+writes its gate True once ContainersReady and waits for PodReady plus ``minReadySeconds``; step
+``SurgeDrain`` takes the source out of rotation, waits for the EndpointSlices, deletes it, and the
+pass that sees it gone promotes the replacement (``activeOrdinal`` flips, incarnation unchanged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.gate import SURGE_DRAIN
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire
+from omereconcile.world import PodView
+
+__all__ = ["step_surge"]
+
+
+def _standing(pod: PodView | None) -> bool:
+    return pod is not None and not pod.terminating
+
+
+def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
+    """The superseded-target redirect: while the source stands, a surge at step ``Surge`` committed to
+    a revision the roll no longer targets is abandoned whether or not its replacement is Ready. Only
+    the replacement goes, out of rotation first and deleted on a later pass; the row is reset to
+    Ready on its running revision once no replacement pod is left (``SurgeAbandoned``)."""
+    op = row.operation
+    assert op is not None
+    if surge is not None:
+        retire(surge, out, f"the surge to {op.target_revision} is superseded by {ctx.target}")
+        return row
+    running = row.running_revision
+    key = ctx.instance_key(row.index)
+    if ctx.target == running:
+        msg = (
+            f"OMENative {key} abandoned surge to withdrawn revision {op.target_revision}; "
+            f"the Instance stays on revision {running}"
+        )
+    else:
+        msg = f"OMENative {key} abandoned superseded surge to {op.target_revision}; re-surging toward {ctx.target}"
+    out.event("Normal", "SurgeAbandoned", msg)
+    return replace(row, phase=R.READY, operation=None, target_revision=running)
+
+
+def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
+    """``endWithdrawnSurge``: past the hand-over the replacement is gone and the roll target has moved
+    off the pinned revision, so nothing is rebuilt at it. A standing source gets its drain hold lifted
+    and the row returns to Ready on its running revision; with no source the Instance re-enters as a
+    fresh start at the target (no running revision, rebuilt by the Create path)."""
+    op = row.operation
+    assert op is not None
+    key = ctx.instance_key(row.index)
+    if _standing(old):
+        assert old is not None
+        out.gate(old, True, "the withdrawn surge is over: the source returns to rotation")
+        out.event(
+            "Normal",
+            "SurgeAbandoned",
+            f"OMENative {key} abandoned surge to withdrawn revision {op.target_revision}: the replacement "
+            "was lost after it took over serving and nothing is rebuilt at it; the source returns to "
+            f"rotation on revision {row.running_revision}",
+        )
+        return replace(row, phase=R.READY, operation=None, target_revision=row.running_revision)
+    out.event(
+        "Normal",
+        "SurgeAbandoned",
+        f"OMENative {key} abandoned surge to withdrawn revision {op.target_revision}: the replacement was "
+        "lost after it took over serving and no source pod stands, so the Instance re-enters as a fresh "
+        f"start at revision {ctx.target}",
+    )
+    return replace(row, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target)
+
+
+def _promote(ctx: Ctx, row: Row, slot: int, out: Out) -> Row:
+    op = row.operation
+    assert op is not None
+    out.event(
+        "Normal",
+        "RecreateUpdateCompleted",
+        f"OMENative {ctx.instance_key(row.index)} surge to revision {op.target_revision} complete "
+        f"(activeOrdinal={slot})",
+    )
+    return complete(ctx, row, op.target_revision, slot)
+
+
+def step_surge(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, *, paused: bool
+) -> Row:
+    """One pass of the surge. ``paused``: the replacement is still brought up to the promote bar but
+    the drain, the next step, is not started (a paused Component starts no step), and the failure
+    evidence is not read (OME's escalation pass does not run on a paused Component)."""
+    op = row.operation
+    assert op is not None
+    slot = 1 - row.active_ordinal
+    surge_name = ctx.pod_name(row.index, slot)
+    old_name = ctx.pod_name(row.index, row.active_ordinal)
+    for p in live(pods):
+        if p.name not in (surge_name, old_name):
+            retire(p, out, f"pod {p.name} belongs to no slot of Instance {row.index}'s surge")
+    surge = by_name(pods, surge_name)
+    old = by_name(pods, old_name)
+    if op.step == R.STEP_SURGE:
+        superseded = op.target_revision != ctx.target
+        surge_ready = (
+            surge is not None
+            and _standing(surge)
+            and surge.containers_ready
+            and surge.revision_hash == hash_of(op.target_revision)
+            and surge.incarnation == row.incarnation
+        )
+        # A Ready replacement whose source is already gone is the Instance's only pod: it keeps its
+        # pin and promotes, and the newer target rolls from there.
+        if superseded and not (not _standing(old) and surge_ready):
+            return _abandon(ctx, row, surge, out)
+        row, done = bring_up(ctx, row, surge, surge_name, slot, out)
+        if old is None and surge_ready and row.operation is not None:
+            # Nothing left to drain: the replacement, in rotation from this pass on, is canonical.
+            return _promote(ctx, row, slot, out)
+        if done:
+            if paused:
+                return row  # at the promote bar; the source keeps serving until the unpause
+            op = row.operation
+            assert op is not None
+            if old is not None:
+                out.gate(
+                    old,
+                    False,
+                    f"replacement {surge_name} serves and is Available: drain {old_name}",
+                    SURGE_DRAIN,
+                )
+            return replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN))
+        if paused:
+            return row
+        live_surge = surge if _standing(surge) and surge is not None and not surge.ended else None
+        row, failed = check_failure(ctx, row, live_surge, surge_name, out, retry)
+        if failed is None:
+            return row
+        if live_surge is not None:
+            retire(live_surge, out, "the surge failed: remove the replacement, the source keeps serving")
+        return failed
+    # SurgeDrain: the source leaves rotation, is proven drained and deleted; then the promote.
+    if surge is None:
+        if op.target_revision != ctx.target:
+            return _end_withdrawn(ctx, row, old, out)
+        row, _ = bring_up(ctx, row, None, surge_name, slot, out)  # lost replacement: rebuild it
+        return row
+    if surge.terminating:
+        return row
+    row, _ = bring_up(ctx, row, surge, surge_name, slot, out)
+    if not ladder(surge, ctx.world.endpoints, ctx.min_ready, ctx.now).ready or not surge.ready:
+        return row  # the source stays out of rotation, but is not deleted before PodReady
+    if _standing(old):
+        assert old is not None
+        out.gate(old, False, f"replacement {surge_name} serves: drain {old_name}", SURGE_DRAIN)
+        if old.gate == "False" and drained(old, ctx.world.service, ctx.world.endpoints):
+            out.delete(old, "drained: no EndpointSlice lists the pod as ready")
+        return row
+    if old is not None:
+        return row  # terminating: wait until it is gone before the slot is reused
+    return _promote(ctx, row, slot, out)
