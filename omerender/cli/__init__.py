@@ -24,16 +24,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="omerender", description="Render OME InferenceReplicas the way OME's controller does."
     )
+    # A flag, not an environment variable: omerender reads no ambient input, its CLI included.
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an internal error, show the traceback (for a bug report) instead of one line",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     render_cmd.add_parser(sub)
     lint_cmd.add_parser(sub)
     validate_cmd.add_parser(sub)
     diff_cmd.add_parser(sub)
     return parser
-
-
-# Set to see the traceback of an internal error (for a bug report).
-TRACEBACK_ENV = "OMERENDER_TRACEBACK"
 
 
 def _output_failed(command: str, exc: OSError) -> int:
@@ -68,12 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, MemoryError, RecursionError, Exception) as exc:  # the last resort
         if isinstance(exc, KeyboardInterrupt):
             return 130
-        if os.environ.get(TRACEBACK_ENV):
+        if args.traceback:
             raise
         print(
             f"omerender {args.command}: internal error ({type(exc).__name__}): this is a bug in omerender; "
             f"please report it with the command line and its input files (run again with "
-            f"{TRACEBACK_ENV}=1 to see the traceback)",
+            f"omerender --traceback {args.command} … to see the traceback)",
             file=sys.stderr,
         )
         return 3

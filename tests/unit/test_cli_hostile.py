@@ -193,12 +193,13 @@ def test_a_bug_is_exit_3_with_one_line(
         raise KeyError("boom")
 
     monkeypatch.setattr("omerender.cli.render_cmd.preview", broken)
-    monkeypatch.delenv("OMERENDER_TRACEBACK", raising=False)
     replica = _write(tmp_path, "replica.yaml", REPLICA_TEXT)
     code, err = _run(capsys, "render", replica, "--objects", str(CATALOG))
     assert code == 3
     assert err.startswith("omerender render: internal error (KeyError): this is a bug in omerender")
     assert err.count("\n") == 1
+    with pytest.raises(KeyError):  # --traceback: the bug surfaces with its traceback
+        main(["--traceback", "render", str(replica), "--objects", str(CATALOG)])
 
 
 # -- fuzz --------------------------------------------------------------------------------------------
