@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from testbed.controlplane import free_port  # noqa: E402
-from testbed.testing import Cluster, running_cluster  # noqa: E402
+from testbed.testing import Cluster, replica_settled, running_cluster  # noqa: E402
 
 NS = "fleet"
 IREP = f"/apis/ome.io/v1beta1/namespaces/{NS}/inferencereplicas"
@@ -95,19 +95,6 @@ def replica(name: str, runtime_name: str, replicas: int) -> dict[str, Any]:
             "lifecycle": strategy,
         },
     }
-
-
-def settled(obj: dict[str, Any]) -> bool:
-    st = obj.get("status") or {}
-    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
-    rows = st.get("instanceStatuses") or []
-    return (
-        ready.get("status") == "True"
-        and st.get("currentRevision") == st.get("updateRevision")
-        and st.get("observedGeneration") == obj["metadata"].get("generation")
-        and len(rows) == max(int(obj["spec"].get("replicas") or 1), 1)
-        and all(not r.get("operation") for r in rows)
-    )
 
 
 def wait(what: str, fn: Callable[[], Any], timeout: float, interval: float = 1.0) -> None:
@@ -191,7 +178,7 @@ class Process:
 
 def all_settled(cluster: Cluster, names: list[str]) -> bool:
     items = {o["metadata"]["name"]: o for o in cluster.raw.get(IREP)["items"]}
-    return all(n in items and settled(items[n]) for n in names)
+    return all(n in items and replica_settled(items[n]) for n in names)
 
 
 def main() -> None:
@@ -276,7 +263,7 @@ def main() -> None:
             def rolled() -> bool:
                 items = {o["metadata"]["name"]: o for o in cluster.raw.get(IREP)["items"]}
                 return all(
-                    settled(items[n])
+                    replica_settled(items[n])
                     and (items[n]["status"].get("currentRevision") or "").rsplit("-", 1)[-1]
                     != before[n].rsplit("-", 1)[-1]
                     for n in roll

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from omereconcile.controller import Controller
 from omereconcile.kube import Kube
-from testbed.testing import Cluster, runners_replica, running_cluster
+from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY"}
@@ -74,18 +74,6 @@ def wait(what: str, fn: Callable[[], Any], timeout: float = 300.0, interval: flo
     raise SystemExit(f"timed out waiting for {what}")
 
 
-def settled(obj: dict[str, Any]) -> bool:
-    st = obj.get("status") or {}
-    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
-    rows = st.get("instanceStatuses") or []
-    return (
-        ready.get("status") == "True"
-        and st.get("currentRevision") == st.get("updateRevision")
-        and all(not r.get("operation") for r in rows)
-        and st.get("observedGeneration") == obj["metadata"].get("generation")
-    )
-
-
 def namespace(cluster: Cluster, name: str) -> str:
     cluster.raw.post(
         "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
@@ -100,7 +88,7 @@ def bench_resync(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int
     wait(
         f"{n} replicas settled",
         lambda: (
-            all(settled(o) for o in cluster.raw.get(IREP.format(ns=ns))["items"])
+            all(replica_settled(o) for o in cluster.raw.get(IREP.format(ns=ns))["items"])
             and len(cluster.raw.get(IREP.format(ns=ns))["items"]) == n
         ),
         timeout=600,
@@ -125,7 +113,7 @@ def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: in
     path = IREP.format(ns=ns)
     strategy = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
     cluster.raw.post(path, runners_replica("pool", ns, "engine:v1", replicas=n, lifecycle=strategy))
-    wait("the pool settled", lambda: settled(cluster.raw.get(f"{path}/pool")), timeout=300)
+    wait("the pool settled", lambda: replica_settled(cluster.raw.get(f"{path}/pool")), timeout=300)
     wait("the queue to drain", ctrl.queue.idle, timeout=60)
     before = apiserver_writes(cluster)
     kubelet0 = cluster.kubelet.status_patches
@@ -138,7 +126,7 @@ def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: in
     wait(
         "the pool rolled",
         lambda: (
-            settled(o := cluster.raw.get(f"{path}/pool"))
+            replica_settled(o := cluster.raw.get(f"{path}/pool"))
             and o["status"]["currentRevision"] != obj["status"]["currentRevision"]
         ),
         timeout=900,

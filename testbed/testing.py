@@ -82,3 +82,18 @@ def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: A
             **spec,
         },
     }
+
+
+def replica_settled(obj: dict[str, Any]) -> bool:
+    """An InferenceReplica at rest: Ready, rolled to its update revision, its spec observed, one row per
+    desired Instance (unset or 0 runs one) and no operation in flight."""
+    st = obj.get("status") or {}
+    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
+    rows = st.get("instanceStatuses") or []
+    return (
+        ready.get("status") == "True"
+        and st.get("currentRevision") == st.get("updateRevision")
+        and st.get("observedGeneration") == obj["metadata"].get("generation")
+        and len(rows) == max(int(obj["spec"].get("replicas") or 1), 1)
+        and all(not r.get("operation") for r in rows)
+    )

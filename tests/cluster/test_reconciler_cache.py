@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from omereconcile.controller import Controller
 from omereconcile.kube import Kube
-from testbed.testing import Cluster, runners_replica, wait_for
+from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
-
-
-def _settled(obj: dict[str, Any], image: str) -> bool:
-    st = obj.get("status") or {}
-    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), {})
-    rows = st.get("instanceStatuses") or []
-    return (
-        ready.get("status") == "True"
-        and st.get("currentRevision") == st.get("updateRevision")
-        and st.get("observedGeneration") == obj["metadata"].get("generation")
-        and len(rows) == int(obj["spec"]["replicas"])
-        and all(not r.get("operation") for r in rows)
-    )
 
 
 @pytest.fixture
@@ -55,9 +41,7 @@ def test_a_resync_of_settled_replicas_costs_one_read_each_and_no_write(
     for n in names:
         cluster.raw.post(path, runners_replica(n, namespace, "engine:v1", replicas=2))
     for n in names:
-        wait_for(
-            f"{n} settled", lambda n=n: _settled(cluster.raw.get(f"{path}/{n}"), "engine:v1"), timeout=90
-        )
+        wait_for(f"{n} settled", lambda n=n: replica_settled(cluster.raw.get(f"{path}/{n}")), timeout=90)
     # Let the passes that the last status writes triggered finish, then measure one resync.
     wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
     time.sleep(1.5)
@@ -82,7 +66,7 @@ def test_a_resync_of_settled_replicas_costs_one_read_each_and_no_write(
         )["items"]
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         return (
-            _settled(obj, "engine:v2")
+            replica_settled(obj)
             and len(live) == 2
             and all(p["spec"]["containers"][0]["image"] == "engine:v2" for p in live)
         )
