@@ -96,7 +96,10 @@ def test_runtime_image_change_rolls_instance_0_to_ordinal_1_without_dropping_bel
             ),
             timeout=120,
         )
-    assert mon.samples > 10
+    # The monitor must have watched the roll itself, not just its ends: it saw both the first pods and
+    # their replacements (a count of samples would depend on how fast the machine is).
+    assert mon.samples >= 2
+    assert {"llama-pool-engine-0-default-0", "llama-pool-engine-0-default-1"} <= mon.names, mon.names
     assert mon.minimum is not None
     assert mon.minimum >= 2, f"serving fell to {mon.minimum} (floor 2)\n{rec.tail()}"
     live = live_pods(cluster, namespace)
