@@ -46,7 +46,15 @@ def _positive_int(text: str) -> int:
 
 
 def _addr(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
+    """``HOST:PORT``, ``:PORT`` (every IPv4 address) or ``[IPv6]:PORT``, as Go's net.SplitHostPort reads
+    the flags controller-runtime takes (``--metrics-bind-address=:8080``)."""
+    host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise argparse.ArgumentTypeError(f"{text!r}: put an IPv6 address in brackets, e.g. [::]:9443")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. :9443 or 127.0.0.1:9443)")
     return host or "0.0.0.0", int(port)
 
 
@@ -85,7 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--resync-period", type=float, default=300.0, help="seconds between full resyncs")
     run.add_argument("--watch-timeout", type=int, default=60, help="server-side watch timeout, seconds")
-    run.add_argument("--probe-addr", default=":8081", help="/metrics, /healthz, /readyz (port 0: any)")
+    run.add_argument(
+        "--probe-addr", type=_addr, default=":8081", help="/metrics, /healthz, /readyz (port 0: any)"
+    )
     run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
     run.add_argument("--lease-name", default="omereconcile-leader")
     run.add_argument("--lease-namespace", default=None, help="default: --ome-namespace")
@@ -94,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-period", type=float, default=2.0)
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
-    run.add_argument("--webhook-addr", default=":9443")
+    run.add_argument("--webhook-addr", type=_addr, default=":9443")
     run.add_argument("--log-level", default="info")
     run.set_defaults(func=_run)
 
@@ -109,7 +119,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "webhook_cert", None) and not args.webhook_key:
+        parser.error("--webhook-cert needs --webhook-key (the certificate's private key, PEM)")
+    if getattr(args, "webhook_key", None) and not args.webhook_cert:
+        parser.error("--webhook-key needs --webhook-cert (the certificate it belongs to, PEM)")
     code: int = args.func(args)
     return code
 
@@ -171,13 +186,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.webhook_cert:
         reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)
-        whost, wport = _addr(args.webhook_addr)
+        whost, wport = args.webhook_addr
         webhook = AdmissionServer(
             reader.handle, cert_file=args.webhook_cert, key_file=args.webhook_key, host=whost, port=wport
         ).start()
         log.info("webhook listening", extra={"port": webhook.port})
 
-    host, port = _addr(args.probe_addr)
+    host, port = args.probe_addr
     probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
     log.info("probes listening", extra={"port": probes.port, "identity": identity})
 

@@ -6,6 +6,7 @@ never see a missing series. Nothing is labelled per object (no pod or replica na
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -117,6 +118,10 @@ class Metrics:
         return bytes(generate_latest(self.registry))
 
 
+class _HTTPServer6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class ProbeServer:
     """HTTP on ``addr``: ``/metrics``, ``/healthz`` (the loop made progress recently), ``/readyz``."""
 
@@ -155,7 +160,8 @@ class ProbeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._httpd = ThreadingHTTPServer((host, port), _H)
+        server_cls = _HTTPServer6 if ":" in host else ThreadingHTTPServer  # --probe-addr [::]:8081
+        self._httpd: ThreadingHTTPServer = server_cls((host, port), _H)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="probes", daemon=True)
 

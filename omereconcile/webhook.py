@@ -214,7 +214,8 @@ class AdmissionServer:
         self.limits = limits
         self.certificate = CertificateFiles(cert_file, key_file)
         self._budget = _ByteBudget(limits.body_budget)
-        self._sock = socket.create_server((host, port), backlog=limits.backlog)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET  # --webhook-addr [::]:9443
+        self._sock = socket.create_server((host, port), family=family, backlog=limits.backlog)
         self._sock.settimeout(0.5)  # the acceptor wakes to notice stop()
         self._address: tuple[str, int] = self._sock.getsockname()[:2]
         self._pending: queue.Queue[socket.socket | None] = queue.Queue(maxsize=limits.queue)
