@@ -15,7 +15,6 @@ from typing import Any
 from omerender.catalog import Catalog
 from omerender.cli.io import InputError, load_objects
 from omerender.cli.strict import check_replica
-from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
 
 __all__ = ["add_parser", "main", "run"]
@@ -132,6 +131,9 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    # deepdiff comes with the tools extra: imported only when the command runs (the CLI checks it first).
+    from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
+
     before_objects, after_objects, replica_paths = _objects(args)
     before_catalog = Catalog.from_objects(before_objects)
     after_catalog = Catalog.from_objects(after_objects)
