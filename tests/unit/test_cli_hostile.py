@@ -123,7 +123,11 @@ def test_runtime_pieces_of_the_wrong_shape_exit_2_and_lint_reports_them(
     code, _ = _run(capsys, "lint", "--objects", catalog)
     assert code == 1
     out = _run.out  # type: ignore[attr-defined]
-    assert out.startswith("ClusterServingRuntime vllm-llama-3-2-1b-instruct [-]: invalid: spec.engineConfig.")
+    assert out.startswith("error InvalidObject: ")
+    assert (
+        f"\n  ClusterServingRuntime vllm-llama-3-2-1b-instruct [-] ({catalog}/runtime.yaml): "
+        "invalid: spec.engineConfig." in out
+    )
     assert expected in out
 
 
