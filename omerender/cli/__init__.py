@@ -83,7 +83,14 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    stray = [word for word in extra if not word.startswith("-")]
+    if args.command == "diff" and stray == extra:
+        # argparse fills diff's positional list once; the paths it could not place join it, so that
+        # diff names every path given without a flag instead of argparse's "unrecognized arguments".
+        args.folders = [*args.folders, *stray]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     forget_origins()
     if (missing := _missing_extra(args)) is not None:
         print(missing, file=sys.stderr)

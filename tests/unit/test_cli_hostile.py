@@ -79,7 +79,7 @@ def test_unreadable_objects_exit_2_naming_the_file(
         ["render", replica, "--objects", str(CATALOG), bad],
         ["lint", "--objects", bad],
         ["validate", replica, "--objects", bad],
-        ["diff", "--before", bad, "--after", str(CATALOG), "--", replica],
+        ["diff", "--before", bad, "--after", str(CATALOG), "-f", replica],
     ):
         code, err = _run(capsys, *argv)
         assert code == 2, argv
@@ -291,7 +291,7 @@ def test_fuzz_every_command_exits_0_1_or_2_without_a_traceback(
         ["render", good, "--objects", str(path)],
         ["lint", "--no-schema", "--objects", str(path)],
         ["validate", str(path), "--objects", str(path)],
-        ["diff", "--before", str(path), "--after", str(CATALOG), "--", good],
+        ["diff", "--before", str(path), "--after", str(CATALOG), "-f", good],
     ):
         code, err = _run(capsys, *argv)
         assert code in (0, 1, 2), (argv, err)
