@@ -483,10 +483,14 @@ class ReplicaDiff:
         return (old, new) if old is not None and new is not None and old != new else None
 
     @property
+    def lead(self) -> tuple[str, ...]:
+        """What to read before the field changes: the runtime switch that explains most of them."""
+        switch = self.runtime_change
+        return (f"runtime changed from {switch[0]} to {switch[1]}",) if switch is not None else ()
+
+    @property
     def notes(self) -> tuple[str, ...]:
         out: list[str] = []
-        if (switch := self.runtime_change) is not None:
-            out.append(f"runtime changed from {switch[0]} to {switch[1]}")
         if self.after is not None and self.after.blocked is not None:
             out.append(f"{self.after.blocked.reason}: {self.after.blocked.message}")
             if self.before is not None and self.before.revision is not None:
@@ -557,6 +561,7 @@ def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> str:
     lines: list[str] = [f"note: {note}" for note in notes]
     for d in diffs:
         lines.append(f"{d.key}: {d.headline}")
+        lines.extend(f"  {note}" for note in d.lead)
         lines.extend(f"  {change.line()}" for change in d.changes)
         lines.extend(f"  {note}" for note in d.notes)
     return "".join(f"{line}\n" for line in lines)
@@ -592,7 +597,7 @@ def to_json(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> dict[
                 "before": _outcome_json(d.before),
                 "after": _outcome_json(d.after),
                 "changes": [c.as_json() for c in d.changes],
-                "notes": list(d.notes),
+                "notes": [*d.lead, *d.notes],
             }
             for d in items
         ],
@@ -644,7 +649,8 @@ def to_markdown(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> s
                 f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |\n"
             )
         for d in moving:
-            body = "".join(f"{c.line(limit=None)}\n" for c in d.changes)
+            body = "".join(f"{n}\n" for n in d.lead)
+            body += "".join(f"{c.line(limit=None)}\n" for c in d.changes)
             body += "".join(f"{n}\n" for n in d.notes)
             out.append(
                 f"\n<details>\n<summary><code>{_html(d.key)}</code> {_html(d.headline)}"

@@ -14,20 +14,10 @@ import yaml
 
 from omerender.cli import main
 from omerender.diff import natural_key
+from tests.unit.example_objects import MODEL, RUNTIME
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 NS = "demo"
 Obj = dict[str, Any]
-
-
-def _load(path: Path) -> Obj:
-    loaded: Obj = yaml.safe_load(path.read_text())
-    return loaded
-
-
-MODEL = _load(EXAMPLES / "catalog" / "llama-3-2-1b-instruct.yaml")
-RUNTIME = _load(EXAMPLES / "catalog" / "vllm-llama-3-2-1b-instruct.yaml")
 
 
 def runtime(name: str, image: str, command: list[str] | None = None) -> Obj:
@@ -196,10 +186,11 @@ def test_a_runtime_switch_is_named(capsys: pytest.CaptureFixture[str], switch: t
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith(f"{NS}/llama-pool: rolls llama-pool-engine-")
-    assert (
+    # Right under the headline: the switch explains the field changes that follow.
+    assert lines[1] == (
         "  runtime changed from ClusterServingRuntime vllm-llama-3-2-1b-instruct to "
         "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2"
-    ) in lines
+    )
     assert (
         '  runner default: containers[ome-container].image: "docker.io/vllm/vllm-openai:v0.9.0.1" -> '
         '"docker.io/vllm/vllm-openai:v0.10.0"'
