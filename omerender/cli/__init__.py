@@ -70,12 +70,10 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
         try:
             importlib.import_module(module)
         except ImportError:
-            what = {"lint": "lint's Kubernetes schema check", "render": "render --validate"}.get(
-                args.command, f"omerender {args.command}"
-            )
+            what = {"lint": "the Kubernetes schema check ", "render": "--validate "}.get(args.command, "")
             hint = " (or run it with --no-schema)" if args.command == "lint" else ""
             return (
-                f"omerender {args.command}: {what} needs the '{_TOOLS_EXTRA}' extra ({module} is not "
+                f"omerender {args.command}: {what}needs the '{_TOOLS_EXTRA}' extra ({module} is not "
                 f"installed): pip install 'omerender[{_TOOLS_EXTRA}]'{hint}"
             )
     return None

@@ -113,5 +113,8 @@ def test_a_tools_command_names_its_extra(argv: tuple[str, ...], module: str) -> 
     done = _run(*argv)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert f"({module} is not installed): pip install 'omerender[tools]'" in done.stderr
+    assert done.stderr.startswith(f"omerender {argv[0]}: ")
+    assert (
+        f"needs the 'tools' extra ({module} is not installed): pip install 'omerender[tools]'" in done.stderr
+    )
     assert "Traceback" not in done.stderr
