@@ -86,7 +86,7 @@ def to_text(report: LintReport) -> str:
     lines: list[str] = []
     groups = _groups(report.findings)
     for code, items in groups:
-        title = CODES.get(code, f"renders that block {code}")
+        title = CODES.get(code, "renders OME's controller would block")
         lines.append(f"{items[0].severity} {code}: {title} ({len(items)})")
         for f in items:
             where = _file(f)
