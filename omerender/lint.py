@@ -362,13 +362,8 @@ def _plan(catalog: Catalog, assume_ready: bool) -> tuple[Catalog, frozenset[Any]
     """The catalog to lint, the models not to render, and the notes saying why."""
     if assume_ready:
         assumed = assume_models_ready(catalog)
-        notes = [assumed.note()]
-        if assumed.format_unknown:
-            names = [key[2] for key in assumed.format_unknown]
-            notes.append(
-                f"{len(names)} model{'s' if len(names) != 1 else ''} without a format name: the runtime is "
-                f"unknown until OME has downloaded the weights and read the format from them ({_listed(names)})"
-            )
+        format_note = assumed.format_note()
+        notes = [assumed.note(), *([format_note] if format_note else [])]
         return assumed.catalog, frozenset(assumed.format_unknown), notes
     waiting = sorted(k for k, m in catalog.models.items() if not m.is_disabled and not is_model_ready(m))
     if not waiting:

@@ -31,6 +31,8 @@ from omerender.render.storage import is_sharded, sharded_ready
 __all__ = ["AssumedReady", "assume_models_ready", "is_model_ready"]
 
 READY = "Ready"
+# How many models a note names before it counts the rest.
+_SHOWN = 3
 
 
 def is_model_ready(model: ModelResource) -> bool:
@@ -48,6 +50,18 @@ class AssumedReady:
     # Of those, the models without a format name: OME learns it from the weights it downloads.
     format_unknown: tuple[CatalogKey, ...]
     models: int
+
+    def format_note(self) -> str | None:
+        """One line naming the models assumed Ready without a format (a few, then a count), or None."""
+        names = [key[2] for key in self.format_unknown]
+        if not names:
+            return None
+        shown, more = ", ".join(names[:_SHOWN]), len(names) - _SHOWN
+        return (
+            f"{len(names)} model{'s' if len(names) != 1 else ''} without a format name: the runtime is "
+            "unknown until OME has downloaded the weights and read the format from them "
+            f"({shown}{f' and {more} more' if more > 0 else ''})"
+        )
 
     def note(self) -> str:
         """One line for a command's output: what was assumed, and for how many models."""

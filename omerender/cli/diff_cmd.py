@@ -182,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
     if args.assume_models_ready:
         before_ready, after_ready = assume_models_ready(before_catalog), assume_models_ready(after_catalog)
         before_catalog, after_catalog = before_ready.catalog, after_ready.catalog
-        notes.append(f"before: {before_ready.note()}")
-        notes.append(f"after: {after_ready.note()}")
+        for side, ready in (("before", before_ready), ("after", after_ready)):
+            notes.extend(f"{side}: {note}" for note in (ready.note(), ready.format_note()) if note)
     if replica_paths:
         fixed = _replicas(load_objects(replica_paths), "-f")
         if not fixed:

@@ -260,3 +260,20 @@ def test_assume_models_ready_shows_the_roll_a_status_less_catalog_hides(
     assert doc["assumeModelsReady"] is True
     assert len(doc["notes"]) == 2
     assert doc["replicas"][0]["status"] == "rolls"
+
+
+def test_a_model_without_a_format_is_unknown_until_downloaded(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model = copy.deepcopy(MODEL)
+    del model["status"]
+    model["spec"]["modelFormat"] = {}  # as in git: OME reads it from the weights
+    pool = replica("llama-pool", modelRef={"name": "llama-3-2-1b-instruct"})
+    side = write(tmp_path / "side.yaml", model, RUNTIME, pool)
+    code, out, _ = run(capsys, "--before", side, "--after", side, "--assume-models-ready")
+    assert code == 0
+    assert (
+        "note: after: 1 model without a format name: the runtime is unknown until OME has downloaded the "
+        "weights and read the format from them (llama-3-2-1b-instruct)"
+    ) in out.splitlines()
+    assert f"{NS}/llama-pool: still blocks RuntimeSelectionFailed" in out.splitlines()
