@@ -31,7 +31,12 @@ revision although no value changed. Such a replica ``rolls``, and its diff says 
 that list, which is the only thing that differs.
 
 Paths read like ``runner default: containers[ome-container].env[MODEL_PATH].value: "/a" -> "/b"``:
-keyed entries in brackets, pod spec fields without their ``spec.`` prefix, ``metadata.`` kept.
+keyed entries in brackets, pod spec fields without their ``spec.`` prefix, ``metadata.`` kept. They
+are listed in natural order (:func:`natural_key`: ``command[2]`` before ``command[10]``).
+
+A replica that renders from another runtime than before (a new runtime outranks the old one, or the
+old one is disabled) says ``runtime changed from <Kind> <old> to <Kind> <new>`` before its field
+changes; each side's runtime is in the JSON output.
 
 Pure: no I/O. The CLI (``omerender diff``) loads the objects and prints :func:`to_text`,
 :func:`to_json` or :func:`to_markdown`. This is the only omerender module importing deepdiff
