@@ -260,12 +260,17 @@ def _selection_warnings(model: ModelResource, report: SelectionReport) -> Iterat
     if rest and rest[0].is_cluster == winner.is_cluster:
         second = rest[0]
         if second.score == winner.score and second.size_distance == winner.size_distance:
+            alike = (
+                "the model declares no size"
+                if model.spec.model_parameter_size is None
+                else "are as far from the model's size"
+            )
             yield _finding(
                 model,
                 "engine",
                 f"selects {named} over {second.runtime.kind} {second.runtime.metadata.name} on the name "
-                f"alone: both score {winner.score} and are as far from the model's size; set priority "
-                "on one, or name the runtime in spec.runtimeRef",
+                f"alone: both score {winner.score} and {alike}; set priority on one, or name the runtime "
+                "in spec.runtimeRef",
                 NAME_TIE_BREAK,
                 "warning",
             )
