@@ -24,11 +24,13 @@ from omerender.models import (
     parse_object,
 )
 from omerender.preview import Preview, RevisionInfo, preview, revision_of
+from omerender.readiness import AssumedReady, assume_models_ready
 from omerender.render import Advisory, Render, RenderedRunner, render
 from omerender.stamps import PodCoordinates, headless_service, instance_pods, materialize_pod, pod_group
 
 __all__ = [
     "Advisory",
+    "AssumedReady",
     "BlockReason",
     "Catalog",
     "ControllerIdentity",
@@ -50,6 +52,7 @@ __all__ = [
     "RevisionCollisionError",
     "RevisionInfo",
     "RuntimeResource",
+    "assume_models_ready",
     "headless_service",
     "instance_pods",
     "materialize_pod",

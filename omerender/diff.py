@@ -31,7 +31,12 @@ revision although no value changed. Such a replica ``rolls``, and its diff says 
 that list, which is the only thing that differs.
 
 Paths read like ``runner default: containers[ome-container].env[MODEL_PATH].value: "/a" -> "/b"``:
-keyed entries in brackets, pod spec fields without their ``spec.`` prefix, ``metadata.`` kept.
+keyed entries in brackets, pod spec fields without their ``spec.`` prefix, ``metadata.`` kept. They
+are listed in natural order (:func:`natural_key`: ``command[2]`` before ``command[10]``).
+
+A replica that renders from another runtime than before (a new runtime outranks the old one, or the
+old one is disabled) says ``runtime changed from <Kind> <old> to <Kind> <new>`` before its field
+changes; each side's runtime is in the JSON output.
 
 Pure: no I/O. The CLI (``omerender diff``) loads the objects and prints :func:`to_text`,
 :func:`to_json` or :func:`to_markdown`. This is the only omerender module importing deepdiff
@@ -43,7 +48,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Literal
@@ -65,6 +70,7 @@ __all__ = [
     "Status",
     "diff_replica",
     "diff_replicas",
+    "natural_key",
     "normalise_template",
     "outcome",
     "summary",
@@ -110,6 +116,14 @@ class Outcome:
     payload: bytes = b""
     scope_uid: str = ""
     collision_count: int = 0
+    # The runtime the templates came from (None for spec.runners or a blocked render).
+    runtime_kind: str | None = None
+    runtime_name: str | None = None
+
+    @property
+    def runtime(self) -> str | None:
+        """``ClusterServingRuntime srt-x``, or None when no runtime made this render."""
+        return f"{self.runtime_kind} {self.runtime_name}" if self.runtime_name else None
 
 
 def outcome(replica: InferenceReplica, catalog: Catalog) -> Outcome:
@@ -129,6 +143,8 @@ def outcome(replica: InferenceReplica, catalog: Catalog) -> Outcome:
         payload=revision.payload,
         scope_uid=revision.scope_uid,
         collision_count=revision.collision_count,
+        runtime_kind=result.runtime_kind,
+        runtime_name=result.runtime_name,
     )
 
 
@@ -314,6 +330,18 @@ _REPORTS: Final[Mapping[str, ChangeKind]] = {
 _KIND_ORDER: Final = {"removed": 0, "changed": 1, "added": 2, "reordered": 3}
 
 
+_DIGITS: Final = re.compile(r"(\d+)")
+
+
+def natural_key(path: str) -> tuple[str | int, ...]:
+    """Sort key reading digit runs as numbers: ``command[2]`` before ``command[10]``.
+
+    ``re.split`` with a capturing group alternates text and digits, so both keys hold text at even
+    and numbers at odd positions and compare element by element.
+    """
+    return tuple(int(part) if index % 2 else part for index, part in enumerate(_DIGITS.split(path)))
+
+
 def _present(value: Any) -> Any:
     # deepdiff marks the missing side of an addition or removal with its ``notpresent`` sentinel.
     return None if value is notpresent else value
@@ -348,7 +376,7 @@ def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, An
             path = _path_text(level.path(output_format="list"), old, new)
             changes.append(Change(where, path, kind, _present(level.t1), _present(level.t2)))
     changes.extend(_order_changes(where, old, new, [], (old, new)))
-    return sorted(changes, key=lambda c: (c.path, _KIND_ORDER[c.kind]))
+    return sorted(changes, key=lambda c: (natural_key(c.path), _KIND_ORDER[c.kind]))
 
 
 def template_changes(before: Iterable[RenderedRunner], after: Iterable[RenderedRunner]) -> tuple[Change, ...]:
@@ -444,12 +472,26 @@ class ReplicaDiff:
         side = self.after if self.after is not None else self.before
         reason = side.blocked.reason if side is not None and side.blocked is not None else None
         if reason is None:
-            return self.status.value
+            switch = self.runtime_change
+            return f"{self.status.value}, runtime {switch[0]} -> {switch[1]}" if switch else self.status.value
         if self.status is Status.BLOCKS:
             return f"blocks {reason}"
         if self.status is Status.STILL_BLOCKED:
             return f"still blocks {reason}"
         return f"{self.status.value}, blocked {reason}"  # new or removed while blocked
+
+    @property
+    def runtime_change(self) -> tuple[str, str] | None:
+        """(old, new) runtime when the replica renders on both sides, from different runtimes."""
+        old = self.before.runtime if self.before is not None else None
+        new = self.after.runtime if self.after is not None else None
+        return (old, new) if old is not None and new is not None and old != new else None
+
+    @property
+    def lead(self) -> tuple[str, ...]:
+        """What to read before the field changes: the runtime switch that explains most of them."""
+        switch = self.runtime_change
+        return (f"runtime changed from {switch[0]} to {switch[1]}",) if switch is not None else ()
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -518,11 +560,13 @@ def summary(diffs: Iterable[ReplicaDiff]) -> str:
     return f"{total} replica{'s' if total != 1 else ''}: {', '.join(parts) or 'none'}"
 
 
-def to_text(diffs: Iterable[ReplicaDiff]) -> str:
-    """One headline per replica, then its changes and notes indented by two spaces."""
-    lines: list[str] = []
+def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> str:
+    """``notes`` (what the comparison assumed) first, then one headline per replica, then its changes
+    and notes indented by two spaces."""
+    lines: list[str] = [f"note: {note}" for note in notes]
     for d in diffs:
         lines.append(f"{d.key}: {d.headline}")
+        lines.extend(f"  {note}" for note in d.lead)
         lines.extend(f"  {change.line()}" for change in d.changes)
         lines.extend(f"  {note}" for note in d.notes)
     return "".join(f"{line}\n" for line in lines)
@@ -532,17 +576,21 @@ def _outcome_json(side: Outcome | None) -> dict[str, Any] | None:
     if side is None:
         return None
     blocked = side.blocked
+    runtime = {"kind": side.runtime_kind, "name": side.runtime_name} if side.runtime_name else None
     return {
         "revision": side.revision,
+        "runtime": runtime,
         "blocked": {"reason": blocked.reason, "message": blocked.message} if blocked else None,
     }
 
 
-def to_json(diffs: Iterable[ReplicaDiff]) -> dict[str, Any]:
-    """``{"replicas": [...], "summary": {status: count}, "changed": bool}``; values unabridged."""
+def to_json(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """``{"replicas": [...], "summary": {status: count}, "changed": bool, "notes": [...]}``; values
+    unabridged; each side names the runtime it rendered from."""
     items = list(diffs)
     counts = Counter(d.status for d in items)
     return {
+        "notes": list(notes),
         "replicas": [
             {
                 "namespace": d.namespace,
@@ -550,10 +598,11 @@ def to_json(diffs: Iterable[ReplicaDiff]) -> dict[str, Any]:
                 "status": d.status.value,
                 "headline": d.headline,
                 "changed": d.changed,
+                "runtimeChanged": d.runtime_change is not None,
                 "before": _outcome_json(d.before),
                 "after": _outcome_json(d.after),
                 "changes": [c.as_json() for c in d.changes],
-                "notes": list(d.notes),
+                "notes": [*d.lead, *d.notes],
             }
             for d in items
         ],
@@ -588,7 +637,7 @@ def _count(changes: int) -> str:
     return f" ({changes} change{'s' if changes != 1 else ''})" if changes else ""
 
 
-def to_markdown(diffs: Iterable[ReplicaDiff]) -> str:
+def to_markdown(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> str:
     """A pull-request comment: a table of the replicas that change, a collapsible block for each.
 
     Unchanged replicas are listed in one collapsed block at the end, so a large fleet stays readable.
@@ -597,6 +646,7 @@ def to_markdown(diffs: Iterable[ReplicaDiff]) -> str:
     moving = [d for d in items if d.status is not Status.UNCHANGED or d.changes]
     still = [d for d in items if d not in moving]
     out = [f"### omerender diff: {summary(items)}\n\n"]
+    out.extend(f"> {_html(note)}\n\n" for note in notes)
     if moving:
         out.append("| Replica | Result | Before | After |\n| --- | --- | --- | --- |\n")
         for d in moving:
@@ -604,7 +654,8 @@ def to_markdown(diffs: Iterable[ReplicaDiff]) -> str:
                 f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |\n"
             )
         for d in moving:
-            body = "".join(f"{c.line(limit=None)}\n" for c in d.changes)
+            body = "".join(f"{n}\n" for n in d.lead)
+            body += "".join(f"{c.line(limit=None)}\n" for c in d.changes)
             body += "".join(f"{n}\n" for n in d.notes)
             out.append(
                 f"\n<details>\n<summary><code>{_html(d.key)}</code> {_html(d.headline)}"

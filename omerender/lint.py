@@ -1,15 +1,38 @@
 """Whole-catalog lint: render every model with the runtime it would select, and every runtime alone.
 
 Pure: the caller passes the objects and, optionally, a schema check for rendered templates (the CLI
-passes the Kubernetes 1.36 schemas). Catalog objects read from files usually carry no ``status``, so
-lint treats every model as Ready: it checks the catalog's consistency, not the cluster's state.
+passes the Kubernetes 1.36 schemas). Lint agrees with render: a model that is not Ready would block
+every replica of it (``ModelNotFound``), so it is counted in one note and not rendered, unless the
+caller assumes every model Ready (:mod:`omerender.readiness`, the CLI's ``--assume-models-ready``).
+A model assumed Ready without a format name is "unknown until downloaded" (OME reads the format from
+the weights): one note, not an error per model.
+
+Each :class:`Finding` has a ``code`` that groups it with findings of the same problem:
+
+=========================  ========  ================================================================
+code                       severity  meaning
+=========================  ========  ================================================================
+``InvalidObject``          error     OME could not read the object (or a second one of that name)
+``NoRuntimeFound``         error     automatic selection finds no runtime for the model; the finding
+                                     names how many runtimes were checked and the closest few, each
+                                     with the first reason it was passed over
+``ModelFormatRequired``    error     a Ready model without a format name: selection refuses it
+``KubernetesSchema``       error     a rendered template the API server would refuse
+a block reason             error     the render blocks (``ParentNotFound``, ``RuntimePieceMissing``…)
+``NameTieBreak``           warning   the selected runtime won on its name alone: the next candidate
+                                     has the same scope, score and size distance
+``RuntimeForAnotherSize``  warning   the selected runtime declares a ``modelSizeRange`` the model's
+                                     size was never checked against (the model declares none, or one
+                                     OME reads as 0)
+=========================  ========  ================================================================
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 from omerender.catalog import Catalog
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
@@ -19,20 +42,58 @@ from omerender.models import (
     InferenceReplicaSpec,
     ModelRef,
     ModelResource,
-    ModelStatus,
     ObjectMeta,
     RuntimeResource,
     ServingRuntimeRef,
 )
 from omerender.preview import revision_of
+from omerender.readiness import assume_models_ready, is_model_ready
 from omerender.render import render
-from omerender.selection import select_runtime
+from omerender.selection import (
+    Exclusion,
+    ExclusionCause,
+    SelectionReport,
+    evaluate_runtimes,
+    parse_model_size,
+)
 
-__all__ = ["Finding", "LintReport", "lint", "lint_objects"]
+__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects"]
 
 COMPONENTS = ("engine", "decoder", "router")
 Validator = Callable[[Mapping[str, Any]], Sequence[str]]
 Progress = Callable[[int, int], None]
+Severity = Literal["error", "warning"]
+
+INVALID = "InvalidObject"
+NO_RUNTIME = "NoRuntimeFound"
+FORMAT_REQUIRED = "ModelFormatRequired"
+SCHEMA = "KubernetesSchema"
+NAME_TIE_BREAK = "NameTieBreak"
+OTHER_SIZE = "RuntimeForAnotherSize"
+
+# What each group is about, for the headings of the human output; a block reason titles itself.
+CODES: Final[Mapping[str, str]] = {
+    INVALID: "objects OME cannot read",
+    NO_RUNTIME: "models no runtime can be selected for",
+    FORMAT_REQUIRED: "Ready models without a format name",
+    SCHEMA: "rendered templates the API server would refuse",
+    NAME_TIE_BREAK: "selections decided by the runtime's name alone",
+    OTHER_SIZE: "selected runtimes built for another model size",
+}
+# How many of the runtimes passed over a no-runtime finding names.
+CLOSEST = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Closest:
+    """A runtime automatic selection passed over, and the first reason it did."""
+
+    kind: str
+    name: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} ({self.reason})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +103,48 @@ class Finding:
     subject: str
     component: str
     problem: str
+    code: str = ""
+    severity: Severity = "error"
+    kind: str = ""
+    namespace: str | None = None
+    name: str = ""
+    # NoRuntimeFound: how many runtimes selection checked, and the closest few.
+    checked: int = 0
+    closest: tuple[Closest, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.subject} [{self.component}]: {self.problem}"
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "component": self.component,
+            "problem": self.problem,
+        }
+        if self.code == NO_RUNTIME:
+            out["checked"] = self.checked
+            out["closest"] = [{"kind": c.kind, "name": c.name, "reason": c.reason} for c in self.closest]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
 class LintReport:
     renders: int
     findings: tuple[Finding, ...]
+    # One line each: what lint counted instead of reporting model by model.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "warning")
 
 
 def _subject(obj: ModelResource | RuntimeResource) -> str:
@@ -62,6 +156,28 @@ def _subject(obj: ModelResource | RuntimeResource) -> str:
     return f"{obj.kind} {ns}{obj.metadata.name}"
 
 
+def _finding(
+    obj: ModelResource | RuntimeResource,
+    component: str,
+    problem: str,
+    code: str,
+    severity: Severity = "error",
+    **extra: Any,
+) -> Finding:
+    namespace = obj.metadata.namespace if obj.kind in ("BaseModel", "ServingRuntime") else None
+    return Finding(
+        _subject(obj),
+        component,
+        problem,
+        code=code,
+        severity=severity,
+        kind=obj.kind,
+        namespace=namespace or None,
+        name=obj.metadata.name,
+        **extra,
+    )
+
+
 def _replica(
     namespace: str, component: str, model: ModelRef | None, runtime: ServingRuntimeRef | None
 ) -> InferenceReplica:
@@ -69,63 +185,217 @@ def _replica(
     return InferenceReplica(metadata=ObjectMeta(name="lint", namespace=namespace, uid="lint"), spec=spec)
 
 
-def _as_ready(catalog: Catalog) -> Catalog:
-    ready = ModelStatus(state="Ready")
-    models = {key: m.model_copy(update={"status": ready}) for key, m in catalog.models.items()}
-    return Catalog(
-        models=models,
-        runtimes=catalog.runtimes,
-        fine_tuned_weights=catalog.fine_tuned_weights,
-        inference_services=catalog.inference_services,
-        controller_identity=catalog.controller_identity,
+# -- the runtimes selection passed over ---------------------------------------------------------------
+
+# Later in OME's evaluateRuntime order is closer to being selected.
+_STAGE: Final = {
+    ExclusionCause.INCOMPATIBLE: 0,
+    ExclusionCause.DISABLED: 1,
+    ExclusionCause.NO_AUTO_SELECT: 2,
+    ExclusionCause.SCORE_ZERO: 3,
+}
+
+
+def _size_fits(runtime: RuntimeResource, model: ModelResource) -> bool:
+    size_range, text = runtime.spec.model_size_range, model.spec.model_parameter_size
+    if size_range is None or text is None:
+        return True
+    size = parse_model_size(text)
+    low, high = size_range.min, size_range.max
+    return not (
+        (low is not None and size < parse_model_size(low))
+        or (high is not None and size > parse_model_size(high))
     )
 
 
-def _jobs(catalog: Catalog, resolver: Resolver) -> Iterator[tuple[str, str, InferenceReplica | Finding]]:
+def _likeness(runtime: RuntimeResource, model: ModelResource) -> int:
+    """How many of the model's architecture, format, framework and size the runtime's best entry
+    shares: a display order for the runtimes passed over, which decides nothing."""
+    spec = model.spec
+    best = 0
+    for entry in runtime.spec.supported_model_formats:
+        ours, theirs = entry.model_framework, spec.model_framework
+        shared = (
+            (entry.model_architecture == spec.model_architecture)
+            + (entry.model_format is not None and entry.model_format.name == spec.model_format.name)
+            + (
+                (ours is None and theirs is None)
+                or (ours is not None and theirs is not None and ours.name == theirs.name)
+            )
+        )
+        best = max(best, shared)
+    return best + _size_fits(runtime, model) if best else 0
+
+
+def _closest(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Closest, ...]:
+    ranked = sorted(
+        exclusions,
+        key=lambda ex: (-_likeness(ex.runtime, model), -_STAGE[ex.cause], ex.runtime.metadata.name),
+    )
+    return tuple(Closest(ex.runtime.kind, ex.runtime.metadata.name, ex.reason) for ex in ranked[:CLOSEST])
+
+
+def _no_runtime(model: ModelResource, report: SelectionReport) -> Finding:
+    checked = report.namespaced_runtimes + report.cluster_runtimes
+    closest = _closest(report.exclusions, model)
+    text = (
+        f"RuntimeSelectionFailed: no runtime found to support model {model.metadata.name} with format "
+        f"{model.spec.model_format.name} in namespace {report.namespace}: none of the {checked} runtimes "
+        f"checked qualifies ({report.namespaced_runtimes} namespace-scoped, {report.cluster_runtimes} "
+        "cluster-scoped)"
+    )
+    if closest:
+        more = len(report.exclusions) - len(closest)
+        text += "; closest: " + "; ".join(map(str, closest)) + (f"; and {more} more" if more else "")
+    return _finding(model, "engine", text, NO_RUNTIME, checked=checked, closest=closest)
+
+
+# -- warnings about a selection that succeeded -------------------------------------------------------------
+
+
+def _selection_warnings(model: ModelResource, report: SelectionReport) -> Iterator[Finding]:
+    winner, *rest = report.candidates
+    runtime = winner.runtime
+    named = f"{runtime.kind} {runtime.metadata.name}"
+    if rest and rest[0].is_cluster == winner.is_cluster:
+        second = rest[0]
+        if second.score == winner.score and second.size_distance == winner.size_distance:
+            alike = (
+                "the model declares no size"
+                if model.spec.model_parameter_size is None
+                else "are as far from the model's size"
+            )
+            yield _finding(
+                model,
+                "engine",
+                f"selects {named} over {second.runtime.kind} {second.runtime.metadata.name} on the name "
+                f"alone: both score {winner.score} and {alike}; set priority on one, or name the runtime "
+                "in spec.runtimeRef",
+                NAME_TIE_BREAK,
+                "warning",
+            )
+    size_range, text = runtime.spec.model_size_range, model.spec.model_parameter_size
+    if size_range is None or (size_range.min is None and size_range.max is None):
+        return
+    size = parse_model_size(text) if text is not None else 0.0
+    if text is not None and size > 0 and not math.isnan(size):
+        return
+    bounds = f"[{size_range.min or '-inf'}, {size_range.max or 'inf'}]"
+    why = (
+        "the model declares no modelParameterSize"
+        if text is None
+        else f'the model\'s modelParameterSize "{text}" reads as {"NaN" if math.isnan(size) else 0}'
+    )
+    yield _finding(
+        model,
+        "engine",
+        f"selects {named}, built for models of {bounds}, but {why}, so the size range was never checked; "
+        "set modelParameterSize",
+        OTHER_SIZE,
+        "warning",
+    )
+
+
+# -- planning the renders ------------------------------------------------------------------------------------
+
+
+def _model_jobs(
+    model: ModelResource, catalog: Catalog, resolver: Resolver
+) -> Iterator[tuple[str, InferenceReplica | Finding]]:
+    namespace = model.metadata.namespace or "default"
+    ref = ModelRef(name=model.metadata.name, kind=model.kind)
+    if not model.spec.model_format.name:
+        yield (
+            "engine",
+            _finding(
+                model,
+                "engine",
+                "RuntimeSelectionFailed: invalid model specification: modelFormat.name: model format name "
+                "is required (the model is Ready, so OME will not fill it in)",
+                FORMAT_REQUIRED,
+            ),
+        )
+        return
+    report = evaluate_runtimes(model, catalog, namespace, "engine")
+    runtime = report.selected
+    if runtime is None:
+        yield "engine", _no_runtime(model, report)
+        return
+    for warning in _selection_warnings(model, report):
+        yield "engine", warning
+    yield "engine", _replica(namespace, "engine", ref, None)
+    try:
+        effective = resolver.resolve(runtime).runtime
+    except InheritanceError:
+        return  # reported once, under the runtime itself
+    for component in COMPONENTS[1:]:
+        if effective.piece(component) is not None:
+            named = ServingRuntimeRef(name=runtime.metadata.name, kind=runtime.kind)
+            yield component, _replica(namespace, component, ref, named)
+
+
+def _jobs(
+    catalog: Catalog, resolver: Resolver, skip: frozenset[Any]
+) -> Iterator[tuple[ModelResource | RuntimeResource, str, InferenceReplica | Finding]]:
     """(subject, component, replica to render or a finding found while planning the render)."""
-    for model in catalog.models.values():
-        if model.is_disabled:
+    for key, model in catalog.models.items():
+        if model.is_disabled or key in skip:
             continue
-        subject = _subject(model)
-        namespace = model.metadata.namespace or "default"
-        ref = ModelRef(name=model.metadata.name, kind=model.kind)
-        try:
-            runtime = select_runtime(model, catalog, namespace, "engine")
-        except RenderBlocked as blocked:
-            yield subject, "engine", Finding(subject, "engine", f"{blocked.reason.value}: {blocked.message}")
-            continue
-        yield subject, "engine", _replica(namespace, "engine", ref, None)
-        try:
-            effective = resolver.resolve(runtime).runtime
-        except InheritanceError:
-            continue  # reported once, under the runtime itself
-        for component in COMPONENTS[1:]:
-            if effective.piece(component) is not None:
-                named = ServingRuntimeRef(name=runtime.metadata.name, kind=runtime.kind)
-                yield subject, component, _replica(namespace, component, ref, named)
+        for component, job in _model_jobs(model, catalog, resolver):
+            yield model, component, job
     for runtime in catalog.runtimes.values():
         if runtime.is_disabled:
             continue  # profiles and retired runtimes: their children exercise them
-        subject = _subject(runtime)
         try:
             effective = resolver.resolve(runtime).runtime
         except InheritanceError as exc:
-            yield subject, "-", Finding(subject, "-", f"{exc.reason}: {exc.message}")
+            yield runtime, "-", _finding(runtime, "-", f"{exc.reason}: {exc.message}", str(exc.reason))
             continue
         namespace = runtime.metadata.namespace or "default"
         named = ServingRuntimeRef(name=runtime.metadata.name, kind=runtime.kind)
         for component in COMPONENTS:
             if effective.piece(component) is not None:
-                yield subject, component, _replica(namespace, component, None, named)
+                yield runtime, component, _replica(namespace, component, None, named)
+
+
+def _listed(names: Sequence[str], shown: int = 3) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _plan(catalog: Catalog, assume_ready: bool) -> tuple[Catalog, frozenset[Any], list[str]]:
+    """The catalog to lint, the models not to render, and the notes saying why."""
+    if assume_ready:
+        assumed = assume_models_ready(catalog)
+        format_note = assumed.format_note()
+        notes = [assumed.note(), *([format_note] if format_note else [])]
+        return assumed.catalog, frozenset(assumed.format_unknown), notes
+    waiting = sorted(k for k, m in catalog.models.items() if not m.is_disabled and not is_model_ready(m))
+    if not waiting:
+        return catalog, frozenset(), []
+    names = [key[2] for key in waiting]
+    note = (
+        f"{len(names)} model{'s' if len(names) != 1 else ''} not Ready, not linted: every replica of one "
+        f"blocks ModelNotFound until it is ({_listed(names)}); --assume-models-ready lints them as Ready"
+    )
+    return catalog, frozenset(waiting), [note]
 
 
 def lint(
-    catalog: Catalog, *, validate: Validator | None = None, progress: Progress | None = None
+    catalog: Catalog,
+    *,
+    validate: Validator | None = None,
+    progress: Progress | None = None,
+    assume_ready: bool = False,
 ) -> LintReport:
-    """Every problem a render of this catalog would meet, with the object that causes it."""
-    catalog = _as_ready(catalog)
+    """Every problem a render of this catalog would meet, with the object that causes it.
+
+    ``assume_ready`` lints every model as if Ready (:func:`omerender.readiness.assume_models_ready`);
+    without it, the models that are not Ready are counted in a note and not rendered.
+    """
+    catalog, skip, notes = _plan(catalog, assume_ready)
     resolver = Resolver(catalog)
-    jobs = list(_jobs(catalog, resolver))
+    jobs = list(_jobs(catalog, resolver, skip))
     findings: list[Finding] = []
     renders = 0
     for done, (subject, component, job) in enumerate(jobs, start=1):
@@ -138,9 +408,15 @@ def lint(
         try:
             result = render(job, catalog, resolver=resolver)
             revision_of(result)  # what preview refuses too: a template Go's decoder would not read
+        except RenderBlocked as blocked:
+            findings.append(
+                _finding(
+                    subject, component, f"{blocked.reason.value}: {blocked.message}", blocked.reason.value
+                )
+            )
+            continue
         except OmeRenderError as exc:
-            detail = f"{exc.reason.value}: {exc.message}" if isinstance(exc, RenderBlocked) else str(exc)
-            findings.append(Finding(subject, component, detail))
+            findings.append(_finding(subject, component, str(exc), type(exc).__name__))
             continue
         if validate is None:
             continue
@@ -151,14 +427,23 @@ def lint(
                 "metadata": {"name": f"{job.spec.component}-{runner.name}"},
                 "template": runner.template,
             }
-            findings.extend(Finding(subject, component, problem) for problem in validate(template))
-    return LintReport(renders=renders, findings=tuple(findings))
+            findings.extend(_finding(subject, component, problem, SCHEMA) for problem in validate(template))
+    return LintReport(renders=renders, findings=tuple(findings), notes=tuple(notes))
 
 
 def _invalid(exc: InvalidObjectError) -> Finding:
     where = f"{exc.namespace}/{exc.name}" if exc.namespace else exc.name or "<unnamed>"
     subject = f"{exc.kind} {where}"
-    return Finding(subject, "-", "invalid: " + "; ".join(str(p) for p in exc.problems))
+    problem = "invalid: " + "; ".join(str(p) for p in exc.problems)
+    return Finding(
+        subject,
+        "-",
+        problem,
+        code=INVALID,
+        kind=exc.kind,
+        namespace=exc.namespace or None,
+        name=exc.name or "",
+    )
 
 
 def lint_objects(
@@ -166,6 +451,7 @@ def lint_objects(
     *,
     validate: Validator | None = None,
     progress: Progress | None = None,
+    assume_ready: bool = False,
 ) -> LintReport:
     """:func:`lint` of the catalog these objects make; an object the catalog refuses (one OME could not
     read, or a second object of the same kind and name) is a finding, and the rest are linted."""
@@ -187,5 +473,5 @@ def lint_objects(
             continue
         seen |= keys
         good.append(obj)
-    report = lint(Catalog.from_objects(good), validate=validate, progress=progress)
-    return LintReport(renders=report.renders, findings=(*findings, *report.findings))
+    report = lint(Catalog.from_objects(good), validate=validate, progress=progress, assume_ready=assume_ready)
+    return LintReport(renders=report.renders, findings=(*findings, *report.findings), notes=report.notes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -50,10 +51,48 @@ def _output_failed(command: str, exc: OSError) -> int:
     return 2
 
 
+# The modules of the ``tools`` extra a command needs; the core install (``pip install omerender``)
+# renders and validates without them.
+_TOOLS_EXTRA = "tools"
+
+
+def _tools_modules(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.command == "diff":
+        return ("deepdiff",)
+    if (args.command == "lint" and not args.no_schema) or (args.command == "render" and args.validate):
+        return ("kubernetes_validate", "jsonschema_rs")
+    return ()
+
+
+def _missing_extra(args: argparse.Namespace) -> str | None:
+    """The message for a command whose extra is not installed, or None when it can run."""
+    for module in _tools_modules(args):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            what = {"lint": "the Kubernetes schema check ", "render": "--validate "}.get(args.command, "")
+            hint = " (or run it with --no-schema)" if args.command == "lint" else ""
+            return (
+                f"omerender {args.command}: {what}needs the '{_TOOLS_EXTRA}' extra ({module} is not "
+                f"installed): pip install 'omerender[{_TOOLS_EXTRA}]'{hint}"
+            )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    stray = [word for word in extra if not word.startswith("-")]
+    if args.command == "diff" and stray == extra:
+        # argparse fills diff's positional list once; the paths it could not place join it, so that
+        # diff names every path given without a flag instead of argparse's "unrecognized arguments".
+        args.folders = [*args.folders, *stray]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     forget_origins()
+    if (missing := _missing_extra(args)) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     try:
         code: int = args.func(args)
         sys.stdout.flush()

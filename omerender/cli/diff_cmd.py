@@ -13,45 +13,53 @@ from pathlib import Path
 from typing import Any
 
 from omerender.catalog import Catalog
+from omerender.cli.assume import add_flag
 from omerender.cli.io import InputError, load_objects
 from omerender.cli.strict import check_replica
-from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
+from omerender.readiness import assume_models_ready
 
 __all__ = ["add_parser", "main", "run"]
 
 KIND = "InferenceReplica"
 _EPILOG = """\
-which replicas: the REPLICAS files, rendered as they are against the --before and then the --after
-objects (InferenceReplicas among those objects are then ignored); without REPLICAS, every
-InferenceReplica among the --before objects and every one among the --after objects, matched by
-namespace/name, so a replica may change too, appear ("new") or go ("removed"). --before and --after
-take several paths each: give REPLICAS first, or after "--".
+which replicas: the -f files, rendered as they are against the --before and then the --after objects
+(InferenceReplicas among those objects are then ignored); without -f, every InferenceReplica among the
+--before objects and every one among the --after objects, matched by namespace/name, so a replica may
+change too, appear ("new") or go ("removed"). Each flag takes one path and may repeat, as kubectl's
+-f does, so the order of the arguments never changes their meaning. With -f, a --before or --after
+path that holds only InferenceReplicas is an error: replicas are named with -f.
 
 per replica:
   unchanged                 renders to the same revision
   rolls OLD -> NEW          renders to another revision: every Instance rolls (the changed template
-                            fields are listed, keyed lists matched by name; a reorder of env or
-                            containers changes the revision too, listed as "order changed")
+                            fields are listed, keyed lists matched by name, in natural order:
+                            command[2] before command[10]; a reorder of env or containers changes the
+                            revision too, listed as "order changed")
   blocks REASON             cannot render any more; OME keeps the running pods
   still blocks REASON       blocked before and after for the same reason
   unblocks -> NEW           blocked before, renders now
   new -> NEW | new, blocks  only among the after replicas
   removed (was OLD)         only among the before replicas
+A replica that renders from another runtime says "runtime changed from KIND OLD to KIND NEW".
+
+catalog files kept in git carry no model status, and a replica of a model that is not Ready blocks
+(ModelNotFound) on both sides, hiding a roll: --assume-models-ready treats every model as Ready and
+the output says so.
 
 exit status (kubectl diff's convention): 0 nothing rolls, blocks, unblocks, appears or goes; 1 something
 does; 2 bad input or usage.
 
-two folders: "omerender diff DIR1 DIR2" (exactly two folders, no --before/--after) means --before DIR1
+two folders: "omerender diff DIR1 DIR2" (exactly two folders, no other path) means --before DIR1
 --after DIR2 and reads every file in them, whatever its name. That is the KUBECTL_EXTERNAL_DIFF
 calling convention (kubectl writes one suffix-less file per object); kubectl puts the two folders
-right after the program, so point it at a wrapper, and include the replicas in what kubectl diffs:
-  printf '#!/bin/sh\\nexec omerender diff "$@"\\n' > ~/bin/omerender-kdiff && chmod +x ~/bin/omerender-kdiff
+right after the program, so point it at omerender-kdiff (installed with omerender), and include the
+replicas in what kubectl diffs:
   KUBECTL_EXTERNAL_DIFF=omerender-kdiff kubectl diff -f catalog/ -f replicas/
 
 examples:
-  omerender diff --before main/catalog main/replicas --after pr/catalog pr/replicas
-  omerender diff replicas/ --before main/catalog --after pr/catalog --output markdown > comment.md
+  omerender diff --before main/catalog --before main/replicas --after pr/catalog --after pr/replicas
+  omerender diff -f replicas/ --before main/catalog --after pr/catalog --output markdown > comment.md
 """
 
 
@@ -68,13 +76,21 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "replicas",
+        "folders",
         nargs="*",
-        metavar="REPLICAS",
-        help="files or folders with the replicas to render (or DIR1 DIR2, see below)",
+        metavar="DIR1 DIR2",
+        help="two folders to compare, as KUBECTL_EXTERNAL_DIFF passes them (see below)",
     )
-    p.add_argument("--before", nargs="+", action="extend", metavar="PATH", help="objects before the change")
-    p.add_argument("--after", nargs="+", action="extend", metavar="PATH", help="objects after the change")
+    p.add_argument("--before", action="append", metavar="PATH", help="objects before the change (repeatable)")
+    p.add_argument("--after", action="append", metavar="PATH", help="objects after the change (repeatable)")
+    p.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        dest="replicas",
+        metavar="PATH",
+        help="replicas to render on both sides (repeatable)",
+    )
     p.add_argument(
         "--output",
         "-o",
@@ -82,6 +98,7 @@ def add_parser(sub: Any) -> None:
         default="text",
         help="text (default), json, or markdown for a pull-request comment",
     )
+    add_flag(p)
     p.set_defaults(func=run)
 
 
@@ -115,31 +132,63 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
     return out
 
 
+def _side(flag: str, paths: Sequence[str], replicas_apart: bool) -> list[dict[str, Any]]:
+    """The objects of one side; with -f, a path holding only replicas is refused, not misread."""
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        objects = load_objects([path])
+        if replicas_apart and objects and all(o.get("kind") == KIND for o in objects):
+            raise InputError(
+                f"{flag} {path}: holds only {KIND}s, where {flag} expects models and runtimes; "
+                f"give replicas with -f {path}"
+            )
+        out.extend(objects)
+    return out
+
+
 def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """(before objects, after objects, REPLICAS paths), with the two-folder form resolved."""
-    positional: list[str] = list(args.replicas)
-    if args.before is None and args.after is None:
-        if len(positional) == 2 and all(Path(p).is_dir() for p in positional):
-            return _folder_objects(Path(positional[0])), _folder_objects(Path(positional[1])), []
+    """(before objects, after objects, -f paths), with the two-folder form resolved."""
+    folders: list[str] = list(args.folders)
+    replicas: list[str] = list(args.replicas or ())
+    if args.before is None and args.after is None and not replicas:
+        if len(folders) == 2 and all(Path(p).is_dir() for p in folders):
+            return _folder_objects(Path(folders[0])), _folder_objects(Path(folders[1])), []
         raise InputError(
-            "give --before PATH... and --after PATH... (and optionally REPLICAS), or exactly two folders "
-            "DIR1 DIR2 to compare"
+            "give --before PATH and --after PATH (each may repeat; replicas with -f PATH), or exactly "
+            "two folders DIR1 DIR2 to compare"
+        )
+    if folders:
+        raise InputError(
+            f"{' '.join(folders)}: a path without a flag; --before and --after take one path each (repeat "
+            "the flag for more) and replicas are given with -f PATH, so that no path's meaning depends "
+            "on where it stands"
         )
     if args.before is None or args.after is None:
         missing = "--before" if args.before is None else "--after"
         raise InputError(f"{missing} is missing: give the objects on both sides of the change")
-    return load_objects(args.before), load_objects(args.after), positional
+    before = _side("--before", args.before, bool(replicas))
+    after = _side("--after", args.after, bool(replicas))
+    return before, after, replicas
 
 
 def run(args: argparse.Namespace) -> int:
+    # deepdiff comes with the tools extra: imported only when the command runs (the CLI checks it first).
+    from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
+
     before_objects, after_objects, replica_paths = _objects(args)
     before_catalog = Catalog.from_objects(before_objects)
     after_catalog = Catalog.from_objects(after_objects)
+    notes: list[str] = []
+    if args.assume_models_ready:
+        before_ready, after_ready = assume_models_ready(before_catalog), assume_models_ready(after_catalog)
+        before_catalog, after_catalog = before_ready.catalog, after_ready.catalog
+        for side, ready in (("before", before_ready), ("after", after_ready)):
+            notes.extend(f"{side}: {note}" for note in (ready.note(), ready.format_note()) if note)
     if replica_paths:
-        fixed = _replicas(load_objects(replica_paths), "REPLICAS")
+        fixed = _replicas(load_objects(replica_paths), "-f")
         if not fixed:
             raise InputError(
-                f"{' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
+                f"-f {' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
             )
         ignored = sorted(
             {_namespaced_name(o) for o in [*before_objects, *after_objects] if o.get("kind") == KIND}
@@ -147,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         if ignored:
             print(
                 f"diff: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
-                "the REPLICAS given render on both sides",
+                "the replicas given with -f render on both sides",
                 file=sys.stderr,
             )
         before, after = fixed, fixed
@@ -156,16 +205,18 @@ def run(args: argparse.Namespace) -> int:
         after = _replicas(after_objects, "after")
         if not before and not after:
             raise InputError(
-                f"no {KIND} among the objects on either side; give the replicas to render as REPLICAS "
+                f"no {KIND} among the objects on either side; give the replicas to render with -f PATH "
                 "or include them in the --before and --after paths"
             )
     diffs = diff_replicas(before, after, before_catalog, after_catalog)
     if args.output == "json":
-        sys.stdout.write(json.dumps(to_json(diffs), indent=2, ensure_ascii=False) + "\n")
+        doc = to_json(diffs, notes=notes)
+        doc["assumeModelsReady"] = bool(args.assume_models_ready)
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
-        sys.stdout.write(to_markdown(diffs))
+        sys.stdout.write(to_markdown(diffs, notes=notes))
     else:
-        sys.stdout.write(to_text(diffs))
+        sys.stdout.write(to_text(diffs, notes=notes))
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.changed for d in diffs) else 0
 

@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
-from omerender.cli.io import load_objects
+from omerender.cli.assume import add_flag
+from omerender.cli.io import load_objects, origin_of
 from omerender.cli.kubeschema import kube_problems
-from omerender.lint import lint_objects
+from omerender.lint import CODES, Finding, LintReport, lint_objects
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "to_json", "to_text"]
 
 # Below this many renders lint is instant; above it, say how far it got.
 _PROGRESS_FROM = 300
+
+_EPILOG = """\
+output: the findings grouped by problem, errors first, one line each: the object, the piece rendered
+([engine], [router], ... or [-] for the object itself), its file, and the problem; a model no runtime
+can be selected for names how many runtimes were checked and the closest few, each with the first
+reason it was passed over. Then one "note:" line for what was counted rather than reported model by
+model, and a table of the problems with their counts. -o json prints the same as one JSON object.
+
+warnings: NameTieBreak (the selected runtime won on its name alone) and RuntimeForAnotherSize (it
+declares a modelSizeRange the model's size was never checked against). They do not fail lint.
+
+exit status: 0 no errors (warnings allowed), 1 errors, 2 bad input or usage.
+"""
 
 
 def add_parser(sub: Any) -> None:
@@ -21,13 +38,23 @@ def add_parser(sub: Any) -> None:
         "lint",
         help="render every model and runtime of a catalog and report every problem",
         description=(
-            "Render every model with the runtime it would select (for each piece that runtime has) and "
-            "every runtime alone (for each of its pieces); validate each result against the Kubernetes "
+            "Render every model with the runtime it would select (for each piece that runtime has) and\n"
+            "every runtime alone (for each of its pieces); validate each result against the Kubernetes\n"
             "1.36 schemas. Exit 1 when anything is wrong."
         ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--objects", nargs="+", required=True, metavar="PATH", help="catalog files or folders")
     p.add_argument("--no-schema", action="store_true", help="skip the Kubernetes schema check")
+    add_flag(p)
+    p.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) for people, json for machines",
+    )
     p.set_defaults(func=run)
 
 
@@ -36,15 +63,74 @@ def _progress(done: int, total: int) -> None:
         print(f"lint: {done}/{total} renders", file=sys.stderr)
 
 
+def _file(finding: Finding) -> str | None:
+    origin = origin_of(finding.kind, finding.name) if finding.kind else None
+    return str(origin) if origin is not None else None
+
+
+def _groups(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    """Findings by code: errors before warnings, the larger group first, then by code."""
+    grouped: dict[str, list[Finding]] = {}
+    for finding in findings:
+        grouped.setdefault(finding.code, []).append(finding)
+    order = sorted(grouped.items(), key=lambda g: (g[1][0].severity != "error", -len(g[1]), g[0]))
+    return [(code, sorted(items, key=lambda f: (f.subject, f.component))) for code, items in order]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def to_text(report: LintReport) -> str:
+    """The human output: grouped findings, notes, then a summary table."""
+    lines: list[str] = []
+    groups = _groups(report.findings)
+    for code, items in groups:
+        title = CODES.get(code, "renders OME's controller would block")
+        lines.append(f"{items[0].severity} {code}: {title} ({len(items)})")
+        for f in items:
+            where = _file(f)
+            lines.append(f"  {f.subject} [{f.component}]{f' ({where})' if where else ''}: {f.problem}")
+        lines.append("")
+    lines.extend(f"note: {note}" for note in report.notes)
+    if groups:
+        if report.notes:
+            lines.append("")
+        width = max(len("problem"), *(len(code) for code, _ in groups))
+        lines.append(f"{'problem':<{width}}  severity  count")
+        lines.extend(f"{code:<{width}}  {items[0].severity:<8}  {len(items):>5}" for code, items in groups)
+    return "".join(f"{line}\n" for line in lines)
+
+
+def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
+    counts = Counter(f.code for f in report.findings)
+    return {
+        "renders": report.renders,
+        "assumeModelsReady": assume_ready,
+        "errors": len(report.errors),
+        "warnings": len(report.warnings),
+        "summary": {code: counts[code] for code, _ in _groups(report.findings)},
+        "notes": list(report.notes),
+        "findings": [{**f.as_json(), "file": _file(f)} for f in report.findings],
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     report = lint_objects(
-        load_objects(args.objects), validate=None if args.no_schema else kube_problems, progress=_progress
+        load_objects(args.objects),
+        validate=None if args.no_schema else kube_problems,
+        progress=_progress,
+        assume_ready=args.assume_models_ready,
     )
-    for finding in report.findings:
-        print(finding)
-    problems = len(report.findings)
+    if args.output == "json":
+        out = to_json(report, assume_ready=args.assume_models_ready)
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(to_text(report))
+    errors = len(report.errors)
     print(
-        f"lint: {report.renders} renders, {problems} problem{'s' if problems != 1 else ''}",
+        f"lint: {report.renders} renders, {_plural(errors, 'problem')}, "
+        f"{_plural(len(report.warnings), 'warning')}",
         file=sys.stderr,
     )
-    return 1 if problems else 0
+    return 1 if errors else 0

@@ -7,12 +7,14 @@ import sys
 from typing import Any
 
 from omerender.catalog import Catalog
+from omerender.cli.assume import add_flag
 from omerender.cli.io import dump_stream, load_objects, load_one
 from omerender.cli.kubeschema import kube_problems
 from omerender.cli.strict import check_replica
 from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica, parse_object
 from omerender.preview import Preview, preview
+from omerender.readiness import assume_models_ready
 
 __all__ = ["add_parser", "run"]
 
@@ -43,6 +45,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="check every printed Kubernetes object against the Kubernetes 1.36 schemas (exit 1 if any fails)",
     )
+    add_flag(p)
     p.set_defaults(func=run)
 
 
@@ -94,14 +97,28 @@ def run(args: argparse.Namespace) -> int:
     check_replica(raw, args.replica)
     replica = parse_object(InferenceReplica, raw)
     catalog = Catalog.from_objects(load_objects(args.objects))
+    assumed = None
+    if args.assume_models_ready:
+        assumed = assume_models_ready(catalog)
+        catalog = assumed.catalog
+        print(f"render: {assumed.note()}", file=sys.stderr)
     try:
         result = preview(replica, catalog, instances=args.instances)
     except RenderBlocked as blocked:
-        print(f"{blocked.reason.value}: {blocked.message}", file=sys.stderr)
+        model = catalog.model_for(replica)
+        unknown = assumed is not None and model is not None and not model.spec.model_format.name
+        why = (
+            " (assumed Ready, the model has no format until OME has downloaded its weights)"
+            if unknown
+            else ""
+        )
+        print(f"{blocked.reason.value}: {blocked.message}{why}", file=sys.stderr)
         return 1
     for advisory in result.render.advisories:
         print(f"Warning {advisory.reason}: {advisory.message}", file=sys.stderr)
     documents = _documents(replica, result)
+    if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
+        sys.stdout.write(f"# {assumed.note()}\n")
     sys.stdout.write(dump_stream(documents))
     if args.validate:
         problems = [p for _, doc in documents for p in kube_problems(doc)]

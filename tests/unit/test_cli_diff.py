@@ -110,10 +110,10 @@ def test_replicas_given_render_on_both_sides(capsys: pytest.CaptureFixture[str],
     before = write(tmp_path / "before.yaml", runtime("rt-a", "img:1"), runtime("rt-b", "b:1"))
     after = write(tmp_path / "after.yaml", runtime("rt-a", "img:2"), runtime("rt-b", "b:1"))
     replicas = write(tmp_path / "replicas" / "r.yaml", *REPLICAS)
-    # REPLICAS first, or after "--": --before/--after take several paths each.
+    # -f anywhere: every flag takes one path, so the order of the arguments does not matter.
     for argv in (
-        [replicas, "--before", before, "--after", after],
-        ["--before", before, "--after", after, "--", replicas],
+        ["-f", replicas, "--before", before, "--after", after],
+        ["--before", before, "--after", after, "--filename", replicas],
     ):
         code, out, _ = run(capsys, *argv)
         assert code == 1
@@ -127,7 +127,7 @@ def test_replicas_given_win_over_replicas_among_the_objects(
 ) -> None:
     objs = write(tmp_path / "objs.yaml", runtime("rt-a", "img:1"), replica("other", "rt-a"))
     replicas = write(tmp_path / "r.yaml", replica("a-1", "rt-a"))
-    code, out, err = run(capsys, replicas, "--before", objs, "--after", objs)
+    code, out, err = run(capsys, "-f", replicas, "--before", objs, "--after", objs)
     assert (code, out) == (0, f"{NS}/a-1: unchanged\n")
     assert f"ignoring the InferenceReplicas among --before/--after ({NS}/other)" in err
 
@@ -187,7 +187,7 @@ def test_two_files_are_not_the_two_folder_form(capsys: pytest.CaptureFixture[str
     a = write(tmp_path / "a.yaml", replica("a-1", "rt-a"))
     code, _, err = run(capsys, a, a)
     assert code == 2
-    assert "give --before PATH... and --after PATH..." in err
+    assert "give --before PATH and --after PATH" in err
 
 
 # -- outputs -----------------------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def test_unreadable_objects_exit_2_naming_the_file(
         ["render", replica, "--objects", str(CATALOG), bad],
         ["lint", "--objects", bad],
         ["validate", replica, "--objects", bad],
-        ["diff", "--before", bad, "--after", str(CATALOG), "--", replica],
+        ["diff", "--before", bad, "--after", str(CATALOG), "-f", replica],
     ):
         code, err = _run(capsys, *argv)
         assert code == 2, argv
@@ -123,7 +123,11 @@ def test_runtime_pieces_of_the_wrong_shape_exit_2_and_lint_reports_them(
     code, _ = _run(capsys, "lint", "--objects", catalog)
     assert code == 1
     out = _run.out  # type: ignore[attr-defined]
-    assert out.startswith("ClusterServingRuntime vllm-llama-3-2-1b-instruct [-]: invalid: spec.engineConfig.")
+    assert out.startswith("error InvalidObject: ")
+    assert (
+        f"\n  ClusterServingRuntime vllm-llama-3-2-1b-instruct [-] ({catalog}/runtime.yaml): "
+        "invalid: spec.engineConfig." in out
+    )
     assert expected in out
 
 
@@ -287,7 +291,7 @@ def test_fuzz_every_command_exits_0_1_or_2_without_a_traceback(
         ["render", good, "--objects", str(path)],
         ["lint", "--no-schema", "--objects", str(path)],
         ["validate", str(path), "--objects", str(path)],
-        ["diff", "--before", str(path), "--after", str(CATALOG), "--", good],
+        ["diff", "--before", str(path), "--after", str(CATALOG), "-f", good],
     ):
         code, err = _run(capsys, *argv)
         assert code in (0, 1, 2), (argv, err)

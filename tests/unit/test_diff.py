@@ -497,6 +497,7 @@ def test_json_output_shape() -> None:
         "status",
         "headline",
         "changed",
+        "runtimeChanged",
         "before",
         "after",
         "changes",
@@ -504,6 +505,8 @@ def test_json_output_shape() -> None:
     }
     assert (first["namespace"], first["name"], first["status"]) == (NS, "a-1", "rolls")
     assert first["before"]["blocked"] is None
+    assert first["before"]["runtime"] == {"kind": "ClusterServingRuntime", "name": "rt-a"}
+    assert first["runtimeChanged"] is False
     assert first["changes"] == [
         {
             "where": "runner default",

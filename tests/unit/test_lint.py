@@ -115,7 +115,7 @@ def test_cli_exit_codes_and_progress(tmp_path: Path, capsys: pytest.CaptureFixtu
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "lint: 100/" in captured.err  # progress shows above a few hundred renders
-    assert captured.err.rstrip().endswith("0 problems")
+    assert captured.err.rstrip().endswith("0 problems, 0 warnings")
 
     objects = generate(20, 60)
     objects.append(_runtime("lonely", engineConfig={"runner": {"name": "c", "image": "i"}}))
@@ -124,4 +124,7 @@ def test_cli_exit_codes_and_progress(tmp_path: Path, capsys: pytest.CaptureFixtu
     broken.write_text(yaml.safe_dump_all(objects))
     assert main(["lint", "--objects", str(broken)]) == 1
     out = capsys.readouterr().out
-    assert 'ClusterServingRuntime lonely [-]: ParentNotFound: inherit-from parent "ghost" not found' in out
+    assert (
+        f'ClusterServingRuntime lonely [-] ({broken}): ParentNotFound: inherit-from parent "ghost" not found'
+        in out
+    )

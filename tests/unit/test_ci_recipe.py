@@ -1,0 +1,176 @@
+"""The CI recipe (docs/ci-recipe.md) and the pre-commit hook (.pre-commit-hooks.yaml), run for real on a
+git repository of two commits made here: the recipe's diff step as the workflow writes it, and the hook
+through pre-commit itself."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.unit.example_objects import MODEL, REPLICA, ROOT, RUNTIME
+
+Obj = dict[str, Any]
+
+
+def _git(repo: Path, *argv: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=CI", "-c", "user.email=ci@example.com", *argv],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout
+
+
+def _write(path: Path, *objs: Obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+
+
+def _hook() -> Obj:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert isinstance(hook, dict)
+    return hook
+
+
+@pytest.fixture
+def shim(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``omerender`` command is this checkout's, as ``pip install`` would make it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "omerender"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omerender.cli "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    return env
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """main: the catalog (no status, as in git) and a replica; the second commit adds a runtime that
+    scores higher for the replica's model, so the replica switches runtime and rolls."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    model = copy.deepcopy(MODEL)
+    del model["status"]
+    _write(repo / "catalog" / "models.yaml", model)
+    _write(repo / "catalog" / "runtimes.yaml", RUNTIME)
+    _write(repo / "replicas" / "llama-pool.yaml", REPLICA)
+    hook = {k: v for k, v in _hook().items() if k != "additional_dependencies"}
+    local = {**hook, "language": "system", "args": ["--objects", "catalog/"]}
+    (repo / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}, sort_keys=False)
+    )
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "catalog and replica")
+    newer = copy.deepcopy(RUNTIME)
+    newer["metadata"]["name"] = "vllm-llama-3-2-1b-instruct-v2"
+    newer["spec"]["supportedModelFormats"][0]["priority"] = 2
+    newer["spec"]["engineConfig"]["runner"]["image"] = "docker.io/vllm/vllm-openai:v0.10.0"
+    _write(repo / "catalog" / "runtimes.yaml", RUNTIME, newer)
+    _git(repo, "commit", "-q", "-am", "a newer vLLM runtime")
+    return repo
+
+
+def _run(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _workflow() -> Obj:
+    text = (ROOT / "docs" / "ci-recipe.md").read_text()
+    block = re.search(r"<!-- ci-recipe: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
+    assert block is not None
+    workflow: Obj = yaml.safe_load(block.group(1))
+    return workflow
+
+
+def _diff_step(
+    repo: Path, env: dict[str, str], base_ref: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the workflow's diff step as GitHub's runner does (bash -eo pipefail), in the repository."""
+    (step,) = [s for s in _workflow()["jobs"]["diff"]["steps"] if s.get("id") == "diff"]
+    outputs = repo.parent / "github-output"
+    outputs.write_text("")
+    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
+    script = repo.parent / "step.sh"
+    script.write_text(step["run"])
+    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
+    return done, outputs.read_text()
+
+
+def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str, str]) -> None:
+    # On GitHub the base is origin/<base branch>; here, the commit before the pull request's.
+    done, outputs = _diff_step(repo, shim, "HEAD~1")
+    assert done.returncode == 0, done.stderr
+    assert outputs == "changed=true\n"
+    comment = (repo / "omerender-diff.md").read_text()
+    assert comment.startswith("### omerender diff: 1 replica: 1 rolls\n")
+    assert (
+        "> before: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready"
+        in comment
+    )
+    assert (
+        "runtime changed from ClusterServingRuntime vllm-llama-3-2-1b-instruct to "
+        "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2"
+    ) in comment
+    assert '"docker.io/vllm/vllm-openai:v0.9.0.1" -> "docker.io/vllm/vllm-openai:v0.10.0"' in comment
+    # The step reads the base from git and leaves the checkout as it was, but for the comment file.
+    assert _git(repo, "status", "--porcelain") == "?? omerender-diff.md\n"
+
+
+def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:
+    done, outputs = _diff_step(repo, shim, "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert outputs == "changed=false\n"
+    assert "No replica rolls or blocks." in (repo / "omerender-diff.md").read_text()
+
+
+def test_the_diff_step_fails_on_bad_input(repo: Path, shim: dict[str, str]) -> None:
+    (repo / "catalog" / "runtimes.yaml").write_text("kind: [unclosed\n")
+    _git(repo, "commit", "-q", "-am", "broken")
+    done, _ = _diff_step(repo, shim, "HEAD~1")
+    assert done.returncode == 2
+    assert "catalog/runtimes.yaml: not valid YAML" in done.stderr
+
+
+def test_the_manifest_is_one_pre_commit_reads_and_installs_the_tools_extra() -> None:
+    clientlib = pytest.importorskip("pre_commit.clientlib")
+    (hook,) = clientlib.load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
+    assert (hook["id"], hook["language"], hook["pass_filenames"]) == ("omerender-lint", "python", False)
+    tools = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["tools"]
+    assert sorted(hook["additional_dependencies"]) == sorted(tools)
+
+
+def test_pre_commit_runs_the_hook(repo: Path, shim: dict[str, str]) -> None:
+    pytest.importorskip("pre_commit")
+
+    def pre_commit() -> subprocess.CompletedProcess[str]:
+        return _run(repo, shim, sys.executable, "-m", "pre_commit", "run", "omerender-lint", "--all-files")
+
+    done = pre_commit()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"omerender lint\.+Passed", done.stdout)
+    # A runtime whose container mounts a volume it does not declare: OME renders pods the API refuses.
+    broken = copy.deepcopy(RUNTIME)
+    broken["spec"]["engineConfig"]["runner"]["volumeMounts"] = [{"name": "nowhere", "mountPath": "/x"}]
+    _write(repo / "catalog" / "runtimes.yaml", broken)
+    _git(repo, "add", "-A")
+    done = pre_commit()
+    assert done.returncode == 1
+    assert re.search(r"omerender lint\.+Failed", done.stdout)
+    assert "ClusterServingRuntime vllm-llama-3-2-1b-instruct [engine] (catalog/runtimes.yaml)" in done.stdout
