@@ -14,6 +14,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, stuck_container
+from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.settings import format_go_duration
@@ -214,6 +215,8 @@ def check_failure(
     fails it as ``DeadlineExceeded: <Type>/<Step> exceeded InstanceReadyTimeout``
     (``deadlineFailureMessage``). Returns the (possibly parked) row and the failed row, if any.
     """
+    # A quota refusal recorded by the executor parks the clock until the create goes through.
+    row = quota_hold(ctx, row, pod is not None)
     row, no_room = _park_unschedulable(ctx, row, pod, out)
     op = row.operation
     assert op is not None
