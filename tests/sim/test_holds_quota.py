@@ -158,3 +158,28 @@ def test_a_second_episode_is_announced_again() -> None:
         "OMENative component=engine instance=1",
         "OMENative component=engine instance=2",
     ]
+
+
+def _quota_scenario(crash_at: frozenset[int]) -> tuple[QuotaSim, Driver]:
+    """A refused scale-up, the quota raised, the Instance up: the controller dies at ``crash_at``."""
+    sim = QuotaSim(settings=SETTINGS)
+    sim.apply_replica(base_replica())
+    driver = Driver(sim, crash_at=crash_at)
+    driver.run(converged)
+    sim.pod_quota = 1
+    sim.update_spec(replicas=2)
+    _passes(sim, driver, 2 * TIMEOUT)
+    sim.pod_quota = None
+    driver.run(converged)
+    return sim, driver
+
+
+def test_a_controller_crash_anywhere_in_a_quota_episode_changes_nothing() -> None:
+    """Crash after every action: the same end, one announcement, no failure, nothing created twice."""
+    clean, driver = _quota_scenario(frozenset())
+    for n in range(1, driver.actions_applied + 1):
+        sim, _ = _quota_scenario(frozenset({n}))
+        assert sim.violations == []
+        assert sim.serving_indices() == {0, 1}
+        assert _blocked_events(sim) == _blocked_events(clean)
+        assert "InstanceFailed" not in sim.event_reasons()
