@@ -26,7 +26,7 @@ holds ``holds/quota.go``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,7 +37,14 @@ from omereconcile.planner.quota import takes_row
 from omereconcile.planner.rows import Row
 from omereconcile.world import PodView, format_time, parse_time
 
-__all__ = ["UNSCHEDULABLE", "Unplaced", "scheduler_hold", "unplaced", "unschedulable_failure_message"]
+__all__ = [
+    "UNSCHEDULABLE",
+    "Unplaced",
+    "first_unplaced",
+    "scheduler_hold",
+    "unplaced",
+    "unschedulable_failure_message",
+]
 
 UNSCHEDULABLE = "Unschedulable"  # corev1.PodReasonUnschedulable, the waiting token
 # Status times have whole seconds: the first pass strictly past the grace is one second after it.
@@ -60,6 +67,13 @@ def unplaced(pod: PodView | None) -> Unplaced | None:
     if cond is None or cond.status != "False" or cond.reason != UNSCHEDULABLE:
         return None
     return Unplaced(pod.name, cond.message or "", cond.last_transition_time)
+
+
+def first_unplaced(pods: Sequence[PodView]) -> PodView | None:
+    """Go ``FirstUnschedulablePod``: of several pods (a gang), the unplaceable one whose name sorts
+    lowest, so the same pod is reported on every pass."""
+    found = sorted((p for p in pods if unplaced(p) is not None), key=lambda p: p.name)
+    return found[0] if found else None
 
 
 def unschedulable_failure_message(message: str) -> str:
