@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sim_api import Sim
+from sim_api import Sim, base_replica
 from sim_driver import Driver, converged
 from sim_rolling import rolling_into
 
@@ -110,3 +110,23 @@ def test_room_appearing_releases_the_hold_with_a_full_window() -> None:
     assert sim.now + timeout - timedelta(seconds=1) <= deadline <= sim.now + timeout
     assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"  # the evidence survives release
     driver.run(converged)
+
+
+def test_a_recreate_whose_new_pod_cannot_schedule_parks_then_fails_past_the_grace() -> None:
+    """The same hold on RecreatePod's CreatePods step: parked, then the environment's failure."""
+    sim = Sim(
+        settings=OperatorSettings(
+            unschedulable_grace_period=GRACE, instance_ready_timeout=timedelta(minutes=1)
+        )
+    )
+    sim.apply_replica(base_replica(lifecycle={"updateStrategy": {"type": "RecreatePod"}}))
+    driver = Driver(sim)
+    driver.run(converged)
+    sim.behaviour["vllm:v2"] = "unschedulable"
+    sim.image = "vllm:v2"
+    driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
+    op = sim.rows()[0]["operation"]
+    assert (op["type"], op["step"], op.get("deadline")) == ("Update", "CreatePods", None)
+    driver.run(lambda s: "InstanceFailed" in s.event_reasons())
+    assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
+    assert "retryBlocks" not in sim.status
