@@ -638,6 +638,9 @@ class Controller:
             )
             self._settings_error = str(exc)
             return
+        if settings.update_retry_invalid:
+            # OME treats an invalid updateRetry as unconfigured: the first workload-caused failure holds.
+            log.warning("lifecycle.updateRetry ignored", extra={"error": settings.update_retry_invalid})
         with self._catalog_lock:
             self._settings = settings
             self._catalog = None

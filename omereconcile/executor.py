@@ -1,6 +1,9 @@
 """Apply one plan's actions in order; stop at the first failure (docs/planner.md, "The contract").
 
 - ``CreatePod`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an earlier pass did it.
+  A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
+  operation (``capacityRefusedAt``, a status PUT) and announced once per episode
+  (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
@@ -37,11 +40,13 @@ from omereconcile.kube import (
     AlreadyExists,
     ApiError,
     Conflict,
+    Forbidden,
     Invalid,
     Kube,
     NotFound,
 )
 from omereconcile.observe import paths
+from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
 from omereconcile.world import format_time
 from omerender import constants as c
 
@@ -126,8 +131,14 @@ class Executor:
         ns, name = str(meta["namespace"]), str(meta["name"])
         kube = self.kube
         if isinstance(act, A.CreatePod):
-            with contextlib.suppress(AlreadyExists):  # an earlier pass created it
+            try:
                 kube.post(paths.pods(ns), dict(act.pod))
+            except AlreadyExists:  # an earlier pass created it
+                pass
+            except Forbidden as exc:
+                if is_quota_refusal(exc.status, exc.message):
+                    self._record_quota_refusal(act, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.DeletePod):
             body = _delete_options(act.uid, act.resource_version)
@@ -198,6 +209,30 @@ class Executor:
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
         raise TypeError(f"unknown action {act!r}")
+
+    def _record_quota_refusal(self, act: A.CreatePod, replica: JSON, message: str) -> None:
+        """Record a ResourceQuota refusal on the Instance's operation for the next pass's planner
+        (``planner/quota.py``) and announce it once per episode. The pass still ends on the refusal.
+        A failed record is logged: the next pass's create is refused again and records it then."""
+        labels = (act.pod.get("metadata") or {}).get("labels") or {}
+        try:
+            index = int(labels[c.LABEL_INSTANCE_INDEX])
+        except (KeyError, TypeError, ValueError):
+            return
+        status, announce = record_capacity_refusal(replica.get("status") or {}, index, self.clock())
+        if status is None:
+            return
+        meta = replica["metadata"]
+        body = copy.deepcopy(replica)
+        body["status"] = status
+        try:
+            self.kube.put(f"{paths.replica(str(meta['namespace']), str(meta['name']))}/status", body)
+            if announce:
+                component = str((replica.get("spec") or {}).get("component") or "")
+                text = quota_blocked_message(component, index, message)
+                self.record_event(replica, "Normal", "InstanceQuotaBlocked", text)
+        except ApiError as exc:
+            log.warning("quota refusal not recorded", extra={"pod": act.name, "error": str(exc)})
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]

@@ -21,6 +21,7 @@ from omerender.catalog import ControllerIdentity
 
 __all__ = [
     "OperatorSettings",
+    "RetryPolicy",
     "SettingsError",
     "parse_go_duration",
     "settings_from_configmap",
@@ -91,6 +92,35 @@ def format_go_duration(value: timedelta) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """``lifecycle.updateRetry``: the same-target retry ladder (OME ``apis/.../configmap types``
+    ``UpdateRetryConfig`` and ``workload/types/retryblock.go`` ``RetryPolicy``).
+
+    A revision gets ``max_attempts`` attempts; the wait after attempt *n* is
+    ``initial_delay * multiplier^(n-1)``, capped at ``max_delay``.
+    """
+
+    max_attempts: int
+    initial_delay: timedelta
+    max_delay: timedelta
+    multiplier: float
+
+    def next_delay(self, attempts_started: int) -> timedelta:
+        """Go ``RetryPolicy.NextRetryDelay``: the backoff before attempt ``attempts_started + 1``."""
+        try:
+            seconds = self.initial_delay.total_seconds() * self.multiplier ** (attempts_started - 1)
+        except OverflowError:
+            return self.max_delay
+        if seconds <= 0 or seconds > self.max_delay.total_seconds():
+            return self.max_delay
+        return timedelta(seconds=seconds)
+
+    def exhausted(self, attempts_started: int) -> bool:
+        """Go ``RetryPolicy.Exhausted`` (the nil policy, always exhausted, is ``None`` here)."""
+        return attempts_started >= self.max_attempts
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorSettings:
     """What the operator configured. ``None`` means "not configured" (OME's behaviour differs for it)."""
 
@@ -98,9 +128,11 @@ class OperatorSettings:
     stuck_pod_grace_period: timedelta = OFF  # zero: no stuck-pod escalation
     unschedulable_grace_period: timedelta = OFF  # zero: an unschedulable pod stays parked
     revision_history_limit: int | None = None
-    # lifecycle.updateRetry is configured: a revision-caused failure gets the retry ladder. Without
-    # it the first such failure holds the revision (01 §4.7: fail-safe). Only its presence is read.
-    update_retry: bool = False
+    # lifecycle.updateRetry. None (absent or invalid) fails safe: the first workload-caused failure
+    # holds the revision (01 §4.7), as OME's nil RetryPolicy does.
+    update_retry: RetryPolicy | None = None
+    # Why a present updateRetry block was not usable (logged by the manager; the ladder is off).
+    update_retry_invalid: str | None = None
     teardown_deadline: timedelta | None = None
     # The raw teardown deadline when it was present but unusable: TeardownBlocked then says why.
     teardown_deadline_invalid: str | None = None
@@ -158,6 +190,7 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         raise SettingsError(f"lifecycle.revisionHistoryLimit: {limit!r} is not a positive integer")
     teardown_deadline: timedelta | None = None
     teardown_invalid: str | None = None
+    retry_policy, retry_invalid = _retry_policy(lifecycle.get("updateRetry"))
     teardown = lifecycle.get("teardown")
     if isinstance(teardown, Mapping) and teardown.get("deadline") not in (None, ""):
         raw = teardown["deadline"]
@@ -175,12 +208,48 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         stuck_pod_grace_period=stuck if stuck is not None and stuck > OFF else OFF,
         unschedulable_grace_period=unsched if unsched is not None and unsched > OFF else OFF,
         revision_history_limit=limit,
-        update_retry=isinstance(lifecycle.get("updateRetry"), Mapping),
+        update_retry=retry_policy,
+        update_retry_invalid=retry_invalid,
         teardown_deadline=teardown_deadline,
         teardown_deadline_invalid=teardown_invalid,
         controller_identity=_identity(_load_json(data, "inferenceReplica")),
         accelerator_resources=_accelerators(data),
     )
+
+
+def _retry_policy(block: Any) -> tuple[RetryPolicy | None, str | None]:
+    """OME ``UpdateRetryConfig.ToPolicy``: every field is required and checked; an invalid block is
+    treated as unconfigured (fail-safe Held), never patched up with fallback numbers, and does not
+    stop the manager. Returns the policy, or None and why."""
+    if block is None:
+        return None, None
+    if not isinstance(block, Mapping):
+        return None, f"invalid lifecycle.updateRetry: {block!r} is not an object"
+    attempts = block.get("maxAttempts", 0)
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts <= 0:
+        return None, f"invalid lifecycle.updateRetry: maxAttempts must be > 0, got {attempts!r}"
+    multiplier = block.get("multiplier", 0)
+    if not isinstance(multiplier, int | float) or isinstance(multiplier, bool) or multiplier < 1:
+        return None, f"invalid lifecycle.updateRetry: multiplier must be >= 1, got {multiplier!r}"
+    delays: list[timedelta] = []
+    for key in ("initialDelay", "maxDelay"):
+        raw = block.get(key, "")
+        try:
+            if not isinstance(raw, str):
+                raise SettingsError(f"{raw!r} is not a duration string")
+            value = parse_go_duration(raw)
+        except SettingsError as exc:
+            return None, f"invalid lifecycle.updateRetry: {key} {raw!r}: {exc}"
+        if value <= timedelta(0):
+            return None, f"invalid lifecycle.updateRetry: {key} must be > 0, got {raw}"
+        delays.append(value)
+    initial, most = delays
+    if most < initial:
+        return None, (
+            f"invalid lifecycle.updateRetry: maxDelay {format_go_duration(most)} must be >= "
+            f"initialDelay {format_go_duration(initial)}"
+        )
+    return RetryPolicy(attempts, initial, most, float(multiplier)), None
 
 
 def _accelerators(data: Mapping[str, str]) -> tuple[str, ...]:

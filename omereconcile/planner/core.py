@@ -2,7 +2,8 @@
 
 Order inside a plan: the revision, the Service, then the status (which journals every operation this
 pass starts or advances), then the pod writes that status describes, then pruning and events, then
-the removal of an answered ``ome.io/reset-instances`` request and that answer's events. The
+the removal of an answered ``ome.io/reset-instances`` request and that answer's events, then the
+same for ``ome.io/release-held-revision``. The
 executor applies them in order and stops at the first failure, so a pod write never runs ahead of
 the status that explains it.
 """
@@ -14,8 +15,9 @@ from typing import Any
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
 from omereconcile.planner.out import Out
+from omereconcile.planner.release import answer_release
 from omereconcile.planner.reset import answer_reset
-from omereconcile.planner.retry import MAX_ATTEMPTS, RetryBook
+from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
@@ -81,8 +83,10 @@ def plan(world: World) -> Plan:
         load_retry_blocks(rep.status),
         f"{rep.namespace}/{rep.name}",
         ctx.component,
-        max_attempts=MAX_ATTEMPTS if world.settings.update_retry else 1,
+        policy=world.settings.update_retry,
     )
+    # The operator's release of a Held block is answered before any attempt consults the book.
+    release = answer_release(rep.annotations, retry, rep.namespace, rep.name)
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, load_rows(rep.status), group_pods(ctx, world.pods))
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)
@@ -104,6 +108,9 @@ def plan(world: World) -> Plan:
         # after the removal lands, so a redelivered request is never answered (or recorded) twice.
         actions.append(reset.remove)
         actions.extend(reset.events)
+    if release.remove is not None:
+        actions.append(release.remove)
+        actions.extend(release.events)
     summary = _summary(status, result.hold)
     return Plan(tuple(actions), out.requeue_after(), summary)
 

@@ -96,8 +96,9 @@ def drain_hold(writer: str, pod: PodView) -> Hold:
     """The hold ``writer`` puts on ``pod``, keyed as Go keys it: ``Delete-drain`` on the Instance index
     (``deleteDrainKey``), ``Update-surge-drain`` on the index and the replacement's ordinal
     (``surgeDrainKey(index, newOrdinal)``, ``update-surge-drain-<index>-<ordinal>``),
-    ``Update-recreate-drain`` on the index and incarnation (``updateDrainKey``; its format was not
-    found, ``<index>-<incarnation>`` is the shape of the ``Message`` doc's example)."""
+    ``Update-recreate-drain`` on the index and incarnation (``ops/update.go`` ``updateDrainKey``:
+    ``<index>-<incarnation>``; Go passes the planned Instance's incarnation; whether that is the old
+    pod's or the bumped one on the draining pass was not traced, the pod's is used)."""
     index, incarnation, ordinal = pod.index, pod.incarnation, pod.ordinal or 0
     if writer == DELETE_DRAIN:
         return Hold(writer, str(index))

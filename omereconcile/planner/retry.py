@@ -1,7 +1,23 @@
 """Per-revision retry authority for failed Creates and single-pod updates (01 §4.7).
 
-A revision gets three attempts: the 2nd one minute after the first failure, the 3rd two minutes after
-the second; a third failure holds the revision (``RetryHeld``) until the spec renders another one.
+The ladder is the operator's ``lifecycle.updateRetry`` (``settings.RetryPolicy``), applied as OME's
+``workload/types/retryblock_writer.go`` ``ApplyUpdateFailureToRetryBlock`` does (the version whose
+cause is a ``workloadCaused`` flag, which OME's retry guide and 01 §4.7 describe):
+
+- a **workload-caused** failure (the evidence travels with the pod template: ``ImagePullBackOff``,
+  ``ErrImagePull``, ``InvalidImageName``, ``CreateContainerConfigError``, ``InvalidPodSpec``;
+  ``types/failurecause.go`` ``workloadCausedWaitingReasons``) charges one attempt: ``Backoff`` with
+  ``nextRetryAt`` while attempts remain, ``Held`` (and the ``RetryHeld`` Warning, once) when they are
+  exhausted. With no policy the first one holds (fail-safe);
+- any **other** failure (a crash loop, an elapsed deadline, an ambiguous kubelet reason) only paces:
+  the block enters ``Backoff`` at its current rung's delay with ``attemptsStarted`` unchanged, so no
+  number of them reaches ``Held``. With no policy nothing is recorded, and a ``Held`` block is left
+  as it is;
+- an **environment** failure (an unschedulable pod) never reaches the book (the caller passes none);
+- a failure while the block is already ``Backoff`` (the same wave, re-seen) or ``Held`` only
+  refreshes its evidence;
+- starting an attempt turns a due ``Backoff`` into ``RetryInProgress``; the count is charged at the
+  failure, not the start (``escalation`` ``RetryBlockStartAttempt``).
 
 Retention follows OME's Go controller:
 
@@ -18,19 +34,29 @@ Retention follows OME's Go controller:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from omereconcile.planner.out import Out
 from omereconcile.planner.rows import RetryBlock
+from omereconcile.settings import RetryPolicy
 
-__all__ = ["BACKOFF", "MAX_ATTEMPTS", "MAX_HISTORICAL_BLOCKS", "RetryBook"]
+__all__ = ["MAX_HISTORICAL_BLOCKS", "WORKLOAD_CAUSED_REASONS", "RetryBook", "workload_caused"]
 
-BACKOFF = (timedelta(minutes=1), timedelta(minutes=2))
-MAX_ATTEMPTS = 3
 MAX_HISTORICAL_BLOCKS = 3
 BACKOFF_STATE = "Backoff"
 HELD_STATE = "Held"
 IN_PROGRESS_STATE = "RetryInProgress"
+
+# OME types/failurecause.go workloadCausedWaitingReasons: the reasons that deterministically travel
+# with the revision (relocating or simply retrying reproduces them); the only ones that charge it.
+WORKLOAD_CAUSED_REASONS = frozenset(
+    {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "InvalidPodSpec"}
+)
+
+
+def workload_caused(reason: str) -> bool:
+    """Go ``IsWorkloadCausedReason``."""
+    return reason in WORKLOAD_CAUSED_REASONS
 
 
 @dataclass
@@ -38,15 +64,30 @@ class RetryBook:
     blocks: dict[str, RetryBlock]
     replica_key: str  # "<ns>/<name>" for messages
     component: str
-    # Attempts before the revision is held. Without the operator's lifecycle.updateRetry the first
-    # revision-caused failure holds (01 §4.7, fail-safe): the core passes 1 then.
-    max_attempts: int = MAX_ATTEMPTS
+    # The operator's lifecycle.updateRetry; None (unset or invalid) is OME's nil policy.
+    policy: RetryPolicy | None = None
 
     def failure(self, target: str, reason: str, now: datetime, out: Out) -> None:
+        """One terminal failure wave of an attempt at ``target`` (Go ``ApplyUpdateFailureToRetryBlock``)."""
+        if not target:
+            return
+        charged = workload_caused(reason)
         prev = self.blocks.get(target)
-        attempts = prev.attempts_started if prev is not None else 1
+        if not charged and (self.policy is None or (prev is not None and prev.state == HELD_STATE)):
+            return
+        attempts = prev.attempts_started if prev is not None else 0
         first = prev.first_failure_at if prev is not None else now
-        if attempts >= self.max_attempts:
+        if prev is not None and prev.state in (BACKOFF_STATE, HELD_STATE):
+            # This wave is already recorded (or terminally held): refresh the evidence only.
+            self.blocks[target] = replace(prev, last_failure_at=now, reason=reason)
+            return
+        if not charged:
+            assert self.policy is not None
+            nxt = now + self.policy.next_delay(max(attempts, 1))
+            self.blocks[target] = RetryBlock(target, BACKOFF_STATE, attempts, first, now, nxt, reason)
+            return
+        attempts += 1
+        if self.policy is None or self.policy.exhausted(attempts):
             self.blocks[target] = RetryBlock(target, HELD_STATE, attempts, first, now, None, reason)
             out.event(
                 "Warning",
@@ -56,7 +97,7 @@ class RetryBook:
                 "corrected revision or raise lifecycle.updateRetry limits",
             )
             return
-        nxt = now + BACKOFF[min(attempts, len(BACKOFF)) - 1]
+        nxt = now + self.policy.next_delay(attempts)
         self.blocks[target] = RetryBlock(target, BACKOFF_STATE, attempts, first, now, nxt, reason)
 
     def gate(self, target: str, now: datetime) -> tuple[str | None, datetime | None]:
@@ -71,14 +112,10 @@ class RetryBook:
         return None, None
 
     def started(self, target: str) -> None:
+        """Go ``RetryBlockStartAttempt``: a due ``Backoff`` block moves to ``RetryInProgress``."""
         block = self.blocks.get(target)
         if block is not None and block.state == BACKOFF_STATE:
-            self.blocks[target] = replace(
-                block,
-                state=IN_PROGRESS_STATE,
-                attempts_started=block.attempts_started + 1,
-                next_retry_at=None,
-            )
+            self.blocks[target] = replace(block, state=IN_PROGRESS_STATE)
 
     def cap_history(self, update: str) -> None:
         """Go ``pruneRetryBlocks``: the update revision's block stays; of the others, the oldest by

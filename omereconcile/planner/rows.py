@@ -52,6 +52,8 @@ class Operation:
     waiting: str | None = None
     reason: str | None = None
     retry_count: int = 0
+    # OME InstanceOperation.CapacityRefusedAt: the executor's record of a quota refusal (planner/quota.py).
+    capacity_refused_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,6 +73,8 @@ class Operation:
             out["reason"] = self.reason
         if self.retry_count:
             out["retryCount"] = self.retry_count
+        if self.capacity_refused_at is not None:
+            out["capacityRefusedAt"] = format_time(self.capacity_refused_at)
         return out
 
     @classmethod
@@ -86,6 +90,7 @@ class Operation:
             waiting=d.get("waiting"),
             reason=d.get("reason"),
             retry_count=int(d.get("retryCount", 0) or 0),
+            capacity_refused_at=parse_time(d.get("capacityRefusedAt")),
         )
 
 

@@ -12,8 +12,10 @@ from datetime import timedelta
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, stuck_container
+from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.settings import format_go_duration
@@ -33,7 +35,6 @@ __all__ = [
 ]
 
 DEADLINE_EXCEEDED = "DeadlineExceeded"  # workload DeadlineExceededReason
-UNSCHEDULABLE = "Unschedulable"
 
 
 def by_name(pods: Sequence[PodView], name: str) -> PodView | None:
@@ -151,6 +152,7 @@ def fail(
     out: Out,
     retry: RetryBook | None,
     event_reason: str | None = None,
+    event_pod: str | None = None,
 ) -> Row:
     """Phase=Failed with ``lastFailure``; the ``InstanceFailed`` Warning in the words of
     ``inferencereplica/reconciler.go`` ``instanceFailedMsg`` (pod empty for a deadline). ``retry`` is
@@ -170,37 +172,11 @@ def fail(
         "Warning",
         "InstanceFailed",
         f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
-        f'Phase=Failed (pod="{pod_name}"): {event_reason or reason}',
+        f'Phase=Failed (pod="{pod_name if event_pod is None else event_pod}"): {event_reason or reason}',
     )
     if retry is not None:
         retry.failure(target, reason, ctx.now, out)
     return replace(row, phase=R.FAILED, operation=None, last_failure=failure, target_revision=target)
-
-
-def _park_unschedulable(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[Row, bool]:
-    """While the step's pod cannot schedule its clock is parked (``waiting: Unschedulable``, no
-    deadline), on every step alike; it resumes with a full window once the pod schedules. Past a
-    configured ``unschedulableGracePeriod`` the Instance fails; with none it stays parked.
-
-    Returns the row and whether the grace period is over.
-    """
-    op = row.operation
-    assert op is not None
-    since = pod.unschedulable_since if pod is not None else None
-    grace = ctx.world.settings.unschedulable_grace_period
-    if since is None:
-        if op.waiting == UNSCHEDULABLE:
-            op = replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now))
-            return replace(row, operation=op), False
-        return row, False
-    if op.waiting != UNSCHEDULABLE:
-        row = replace(row, operation=replace(op, waiting=UNSCHEDULABLE, deadline=None))
-    if grace <= timedelta(0):
-        return row, False
-    if ctx.now - since >= grace:
-        return row, True
-    out.wake(since + grace)
-    return row, False
 
 
 def check_failure(
@@ -214,13 +190,17 @@ def check_failure(
     fails it as ``DeadlineExceeded: <Type>/<Step> exceeded InstanceReadyTimeout``
     (``deadlineFailureMessage``). Returns the (possibly parked) row and the failed row, if any.
     """
-    row, no_room = _park_unschedulable(ctx, row, pod, out)
+    # Outside waits (planner/quota.py, planner/holds.py) park the clock; past the operator's
+    # unschedulable grace the Instance fails without charging the revision.
+    row = quota_hold(ctx, row, pod is not None)
+    row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
-    if no_room:
-        grace = format_go_duration(ctx.world.settings.unschedulable_grace_period)
-        msg = f"pod {name} unschedulable for longer than {grace}"
-        return row, fail(ctx, row, name, None, UNSCHEDULABLE, msg, out, None)
+    if no_room is not None:
+        msg = unschedulable_failure_message(no_room.message)
+        return row, fail(
+            ctx, row, "", None, UNSCHEDULABLE, msg, out, None, event_reason=msg, event_pod=no_room.pod
+        )
     grace_stuck = ctx.world.settings.stuck_pod_grace_period
     if pod is not None and grace_stuck > timedelta(0):
         stuck = stuck_container(pod)

@@ -6,6 +6,7 @@ so a broken toolchain shows up red instead of as a silently skipped suite.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -67,7 +68,12 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
         "-f",
         str(deploy / "rbac.yaml"),
     )
-    # A short stuck-pod grace so failure tests escalate a stuck pod quickly (the manager has none).
+    # A short stuck-pod grace so failure tests escalate a stuck pod quickly (the manager has none), and
+    # the retry ladder OME's chart configures (without it a crash loop is retried at once, unpaced).
+    lifecycle = {
+        "stuckPodGracePeriod": "3s",
+        "updateRetry": {"maxAttempts": 3, "initialDelay": "1m", "maxDelay": "30m", "multiplier": 2.0},
+    }
     cluster.kubectl(
         "create",
         "configmap",
@@ -75,7 +81,7 @@ def reconciler_kubeconfig(cluster: Cluster) -> Path:
         "-n",
         OME_NAMESPACE,
         "--from-literal=inferenceReplica={}",
-        '--from-literal=lifecycle={"stuckPodGracePeriod": "3s"}',
+        f"--from-literal=lifecycle={json.dumps(lifecycle)}",
     )
     cluster.kubectl("apply", "-f", str(REPO / "examples" / "catalog"))
     # What OME's model agent does on the nodes holding the weights: the rendered pods select on it.

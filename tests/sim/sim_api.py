@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
-from omereconcile.settings import OperatorSettings
+from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
     DesiredRevision,
     Endpoints,
@@ -70,7 +70,8 @@ class Sim:
     # grace, zero turns that path off, and without updateRetry the first failure holds).
     settings: OperatorSettings = field(
         default_factory=lambda: OperatorSettings(
-            stuck_pod_grace_period=timedelta(seconds=60), update_retry=True
+            stuck_pod_grace_period=timedelta(seconds=60),
+            update_retry=RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0),
         )
     )
     ready_delay: float = 5.0

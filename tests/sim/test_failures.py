@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from sim_api import Sim, base_replica
 from sim_driver import Driver, applied, converged, ready
+from sim_rolling import rolling_into
 
 from omereconcile.settings import OperatorSettings
 from omerender import constants as c
@@ -44,7 +45,29 @@ def test_crashlooping_surge_fails_old_keeps_serving_then_held_then_fixed(sim: Si
     assert stalled is not None
     assert stalled["status"] == "True"
     assert stalled["message"] == f"1/1 Instance(s) failing rollout to {v2} (CrashLoopBackOff x1)"
-    # Retries with backoff (1 min, then 2 min), then the revision is held.
+    # A crash loop is not the revision's fault for certain (workload/types failurecause.go): each
+    # failure paces the next attempt at the first rung (1 min) and never counts toward Held.
+    driver.run(
+        lambda s: len([a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]) == 4, limit=1200
+    )
+    starts = [t for t, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
+    gaps = [(b - a).total_seconds() - 60 for a, b in itertools.pairwise(starts)]
+    assert all(59 <= g < 75 for g in gaps), gaps
+    (block,) = sim.status["retryBlocks"]
+    assert (block["attemptsStarted"], block["reason"]) == (0, "CrashLoopBackOff")
+    assert "RetryHeld" not in sim.event_reasons()
+    assert sim.serving_indices() == {0}
+    # Lesson 1: a fixed revision rolls with no manual step.
+    sim.image = "vllm:v3"
+    v3 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: _rolled(s, v3))
+    assert sim.rows()[0]["lastFailure"]["reason"] == "CrashLoopBackOff"  # survives recovery
+
+
+def test_image_pull_failures_climb_the_ladder_then_hold() -> None:
+    """A workload-caused failure charges an attempt: backoff 1 min, then 2 min, then Held (chart policy)."""
+    sim, driver = _rolling_into("imagepull")
+    v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
     starts = [t for t, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
     assert len(starts) == 3
@@ -52,13 +75,13 @@ def test_crashlooping_surge_fails_old_keeps_serving_then_held_then_fixed(sim: Si
     # Each attempt fails 60 s after it starts (the stuck-pod grace), then waits 1 min, then 2 min.
     assert 59 <= gaps[0] - 60 < 75, gaps
     assert 119 <= gaps[1] - 60 < 135, gaps
-    assert len(_warnings(sim, "RetryHeld")) == 1
+    (held,) = _warnings(sim, "RetryHeld")
+    assert held == (
+        f"InferenceReplica llama-demo/llama-pool component=engine update to revision {v2} held after 3 failed "
+        "attempt(s) (last failure: ImagePullBackOff); publish a corrected revision or raise "
+        "lifecycle.updateRetry limits"
+    )
     assert sim.serving_indices() == {0}
-    # Lesson 1: a fixed revision rolls with no manual step.
-    sim.image = "vllm:v3"
-    v3 = sim.render().name  # type: ignore[union-attr]
-    driver.run(lambda s: _rolled(s, v3))
-    assert sim.rows()[0]["lastFailure"]["reason"] == "CrashLoopBackOff"  # survives recovery
 
 
 def test_broken_first_revision_replaced_by_fixed_one_single_replica() -> None:
@@ -80,7 +103,9 @@ def test_never_ready_past_instance_ready_timeout_fails_with_deadline() -> None:
     sim.apply_replica(base_replica())
     sim.behaviour["vllm:v1"] = "never"
     driver = Driver(sim)
-    driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed")
+    # No retry policy: a deadline is not the revision's fault, so no block paces the next attempt.
+    driver.run(lambda s: bool(s.rows()) and bool(s.rows()[0].get("lastFailure")))
+    assert "retryBlocks" not in sim.status
     failure = sim.rows()[0]["lastFailure"]
     assert failure["reason"] == "DeadlineExceeded"
     assert failure["message"] == "DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout"
@@ -121,14 +146,7 @@ def test_ended_pod_is_recycled_during_create(sim: Sim, driver: Driver) -> None:
 
 def _rolling_into(behaviour: str, settings: OperatorSettings | None = None) -> tuple[Sim, Driver]:
     """A converged one-Instance replica (floor 1 from then on) whose next revision, v2, behaves so."""
-    sim = Sim(settings=settings) if settings is not None else Sim()
-    sim.apply_replica(base_replica())
-    driver = Driver(sim)
-    driver.run(converged)
-    driver.floor = lambda s: 1
-    sim.behaviour["vllm:v2"] = behaviour
-    sim.image = "vllm:v2"
-    return sim, driver
+    return rolling_into(behaviour, settings)
 
 
 def _parked_unschedulable_surge(settings: OperatorSettings) -> tuple[Sim, Driver]:
@@ -147,8 +165,8 @@ def test_unschedulable_surge_keeps_old_serving_and_never_charges_the_retry_budge
         )
     )
     assert "deadline" not in sim.rows()[0]["operation"]  # parked: the 1-minute timeout does not run
-    driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") == "Unschedulable")
-    assert "InstanceFailed" in sim.event_reasons()
+    driver.run(lambda s: "InstanceFailed" in s.event_reasons())
+    assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
     assert not sim.status.get("retryBlocks")
     assert "RetryHeld" not in sim.event_reasons()
     assert sim.serving_indices() == {0}
@@ -285,7 +303,7 @@ def test_ready_condition_during_scale_up_is_replica_count_mismatch(sim: Sim, dri
 
 def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
     """01 §4.7 fail-safe: no lifecycle.updateRetry, no retry ladder: the revision is held at once."""
-    sim, driver = _rolling_into("crash", OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
+    sim, driver = _rolling_into("imagepull", OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
     v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: s.status.get("rolloutHold", {}).get("gate") == "Held", limit=1200)
     surges = [a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]  # type: ignore[attr-defined]
@@ -294,6 +312,18 @@ def test_without_update_retry_the_first_revision_caused_failure_holds() -> None:
     assert held.startswith(
         f"InferenceReplica llama-demo/llama-pool component=engine update to revision {v2} held after 1 failed attempt(s)"
     )
+    assert sim.serving_indices() == {0}
+
+
+def test_without_update_retry_a_crash_loop_never_holds() -> None:
+    """No policy, no pacing ladder: a crash loop records no block and the surge is simply retried."""
+    sim, driver = _rolling_into("crash", OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
+    driver.run(
+        lambda s: len([a for _, a in applied(driver, "CreatePod") if a.name.endswith("-1")]) == 3, limit=1200
+    )
+    assert "retryBlocks" not in sim.status
+    assert "RetryHeld" not in sim.event_reasons()
+    assert sim.status.get("rolloutHold") is None
     assert sim.serving_indices() == {0}
 
 

@@ -206,7 +206,7 @@ def test_retry_blocks_keep_three_historical_and_drop_superseded_ones_unless_paus
 def test_rollout_stalled_ignores_an_instance_retrying_after_its_failure(sim: Sim, driver: Driver) -> None:
     """computeRolloutStalledCondition: an operation started at or after the last failure is a retry."""
     _start(sim, driver)
-    sim.behaviour["vllm:v2"] = "crash"
+    sim.behaviour["vllm:v2"] = "imagepull"
     sim.image = "vllm:v2"
     seen = _record(
         driver,

@@ -9,6 +9,7 @@ import pytest
 
 from omereconcile.settings import (
     OperatorSettings,
+    RetryPolicy,
     SettingsError,
     format_go_duration,
     parse_go_duration,
@@ -128,7 +129,45 @@ def test_empty_identity_is_unconfigured() -> None:
     assert s.controller_identity is None
 
 
-def test_update_retry_presence_turns_the_retry_ladder_on() -> None:
-    assert settings_from_configmap(None).update_retry is False
-    on = settings_from_configmap({"lifecycle": json.dumps({"updateRetry": {}})})
-    assert on.update_retry is True
+def test_update_retry_fields_are_read() -> None:
+    """OME UpdateRetryConfig: maxAttempts, initialDelay, maxDelay, multiplier."""
+    assert settings_from_configmap(None).update_retry is None
+    block = {"maxAttempts": 4, "initialDelay": "30s", "maxDelay": "5m", "multiplier": 3}
+    s = settings_from_configmap({"lifecycle": json.dumps({"updateRetry": block})})
+    assert s.update_retry == RetryPolicy(4, timedelta(seconds=30), timedelta(minutes=5), 3.0)
+    assert s.update_retry_invalid is None
+    policy = s.update_retry
+    # initialDelay * multiplier^(n-1), capped at maxDelay
+    assert [policy.next_delay(n).total_seconds() for n in (1, 2, 3, 4)] == [30, 90, 270, 300]
+    assert not policy.exhausted(3)
+    assert policy.exhausted(4)
+
+
+@pytest.mark.parametrize(
+    ("block", "why"),
+    [
+        ({}, "maxAttempts must be > 0"),
+        (
+            {"maxAttempts": 0, "initialDelay": "1m", "maxDelay": "30m", "multiplier": 2},
+            "maxAttempts must be > 0",
+        ),
+        (
+            {"maxAttempts": 3, "initialDelay": "1m", "maxDelay": "30m", "multiplier": 0.5},
+            "multiplier must be >= 1",
+        ),
+        ({"maxAttempts": 3, "initialDelay": "60", "maxDelay": "30m", "multiplier": 2}, "initialDelay '60'"),
+        ({"maxAttempts": 3, "initialDelay": "1m", "maxDelay": "0s", "multiplier": 2}, "maxDelay must be > 0"),
+        (
+            {"maxAttempts": 3, "initialDelay": "10m", "maxDelay": "1m", "multiplier": 2},
+            "maxDelay 1m0s must be >= initialDelay 10m0s",
+        ),
+    ],
+)
+def test_an_invalid_update_retry_is_unconfigured_and_says_why(block: dict[str, object], why: str) -> None:
+    """OME ToPolicy: an invalid block fails safe (the first workload-caused failure holds); the
+    manager still starts."""
+    s = settings_from_configmap({"lifecycle": json.dumps({"updateRetry": block})})
+    assert s.update_retry is None
+    assert s.update_retry_invalid is not None
+    assert why in s.update_retry_invalid
+    assert s.update_retry_invalid.startswith("invalid lifecycle.updateRetry: ")

@@ -1,0 +1,126 @@
+"""The scheduler hold: a pod the scheduler cannot place parks its operation (01 §4.5-§4.6).
+
+Read from OME ``workload/holds/scheduler.go`` (``schedulerHold``, ``reportScheduler``),
+``holds/table.go`` / ``holds/pass.go`` (``takesRowFrom``, ``heldSince``),
+``workload/types/scheduling.go`` (``PodUnschedulable``, ``UnschedulableTermination``) and
+``workload/escalation/scheduler.go`` (``unschedulableGraceElapsed``,
+``unschedulableFailureMessage``, ``escalateSchedulerHold``), in the standalone-era tree that also
+holds ``holds/quota.go``:
+
+- a live pod with ``PodScheduled=False`` and reason ``Unschedulable`` holds the step on every
+  operation that creates pods (Create, RecreatePod, surge): ``waiting: Unschedulable``, the
+  ``InstanceReadyTimeout`` clock parked, and the scheduler's verdict left on ``lastFailure`` as
+  evidence (``podName``, ``reason: Unschedulable``, the scheduler's ``message``, and as ``time`` the
+  moment ``PodScheduled`` turned False, so an unchanged hold rewrites nothing);
+- the token takes an unheld row or one held only by the pause; another wait keeps the row;
+- once the pod schedules the token goes and the deadline is re-armed with a full window; the
+  evidence stays on ``lastFailure``, which survives recovery;
+- only an operator-configured ``unschedulableGracePeriod`` turns the wait into a failure, once
+  ``now - since`` is strictly longer than the grace, measured from the ``PodScheduled`` transition
+  (never from the pod's creation, and never when the scheduler left no transition time); zero
+  means the wait lasts until room appears;
+- that failure is the environment's, never the revision's: no retry block is touched. The Instance
+  fails with ``lastFailure.reason: Unschedulable`` and message ``Unschedulable: <scheduler
+  message>``, and ``InstanceFailed`` names the pod with that message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from omereconcile.planner.context import Ctx
+from omereconcile.planner.out import Out
+from omereconcile.planner.quota import takes_row
+from omereconcile.planner.rows import Row
+from omereconcile.world import PodView, format_time, parse_time
+
+__all__ = [
+    "UNSCHEDULABLE",
+    "Unplaced",
+    "first_unplaced",
+    "scheduler_hold",
+    "unplaced",
+    "unschedulable_failure_message",
+]
+
+UNSCHEDULABLE = "Unschedulable"  # corev1.PodReasonUnschedulable, the waiting token
+# Status times have whole seconds: the first pass strictly past the grace is one second after it.
+_PAST = timedelta(seconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Unplaced:
+    """The scheduler's verdict on a pod (Go ``PodUnschedulable``)."""
+
+    pod: str
+    message: str
+    since: datetime | None  # PodScheduled's lastTransitionTime; None when the scheduler left none
+
+
+def unplaced(pod: PodView | None) -> Unplaced | None:
+    if pod is None or pod.terminating:
+        return None
+    cond = pod.condition("PodScheduled")
+    if cond is None or cond.status != "False" or cond.reason != UNSCHEDULABLE:
+        return None
+    return Unplaced(pod.name, cond.message or "", cond.last_transition_time)
+
+
+def first_unplaced(pods: Sequence[PodView]) -> PodView | None:
+    """Go ``FirstUnschedulablePod``: of several pods (a gang), the unplaceable one whose name sorts
+    lowest, so the same pod is reported on every pass."""
+    found = sorted((p for p in pods if unplaced(p) is not None), key=lambda p: p.name)
+    return found[0] if found else None
+
+
+def unschedulable_failure_message(message: str) -> str:
+    """Go ``unschedulableFailureMessage``."""
+    return f"{UNSCHEDULABLE}: {message}" if message else UNSCHEDULABLE
+
+
+def _held_since(row: Row, now: datetime) -> datetime:
+    """Go ``heldSince``: the time already recorded for this hold, else now."""
+    op, failure = row.operation, row.last_failure or {}
+    if op is not None and op.waiting == UNSCHEDULABLE and failure.get("reason") == UNSCHEDULABLE:
+        recorded = parse_time(failure.get("time"))
+        if recorded is not None:
+            return recorded
+    return now
+
+
+def _evidence(verdict: Unplaced, at: datetime) -> Mapping[str, Any]:
+    """Go ``UnschedulableTermination``."""
+    return {
+        "podName": verdict.pod,
+        "reason": UNSCHEDULABLE,
+        "message": verdict.message,
+        "time": format_time(at),
+    }
+
+
+def scheduler_hold(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[Row, Unplaced | None]:
+    """Report, release or escalate the step's pod's scheduler hold. Returns the row and, once the
+    operator's grace is over, the verdict to fail the Instance with."""
+    op = row.operation
+    assert op is not None
+    verdict = unplaced(pod)
+    if verdict is None:
+        if op.waiting == UNSCHEDULABLE:
+            op = replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now))
+            return replace(row, operation=op), None
+        return row, None
+    if takes_row(UNSCHEDULABLE, op.waiting):
+        evidence = _evidence(verdict, verdict.since or _held_since(row, ctx.now))
+        row = replace(row, operation=replace(op, waiting=UNSCHEDULABLE, deadline=None), last_failure=evidence)
+    elif op.deadline is not None:
+        row = replace(row, operation=replace(op, deadline=None))  # any outside wait parks the clock
+    grace = ctx.world.settings.unschedulable_grace_period
+    if grace <= timedelta(0) or verdict.since is None:
+        return row, None
+    if ctx.now - verdict.since > grace:
+        return row, verdict
+    out.wake(verdict.since + grace + _PAST)
+    return row, None
