@@ -12,6 +12,12 @@ ruff format --check .
 mypy
 lint-imports
 
+# The image build mostly downloads and unpacks Debian packages, so it runs beside the Go builds (which
+# keep both cores busy) instead of after them; its log is printed when it is waited for.
+image_log="$(mktemp)"
+bash testbed/image.sh >"$image_log" 2>&1 &
+image_pid=$!
+
 echo "== test control plane (Go build, cached by version)"
 assets=$(bash testbed/build.sh | tail -n 1)
 eval "$assets"   # export KUBEBUILDER_ASSETS=...
@@ -25,8 +31,16 @@ test -x "$COSCHEDULER_ASSETS/scheduler"
 echo "== helm (Go build from the module proxy, cached by version)"
 eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
 
-echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud)"
-eval "$(bash testbed/image.sh | tail -n 1)"   # export OMERECONCILE_IMAGE=...
+echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud; started with the Go builds)"
+image_ok=0
+wait "$image_pid" || image_ok=$?
+cat "$image_log" >&2
+if [[ $image_ok -ne 0 ]]; then
+  echo "testbed/image.sh failed (exit $image_ok)" >&2
+  exit 1
+fi
+eval "$(tail -n 1 "$image_log")"   # export OMERECONCILE_IMAGE=...
+rm -f "$image_log"
 
 if [[ $# -eq 0 ]]; then  # the whole run (CI); a run narrowed to some tests skips the figures
   echo "== fleet benchmark at CI size (figures only; the full size is in docs/reconciler.md)"
