@@ -41,6 +41,7 @@ class StatusCoalescer:
         self._since: dict[Hashable, float] = {}
         self._lock = threading.Lock()
         self.held = 0  # count-only writes skipped, for tests and benchmarks
+        self.released = 0  # count-only writes let through once their window ended
 
     def filter(self, key: Hashable, plan: Plan) -> Plan:
         """``plan`` without its count-only status write while the window is open, and with a requeue
@@ -55,6 +56,7 @@ class StatusCoalescer:
             since = self._since.setdefault(key, now)
             left = since + self.window - now
             if left <= 0:
+                self.released += 1
                 return plan  # due: written now (the memory goes once the write lands, ``written``)
             self.held += 1
         actions = tuple(a for a in plan.actions if a is not write)

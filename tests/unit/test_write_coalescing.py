@@ -141,7 +141,7 @@ def test_a_count_only_write_is_held_back_for_the_window_then_written() -> None:
     assert again.requeue_after == pytest.approx(2.0)  # the window runs from the first held write
     clock.t += 2.0
     assert co.filter(KEY, _plan(COUNTS)).actions == (COUNTS,)
-    assert co.held == 2
+    assert (co.held, co.released) == (2, 1)
 
 
 def test_a_due_write_that_did_not_land_stays_due() -> None:
