@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
+from helpers import delete_replicas
 
 from omereconcile.controller import Controller
 from omereconcile.executor import Executor
@@ -26,12 +27,7 @@ def controller(cluster: Cluster, namespace: str) -> Iterator[tuple[Controller, K
     try:
         yield ctrl, kube
     finally:
-        path = IREP.format(ns=namespace)
-        for item in cluster.raw.get(path)["items"]:
-            cluster.raw.delete(f"{path}/{item['metadata']['name']}")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
-            time.sleep(0.3)
+        delete_replicas(cluster, namespace)  # while the controller runs, so the finalizers are lifted
         ctrl.stop()
 
 
