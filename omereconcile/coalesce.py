@@ -69,3 +69,8 @@ class StatusCoalescer:
             self._since.pop(key, None)
 
     forget = written  # the replica is gone: nothing is held for it
+
+    def pending(self) -> int:
+        """How many replicas have counts held back right now (0: the API holds every count observed)."""
+        with self._lock:
+            return len(self._since)

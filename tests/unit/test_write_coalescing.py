@@ -139,6 +139,7 @@ def test_a_count_only_write_is_held_back_for_the_window_then_written() -> None:
     again = co.filter(KEY, _plan(COUNTS))
     assert again.actions == ()
     assert again.requeue_after == pytest.approx(2.0)  # the window runs from the first held write
+    assert co.pending() == 1
     clock.t += 2.0
     assert co.filter(KEY, _plan(COUNTS)).actions == (COUNTS,)
     assert (co.held, co.released) == (2, 1)
@@ -153,6 +154,7 @@ def test_a_due_write_that_did_not_land_stays_due() -> None:
     clock.t += 0.1
     assert co.filter(KEY, _plan(COUNTS)).actions == (COUNTS,)
     co.written(KEY)
+    assert co.pending() == 0
     assert co.filter(KEY, _plan(COUNTS)).actions == ()  # landed: a new window
 
 
