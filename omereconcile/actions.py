@@ -148,11 +148,14 @@ class RecordEvent:
 class WriteStatus:
     """Replace ``.status`` (status subresource), pinned to the replica's UID and resourceVersion.
 
-    Only emitted when ``status`` differs from what was observed.
+    Only emitted when ``status`` differs from what was observed. ``counters_only``: the journal is
+    unchanged, only the counts moved (``planner/journal.py``); the controller may hold such a write back
+    for a bounded while and publish it with the next journaled change (``omereconcile/coalesce.py``).
     """
 
     status: Mapping[str, Any]
     reason: str
+    counters_only: bool = False
 
 
 Action = (

@@ -16,6 +16,8 @@
   :class:`CachedOwned`, indexed by namespace and labels as controller-runtime's informer indexers do),
   plans (``omereconcile.planner.plan``), executes, and maps the outcome to controller-runtime's results:
   success, error, requeue, requeue_after. A settled replica's pass costs one GET and no write.
+  A status write that only publishes counts is held back for at most ``status_window`` seconds
+  (:class:`~omereconcile.coalesce.StatusCoalescer`), so a roll writes its journal once per step.
 - **Concurrency** (``--concurrency``): that many workers; the queue never hands one key to two of them,
   and a key waiting out its backoff sits in the delay heap, not in the FIFO, so it never holds up others.
 """
@@ -32,6 +34,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from omereconcile.actions import WriteStatus
+from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
 from omereconcile.kube import JSON, ApiError, Gone, Kube, NotFound, TooManyRequests
 from omereconcile.logs import for_reconcile
@@ -451,6 +455,7 @@ class Controller:
         metrics: Metrics | None = None,
         identity: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        status_window: float = DEFAULT_WINDOW,
     ) -> None:
         self.kube = kube
         self.namespaces = sorted(set(namespaces)) if namespaces else None
@@ -464,6 +469,7 @@ class Controller:
         self.stop_event = threading.Event()
         self.queue = WorkQueue(metrics=self.metrics)
         self.executor = Executor(kube, reporting_instance=identity)
+        self.coalescer = StatusCoalescer(status_window)
         self._catalog_lock = threading.Lock()
         self._catalog: tuple[Catalog, Resolver] | None = None
         self._settings = OperatorSettings()
@@ -725,13 +731,14 @@ class Controller:
             return PassResult("error", error=str(exc))
         self.passes += 1
         if obs is None:
+            self.coalescer.forget(key)
             with self._deps_lock:
                 self._deps.pop(key, None)
             lg.debug("replica gone")
             return PassResult("success")
         with self._deps_lock:
             self._deps[key] = obs.deps
-        p = plan(obs.world)
+        p = self.coalescer.filter(key, plan(obs.world))
         if p.actions:
             lg.info(
                 "plan",
@@ -746,6 +753,8 @@ class Controller:
                 },
             )
         res = self.executor.execute(p, obs.replica, logger=lg)
+        if any(isinstance(a, WriteStatus) for a in res.applied):
+            self.coalescer.written(key)
         if not res.ok:
             if res.gone and isinstance(res.error, NotFound):
                 return PassResult("success", actions=len(res.applied))

@@ -15,8 +15,10 @@
   replica's resourceVersion.
 - ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
   replica's resourceVersion; nothing is sent when the annotation is already gone.
-- ``RecordEvent``: a core/v1 Event on the replica. Event and revision-pruning failures are logged and
-  never fail the pass.
+- ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
+  (``omereconcile/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
+  Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
+  Event and revision-pruning failures are logged and never fail the pass.
 
 A 409 (stale resourceVersion, UID precondition) or a 422 on a pinned pod write ends the pass with
 ``conflict``: the next pass replans from fresh reads.
@@ -34,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import actions as A
+from omereconcile.events import EventCorrelator
 from omereconcile.kube import (
     JSON,
     STRATEGIC_MERGE_PATCH,
@@ -70,7 +73,7 @@ class ExecResult:
 
 
 class Executor:
-    """Stateless apart from the client: one ``execute`` call per plan."""
+    """Stateless apart from the client and the event correlator's caches: one ``execute`` call per plan."""
 
     def __init__(
         self,
@@ -82,6 +85,7 @@ class Executor:
         self.kube = kube
         self.instance = reporting_instance or os.uname().nodename
         self.clock = clock
+        self.events = EventCorrelator(clock)
 
     def execute(
         self, plan: A.Plan, replica: JSON, *, logger: logging.LoggerAdapter[Any] | None = None
@@ -259,7 +263,22 @@ class Executor:
             "lastTimestamp": stamp,
             "count": 1,
         }
-        self.kube.post(paths.events(ns), event)
+        found = self.events.correlate(event)
+        if found is None:
+            log.debug("event dropped by the spam filter", extra={"reason": reason})
+            return
+        stored: JSON | None = None
+        if found.patch is not None:
+            name = found.event["metadata"]["name"]
+            with contextlib.suppress(NotFound):  # expired or deleted: record it anew (client-go recordEvent)
+                stored = self.kube.patch(
+                    f"{paths.events(ns)}/{name}", found.patch, content_type=STRATEGIC_MERGE_PATCH
+                )
+        if stored is None:
+            body = copy.deepcopy(found.event)
+            body["metadata"].pop("resourceVersion", None)
+            stored = self.kube.post(paths.events(ns), body)
+        self.events.update_state(found.key, stored or {})
 
 
 def _delete_options(uid: str | None, resource_version: str | None) -> JSON:

@@ -10,10 +10,12 @@ the status that explains it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
+from omereconcile.planner.journal import counters_only
 from omereconcile.planner.out import Out
 from omereconcile.planner.release import answer_release
 from omereconcile.planner.reset import answer_reset
@@ -99,7 +101,7 @@ def plan(world: World) -> Plan:
         actions.append(decision.create)
     actions.extend(service_actions(ctx))
     if status != dict(rep.status):
-        actions.append(WriteStatus(status, "journal this pass's Instance operations and counts"))
+        actions.append(_status_write(rep.status, status))
     actions.extend(out.actions)
     actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
     actions.extend(out.events)
@@ -113,6 +115,17 @@ def plan(world: World) -> Plan:
         actions.extend(release.events)
     summary = _summary(status, result.hold)
     return Plan(tuple(actions), out.requeue_after(), summary)
+
+
+def _status_write(old: Mapping[str, Any], status: dict[str, Any]) -> WriteStatus:
+    """One status write per pass. It is marked ``counters_only`` when no operation started, changed
+    step or ended and no condition changed status or reason: then every pod write of this plan follows
+    from a step the API already holds, and only the counts are new."""
+    if counters_only(old, status):
+        return WriteStatus(
+            status, "publish this pass's counts (the journal is unchanged)", counters_only=True
+        )
+    return WriteStatus(status, "journal this pass's Instance operations and counts")
 
 
 def _summary(status: dict[str, Any], hold: Any) -> str:

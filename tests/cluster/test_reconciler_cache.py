@@ -42,10 +42,11 @@ def test_a_resync_of_settled_replicas_costs_one_read_each_and_no_write(
         cluster.raw.post(path, runners_replica(n, namespace, "engine:v1", replicas=2))
     for n in names:
         wait_for(f"{n} settled", lambda n=n: replica_settled(cluster.raw.get(f"{path}/{n}")), timeout=90)
-    # Let the passes that the last status writes triggered finish, then measure one resync.
+    # Let the passes that the last status writes triggered finish, and the counts held back by the
+    # last passes reach the API (coalesce.py), then measure one resync.
     wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
     time.sleep(1.5)
-    wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
+    wait_for("the counts published", lambda: ctrl.coalescer.pending() == 0 and ctrl.queue.idle(), timeout=30)
     writes0, reads0, passes0 = kube.writes, kube.reads, ctrl.passes
     ctrl.enqueue_all()
     wait_for("the resync", lambda: ctrl.passes - passes0 >= len(names) and ctrl.queue.idle(), timeout=30)

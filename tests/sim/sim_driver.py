@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 
 from sim_api import Conflict, Sim
 
-from omereconcile.actions import Plan
+from omereconcile.actions import Plan, WriteStatus
+from omereconcile.coalesce import StatusCoalescer
 from omereconcile.planner import plan
 from omerender import constants as c
 
@@ -35,6 +36,14 @@ class Driver:
     _prev_rows: int | None = None
     log: list[tuple[datetime, object]] = field(default_factory=list)  # (time, applied action)
     extra_checks: list[Callable[[Sim], None]] = field(default_factory=list)
+    # The controller holds count-only status writes back as it does in production
+    # (``omereconcile/coalesce.py``); ``coalesce=False`` applies every status write.
+    coalesce: bool = True
+    coalescer: StatusCoalescer | None = None
+
+    def __post_init__(self) -> None:
+        if self.coalesce and self.coalescer is None:
+            self.coalescer = StatusCoalescer(clock=lambda: self.sim.now.timestamp())
 
     # -- invariants ---------------------------------------------------------------------------------------
     def check(self) -> None:
@@ -114,6 +123,8 @@ class Driver:
         assert sim.replica is not None
         world = sim.observe()
         p = plan(world)
+        if self.coalescer is not None:
+            p = self.coalescer.filter("replica", p)
         self.plans.append(p)
         self.passes += 1
         rv = sim.replica["metadata"]["resourceVersion"]
@@ -127,9 +138,13 @@ class Driver:
             if sim.replica is not None:
                 rv = sim.replica["metadata"]["resourceVersion"]
             self.log.append((sim.now, act))
+            if isinstance(act, WriteStatus) and self.coalescer is not None:
+                self.coalescer.written("replica")
             self.actions_applied += 1
             self.check()
             if self.actions_applied in self.crash_at:
+                if self.coalescer is not None:  # a new process remembers no held-back counts
+                    self.coalescer = StatusCoalescer(clock=lambda: self.sim.now.timestamp())
                 break  # the controller died here
             if sim.replica is None:
                 break
