@@ -31,7 +31,14 @@ from omerender.models import (
     parse_object,
 )
 
-__all__ = ["Catalog", "CatalogKey", "ControllerIdentity"]
+__all__ = [
+    "CATALOG_KINDS",
+    "CLUSTER_SCOPED",
+    "Catalog",
+    "CatalogKey",
+    "ControllerIdentity",
+    "is_operator_config",
+]
 
 # (kind, namespace or "" for cluster scope, name)
 CatalogKey = tuple[str, str, str]
@@ -39,7 +46,9 @@ CatalogKey = tuple[str, str, str]
 CONFIG_MAP = "inferenceservice-config"
 _MODEL_KINDS = frozenset({"BaseModel", "ClusterBaseModel"})
 _RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
-_CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
+CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
+# Every kind a Catalog reads (besides the operator ConfigMap, see is_operator_config).
+CATALOG_KINDS = _MODEL_KINDS | _RUNTIME_KINDS | {"FineTunedWeight", "InferenceService"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +140,7 @@ class Catalog:
         deploy_error: str | None = None
         for number, original in enumerate(objects, start=1):
             _check_raw(number, original)
-            if _is_operator_config(original):
+            if is_operator_config(original):
                 if configured is not None:
                     raise InvalidObjectError(
                         "ConfigMap",
@@ -251,7 +260,8 @@ def _check_raw(number: int, obj: Any) -> None:
         )
 
 
-def _is_operator_config(obj: Mapping[str, Any]) -> bool:
+def is_operator_config(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is the ``inferenceservice-config`` ConfigMap OME's controller reads."""
     meta = obj.get("metadata")
     return (
         obj.get("kind") == "ConfigMap"
@@ -290,4 +300,4 @@ def _deploy_from(config_map: Mapping[str, Any]) -> tuple[DeployDefaults | None, 
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:
-    return (kind, "" if kind in _CLUSTER_SCOPED else (namespace or "default"), name)
+    return (kind, "" if kind in CLUSTER_SCOPED else (namespace or "default"), name)

@@ -14,6 +14,7 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.io import InputError, load_objects
+from omerender.cli.objects import add_objects_options, catalog_objects
 from omerender.cli.strict import check_replica
 from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
@@ -75,6 +76,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--before", nargs="+", action="extend", metavar="PATH", help="objects before the change")
     p.add_argument("--after", nargs="+", action="extend", metavar="PATH", help="objects after the change")
+    add_objects_options(p)
     p.add_argument(
         "--output",
         "-o",
@@ -85,14 +87,14 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _folder_objects(folder: Path) -> list[dict[str, Any]]:
+def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every object in every file under ``folder`` (kubectl's files have no suffix); dotfiles skipped."""
     files = sorted(
         p
         for p in folder.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
-    return load_objects(files)
+    return catalog_objects(files, args, also={KIND})
 
 
 def _namespaced_name(obj: Mapping[str, Any]) -> str:
@@ -120,7 +122,7 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     positional: list[str] = list(args.replicas)
     if args.before is None and args.after is None:
         if len(positional) == 2 and all(Path(p).is_dir() for p in positional):
-            return _folder_objects(Path(positional[0])), _folder_objects(Path(positional[1])), []
+            return _folder_objects(Path(positional[0]), args), _folder_objects(Path(positional[1]), args), []
         raise InputError(
             "give --before PATH... and --after PATH... (and optionally REPLICAS), or exactly two folders "
             "DIR1 DIR2 to compare"
@@ -128,7 +130,11 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     if args.before is None or args.after is None:
         missing = "--before" if args.before is None else "--after"
         raise InputError(f"{missing} is missing: give the objects on both sides of the change")
-    return load_objects(args.before), load_objects(args.after), positional
+    return (
+        catalog_objects(args.before, args, also={KIND}),
+        catalog_objects(args.after, args, also={KIND}),
+        positional,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

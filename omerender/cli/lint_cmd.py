@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from omerender.cli.io import load_objects
 from omerender.cli.kubeschema import kube_problems
+from omerender.cli.objects import add_objects_options, catalog_objects
 from omerender.lint import lint_objects
 
 __all__ = ["add_parser", "run"]
@@ -27,6 +27,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--objects", nargs="+", required=True, metavar="PATH", help="catalog files or folders")
+    add_objects_options(p)
     p.add_argument("--no-schema", action="store_true", help="skip the Kubernetes schema check")
     p.set_defaults(func=run)
 
@@ -38,7 +39,9 @@ def _progress(done: int, total: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = lint_objects(
-        load_objects(args.objects), validate=None if args.no_schema else kube_problems, progress=_progress
+        catalog_objects(args.objects, args),
+        validate=None if args.no_schema else kube_problems,
+        progress=_progress,
     )
     for finding in report.findings:
         print(finding)
