@@ -8,10 +8,10 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.deploy import (
@@ -44,6 +44,9 @@ __all__ = [
 CatalogKey = tuple[str, str, str]
 
 CONFIG_MAP = "inferenceservice-config"
+# Distinct render inputs a catalog remembers before it forgets them all (a fleet has far fewer).
+MEMO_SIZE: Final = 20_000
+_T = TypeVar("_T")
 _MODEL_KINDS = frozenset({"BaseModel", "ClusterBaseModel"})
 _RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
 CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
@@ -90,6 +93,8 @@ class Catalog:
     _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
         init=False, repr=False, compare=False
     )
+    # What depends only on this catalog and a key (renders by their inputs): see memoized().
+    _memo: dict[Hashable, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         cluster: list[RuntimeResource] = []
@@ -103,6 +108,24 @@ class Catalog:
         object.__setattr__(
             self, "_namespaced_runtimes", MappingProxyType({k: tuple(v) for k, v in namespaced.items()})
         )
+        object.__setattr__(self, "_memo", {})
+
+    def memoized(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, run once per ``key`` for this catalog and remembered.
+
+        For values that depend only on the catalog and ``key``: the catalog never changes, so such a
+        value never goes stale (``omerender.render`` keeps renders here, keyed by every replica field
+        that reaches them). The memory is bounded: past :data:`MEMO_SIZE` keys it starts over.
+        """
+        memo = self._memo
+        try:
+            value: _T = memo[key]
+        except KeyError:
+            value = compute()
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[key] = value
+        return value
 
     @classmethod
     def from_objects(

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import lru_cache
+from types import BuiltinFunctionType
 from typing import Any, Final
 
 from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_bytes
@@ -24,9 +25,11 @@ from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_byte
 __all__ = [
     "ALWAYS_EXCLUDED_ANNOTATIONS",
     "DERIVED_LABELS",
+    "FNV_IN_C",
     "MIGRATION_REQUEST_ANNOTATION_PREFIX",
     "controller_revision",
     "fnv32a",
+    "fnv32a_python",
     "hashed_annotations",
     "hashed_labels",
     "next_revision_number",
@@ -202,8 +205,9 @@ _MASK32: Final = 0xFFFFFFFF
 _EIGHT: Final = struct.Struct("8B")
 
 
-def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
-    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``)."""
+def fnv32a_python(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``), in Python: the fallback
+    where the ``fnv-hash-fast`` wheel is missing, and the reference the C one is tested against."""
     p = _FNV_PRIME
     m = _MASK32
     n8 = len(data) - len(data) % 8
@@ -218,11 +222,33 @@ def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
     return h
 
 
+def _c_fnv() -> Callable[[bytes], int] | None:
+    """``fnv_hash_fast.fnv1a_32`` when it is the compiled one; its own fallback is slower than ours."""
+    try:
+        from fnv_hash_fast import fnv1a_32
+    except ImportError:
+        return None
+    return fnv1a_32 if isinstance(fnv1a_32, BuiltinFunctionType) else None
+
+
+_C_FNV: Final = _c_fnv()
+# Whether FNV-32a runs in C here (the fnv-hash-fast wheel); benchmarks report it.
+FNV_IN_C: Final = _C_FNV is not None
+
+
+def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``): in C from the start, in
+    Python when continuing or without the wheel."""
+    if _C_FNV is not None and h == _FNV_OFFSET:
+        return _C_FNV(data)
+    return fnv32a_python(data, h)
+
+
 @lru_cache(maxsize=256)
 def _payload_fnv(payload: bytes) -> int:
-    # A reconcile pass hashes the same payloads again and again; FNV in Python costs tens of
-    # nanoseconds a byte, a dictionary hit on the bytes almost nothing.
-    return fnv32a(payload)
+    # Without the wheel a reconcile pass hashes the same payloads again and again; FNV in Python
+    # costs tens of nanoseconds a byte, a dictionary hit on the bytes almost nothing.
+    return fnv32a_python(payload)
 
 
 def revision_hash(payload: bytes, *, collision_count: int = 0, scope_uid: str = "") -> str:
@@ -231,9 +257,11 @@ def revision_hash(payload: bytes, *, collision_count: int = 0, scope_uid: str = 
     The scope UID is the replica's own UID for a standalone replica, the parent
     InferenceService's for a projected one.
     """
-    h = _payload_fnv(bytes(payload))
-    h = fnv32a(f"|cc={int(collision_count)}||uid={scope_uid}|".encode(), h)
-    return f"{h:08x}"
+    suffix = f"|cc={int(collision_count)}||uid={scope_uid}|".encode()
+    if _C_FNV is not None:
+        # One pass in C over the joined bytes: copying a few kilobytes costs less than a cache lookup.
+        return f"{_C_FNV(bytes(payload) + suffix):08x}"
+    return f"{fnv32a_python(suffix, _payload_fnv(bytes(payload))):08x}"
 
 
 def revision_name(prefix: str, component: str, hash_: str) -> str:
