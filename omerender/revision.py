@@ -14,8 +14,9 @@ All pure: values in, values out. The rules follow ome-projects/ome
 from __future__ import annotations
 
 import json
+import pickle
 import struct
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from functools import lru_cache
 from types import BuiltinFunctionType
 from typing import Any, Final
@@ -149,11 +150,25 @@ def _hashed_labels_piece(labels: Any) -> str | None:
     return _map_piece({k: v for k, v in labels.items() if k not in DERIVED_LABELS}, path)
 
 
-def _spec_fragment(spec: Any, name: str) -> str:
+def _spec_fragment(spec: Any, name: str, encodings: MutableMapping[bytes, str] | None = None) -> str:
+    key = None
+    if encodings is not None:
+        try:
+            # Equal pickles are the same data, types and order included: the same Go encoding.
+            key = pickle.dumps(spec, _PICKLE_PROTOCOL)
+        except Exception:  # not plain data: encode it (and let the encoder name the problem)
+            key = None
+        if key is not None and key in encodings:
+            return encodings[key]
     try:
-        return _POD_SPEC(spec)
+        fragment = _POD_SPEC(spec)
     except GoJSONError as e:
         raise e.prepend(name, "spec") from None
+    if encodings is not None and key is not None:
+        if len(encodings) >= _ENCODINGS_MAX:
+            encodings.clear()  # specs changed by their callers; keep the memory bounded
+        encodings[key] = fragment
+    return fragment
 
 
 def revision_payload(
@@ -163,6 +178,7 @@ def revision_payload(
     topology_key: str | None = None,
     pairing_protocol: str | None = None,
     excluded_annotation_keys: Collection[str] = (),
+    encodings: MutableMapping[bytes, str] | None = None,
 ) -> bytes:
     """The canonical bytes OME hashes for a component (§9.1).
 
@@ -171,14 +187,16 @@ def revision_payload(
     pod template's labels and annotations are hashed, after :func:`hashed_annotations`.
     ``topology_key`` counts only with a worker template; an empty ``pairing_protocol`` is
     omitted. Raises a :class:`~omerender.gojson.GoJSONError` subclass (with the path inside
-    ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode.
+    ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode. ``encodings``, when
+    given, remembers pod specs' encodings by the specs' pickled bytes (renders of one memo entry
+    share one, ``Render.encodings``).
     """
     spec, meta = _template_parts(pod_template, "podTemplate", maps_checked_later=True)
     labels = _hashed_labels_piece(meta.get("labels"))
     if not isinstance(excluded_annotation_keys, frozenset | set):
         excluded_annotation_keys = frozenset(excluded_annotation_keys)
     annotations = _hashed_annotations_piece(meta.get("annotations"), excluded_annotation_keys)
-    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate"), ',"podMeta":']
+    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate", encodings), ',"podMeta":']
     if labels or annotations:
         out.append('{"creationTimestamp":null')
         if labels:
@@ -190,7 +208,7 @@ def revision_payload(
         out.append("null")
     if worker_template is not None:
         worker_spec, _ = _template_parts(worker_template, "workerTemplate", maps_checked_later=False)
-        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate"))
+        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate", encodings))
         if topology_key:
             out += (',"topologyKey":', _STRING(topology_key))
     if pairing_protocol:
@@ -198,6 +216,9 @@ def revision_payload(
     out.append("}")
     return to_bytes("".join(out))
 
+
+_PICKLE_PROTOCOL: Final = 5
+_ENCODINGS_MAX: Final = 16
 
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193

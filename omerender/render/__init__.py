@@ -82,4 +82,5 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
         model_name=resolved.model.metadata.name if resolved.model else None,
         advisories=advisories,
         excluded_annotation_keys=frozenset(replica.metadata.annotations),
+        encodings=shape.encodings if shape.pods is not None else None,
     )

@@ -21,20 +21,22 @@ replica itself.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, RuntimeResource
 from omerender.render.build import build_runners, template_metadata
-from omerender.render.data import clone
 from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner
 
 __all__ = ["Shape", "memo_key", "runners_for", "shape_of"]
+
+_PROTOCOL: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +47,12 @@ class Shape:
     resolved: Resolved | None = None
     runtime: RuntimeResource | None = None  # the resolved runtime after PrepareRole
     ctx: ModelContext | None = None
-    # (runner name, size, pod spec) per runner; None where placeholders make pods per-replica.
-    pods: tuple[tuple[str, int, dict[str, Any]], ...] | None = None
+    # (runner name, size, pickled pod spec) per runner; None where placeholders make pods per-replica.
+    # Pickled: immutable, and unpickling is the quickest exact copy of JSON-like data there is.
+    pods: tuple[tuple[str, int, bytes], ...] | None = None
+    # The revision's Go encoding of pod specs, by their pickled bytes (omerender.revision): every
+    # replica of this entry hashes the same specs.
+    encodings: dict[bytes, str] = field(default_factory=dict)
 
 
 def memo_key(replica: InferenceReplica) -> Hashable:
@@ -90,7 +96,10 @@ def shape_of(
             built = build_runners(replica, runtime, ctx, accelerator_names)
         except RenderBlocked as blocked:
             return Shape(blocked=(blocked.reason, blocked.message))
-        pods = tuple((r.name, r.size, clone(r.template["spec"])) for r in built)
+        try:
+            pods = tuple((r.name, r.size, pickle.dumps(r.template["spec"], _PROTOCOL)) for r in built)
+        except Exception:  # not plain data after all: build every replica's pods instead
+            return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
         return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods)
 
     return catalog.memoized(memo_key(replica), compute)
@@ -110,7 +119,7 @@ def runners_for(
     metadata = template_metadata(replica, shape.runtime, piece, shape.ctx)
     return tuple(
         RenderedRunner(
-            name, size, {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": clone(spec)}
+            name, size, {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": pickle.loads(spec)}
         )
         for name, size, spec in shape.pods
     )

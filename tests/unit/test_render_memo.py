@@ -17,8 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omerender import Catalog, InferenceReplica, parse_object, render
-from omerender.preview import preview
+from omerender.preview import preview, revision_of
 from omerender.render.memo import memo_key
+from omerender.revision import revision_payload
 from tests.unit.test_properties import PROPERTY, annotations, labels, worlds
 
 variants = st.lists(
@@ -235,3 +236,34 @@ def test_a_hit_hands_out_fresh_templates() -> None:
     assert second.runners[0].template["spec"]["containers"][0]["image"] == "img:1"
     assert "x" not in second.runners[0].template["metadata"]["labels"]
     assert second.runners[0].template["metadata"]["labels"]["ome.io/inferenceservice"] == "b"
+
+
+def test_a_spec_changed_by_its_caller_hashes_as_changed() -> None:
+    # Renders of one memo entry share the Go encoding of their pod spec, by the spec's exact bytes.
+    catalog = Catalog.from_objects(
+        [
+            {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "ClusterServingRuntime",
+                "metadata": {"name": "rt"},
+                "spec": {"engineConfig": {"runner": {"name": "ome-container", "image": "img:1"}}},
+            }
+        ]
+    )
+    replica = parse_object(
+        InferenceReplica,
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "metadata": {"name": "a", "namespace": "demo", "uid": "u"},
+            "spec": {"component": "engine", "runtimeRef": {"name": "rt"}},
+        },
+    )
+    untouched = revision_of(render(replica, catalog))
+    changed = render(replica, catalog)
+    assert changed.encodings  # the entry's encoding is there to be reused
+    changed.runners[0].template["spec"]["containers"][0]["image"] = "img:2"
+    expected = revision_payload(pod_template=changed.runners[0].template, excluded_annotation_keys=set())
+    assert revision_of(changed).payload == expected
+    assert b"img:2" in expected
+    assert revision_of(render(replica, catalog)) == untouched
