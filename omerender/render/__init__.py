@@ -67,8 +67,8 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
         return resolved, prepare_role(resolved.runtime, spec.component, catalog.deploy)
 
     # Memoized in the catalog by every replica field that reaches the result (omerender.render.memo).
-    shape = shape_of(replica, catalog, resolve, accelerators)
-    runners = runners_for(replica, shape, accelerators)
+    shape, built = shape_of(replica, catalog, resolve, accelerators)
+    runners = built if built is not None else runners_for(replica, shape, accelerators)
     resolved = shape.resolved
     assert resolved is not None  # runners_for raised the block otherwise
     source: TemplateSource = "modelRef" if spec.model_ref is not None else "runtimeRef"

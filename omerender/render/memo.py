@@ -81,8 +81,10 @@ def shape_of(
     catalog: Catalog,
     resolve: Callable[[], tuple[Resolved, RuntimeResource]],
     accelerator_names: Sequence[str],
-) -> Shape:
-    """The entry for ``replica``'s key, computed on a miss from ``resolve`` and this replica."""
+) -> tuple[Shape, tuple[RenderedRunner, ...] | None]:
+    """The entry for ``replica``'s key, computed on a miss from ``resolve`` and this replica; with the
+    runners built for this replica on that miss (else None: :func:`runners_for` makes them)."""
+    built_now: list[tuple[RenderedRunner, ...]] = []
 
     def compute() -> Shape:
         try:
@@ -100,9 +102,11 @@ def shape_of(
             pods = tuple((r.name, r.size, pickle.dumps(r.template["spec"], _PROTOCOL)) for r in built)
         except Exception:  # not plain data after all: build every replica's pods instead
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
+        built_now.append(built)
         return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods)
 
-    return catalog.memoized(memo_key(replica), compute)
+    shape = catalog.memoized(memo_key(replica), compute)
+    return shape, (built_now[0] if built_now else None)
 
 
 def runners_for(
