@@ -165,9 +165,17 @@ def catalog_objects(
 ) -> list[dict[str, Any]]:
     """The catalog objects in ``paths`` (and those of the kinds in ``also``), strictly checked and
     without duplicates; see the module's docstring. Raises InputError listing every problem found."""
+    return select_catalog(loaded_from(paths), args, also=also)
+
+
+def select_catalog(
+    loaded: Iterable[Loaded], args: argparse.Namespace, *, also: Collection[str] = ()
+) -> list[dict[str, Any]]:
+    """:func:`catalog_objects` of objects already loaded with their files (``io.loaded_from``), in
+    path order: for a command that looks at each path's objects before it takes them all."""
     kept = [
         (obj, file)
-        for obj, file in loaded_from(paths)
+        for obj, file in loaded
         if obj.get("kind") in CATALOG_KINDS or obj.get("kind") in also or is_operator_config(obj)
     ]
     problems = [

@@ -72,7 +72,18 @@ def test_strict_lists_every_duplicate_and_exits_2(
         "render": ["render", r, "--objects", str(catalog), "--strict"],
         "lint": ["lint", "--objects", str(catalog), "--strict"],
         "validate": ["validate", r, "--objects", str(catalog), "--strict"],
-        "diff": ["diff", r, "--before", str(catalog), "--after", str(catalog), "--strict"],
+        "diff": [
+            "diff",
+            "--before",
+            str(catalog),
+            "--before",
+            r,
+            "--after",
+            str(catalog),
+            "--after",
+            r,
+            "--strict",
+        ],
     }[command]
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -97,7 +108,7 @@ def test_diff_compares_the_winners_on_each_side(capsys: pytest.CaptureFixture[st
     r = write(tmp_path / "r.yaml", replica("r", "rt-a"))
     before = write(tmp_path / "before.yaml", runtime("rt-a", "img:0"), runtime("rt-a", "img:1"))
     after = write(tmp_path / "after.yaml", runtime("rt-a", "img:1"))
-    code, out, err = run(capsys, "diff", r, "--before", before, "--after", after)
+    code, out, err = run(capsys, "diff", "--before", before, "--before", r, "--after", after, "--after", r)
     assert code == 0, out
     assert "r: unchanged" in out.replace(f"{NS}/", "")
     assert err.count("warning") == 1

@@ -131,7 +131,7 @@ def test_every_command_checks_its_catalog_objects(
     argv = {
         "render": ["render", replica, "--objects", objects],
         "validate": ["validate", replica, "--objects", objects],
-        "diff": ["diff", replica, "--before", objects, "--after", objects],
+        "diff": ["diff", "--before", objects, "--before", replica, "--after", objects, "--after", replica],
     }[command]
     code = main(argv)
     err = capsys.readouterr().err
