@@ -1,13 +1,18 @@
 """Lint over a generated catalog of 200 models and 200 runtimes (with inheritance), against the cost of
-loading the same YAML, measured in the same run. Prints figures and the ratio; asserts nothing.
+loading the same YAML, measured in the same run; and ``omerender lint`` end to end on the file against
+the C loader's time to load that file (DECISIONS §5: at most 3×). Prints figures and ratios; asserts
+nothing.
 
     python benchmarks/bench_lint.py
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,8 +20,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bench_diff import paired
 from benchmarks.catalog_gen import generate_yaml
 from omerender.catalog import Catalog
+from omerender.cli import main as omerender_main
 from omerender.cli.kubeschema import kube_problems
 from omerender.lint import lint
 
@@ -49,6 +56,20 @@ def main() -> None:
     print(f"lint, renders only:           {bare * 1000:8.1f} ms   ratio {bare / load:5.2f}")
     print(f"lint, renders + 1.36 schemas: {full * 1000:8.1f} ms   ratio {full / load:5.2f}")
     print(f"total load + parse + lint:    {(load + parse + full) * 1000:8.1f} ms   (budget: under 1000 ms)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "catalog.yaml"
+        path.write_text(text)
+        file_load, command, ratio = paired(
+            lambda: list(yaml.load_all(path.read_bytes(), Loader=loader)),
+            lambda: _cli(["lint", "--objects", str(path)]),
+        )
+    print(f"load the file ({loader.__name__}):   {file_load * 1000:8.1f} ms   (yardstick)")
+    print(f"omerender lint, end to end:   {command * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)")
+
+
+def _cli(argv: list[str]) -> int:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return omerender_main(argv)
 
 
 if __name__ == "__main__":

@@ -121,3 +121,32 @@ def generate(models: int = 200, runtimes: int = 200) -> list[dict[str, Any]]:
 
 def generate_yaml(models: int = 200, runtimes: int = 200) -> str:
     return yaml.safe_dump_all(generate(models, runtimes), sort_keys=False)
+
+
+def generate_replicas(count: int, models: int = 200, namespaces: int = 10) -> list[dict[str, Any]]:
+    """``count`` InferenceReplicas, each on one of the first ``models`` models of :func:`generate`
+    (runtime auto-selected), spread over ``namespaces`` namespaces; one in ten names its runtime."""
+    out = []
+    for i in range(count):
+        m = i % models
+        family, size = m % FAMILIES, 1 + (m // FAMILIES) % 8
+        spec: dict[str, Any] = {
+            "component": "engine",
+            "modelRef": {"name": f"family{family}-model-{m}-{size}b"},
+            "replicas": 1 + i % 4,
+        }
+        if i % 10 == 0:
+            spec["runtimeRef"] = {"name": f"srt-family{family}-{family + FAMILIES * (size - 1)}"}
+        out.append(
+            {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "InferenceReplica",
+                "metadata": {
+                    "name": f"replica-{i}",
+                    "namespace": f"team-{i % namespaces}",
+                    "uid": f"uid-{i}",
+                },
+                "spec": spec,
+            }
+        )
+    return out

@@ -8,10 +8,10 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.deploy import (
@@ -31,15 +31,27 @@ from omerender.models import (
     parse_object,
 )
 
-__all__ = ["Catalog", "CatalogKey", "ControllerIdentity"]
+__all__ = [
+    "CATALOG_KINDS",
+    "CLUSTER_SCOPED",
+    "Catalog",
+    "CatalogKey",
+    "ControllerIdentity",
+    "is_operator_config",
+]
 
 # (kind, namespace or "" for cluster scope, name)
 CatalogKey = tuple[str, str, str]
 
 CONFIG_MAP = "inferenceservice-config"
+# Distinct render inputs a catalog remembers before it forgets them all (a fleet has far fewer).
+MEMO_SIZE: Final = 20_000
+_T = TypeVar("_T")
 _MODEL_KINDS = frozenset({"BaseModel", "ClusterBaseModel"})
 _RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
-_CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
+CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTunedWeight"})
+# Every kind a Catalog reads (besides the operator ConfigMap, see is_operator_config).
+CATALOG_KINDS = _MODEL_KINDS | _RUNTIME_KINDS | {"FineTunedWeight", "InferenceService"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +93,8 @@ class Catalog:
     _namespaced_runtimes: Mapping[str, tuple[RuntimeResource, ...]] = field(
         init=False, repr=False, compare=False
     )
+    # What depends only on this catalog and a key (renders by their inputs): see memoized().
+    _memo: dict[Hashable, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         cluster: list[RuntimeResource] = []
@@ -94,6 +108,24 @@ class Catalog:
         object.__setattr__(
             self, "_namespaced_runtimes", MappingProxyType({k: tuple(v) for k, v in namespaced.items()})
         )
+        object.__setattr__(self, "_memo", {})
+
+    def memoized(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, run once per ``key`` for this catalog and remembered.
+
+        For values that depend only on the catalog and ``key``: the catalog never changes, so such a
+        value never goes stale (``omerender.render`` keeps renders here, keyed by every replica field
+        that reaches them). The memory is bounded: past :data:`MEMO_SIZE` keys it starts over.
+        """
+        memo = self._memo
+        try:
+            value: _T = memo[key]
+        except KeyError:
+            value = compute()
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[key] = value
+        return value
 
     @classmethod
     def from_objects(
@@ -131,7 +163,7 @@ class Catalog:
         deploy_error: str | None = None
         for number, original in enumerate(objects, start=1):
             _check_raw(number, original)
-            if _is_operator_config(original):
+            if is_operator_config(original):
                 if configured is not None:
                     raise InvalidObjectError(
                         "ConfigMap",
@@ -251,7 +283,8 @@ def _check_raw(number: int, obj: Any) -> None:
         )
 
 
-def _is_operator_config(obj: Mapping[str, Any]) -> bool:
+def is_operator_config(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is the ``inferenceservice-config`` ConfigMap OME's controller reads."""
     meta = obj.get("metadata")
     return (
         obj.get("kind") == "ConfigMap"
@@ -290,4 +323,4 @@ def _deploy_from(config_map: Mapping[str, Any]) -> tuple[DeployDefaults | None, 
 
 
 def _key(kind: str, namespace: str | None, name: str) -> CatalogKey:
-    return (kind, "" if kind in _CLUSTER_SCOPED else (namespace or "default"), name)
+    return (kind, "" if kind in CLUSTER_SCOPED else (namespace or "default"), name)

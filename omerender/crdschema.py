@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +176,29 @@ class _Compiled:
     group: str
     kind: str
     validators: Mapping[str, Any]  # served version name -> jsonschema validator
+    # served version name -> the same schema compiled by jsonschema-rs (``tools`` extra), when it
+    # compiles: it says "valid" in microseconds where jsonschema takes a millisecond, and only an
+    # object it refuses is walked again by jsonschema for the problems' words.
+    fast: Mapping[str, Callable[[Any], bool]]
+
+
+def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    try:
+        validator = jsonschema_rs.Draft202012Validator(dict(schema))
+    except Exception:  # e.g. a pattern its regex engine lacks: jsonschema alone decides then
+        return None
+
+    def is_valid(obj: Any) -> bool:
+        try:
+            return bool(validator.is_valid(obj))
+        except Exception:  # a value it cannot take (an integer past 64 bits): ask jsonschema
+            return False
+
+    return is_valid
 
 
 _CACHE: OrderedDict[int, _Compiled] = OrderedDict()
@@ -190,6 +213,7 @@ def _compiled(crd: Mapping[str, Any]) -> _Compiled:
     spec = _mapping(crd.get("spec"))
     names = _mapping(spec.get("names"))
     validators: dict[str, Any] = {}
+    fast: dict[str, Callable[[Any], bool]] = {}
     for version in spec.get("versions") or ():
         if not isinstance(version, Mapping) or version.get("served") is False:
             continue
@@ -197,7 +221,10 @@ def _compiled(crd: Mapping[str, Any]) -> _Compiled:
         openapi = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
         translated = to_json_schema(openapi if isinstance(openapi, Mapping) else {})
         validators[str(version.get("name", ""))] = jsonschema.Draft202012Validator(translated)
-    compiled = _Compiled(crd, str(spec.get("group", "")), str(names.get("kind", "")), validators)
+        check = _fast_check(translated)
+        if check is not None:
+            fast[str(version.get("name", ""))] = check
+    compiled = _Compiled(crd, str(spec.get("group", "")), str(names.get("kind", "")), validators, fast)
     _CACHE[id(crd)] = compiled
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -236,6 +263,9 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
     if obj.get("kind") != compiled.kind:
         problems.append(FieldProblem("kind", f"must be {compiled.kind!r}, got {obj.get('kind')!r}"))
     validator = compiled.validators.get(version)
+    check = compiled.fast.get(version)
+    if not problems and check is not None and check(obj):
+        return ()
     if validator is None:
         # Without a version there is no schema; check against the only one if there is just one.
         if len(compiled.validators) != 1:

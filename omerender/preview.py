@@ -73,6 +73,7 @@ def revision_of(result: Render, *, collision_count: int | None = None) -> Revisi
             topology_key=replica.spec.topology_key if worker else None,
             pairing_protocol=replica.spec.pairing_protocol,
             excluded_annotation_keys=_excluded_keys(result),
+            encodings=result.encodings,
         )
     except GoJSONError as exc:
         # The API server would refuse these pods too: say which field, as a render failure.

@@ -14,9 +14,11 @@ All pure: values in, values out. The rules follow ome-projects/ome
 from __future__ import annotations
 
 import json
+import pickle
 import struct
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from functools import lru_cache
+from types import BuiltinFunctionType
 from typing import Any, Final
 
 from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_bytes
@@ -24,9 +26,11 @@ from omerender.gojson import GoJSONError, GoTypeError, fragment_encoder, to_byte
 __all__ = [
     "ALWAYS_EXCLUDED_ANNOTATIONS",
     "DERIVED_LABELS",
+    "FNV_IN_C",
     "MIGRATION_REQUEST_ANNOTATION_PREFIX",
     "controller_revision",
     "fnv32a",
+    "fnv32a_python",
     "hashed_annotations",
     "hashed_labels",
     "next_revision_number",
@@ -146,11 +150,25 @@ def _hashed_labels_piece(labels: Any) -> str | None:
     return _map_piece({k: v for k, v in labels.items() if k not in DERIVED_LABELS}, path)
 
 
-def _spec_fragment(spec: Any, name: str) -> str:
+def _spec_fragment(spec: Any, name: str, encodings: MutableMapping[bytes, str] | None = None) -> str:
+    key = None
+    if encodings is not None:
+        try:
+            # Equal pickles are the same data, types and order included: the same Go encoding.
+            key = pickle.dumps(spec, _PICKLE_PROTOCOL)
+        except Exception:  # not plain data: encode it (and let the encoder name the problem)
+            key = None
+        if key is not None and key in encodings:
+            return encodings[key]
     try:
-        return _POD_SPEC(spec)
+        fragment = _POD_SPEC(spec)
     except GoJSONError as e:
         raise e.prepend(name, "spec") from None
+    if encodings is not None and key is not None:
+        if len(encodings) >= _ENCODINGS_MAX:
+            encodings.clear()  # specs changed by their callers; keep the memory bounded
+        encodings[key] = fragment
+    return fragment
 
 
 def revision_payload(
@@ -160,6 +178,7 @@ def revision_payload(
     topology_key: str | None = None,
     pairing_protocol: str | None = None,
     excluded_annotation_keys: Collection[str] = (),
+    encodings: MutableMapping[bytes, str] | None = None,
 ) -> bytes:
     """The canonical bytes OME hashes for a component (§9.1).
 
@@ -168,14 +187,16 @@ def revision_payload(
     pod template's labels and annotations are hashed, after :func:`hashed_annotations`.
     ``topology_key`` counts only with a worker template; an empty ``pairing_protocol`` is
     omitted. Raises a :class:`~omerender.gojson.GoJSONError` subclass (with the path inside
-    ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode.
+    ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode. ``encodings``, when
+    given, remembers pod specs' encodings by the specs' pickled bytes (renders of one memo entry
+    share one, ``Render.encodings``).
     """
     spec, meta = _template_parts(pod_template, "podTemplate", maps_checked_later=True)
     labels = _hashed_labels_piece(meta.get("labels"))
     if not isinstance(excluded_annotation_keys, frozenset | set):
         excluded_annotation_keys = frozenset(excluded_annotation_keys)
     annotations = _hashed_annotations_piece(meta.get("annotations"), excluded_annotation_keys)
-    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate"), ',"podMeta":']
+    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate", encodings), ',"podMeta":']
     if labels or annotations:
         out.append('{"creationTimestamp":null')
         if labels:
@@ -187,7 +208,7 @@ def revision_payload(
         out.append("null")
     if worker_template is not None:
         worker_spec, _ = _template_parts(worker_template, "workerTemplate", maps_checked_later=False)
-        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate"))
+        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate", encodings))
         if topology_key:
             out += (',"topologyKey":', _STRING(topology_key))
     if pairing_protocol:
@@ -196,14 +217,18 @@ def revision_payload(
     return to_bytes("".join(out))
 
 
+_PICKLE_PROTOCOL: Final = 5
+_ENCODINGS_MAX: Final = 16
+
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
 _MASK32: Final = 0xFFFFFFFF
 _EIGHT: Final = struct.Struct("8B")
 
 
-def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
-    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``)."""
+def fnv32a_python(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``), in Python: the fallback
+    where the ``fnv-hash-fast`` wheel is missing, and the reference the C one is tested against."""
     p = _FNV_PRIME
     m = _MASK32
     n8 = len(data) - len(data) % 8
@@ -218,11 +243,33 @@ def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
     return h
 
 
+def _c_fnv() -> Callable[[bytes], int] | None:
+    """``fnv_hash_fast.fnv1a_32`` when it is the compiled one; its own fallback is slower than ours."""
+    try:
+        from fnv_hash_fast import fnv1a_32
+    except ImportError:
+        return None
+    return fnv1a_32 if isinstance(fnv1a_32, BuiltinFunctionType) else None
+
+
+_C_FNV: Final = _c_fnv()
+# Whether FNV-32a runs in C here (the fnv-hash-fast wheel); benchmarks report it.
+FNV_IN_C: Final = _C_FNV is not None
+
+
+def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """FNV-1a, 32 bits, continuing from ``h`` (Go's ``hash/fnv.New32a``): in C from the start, in
+    Python when continuing or without the wheel."""
+    if _C_FNV is not None and h == _FNV_OFFSET:
+        return _C_FNV(data)
+    return fnv32a_python(data, h)
+
+
 @lru_cache(maxsize=256)
 def _payload_fnv(payload: bytes) -> int:
-    # A reconcile pass hashes the same payloads again and again; FNV in Python costs tens of
-    # nanoseconds a byte, a dictionary hit on the bytes almost nothing.
-    return fnv32a(payload)
+    # Without the wheel a reconcile pass hashes the same payloads again and again; FNV in Python
+    # costs tens of nanoseconds a byte, a dictionary hit on the bytes almost nothing.
+    return fnv32a_python(payload)
 
 
 def revision_hash(payload: bytes, *, collision_count: int = 0, scope_uid: str = "") -> str:
@@ -231,9 +278,11 @@ def revision_hash(payload: bytes, *, collision_count: int = 0, scope_uid: str = 
     The scope UID is the replica's own UID for a standalone replica, the parent
     InferenceService's for a projected one.
     """
-    h = _payload_fnv(bytes(payload))
-    h = fnv32a(f"|cc={int(collision_count)}||uid={scope_uid}|".encode(), h)
-    return f"{h:08x}"
+    suffix = f"|cc={int(collision_count)}||uid={scope_uid}|".encode()
+    if _C_FNV is not None:
+        # One pass in C over the joined bytes: copying a few kilobytes costs less than a cache lookup.
+        return f"{_C_FNV(bytes(payload) + suffix):08x}"
+    return f"{fnv32a_python(suffix, _payload_fnv(bytes(payload))):08x}"
 
 
 def revision_name(prefix: str, component: str, hash_: str) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
-from omerender.cli.io import InputError, load_objects
+from omerender.cli.io import InputError, load_objects, loaded_from
+from omerender.cli.objects import Loaded, add_objects_options, catalog_objects, select_catalog
 from omerender.cli.strict import check_replica
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
@@ -91,6 +92,7 @@ def add_parser(sub: Any) -> None:
         metavar="PATH",
         help="replicas to render on both sides (repeatable)",
     )
+    add_objects_options(p)
     p.add_argument(
         "--output",
         "-o",
@@ -102,14 +104,14 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _folder_objects(folder: Path) -> list[dict[str, Any]]:
+def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every object in every file under ``folder`` (kubectl's files have no suffix); dotfiles skipped."""
     files = sorted(
         p
         for p in folder.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
-    return load_objects(files)
+    return catalog_objects(files, args, also={KIND})
 
 
 def _namespaced_name(obj: Mapping[str, Any]) -> str:
@@ -132,18 +134,20 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
     return out
 
 
-def _side(flag: str, paths: Sequence[str], replicas_apart: bool) -> list[dict[str, Any]]:
+def _side(
+    flag: str, paths: Sequence[str], replicas_apart: bool, args: argparse.Namespace
+) -> list[dict[str, Any]]:
     """The objects of one side; with -f, a path holding only replicas is refused, not misread."""
-    out: list[dict[str, Any]] = []
+    loaded: list[Loaded] = []
     for path in paths:
-        objects = load_objects([path])
-        if replicas_apart and objects and all(o.get("kind") == KIND for o in objects):
+        objects = loaded_from([path])
+        if replicas_apart and objects and all(o.get("kind") == KIND for o, _ in objects):
             raise InputError(
                 f"{flag} {path}: holds only {KIND}s, where {flag} expects models and runtimes; "
                 f"give replicas with -f {path}"
             )
-        out.extend(objects)
-    return out
+        loaded.extend(objects)
+    return select_catalog(loaded, args, also={KIND})
 
 
 def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -152,7 +156,7 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     replicas: list[str] = list(args.replicas or ())
     if args.before is None and args.after is None and not replicas:
         if len(folders) == 2 and all(Path(p).is_dir() for p in folders):
-            return _folder_objects(Path(folders[0])), _folder_objects(Path(folders[1])), []
+            return _folder_objects(Path(folders[0]), args), _folder_objects(Path(folders[1]), args), []
         raise InputError(
             "give --before PATH and --after PATH (each may repeat; replicas with -f PATH), or exactly "
             "two folders DIR1 DIR2 to compare"
@@ -166,8 +170,8 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     if args.before is None or args.after is None:
         missing = "--before" if args.before is None else "--after"
         raise InputError(f"{missing} is missing: give the objects on both sides of the change")
-    before = _side("--before", args.before, bool(replicas))
-    after = _side("--after", args.after, bool(replicas))
+    before = _side("--before", args.before, bool(replicas), args)
+    after = _side("--after", args.after, bool(replicas), args)
     return before, after, replicas
 
 

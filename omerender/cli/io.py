@@ -16,6 +16,7 @@ __all__ = [
     "forget_origins",
     "load_objects",
     "load_one",
+    "loaded_from",
     "origin_of",
     "strip_nulls",
 ]
@@ -91,15 +92,21 @@ def _documents(path: Path) -> Iterator[dict[str, Any]]:
 _ORIGINS: list[tuple[Mapping[str, Any], Path]] = []
 
 
-def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Every object in the given files and folders (recursively), multi-document YAML allowed."""
-    out: list[dict[str, Any]] = []
+def loaded_from(paths: Iterable[str | Path]) -> list[tuple[dict[str, Any], Path]]:
+    """Every object in the given files and folders (recursively) with its file, in path order: the
+    paths as given, a folder's files sorted by path, a file's documents in order."""
+    out: list[tuple[dict[str, Any], Path]] = []
     for path in paths:
         for file in _files(Path(path)):
             for doc in _documents(file):
                 _ORIGINS.append((doc, file))
-                out.append(doc)
+                out.append((doc, file))
     return out
+
+
+def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every object in the given files and folders (recursively), multi-document YAML allowed."""
+    return [doc for doc, _ in loaded_from(paths)]
 
 
 def forget_origins() -> None:

@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from omerender.cli.assume import add_flag
-from omerender.cli.io import load_objects, origin_of
+from omerender.cli.io import origin_of
 from omerender.cli.kubeschema import kube_problems
+from omerender.cli.objects import add_objects_options, catalog_objects
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
 __all__ = ["add_parser", "run", "to_json", "to_text"]
@@ -46,6 +47,7 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--objects", nargs="+", required=True, metavar="PATH", help="catalog files or folders")
+    add_objects_options(p)
     p.add_argument("--no-schema", action="store_true", help="skip the Kubernetes schema check")
     add_flag(p)
     p.add_argument(
@@ -117,7 +119,7 @@ def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     report = lint_objects(
-        load_objects(args.objects),
+        catalog_objects(args.objects, args),
         validate=None if args.no_schema else kube_problems,
         progress=_progress,
         assume_ready=args.assume_models_ready,

@@ -8,8 +8,9 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
-from omerender.cli.io import dump_stream, load_objects, load_one
+from omerender.cli.io import dump_stream, load_one
 from omerender.cli.kubeschema import kube_problems
+from omerender.cli.objects import add_objects_options, catalog_objects
 from omerender.cli.strict import check_replica
 from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica, parse_object
@@ -33,6 +34,7 @@ def add_parser(sub: Any) -> None:
         metavar="PATH",
         help="files or folders with the models, runtimes and fine-tuned weights the replica reads",
     )
+    add_objects_options(p)
     p.add_argument(
         "--instances",
         type=int,
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     raw = load_one(args.replica, "InferenceReplica")
     check_replica(raw, args.replica)
     replica = parse_object(InferenceReplica, raw)
-    catalog = Catalog.from_objects(load_objects(args.objects))
+    catalog = Catalog.from_objects(catalog_objects(args.objects, args))
     assumed = None
     if args.assume_models_ready:
         assumed = assume_models_ready(catalog)

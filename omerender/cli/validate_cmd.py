@@ -24,6 +24,7 @@ from typing import Any
 from omerender.admission import CODE_BAD_REQUEST, AdmissionRequest, review
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.cli.io import InputError, load_objects
+from omerender.cli.objects import add_objects_options, catalog_objects
 
 __all__ = ["add_parser", "run"]
 
@@ -68,6 +69,7 @@ def add_parser(sub: Any) -> None:
             f"the {CONFIG_MAP} ConfigMap); without it the runtime and name-collision checks are skipped"
         ),
     )
+    add_objects_options(p)
     p.add_argument(
         "--old",
         default=None,
@@ -166,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     identity: ControllerIdentity | None = None
     identity_error: str | None = None
     if args.objects is not None:
-        objects = load_objects(args.objects)
+        objects = catalog_objects(args.objects, args)
         identity, identity_error = _identity(objects)
         catalog = Catalog.from_objects(objects, controller_identity=identity)
     else:

@@ -3,7 +3,9 @@
 Before anything is built, one pass over the parser's events (flat, so any depth is safe) refuses a
 document nested deeper than :data:`~omerender.jsonlike.MAX_DEPTH`, an alias that refers to its own
 node (a cycle), and a document whose aliases expand past :data:`~omerender.jsonlike.MAX_NODES` values
-(an alias bomb). Then libyaml's ``CSafeLoader`` builds the documents (the pure-Python loader only
+(an alias bomb). That pass costs half as much as the load itself, so it is skipped where the text
+alone proves the limits hold (no anchors, shallow by a bound read from columns and brackets: see
+:func:`_plainly_within_limits`), which is what a catalog or replica file usually is. Then libyaml's ``CSafeLoader`` builds the documents (the pure-Python loader only
 where PyYAML was built without libyaml), with three changes that keep the result JSON data: an
 unquoted timestamp stays a string, as a Kubernetes client reads it into a string field; an integer
 too long for Python is an error naming its line; and ``!!binary``/``!!set`` values are refused.
@@ -11,6 +13,7 @@ too long for Python is an error naming its line; and ``!!binary``/``!!set`` valu
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import yaml
@@ -114,13 +117,48 @@ def _check_events(text: str) -> None:
             )
 
 
+# Text in which the limits cannot be broken, told apart without parsing (see _plainly_within_limits).
+_UNUSUAL: Final = re.compile("[&\t\r\x85\u2028\u2029]")
+_DOCUMENT_START: Final = re.compile(r"^---", re.MULTILINE)
+# A line's indentation and the block indicators that open collections on it ("- - ? key: …").
+_BLOCK_START: Final = re.compile(r"^ *(?:[-?:] +)*", re.MULTILINE)
+_PLAIN_DOCUMENT_MAX: Final = 2 * MAX_NODES
+
+
+def _plainly_within_limits(text: str) -> bool:
+    """Whether ``text`` cannot break the limits, by a bound read from the text alone (C-speed string
+    operations), so that the event pass may be skipped. False means "not sure": the event pass decides.
+
+    - No ``&``: no anchor, so no alias, no cycle, no alias bomb.
+    - Values: each takes at least two characters with its separator, so a document of at most
+      2 × MAX_NODES characters holds at most MAX_NODES.
+    - Depth: a flow collection opens with its own ``[`` or ``{``, so the flow levels of a document are
+      at most its count of them. A nested block collection starts at a greater column than its parent,
+      except a sequence that is a mapping's value (same column), whose own children start further right;
+      so block levels are at most 2 × (the greatest column a block collection starts at + 1), and that
+      column is at most a line's indentation plus its leading ``- ``/``? ``/``: `` indicators.
+    - Tabs and the line breaks other than ``\n`` (``\r``, NEL, LS, PS) would defeat the column count.
+    """
+    if _UNUSUAL.search(text):
+        return False
+    column = max((len(m) for m in _BLOCK_START.findall(text)), default=0)
+    block = 2 * (column + 1)
+    for document in _DOCUMENT_START.split(text):
+        if len(document) > _PLAIN_DOCUMENT_MAX:
+            return False
+        if 1 + block + document.count("[") + document.count("{") > MAX_DEPTH:
+            return False
+    return True
+
+
 def load_documents(data: bytes) -> list[Any]:
     """Every document in ``data`` (UTF-8 YAML or JSON), as JSON-like values.
 
     Raises UnicodeDecodeError, YamlLimitError or yaml.YAMLError; the caller names the file.
     """
     text = data.decode("utf-8")
-    _check_events(text)
+    if not _plainly_within_limits(text):
+        _check_events(text)
     loader = _Loader(text)
     try:
         return [loader.get_data() for _ in iter(loader.check_data, False)]

@@ -7,12 +7,11 @@ from omerender.arguments import check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import Resolver
-from omerender.models import InferenceReplica, Runner
-from omerender.render.build import build_runners
+from omerender.models import InferenceReplica, Runner, RuntimeResource
 from omerender.render.data import clone
-from omerender.render.inject import ModelContext
+from omerender.render.memo import runners_for, shape_of
 from omerender.render.prepare import prepare_role
-from omerender.render.resolve import ADVISORY_REASON, resolve_refs
+from omerender.render.resolve import ADVISORY_REASON, Resolved, resolve_refs
 from omerender.render.result import Advisory, Render, RenderedRunner, TemplateSource
 
 __all__ = ["Advisory", "Render", "RenderedRunner", "TemplateSource", "render"]
@@ -46,8 +45,10 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
     """The replica's pod templates for this pass, rendered from the live model and runtime.
 
     Raises RenderBlocked with one of the seed's eight reasons when there is nothing it can run.
-    Pure: reads only its arguments, mutates neither, and returns fresh data. Pass one ``resolver``
-    (an inheritance cache for ``catalog``) to render many replicas against the same catalog.
+    Pure: reads only its arguments, mutates neither, and returns fresh data. Refs renders are
+    memoized in ``catalog`` by every replica field that reaches them (``omerender.render.memo``), so
+    many replicas on few runtimes cost little more than one render per runtime. ``resolver`` (an
+    inheritance cache for ``catalog``) is used where a render is computed.
     """
     check_replica_and_catalog("render", replica, catalog)
     spec = replica.spec
@@ -59,20 +60,27 @@ def render(replica: InferenceReplica, catalog: Catalog, *, resolver: Resolver | 
     if catalog.deploy_error is not None:
         # renderFromRefs loads the deploy config before it resolves anything.
         raise RenderBlocked(BlockReason.RENDER_FAILED, f"load deploy config: {catalog.deploy_error}")
-    resolved = resolve_refs(replica, catalog, resolver)
-    runtime = prepare_role(resolved.runtime, spec.component, catalog.deploy)
-    ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
+    accelerators = accelerator_resource_names(catalog.accelerator_resources)
+
+    def resolve() -> tuple[Resolved, RuntimeResource]:
+        resolved = resolve_refs(replica, catalog, resolver)
+        return resolved, prepare_role(resolved.runtime, spec.component, catalog.deploy)
+
+    # Memoized in the catalog by every replica field that reaches the result (omerender.render.memo).
+    shape, built = shape_of(replica, catalog, resolve, accelerators)
+    runners = built if built is not None else runners_for(replica, shape, accelerators)
+    resolved = shape.resolved
+    assert resolved is not None  # runners_for raised the block otherwise
     source: TemplateSource = "modelRef" if spec.model_ref is not None else "runtimeRef"
     advisories = (Advisory(ADVISORY_REASON, resolved.advisory),) if resolved.advisory else ()
     return Render(
         replica=replica,
         source=source,
-        runners=build_runners(
-            replica, runtime, ctx, accelerator_resource_names(catalog.accelerator_resources)
-        ),
+        runners=runners,
         runtime_kind=resolved.runtime.kind,
         runtime_name=resolved.runtime.metadata.name,
         model_name=resolved.model.metadata.name if resolved.model else None,
         advisories=advisories,
         excluded_annotation_keys=frozenset(replica.metadata.annotations),
+        encodings=shape.encodings if shape.pods is not None else None,
     )

@@ -20,7 +20,7 @@ from omerender.render.pieces import PIECE_KEYS, PieceShape, RunnerPod, split_pie
 from omerender.render.placeholders import replace_placeholders, replica_meta
 from omerender.render.result import RenderedRunner
 
-__all__ = ["build_runners", "check_volume_mounts"]
+__all__ = ["build_runners", "check_volume_mounts", "template_metadata"]
 
 
 def check_volume_mounts(runner_name: str, spec: dict[str, Any], piece_key: str) -> None:
@@ -99,6 +99,24 @@ def _pod_for(
     return pod
 
 
+def template_metadata(
+    replica: InferenceReplica, runtime: RuntimeResource, piece: dict[str, Any], ctx: ModelContext | None
+) -> dict[str, Any]:
+    """The metadata every runner's template carries (``TemplateObjectMeta``), the worker's too: the
+    only part of a refs render that reads the replica's name, labels and annotations (besides
+    placeholders in the containers)."""
+    model = ctx.model if ctx else None
+    fine_tuned = ctx.fine_tuned if ctx else None
+    labels = template_labels(replica, piece, runtime.metadata.name, model, fine_tuned)
+    annotations = template_annotations(replica, piece, runtime.metadata.name, model, fine_tuned)
+    metadata: dict[str, Any] = {}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
+
+
 def build_runners(
     replica: InferenceReplica,
     runtime: RuntimeResource,
@@ -117,20 +135,11 @@ def build_runners(
             f'{runtime.kind} "{runtime.metadata.name}" has no {component} piece; '
             f"a {component} replica cannot render from it",
         )
-    model = ctx.model if ctx else None
-    fine_tuned = ctx.fine_tuned if ctx else None
-    labels = template_labels(replica, piece, runtime.metadata.name, model, fine_tuned)
-    annotations = template_annotations(replica, piece, runtime.metadata.name, model, fine_tuned)
+    metadata = template_metadata(replica, runtime, piece, ctx)
     shape = split_piece(piece, component)
     # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.
     parts = [shape.primary, *([shape.worker] if shape.worker else [])]
     specs = {id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names) for p in parts}
-    # Runners: every runner's template carries the same metadata (TemplateObjectMeta), the worker's too.
-    metadata: dict[str, Any] = {}
-    if labels:
-        metadata["labels"] = labels
-    if annotations:
-        metadata["annotations"] = annotations
     rendered = []
     for part in shape.runners:
         spec = specs[id(part)]

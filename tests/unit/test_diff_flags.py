@@ -267,7 +267,7 @@ def test_a_model_without_a_format_is_unknown_until_downloaded(
 ) -> None:
     model = copy.deepcopy(MODEL)
     del model["status"]
-    model["spec"]["modelFormat"] = {}  # as in git: OME reads it from the weights
+    del model["spec"]["modelFormat"]  # as in git: OME reads it from the weights
     pool = replica("llama-pool", modelRef={"name": "llama-3-2-1b-instruct"})
     side = write(tmp_path / "side.yaml", model, RUNTIME, pool)
     code, out, _ = run(capsys, "--before", side, "--after", side, "--assume-models-ready")

@@ -40,12 +40,12 @@ def _catalog() -> tuple[list[Obj], list[Obj]]:
     for model in models[:GIT_MODELS]:
         del model["status"]
     for model in models[:FORMATLESS]:
-        model["spec"]["modelFormat"] = {}
+        del model["spec"]["modelFormat"]  # as in git: OME reads it from the weights
     named = {m["metadata"]["name"]: m for m in models}
     named[NO_RUNTIME]["spec"]["modelArchitecture"] = "NobodyServesThis"
     named[TOO_BIG]["spec"]["modelParameterSize"] = "900B"
     del named[SIZELESS]["spec"]["modelParameterSize"]
-    named[READY_FORMATLESS]["spec"]["modelFormat"] = {}
+    del named[READY_FORMATLESS]["spec"]["modelFormat"]
     return models, [o for o in objects if o["kind"] != "ClusterBaseModel"]
 
 

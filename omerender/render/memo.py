@@ -1,0 +1,129 @@
+"""Refs renders memoized by their inputs, in the catalog they read (:meth:`Catalog.memoized`).
+
+A fleet of thousands of replicas over a few hundred runtimes renders a few hundred distinct things:
+what a refs render computes from the catalog depends on the replica only through
+
+- the **key**: namespace, component, ``spec.modelRef`` and ``spec.runtimeRef`` (whole, as JSON): all
+  that model lookup, runtime selection and inheritance, fine-tuned weights, overlays, ``PrepareRole``
+  and the pod build read (``omerender.render.resolve``, ``omerender.render.build``);
+- the template **metadata** (name prefix, labels, annotations): recomputed for every replica by
+  :func:`~omerender.render.build.template_metadata`, the same function a full build calls;
+- **placeholders** (``{{.Name}}`` …) in the containers, which read the replica's name prefix,
+  namespace, UID, generation, labels and annotations. Where the runtime, model, fine-tuned weight or
+  an overlay holds ``{{`` anywhere (a superset of what reaches a container), the pods are built for
+  every replica; only the resolution is shared.
+
+So an entry holds the outcome of resolution (or the block it raised), and, when no placeholder can
+apply, the built pod specs (or the block the build raised). A hit hands out fresh copies: a Render's
+templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
+replica itself.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from omerender.catalog import Catalog
+from omerender.errors import BlockReason, RenderBlocked
+from omerender.models import InferenceReplica, RuntimeResource
+from omerender.render.build import build_runners, template_metadata
+from omerender.render.inject import ModelContext
+from omerender.render.resolve import Resolved
+from omerender.render.result import RenderedRunner
+
+__all__ = ["Shape", "memo_key", "runners_for", "shape_of"]
+
+_PROTOCOL: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What every replica with one key renders alike: resolution, and the pods when they are shared."""
+
+    blocked: tuple[BlockReason, str] | None = None
+    resolved: Resolved | None = None
+    runtime: RuntimeResource | None = None  # the resolved runtime after PrepareRole
+    ctx: ModelContext | None = None
+    # (runner name, size, pickled pod spec) per runner; None where placeholders make pods per-replica.
+    # Pickled: immutable, and unpickling is the quickest exact copy of JSON-like data there is.
+    pods: tuple[tuple[str, int, bytes], ...] | None = None
+    # The revision's Go encoding of pod specs, by their pickled bytes (omerender.revision): every
+    # replica of this entry hashes the same specs.
+    encodings: dict[bytes, str] = field(default_factory=dict)
+
+
+def memo_key(replica: InferenceReplica) -> Hashable:
+    """Every replica field a refs render reads, besides the metadata recomputed per replica."""
+    spec = replica.spec
+    return (
+        "refs",
+        replica.namespace,
+        spec.component,
+        spec.model_ref.model_dump_json() if spec.model_ref is not None else None,
+        spec.runtime_ref.model_dump_json() if spec.runtime_ref is not None else None,
+    )
+
+
+def _may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
+    """Whether ``{{`` occurs anywhere in what a container is assembled from. JSON never escapes a
+    brace, so the dumps hold ``{{`` exactly when a key or string does."""
+    sources: list[Any] = [runtime]
+    if ctx is not None:
+        sources += [ctx.model, *ctx.overlays, *([ctx.fine_tuned] if ctx.fine_tuned else [])]
+    return any("{{" in source.model_dump_json() for source in sources)
+
+
+def shape_of(
+    replica: InferenceReplica,
+    catalog: Catalog,
+    resolve: Callable[[], tuple[Resolved, RuntimeResource]],
+    accelerator_names: Sequence[str],
+) -> tuple[Shape, tuple[RenderedRunner, ...] | None]:
+    """The entry for ``replica``'s key, computed on a miss from ``resolve`` and this replica; with the
+    runners built for this replica on that miss (else None: :func:`runners_for` makes them)."""
+    built_now: list[tuple[RenderedRunner, ...]] = []
+
+    def compute() -> Shape:
+        try:
+            resolved, runtime = resolve()
+        except RenderBlocked as blocked:
+            return Shape(blocked=(blocked.reason, blocked.message))
+        ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
+        if _may_hold_placeholders(runtime, ctx):
+            return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
+        try:
+            built = build_runners(replica, runtime, ctx, accelerator_names)
+        except RenderBlocked as blocked:
+            return Shape(blocked=(blocked.reason, blocked.message))
+        try:
+            pods = tuple((r.name, r.size, pickle.dumps(r.template["spec"], _PROTOCOL)) for r in built)
+        except Exception:  # not plain data after all: build every replica's pods instead
+            return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
+        built_now.append(built)
+        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods)
+
+    shape = catalog.memoized(memo_key(replica), compute)
+    return shape, (built_now[0] if built_now else None)
+
+
+def runners_for(
+    replica: InferenceReplica, shape: Shape, accelerator_names: Sequence[str]
+) -> tuple[RenderedRunner, ...]:
+    """``replica``'s runners from its entry: shared pods with its own metadata, or a full build."""
+    if shape.blocked is not None:
+        raise RenderBlocked(*shape.blocked)
+    assert shape.runtime is not None
+    if shape.pods is None:
+        return build_runners(replica, shape.runtime, shape.ctx, accelerator_names)
+    piece = shape.runtime.piece(replica.spec.component)
+    assert piece is not None  # the build that made the pods had it
+    metadata = template_metadata(replica, shape.runtime, piece, shape.ctx)
+    return tuple(
+        RenderedRunner(
+            name, size, {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": pickle.loads(spec)}
+        )
+        for name, size, spec in shape.pods
+    )
