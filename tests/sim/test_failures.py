@@ -5,10 +5,9 @@ from __future__ import annotations
 import itertools
 from datetime import timedelta
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, applied, converged, ready
-
 from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, applied, converged, ready
 from omerender import constants as c
 
 

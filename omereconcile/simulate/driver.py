@@ -11,10 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sim_api import Conflict, Sim
-
 from omereconcile.actions import Plan
 from omereconcile.planner import plan
+from omereconcile.simulate.cluster import Conflict, Sim
 from omerender import constants as c
 
 
