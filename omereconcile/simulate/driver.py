@@ -164,8 +164,8 @@ class Driver:
                 break
         raise InvariantError(f"did not converge: {self.describe()}")
 
-    def settle(self, until: Callable[[Sim], bool], **kw: float) -> None:
-        self.run(until, **kw)
+    def settle(self, until: Callable[[Sim], bool], *, limit: float = 3600.0) -> None:
+        self.run(until, limit=limit)
 
     def describe(self) -> str:
         sim = self.sim
