@@ -1,7 +1,7 @@
 """``omereconcile run`` (the reconciler process) and ``omereconcile plan`` (a dry-run of the next pass).
 
 Exit codes: 0 done or stopped by SIGTERM/SIGINT, 1 the leader lease was lost or the process failed,
-2 bad usage or configuration.
+2 bad usage or configuration. ``omereconcile forecast`` has its own (``omereconcile.forecast.command``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from omereconcile import logs
 from omereconcile.actions import Plan
 from omereconcile.controller import CONFIG_NAME, Controller
 from omereconcile.executor import target_of
+from omereconcile.forecast import command as forecast_command
 from omereconcile.kube import ApiError, Kube, NotFound
 from omereconcile.leader import LeaderElector, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
@@ -105,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     dry.add_argument("--ome-namespace", default="ome")
     dry.add_argument("--config-name", default=CONFIG_NAME)
     dry.set_defaults(func=_plan)
+
+    forecast_command.add_parser(sub)
     return parser
 
 

@@ -9,16 +9,17 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.io import InputError, load_objects
 from omerender.cli.strict import check_replica
-from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
+from omerender.diff import ReplicaDiff, diff_replicas, summary, to_json, to_markdown, to_text
 from omerender.models import InferenceReplica, parse_object
 
-__all__ = ["add_parser", "main", "run"]
+__all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
 
 KIND = "InferenceReplica"
 _EPILOG = """\
@@ -67,14 +68,7 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "replicas",
-        nargs="*",
-        metavar="REPLICAS",
-        help="files or folders with the replicas to render (or DIR1 DIR2, see below)",
-    )
-    p.add_argument("--before", nargs="+", action="extend", metavar="PATH", help="objects before the change")
-    p.add_argument("--after", nargs="+", action="extend", metavar="PATH", help="objects after the change")
+    add_input_arguments(p)
     p.add_argument(
         "--output",
         "-o",
@@ -83,6 +77,36 @@ def add_parser(sub: Any) -> None:
         help="text (default), json, or markdown for a pull-request comment",
     )
     p.set_defaults(func=run)
+
+
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """The replicas and the objects on both sides of a change (``omereconcile forecast`` reads the same)."""
+    p.add_argument(
+        "replicas",
+        nargs="*",
+        metavar="REPLICAS",
+        help="files or folders with the replicas to render (or DIR1 DIR2, see below)",
+    )
+    p.add_argument("--before", nargs="+", action="extend", metavar="PATH", help="objects before the change")
+    p.add_argument("--after", nargs="+", action="extend", metavar="PATH", help="objects after the change")
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The change as the diff reads it: the objects and the replicas on each side."""
+
+    before_objects: list[dict[str, Any]]
+    after_objects: list[dict[str, Any]]
+    before: dict[tuple[str, str], InferenceReplica]
+    after: dict[tuple[str, str], InferenceReplica]
+
+    def diff(self) -> tuple[ReplicaDiff, ...]:
+        return diff_replicas(
+            self.before,
+            self.after,
+            Catalog.from_objects(self.before_objects),
+            Catalog.from_objects(self.after_objects),
+        )
 
 
 def _folder_objects(folder: Path) -> list[dict[str, Any]]:
@@ -131,10 +155,9 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     return load_objects(args.before), load_objects(args.after), positional
 
 
-def run(args: argparse.Namespace) -> int:
+def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
+    """The arguments of :func:`add_input_arguments`, read and checked."""
     before_objects, after_objects, replica_paths = _objects(args)
-    before_catalog = Catalog.from_objects(before_objects)
-    after_catalog = Catalog.from_objects(after_objects)
     if replica_paths:
         fixed = _replicas(load_objects(replica_paths), "REPLICAS")
         if not fixed:
@@ -146,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if ignored:
             print(
-                f"diff: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
+                f"{prog}: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
                 "the REPLICAS given render on both sides",
                 file=sys.stderr,
             )
@@ -159,7 +182,11 @@ def run(args: argparse.Namespace) -> int:
                 f"no {KIND} among the objects on either side; give the replicas to render as REPLICAS "
                 "or include them in the --before and --after paths"
             )
-    diffs = diff_replicas(before, after, before_catalog, after_catalog)
+    return Sides(before_objects, after_objects, before, after)
+
+
+def run(args: argparse.Namespace) -> int:
+    diffs = read_sides(args).diff()
     if args.output == "json":
         sys.stdout.write(json.dumps(to_json(diffs), indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
