@@ -80,8 +80,12 @@ def forecast(
     capacity: tuple[int, ...] | None = None,
     gpu_names: Sequence[str] = ("nvidia.com/gpu",),
     concurrent: bool = True,
+    shutdown_seconds: float = 30.0,
 ) -> Forecast:
-    """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed)."""
+    """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed).
+
+    ``startup_seconds``: a new pod's time until Ready (a runtime's annotation overrides it);
+    ``shutdown_seconds``: a deleted pod's time until it is gone and its GPUs are free."""
     items: list[ReplicaInput] = []
     skipped: list[NotForecast] = []
     reserved: list[int] = []
@@ -124,5 +128,5 @@ def forecast(
             f"the capacity given ({len(capacity)} nodes, {sum(capacity)} accelerators) does not hold the "
             f"replicas that do not roll ({sum(reserved)} accelerators); give the cluster's capacity"
         )
-    per, totals = simulate(items, nodes, gpu_names, concurrent=concurrent)
+    per, totals = simulate(items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds)
     return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, sum(reserved))

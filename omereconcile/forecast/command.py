@@ -62,6 +62,12 @@ def add_parser(sub: Any) -> None:
     add_input_arguments(p)
     p.add_argument("--startup", default="5m", help="pod start-up time until Ready (default 5m)")
     p.add_argument(
+        "--shutdown",
+        default="30s",
+        help="time from a pod's deletion until it is gone and its GPUs are free (default 30s, "
+        "Kubernetes' default termination grace)",
+    )
+    p.add_argument(
         "--replicas-from",
         metavar="FILE",
         help="current sizes from a `kubectl get ir -A -o yaml` dump (default: spec.replicas of the files)",
@@ -105,6 +111,7 @@ def _forecast_code(args: argparse.Namespace) -> int:
         capacity=capacity,
         gpu_names=names,
         concurrent=not args.sequential,
+        shutdown_seconds=parse_duration(args.shutdown, "--shutdown"),
     )
     if args.output == "json":
         sys.stdout.write(json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n")

@@ -238,18 +238,20 @@ def simulate(
     gpu_names: Sequence[str],
     *,
     concurrent: bool = True,
+    shutdown_seconds: float = 3.0,
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
-    """Forecast the roll of ``items`` on ``nodes``. Raises ``RuntimeError`` when the replicas as they
-    run now do not come up on the capacity given (the forecast has no start to measure from)."""
+    """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
+    ``shutdown_seconds``. Raises ``RuntimeError`` when the replicas as they run now do not come up on
+    the capacity given (the forecast has no start to measure from)."""
     tracks: list[_Track] = []
     for item in items:
-        sim = ForecastSim(item.before, item.startup_seconds, nodes, gpu_names)
+        sim = ForecastSim(item.before, item.startup_seconds, nodes, gpu_names, shutdown_seconds)
         t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP))
         sim.apply_replica(_warm_object(t))
         tracks.append(t)
     if not tracks:
         return (), Totals(0, 0, 0, 0, 0, 0, 0.0, 0.0, True)
-    stall = max(600.0, 3 * max(i.startup_seconds for i in items))
+    stall = max(600.0, 3 * max(i.startup_seconds for i in items), 3 * shutdown_seconds)
     _lockstep(tracks, lambda: all(converged(t.sim) for t in tracks), stall)
     if not all(converged(t.sim) for t in tracks):
         cold = ", ".join(t.item.key for t in tracks if not converged(t.sim))

@@ -47,11 +47,19 @@ class RevisionSide:
 class ForecastSim(Sim):
     """The simulator rendering ``side`` (switched from before to after when the change lands)."""
 
-    def __init__(self, side: RevisionSide, startup_seconds: float, nodes: Nodes, gpu_names: Sequence[str]):
+    def __init__(
+        self,
+        side: RevisionSide,
+        startup_seconds: float,
+        nodes: Nodes,
+        gpu_names: Sequence[str],
+        shutdown_seconds: float = 3.0,
+    ):
         super().__init__()
         self.side = side
         self.known: dict[str, RevisionSide] = {side.name: side}
         self.ready_delay = startup_seconds
+        self.delete_grace = shutdown_seconds
         self.nodes = nodes
         self.gpu_names = tuple(gpu_names)
         nodes.sims.append(self)

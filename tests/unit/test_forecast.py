@@ -3,7 +3,7 @@ Instance of the example replica rolls; one GPU per Instance; a 60 s start-up.
 
 Each roll step of one Instance takes the start-up plus the drain: the old pod leaves rotation on the
 pass after the new one serves, is deleted a pass later and is gone after the simulated 3 s grace, so
-one step lasts between 60 and 65 s.
+one step lasts between 60 and 65 s. (The CLI test keeps the default 30 s shutdown.)
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _run(*objs: dict[str, Any], after_spec: dict[str, Any] | None = None, **kw: 
         changed["spec"].update(after_spec or {})
         after[key] = parse_object(InferenceReplica, changed)
     diffs = diff_replicas(before, after, Catalog.from_objects(before_objs), Catalog.from_objects(after_objs))
-    return forecast(diffs, before, after, after_objs, startup_seconds=STARTUP, **kw)
+    return forecast(diffs, before, after, after_objs, startup_seconds=STARTUP, shutdown_seconds=3.0, **kw)
 
 
 def _within(value: float, steps: int) -> bool:
@@ -159,7 +159,7 @@ def test_unchanged_replicas_hold_capacity_that_the_roll_cannot_use() -> None:
         Catalog.from_objects(after_objs),
         Catalog.from_objects(after_objs),
     )
-    f = forecast(diffs, reps, reps, after_objs, startup_seconds=STARTUP, capacity=(5,))
+    f = forecast(diffs, reps, reps, after_objs, startup_seconds=STARTUP, shutdown_seconds=3.0, capacity=(5,))
     assert (f.unchanged, f.reserved_gpus) == (1, 2)
     assert f.short_of_capacity  # 3 + 2 of 5 GPUs in use: no room for the surge
 
@@ -223,3 +223,44 @@ def test_cli_nothing_rolls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture
     ]
     assert omereconcile_main(args) == 0
     assert "rolls no replica" in capsys.readouterr().out
+
+
+def _runners_replica(image: str, runners: list[tuple[str, int]]) -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": "engine", "image": image}]}}
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": "gang", "namespace": "ns"},
+        "spec": {
+            "component": "engine",
+            "replicas": 2,
+            "runners": [{"name": n, "size": size, "template": template} for n, size in runners],
+        },
+    }
+
+
+@pytest.mark.parametrize("runners", [[("leader", 1), ("worker", 1)], [("leader", 1), ("worker", 3)]])
+def test_multi_pod_instances_are_listed_not_guessed(runners: list[tuple[str, int]]) -> None:
+    old = parse_object(InferenceReplica, _runners_replica("engine:v1", runners))
+    new = parse_object(InferenceReplica, _runners_replica("engine:v2", runners))
+    key = ("ns", "gang")
+    diffs = diff_replicas({key: old}, {key: new}, Catalog.from_objects([]), Catalog.from_objects([]))
+    assert [d.status.value for d in diffs] == ["rolls"]
+    f = forecast(diffs, {key: old}, {key: new}, [], startup_seconds=STARTUP)
+    assert f.replicas == ()
+    assert [(n.key, n.why) for n in f.not_forecast] == [
+        ("ns/gang", "rolls, multi-pod Instances: not covered by the forecast yet")
+    ]
+    assert f.changed
+    assert "ns/gang: not forecast (rolls, multi-pod Instances" in to_text(f)
+
+
+def test_a_single_pod_runners_replica_is_forecast_without_a_catalog() -> None:
+    old = parse_object(InferenceReplica, _runners_replica("engine:v1", [("default", 1)]))
+    new = parse_object(InferenceReplica, _runners_replica("engine:v2", [("default", 1)]))
+    key = ("ns", "gang")
+    diffs = diff_replicas({key: old}, {key: new}, Catalog.from_objects([]), Catalog.from_objects([]))
+    f = forecast(diffs, {key: old}, {key: new}, [], startup_seconds=STARTUP, shutdown_seconds=3.0)
+    (r,) = f.replicas
+    assert (r.replaced, r.instances, r.gpus_per_instance, r.peak_extra_gpus) == (2, 2, 0, 0)
+    assert r.completes
