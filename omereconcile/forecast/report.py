@@ -41,15 +41,15 @@ def headline(f: Forecast) -> str:
         return "rolls no replica" + (f" ({len(f.not_forecast)} not forecast)" if f.not_forecast else "")
     parts = [
         f"rolls {_plural(len(f.replicas), 'replica')} / {_plural(t.instances, 'Instance')}",
-        f"peak +{_plural(t.peak_extra_pods, 'pod')}, +{t.peak_extra_gpus} GPUs",
+        f"peak +{_plural(t.peak_extra_pods, 'pod')}, +{_plural(t.peak_extra_gpus, 'GPU')}",
     ]
     if f.capacity is not None:
         total = sum(f.capacity)
         left = total - t.gpus_in_use_at_peak - f.reserved_gpus
         held = [r for r in f.replicas if any(h.gate == "Unschedulable" for h in r.holds)]
-        cap = (
-            f"capacity {total} GPUs on {_plural(len(f.capacity), 'node')}, left at peak: {max(left, 0)} GPUs"
-        )
+        sizes = sorted(set(f.capacity))
+        nodes = _plural(len(f.capacity), "node") + (f" of {sizes[0]}" if len(sizes) == 1 else "")
+        cap = f"capacity {_plural(total, 'GPU')} ({nodes}), left at peak: {_plural(max(left, 0), 'GPU')}"
         if held:
             cap += f" → {_plural(len(held), 'replica')} will hold Unschedulable"
         parts.append(cap)
