@@ -46,7 +46,7 @@ class Forecast:
     def short_of_capacity(self) -> bool:
         """The change cannot complete with the capacity given: a roll holds on pods that cannot be placed."""
         return self.capacity is not None and any(
-            h.gate == "Unschedulable" for r in self.replicas for h in r.holds
+            not r.completes and any(h.gate == "Unschedulable" for h in r.holds) for r in self.replicas
         )
 
 

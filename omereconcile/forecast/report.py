@@ -46,12 +46,15 @@ def headline(f: Forecast) -> str:
     if f.capacity is not None:
         total = sum(f.capacity)
         left = total - t.gpus_in_use_at_peak - f.reserved_gpus
-        held = [r for r in f.replicas if any(h.gate == "Unschedulable" for h in r.holds)]
+        waits = [r for r in f.replicas if any(h.gate == "Unschedulable" for h in r.holds)]
+        held = [r for r in waits if not r.completes]
         sizes = sorted(set(f.capacity))
         nodes = _plural(len(f.capacity), "node") + (f" of {sizes[0]}" if len(sizes) == 1 else "")
         cap = f"capacity {_plural(total, 'GPU')} ({nodes}), left at peak: {_plural(max(left, 0), 'GPU')}"
         if held:
-            cap += f" → {_plural(len(held), 'replica')} will hold Unschedulable"
+            cap += f" → {_plural(len(held), 'replica')} will hold Unschedulable (cannot complete)"
+        elif waits:
+            cap += f" → {_plural(len(waits), 'replica')} will wait Unschedulable for room, then complete"
         parts.append(cap)
     parts.append(f"floor {_pct(t.floor, t.instances)} of serving Instances")
     done = "≈ " + _dur(t.duration) if t.completes else "does not complete (held)"

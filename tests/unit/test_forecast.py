@@ -118,7 +118,7 @@ def test_insufficient_capacity_holds_unschedulable_and_cannot_complete() -> None
     assert [h.gate for h in r.holds] == ["Unschedulable"]
     assert f.short_of_capacity
     assert f.totals.gpus_in_use_at_peak == 3  # the surge pod waits unplaced
-    assert "1 replica will hold Unschedulable" in to_text(f)
+    assert "1 replica will hold Unschedulable (cannot complete)" in to_text(f)
 
 
 def test_one_spare_gpu_is_enough_for_max_surge_1() -> None:
@@ -127,6 +127,19 @@ def test_one_spare_gpu_is_enough_for_max_surge_1() -> None:
     assert not f.short_of_capacity
     assert f.totals.gpus_in_use_at_peak == 4
     assert "left at peak: 0 GPUs" in to_text(f)
+
+
+def test_short_capacity_that_frees_up_as_old_pods_go_slows_the_roll_but_completes() -> None:
+    # Uncapped surge: all three Instances surge at once, but one node of 4 GPUs has room for one.
+    f = _run(_replica(), capacity=(4,))
+    (r,) = f.replicas
+    assert (r.replaced, r.completes, r.peak_extra_pods) == (3, True, 3)
+    assert {h.gate for h in r.holds} == {"Unschedulable"}
+    assert not f.short_of_capacity
+    assert f.totals.gpus_in_use_at_peak == 4
+    # The first surge runs alone; each drained Instance frees the GPU the next one waits for.
+    assert _within(r.duration, 3)
+    assert "1 replica will wait Unschedulable for room, then complete" in to_text(f)
 
 
 def test_concurrent_rolls_add_up_at_the_peak_and_sequential_ones_add_up_in_time() -> None:
