@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from omereconcile.forecast.world import ForecastSim, Nodes, RevisionSide
@@ -119,6 +119,8 @@ class _Track:
     peak_pods: int = 0
     peak_gpus: int = 0
     holds: dict[tuple[str, str], None] = field(default_factory=dict)
+    seen: tuple[int, int, str] | None = None  # the world as the last pass saw it
+    wake_at: datetime | None = None  # the last pass's requeue
 
     def spec_for(self, obj: Mapping[str, Any], *, warm: bool) -> dict[str, Any]:
         spec = copy.deepcopy(dict(obj.get("spec") or {}))
@@ -196,6 +198,12 @@ def _done(t: _Track) -> bool:
     return converged(t.sim) and t.sim.status.get("currentRevision") == t.item.after.name
 
 
+def _fingerprint(sim: ForecastSim) -> tuple[int, int, str]:
+    """Changes whenever anything the planner reads changes: every write and kubelet update bumps the
+    simulator's resourceVersion counter; a pod gone and the EndpointSlices are compared as they are."""
+    return (sim._seq, len(sim.pods), repr(sim.slices))
+
+
 def _lockstep(tracks: Sequence[_Track], until: Any, stall_after: float) -> datetime:
     """Passes for every replica, then one clock step for all, until ``until()`` or nothing moves for
     ``stall_after`` seconds. Returns the time of the last progress."""
@@ -207,18 +215,26 @@ def _lockstep(tracks: Sequence[_Track], until: Any, stall_after: float) -> datet
         busy = False
         wakes: list[float] = []
         for t in tracks:
-            p = t.driver.one_pass()
-            kinds = {type(a).__name__ for a in p.actions} - {"RecordEvent"}
-            # A status write wakes the reconciler's watch too; only writes to pods are progress.
-            busy |= bool(kinds) or p.requeue_after == 0.0
-            if kinds - {"WriteStatus"}:
-                last_progress = t.sim.now
-            if p.requeue_after is not None:
-                wakes.append(max(p.requeue_after, _BUSY_STEP))
+            now = t.sim.now
+            # Like the reconciler, a replica is planned when something of it changed or its requeue
+            # is due: an idle replica costs no pass.
+            mark = _fingerprint(t.sim)
+            if mark != t.seen or (t.wake_at is not None and now >= t.wake_at):
+                t.seen = mark
+                p = t.driver.one_pass()
+                kinds = {type(a).__name__ for a in p.actions} - {"RecordEvent"}
+                # A status write wakes the reconciler's watch too; only writes to pods are progress.
+                busy |= bool(kinds) or p.requeue_after == 0.0
+                if kinds - {"WriteStatus"}:
+                    last_progress = now
+                wake = None if p.requeue_after is None else max(p.requeue_after, _BUSY_STEP)
+                t.wake_at = None if wake is None else now + timedelta(seconds=wake)
+                _sample(t)
+            if t.wake_at is not None:
+                wakes.append(max((t.wake_at - now).total_seconds(), _BUSY_STEP))
             nxt = t.sim.next_event()
             if nxt is not None:
-                wakes.append(max((nxt - t.sim.now).total_seconds(), _BUSY_STEP))
-            _sample(t)
+                wakes.append(max((nxt - now).total_seconds(), _BUSY_STEP))
         if until():
             return sims[0].now
         if (sims[0].now - last_progress).total_seconds() >= stall_after:
@@ -227,8 +243,9 @@ def _lockstep(tracks: Sequence[_Track], until: Any, stall_after: float) -> datet
         for s in sims:
             s.advance(step)
         for t in tracks:
-            t.driver.check()
-            _sample(t)
+            if _fingerprint(t.sim) != t.seen:
+                t.driver.check()
+                _sample(t)
     raise RuntimeError(f"the forecast did not settle within {_MAX_PASSES} planner passes")
 
 

@@ -10,13 +10,14 @@ and a pod's start-up time counts from the moment it is placed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from omereconcile.simulate.cluster import Sim, SimPod
 from omereconcile.world import DesiredRevision, RenderOutcome, ReplicaView
 from omerender.accelerators import accelerator_count
+from omerender.models import InferenceReplica
 from omerender.render import RenderedRunner
 from omerender.stamps import PodCoordinates, materialize_pod
 
@@ -60,17 +61,32 @@ class ForecastSim(Sim):
         self.known: dict[str, RevisionSide] = {side.name: side}
         self.ready_delay = startup_seconds
         self.delete_grace = shutdown_seconds
+        self._model: tuple[str, InferenceReplica] | None = None  # (resourceVersion, parsed replica)
+        self._gpus: dict[str, int] = {}  # pod uid -> accelerators
         self.nodes = nodes
         self.gpu_names = tuple(gpu_names)
         nodes.sims.append(self)
+
+    def model(self) -> InferenceReplica:
+        """The replica, parsed once per resourceVersion (every pass reads it, few change it)."""
+        assert self.replica is not None
+        rv = self.replica["metadata"]["resourceVersion"]
+        if self._model is None or self._model[0] != rv:
+            self._model = (rv, ReplicaView.from_dict(self.replica).model)
+        return self._model[1]
+
+    def gpus_of(self, pod: SimPod) -> int:
+        uid = pod.obj["metadata"]["uid"]
+        if uid not in self._gpus:
+            self._gpus[uid] = pod_gpus(pod.obj, self.gpu_names)
+        return self._gpus[uid]
 
     def switch(self, side: RevisionSide) -> None:
         self.side = side
         self.known[side.name] = side
 
     def render(self) -> RenderOutcome:
-        assert self.replica is not None
-        model = ReplicaView.from_dict(self.replica).model
+        model = self.model()
         return DesiredRevision(
             self.side.name, self.side.payload, self.side.hash, model.spec.pairing_protocol, 0
         )
@@ -79,8 +95,7 @@ class ForecastSim(Sim):
         self, revision: str, index: int, incarnation: int, runner: str, ordinal: int
     ) -> dict[str, Any]:
         side = self.known[revision]
-        assert self.replica is not None
-        model = ReplicaView.from_dict(self.replica).model
+        model = self.model()
         return materialize_pod(
             model,
             side.runners,
@@ -97,9 +112,7 @@ class ForecastSim(Sim):
         """Accelerators this replica's pods ask for, terminating ones included (they hold theirs until
         they are gone); ``placed_only``: only the pods bound to a node."""
         return sum(
-            pod_gpus(p.obj, self.gpu_names)
-            for p in self.pods.values()
-            if not placed_only or p.obj["spec"].get("nodeName")
+            self.gpus_of(p) for p in self.pods.values() if not placed_only or p.obj["spec"].get("nodeName")
         )
 
 
@@ -127,12 +140,13 @@ class Nodes:
                 free[node] -= need
         return free, left
 
-    def _free(self, pods: Iterable[SimPod], names: Sequence[str]) -> list[int]:
+    def _free(self) -> list[int]:
         free = self._base()[0]
-        for p in pods:
-            node = (p.obj.get("spec") or {}).get("nodeName") or _UNPLACED
-            if node.startswith("node-"):
-                free[int(node.removeprefix("node-"))] -= pod_gpus(p.obj, names)
+        for sim in self.sims:
+            for p in sim.pods.values():
+                node = (p.obj.get("spec") or {}).get("nodeName") or _UNPLACED
+                if node.startswith("node-"):
+                    free[int(node.removeprefix("node-"))] -= sim.gpus_of(p)
         return free
 
     def place(self, sim: ForecastSim) -> None:
@@ -142,11 +156,11 @@ class Nodes:
             key=lambda p: (p.created, p.obj["metadata"]["name"]),
         )
         for pod in pending:
-            need = pod_gpus(pod.obj, sim.gpu_names)
+            need = sim.gpus_of(pod)
             if self.gpus_per_node is None or need == 0:
                 node: int | None = 0
             else:
-                free = self._free((q for s in self.sims for q in s.pods.values()), sim.gpu_names)
+                free = self._free()
                 node = next((i for i, f in enumerate(free) if f >= need), None)
             if node is None:
                 pod.behaviour = "unschedulable"
