@@ -134,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"omereconcile forecast: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except RuntimeError as exc:  # the replicas as they run now do not fit: nothing to measure from
-        print(f"omereconcile forecast: {exc}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # the last resort: one line, not a traceback
+        print(
+            f"omereconcile forecast: internal error ({type(exc).__name__}: {exc}): this is a bug; please "
+            "report it with the command line and its input files",
+            file=sys.stderr,
+        )
+        return 3

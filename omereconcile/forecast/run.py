@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from omereconcile.forecast.inputs import ForecastInputError
 from omereconcile.forecast.world import ForecastSim, Nodes, RevisionSide
 from omereconcile.planner.rows import OP_UPDATE
 from omereconcile.planner.steps import UNSCHEDULABLE
@@ -121,6 +122,14 @@ class _Track:
     holds: dict[tuple[str, str], None] = field(default_factory=dict)
     seen: tuple[int, int, str] | None = None  # the world as the last pass saw it
     wake_at: datetime | None = None  # the last pass's requeue
+    last_progress: datetime | None = None  # the last pass that wrote to a pod
+
+    def finished_or_stuck(self, now: datetime, patience: float) -> bool:
+        """Done, or nothing of it moved for ``patience`` seconds (held)."""
+        if self.ended is not None:
+            return True
+        since = self.last_progress or self.started
+        return since is not None and (now - since).total_seconds() >= patience
 
     def spec_for(self, obj: Mapping[str, Any], *, warm: bool) -> dict[str, Any]:
         spec = copy.deepcopy(dict(obj.get("spec") or {}))
@@ -226,7 +235,7 @@ def _lockstep(tracks: Sequence[_Track], until: Any, stall_after: float) -> datet
                 # A status write wakes the reconciler's watch too; only writes to pods are progress.
                 busy |= bool(kinds) or p.requeue_after == 0.0
                 if kinds - {"WriteStatus"}:
-                    last_progress = now
+                    last_progress = t.last_progress = now
                 wake = None if p.requeue_after is None else max(p.requeue_after, _BUSY_STEP)
                 t.wake_at = None if wake is None else now + timedelta(seconds=wake)
                 _sample(t)
@@ -258,7 +267,7 @@ def simulate(
     shutdown_seconds: float = 3.0,
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
     """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
-    ``shutdown_seconds``. Raises ``RuntimeError`` when the replicas as they run now do not come up on
+    ``shutdown_seconds``. Raises ``ForecastInputError`` when the replicas as they run now do not come up on
     the capacity given (the forecast has no start to measure from)."""
     tracks: list[_Track] = []
     for item in items:
@@ -272,7 +281,10 @@ def simulate(
     _lockstep(tracks, lambda: all(converged(t.sim) for t in tracks), stall)
     if not all(converged(t.sim) for t in tracks):
         cold = ", ".join(t.item.key for t in tracks if not converged(t.sim))
-        raise RuntimeError(f"{cold}: does not come up before the change on the capacity given")
+        raise ForecastInputError(
+            f"{cold}: does not come up on the capacity given even before the change; give the "
+            "cluster's capacity (--capacity NODESxGPUS or --nodes-from)"
+        )
     t0 = tracks[0].sim.now
     peak = _ClusterPeak(tracks, t0)
     queue = list(tracks) if not concurrent else []
@@ -283,7 +295,10 @@ def simulate(
 
     def until() -> bool:
         peak.sample()
-        if queue and all(t.ended is not None for t in tracks if t.started is not None):
+        now = tracks[0].sim.now
+        # One at a time: the next starts once the previous is done or held (before the whole
+        # forecast would call it a stall).
+        if queue and all(t.finished_or_stuck(now, stall / 2) for t in tracks if t.started is not None):
             _start(queue.pop(0))
         return not queue and all(t.ended is not None for t in tracks)
 

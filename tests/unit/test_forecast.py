@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from omereconcile.cli import main as omereconcile_main
-from omereconcile.forecast import Forecast, forecast, to_json, to_markdown, to_text
+from omereconcile.forecast import Forecast, ForecastInputError, forecast, to_json, to_markdown, to_text
 from omereconcile.forecast.command import EXIT_SHORT_OF_CAPACITY
 from omerender.catalog import Catalog
 from omerender.cli.io import load_objects
@@ -140,6 +140,19 @@ def test_short_capacity_that_frees_up_as_old_pods_go_slows_the_roll_but_complete
     # The first surge runs alone; each drained Instance frees the GPU the next one waits for.
     assert _within(r.duration, 3)
     assert "1 replica will wait Unschedulable for room, then complete" in to_text(f)
+
+
+def test_one_at_a_time_goes_on_past_a_held_replica() -> None:
+    held = _replica("a", lifecycle=_strategy("SurgeThenDrain", maxSurge=0))
+    rolls = _replica("b", lifecycle=_strategy("SurgeThenDrain", maxSurge=1))
+    a, b = _run(held, rolls, concurrent=False).replicas
+    assert (a.completes, [h.gate for h in a.holds]) == (False, ["Budget"])
+    assert (b.completes, b.replaced, b.steps) == (True, 3, 3)
+
+
+def test_replicas_that_do_not_fit_before_the_change_are_an_input_error() -> None:
+    with pytest.raises(ForecastInputError, match="does not come up on the capacity given"):
+        _run(_replica(lifecycle=_strategy("SurgeThenDrain", maxSurge=1)), capacity=(2,))
 
 
 def test_concurrent_rolls_add_up_at_the_peak_and_sequential_ones_add_up_in_time() -> None:
