@@ -15,6 +15,7 @@ from typing import Any
 from omereconcile.forecast.inputs import ForecastInputError, runtime_startup
 from omereconcile.forecast.run import ReplicaForecast, ReplicaInput, Totals, simulate
 from omereconcile.forecast.world import Nodes, RevisionSide, pod_gpus
+from omereconcile.settings import OperatorSettings
 from omerender.diff import Outcome, ReplicaDiff, Status
 from omerender.models import InferenceReplica
 
@@ -81,11 +82,13 @@ def forecast(
     gpu_names: Sequence[str] = ("nvidia.com/gpu",),
     concurrent: bool = True,
     shutdown_seconds: float = 30.0,
+    settings: OperatorSettings | None = None,
 ) -> Forecast:
     """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed).
 
     ``startup_seconds``: a new pod's time until Ready (a runtime's annotation overrides it);
-    ``shutdown_seconds``: a deleted pod's time until it is gone and its GPUs are free."""
+    ``shutdown_seconds``: a deleted pod's time until it is gone and its GPUs are free; ``settings``:
+    the operator's (None: the simulator's, OME's chart defaults)."""
     items: list[ReplicaInput] = []
     skipped: list[NotForecast] = []
     reserved: list[int] = []
@@ -128,5 +131,7 @@ def forecast(
             f"the capacity given ({len(capacity)} nodes, {sum(capacity)} accelerators) does not hold the "
             f"replicas that do not roll ({sum(reserved)} accelerators); give the cluster's capacity"
         )
-    per, totals = simulate(items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds)
+    per, totals = simulate(
+        items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds, settings=settings
+    )
     return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, sum(reserved))

@@ -18,12 +18,19 @@ from omereconcile.forecast.inputs import (
     STARTUP_ANNOTATION,
     ForecastInputError,
     capacity_from_nodes,
+    operator_config,
     parse_capacity,
     parse_duration,
     sizes_from_dump,
 )
 from omereconcile.forecast.report import headline, to_json, to_markdown, to_text
-from omerender.accelerators import accelerator_resource_names, parse_accelerator_resources
+from omereconcile.settings import SettingsError, settings_from_configmap
+from omerender.accelerators import (
+    ACCELERATOR_RESOURCES_KEY,
+    accelerator_resource_names,
+    parse_accelerator_resources,
+)
+from omerender.catalog import CONFIG_MAP
 from omerender.cli.diff_cmd import add_input_arguments, read_sides
 from omerender.cli.io import InputError, load_objects
 from omerender.errors import OmeRenderError
@@ -42,6 +49,11 @@ start-up time: --startup, or per runtime the annotation {STARTUP_ANNOTATION} on 
 
 exit status: 0 nothing rolls, blocks, unblocks, appears or goes; 1 something does; 2 bad input or
 usage; 3 internal error; {EXIT_SHORT_OF_CAPACITY} the change cannot complete with the capacity given.
+
+operator settings: an inferenceservice-config ConfigMap (namespace ome) among the --after objects
+gives the planner its settings (instanceReadyTimeout, grace periods, updateRetry) and the accelerator
+names, as the reconciler reads them; without one, the stuck-pod grace (60s) and retry ladder of OME's
+chart.
 
 multi-pod Instances (leader and workers) are listed as not covered rather than guessed.
 
@@ -90,11 +102,19 @@ def add_parser(sub: Any) -> None:
 
 
 def _forecast_code(args: argparse.Namespace) -> int:
+    sides = read_sides(args, "forecast")
+    config = operator_config(sides.after_objects)
     try:
-        names = accelerator_resource_names(parse_accelerator_resources(args.accelerator_resources))
+        settings = None if config is None else settings_from_configmap(config)
+    except SettingsError as exc:
+        raise ForecastInputError(f"ConfigMap ome/{CONFIG_MAP}: {exc}") from None
+    try:
+        given = args.accelerator_resources
+        if given is None and config is not None:
+            given = config.get(ACCELERATOR_RESOURCES_KEY)
+        names = accelerator_resource_names(parse_accelerator_resources(given))
     except ValueError as exc:
         raise ForecastInputError(f"--accelerator-resources: {exc}; give a JSON list of names") from None
-    sides = read_sides(args, "forecast")
     capacity = None
     if args.capacity is not None:
         capacity = parse_capacity(args.capacity)
@@ -112,6 +132,7 @@ def _forecast_code(args: argparse.Namespace) -> int:
         gpu_names=names,
         concurrent=not args.sequential,
         shutdown_seconds=parse_duration(args.shutdown, "--shutdown"),
+        settings=settings,
     )
     if args.output == "json":
         sys.stdout.write(json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n")

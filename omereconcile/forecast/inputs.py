@@ -18,11 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from omerender.accelerators import quantity_value
+from omerender.catalog import CONFIG_MAP
 
 __all__ = [
     "STARTUP_ANNOTATION",
     "ForecastInputError",
     "capacity_from_nodes",
+    "operator_config",
     "parse_capacity",
     "parse_duration",
     "runtime_startup",
@@ -140,3 +142,19 @@ def runtime_startup(
         if value is not None:
             return parse_duration(str(value), f"{kind} {runtime} annotation {STARTUP_ANNOTATION}")
     return default
+
+
+def operator_config(objects: Iterable[Mapping[str, Any]]) -> dict[str, str] | None:
+    """The ``data`` of OME's ``inferenceservice-config`` ConfigMap (namespace ``ome``) among the objects:
+    the operator settings the planner runs with (readiness deadline, grace periods, retry ladder) and the
+    accelerator names. ``None`` when it is not among them."""
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if (
+            obj.get("kind") == "ConfigMap"
+            and meta.get("name") == CONFIG_MAP
+            and meta.get("namespace") == "ome"
+        ):
+            data = obj.get("data")
+            return {str(k): str(v) for k, v in data.items()} if isinstance(data, Mapping) else {}
+    return None

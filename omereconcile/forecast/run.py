@@ -26,6 +26,7 @@ from omereconcile.forecast.inputs import ForecastInputError
 from omereconcile.forecast.world import ForecastSim, Nodes, RevisionSide
 from omereconcile.planner.rows import OP_UPDATE
 from omereconcile.planner.steps import UNSCHEDULABLE
+from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.driver import Driver, converged
 
 __all__ = ["Hold", "ReplicaForecast", "ReplicaInput", "Totals", "simulate"]
@@ -120,6 +121,7 @@ class _Track:
     peak_pods: int = 0
     peak_gpus: int = 0
     holds: dict[tuple[str, str], None] = field(default_factory=dict)
+    settings: OperatorSettings | None = None  # the operator's, from the change on
     seen: tuple[int, int, str] | None = None  # the world as the last pass saw it
     wake_at: datetime | None = None  # the last pass's requeue
     last_progress: datetime | None = None  # the last pass that wrote to a pod
@@ -154,6 +156,8 @@ def _start(t: _Track) -> None:
     t.floor = len(sim.serving_indices())
     t.started = sim.now
     sim.switch(t.item.after)
+    if t.settings is not None:
+        sim.settings = t.settings
     new = t.spec_for(t.item.after_object, warm=False)
     old = sim.replica["spec"]
     sim.update_spec(**{k: new.get(k) for k in {*old, *new}})
@@ -265,6 +269,7 @@ def simulate(
     *,
     concurrent: bool = True,
     shutdown_seconds: float = 3.0,
+    settings: OperatorSettings | None = None,
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
     """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
     ``shutdown_seconds``. Raises ``ForecastInputError`` when the replicas as they run now do not come up on
@@ -272,7 +277,9 @@ def simulate(
     tracks: list[_Track] = []
     for item in items:
         sim = ForecastSim(item.before, item.startup_seconds, nodes, gpu_names, shutdown_seconds)
-        t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP))
+        # The warm-up runs with the simulator's settings (a readiness deadline shorter than the
+        # start-up must not stop the replica from coming up as it runs now); the roll with the operator's.
+        t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), settings=settings)
         sim.apply_replica(_warm_object(t))
         tracks.append(t)
     if not tracks:

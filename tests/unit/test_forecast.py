@@ -290,3 +290,24 @@ def test_a_single_pod_runners_replica_is_forecast_without_a_catalog() -> None:
     (r,) = f.replicas
     assert (r.replaced, r.instances, r.gpus_per_instance, r.peak_extra_gpus) == (2, 2, 0, 0)
     assert r.completes
+
+
+def test_operator_settings_from_the_config_map_reach_the_planner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A readiness deadline shorter than the start-up: every replacement misses it.
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "inferenceservice-config", "namespace": "ome"},
+        "data": {"lifecycle": json.dumps({"instanceReadyTimeout": "30s"})},
+    }
+    (tmp_path / "cm.yaml").write_text(json.dumps(config))
+    surge = {"lifecycle": _strategy("SurgeThenDrain", maxSurge=1)}
+    assert _cli(tmp_path, "-o", "json", "--after", str(tmp_path / "cm.yaml"), spec=surge) == 1
+    (r,) = json.loads(capsys.readouterr().out)["replicas"]
+    assert (r["completes"], r["replaced"]) == (False, 0)
+    # No updateRetry in that ConfigMap: the first failure holds the revision (the chart's ladder
+    # would retry it).
+    assert [h["gate"] for h in r["holds"]] == ["Held"]
+    assert r["holds"][0]["reason"].endswith("held after 1 failed attempt(s): DeadlineExceeded")
