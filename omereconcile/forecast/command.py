@@ -40,7 +40,8 @@ __all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
 EXIT_SHORT_OF_CAPACITY: Final = 4
 
 _EPILOG = f"""\
-which replicas roll: exactly as omerender diff decides (same REPLICAS, --before and --after). Each
+which replicas roll: exactly as omerender diff decides (same REPLICAS, --before and --after, or two
+folders DIR1 DIR2 as the before and after sides; see omerender diff --help). Each
 rolling replica is run through the change by the reconciler's own planner in a simulated cluster with
 a simulated clock: pods start after the start-up time, become Ready and enter rotation.
 
@@ -90,7 +91,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--accelerator-resources",
         metavar="JSON",
-        help="the accelerator resource names OME counts (its ConfigMap's acceleratorResources, like '[\"nvidia.com/gpu\"]'; default NVIDIA)",
+        help="the accelerator resource names OME counts, like '[\"nvidia.com/gpu\"]' (default: the "
+        "acceleratorResources of an inferenceservice-config ConfigMap among the --after objects, else NVIDIA)",
     )
     p.add_argument(
         "--sequential",

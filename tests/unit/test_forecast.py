@@ -311,3 +311,39 @@ def test_operator_settings_from_the_config_map_reach_the_planner(
     # would retry it).
     assert [h["gate"] for h in r["holds"]] == ["Held"]
     assert r["holds"][0]["reason"].endswith("held after 1 failed attempt(s): DeadlineExceeded")
+
+
+def test_cli_reads_live_sizes_and_node_capacity_from_kubectl_dumps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = _replica(replicas=5)  # the autoscaler scaled it to 5; the file says 3
+    (tmp_path / "irs.yaml").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [live]}))
+    nodes = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "kind": "Node",
+                "metadata": {"name": f"n{i}"},
+                "status": {"allocatable": {"nvidia.com/gpu": "3"}},
+            }
+            for i in range(2)
+        ],
+    }
+    (tmp_path / "nodes.yaml").write_text(json.dumps(nodes))
+    surge = {"lifecycle": _strategy("SurgeThenDrain", maxSurge=1)}
+    code = _cli(
+        tmp_path,
+        "--replicas-from",
+        str(tmp_path / "irs.yaml"),
+        "--nodes-from",
+        str(tmp_path / "nodes.yaml"),
+        "-o",
+        "markdown",
+        spec=surge,
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "rolls 1 replica / 5 Instances" in out
+    assert "capacity 6 GPUs (2 nodes of 3), left at peak: 0 GPUs" in out
+    assert "| llama-demo/llama-pool | 5/5 | 5 |" in out
