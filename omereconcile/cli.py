@@ -22,7 +22,6 @@ from omereconcile import logs
 from omereconcile.actions import Plan
 from omereconcile.controller import CONFIG_NAME, Controller
 from omereconcile.executor import target_of
-from omereconcile.forecast import command as forecast_command
 from omereconcile.kube import ApiError, Kube, NotFound
 from omereconcile.leader import LeaderElector, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
@@ -107,12 +106,38 @@ def _parser() -> argparse.ArgumentParser:
     dry.add_argument("--config-name", default=CONFIG_NAME)
     dry.set_defaults(func=_plan)
 
-    forecast_command.add_parser(sub)
+    _add_forecast(sub)
     return parser
 
 
+def _add_forecast(sub: Any) -> None:
+    """``forecast`` renders like ``omerender diff``, which needs the ``tools`` extra (deepdiff); the
+    reconciler's image installs only ``reconcile``, so there the command says what to install."""
+    try:
+        from omereconcile.forecast import command
+    except ModuleNotFoundError as exc:
+        if exc.name != "deepdiff":
+            raise
+        stub = sub.add_parser("forecast", help="rollout forecast (needs the 'tools' extra)")
+        stub.set_defaults(func=_forecast_unavailable)
+        return
+    command.add_parser(sub)
+
+
+def _forecast_unavailable(args: argparse.Namespace) -> int:
+    print(
+        "omereconcile forecast: needs the 'tools' extra (deepdiff is not installed): "
+        "pip install 'omerender[tools]'",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.func is not _forecast_unavailable:  # that one refuses whatever it is given
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     code: int = args.func(args)
     return code
 

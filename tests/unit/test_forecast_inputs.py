@@ -84,3 +84,25 @@ def test_startup_annotation_per_runtime_namespaced_first() -> None:
     assert runtime_startup(template, "ns", [rt("ServingRuntime", "other", "2m")], 60.0) == 60.0
     with pytest.raises(ForecastInputError, match=STARTUP_ANNOTATION):
         runtime_startup(template, "ns", [rt("ClusterServingRuntime", None, "later")], 60.0)
+
+
+def test_without_the_tools_extra_the_reconciler_runs_and_forecast_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reconciler's image installs omerender[reconcile] only: no deepdiff. Import the CLI afresh
+    # as it would be there.
+    import importlib
+    import sys
+
+    for name in list(sys.modules):
+        if name == "deepdiff" or name.startswith(
+            ("deepdiff.", "omereconcile", "omerender.diff", "omerender.cli")
+        ):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "deepdiff", None)
+    cli = importlib.import_module("omereconcile.cli")
+    assert cli.main(["forecast", "--before", "a", "--after", "b"]) == 2
+    assert "pip install 'omerender[tools]'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        cli.main(["run", "--help"])
+    assert done.value.code == 0
