@@ -110,34 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_forecast(sub: Any) -> None:
-    """``forecast`` renders like ``omerender diff``, which needs the ``tools`` extra (deepdiff); the
-    reconciler's image installs only ``reconcile``, so there the command says what to install."""
-    try:
-        from omereconcile.forecast import command
-    except ModuleNotFoundError as exc:
-        if exc.name != "deepdiff":
-            raise
-        stub = sub.add_parser("forecast", help="rollout forecast (needs the 'tools' extra)")
-        stub.set_defaults(func=_forecast_unavailable)
-        return
-    command.add_parser(sub)
-
-
-def _forecast_unavailable(args: argparse.Namespace) -> int:
-    print(
-        "omereconcile forecast: needs the 'tools' extra (deepdiff is not installed): "
-        "pip install 'omerender[tools]'",
-        file=sys.stderr,
-    )
-    return 2
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.func is not _forecast_unavailable:  # that one refuses whatever it is given
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args = _parser().parse_args(argv)
     code: int = args.func(args)
     return code
 
@@ -297,6 +271,33 @@ def describe(p: Plan) -> str:
     if p.requeue_after is not None:
         lines.append(f"  requeue after {p.requeue_after:g}s")
     return "\n".join(lines)
+
+
+def _add_forecast(sub: Any) -> None:
+    """``forecast`` renders like ``omerender diff``, which needs the ``tools`` extra (deepdiff); the
+    reconciler's image installs only ``reconcile``, so there the command says what to install."""
+    try:
+        from omereconcile.forecast import command
+    except ModuleNotFoundError as exc:
+        if exc.name != "deepdiff":
+            raise
+        # No option prefix: whatever follows is taken as words, so the message below is what it says.
+        stub = sub.add_parser(
+            "forecast", help="rollout forecast (needs the 'tools' extra)", prefix_chars="\0", add_help=False
+        )
+        stub.add_argument("words", nargs="*")
+        stub.set_defaults(func=_forecast_unavailable)
+        return
+    command.add_parser(sub)
+
+
+def _forecast_unavailable(args: argparse.Namespace) -> int:
+    print(
+        "omereconcile forecast: needs the 'tools' extra (deepdiff is not installed): "
+        "pip install 'omerender[tools]'",
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
