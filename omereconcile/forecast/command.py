@@ -40,8 +40,8 @@ __all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
 EXIT_SHORT_OF_CAPACITY: Final = 4
 
 _EPILOG = f"""\
-which replicas roll: exactly as omerender diff decides (same REPLICAS, --before and --after, or two
-folders DIR1 DIR2 as the before and after sides; see omerender diff --help). Each
+which replicas roll: exactly as omerender diff decides, from the same arguments (see omerender diff
+--help). Each
 rolling replica is run through the change by the reconciler's own planner in a simulated cluster with
 a simulated clock: pods start after the start-up time, become Ready and enter rotation.
 
@@ -59,7 +59,8 @@ chart.
 multi-pod Instances (leader and workers) are listed as not covered rather than guessed.
 
 examples:
-  omereconcile forecast examples/llama-pool.yaml --before main/catalog --after pr/catalog --startup 5m
+  omereconcile forecast --before main/catalog --before main/replicas --after pr/catalog \\
+      --after pr/replicas --startup 5m
   omereconcile forecast --before main/ --after pr/ --replicas-from irs.yaml --capacity 4x8 -o markdown
 """
 

@@ -208,12 +208,17 @@ def _cli(tmp_path: Path, *extra: str, spec: dict[str, Any] | None = None) -> int
     (tmp_path / "ir.yaml").write_text(json.dumps(_replica(**(spec or {}))))
     return omereconcile_main(
         [
+            # The replica on both sides, each path behind its own flag: the form every version of
+            # diff's flags reads.
             "forecast",
-            str(tmp_path / "ir.yaml"),
             "--before",
             str(tmp_path / "before.yaml"),
+            "--before",
+            str(tmp_path / "ir.yaml"),
             "--after",
             str(tmp_path / "after.yaml"),
+            "--after",
+            str(tmp_path / "ir.yaml"),
             "--startup",
             "1m",
             *extra,
@@ -237,16 +242,8 @@ def test_cli_exit_codes_follow_diff_plus_one_for_capacity(
 
 def test_cli_nothing_rolls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before_objs, _ = _catalogs()
-    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": before_objs}))
-    (tmp_path / "ir.yaml").write_text(json.dumps(_replica()))
-    args = [
-        "forecast",
-        str(tmp_path / "ir.yaml"),
-        "--before",
-        str(tmp_path / "c.yaml"),
-        "--after",
-        str(tmp_path / "c.yaml"),
-    ]
+    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [*before_objs, _replica()]}))
+    args = ["forecast", "--before", str(tmp_path / "c.yaml"), "--after", str(tmp_path / "c.yaml")]
     assert omereconcile_main(args) == 0
     assert "rolls no replica" in capsys.readouterr().out
 
