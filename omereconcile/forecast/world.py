@@ -169,7 +169,3 @@ class Nodes:
             if pod.behaviour == "unschedulable":
                 pod.behaviour = "ok"
                 pod.created = sim.now  # the container starts once the pod is placed
-
-    @property
-    def total(self) -> int | None:
-        return None if self.gpus_per_node is None else sum(self.gpus_per_node)
