@@ -1,7 +1,7 @@
 """``omereconcile run`` (the reconciler process) and ``omereconcile plan`` (a dry-run of the next pass).
 
 Exit codes: 0 done or stopped by SIGTERM/SIGINT, 1 the leader lease was lost or the process failed,
-2 bad usage or configuration.
+2 bad usage or configuration. ``omereconcile forecast`` has its own (``omereconcile.forecast.command``).
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     dry.add_argument("--ome-namespace", default="ome")
     dry.add_argument("--config-name", default=CONFIG_NAME)
     dry.set_defaults(func=_plan)
+
+    _add_forecast(sub)
     return parser
 
 
@@ -284,6 +286,33 @@ def describe(p: Plan) -> str:
     if p.requeue_after is not None:
         lines.append(f"  requeue after {p.requeue_after:g}s")
     return "\n".join(lines)
+
+
+def _add_forecast(sub: Any) -> None:
+    """``forecast`` renders like ``omerender diff``, which needs the ``tools`` extra (deepdiff); the
+    reconciler's image installs only ``reconcile``, so there the command says what to install."""
+    try:
+        from omereconcile.forecast import command
+    except ModuleNotFoundError as exc:
+        if exc.name != "deepdiff":
+            raise
+        # No option prefix: whatever follows is taken as words, so the message below is what it says.
+        stub = sub.add_parser(
+            "forecast", help="rollout forecast (needs the 'tools' extra)", prefix_chars="\0", add_help=False
+        )
+        stub.add_argument("words", nargs="*")
+        stub.set_defaults(func=_forecast_unavailable)
+        return
+    command.add_parser(sub)
+
+
+def _forecast_unavailable(args: argparse.Namespace) -> int:
+    print(
+        "omereconcile forecast: needs the 'tools' extra (deepdiff is not installed): "
+        "pip install 'omerender[tools]'",
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

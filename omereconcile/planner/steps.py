@@ -112,6 +112,10 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
     op = row.operation
     assert op is not None
     if pod is None:
+        if op.deadline is not None and ctx.now >= op.deadline:
+            # The operation is out of time: this pass fails it (check_failure), so creating its pod
+            # now would leave a pod that no journaled operation explains.
+            return row, False
         create_pod(
             ctx, row, op.target_revision, ordinal, out, f"{op.type} {op.step}: pod at {op.target_revision}"
         )

@@ -9,8 +9,9 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
@@ -20,7 +21,10 @@ from omerender.cli.strict import check_replica
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
-__all__ = ["add_parser", "main", "run"]
+if TYPE_CHECKING:
+    from omerender.diff import ReplicaDiff
+
+__all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
 
 KIND = "InferenceReplica"
 _EPILOG = """\
@@ -76,6 +80,19 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_input_arguments(p)
+    p.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text (default), json, or markdown for a pull-request comment",
+    )
+    p.set_defaults(func=run)
+
+
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """The replicas and the objects on both sides of a change (``omereconcile forecast`` reads the same)."""
     p.add_argument(
         "folders",
         nargs="*",
@@ -93,15 +110,27 @@ def add_parser(sub: Any) -> None:
         help="replicas to render on both sides (repeatable)",
     )
     add_objects_options(p)
-    p.add_argument(
-        "--output",
-        "-o",
-        choices=("text", "json", "markdown"),
-        default="text",
-        help="text (default), json, or markdown for a pull-request comment",
-    )
     add_flag(p)
-    p.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The change as the diff reads it: the objects, catalogs and replicas on each side, and the notes
+    on what was assumed (``--assume-models-ready``)."""
+
+    before_objects: list[dict[str, Any]]
+    after_objects: list[dict[str, Any]]
+    before_catalog: Catalog
+    after_catalog: Catalog
+    before: dict[tuple[str, str], InferenceReplica]
+    after: dict[tuple[str, str], InferenceReplica]
+    notes: tuple[str, ...] = ()
+
+    def diff(self) -> tuple[ReplicaDiff, ...]:
+        # deepdiff comes with the tools extra: imported only when a diff runs (the CLI checks it first).
+        from omerender.diff import diff_replicas
+
+        return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog)
 
 
 def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -175,10 +204,8 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
     return before, after, replicas
 
 
-def run(args: argparse.Namespace) -> int:
-    # deepdiff comes with the tools extra: imported only when the command runs (the CLI checks it first).
-    from omerender.diff import diff_replicas, summary, to_json, to_markdown, to_text
-
+def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
+    """The arguments of :func:`add_input_arguments`, read and checked."""
     before_objects, after_objects, replica_paths = _objects(args)
     before_catalog = Catalog.from_objects(before_objects)
     after_catalog = Catalog.from_objects(after_objects)
@@ -199,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if ignored:
             print(
-                f"diff: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
+                f"{prog}: ignoring the {KIND}s among --before/--after ({', '.join(ignored)}): "
                 "the replicas given with -f render on both sides",
                 file=sys.stderr,
             )
@@ -212,7 +239,15 @@ def run(args: argparse.Namespace) -> int:
                 f"no {KIND} among the objects on either side; give the replicas to render with -f PATH "
                 "or include them in the --before and --after paths"
             )
-    diffs = diff_replicas(before, after, before_catalog, after_catalog)
+    return Sides(before_objects, after_objects, before_catalog, after_catalog, before, after, tuple(notes))
+
+
+def run(args: argparse.Namespace) -> int:
+    from omerender.diff import summary, to_json, to_markdown, to_text
+
+    sides = read_sides(args)
+    diffs = sides.diff()
+    notes = list(sides.notes)
     if args.output == "json":
         doc = to_json(diffs, notes=notes)
         doc["assumeModelsReady"] = bool(args.assume_models_ready)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from sim_api import Sim, base_replica
-from sim_driver import Driver
+
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver
 
 
 @pytest.fixture

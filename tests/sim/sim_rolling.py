@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, converged
-
 from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 
 __all__ = ["rolling_into"]
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sim_api import Sim, base_replica
-from sim_driver import Driver, InvariantError, converged, end_state
+
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, InvariantError, converged, end_state
 
 
 def _at_most_one_surge(s: Sim) -> None:

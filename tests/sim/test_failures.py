@@ -5,11 +5,11 @@ from __future__ import annotations
 import itertools
 from datetime import timedelta
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, applied, converged, ready
 from sim_rolling import rolling_into
 
 from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, applied, converged, ready
 from omerender import constants as c
 
 

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sim_api import Conflict, Sim, base_replica
-from sim_driver import Driver, converged
-
 from omereconcile import actions as A
 from omereconcile.planner.quota import quota_blocked_message, record_capacity_refusal
 from omereconcile.settings import OperatorSettings, RetryPolicy
+from omereconcile.simulate.cluster import Conflict, Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import parse_time
 from omerender import constants as c
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sim_api import Sim
-from sim_driver import Driver, applied, converged
 from sim_rolling import rolling_into
 
 from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim
+from omereconcile.simulate.driver import Driver, applied, converged
 from omerender import constants as c
 
 KEY = c.ANNOTATION_RELEASE_HELD_REVISION

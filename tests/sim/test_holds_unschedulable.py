@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, converged
 from sim_rolling import rolling_into
 
 from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import parse_time
 
 SURGE = "llama-pool-engine-0-default-1"

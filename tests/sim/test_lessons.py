@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import copy
 
-from sim_api import UID, Sim, base_replica
-from sim_driver import Driver, InvariantError, applied, converged, ready
-
 from omereconcile.actions import CreateRevision
 from omereconcile.planner import plan
+from omereconcile.simulate.cluster import UID, Sim, base_replica
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready
 from omerender import constants as c
 
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sim_api import Conflict, Sim, base_replica
-from sim_driver import Driver, applied, converged, end_state
 
 from omereconcile.actions import DeletePod, RecordEvent, RemoveAnnotation, WriteStatus
 from omereconcile.planner import plan
+from omereconcile.simulate.cluster import Conflict, Sim, base_replica
+from omereconcile.simulate.driver import Driver, applied, converged, end_state
 from omereconcile.world import parse_time
 
 KEY = "ome.io/reset-instances"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim_api import Sim
-from sim_driver import Driver, InvariantError, applied, converged, ready
+from omereconcile.simulate.cluster import Sim
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready
 
 
 def _rolled(sim: Sim, rev: str) -> bool:

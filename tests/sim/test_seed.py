@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sim_api import Sim
-from sim_driver import Driver, converged, ready
-
+from omereconcile.simulate.cluster import Sim
+from omereconcile.simulate.driver import Driver, converged, ready
 from omerender import constants as c
 
 

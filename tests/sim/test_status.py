@@ -12,12 +12,11 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, converged
-
 from omereconcile.planner.counters import component_counters, instance_counters
 from omereconcile.planner.out import Out
 from omereconcile.planner.rows import Operation, Row
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import Endpoints, PodView, format_time
 from omerender import constants as c
 

@@ -1,15 +1,15 @@
 """A target that moves mid-operation, as OME's Go handles it: no pod with its serving gate True is
 deleted without leaving rotation first, and an Instance's only serving pod is never thrown away.
 
-The sim itself records a violation for any delete of a pod whose gate is True (``sim_api.Sim.apply``).
+The sim itself records a violation for any delete of a pod whose gate is True (``omereconcile.simulate.cluster.Sim.apply``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, InvariantError, applied, converged, ready
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready
 
 SURGE_SLOT = "llama-pool-engine-0-default-1"
 SOURCE = "llama-pool-engine-0-default-0"

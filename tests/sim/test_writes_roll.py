@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sim_api import Sim, base_replica
-from sim_driver import Driver, InvariantError, applied, converged
-
 from omereconcile.actions import WriteStatus
 from omereconcile.coalesce import DEFAULT_WINDOW
 from omereconcile.planner import plan
 from omereconcile.planner.journal import counters_only, journal_view
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged
 
 N = 4
 

@@ -11,11 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sim_api import Conflict, Sim
-
 from omereconcile.actions import Plan, WriteStatus
 from omereconcile.coalesce import StatusCoalescer
 from omereconcile.planner import plan
+from omereconcile.simulate.cluster import Conflict, Sim
 from omerender import constants as c
 
 
@@ -180,8 +179,8 @@ class Driver:
                 break
         raise InvariantError(f"did not converge: {self.describe()}")
 
-    def settle(self, until: Callable[[Sim], bool], **kw: float) -> None:
-        self.run(until, **kw)
+    def settle(self, until: Callable[[Sim], bool], *, limit: float = 3600.0) -> None:
+        self.run(until, limit=limit)
 
     def describe(self) -> str:
         sim = self.sim

@@ -144,7 +144,7 @@ class Sim:
     @property
     def status(self) -> dict[str, Any]:
         assert self.replica is not None
-        return self.replica["status"]
+        return self.replica["status"]  # type: ignore[no-any-return]
 
     # -- the render (what omerender would give the executor) ----------------------------------------
     def render(self) -> RenderOutcome:

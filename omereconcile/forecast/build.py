@@ -1,0 +1,137 @@
+"""From ``omerender diff``'s answer to a forecast: which replicas roll, and what each costs.
+
+Only replicas that ``rolls`` are forecast. Replicas that appear, go, block or unblock are listed with
+the diff's status (they are not a roll), and multi-pod Instances (a leader and workers, or a runner of
+more than one pod) are listed as not covered: the planner does not roll them as whole gangs yet, and
+the forecast does not guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omereconcile.forecast.inputs import ForecastInputError, runtime_startup
+from omereconcile.forecast.run import ReplicaForecast, ReplicaInput, Totals, simulate
+from omereconcile.forecast.world import Nodes, RevisionSide, pod_gpus
+from omereconcile.settings import OperatorSettings
+from omerender.diff import Outcome, ReplicaDiff, Status
+from omerender.models import InferenceReplica
+
+__all__ = ["Forecast", "NotForecast", "forecast"]
+
+
+@dataclass(frozen=True)
+class NotForecast:
+    key: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Forecast:
+    replicas: tuple[ReplicaForecast, ...]
+    totals: Totals
+    not_forecast: tuple[NotForecast, ...]
+    unchanged: int
+    concurrent: bool
+    capacity: tuple[int, ...] | None  # accelerators per node; None: not given
+    reserved_gpus: int  # held by the replicas that do not roll
+
+    @property
+    def changed(self) -> bool:
+        """The diff's verdict: something rolls, blocks, unblocks, appears or goes."""
+        return bool(self.replicas) or any(n.why != "unchanged" for n in self.not_forecast)
+
+    @property
+    def short_of_capacity(self) -> bool:
+        """The change cannot complete with the capacity given: a roll holds on pods that cannot be placed."""
+        return self.capacity is not None and any(
+            not r.completes and any(h.gate == "Unschedulable" for h in r.holds) for r in self.replicas
+        )
+
+
+def _multi_pod(side: Outcome | None) -> bool:
+    return side is not None and (len(side.runners) > 1 or any(r.size > 1 for r in side.runners))
+
+
+def _side(o: Outcome) -> RevisionSide:
+    assert o.revision is not None
+    return RevisionSide(o.revision, o.payload, o.runners)
+
+
+def _object(replica: InferenceReplica) -> dict[str, Any]:
+    return replica.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _gpus(o: Outcome | None, names: Sequence[str]) -> int:
+    if o is None:
+        return 0
+    return sum(pod_gpus({"spec": r.template.get("spec") or {}}, names) * r.size for r in o.runners)
+
+
+def forecast(
+    diffs: Iterable[ReplicaDiff],
+    before: Mapping[tuple[str, str], InferenceReplica],
+    after: Mapping[tuple[str, str], InferenceReplica],
+    after_objects: Sequence[Mapping[str, Any]],
+    *,
+    startup_seconds: float,
+    sizes: Mapping[tuple[str, str], int] | None = None,
+    capacity: tuple[int, ...] | None = None,
+    gpu_names: Sequence[str] = ("nvidia.com/gpu",),
+    concurrent: bool = True,
+    shutdown_seconds: float = 30.0,
+    settings: OperatorSettings | None = None,
+) -> Forecast:
+    """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed).
+
+    ``startup_seconds``: a new pod's time until Ready (a runtime's annotation overrides it);
+    ``shutdown_seconds``: a deleted pod's time until it is gone and its GPUs are free; ``settings``:
+    the operator's (None: the simulator's, OME's chart defaults)."""
+    items: list[ReplicaInput] = []
+    skipped: list[NotForecast] = []
+    reserved: list[int] = []
+    unchanged = 0
+    for d in diffs:
+        key = (d.namespace, d.name)
+        old, new = before.get(key), after.get(key)
+        size = (sizes or {}).get(key)
+        if size is None:
+            ref = old or new
+            size = ref.spec.effective_replicas if ref is not None else 1
+        if d.status is not Status.ROLLS:
+            if d.status is Status.UNCHANGED:
+                unchanged += 1
+                reserved.extend([_gpus(d.after, gpu_names)] * size)
+            else:
+                skipped.append(NotForecast(d.key, d.result))
+            continue
+        if _multi_pod(d.before) or _multi_pod(d.after):
+            skipped.append(NotForecast(d.key, "rolls, multi-pod Instances: not covered by the forecast yet"))
+            continue
+        if old is None or new is None or d.before is None or d.after is None:  # pragma: no cover
+            continue  # a replica that rolls is on both sides
+        startup = runtime_startup(d.after.runners[0].template, d.namespace, after_objects, startup_seconds)
+        items.append(
+            ReplicaInput(
+                d.namespace,
+                d.name,
+                _object(old),
+                _object(new),
+                _side(d.before),
+                _side(d.after),
+                size,
+                startup,
+            )
+        )
+    nodes = Nodes(capacity, tuple(g for g in reserved if g))
+    if capacity is not None and nodes.unplaced_reserved():
+        raise ForecastInputError(
+            f"the capacity given ({len(capacity)} nodes, {sum(capacity)} accelerators) does not hold the "
+            f"replicas that do not roll ({sum(reserved)} accelerators); give the cluster's capacity"
+        )
+    per, totals = simulate(
+        items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds, settings=settings
+    )
+    return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, sum(reserved))

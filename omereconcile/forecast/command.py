@@ -1,0 +1,167 @@
+"""``omereconcile forecast``: what a change costs when it rolls, from the files ``omerender diff`` reads.
+
+Exit codes, ``omerender diff``'s convention plus one: 0 nothing rolls, blocks, unblocks, appears or
+goes; 1 something does (and the forecast says it can complete); 2 bad input or usage; 3 an internal
+error; 4 the forecast says the change cannot complete with the capacity given (a roll holds on pods
+that cannot be placed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Final
+
+from omereconcile.forecast.build import forecast
+from omereconcile.forecast.inputs import (
+    STARTUP_ANNOTATION,
+    ForecastInputError,
+    capacity_from_nodes,
+    operator_config,
+    parse_capacity,
+    parse_duration,
+    sizes_from_dump,
+)
+from omereconcile.forecast.report import headline, to_json, to_markdown, to_text
+from omereconcile.settings import SettingsError, settings_from_configmap
+from omerender.accelerators import (
+    ACCELERATOR_RESOURCES_KEY,
+    accelerator_resource_names,
+    parse_accelerator_resources,
+)
+from omerender.catalog import CONFIG_MAP
+from omerender.cli.diff_cmd import add_input_arguments, read_sides
+from omerender.cli.io import InputError, load_objects
+from omerender.errors import OmeRenderError
+
+__all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
+
+EXIT_SHORT_OF_CAPACITY: Final = 4
+
+_EPILOG = f"""\
+which replicas roll: exactly as omerender diff decides, from the same arguments (see omerender diff
+--help). Each
+rolling replica is run through the change by the reconciler's own planner in a simulated cluster with
+a simulated clock: pods start after the start-up time, become Ready and enter rotation.
+
+start-up time: --startup, or per runtime the annotation {STARTUP_ANNOTATION} on the
+(Cluster)ServingRuntime the replica renders with after the change ("5m", "90s", "1h30m", seconds).
+
+exit status: 0 nothing rolls, blocks, unblocks, appears or goes; 1 something does; 2 bad input or
+usage; 3 internal error; {EXIT_SHORT_OF_CAPACITY} the change cannot complete with the capacity given.
+
+operator settings: an inferenceservice-config ConfigMap (namespace ome) among the --after objects
+gives the planner its settings (instanceReadyTimeout, grace periods, updateRetry) and the accelerator
+names, as the reconciler reads them; without one, the stuck-pod grace (60s) and retry ladder of OME's
+chart.
+
+multi-pod Instances (leader and workers) are listed as not covered rather than guessed.
+
+examples:
+  omereconcile forecast --before main/catalog --before main/replicas --after pr/catalog \\
+      --after pr/replicas --startup 5m
+  omereconcile forecast --before main/ --after pr/ --replicas-from irs.yaml --capacity 4x8 -o markdown
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "forecast",
+        help="what a catalog change costs when it rolls: steps, extra pods and GPUs, serving floor, time",
+        description="Forecast each rolling replica's roll with the real planner in a simulated cluster.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_arguments(p)
+    p.add_argument("--startup", default="5m", help="pod start-up time until Ready (default 5m)")
+    p.add_argument(
+        "--shutdown",
+        default="30s",
+        help="time from a pod's deletion until it is gone and its GPUs are free (default 30s, "
+        "Kubernetes' default termination grace)",
+    )
+    p.add_argument(
+        "--replicas-from",
+        metavar="FILE",
+        help="current sizes from a `kubectl get ir -A -o yaml` dump (default: spec.replicas of the files)",
+    )
+    cap = p.add_mutually_exclusive_group()
+    cap.add_argument("--capacity", metavar="NODESxGPUS", help="GPU nodes the replicas share, like 4x8")
+    cap.add_argument("--nodes-from", metavar="FILE", help="capacity from a `kubectl get nodes -o yaml` dump")
+    p.add_argument(
+        "--accelerator-resources",
+        metavar="JSON",
+        help="the accelerator resource names OME counts, like '[\"nvidia.com/gpu\"]' (default: the "
+        "acceleratorResources of an inferenceservice-config ConfigMap among the --after objects, else NVIDIA)",
+    )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="roll one replica after another (default: all at once, as the reconciler does)",
+    )
+    p.add_argument("--output", "-o", choices=("text", "json", "markdown"), default="text")
+    p.set_defaults(func=run)
+
+
+def _forecast_code(args: argparse.Namespace) -> int:
+    sides = read_sides(args, "forecast")
+    config = operator_config(sides.after_objects)
+    try:
+        settings = None if config is None else settings_from_configmap(config)
+    except SettingsError as exc:
+        raise ForecastInputError(f"ConfigMap ome/{CONFIG_MAP}: {exc}") from None
+    try:
+        given = args.accelerator_resources
+        if given is None and config is not None:
+            given = config.get(ACCELERATOR_RESOURCES_KEY)
+        names = accelerator_resource_names(parse_accelerator_resources(given))
+    except ValueError as exc:
+        raise ForecastInputError(f"--accelerator-resources: {exc}; give a JSON list of names") from None
+    capacity = None
+    if args.capacity is not None:
+        capacity = parse_capacity(args.capacity)
+    elif args.nodes_from is not None:
+        capacity = capacity_from_nodes(load_objects([args.nodes_from]), names)
+    sizes = sizes_from_dump(load_objects([args.replicas_from])) if args.replicas_from else None
+    result = forecast(
+        sides.diff(),
+        sides.before,
+        sides.after,
+        sides.after_objects,
+        startup_seconds=parse_duration(args.startup, "--startup"),
+        sizes=sizes,
+        capacity=capacity,
+        gpu_names=names,
+        concurrent=not args.sequential,
+        shutdown_seconds=parse_duration(args.shutdown, "--shutdown"),
+        settings=settings,
+    )
+    if args.output == "json":
+        sys.stdout.write(json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n")
+    elif args.output == "markdown":
+        sys.stdout.write(to_markdown(result))
+    else:
+        sys.stdout.write(to_text(result))
+    print(f"forecast: {headline(result)}", file=sys.stderr)
+    if result.short_of_capacity:
+        return EXIT_SHORT_OF_CAPACITY
+    return 1 if result.changed else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _forecast_code(args)
+    except (InputError, ForecastInputError, OmeRenderError) as exc:
+        print(f"omereconcile forecast: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"omereconcile forecast: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the last resort: one line, not a traceback
+        print(
+            f"omereconcile forecast: internal error ({type(exc).__name__}: {exc}): this is a bug; please "
+            "report it with the command line and its input files",
+            file=sys.stderr,
+        )
+        return 3

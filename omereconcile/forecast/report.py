@@ -1,0 +1,147 @@
+"""A forecast as text, JSON and markdown (the pull-request comment next to ``omerender diff``'s)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omereconcile.forecast.build import Forecast
+from omereconcile.forecast.run import ReplicaForecast
+
+__all__ = ["headline", "to_json", "to_markdown", "to_text"]
+
+
+def _dur(seconds: float) -> str:
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{sec:02d}s" if sec else f"{m}m"
+    return f"{sec}s"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _startups(f: Forecast) -> str:
+    values = sorted({r.startup_seconds for r in f.replicas})
+    return "/".join(_dur(v) for v in values) + " start-up"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part // whole}%" if whole else "100%"
+
+
+def headline(f: Forecast) -> str:
+    """One line for the whole change, as a reviewer reads it."""
+    t = f.totals
+    if not f.replicas:
+        return "rolls no replica" + (f" ({len(f.not_forecast)} not forecast)" if f.not_forecast else "")
+    parts = [
+        f"rolls {_plural(len(f.replicas), 'replica')} / {_plural(t.instances, 'Instance')}",
+        f"peak +{_plural(t.peak_extra_pods, 'pod')}, +{_plural(t.peak_extra_gpus, 'GPU')}",
+    ]
+    if f.capacity is not None:
+        total = sum(f.capacity)
+        left = total - t.gpus_in_use_at_peak - f.reserved_gpus
+        waits = [r for r in f.replicas if any(h.gate == "Unschedulable" for h in r.holds)]
+        held = [r for r in waits if not r.completes]
+        sizes = sorted(set(f.capacity))
+        nodes = _plural(len(f.capacity), "node") + (f" of {sizes[0]}" if len(sizes) == 1 else "")
+        cap = f"capacity {_plural(total, 'GPU')} ({nodes}), left at peak: {_plural(max(left, 0), 'GPU')}"
+        if held:
+            cap += f" → {_plural(len(held), 'replica')} will hold Unschedulable (cannot complete)"
+        elif waits:
+            cap += f" → {_plural(len(waits), 'replica')} will wait Unschedulable for room, then complete"
+        parts.append(cap)
+    parts.append(f"floor {_pct(t.floor, t.instances)} of serving Instances")
+    done = "≈ " + _dur(t.duration) if t.completes else "does not complete (held)"
+    parts.append(f"{done} at {_startups(f)}, {'concurrent' if f.concurrent else 'one replica at a time'}")
+    return "; ".join(parts)
+
+
+def _holds(r: ReplicaForecast) -> str:
+    return "; ".join(f"{h.gate}: {h.reason}" for h in r.holds)
+
+
+def _row(r: ReplicaForecast) -> list[str]:
+    return [
+        r.key,
+        f"{r.replaced}/{r.instances}",
+        str(r.steps),
+        f"{r.floor} (at {_dur(r.floor_at)})",
+        f"+{r.peak_extra_pods}",
+        f"+{r.peak_extra_gpus}",
+        ("≈ " + _dur(r.duration)) if r.completes else "held",
+        _holds(r) or "-",
+    ]
+
+
+_HEAD = ["REPLICA", "REPLACED", "STEPS", "FLOOR", "PODS", "GPUS", "DURATION", "HOLDS"]
+_TITLES = {"GPUS": "GPUs", "PODS": "Pods"}
+
+
+def to_text(f: Forecast) -> str:
+    rows = [_HEAD, *(_row(r) for r in f.replicas)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
+    lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
+    lines = [ln.rstrip() for ln in lines] if f.replicas else []
+    lines.extend(f"{n.key}: not forecast ({n.why})" for n in f.not_forecast)
+    lines.append(f"total: {headline(f)}")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(f: Forecast) -> str:
+    out = ["### Rollout forecast", "", f"**{headline(f)}**", ""]
+    if f.replicas:
+        out.append("| " + " | ".join(_TITLES.get(h, h.title()) for h in _HEAD) + " |")
+        out.append("|" + "---|" * len(_HEAD))
+        out.extend("| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in f.replicas)
+        out.append("")
+    out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _replica_json(r: ReplicaForecast) -> dict[str, Any]:
+    return {
+        "replica": r.key,
+        "instances": r.instances,
+        "replaced": r.replaced,
+        "steps": r.steps,
+        "floor": {"serving": r.floor, "atSeconds": r.floor_at},
+        "peakExtraPods": r.peak_extra_pods,
+        "peakExtraGPUs": r.peak_extra_gpus,
+        "gpusPerInstance": r.gpus_per_instance,
+        "startupSeconds": r.startup_seconds,
+        "completes": r.completes,
+        "durationSeconds": r.duration,
+        "holds": [{"gate": h.gate, "reason": h.reason} for h in r.holds],
+    }
+
+
+def to_json(f: Forecast) -> dict[str, Any]:
+    t = f.totals
+    return {
+        "summary": headline(f),
+        "concurrent": f.concurrent,
+        "capacity": None
+        if f.capacity is None
+        else {"nodes": len(f.capacity), "gpus": sum(f.capacity), "heldByUnchangedReplicas": f.reserved_gpus},
+        "total": {
+            "replicas": len(f.replicas),
+            "instances": t.instances,
+            "replaced": t.replaced,
+            "peakExtraPods": t.peak_extra_pods,
+            "peakExtraGPUs": t.peak_extra_gpus,
+            "gpusInUseAtPeak": t.gpus_in_use_at_peak,
+            "floor": {"serving": t.floor, "atSeconds": t.floor_at},
+            "completes": t.completes,
+            "durationSeconds": t.duration,
+            "cannotCompleteWithCapacity": f.short_of_capacity,
+        },
+        "replicas": [_replica_json(r) for r in f.replicas],
+        "notForecast": [{"replica": n.key, "why": n.why} for n in f.not_forecast],
+        "unchanged": f.unchanged,
+    }
