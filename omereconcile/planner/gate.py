@@ -26,6 +26,7 @@ from omerender import constants as c
 
 __all__ = [
     "DELETE_DRAIN",
+    "GANG_SURGE_DRAIN",
     "LIFECYCLE",
     "RECREATE_DRAIN",
     "SURGE_DRAIN",
@@ -41,6 +42,9 @@ LIFECYCLE = "Lifecycle"
 DELETE_DRAIN = "Delete-drain"
 RECREATE_DRAIN = "Update-recreate-drain"
 SURGE_DRAIN = "Update-surge-drain"
+# Not a userAgent: the gang surge's drain of its source, written by SURGE_DRAIN with Go's key
+# ``gangSurgeDrainKey(sourceIdx)`` (``ops/update_gang.go``): ``gang-surge-source-<index>``.
+GANG_SURGE_DRAIN = "Update-surge-drain/gang-source"
 LIFECYCLE_KEY = "InstanceReady"
 OWN_WRITERS = frozenset({LIFECYCLE, DELETE_DRAIN, RECREATE_DRAIN, SURGE_DRAIN})
 
@@ -103,6 +107,8 @@ def drain_hold(writer: str, pod: PodView) -> Hold:
         return Hold(writer, str(index))
     if writer == SURGE_DRAIN:
         return Hold(writer, f"update-surge-drain-{index}-{1 - ordinal}")
+    if writer == GANG_SURGE_DRAIN:
+        return Hold(SURGE_DRAIN, f"gang-surge-source-{index}")
     return Hold(writer, f"{index}-{incarnation}")
 
 

@@ -55,8 +55,8 @@ class Driver:
         if sim.replica is None:
             return
         floor = self.floor(sim)
-        if floor is not None and len(sim.serving_indices()) < floor:
-            raise InvariantError(f"serving {sorted(sim.serving_indices())} fell below the floor {floor}")
+        if floor is not None and len(sim.serving_instances()) < floor:
+            raise InvariantError(f"serving {sorted(sim.serving_instances())} fell below the floor {floor}")
         rows = sim.rows()
         row_idx = {r["index"] for r in rows}
         for name, p in sim.pods.items():
@@ -90,6 +90,11 @@ class Driver:
                 raise InvariantError(f"create of {act.name} not journaled: row {row}")  # type: ignore[attr-defined]
             if str(row["incarnation"]) != labels[c.LABEL_INSTANCE_INCARNATION]:  # type: ignore[index]
                 raise InvariantError(f"create of {act.name} at an incarnation the row does not hold")  # type: ignore[attr-defined]
+        elif kind == "DeletePodGroup":
+            index = int(act.name.rsplit("-", 1)[-1])  # type: ignore[attr-defined]
+            row = rows.get(index)
+            if row is not None and not row.get("operation"):
+                raise InvariantError(f"DeletePodGroup {act.name} of an Instance with no operation")  # type: ignore[attr-defined]
         elif kind in ("DeletePod", "SetServingGate"):
             if kind == "SetServingGate" and act.status:  # type: ignore[attr-defined]
                 return

@@ -1,0 +1,309 @@
+"""The operations of a multi-pod (gang) Instance: create, restart, steady state, and SurgeThenDrain.
+
+SurgeThenDrain for a gang follows ``ops/update_gang.go`` ``gangSurgeUpdate``: the source's operation
+(``Update``/``Surge`` with ``surgeIndex``) and the replacement's row (``Update``/``GangSurgeTarget``,
+incarnation 1, at the lowest unused index) are journaled in one status write; the replacement's
+PodGroup and pods follow; once every replacement pod serves, the source's step becomes
+``SurgeDrain``, its pods leave rotation (``Update-surge-drain``, key ``gang-surge-source-<i>``), are
+deleted once the EndpointSlices prove them drained, then its PodGroup goes and the replacement is
+promoted while the source's row goes (``RecreateUpdateCompleted``). A replacement that fails before the
+hand-over, or whose revision is superseded before it is whole, is marked ``GangSurgeTargetCleanup``,
+its pods and PodGroup are deleted, and the source returns to ``Ready`` on its running revision
+(``abandonFailedGangSurge``: a Warning ``GangSurgeAbandoned`` after a failure, charged to the
+revision's RetryBlock; a Normal one for a superseded target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import SURGE, Ctx, hash_of
+from omereconcile.planner.gang import (
+    RESTART_POLICY_RECREATE,
+    bring_up_gang,
+    gang_broken,
+    gang_names,
+    release_pod_group,
+)
+from omereconcile.planner.gate import GANG_SURGE_DRAIN
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire
+from omereconcile.world import PodView
+
+__all__ = [
+    "is_gang_surge_source",
+    "is_gang_surge_target",
+    "start_gang_surge",
+    "step_gang_create_pods",
+    "step_gang_idle",
+    "step_gang_surge",
+    "step_orphan_target",
+]
+
+
+def is_gang_surge_source(row: Row) -> bool:
+    op = row.operation
+    return op is not None and op.type == R.OP_UPDATE and op.surge_index is not None
+
+
+def is_gang_surge_target(row: Row) -> bool:
+    op = row.operation
+    return op is not None and op.step in (R.STEP_GANG_SURGE_TARGET, R.STEP_GANG_SURGE_TARGET_CLEANUP)
+
+
+# -- create / recreate / restart ---------------------------------------------------------------------
+
+
+def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+    """``CreatePods`` of a Create, a RecreatePod update or a Restart: the whole gang at the row's
+    incarnation, done once every pod serves and is Available."""
+    op = row.operation
+    assert op is not None
+    before = row.phase
+    row, done = bring_up_gang(ctx, row, pods, out, retry)
+    if row.operation is None or not done:
+        return row
+    key = ctx.instance_key(row.index)
+    n = ctx.pods_per_instance
+    if op.type == R.OP_CREATE:
+        if before != R.READY:
+            # ops/create.go commitReadyActions.
+            out.event("Normal", "InstanceReady", f"OMENative {key} is Ready ({n} pod(s) serving)")
+    elif op.type == R.OP_RESTART:
+        out.event(
+            "Normal",
+            "RestartCompleted",
+            f"OMENative {key} restart complete (incarnation={row.incarnation}, {n} pod(s) serving)",
+        )
+    else:
+        out.event(
+            "Normal",
+            "RecreateUpdateCompleted",
+            f"OMENative {key} recreate to revision {op.target_revision} complete",
+        )
+    return complete(ctx, row, op.target_revision, 0)
+
+
+def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+    """A gang with no operation. Whole: its gates are kept True together (a ``Failed`` one that came
+    up after all recovers on its target). Not whole while ``Ready``: under
+    ``RecreateInstanceOnPodRestart`` the whole Instance is recreated at the next incarnation
+    (``Restarting``, ``RestartTriggered``); under ``None`` the lost members are recreated as they
+    were (a ``Create`` at the running revision, same incarnation), or with none left the Instance is
+    demoted to ``Pending`` as a single-pod one is."""
+    names = set(gang_names(ctx, row.index))
+    for p in live(pods):
+        if p.name not in names or p.incarnation != row.incarnation:
+            retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
+    broken = gang_broken(ctx, row, pods)
+    if broken is None:
+        members = [by_name(pods, n) for n in sorted(names)]
+        standing = [p for p in members if p is not None]
+        if row.phase in (R.READY, R.FAILED) and all(p.containers_ready for p in standing):
+            for p in standing:
+                out.gate(p, True, "every pod of the gang is ready: the gang enters rotation together")
+        lads = [ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now) for p in standing]
+        if (
+            row.phase == R.FAILED
+            and all(lad.serving and lad.available for lad in lads)
+            and all(p.revision_hash == hash_of(row.target_revision) for p in standing)
+        ):
+            return complete(ctx, row, row.target_revision, 0)
+        return row
+    if row.phase != R.READY or ctx.freeze:
+        return row
+    key = ctx.instance_key(row.index)
+    revision = row.running_revision or row.target_revision
+    if ctx.restart_policy == RESTART_POLICY_RECREATE:
+        incarnation = row.incarnation + 1
+        out.event(
+            "Normal",
+            "RestartTriggered",
+            f"OMENative {key} restart: {broken}; recreating all {ctx.pods_per_instance} pod(s) at "
+            f"incarnation={incarnation}",
+        )
+        op = new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision)
+        return replace(
+            row, phase=R.RESTARTING, operation=op, incarnation=incarnation, target_revision=revision
+        )
+    if not any(not p.terminating and not p.ended for p in pods):
+        return demote(ctx, row, out)
+    op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
+    return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
+
+
+# -- SurgeThenDrain ----------------------------------------------------------------------------------
+
+
+def surge_index_for(rows: Sequence[Row], used: set[int]) -> int:
+    """Go ``workload.AllocateSurgeIndex``: the lowest index no row (nor pod) holds."""
+    taken = {r.index for r in rows} | used
+    k = 0
+    while k in taken:
+        k += 1
+    return k
+
+
+def start_gang_surge(ctx: Ctx, row: Row, target: str, k: int, out: Out) -> tuple[Row, Row]:
+    """``startGangSurge``: the source claims the replacement index and the replacement's row is
+    stamped ``GangSurgeTarget`` at incarnation 1, both in this pass's status write."""
+    op = new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_SURGE, target, SURGE, k)
+    source = replace(row, phase=R.UPDATING, operation=op, target_revision=target)
+    marker = Row(
+        index=k,
+        incarnation=1,
+        phase=R.CREATING,
+        target_revision=target,
+        operation=new_operation(ctx, k, R.OP_UPDATE, R.STEP_GANG_SURGE_TARGET, target, SURGE),
+    )
+    out.event(
+        "Normal",
+        "RecreateUpdateStarted",
+        f"OMENative {ctx.instance_key(row.index)} gang surge to revision {target} (surge-index={k})",
+    )
+    return source, marker
+
+
+def _whole_and_ready(ctx: Ctx, row: Row, pods: Sequence[PodView], revision: str) -> bool:
+    """Go ``AllPodsRuntimeReady`` over a complete gang at ``revision``."""
+    members = [by_name(pods, n) for n in gang_names(ctx, row.index)]
+    return all(
+        p is not None
+        and not p.terminating
+        and p.containers_ready
+        and p.revision_hash == hash_of(revision)
+        and p.incarnation == row.incarnation
+        for p in members
+    )
+
+
+def _cleanup(row: Row) -> Row:
+    op = row.operation
+    assert op is not None
+    return replace(row, operation=replace(op, step=R.STEP_GANG_SURGE_TARGET_CLEANUP))
+
+
+def _take_down(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str) -> bool:
+    """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone."""
+    for p in live(pods):
+        retire(p, out, why)
+    if pods:
+        return False
+    return release_pod_group(ctx, row.index, out, why)
+
+
+def _abandon(
+    ctx: Ctx, src: Row, tgt: Row, tgt_pods: Sequence[PodView], out: Out
+) -> tuple[Row | None, Row | None]:
+    """``abandonFailedGangSurge``: the replacement's pods and PodGroup go, then its row, and the source
+    is reset to ``Ready`` on its running revision."""
+    op = src.operation
+    assert op is not None
+    k = tgt.index
+    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {op.target_revision} is abandoned"):
+        return src, tgt
+    key = ctx.instance_key(src.index)
+    running = src.running_revision
+    if tgt.phase == R.FAILED:
+        out.event(
+            "Warning",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned failed gang surge (surge-index={k}); resetting to revision {running} "
+            "for a fresh rollout",
+        )
+    else:
+        out.event(
+            "Normal",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned superseded gang surge (surge-index={k}); resetting to revision "
+            f"{running} for a fresh rollout",
+        )
+    return replace(src, phase=R.READY, operation=None, target_revision=running), None
+
+
+def step_gang_surge(
+    ctx: Ctx,
+    src: Row,
+    tgt: Row | None,
+    src_pods: Sequence[PodView],
+    tgt_pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    *,
+    paused: bool,
+) -> tuple[Row | None, Row | None]:
+    """One pass of a gang surge pair. Returns the source's and the replacement's new rows (None: the
+    row goes). ``paused``: the replacement still comes up to the hand-over bar, nothing further is
+    started and no failure evidence is read (as for a single-pod surge)."""
+    op = src.operation
+    assert op is not None
+    assert op.surge_index is not None
+    rev = op.target_revision
+    if tgt is None or not is_gang_surge_target(tgt):
+        # The marker is journaled with the claim; a row edited away is restored (restoreInstanceStatus-
+        # GangSurgeTarget) and the next pass carries on.
+        _, marker = start_gang_surge(ctx, src, rev, op.surge_index, Out(ctx.now))
+        return src, marker
+    top = tgt.operation
+    assert top is not None
+    if top.step == R.STEP_GANG_SURGE_TARGET_CLEANUP:
+        return _abandon(ctx, src, tgt, tgt_pods, out)
+    if op.step == R.STEP_SURGE:
+        if rev != ctx.target and not _whole_and_ready(ctx, tgt, tgt_pods, rev):
+            # A spec change is not a failure of the retired revision: no retry charge.
+            return src, _cleanup(tgt)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        if new_tgt.phase == R.FAILED:
+            return src, _cleanup(replace(new_tgt, operation=top))
+        if not done or paused:
+            return src, new_tgt
+        for p in live(src_pods):
+            out.gate(
+                p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN
+            )
+        return replace(src, operation=replace(op, step=R.STEP_SURGE_DRAIN)), new_tgt
+    # SurgeDrain: the source's pods leave rotation, drain and go; then its PodGroup; then the promote.
+    lost = [n for n in gang_names(ctx, tgt.index) if by_name(tgt_pods, n) is None]
+    if lost:
+        out.event(
+            "Normal",
+            "GangSurgeRebuilt",
+            f"OMENative {ctx.instance_key(src.index)} rebuilding replacement gang (surge-index={tgt.index}): "
+            f"{', '.join(lost)} lost after it took over serving",
+        )
+    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
+    if src_pods:
+        ready = whole and all(p.ready for p in live(tgt_pods))
+        for p in live(src_pods):
+            out.gate(
+                p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN
+            )
+            if ready and p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
+                out.delete(p, "drained: no EndpointSlice lists the pod as ready")
+        return src, new_tgt
+    if not release_pod_group(
+        ctx, src.index, out, f"Instance {src.index} was replaced by Instance {tgt.index}"
+    ):
+        return src, new_tgt
+    if not whole:
+        return src, new_tgt
+    out.event(
+        "Normal",
+        "RecreateUpdateCompleted",
+        f"OMENative {ctx.instance_key(src.index)} gang surge complete: instance {tgt.index} promoted to "
+        f"revision {rev}",
+    )
+    return None, complete(ctx, new_tgt, rev, 0)
+
+
+def step_orphan_target(ctx: Ctx, tgt: Row, pods: Sequence[PodView], out: Out) -> Row | None:
+    """A ``GangSurgeTarget`` row no source claims any more (its source was scaled down or torn down
+    mid-surge): its pods and PodGroup go, then the row."""
+    if _take_down(ctx, tgt, pods, out, "the gang surge that created this Instance is gone"):
+        return None
+    return tgt
