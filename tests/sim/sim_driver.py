@@ -215,3 +215,9 @@ def names(items: Iterable[object]) -> list[str]:
 
 def applied(driver: Driver, kind: str) -> list[tuple[datetime, object]]:
     return [(t, a) for t, a in driver.log if type(a).__name__ == kind]
+
+
+def baseline(scenario: Callable[[frozenset[int]], tuple[Driver, object]]) -> tuple[int, object]:
+    """A crash-free run of ``scenario``: how many actions it applies and the state it ends in."""
+    d, state = scenario(frozenset())
+    return d.actions_applied, state

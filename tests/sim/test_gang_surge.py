@@ -1,0 +1,185 @@
+"""SurgeThenDrain, RecreatePod and restarts of multi-pod (gang) Instances (01 §5.2, §4.2)."""
+
+from __future__ import annotations
+
+from sim_api import Sim
+from sim_driver import Driver, InvariantError, applied, converged
+from test_gang_create import gang_pods, gang_sim
+
+RETRY = "ome.io/release-held-revision"
+
+
+def _up(sim: Sim) -> Driver:
+    d = Driver(sim)
+    d.run(lambda s: converged(s) and s.status["readyReplicas"] == len(s.rows()))
+    return d
+
+
+def _new_revision(sim: Sim, image: str = "vllm:v2") -> str:
+    sim.image = image
+    return sim.render().name  # type: ignore[union-attr]
+
+
+def _rolled(sim: Sim, rev: str) -> bool:
+    return converged(sim) and sim.status["currentRevision"] == rev
+
+
+def test_gang_surge_builds_a_whole_replacement_at_the_lowest_unused_index() -> None:
+    sim = gang_sim(replicas=2, lifecycle={"updateStrategy": {"rollingUpdate": {"maxSurge": 1}}})
+    d = _up(sim)
+    d.floor = lambda s: 2  # SurgeThenDrain never takes a serving gang out before its replacement serves
+
+    def one_gang_surging(s: Sim) -> None:
+        if len(s.rows()) > 3:
+            raise InvariantError(f"more than one gang surge at once: {[r['index'] for r in s.rows()]}")
+
+    d.extra_checks.append(one_gang_surging)
+    v2 = _new_revision(sim)
+    d.one_pass()
+    rows = {r["index"]: r for r in sim.rows()}
+    # The serving Instance with the highest index moves first; its replacement takes index 2.
+    assert rows[1]["operation"]["step"] == "Surge"
+    assert rows[1]["operation"]["surgeIndex"] == 2
+    assert rows[2]["operation"]["step"] == "GangSurgeTarget"
+    assert (rows[2]["incarnation"], rows[2]["phase"]) == (1, "Creating")
+    started = [e.message for e in sim.events if e.event_reason == "RecreateUpdateStarted"]
+    assert started == [f"OMENative component=engine instance=1 gang surge to revision {v2} (surge-index=2)"]
+    d.run(lambda s: _rolled(s, v2))
+    # 1 -> 2, then 0 -> 0's lowest unused index, which is 1 again once Instance 1 is gone.
+    assert sorted(r["index"] for r in sim.rows()) == [1, 2]
+    assert sim.live_pods() == gang_pods(1, 2)
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-1", "llama-pool-engine-2"]
+    assert all(r["incarnation"] == 1 and r["runningRevision"] == v2 for r in sim.rows())
+    done = [e.message for e in sim.events if e.event_reason == "RecreateUpdateCompleted"]
+    assert (
+        done[0]
+        == f"OMENative component=engine instance=1 gang surge complete: instance 2 promoted to revision {v2}"
+    )
+    # The source leaves rotation before any of its pods is deleted, and its PodGroup goes last.
+    log = [(type(a).__name__, getattr(a, "name", ""), getattr(a, "status", None)) for _, a in d.log]
+    first_delete = next(i for i, e in enumerate(log) if e[0] == "DeletePod")
+    assert any(e[0] == "SetServingGate" and e[2] is False for e in log[:first_delete])
+    # ... and is deleted only once the EndpointSlices proved it drained, a later pass.
+    for name in ("llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"):
+        off = min(t for t, a in applied(d, "SetServingGate") if a.name == name and not a.status)  # type: ignore[attr-defined]
+        gone = min(t for t, a in applied(d, "DeletePod") if a.name == name)  # type: ignore[attr-defined]
+        assert off < gone
+    group_delete = next(i for i, e in enumerate(log) if e[0] == "DeletePodGroup")
+    assert log[group_delete][1] == "llama-pool-engine-1"
+    assert all(e[0] != "DeletePod" or "-1-" not in e[1] for e in log[group_delete:])
+
+
+def test_a_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_serving() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    v1 = sim.status["currentRevision"]
+    d.floor = lambda s: 1
+    sim.worker_behaviour["vllm:v2"] = "crash"
+    _new_revision(sim)
+    d.run(lambda s: "GangSurgeAbandoned" in s.event_reasons() and len(s.rows()) == 1, limit=600)
+    row = sim.rows()[0]
+    assert (row["index"], row["phase"], row["runningRevision"]) == (0, "Ready", v1)
+    assert row.get("operation") is None
+    assert sim.live_pods() == gang_pods(0)
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0"]
+    abandoned = next(e for e in sim.events if e.event_reason == "GangSurgeAbandoned")
+    assert abandoned.type == "Warning"
+    assert abandoned.message == (
+        "OMENative component=engine instance=0 abandoned failed gang surge (surge-index=1); "
+        f"resetting to revision {v1} for a fresh rollout"
+    )
+    block = sim.status["retryBlocks"][0]
+    assert block["attemptsStarted"] >= 1
+    assert block["reason"] == "CrashLoopBackOff"
+    # The replacement's PodGroup went after its pods.
+    kinds = [(type(a).__name__, getattr(a, "name", "")) for _, a in d.log]
+    pg = kinds.index(("DeletePodGroup", "llama-pool-engine-1"))
+    assert not any(k == "DeletePod" and "-1-" in n for k, n in kinds[pg:])
+
+
+def test_a_superseded_gang_surge_is_abandoned_as_normal_and_rolls_to_the_new_target() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    d.floor = lambda s: 1
+    sim.behaviour["vllm:v2"] = "never"
+    _new_revision(sim)
+    for _ in range(4):
+        d.one_pass()
+        sim.advance(1.0)
+    v3 = _new_revision(sim, "vllm:v3")
+    d.run(lambda s: _rolled(s, v3))
+    abandoned = [e for e in sim.events if e.event_reason == "GangSurgeAbandoned"]
+    assert [e.type for e in abandoned] == ["Normal"]
+    assert "abandoned superseded gang surge (surge-index=1)" in abandoned[0].message
+    assert "retryBlocks" not in sim.status or not sim.status["retryBlocks"]
+
+
+def test_recreate_pod_recreates_the_whole_gang_at_the_next_incarnation() -> None:
+    sim = gang_sim(
+        replicas=2,
+        lifecycle={"updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxUnavailable": 1}}},
+    )
+    d = _up(sim)
+    d.floor = lambda s: 1
+    v2 = _new_revision(sim)
+    d.run(lambda s: _rolled(s, v2))
+    assert sim.live_pods() == gang_pods(0, 1)
+    assert [(r["index"], r["incarnation"]) for r in sim.rows()] == [(0, 2), (1, 2)]
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0", "llama-pool-engine-1"]
+
+
+def test_a_worker_deleted_by_hand_restarts_the_whole_gang() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    leader_uid = sim.pods["llama-pool-engine-0-leader-0"].obj["metadata"]["uid"]
+    del sim.pods["llama-pool-engine-0-worker-0"]  # kubectl delete --force
+    d.one_pass()
+    row = sim.rows()[0]
+    assert (row["phase"], row["incarnation"], row["operation"]["type"]) == ("Restarting", 2, "Restart")
+    assert "RestartTriggered" in sim.event_reasons()
+    d.run(lambda s: converged(s) and s.rows()[0]["phase"] == "Ready")
+    assert sim.live_pods() == gang_pods(0)
+    assert sim.pods["llama-pool-engine-0-leader-0"].obj["metadata"]["uid"] != leader_uid
+    assert sim.rows()[0]["incarnation"] == 2
+    assert "RestartCompleted" in sim.event_reasons()
+    # The leader left rotation before it was deleted.
+    gate_off = [a.name for _, a in applied(d, "SetServingGate") if not a.status]  # type: ignore[attr-defined]
+    assert "llama-pool-engine-0-leader-0" in gate_off
+
+
+def test_restart_policy_none_recreates_only_the_lost_member() -> None:
+    sim = gang_sim(replicas=1, lifecycle={"restartPolicy": "None"})
+    d = _up(sim)
+    leader_uid = sim.pods["llama-pool-engine-0-leader-0"].obj["metadata"]["uid"]
+    del sim.pods["llama-pool-engine-0-worker-0"]
+    d.run(lambda s: converged(s) and len(s.live_pods()) == 2)
+    assert sim.pods["llama-pool-engine-0-leader-0"].obj["metadata"]["uid"] == leader_uid
+    assert sim.rows()[0]["incarnation"] == 1
+    assert "RestartTriggered" not in sim.event_reasons()
+
+
+def test_unschedulable_gang_surge_parks_and_leaves_the_serving_gang_alone() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    d.floor = lambda s: 1
+    serving = {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items()}
+    sim.behaviour["vllm:v2"] = "unschedulable"
+    _new_revision(sim)
+    for _ in range(40):
+        d.one_pass()
+        sim.advance(5.0)
+    src = next(r for r in sim.rows() if r["index"] == 0)
+    tgt = next(r for r in sim.rows() if r["index"] == 1)
+    assert src["operation"]["step"] == "Surge"
+    assert tgt["operation"]["waiting"] == "Unschedulable"
+    assert "deadline" not in tgt["operation"]
+    assert {n: sim.pods[n].obj["metadata"]["uid"] for n in serving} == serving
+    assert all(sim.gate_of(n) == "True" for n in serving)
+    # Room frees up: the surge completes.
+    sim.behaviour["vllm:v2"] = "ok"
+    for p in sim.pods.values():
+        if p.behaviour == "unschedulable":
+            p.behaviour = "ok"
+            p.created = sim.now
+    d.run(lambda s: converged(s) and s.status["currentRevision"] == s.status["updateRevision"])
+    assert sim.live_pods() == gang_pods(1)
