@@ -42,30 +42,6 @@ GANG_PODS = (
 PODGROUPS = "custom-columns=NAME:.metadata.name,MIN-MEMBER:.spec.minMember,PHASE:.status.phase"
 
 
-def gang_replica(namespace: str) -> dict[str, Any]:
-    """One Instance of a leader and a worker, 8 GPUs each, scheduled together by the gang scheduler."""
-
-    def template() -> dict[str, Any]:
-        container = {"name": "engine", "image": "docker.io/vllm/vllm-openai:v0.9.0.1"}
-        container["resources"] = {"limits": {"nvidia.com/gpu": "8"}}
-        spec = {"schedulerName": "scheduler-plugins-scheduler", "containers": [container]}
-        return {"spec": spec}
-
-    return {
-        "apiVersion": "ome.io/v1beta1",
-        "kind": "InferenceReplica",
-        "metadata": {"name": "llama-gang", "namespace": namespace},
-        "spec": {
-            "component": "engine",
-            "replicas": 1,
-            "runners": [
-                {"name": "leader", "size": 1, "template": template()},
-                {"name": "worker", "size": 1, "template": template()},
-            ],
-        },
-    }
-
-
 def _offline() -> int:
     from omereconcile.cli import describe
     from omereconcile.observe import build_catalog, render_world
@@ -219,7 +195,13 @@ def _cluster() -> int:
 def _multi_pod(d: _Demo) -> None:
     """The multi-pod step: the gang's pods (one node each) and its PodGroup, then the teardown."""
     manifest = d.work / "llama-gang.yaml"
-    manifest.write_text(yaml.safe_dump(gang_replica("gang-demo")))
+    from testbed.controlplane import COSCHEDULER_NAME
+    from testbed.testing import gang_replica
+
+    replica = gang_replica(
+        "llama-gang", "gang-demo", "docker.io/vllm/vllm-openai:v0.9.0.1", gpus=8, scheduler=COSCHEDULER_NAME
+    )
+    manifest.write_text(yaml.safe_dump(replica))
     d.sh("create", "namespace", "gang-demo")
     d.sh("apply", "-f", str(manifest))
     d.sh("wait", "--for=condition=Ready", "inferencereplica/llama-gang", "-n", "gang-demo", "--timeout=90s")

@@ -19,40 +19,15 @@ from helpers import IREP, apply, events, live_pods, pods, replica, serving
 from reconciler_proc import Reconciler
 
 from testbed.controlplane import COSCHEDULER_NAME
-from testbed.testing import Cluster, wait_for
+from testbed.testing import Cluster, gang_replica, wait_for
 
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
 GPU = "nvidia.com/gpu"
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def gang_replica(ns: str, image: str, *, gpus: int, replicas: int, **spec: Any) -> dict[str, Any]:
-    """A leader + 1 worker `runners` replica whose pods ask the gang scheduler for `gpus` GPUs each."""
-
-    def template() -> dict[str, Any]:
-        return {
-            "spec": {
-                # OME sets no schedulerName (01 §3.6): a user who runs a gang scheduler names it.
-                "schedulerName": COSCHEDULER_NAME,
-                "terminationGracePeriodSeconds": 1,
-                "containers": [{"name": "engine", "image": image, "resources": {"limits": {GPU: str(gpus)}}}],
-            }
-        }
-
-    return {
-        "apiVersion": "ome.io/v1beta1",
-        "kind": "InferenceReplica",
-        "metadata": {"name": "llama-pool", "namespace": ns},
-        "spec": {
-            "component": "engine",
-            "replicas": replicas,
-            "runners": [
-                {"name": "leader", "size": 1, "template": template()},
-                {"name": "worker", "size": 1, "template": template()},
-            ],
-            **spec,
-        },
-    }
+def _gang(ns: str, image: str, *, gpus: int, replicas: int) -> dict[str, Any]:
+    return gang_replica("llama-pool", ns, image, gpus=gpus, replicas=replicas, scheduler=COSCHEDULER_NAME)
 
 
 def _groups(cluster: Cluster, ns: str) -> list[str]:
@@ -154,7 +129,7 @@ def test_two_gangs_roll_to_a_new_image_with_the_serving_floor_held(
 ) -> None:
     _wait_gpus_free(cluster, namespace)
     rec = reconcilers()
-    apply(cluster, gang_replica(namespace, "engine:v1", gpus=4, replicas=2))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=2))
     rec.wait("two gangs Ready", lambda: _settled(cluster, namespace), timeout=120)
     assert _names(cluster, namespace) == _gang_pods(0, 1)
     assert _groups(cluster, namespace) == ["llama-pool-engine-0", "llama-pool-engine-1"]
@@ -223,7 +198,7 @@ def test_gang_surge_with_one_node_free_holds_unschedulable_then_completes(
 ) -> None:
     _wait_gpus_free(cluster, namespace)
     rec = reconcilers()
-    apply(cluster, gang_replica(namespace, "engine:v1", gpus=8, replicas=1))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
     serving_uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live_pods(cluster, namespace)}
     node = _free_node(cluster, namespace)
@@ -259,7 +234,7 @@ def test_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_ser
 ) -> None:
     _wait_gpus_free(cluster, namespace)
     rec = reconcilers()
-    apply(cluster, gang_replica(namespace, "engine:v1", gpus=8, replicas=1))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
     v1 = replica(cluster, namespace)["status"]["currentRevision"]
     source = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live_pods(cluster, namespace)}
@@ -297,7 +272,7 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
 ) -> None:
     _wait_gpus_free(cluster, namespace)
     rec = reconcilers()
-    apply(cluster, gang_replica(namespace, "engine:v1", gpus=8, replicas=1))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live_pods(cluster, namespace)}
     cluster.kubectl("delete", "pod", "-n", namespace, "llama-pool-engine-0-worker-0", "--wait=false")
@@ -355,7 +330,7 @@ def test_sigkill_during_a_gang_surge_then_restart_finishes_with_nothing_lost_or_
 ) -> None:
     _wait_gpus_free(cluster, namespace)
     rec = reconcilers()
-    apply(cluster, gang_replica(namespace, "engine:v1", gpus=8, replicas=1))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
     with Ledger(cluster, namespace) as ledger, GangMonitor(cluster, namespace) as mon:
         _set_image(cluster, namespace, "engine:v2")
