@@ -295,7 +295,8 @@ def _start_updates(
                     "Budget", f"per-Component {kind} budget {budget} exhausted (would become {projected})"
                 )
             break
-        if r.phase == R.FAILED:
+        if r.phase == R.FAILED or (ctx.gang and surge):
+            # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
             retry.started(ctx.target)
         sources.append(r.index)
         if ctx.gang and surge:

@@ -183,3 +183,26 @@ def test_unschedulable_gang_surge_parks_and_leaves_the_serving_gang_alone() -> N
             p.created = sim.now
     d.run(lambda s: converged(s) and s.status["currentRevision"] == s.status["updateRevision"])
     assert sim.live_pods() == gang_pods(1)
+
+
+def test_a_revision_whose_gang_surges_keep_failing_is_held_after_three_attempts() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    d.floor = lambda s: 1
+    sim.worker_behaviour["vllm:v2"] = "crash"
+    v2 = _new_revision(sim)
+    d.run(
+        lambda s: any(b["state"] == "Held" for b in s.status.get("retryBlocks", [])) and len(s.rows()) == 1,
+        limit=1800,
+    )
+    block = sim.status["retryBlocks"][0]
+    assert (block["targetRevision"], block["attemptsStarted"]) == (v2, 3)
+    assert sim.event_reasons().count("GangSurgeAbandoned") == 3
+    assert "RetryHeld" in sim.event_reasons()
+    # Held: no fourth surge, and the old gang serves on.
+    for _ in range(20):
+        d.one_pass()
+        sim.advance(5.0)
+    assert sim.event_reasons().count("RecreateUpdateStarted") == 3
+    assert sim.live_pods() == gang_pods(0)
+    assert sim.status["rolloutHold"]["gate"] == "Held"
