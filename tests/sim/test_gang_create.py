@@ -53,6 +53,16 @@ def test_gang_instances_come_up_whole_with_their_pod_groups(gsim: Sim) -> None:
         (0, "Ready", 2, 2),
         (1, "Ready", 2, 2),
     ]
+    # Each gang enters rotation in one pass: both gates go True in the same plan.
+    for i in (0, 1):
+        names = {LEADER.format(i=i), WORKER.format(i=i)}
+        plans = [
+            p
+            for p in d.plans
+            if any(type(a).__name__ == "SetServingGate" and a.status and a.name in names for a in p.actions)  # type: ignore[attr-defined]
+        ]
+        assert len(plans) == 1
+        assert {a.name for a in plans[0].actions if type(a).__name__ == "SetServingGate"} >= names  # type: ignore[attr-defined]
     created = [e.message for e in gsim.events if e.event_reason == "InstanceCreated"]
     assert created[0] == "OMENative component=engine instance=0 materialized; 2 pod(s) requested"
 
