@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
 from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup
 from omereconcile.planner.context import Ctx, hash_of
@@ -26,6 +27,7 @@ from omerender.stamps import pod_group
 
 __all__ = [
     "PODGROUP_TERMINATING",
+    "POD_GROUP_RECHECK",
     "RESTART_POLICY_RECREATE",
     "bring_up_gang",
     "gang_broken",
@@ -38,6 +40,7 @@ __all__ = [
 PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
 PODGROUP_NAME_IN_USE = "PodGroupNameInUse"
 RESTART_POLICY_RECREATE = "RecreateInstanceOnPodRestart"
+POD_GROUP_RECHECK = timedelta(seconds=1)
 
 
 def gang_names(ctx: Ctx, index: int) -> list[str]:
@@ -90,6 +93,8 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
         return True
     if not group.terminating:
         out.actions.append(DeletePodGroup(group.name, group.uid, why))
+    # PodGroups are not watched: nothing else would wake the pass that sees this one gone.
+    out.wake(ctx.now + POD_GROUP_RECHECK)
     return False
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from omereconcile.actions import Action, DeleteService, Plan, RecordEvent, RemoveFinalizer, WriteStatus
 from omereconcile.planner.context import build_context
+from omereconcile.planner.gang import POD_GROUP_RECHECK
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import owned
 from omereconcile.planner.retry import RetryBook
@@ -79,6 +80,8 @@ def plan_teardown(world: World) -> Plan:
             )
         else:
             out.wake(dts + deadline)
+        if groups and not remaining:
+            out.wake(world.now + POD_GROUP_RECHECK)  # PodGroups are not watched
         actions.extend(out.events)
         return Plan(
             tuple(actions),

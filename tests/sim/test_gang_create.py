@@ -111,6 +111,9 @@ def test_teardown_waits_for_pod_groups_and_counts_them() -> None:
     d.run(lambda s: s.replica is None)
     assert sim.pods == {}
     assert sim.pod_groups == {}
+    # PodGroups are not watched: the pass that deletes one asks to look again by itself.
+    deleting = [p for p in d.plans if any(type(a).__name__ == "DeletePodGroup" for a in p.actions)]
+    assert [p.requeue_after for p in deleting] == [1.0]
 
 
 def test_status_counts_an_instance_only_when_all_its_pods_are_ready(gsim: Sim) -> None:
