@@ -291,6 +291,16 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     assert "RestartTriggered" in reasons
     assert "RestartCompleted" in reasons
 
+    # Teardown: the gang's pods, then its PodGroup, then the finalizer.
+    cluster.raw.delete(f"{IREP.format(ns=namespace)}/llama-pool")
+    rec.wait(
+        "the replica gone",
+        lambda: not cluster.raw.get(IREP.format(ns=namespace))["items"],
+        timeout=60,
+    )
+    assert pods(cluster, namespace) == []
+    assert _groups(cluster, namespace) == []
+
 
 class Ledger:
     """Counts every ADDED pod and PodGroup in the namespace, across reconciler processes."""
