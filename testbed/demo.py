@@ -39,7 +39,9 @@ GANG_PODS = (
     "POD-GROUP:.metadata.labels.scheduling\\.x-k8s\\.io/pod-group,"
     'SERVING:.status.conditions[?(@.type=="ome.io/serving")].status'
 )
-PODGROUPS = "custom-columns=NAME:.metadata.name,MIN-MEMBER:.spec.minMember,TIMEOUT:.spec.scheduleTimeoutSeconds"
+PODGROUPS = (
+    "custom-columns=NAME:.metadata.name,MIN-MEMBER:.spec.minMember,TIMEOUT:.spec.scheduleTimeoutSeconds"
+)
 
 
 def _offline() -> int:

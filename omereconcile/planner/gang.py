@@ -191,18 +191,24 @@ def gang_serving(ctx: Ctx, pods: Sequence[PodView]) -> bool:
 
 
 def gang_broken(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
-    """Why a steady gang is no longer whole: a member lost, ended, on its way out, or restarting
-    (a container that restarted and is not ready again). None when every member stands."""
-    for name in gang_names(ctx, row.index):
-        p = by_name(pods, name)
-        if p is None:
-            return f"pod {name} is gone"
-        if p.terminating:
-            return f"pod {name} is being deleted"
-        if p.ended:
-            return f"pod {name} ended ({p.phase})"
-        if p.incarnation != row.incarnation:
-            return f"pod {name} is at incarnation {p.incarnation}"
-        if not p.containers_ready and any(ct.restart_count > 0 for ct in p.containers):
-            return f"pod {name} restarted"
+    """Why a steady gang is no longer whole, in the words of ``ops/restart.go``
+    ``DetectRestartTriggerWithPods``: a member that ended (``pod <name> Failed``), fewer live members
+    than desired (``pod count <n> below desired <m>``), or a runner container that restarted and is not
+    ready again (Go dates the restart against ``readySince``; the planner sees only the restart count).
+    A member on its way out or at another incarnation counts as lost. None when every member stands."""
+    names = gang_names(ctx, row.index)
+    members = [by_name(pods, n) for n in names]
+    for p in members:
+        if p is not None and not p.terminating and p.ended:
+            return f"pod {p.name} Failed"
+    for p in members:
+        if p is not None and not p.terminating and not p.containers_ready:
+            for ct in p.containers:
+                if ct.restart_count > 0:
+                    return f"pod {p.name} container {ct.name} restarted after Ready"
+    live_members = [
+        p for p in members if p is not None and not p.terminating and p.incarnation == row.incarnation
+    ]
+    if len(live_members) < len(names):
+        return f"pod count {len(live_members)} below desired {len(names)}"
     return None

@@ -75,10 +75,9 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
             # ops/create.go commitReadyActions.
             out.event("Normal", "InstanceReady", f"OMENative {key} is Ready ({n} pod(s) serving)")
     elif op.type == R.OP_RESTART:
+        # ops/restart.go Restart, phase C.
         out.event(
-            "Normal",
-            "RestartCompleted",
-            f"OMENative {key} restart complete (incarnation={row.incarnation}, {n} pod(s) serving)",
+            "Normal", "RestartCompleted", f"OMENative {key} restart complete (incarnation={row.incarnation})"
         )
     else:
         out.event(
@@ -120,14 +119,14 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     key = ctx.instance_key(row.index)
     revision = row.running_revision or row.target_revision
     if ctx.restart_policy == RESTART_POLICY_RECREATE:
+        # ops/restart.go Restart / patchInstanceStatusRestarting: the reason lands on the operation.
         incarnation = row.incarnation + 1
         out.event(
-            "Normal",
+            "Warning",
             "RestartTriggered",
-            f"OMENative {key} restart: {broken}; recreating all {ctx.pods_per_instance} pod(s) at "
-            f"incarnation={incarnation}",
+            f"OMENative {key} restart triggered: {broken} (incarnation={incarnation})",
         )
-        op = new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision)
+        op = replace(new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision), reason=broken)
         return replace(
             row, phase=R.RESTARTING, operation=op, incarnation=incarnation, target_revision=revision
         )

@@ -17,7 +17,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import release_pod_group
 from omereconcile.planner.gang_ops import step_gang_create_pods, step_gang_idle
-from omereconcile.planner.gate import RECREATE_DRAIN
+from omereconcile.planner.gate import RECREATE_DRAIN, RESTART_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
@@ -216,8 +216,9 @@ def _step_recreate(
     assert op is not None
     if op.step == R.STEP_DRAIN:
         old = [p for p in pods if p.incarnation != row.incarnation]
+        writer = RESTART_DRAIN if op.type == R.OP_RESTART else RECREATE_DRAIN
         for p in live(old):
-            out.gate(p, False, "leave rotation before the pod is recreated", RECREATE_DRAIN)
+            out.gate(p, False, "leave rotation before the pod is recreated", writer)
             if p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:

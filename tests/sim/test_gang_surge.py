@@ -136,12 +136,25 @@ def test_a_worker_deleted_by_hand_restarts_the_whole_gang() -> None:
     d.one_pass()
     row = sim.rows()[0]
     assert (row["phase"], row["incarnation"], row["operation"]["type"]) == ("Restarting", 2, "Restart")
-    assert "RestartTriggered" in sim.event_reasons()
+    assert row["operation"]["reason"] == "pod count 1 below desired 2"
+    triggered = next(e for e in sim.events if e.event_reason == "RestartTriggered")
+    assert triggered.type == "Warning"
+    assert triggered.message == (
+        "OMENative component=engine instance=0 restart triggered: pod count 1 below desired 2 (incarnation=2)"
+    )
+    d.one_pass()
+    gate = next(
+        cd
+        for cd in sim.pods["llama-pool-engine-0-leader-0"].obj["status"]["conditions"]
+        if cd["type"] == "ome.io/serving"
+    )
+    assert gate["message"] == '[{"userAgent":"Restart-drain","key":"0-2"}]'
     d.run(lambda s: converged(s) and s.rows()[0]["phase"] == "Ready")
     assert sim.live_pods() == gang_pods(0)
     assert sim.pods["llama-pool-engine-0-leader-0"].obj["metadata"]["uid"] != leader_uid
     assert sim.rows()[0]["incarnation"] == 2
-    assert "RestartCompleted" in sim.event_reasons()
+    completed = [e.message for e in sim.events if e.event_reason == "RestartCompleted"]
+    assert completed == ["OMENative component=engine instance=0 restart complete (incarnation=2)"]
     # The leader left rotation before it was deleted.
     gate_off = [a.name for _, a in applied(d, "SetServingGate") if not a.status]  # type: ignore[attr-defined]
     assert "llama-pool-engine-0-leader-0" in gate_off
