@@ -36,6 +36,7 @@ from omereconcile.planner.steps import by_name, complete, demote, new_operation,
 from omereconcile.world import PodView
 
 __all__ = [
+    "gang_whole_and_ready",
     "is_gang_surge_source",
     "is_gang_surge_target",
     "start_gang_surge",
@@ -168,7 +169,7 @@ def start_gang_surge(ctx: Ctx, row: Row, target: str, k: int, out: Out) -> tuple
     return source, marker
 
 
-def _whole_and_ready(ctx: Ctx, row: Row, pods: Sequence[PodView], revision: str) -> bool:
+def gang_whole_and_ready(ctx: Ctx, row: Row, pods: Sequence[PodView], revision: str) -> bool:
     """Go ``AllPodsRuntimeReady`` over a complete gang at ``revision``."""
     members = [by_name(pods, n) for n in gang_names(ctx, row.index)]
     return all(
@@ -253,7 +254,7 @@ def step_gang_surge(
     if top.step == R.STEP_GANG_SURGE_TARGET_CLEANUP:
         return _abandon(ctx, src, tgt, tgt_pods, out)
     if op.step == R.STEP_SURGE:
-        if rev != ctx.target and not _whole_and_ready(ctx, tgt, tgt_pods, rev):
+        if rev != ctx.target and not gang_whole_and_ready(ctx, tgt, tgt_pods, rev):
             # A spec change is not a failure of the retired revision: no retry charge.
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import release_pod_group
-from omereconcile.planner.gang_ops import step_gang_create_pods, step_gang_idle
+from omereconcile.planner.gang_ops import gang_whole_and_ready, step_gang_create_pods, step_gang_idle
 from omereconcile.planner.gate import RECREATE_DRAIN, RESTART_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
@@ -158,6 +158,8 @@ def _retire_create(
     op = row.operation
     assert op is not None
     if op.target_revision == target or op.step != R.STEP_CREATE_PODS or row.running_revision:
+        return row
+    if ctx.gang and gang_whole_and_ready(ctx, row, pods, op.target_revision):
         return row
     if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal), op.target_revision):
         return row

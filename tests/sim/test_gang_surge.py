@@ -219,3 +219,22 @@ def test_a_revision_whose_gang_surges_keep_failing_is_held_after_three_attempts(
     assert sim.event_reasons().count("RecreateUpdateStarted") == 3
     assert sim.live_pods() == gang_pods(0)
     assert sim.status["rolloutHold"]["gate"] == "Held"
+
+
+def test_a_paused_gang_surge_brings_its_replacement_up_but_does_not_drain_the_source() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    d.floor = lambda s: 1
+    v2 = _new_revision(sim)
+    d.one_pass()  # the surge starts
+    sim.update_spec(paused=True)
+    for _ in range(30):
+        d.one_pass()
+        sim.advance(1.0)
+    assert sim.live_pods() == gang_pods(0, 1)
+    assert sim.serving_instances() == {0, 1}
+    src = next(r for r in sim.rows() if r["index"] == 0)
+    assert src["operation"]["step"] == "Surge"
+    sim.update_spec(paused=None)
+    d.run(lambda s: _rolled(s, v2))
+    assert sim.live_pods() == gang_pods(1)
