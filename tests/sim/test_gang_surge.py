@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
 from sim_api import Sim
 from sim_driver import Driver, InvariantError, applied, converged
 from test_gang_create import gang_pods, gang_sim
@@ -238,3 +241,25 @@ def test_a_paused_gang_surge_brings_its_replacement_up_but_does_not_drain_the_so
     sim.update_spec(paused=None)
     d.run(lambda s: _rolled(s, v2))
     assert sim.live_pods() == gang_pods(1)
+
+
+def test_an_unschedulable_gang_surge_past_its_grace_is_abandoned_without_a_retry_charge() -> None:
+    sim = gang_sim(replicas=1)
+    sim.settings = replace(sim.settings, unschedulable_grace_period=timedelta(seconds=60))
+    d = _up(sim)
+    d.floor = lambda s: 1
+    v1 = sim.status["currentRevision"]
+    source = {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items()}
+    sim.behaviour["vllm:v2"] = "unschedulable"
+    _new_revision(sim)
+    d.run(lambda s: "GangSurgeAbandoned" in s.event_reasons(), limit=600)
+    failed = next(e for e in sim.events if e.event_reason == "InstanceFailed")
+    assert failed.message.endswith("Unschedulable")
+    abandoned = next(e for e in sim.events if e.event_reason == "GangSurgeAbandoned")
+    assert abandoned.type == "Warning"
+    # Not the revision's fault: no retry charge, so the next surge starts at once (and parks again).
+    assert not sim.status.get("retryBlocks")
+    src = next(r for r in sim.rows() if r["index"] == 0)
+    assert src["runningRevision"] == v1
+    assert {n: sim.pods[n].obj["metadata"]["uid"] for n in source} == source
+    assert sim.event_reasons().count("RecreateUpdateStarted") == 2
