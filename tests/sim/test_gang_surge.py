@@ -263,3 +263,29 @@ def test_an_unschedulable_gang_surge_past_its_grace_is_abandoned_without_a_retry
     assert src["runningRevision"] == v1
     assert {n: sim.pods[n].obj["metadata"]["uid"] for n in source} == source
     assert sim.event_reasons().count("RecreateUpdateStarted") == 2
+
+
+def test_scale_down_mid_gang_surge_keeps_the_surging_instance_and_its_replacement() -> None:
+    sim = gang_sim(replicas=2, lifecycle={"updateStrategy": {"rollingUpdate": {"maxSurge": 1}}})
+    d = _up(sim)
+    v2 = _new_revision(sim)
+    d.one_pass()  # Instance 1 starts its surge to index 2
+    sim.update_spec(replicas=1)
+    d.run(lambda s: _rolled(s, v2) and len(s.rows()) == 1 and len(s.pod_groups) == 1)
+    # Instance 0 was scaled away; Instance 1's replacement (index 2) is the one left.
+    assert sim.live_pods() == gang_pods(2)
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-2"]
+
+
+def test_teardown_mid_gang_surge_removes_both_gangs_and_their_pod_groups() -> None:
+    sim = gang_sim(replicas=1)
+    d = _up(sim)
+    _new_revision(sim)
+    for _ in range(3):
+        d.one_pass()
+        sim.advance(1.0)
+    assert "llama-pool-engine-1" in sim.pod_groups
+    sim.delete_replica()
+    d.run(lambda s: s.replica is None)
+    assert sim.pods == {}
+    assert sim.pod_groups == {}
