@@ -1,13 +1,14 @@
 """The operations of a multi-pod (gang) Instance: create, restart, steady state, and SurgeThenDrain.
 
-SurgeThenDrain for a gang follows ``ops/update_gang.go`` ``gangSurgeUpdate``: the source's operation
+SurgeThenDrain for a gang follows ``ops/update_gang.go`` ``gangSurgeUpdate`` (the newest stored version,
+the one with ``GangSurgeRebuilt``): the source's operation
 (``Update``/``Surge`` with ``surgeIndex``) and the replacement's row (``Update``/``GangSurgeTarget``,
 incarnation 1, at the lowest unused index) are journaled in one status write; the replacement's
 PodGroup and pods follow; once every replacement pod serves, the source's step becomes
 ``SurgeDrain``, its pods leave rotation (``Update-surge-drain``, key ``gang-surge-source-<i>``), are
 deleted once the EndpointSlices prove them drained, then its PodGroup goes and the replacement is
 promoted while the source's row goes (``RecreateUpdateCompleted``). A replacement that fails before the
-hand-over, or whose revision is superseded before it is whole, is marked ``GangSurgeTargetCleanup``,
+hand-over, or whose revision is superseded while a source pod stands, is marked ``GangSurgeTargetCleanup``,
 its pods and PodGroup are deleted, and the source returns to ``Ready`` on its running revision
 (``abandonFailedGangSurge``: a Warning ``GangSurgeAbandoned`` after a failure, charged to the
 revision's RetryBlock; a Normal one for a superseded target).
@@ -254,8 +255,11 @@ def step_gang_surge(
     if top.step == R.STEP_GANG_SURGE_TARGET_CLEANUP:
         return _abandon(ctx, src, tgt, tgt_pods, out)
     if op.step == R.STEP_SURGE:
-        if rev != ctx.target and not gang_whole_and_ready(ctx, tgt, tgt_pods, rev):
-            # A spec change is not a failure of the retired revision: no retry charge.
+        # supersededGangSurgeKeepsPin: a target that moved off the pin retires the replacement while
+        # any source pod stands, Ready or not; only a whole, runtime-ready replacement whose source is
+        # gone finishes on its pin. A spec change is not a failure of the retired revision: no charge.
+        keeps_pin = not live(src_pods) and gang_whole_and_ready(ctx, tgt, tgt_pods, rev)
+        if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
         if new_tgt.phase == R.FAILED:

@@ -289,3 +289,17 @@ def test_teardown_mid_gang_surge_removes_both_gangs_and_their_pod_groups() -> No
     d.run(lambda s: s.replica is None)
     assert sim.pods == {}
     assert sim.pod_groups == {}
+
+
+def test_a_ready_replacement_is_still_abandoned_when_the_target_moves_while_the_source_stands() -> None:
+    sim = gang_sim(replicas=1, minReadySeconds=60)
+    d = _up(sim)
+    d.floor = lambda s: 1
+    _new_revision(sim)
+    d.run(lambda s: s.serving_instances() == {0, 1})  # the replacement serves, its window is open
+    assert next(r for r in sim.rows() if r["index"] == 0)["operation"]["step"] == "Surge"
+    v3 = _new_revision(sim, "vllm:v3")
+    d.run(lambda s: _rolled(s, v3))
+    abandoned = [e for e in sim.events if e.event_reason == "GangSurgeAbandoned"]
+    assert [e.type for e in abandoned] == ["Normal"]
+    assert sim.live_pods() == gang_pods(1)  # v3's replacement took the freed index 1 again
