@@ -31,10 +31,10 @@ from omereconcile.planner.gang import (
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
-from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire
-from omereconcile.world import PodView
+from omereconcile.world import PodView, format_time
 
 __all__ = [
     "gang_whole_and_ready",
@@ -198,33 +198,132 @@ def _take_down(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str) 
     return release_pod_group(ctx, row.index, out, why)
 
 
+WITHDRAWN = "withdrawn"
+HELD = "held"
+REPLACEMENT_LOST = "ReplacementLost"  # ops/update_gang.go ReplacementLostReason
+
+
 def _abandon(
-    ctx: Ctx, src: Row, tgt: Row, tgt_pods: Sequence[PodView], out: Out
+    ctx: Ctx,
+    src: Row,
+    tgt: Row,
+    src_pods: Sequence[PodView],
+    tgt_pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    end: str = "",
 ) -> tuple[Row | None, Row | None]:
     """``abandonFailedGangSurge``: the replacement's pods and PodGroup go, then its row, and the source
-    is reset to ``Ready`` on its running revision."""
+    ends as ``end`` says: reset to ``Ready`` on its running revision (``""``); back in rotation on it,
+    or a fresh start when no source pod stands (``withdrawn``: ``endWithdrawnGangSurge``, the target
+    moved off the pin while a replacement past the hand-over was short of members); or ``Failed`` with
+    no attempt (``held``: ``holdLostGangSurge``, the pinned revision admits no further attempt)."""
     op = src.operation
     assert op is not None
-    k = tgt.index
-    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {op.target_revision} is abandoned"):
+    k, pin = tgt.index, op.target_revision
+    standing = live(src_pods)
+    if end == WITHDRAWN:
+        for p in standing:
+            out.gate(p, True, "the withdrawn gang surge is over: the source gang returns to rotation")
+    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {pin} is abandoned"):
         return src, tgt
     key = ctx.instance_key(src.index)
-    running = src.running_revision
+    running = src.running_revision if (end != WITHDRAWN or standing) else ""
+    reset = f"resetting to revision {running} for a fresh rollout"
+    if end == WITHDRAWN and running:
+        reset = f"the source returns to rotation on revision {running}"
+    elif end == WITHDRAWN:
+        reset = "the source's pods are gone and it re-enters as a fresh start at the roll target"
+    elif not running:
+        reset = "the source never ran a revision and re-enters as a fresh start"
+    if end == HELD:
+        block = retry.blocks.get(pin)
+        attempts = block.attempts_started if block is not None else 0
+        failure = {
+            "reason": REPLACEMENT_LOST,
+            "message": f"replacement gang (surge-index={k}) lost members after it took over serving; revision "
+            f"{pin} holds after {attempts} attempt(s)",
+            "time": format_time(ctx.now),
+        }
+        out.event(
+            "Warning",
+            "GangSurgeHeld",
+            f"OMENative {key} held: revision {pin} admits no further attempt after the replacement gang "
+            f"(surge-index={k}) lost members once it had taken over serving; the Instance stays Failed until a "
+            "corrected revision or a reset",
+        )
+        return replace(src, phase=R.FAILED, operation=None, last_failure=failure), None
     if tgt.phase == R.FAILED:
         out.event(
             "Warning",
             "GangSurgeAbandoned",
-            f"OMENative {key} abandoned failed gang surge (surge-index={k}); resetting to revision {running} "
-            "for a fresh rollout",
+            f"OMENative {key} abandoned failed gang surge (surge-index={k}); {reset}",
+        )
+    elif end == WITHDRAWN:
+        out.event(
+            "Normal",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned gang surge (surge-index={k}): the roll target moved off revision {pin} "
+            f"while the replacement gang was short of members, so nothing is rebuilt at it; {reset}",
         )
     else:
         out.event(
             "Normal",
             "GangSurgeAbandoned",
-            f"OMENative {key} abandoned superseded gang surge (surge-index={k}); resetting to revision "
-            f"{running} for a fresh rollout",
+            f"OMENative {key} abandoned superseded gang surge (surge-index={k}); {reset}",
         )
+    if not running:
+        return replace(
+            src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target
+        ), None
     return replace(src, phase=R.READY, operation=None, target_revision=running), None
+
+
+def _lost_replacement(
+    ctx: Ctx, src: Row, tgt: Row, lost: list[str], out: Out, retry: RetryBook
+) -> tuple[Row, Row, bool]:
+    """``rebuildLostReplacement``: past the hand-over a replacement that lost members died behind a
+    source out of rotation, so its rebuild is the next attempt. The loss closes the attempt once
+    (``closeLostGangSurgeAttempt``: the source ``Failed`` with its surge kept, ``ReplacementLost``, one
+    failure on the pin's ladder); once the ladder admits another attempt the members are created again
+    and the source re-arms (``Updating``, retry counted, a fresh deadline, ``GangSurgeRebuilt``); a
+    ladder that holds the revision ends the pair (``GangSurgeHeld``). Returns the rows and whether the
+    missing members may be created this pass. (Go tells a member its own recycle removed from a lost
+    one by the published count; here a member is lost once it is gone.)"""
+    op = src.operation
+    assert op is not None
+    pin, size = op.target_revision, ctx.pods_per_instance
+    if src.phase == R.UPDATING:
+        message = f"replacement gang (surge-index={tgt.index}) lost {len(lost)} of {size} member(s) after it took over serving"
+        out.event(
+            "Warning",
+            "InstanceFailed",
+            f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(src.index)} escalated to "
+            f'Phase=Failed (pod=""): {message}',
+        )
+        retry.failure(pin, message, ctx.now, out)  # recordLostAttemptWave: the record's message
+        failure = {"reason": REPLACEMENT_LOST, "message": message, "time": format_time(ctx.now)}
+        src = replace(src, phase=R.FAILED, last_failure=failure)
+        if retry.gate(pin, ctx.now)[0] == HELD_STATE:
+            return src, _cleanup(tgt), False
+        return src, tgt, False
+    state, when = retry.gate(pin, ctx.now)
+    if state == HELD_STATE:
+        return src, _cleanup(tgt), False
+    if state is not None:
+        out.wake(when)
+        return src, tgt, False
+    retry.started(pin)
+    out.event(
+        "Normal",
+        "GangSurgeRebuilt",
+        f"OMENative {ctx.instance_key(src.index)} rebuilt {len(lost)} of {size} member(s) of the replacement gang "
+        f"(surge-index={tgt.index}) at revision {pin}; retry {op.retry_count + 1} under a fresh deadline",
+    )
+    rearmed = replace(
+        op, retry_count=op.retry_count + 1, started_at=ctx.now, deadline=ctx.deadline_from(ctx.now)
+    )
+    return replace(src, phase=R.UPDATING, operation=rearmed), tgt, True
 
 
 def step_gang_surge(
@@ -253,7 +352,9 @@ def step_gang_surge(
     top = tgt.operation
     assert top is not None
     if top.step == R.STEP_GANG_SURGE_TARGET_CLEANUP:
-        return _abandon(ctx, src, tgt, tgt_pods, out)
+        # Past the Surge step the marker reaches cleanup only through a lost replacement's end.
+        end = "" if op.step == R.STEP_SURGE else (WITHDRAWN if rev != ctx.target else HELD)
+        return _abandon(ctx, src, tgt, src_pods, tgt_pods, out, retry, end)
     if op.step == R.STEP_SURGE:
         # supersededGangSurgeKeepsPin: a target that moved off the pin retires the replacement while
         # any source pod stands, Ready or not; only a whole, runtime-ready replacement whose source is
@@ -274,12 +375,11 @@ def step_gang_surge(
     # SurgeDrain: the source's pods leave rotation, drain and go; then its PodGroup; then the promote.
     lost = [n for n in gang_names(ctx, tgt.index) if by_name(tgt_pods, n) is None]
     if lost:
-        out.event(
-            "Normal",
-            "GangSurgeRebuilt",
-            f"OMENative {ctx.instance_key(src.index)} rebuilding replacement gang (surge-index={tgt.index}): "
-            f"{', '.join(lost)} lost after it took over serving",
-        )
+        if rev != ctx.target:
+            return src, _cleanup(tgt)  # endWithdrawnGangSurge: nothing is rebuilt at a withdrawn pin
+        src, tgt, create = _lost_replacement(ctx, src, tgt, lost, out, retry)
+        if not create:
+            return src, tgt
     new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
     if src_pods:
         ready = whole and all(p.ready for p in live(tgt_pods))

@@ -303,3 +303,74 @@ def test_a_ready_replacement_is_still_abandoned_when_the_target_moves_while_the_
     abandoned = [e for e in sim.events if e.event_reason == "GangSurgeAbandoned"]
     assert [e.type for e in abandoned] == ["Normal"]
     assert sim.live_pods() == gang_pods(1)  # v3's replacement took the freed index 1 again
+
+
+def _lose_replacement_after_hand_over(sim: Sim, d: Driver) -> None:
+    """Run a gang surge to its drain step, then delete a replacement member by hand."""
+    d.run(lambda s: any((r.get("operation") or {}).get("step") == "SurgeDrain" for r in s.rows()), limit=120)
+    del sim.pods["llama-pool-engine-1-worker-0"]
+
+
+def test_a_replacement_lost_after_the_hand_over_is_rebuilt_as_the_next_attempt() -> None:
+    sim = gang_sim(replicas=1, minReadySeconds=30)
+    d = _up(sim)
+    v2 = _new_revision(sim)
+    _lose_replacement_after_hand_over(sim, d)
+    d.one_pass()
+    src = next(r for r in sim.rows() if r["index"] == 0)
+    assert (src["phase"], src["operation"]["step"], src["lastFailure"]["reason"]) == (
+        "Failed",
+        "SurgeDrain",
+        "ReplacementLost",
+    )
+    assert (
+        src["lastFailure"]["message"]
+        == "replacement gang (surge-index=1) lost 1 of 2 member(s) after it took over serving"
+    )
+    d.run(lambda s: _rolled(s, v2), limit=900)
+    rebuilt = [e.message for e in sim.events if e.event_reason == "GangSurgeRebuilt"]
+    assert rebuilt == [
+        f"OMENative component=engine instance=0 rebuilt 1 of 2 member(s) of the replacement gang (surge-index=1) "
+        f"at revision {v2}; retry 1 under a fresh deadline"
+    ]
+    assert sim.live_pods() == gang_pods(1)
+
+
+def test_a_lost_replacement_whose_revision_admits_no_attempt_is_held() -> None:
+    sim = gang_sim(replicas=1, minReadySeconds=30)
+    sim.settings = replace(sim.settings, update_retry=False)  # the first failure holds (fail-safe)
+    d = _up(sim)
+    v2 = _new_revision(sim)
+    _lose_replacement_after_hand_over(sim, d)
+    d.run(lambda s: "GangSurgeHeld" in s.event_reasons() and len(s.rows()) == 1, limit=300)
+    row = sim.rows()[0]
+    assert (row["index"], row["phase"], row.get("operation")) == (0, "Failed", None)
+    assert row["lastFailure"]["reason"] == "ReplacementLost"
+    held = next(e for e in sim.events if e.event_reason == "GangSurgeHeld")
+    assert held.type == "Warning"
+    assert held.message.startswith(
+        f"OMENative component=engine instance=0 held: revision {v2} admits no further attempt"
+    )
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0"]
+    assert "llama-pool-engine-1-leader-0" not in sim.live_pods()
+
+
+def test_a_lost_replacement_whose_target_moved_is_not_rebuilt_and_the_source_returns() -> None:
+    sim = gang_sim(replicas=1, minReadySeconds=30)
+    d = _up(sim)
+    v1 = sim.status["currentRevision"]
+    _new_revision(sim)
+    _lose_replacement_after_hand_over(sim, d)
+    sim.image = "vllm:v1"  # the spec goes back: the pin is withdrawn
+    d.run(lambda s: "GangSurgeAbandoned" in s.event_reasons() and len(s.rows()) == 1, limit=300)
+    ev = next(e for e in sim.events if e.event_reason == "GangSurgeAbandoned")
+    assert ev.type == "Normal"
+    # The source gang was already drained and deleted: the Instance starts afresh at the target.
+    assert ev.message.endswith(
+        "while the replacement gang was short of members, so nothing is rebuilt at it; the source's pods are "
+        "gone and it re-enters as a fresh start at the roll target"
+    )
+    assert "GangSurgeRebuilt" not in sim.event_reasons()
+    d.run(lambda s: converged(s) and s.serving_instances() == {0})
+    assert sim.rows()[0]["runningRevision"] == v1
+    assert sim.live_pods() == gang_pods(0)
