@@ -70,7 +70,22 @@ def _restart_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, .
     return d, state
 
 
+def _rebuild_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
+    """A replacement gang loses a member after the hand-over and is rebuilt as the next attempt."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1, minReadySeconds=30))
+    d = Driver(sim, crash_at=crash_at)
+    d.run(converged)
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    d.run(lambda s: any((r.get("operation") or {}).get("step") == "SurgeDrain" for r in s.rows()), limit=300)
+    sim.pods.pop("llama-pool-engine-1-worker-0", None)
+    d.run(lambda s: converged(s) and s.status["currentRevision"] == v2, limit=900)
+    return d, _gang_state(sim)
+
+
 SURGE_TOTAL, SURGE_END = baseline(_surge_scenario)
+REBUILD_TOTAL, REBUILD_END = baseline(_rebuild_scenario)
 ABANDON_TOTAL, ABANDON_END = baseline(_abandon_scenario)
 RESTART_TOTAL, RESTART_END = baseline(_restart_scenario)
 
@@ -79,12 +94,14 @@ def test_gang_scenarios_are_not_trivial() -> None:
     assert SURGE_TOTAL > 40
     assert ABANDON_TOTAL > 20
     assert RESTART_TOTAL > 20
+    assert REBUILD_TOTAL > 20
 
 
 SCENARIOS = {
     "gang surge roll": (_surge_scenario, SURGE_TOTAL, SURGE_END),
     "abandoned gang surge": (_abandon_scenario, ABANDON_TOTAL, ABANDON_END),
     "gang restart and teardown": (_restart_scenario, RESTART_TOTAL, RESTART_END),
+    "replacement lost after the hand-over": (_rebuild_scenario, REBUILD_TOTAL, REBUILD_END),
 }
 POINTS = [(name, k) for name, (_, total, _) in SCENARIOS.items() for k in range(1, total + 1)]
 
