@@ -15,8 +15,10 @@ __all__ = [
     "Action",
     "AddFinalizer",
     "CreatePod",
+    "CreatePodGroup",
     "CreateRevision",
     "DeletePod",
+    "DeletePodGroup",
     "DeleteRevision",
     "DeleteService",
     "EnsureService",
@@ -46,6 +48,25 @@ class DeletePod:
     name: str
     uid: str
     resource_version: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePodGroup:
+    """Create the PodGroup of a multi-pod Instance (complete object), ahead of its pods (01 §3.6).
+    AlreadyExists means an earlier pass did it."""
+
+    name: str
+    pod_group: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePodGroup:
+    """Delete a PodGroup once no pod of its Instance is left, pinned to its UID (NotFound: gone)."""
+
+    name: str
+    uid: str
     reason: str
 
 
@@ -161,6 +182,8 @@ class WriteStatus:
 Action = (
     CreatePod
     | DeletePod
+    | CreatePodGroup
+    | DeletePodGroup
     | SetServingGate
     | EnsureService
     | PatchService

@@ -1,6 +1,7 @@
 """Apply one plan's actions in order; stop at the first failure (docs/planner.md, "The contract").
 
-- ``CreatePod`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an earlier pass did it.
+- ``CreatePod`` / ``CreatePodGroup`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an
+  earlier pass did it. ``DeletePodGroup`` is pinned to the PodGroup's UID; NotFound means it is gone.
   A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
   operation (``capacityRefusedAt``, a status PUT) and announced once per episode
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
@@ -148,6 +149,14 @@ class Executor:
             body = _delete_options(act.uid, act.resource_version)
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pods(ns)}/{act.name}", body)
+            return None
+        if isinstance(act, A.CreatePodGroup):
+            with contextlib.suppress(AlreadyExists):  # an earlier pass created it
+                kube.post(paths.pod_groups(ns), dict(act.pod_group))
+            return None
+        if isinstance(act, A.DeletePodGroup):
+            with contextlib.suppress(NotFound):
+                kube.delete(f"{paths.pod_groups(ns)}/{act.name}", _delete_options(act.uid, None))
             return None
         if isinstance(act, A.SetServingGate):
             patch = {

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from omereconcile.kube import JSON, Kube
+from omereconcile.kube import JSON, Kube, NotFound
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
     DesiredRevision,
     Endpoints,
+    PodGroupView,
     PodView,
     RenderBlock,
     RenderOutcome,
@@ -127,6 +128,10 @@ class paths:
             if ns
             else "/apis/discovery.k8s.io/v1/endpointslices"
         )
+
+    @staticmethod
+    def pod_groups(ns: str) -> str:
+        return f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
 
     @staticmethod
     def configmap(ns: str, name: str) -> str:
@@ -335,6 +340,9 @@ def render_world(
         endpoints=Endpoints.from_slices(slices),
         settings=settings,
         pod_factory=factory,
+        instance_shape=tuple((r.name, r.size) for r in result.runners)
+        if result
+        else ((c.RUNNER_DEFAULT, 1),),
     )
     return Observation(world, raw, result, dependencies(model, result, catalog, resolver))
 
@@ -405,7 +413,7 @@ def observe(
     svc_name = headless_service_name(prefix, component)
     service = reader.service(namespace, svc_name)
     slices = reader.slices(namespace, svc_name)
-    return render_world(
+    obs = render_world(
         raw,
         pods=pods,
         revisions=revisions,
@@ -416,3 +424,22 @@ def observe(
         now=now,
         resolver=resolver,
     )
+    return with_pod_groups(kube, obs, prefix, component)
+
+
+def with_pod_groups(kube: Kube, obs: Observation, prefix: str, component: str) -> Observation:
+    """Add the replica's PodGroups to the world: listed live, and only for a multi-pod replica or one
+    whose pods name a PodGroup (single-pod replicas cost no extra request). A 404 means the
+    scheduler-plugins CRD is not installed: no PodGroup is created (01 §3.6)."""
+    world = obs.world
+    gang = sum(size for _, size in world.instance_shape) > 1
+    if not gang and not any(c.LABEL_POD_GROUP in p.labels for p in world.pods):
+        return obs
+    try:
+        listed = kube.list(
+            paths.pod_groups(world.replica.namespace), labelSelector=selector(prefix, component)
+        )["items"]
+    except NotFound:
+        return replace(obs, world=replace(world, gang_scheduling=False))
+    groups = tuple(PodGroupView.from_dict(g) for g in listed if _owned_by(g, world.replica.uid))
+    return replace(obs, world=replace(world, pod_groups=groups))

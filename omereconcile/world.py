@@ -25,6 +25,7 @@ __all__ = [
     "Endpoints",
     "PodCondition",
     "PodFactory",
+    "PodGroupView",
     "PodView",
     "RenderBlock",
     "RenderOutcome",
@@ -225,6 +226,41 @@ class PodView:
             deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
             node_name=spec.get("nodeName"),
             scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates", []) or []),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupView:
+    """A scheduler-plugins PodGroup (``scheduling.x-k8s.io/v1alpha1``) under the replica's selector."""
+
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    owner_uid: str | None  # UID of its controller owner reference, if any
+    terminating: bool = False
+    min_member: int = 0
+
+    @property
+    def index(self) -> int | None:
+        raw = self.labels.get(c.LABEL_INSTANCE_INDEX)
+        try:
+            return int(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> PodGroupView:
+        meta = obj.get("metadata", {}) or {}
+        owner = next(
+            (o.get("uid") for o in meta.get("ownerReferences", []) or [] if o.get("controller")), None
+        )
+        return cls(
+            name=str(meta.get("name", "")),
+            uid=str(meta.get("uid", "")),
+            labels=MappingProxyType(dict(meta.get("labels", {}) or {})),
+            owner_uid=owner,
+            terminating=meta.get("deletionTimestamp") is not None,
+            min_member=int((obj.get("spec") or {}).get("minMember", 0) or 0),
         )
 
 
@@ -430,3 +466,10 @@ class World:
     endpoints: Endpoints = field(default_factory=Endpoints)
     settings: OperatorSettings = field(default_factory=OperatorSettings)
     pod_factory: PodFactory = _default_factory
+    # The runners of one Instance and their sizes, from the spec's render: ``(("default", 1),)`` for a
+    # single-pod Instance, ``(("leader", 1), ("worker", n))`` for a gang.
+    instance_shape: tuple[tuple[str, int], ...] = ((c.RUNNER_DEFAULT, 1),)
+    # PodGroups under the replica's selector; ``gang_scheduling`` is False when the PodGroup CRD is
+    # not installed (then no PodGroup is created, 01 §3.6).
+    pod_groups: tuple[PodGroupView, ...] = ()
+    gang_scheduling: bool = True

@@ -3,7 +3,9 @@
 With ``--cluster``: build (or reuse) the test control plane (``testbed/``), start it with the fake GPU
 kubelet, apply ``deploy/``'s namespace, ServiceAccount and RBAC, run ``omereconcile run`` as a subprocess
 under that ServiceAccount, apply ``examples/catalog`` and ``examples/llama-pool.yaml``, wait for Ready,
-print the seed's ``kubectl`` outputs, scale to 2, print them again, delete, and stop everything.
+print the seed's ``kubectl`` outputs, scale to 2, print them again, delete; then a multi-pod replica (a
+leader and a worker per Instance, 8 GPUs each, on the gang scheduler): its pods and PodGroup, deleted; and
+stop everything.
 
 Without it: no cluster; print the first passes the planner would make for the example against the
 example catalog (the same render and plan the reconciler runs).
@@ -32,6 +34,14 @@ EXAMPLE = REPO / "examples" / "llama-pool.yaml"
 CATALOG = REPO / "examples" / "catalog"
 SERVING = 'custom-columns=NAME:.metadata.name,SERVING:.status.conditions[?(@.type=="ome.io/serving")].status'
 SERVICES = "custom-columns=NAME:.metadata.name,TYPE:.spec.type,CLUSTER-IP:.spec.clusterIP"
+GANG_PODS = (
+    "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,"
+    "POD-GROUP:.metadata.labels.scheduling\\.x-k8s\\.io/pod-group,"
+    'SERVING:.status.conditions[?(@.type=="ome.io/serving")].status'
+)
+PODGROUPS = (
+    "custom-columns=NAME:.metadata.name,MIN-MEMBER:.spec.minMember,TIMEOUT:.spec.scheduleTimeoutSeconds"
+)
 
 
 def _offline() -> int:
@@ -172,6 +182,7 @@ def _cluster() -> int:
             d.sh("get", "pods", "-n", "llama-demo", "-l", "ome.io/inferenceservice=llama-pool", "-o", SERVING)
             d.sh("delete", "inferencereplica", "llama-pool", "-n", "llama-demo", "--timeout=50s")
             d.sh("delete", "namespace", "llama-demo", "--timeout=50s")
+            _multi_pod(d)
         finally:
             rec.send_signal(signal.SIGTERM)
             try:
@@ -181,6 +192,27 @@ def _cluster() -> int:
             log.close()
         print(f"# reconciler stopped (exit {rec.returncode}); stopping the control plane")
     return 0
+
+
+def _multi_pod(d: _Demo) -> None:
+    """The multi-pod step: the gang's pods (one node each) and its PodGroup, then the teardown."""
+    manifest = d.work / "llama-gang.yaml"
+    from testbed.controlplane import COSCHEDULER_NAME
+    from testbed.testing import gang_replica
+
+    replica = gang_replica(
+        "llama-gang", "gang-demo", "docker.io/vllm/vllm-openai:v0.9.0.1", gpus=8, scheduler=COSCHEDULER_NAME
+    )
+    manifest.write_text(yaml.safe_dump(replica))
+    d.sh("create", "namespace", "gang-demo")
+    d.sh("apply", "-f", str(manifest))
+    d.sh("wait", "--for=condition=Ready", "inferencereplica/llama-gang", "-n", "gang-demo", "--timeout=90s")
+    d.sh("get", "inferencereplicas", "-n", "gang-demo")
+    d.sh("get", "pods", "-n", "gang-demo", "-l", "ome.io/inferenceservice=llama-gang", "-o", GANG_PODS)
+    d.sh("get", "podgroups.scheduling.x-k8s.io", "-n", "gang-demo", "-o", PODGROUPS)
+    d.sh("delete", "inferencereplica", "llama-gang", "-n", "gang-demo", "--timeout=50s")
+    d.sh("get", "podgroups.scheduling.x-k8s.io", "-n", "gang-demo")
+    d.sh("delete", "namespace", "gang-demo", "--timeout=50s")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

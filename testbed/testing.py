@@ -84,6 +84,27 @@ def runners_replica(name: str, ns: str, image: str, replicas: int = 1, **spec: A
     }
 
 
+def gang_replica(
+    name: str, ns: str, image: str, *, gpus: int, replicas: int = 1, scheduler: str = "", **spec: Any
+) -> dict[str, Any]:
+    """A multi-pod `runners` InferenceReplica: a leader and one worker per Instance, `gpus` GPUs each,
+    scheduled by `scheduler` (OME sets no schedulerName: a gang scheduler is the user's to name)."""
+
+    def template() -> dict[str, Any]:
+        container = {"name": "engine", "image": image, "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+        pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 1}
+        if scheduler:
+            pod["schedulerName"] = scheduler
+        return {"spec": pod}
+
+    doc = runners_replica(name, ns, image, replicas, **spec)
+    doc["spec"]["runners"] = [
+        {"name": "leader", "size": 1, "template": template()},
+        {"name": "worker", "size": 1, "template": template()},
+    ]
+    return doc
+
+
 def replica_settled(obj: dict[str, Any]) -> bool:
     """An InferenceReplica at rest: Ready, rolled to its update revision, its spec observed, one row per
     desired Instance (unset or 0 runs one) and no operation in flight."""

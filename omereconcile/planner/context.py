@@ -43,6 +43,18 @@ class Ctx:
     spec_revision: str  # updateRevision: the render of the spec
     target: str  # the roll target: rollbackToRevision when it names one of ours, else spec_revision
     rollback_missing: str | None  # a rollbackToRevision that names nothing we control
+    # (runner, ordinal) of every pod of a multi-pod Instance; empty for a single-pod one, whose one
+    # pod sits in the SurgeThenDrain slot ``activeOrdinal``.
+    gang_slots: tuple[tuple[str, int], ...] = ()
+    restart_policy: str = "None"
+
+    @property
+    def gang(self) -> bool:
+        return bool(self.gang_slots)
+
+    @property
+    def pods_per_instance(self) -> int:
+        return len(self.gang_slots) or 1
 
     @property
     def selector(self) -> dict[str, str]:
@@ -97,6 +109,12 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
     )
     if partition is None and ru is not None and ru.partition is not None:
         partition = ru.partition
+    slots = tuple((runner, k) for runner, size in world.instance_shape for k in range(size))
+    gang_slots = slots if len(slots) > 1 else ()
+    # RecreateInstanceOnPodRestart is the multi-pod default (01 §4.2); None keeps single-pod behaviour.
+    restart = (lc.restart_policy if lc is not None else None) or (
+        "RecreateInstanceOnPodRestart" if gang_slots else "None"
+    )
     return Ctx(
         world=world,
         now=world.now,
@@ -116,4 +134,6 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
         spec_revision=desired_rev.name,
         target=target,
         rollback_missing=missing,
+        gang_slots=gang_slots,
+        restart_policy=restart,
     )

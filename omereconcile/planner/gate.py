@@ -26,8 +26,10 @@ from omerender import constants as c
 
 __all__ = [
     "DELETE_DRAIN",
+    "GANG_SURGE_DRAIN",
     "LIFECYCLE",
     "RECREATE_DRAIN",
+    "RESTART_DRAIN",
     "SURGE_DRAIN",
     "GateWrite",
     "Hold",
@@ -40,9 +42,13 @@ __all__ = [
 LIFECYCLE = "Lifecycle"
 DELETE_DRAIN = "Delete-drain"
 RECREATE_DRAIN = "Update-recreate-drain"
+RESTART_DRAIN = "Restart-drain"
 SURGE_DRAIN = "Update-surge-drain"
+# Not a userAgent: the gang surge's drain of its source, written by SURGE_DRAIN with Go's key
+# ``gangSurgeDrainKey(sourceIdx)`` (``ops/update_gang.go``): ``gang-surge-source-<index>``.
+GANG_SURGE_DRAIN = "Update-surge-drain/gang-source"
 LIFECYCLE_KEY = "InstanceReady"
-OWN_WRITERS = frozenset({LIFECYCLE, DELETE_DRAIN, RECREATE_DRAIN, SURGE_DRAIN})
+OWN_WRITERS = frozenset({LIFECYCLE, DELETE_DRAIN, RECREATE_DRAIN, RESTART_DRAIN, SURGE_DRAIN})
 
 NOT_READY = "NotReady"
 SERVING = "Serving"
@@ -104,6 +110,11 @@ def drain_hold(writer: str, pod: PodView) -> Hold:
         return Hold(writer, str(index))
     if writer == SURGE_DRAIN:
         return Hold(writer, f"update-surge-drain-{index}-{1 - ordinal}")
+    if writer == GANG_SURGE_DRAIN:
+        return Hold(SURGE_DRAIN, f"gang-surge-source-{index}")
+    if writer == RESTART_DRAIN:
+        # ops/restart.go restartDrainKey(index, newIncarnation): the pod drained is the old one.
+        return Hold(writer, f"{index}-{(incarnation or 0) + 1}")
     return Hold(writer, f"{index}-{incarnation}")
 
 

@@ -15,13 +15,23 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gate import RECREATE_DRAIN
+from omereconcile.planner.gang import release_pod_group
+from omereconcile.planner.gang_ops import gang_whole_and_ready, step_gang_create_pods, step_gang_idle
+from omereconcile.planner.gate import RECREATE_DRAIN, RESTART_DRAIN
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row
-from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire
+from omereconcile.planner.steps import (
+    bring_up,
+    by_name,
+    check_failure,
+    complete,
+    demote,
+    new_operation,
+    retire,
+)
 from omereconcile.planner.surge import step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
@@ -30,15 +40,7 @@ __all__ = ["start_create", "start_delete", "start_update", "step_row"]
 
 
 def _op(ctx: Ctx, row: Row, type_: str, step: str, target: str, strategy: str | None = None) -> Operation:
-    return Operation(
-        id=f"{row.index}-{type_.lower()}-{int(ctx.now.timestamp())}",
-        type=type_,
-        step=step,
-        target_revision=target,
-        started_at=ctx.now,
-        deadline=ctx.deadline_from(ctx.now),
-        strategy=strategy,
-    )
+    return new_operation(ctx, row.index, type_, step, target, strategy)
 
 
 # -- starting operations ---------------------------------------------------------------------------
@@ -51,7 +53,7 @@ def start_create(ctx: Ctx, row: Row, target: str, out: Out, *, recycle: bool, ne
         out.event(
             "Normal",
             "InstanceCreated",
-            f"OMENative {ctx.instance_key(row.index)} materialized; 1 pod(s) requested",
+            f"OMENative {ctx.instance_key(row.index)} materialized; {ctx.pods_per_instance} pod(s) requested",
         )
     return replace(row, phase=R.CREATING, operation=op, target_revision=target)
 
@@ -89,6 +91,8 @@ def _delete_strays(ctx: Ctx, pods: Sequence[PodView], keep: set[str], out: Out) 
 
 
 def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+    if ctx.gang:
+        return step_gang_create_pods(ctx, row, pods, out, retry)
     op = row.operation
     assert op is not None
     name = ctx.pod_name(row.index, row.active_ordinal)
@@ -155,6 +159,8 @@ def _retire_create(
     assert op is not None
     if op.target_revision == target or op.step != R.STEP_CREATE_PODS or row.running_revision:
         return row
+    if ctx.gang and gang_whole_and_ready(ctx, row, pods, op.target_revision):
+        return row
     if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal), op.target_revision):
         return row
     state, when = retry.gate(target, ctx.now)
@@ -212,14 +218,17 @@ def _step_recreate(
     assert op is not None
     if op.step == R.STEP_DRAIN:
         old = [p for p in pods if p.incarnation != row.incarnation]
+        writer = RESTART_DRAIN if op.type == R.OP_RESTART else RECREATE_DRAIN
         for p in live(old):
-            out.gate(p, False, "leave rotation before the pod is recreated", RECREATE_DRAIN)
+            out.gate(p, False, "leave rotation before the pod is recreated", writer)
             if p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:
             return row
         row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
-    row = _retarget(ctx, row, row_target)
+    if op.type != R.OP_RESTART:
+        # A restart recreates what ran; moving to another revision is the update's business.
+        row = _retarget(ctx, row, row_target)
     return _step_create_pods(ctx, row, pods, out, retry)
 
 
@@ -229,7 +238,8 @@ def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row |
         if p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
             out.delete(p, "drained: no EndpointSlice lists the pod as ready")
     if not pods:
-        return None
+        # A gang's PodGroup goes after its pods (01 §3.6); the row goes once it is gone too.
+        return None if release_pod_group(ctx, row.index, out, "its Instance is gone") else row
     op = row.operation
     assert op is not None
     if op.deadline is not None:
@@ -263,19 +273,15 @@ def _overdue_announced(row: Row, deadline: datetime) -> bool:
 
 
 def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+    if ctx.gang:
+        return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
     _delete_strays(ctx, pods, {name}, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     if row.phase == R.READY and not running:
         # workload truth pass (DemoteUnbackedInstances), a Warning.
-        out.event(
-            "Warning",
-            "InstanceDemoted",
-            f"Instance {row.index} (component={ctx.component}) demoted Ready→Pending: "
-            "no live pods back the Ready phase",
-        )
-        return replace(row, phase=R.PENDING)
+        return demote(ctx, row, out)
     if active is None or not running:
         return row
     lad = ladder(active, ctx.world.endpoints, ctx.min_ready, ctx.now)
@@ -326,6 +332,6 @@ def step_row(
     assert op is not None
     if op.type == R.OP_CREATE:
         return _step_create(ctx, row, pods, out, retry, row_target)
-    if op.strategy == RECREATE:
+    if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
     return step_surge(ctx, row, pods, out, retry, paused=False)

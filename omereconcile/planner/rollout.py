@@ -7,8 +7,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from omereconcile.actions import DeletePodGroup
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
+from omereconcile.planner.gang import gang_serving
+from omereconcile.planner.gang_ops import (
+    is_gang_surge_source,
+    is_gang_surge_target,
+    start_gang_surge,
+    step_gang_surge,
+    step_orphan_target,
+    surge_index_for,
+)
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, owned
@@ -62,17 +72,20 @@ def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> 
                 phase=R.READY,
                 running_revision=rev,
                 target_revision=rev,
-                active_ordinal=p.ordinal or 0,
+                active_ordinal=0 if ctx.gang else p.ordinal or 0,
             )
         )
     return sorted(rows, key=lambda r: r.index)
 
 
 def _scale(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], out: Out) -> list[Row]:
-    active = [r for r in rows if r.phase != R.DELETING]
+    # A gang surge's replacement is not an Instance of its own until it is promoted.
+    active = [r for r in rows if r.phase != R.DELETING and not is_gang_surge_target(r)]
     if len(active) > ctx.desired:
-        # Keep Ready Instances first, lowest index first (01 §4.1); the rest drain and go.
-        keep = {r.index for r in sorted(active, key=lambda r: (r.phase != R.READY, r.index))[: ctx.desired]}
+        # Keep Instances a gang surge is handing over first (with their replacements), then Ready
+        # Instances, lowest index first (01 §4.1); the rest drain and go.
+        order = sorted(active, key=lambda r: (not is_gang_surge_source(r), r.phase != R.READY, r.index))
+        keep = {r.index for r in order[: ctx.desired]} | {r.index for r in rows if is_gang_surge_target(r)}
         rows = [r if r.phase == R.DELETING or r.index in keep else start_delete(ctx, r, out) for r in rows]
     elif len(active) < ctx.desired and not ctx.paused:
         used = {r.index for r in rows} | set(by_index)
@@ -93,6 +106,8 @@ def _on_target(row: Row, target: str) -> bool:
 
 
 def _serving(ctx: Ctx, pods: Sequence[PodView]) -> bool:
+    if ctx.gang:
+        return gang_serving(ctx, pods)
     return any(ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now).serving for p in pods)
 
 
@@ -159,14 +174,70 @@ def plan_instances(
     if updates:
         started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, retry, out)
         hold = budget_hold or hold
+    known = {r.index for r in new_rows}
     rows = [started.get(r.index, r) for r in new_rows]
+    rows = sorted(rows + [r for i, r in started.items() if i not in known], key=lambda r: r.index)
 
-    stepped: list[Row] = []
+    stepped = _step_gang_surges(ctx, rows, by_index, retry, out)
     for r in rows:
-        nr = step_row(ctx, r, by_index.get(r.index, []), out, retry, row_target(r))
-        if nr is not None:
-            stepped.append(_counts(ctx, nr, by_index.get(nr.index, [])))
-    return RolloutResult(stepped, hold, held)
+        if r.index in stepped:
+            continue
+        if is_gang_surge_target(r):
+            stepped[r.index] = step_orphan_target(ctx, r, by_index.get(r.index, []), out)
+        else:
+            stepped[r.index] = step_row(ctx, r, by_index.get(r.index, []), out, retry, row_target(r))
+    result = [
+        _counts(ctx, nr, by_index.get(nr.index, [])) for _, nr in sorted(stepped.items()) if nr is not None
+    ]
+    _release_stray_pod_groups(ctx, rows, by_index, out)
+    return RolloutResult(result, hold, held)
+
+
+def _step_gang_surges(
+    ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]], retry: RetryBook, out: Out
+) -> dict[int, Row | None]:
+    """Each gang surge source with its replacement, stepped together (``ops/update_gang.go``)."""
+    by_row = {r.index: r for r in rows}
+    stepped: dict[int, Row | None] = {}
+    for src in rows:
+        op = src.operation
+        if not is_gang_surge_source(src) or op is None or op.surge_index is None:
+            continue
+        k = op.surge_index
+        if ctx.paused and ctx.freeze:
+            stepped[src.index], stepped[k] = src, by_row.get(k)
+            continue
+        new_src, new_tgt = step_gang_surge(
+            ctx,
+            src,
+            by_row.get(k),
+            by_index.get(src.index, []),
+            by_index.get(k, []),
+            out,
+            retry,
+            paused=ctx.paused,
+        )
+        stepped[src.index], stepped[k] = new_src, new_tgt
+    return stepped
+
+
+def _release_stray_pod_groups(
+    ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]], out: Out
+) -> None:
+    """A PodGroup of ours whose Instance has neither a row nor a pod is left over: it goes."""
+    for group in ctx.world.pod_groups:
+        index = group.index
+        if (
+            index is None
+            or group.terminating
+            or group.owner_uid != ctx.world.replica.uid
+            or any(r.index == index for r in rows)
+            or by_index.get(index)
+        ):
+            continue
+        out.actions.append(
+            DeletePodGroup(group.name, group.uid, f"PodGroup of Instance {index}, which is gone")
+        )
 
 
 def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
@@ -210,22 +281,30 @@ def _start_updates(
     surge = ctx.strategy == SURGE
     budget, kind = (ctx.max_surge, "surge") if surge else (ctx.max_unavailable, "unavailability")
     prior = _in_flight(rows, surge)
+    sources: list[int] = []  # Instances started (a gang surge's replacement row is not one)
     for r in order:
         state, when = retry.gate(ctx.target, ctx.now)
         if state is not None:
             out.wake(when)
             hold = _retry_hold(state, ctx.target, when)
             break
-        projected = prior + len(started) + 1
+        projected = prior + len(sources) + 1
         if budget is not None and projected > budget:
-            if not prior and not started:
+            if not prior and not sources:
                 hold = Hold(
                     "Budget", f"per-Component {kind} budget {budget} exhausted (would become {projected})"
                 )
             break
-        if r.phase == R.FAILED:
+        if r.phase == R.FAILED or (ctx.gang and surge):
+            # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
             retry.started(ctx.target)
-        started[r.index] = start_update(ctx, r, ctx.target, out)
+        sources.append(r.index)
+        if ctx.gang and surge:
+            used = set(by_index) | set(started)
+            k = surge_index_for(rows, used)
+            started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out)
+        else:
+            started[r.index] = start_update(ctx, r, ctx.target, out)
     return started, hold
 
 

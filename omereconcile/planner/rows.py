@@ -21,6 +21,7 @@ PENDING = "Pending"
 CREATING = "Creating"
 READY = "Ready"
 UPDATING = "Updating"
+RESTARTING = "Restarting"
 FAILED = "Failed"
 DELETING = "Deleting"
 
@@ -34,6 +35,12 @@ STEP_CREATE_PODS = "CreatePods"
 STEP_DRAIN = "Drain"
 STEP_SURGE = "Surge"
 STEP_SURGE_DRAIN = "SurgeDrain"
+# Multi-pod (gang) Instances: a Restart recreates the whole gang (Drain → CreatePods); a gang surge
+# marks its replacement Instance's row GangSurgeTarget, and GangSurgeTargetCleanup while a failed or
+# superseded replacement is taken down (01 §4.4).
+OP_RESTART = "Restart"
+STEP_GANG_SURGE_TARGET = "GangSurgeTarget"
+STEP_GANG_SURGE_TARGET_CLEANUP = "GangSurgeTargetCleanup"
 
 
 def _time(value: datetime | None) -> str | None:
@@ -54,6 +61,7 @@ class Operation:
     retry_count: int = 0
     # OME InstanceOperation.CapacityRefusedAt: the executor's record of a quota refusal (planner/quota.py).
     capacity_refused_at: datetime | None = None
+    surge_index: int | None = None  # a gang surge's replacement Instance (on the source's operation)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -75,6 +83,8 @@ class Operation:
             out["retryCount"] = self.retry_count
         if self.capacity_refused_at is not None:
             out["capacityRefusedAt"] = format_time(self.capacity_refused_at)
+        if self.surge_index is not None:
+            out["surgeIndex"] = self.surge_index
         return out
 
     @classmethod
@@ -91,6 +101,7 @@ class Operation:
             reason=d.get("reason"),
             retry_count=int(d.get("retryCount", 0) or 0),
             capacity_refused_at=parse_time(d.get("capacityRefusedAt")),
+            surge_index=int(d["surgeIndex"]) if d.get("surgeIndex") is not None else None,
         )
 
 

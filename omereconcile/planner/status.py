@@ -198,6 +198,10 @@ def build_status(
     # Go DesiredPodCountByInstance: every planned index 0..desired-1 wants one pod per runner pod
     # (single-pod Instances here); nil when nothing is planned, so each row is judged by its own pods.
     desired_by_index = dict.fromkeys(range(ctx.desired), 1) if ctx.desired > 0 else None
+    if ctx.gang and ctx.desired > 0:
+        # A gang surge moves Instances to new indices, so the planned Instances are the rows that are
+        # not leaving (the replacement of a surge included, pinned in Go's plan): each wants every pod.
+        desired_by_index = {r.index: ctx.pods_per_instance for r in rows if r.phase != R.DELETING}
     comp = component_counters(rows, counters, desired_by_index, update)
     out.wake(comp.next_available_at)
 

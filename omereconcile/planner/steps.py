@@ -17,7 +17,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, stuck_container
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
-from omereconcile.planner.rows import Row
+from omereconcile.planner.rows import Operation, Row
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
@@ -30,11 +30,48 @@ __all__ = [
     "check_failure",
     "complete",
     "create_pod",
+    "demote",
     "fail",
+    "new_operation",
+    "recycle_terminal",
     "retire",
 ]
 
 DEADLINE_EXCEEDED = "DeadlineExceeded"  # workload DeadlineExceededReason
+
+
+def new_operation(
+    ctx: Ctx,
+    index: int,
+    type_: str,
+    step: str,
+    target: str,
+    strategy: str | None = None,
+    surge_index: int | None = None,
+) -> Operation:
+    """An operation starting now: ``<index>-<type>-<unix seconds>``, deadline a full window away."""
+    return Operation(
+        id=f"{index}-{type_.lower()}-{int(ctx.now.timestamp())}",
+        type=type_,
+        step=step,
+        target_revision=target,
+        started_at=ctx.now,
+        deadline=ctx.deadline_from(ctx.now),
+        strategy=strategy,
+        surge_index=surge_index,
+    )
+
+
+def demote(ctx: Ctx, row: Row, out: Out) -> Row:
+    """A Ready Instance no live pod backs goes ``Pending`` (workload truth pass
+    ``DemoteUnbackedInstances``, a Warning)."""
+    out.event(
+        "Warning",
+        "InstanceDemoted",
+        f"Instance {row.index} (component={ctx.component}) demoted Ready→Pending: "
+        "no live pods back the Ready phase",
+    )
+    return replace(row, phase=R.PENDING)
 
 
 def by_name(pods: Sequence[PodView], name: str) -> PodView | None:
@@ -81,7 +118,7 @@ def _terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     return failure
 
 
-def _recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
+def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
     owns the attempt); with no retry policy the next recycle may come on the next pass. The count
@@ -123,7 +160,7 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
     if pod.terminating:
         return row, False
     if pod.ended:
-        return _recycle_terminal(ctx, row, pod, out), False
+        return recycle_terminal(ctx, row, pod, out), False
     if pod.revision_hash != hash_of(op.target_revision) or pod.incarnation != row.incarnation:
         retire(pod, out, f"pod is not at revision {op.target_revision} incarnation {row.incarnation}")
         return row, False

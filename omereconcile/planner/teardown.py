@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from omereconcile.actions import Action, DeleteService, Plan, RecordEvent, RemoveFinalizer, WriteStatus
 from omereconcile.planner.context import build_context
+from omereconcile.planner.gang import POD_GROUP_RECHECK
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import owned
 from omereconcile.planner.retry import RetryBook
@@ -36,6 +37,8 @@ def plan_teardown(world: World) -> Plan:
     ctx = build_context(world, DesiredRevision(spec_rev, b"", ""), current, None)
     selector = f'parent="{ctx.prefix}", component="{ctx.component}"'
     remaining = [p for p in world.pods if owned(p, ctx.prefix, ctx.component)]
+    # The finalizer also waits for the PodGroups of ours to be authoritatively absent (01 §8.1).
+    groups = [g for g in world.pod_groups if g.owner_uid == rep.uid]
     deadline = world.settings.teardown_deadline
     dts = rep.deletion_timestamp
     assert dts is not None
@@ -61,7 +64,7 @@ def plan_teardown(world: World) -> Plan:
     if new_status != dict(status):
         actions.append(WriteStatus(new_status, "record the drains of the teardown"))
     actions.extend(out.actions)
-    if remaining:
+    if remaining or groups:
         if deadline is None:
             why = (
                 f"lifecycle.teardown.deadline configured but invalid: {world.settings.teardown_deadline_invalid}"
@@ -71,16 +74,24 @@ def plan_teardown(world: World) -> Plan:
             out.event(
                 "Warning",
                 "TeardownBlocked",
-                f"teardown blocked: {len(remaining)} owned pod(s) and 0 owned PodGroup(s) remain "
+                f"teardown blocked: {len(remaining)} owned pod(s) and {len(groups)} owned PodGroup(s) remain "
                 f"(selector: {selector}); finalizer {c.TEARDOWN_FINALIZER} holds until cleanup completes "
                 f"({why}); {_escape(world)}",
             )
         else:
             out.wake(dts + deadline)
+        if groups and not remaining:
+            out.wake(world.now + POD_GROUP_RECHECK)  # PodGroups are not watched
         actions.extend(out.events)
-        return Plan(tuple(actions), out.requeue_after(), f"teardown: {len(remaining)} pod(s) remain")
+        return Plan(
+            tuple(actions),
+            out.requeue_after(),
+            f"teardown: {len(remaining)} pod(s) and {len(groups)} PodGroup(s) remain",
+        )
     if world.service.exists and not world.service.terminating:
         actions.append(DeleteService(ctx.service_name, world.service.uid, "teardown: every pod is gone"))
     actions.extend(out.events)
-    actions.append(RemoveFinalizer(c.TEARDOWN_FINALIZER, "teardown complete: no owned pod remains"))
+    actions.append(
+        RemoveFinalizer(c.TEARDOWN_FINALIZER, "teardown complete: no owned pod or PodGroup remains")
+    )
     return Plan(tuple(actions), None, "teardown complete")

@@ -19,6 +19,7 @@ from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
     DesiredRevision,
     Endpoints,
+    PodGroupView,
     PodView,
     RenderBlock,
     RenderOutcome,
@@ -83,6 +84,11 @@ class Sim:
         default_factory=dict
     )  # image -> ok|crash|imagepull|initconfig|never|unschedulable
     replica: dict[str, Any] | None = None
+    # A multi-pod replica: a leader and this many workers per Instance (0: single-pod). Workers may
+    # misbehave on their own: image -> behaviour for worker pods only.
+    workers: int = 0
+    worker_behaviour: dict[str, str] = field(default_factory=dict)
+    pod_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     pods: dict[str, SimPod] = field(default_factory=dict)
     revisions: dict[str, dict[str, Any]] = field(default_factory=dict)
     service: dict[str, Any] | None = None
@@ -155,6 +161,8 @@ class Sim:
         body: dict[str, Any] = {"podSpec": {"containers": [{"name": "ome-container", "image": self.image}]}}
         if spec.get("runners"):
             body = {"podSpec": spec["runners"][0]["template"].get("spec", {})}
+        if self.workers:
+            body["workerPodSpec"] = {"containers": [{"name": "ome-container", "image": self.image}]}
         payload = json.dumps(body, separators=(",", ":")).encode()
         cc = int(self.status.get("collisionCount") or 0)
         h = fnv32a(payload + f"|cc={cc}|".encode() + f"|uid={self.replica['metadata']['uid']}|".encode())
@@ -184,6 +192,7 @@ class Sim:
                     c.LABEL_RUNNER: runner,
                     c.LABEL_POD_ORDINAL: str(ordinal),
                     c.LABEL_REVISION_HASH: revision.rsplit("-", 1)[-1],
+                    **({c.LABEL_POD_GROUP: f"llama-pool-engine-{index}"} if self.workers else {}),
                 },
             },
             "spec": {
@@ -213,7 +222,14 @@ class Sim:
             endpoints=Endpoints.from_slices(self.slices),
             settings=self.settings,
             pod_factory=self.pod_factory,
+            instance_shape=self.instance_shape(),
+            pod_groups=tuple(PodGroupView.from_dict(g) for _, g in sorted(self.pod_groups.items())),
         )
+
+    def instance_shape(self) -> tuple[tuple[str, int], ...]:
+        if not self.workers:
+            return ((c.RUNNER_DEFAULT, 1),)
+        return ((c.RUNNER_LEADER, 1), (c.RUNNER_WORKER, self.workers))
 
     # -- the API: apply one action --------------------------------------------------------------------
     def apply(self, act: A.Action, replica_rv: str) -> None:
@@ -231,7 +247,36 @@ class Sim:
             image = obj["spec"]["containers"][0]["image"]
             obj["status"] = {"phase": "Pending", "conditions": []}
             self._stamp(obj)
-            self.pods[act.name] = SimPod(obj, self.now, self.behaviour.get(image, "ok"))
+            behaviour = self.behaviour.get(image, "ok")
+            if obj["metadata"]["labels"].get(c.LABEL_RUNNER) == c.RUNNER_WORKER:
+                behaviour = self.worker_behaviour.get(image, behaviour)
+            group = obj["metadata"]["labels"].get(c.LABEL_POD_GROUP)
+            if group is not None and group not in self.pod_groups:
+                self.violations.append(f"pod {act.name} created before its PodGroup {group}")
+            self.pods[act.name] = SimPod(obj, self.now, behaviour)
+        elif isinstance(act, A.CreatePodGroup):
+            if act.name in self.pod_groups:
+                self.violations.append(f"create of existing PodGroup {act.name}")
+                return  # the executor takes AlreadyExists as done
+            obj = copy.deepcopy(dict(act.pod_group))
+            obj["metadata"]["uid"] = f"pg-{self._next()}"
+            obj["metadata"]["ownerReferences"] = [
+                {"kind": "InferenceReplica", "uid": UID, "controller": True}
+            ]
+            self._stamp(obj)
+            self.pod_groups[act.name] = obj
+        elif isinstance(act, A.DeletePodGroup):
+            group = self.pod_groups.get(act.name)
+            if group is None or group["metadata"]["uid"] != act.uid:
+                raise Conflict(f"PodGroup {act.name} is gone or has another uid")
+            members = [
+                n
+                for n, p in self.pods.items()
+                if p.obj["metadata"]["labels"].get(c.LABEL_POD_GROUP) == act.name
+            ]
+            if members:
+                self.violations.append(f"PodGroup {act.name} deleted while its pods {members} exist")
+            del self.pod_groups[act.name]
         elif isinstance(act, A.DeletePod):
             pod = self._pod(act.name, act.uid)
             if pod.obj["metadata"].get("deletionTimestamp"):
@@ -463,6 +508,20 @@ class Sim:
             if conds.get("ContainersReady") == "True" and conds.get(c.SERVING_GATE) == "True":
                 out.add(int(p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX]))
         return out
+
+    def serving_instances(self) -> set[int]:
+        """Instances all of whose pods serve (a gang counts only whole, 01 §4.3)."""
+        if not self.workers:
+            return self.serving_indices()
+        count: dict[int, int] = {}
+        for p in self.pods.values():
+            if p.obj["metadata"].get("deletionTimestamp"):
+                continue
+            conds = {cd["type"]: cd["status"] for cd in p.obj["status"].get("conditions", [])}
+            if conds.get("ContainersReady") == "True" and conds.get(c.SERVING_GATE) == "True":
+                idx = int(p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX])
+                count[idx] = count.get(idx, 0) + 1
+        return {i for i, n in count.items() if n >= 1 + self.workers}
 
     def gate_of(self, name: str) -> str | None:
         p = self.pods[name]

@@ -63,8 +63,8 @@ class Driver:
         if sim.replica is None:
             return
         floor = self.floor(sim)
-        if floor is not None and len(sim.serving_indices()) < floor:
-            raise InvariantError(f"serving {sorted(sim.serving_indices())} fell below the floor {floor}")
+        if floor is not None and len(sim.serving_instances()) < floor:
+            raise InvariantError(f"serving {sorted(sim.serving_instances())} fell below the floor {floor}")
         rows = sim.rows()
         row_idx = {r["index"] for r in rows}
         for name, p in sim.pods.items():
@@ -98,6 +98,11 @@ class Driver:
                 raise InvariantError(f"create of {act.name} not journaled: row {row}")  # type: ignore[attr-defined]
             if str(row["incarnation"]) != labels[c.LABEL_INSTANCE_INCARNATION]:  # type: ignore[index]
                 raise InvariantError(f"create of {act.name} at an incarnation the row does not hold")  # type: ignore[attr-defined]
+        elif kind == "DeletePodGroup":
+            index = int(act.name.rsplit("-", 1)[-1])  # type: ignore[attr-defined]
+            row = rows.get(index)
+            if row is not None and not row.get("operation"):
+                raise InvariantError(f"DeletePodGroup {act.name} of an Instance with no operation")  # type: ignore[attr-defined]
         elif kind in ("DeletePod", "SetServingGate"):
             if kind == "SetServingGate" and act.status:  # type: ignore[attr-defined]
                 return
@@ -224,3 +229,9 @@ def names(items: Iterable[object]) -> list[str]:
 
 def applied(driver: Driver, kind: str) -> list[tuple[datetime, object]]:
     return [(t, a) for t, a in driver.log if type(a).__name__ == kind]
+
+
+def baseline(scenario: Callable[[frozenset[int]], tuple[Driver, object]]) -> tuple[int, object]:
+    """A crash-free run of ``scenario``: how many actions it applies and the state it ends in."""
+    d, state = scenario(frozenset())
+    return d.actions_applied, state

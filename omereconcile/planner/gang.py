@@ -1,0 +1,214 @@
+"""Multi-pod (gang) Instances: a leader and its workers move as one (01 §3.6, §4, §5.2).
+
+An Instance of a multi-pod replica is every pod of ``ctx.gang_slots`` at the row's incarnation. Its
+PodGroup (``omerender.stamps.pod_group``) is created before any of its pods and deleted only once they
+are all gone; all missing pods are created in one pass; the ``ome.io/serving`` gates go True together,
+once every pod is ContainersReady (``ops/update_gang.go`` ``gangSurgeUpdate``: "ContainersReady permits
+setting the serving gate", after ``AllPodsRuntimeReady``); the Instance is done only when every pod
+serves and is Available.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import timedelta
+
+from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup
+from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import ladder, live, stuck_container
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import by_name, check_failure, fail, recycle_terminal, retire
+from omereconcile.world import PodGroupView, PodView
+from omerender.naming import pod_group_name
+from omerender.stamps import pod_group
+
+__all__ = [
+    "PODGROUP_TERMINATING",
+    "POD_GROUP_RECHECK",
+    "RESTART_POLICY_RECREATE",
+    "bring_up_gang",
+    "gang_broken",
+    "gang_names",
+    "gang_serving",
+    "group_of",
+    "release_pod_group",
+]
+
+PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
+PODGROUP_NAME_IN_USE = "PodGroupNameInUse"
+RESTART_POLICY_RECREATE = "RecreateInstanceOnPodRestart"
+POD_GROUP_RECHECK = timedelta(seconds=1)
+
+
+def gang_names(ctx: Ctx, index: int) -> list[str]:
+    return [ctx.pod_name(index, k, runner) for runner, k in ctx.gang_slots]
+
+
+def group_of(ctx: Ctx, index: int) -> PodGroupView | None:
+    name = pod_group_name(ctx.prefix, ctx.component, index)
+    found = [g for g in ctx.world.pod_groups if g.name == name]
+    found.sort(key=lambda g: g.terminating)
+    return found[0] if found else None
+
+
+def _ours(ctx: Ctx, group: PodGroupView) -> bool:
+    return group.owner_uid in (None, ctx.world.replica.uid)
+
+
+def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
+    """``workload/podgroup`` ``EnsurePodGroups``: the Instance's PodGroup exists before its pods.
+
+    Returns None when the pods may be created in this pass (the group exists, is created ahead of
+    them in this plan, or the CRD is not installed), else why not: a group on its way out is waited
+    out (``PodGroupTerminating``), one another controller owns is a conflict."""
+    if not ctx.world.gang_scheduling:
+        return None
+    group = group_of(ctx, row.index)
+    if group is None:
+        timeout = ctx.ready_timeout.total_seconds() if ctx.ready_timeout else None
+        obj = pod_group(
+            ctx.world.replica.model,
+            row.index,
+            ctx.pods_per_instance,
+            instance_ready_timeout_seconds=timeout,
+        )
+        out.actions.append(
+            CreatePodGroup(obj["metadata"]["name"], obj, f"Instance {row.index}'s gang is scheduled as one")
+        )
+        return None
+    if group.terminating:
+        return PODGROUP_TERMINATING
+    if not _ours(ctx, group):
+        return PODGROUP_NAME_IN_USE
+    return None
+
+
+def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
+    """Delete the Instance's PodGroup (its pods are gone). True once no group of ours is left."""
+    group = group_of(ctx, index)
+    if group is None or not _ours(ctx, group):
+        return True
+    if not group.terminating:
+        out.actions.append(DeletePodGroup(group.name, group.uid, why))
+    # PodGroups are not watched: nothing else would wake the pass that sees this one gone.
+    out.wake(ctx.now + POD_GROUP_RECHECK)
+    return False
+
+
+def _create(ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str) -> None:
+    pod = ctx.world.pod_factory(target, row.index, row.incarnation, runner, ordinal)
+    out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
+
+
+def _evidence(pods: Sequence[PodView]) -> PodView | None:
+    """The pod whose state speaks for the gang's failure checks: an unschedulable one first (it parks
+    the clock), then one with a stuck container."""
+    for p in pods:
+        if p.unschedulable_since is not None:
+            return p
+    for p in pods:
+        if stuck_container(p) is not None:
+            return p
+    return None
+
+
+def bring_up_gang(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook | None
+) -> tuple[Row, bool]:
+    """Create, recycle or wait for every pod of the gang at the operation's target and incarnation.
+
+    Pods of another incarnation or revision, or in no slot, are retired first (never while they
+    serve). Returns the row (parked, or Failed when ``retry`` is given and the evidence says so) and
+    whether every pod serves and is Available.
+    """
+    op = row.operation
+    assert op is not None
+    names = gang_names(ctx, row.index)
+    want_hash = hash_of(op.target_revision)
+    for p in live(pods):
+        if p.name not in names or p.incarnation != row.incarnation or p.revision_hash != want_hash:
+            retire(p, out, f"pod is not a member of Instance {row.index} at incarnation {row.incarnation}")
+    members = [
+        p
+        for p in (by_name(pods, n) for n in names)
+        if p is not None and p.incarnation == row.incarnation and p.revision_hash == want_hash
+    ]
+    missing = [
+        (runner, k) for (runner, k), n in zip(ctx.gang_slots, names, strict=True) if by_name(pods, n) is None
+    ]
+    if missing:
+        wait = _ensure_pod_group(ctx, row, out)
+        if wait == PODGROUP_NAME_IN_USE:
+            if retry is None:
+                return row, False
+            msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
+            return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
+        if wait is not None:
+            if op.waiting != wait:
+                row = replace(row, operation=replace(op, waiting=wait, deadline=None))
+            return row, False
+        if op.waiting == PODGROUP_TERMINATING:
+            row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+        for runner, k in missing:
+            _create(
+                ctx,
+                row,
+                op.target_revision,
+                runner,
+                k,
+                out,
+                f"{op.type} {op.step}: gang pod at {op.target_revision}",
+            )
+    for p in members:
+        if p.ended and not p.terminating:
+            row = recycle_terminal(ctx, row, p, out)
+    standing = [p for p in members if not p.terminating and not p.ended]
+    complete_gang = not missing and len(standing) == len(names)
+    if complete_gang and all(p.containers_ready for p in standing):
+        for p in standing:
+            out.gate(p, True, "every pod of the gang is ready: the gang enters rotation together")
+    ladders = [ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now) for p in standing]
+    for lad in ladders:
+        out.wake(lad.available_at)
+    done = complete_gang and all(
+        lad.serving and lad.available and p.ready for lad, p in zip(ladders, standing, strict=True)
+    )
+    if done or retry is None or row.operation is None:
+        return row, done
+    evidence = _evidence(standing)
+    name = evidence.name if evidence is not None else names[0]
+    row, failed = check_failure(ctx, row, evidence, name, out, retry)
+    return (failed if failed is not None else row), False
+
+
+def gang_serving(ctx: Ctx, pods: Sequence[PodView]) -> bool:
+    """Every desired pod of the gang serves (Go ``InstanceMeetsThreshold`` on serving pods)."""
+    serving = sum(1 for p in pods if ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now).serving)
+    return serving >= ctx.pods_per_instance
+
+
+def gang_broken(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+    """Why a steady gang is no longer whole, in the words of ``ops/restart.go``
+    ``DetectRestartTriggerWithPods``: a member that ended (``pod <name> Failed``), fewer live members
+    than desired (``pod count <n> below desired <m>``), or a runner container that restarted and is not
+    ready again (Go dates the restart against ``readySince``; the planner sees only the restart count).
+    A member on its way out or at another incarnation counts as lost. None when every member stands."""
+    names = gang_names(ctx, row.index)
+    members = [by_name(pods, n) for n in names]
+    for p in members:
+        if p is not None and not p.terminating and p.ended:
+            return f"pod {p.name} Failed"
+    for p in members:
+        if p is not None and not p.terminating and not p.containers_ready:
+            for ct in p.containers:
+                if ct.restart_count > 0:
+                    return f"pod {p.name} container {ct.name} restarted after Ready"
+    live_members = [
+        p for p in members if p is not None and not p.terminating and p.incarnation == row.incarnation
+    ]
+    if len(live_members) < len(names):
+        return f"pod count {len(live_members)} below desired {len(names)}"
+    return None

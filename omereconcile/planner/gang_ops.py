@@ -1,0 +1,413 @@
+"""The operations of a multi-pod (gang) Instance: create, restart, steady state, and SurgeThenDrain.
+
+SurgeThenDrain for a gang follows ``ops/update_gang.go`` ``gangSurgeUpdate`` (the newest stored version,
+the one with ``GangSurgeRebuilt``): the source's operation
+(``Update``/``Surge`` with ``surgeIndex``) and the replacement's row (``Update``/``GangSurgeTarget``,
+incarnation 1, at the lowest unused index) are journaled in one status write; the replacement's
+PodGroup and pods follow; once every replacement pod serves, the source's step becomes
+``SurgeDrain``, its pods leave rotation (``Update-surge-drain``, key ``gang-surge-source-<i>``), are
+deleted once the EndpointSlices prove them drained, then its PodGroup goes and the replacement is
+promoted while the source's row goes (``RecreateUpdateCompleted``). A replacement that fails before the
+hand-over, or whose revision is superseded while a source pod stands, is marked ``GangSurgeTargetCleanup``,
+its pods and PodGroup are deleted, and the source returns to ``Ready`` on its running revision
+(``abandonFailedGangSurge``: a Warning ``GangSurgeAbandoned`` after a failure, charged to the
+revision's RetryBlock; a Normal one for a superseded target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import SURGE, Ctx, hash_of
+from omereconcile.planner.gang import (
+    RESTART_POLICY_RECREATE,
+    bring_up_gang,
+    gang_broken,
+    gang_names,
+    release_pod_group,
+)
+from omereconcile.planner.gate import GANG_SURGE_DRAIN
+from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire
+from omereconcile.world import PodView, format_time
+
+__all__ = [
+    "gang_whole_and_ready",
+    "is_gang_surge_source",
+    "is_gang_surge_target",
+    "start_gang_surge",
+    "step_gang_create_pods",
+    "step_gang_idle",
+    "step_gang_surge",
+    "step_orphan_target",
+]
+
+
+def is_gang_surge_source(row: Row) -> bool:
+    op = row.operation
+    return op is not None and op.type == R.OP_UPDATE and op.surge_index is not None
+
+
+def is_gang_surge_target(row: Row) -> bool:
+    op = row.operation
+    return op is not None and op.step in (R.STEP_GANG_SURGE_TARGET, R.STEP_GANG_SURGE_TARGET_CLEANUP)
+
+
+# -- create / recreate / restart ---------------------------------------------------------------------
+
+
+def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+    """``CreatePods`` of a Create, a RecreatePod update or a Restart: the whole gang at the row's
+    incarnation, done once every pod serves and is Available."""
+    op = row.operation
+    assert op is not None
+    before = row.phase
+    row, done = bring_up_gang(ctx, row, pods, out, retry)
+    if row.operation is None or not done:
+        return row
+    key = ctx.instance_key(row.index)
+    n = ctx.pods_per_instance
+    if op.type == R.OP_CREATE:
+        if before != R.READY:
+            # ops/create.go commitReadyActions.
+            out.event("Normal", "InstanceReady", f"OMENative {key} is Ready ({n} pod(s) serving)")
+    elif op.type == R.OP_RESTART:
+        # ops/restart.go Restart, phase C.
+        out.event(
+            "Normal", "RestartCompleted", f"OMENative {key} restart complete (incarnation={row.incarnation})"
+        )
+    else:
+        out.event(
+            "Normal",
+            "RecreateUpdateCompleted",
+            f"OMENative {key} recreate to revision {op.target_revision} complete",
+        )
+    return complete(ctx, row, op.target_revision, 0)
+
+
+def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+    """A gang with no operation. Whole: its gates are kept True together (a ``Failed`` one that came
+    up after all recovers on its target). Not whole while ``Ready``: under
+    ``RecreateInstanceOnPodRestart`` the whole Instance is recreated at the next incarnation
+    (``Restarting``, ``RestartTriggered``); under ``None`` the lost members are recreated as they
+    were (a ``Create`` at the running revision, same incarnation), or with none left the Instance is
+    demoted to ``Pending`` as a single-pod one is."""
+    names = set(gang_names(ctx, row.index))
+    for p in live(pods):
+        if p.name not in names or p.incarnation != row.incarnation:
+            retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
+    broken = gang_broken(ctx, row, pods)
+    if broken is None:
+        members = [by_name(pods, n) for n in sorted(names)]
+        standing = [p for p in members if p is not None]
+        if row.phase in (R.READY, R.FAILED) and all(p.containers_ready for p in standing):
+            for p in standing:
+                out.gate(p, True, "every pod of the gang is ready: the gang enters rotation together")
+        lads = [ladder(p, ctx.world.endpoints, ctx.min_ready, ctx.now) for p in standing]
+        if (
+            row.phase == R.FAILED
+            and all(lad.serving and lad.available for lad in lads)
+            and all(p.revision_hash == hash_of(row.target_revision) for p in standing)
+        ):
+            return complete(ctx, row, row.target_revision, 0)
+        return row
+    if row.phase != R.READY or ctx.freeze:
+        return row
+    key = ctx.instance_key(row.index)
+    revision = row.running_revision or row.target_revision
+    if ctx.restart_policy == RESTART_POLICY_RECREATE:
+        # ops/restart.go Restart / patchInstanceStatusRestarting: the reason lands on the operation.
+        incarnation = row.incarnation + 1
+        out.event(
+            "Warning",
+            "RestartTriggered",
+            f"OMENative {key} restart triggered: {broken} (incarnation={incarnation})",
+        )
+        op = replace(new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision), reason=broken)
+        return replace(
+            row, phase=R.RESTARTING, operation=op, incarnation=incarnation, target_revision=revision
+        )
+    if not any(not p.terminating and not p.ended for p in pods):
+        return demote(ctx, row, out)
+    op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
+    return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
+
+
+# -- SurgeThenDrain ----------------------------------------------------------------------------------
+
+
+def surge_index_for(rows: Sequence[Row], used: set[int]) -> int:
+    """Go ``workload.AllocateSurgeIndex``: the lowest index no row (nor pod) holds."""
+    taken = {r.index for r in rows} | used
+    k = 0
+    while k in taken:
+        k += 1
+    return k
+
+
+def start_gang_surge(ctx: Ctx, row: Row, target: str, k: int, out: Out) -> tuple[Row, Row]:
+    """``startGangSurge``: the source claims the replacement index and the replacement's row is
+    stamped ``GangSurgeTarget`` at incarnation 1, both in this pass's status write."""
+    op = new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_SURGE, target, SURGE, k)
+    source = replace(row, phase=R.UPDATING, operation=op, target_revision=target)
+    marker = Row(
+        index=k,
+        incarnation=1,
+        phase=R.CREATING,
+        target_revision=target,
+        operation=new_operation(ctx, k, R.OP_UPDATE, R.STEP_GANG_SURGE_TARGET, target, SURGE),
+    )
+    out.event(
+        "Normal",
+        "RecreateUpdateStarted",
+        f"OMENative {ctx.instance_key(row.index)} gang surge to revision {target} (surge-index={k})",
+    )
+    return source, marker
+
+
+def gang_whole_and_ready(ctx: Ctx, row: Row, pods: Sequence[PodView], revision: str) -> bool:
+    """Go ``AllPodsRuntimeReady`` over a complete gang at ``revision``."""
+    members = [by_name(pods, n) for n in gang_names(ctx, row.index)]
+    return all(
+        p is not None
+        and not p.terminating
+        and p.containers_ready
+        and p.revision_hash == hash_of(revision)
+        and p.incarnation == row.incarnation
+        for p in members
+    )
+
+
+def _cleanup(row: Row) -> Row:
+    op = row.operation
+    assert op is not None
+    return replace(row, operation=replace(op, step=R.STEP_GANG_SURGE_TARGET_CLEANUP))
+
+
+def _take_down(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str) -> bool:
+    """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone."""
+    for p in live(pods):
+        retire(p, out, why)
+    if pods:
+        return False
+    return release_pod_group(ctx, row.index, out, why)
+
+
+WITHDRAWN = "withdrawn"
+HELD = "held"
+REPLACEMENT_LOST = "ReplacementLost"  # ops/update_gang.go ReplacementLostReason
+
+
+def _abandon(
+    ctx: Ctx,
+    src: Row,
+    tgt: Row,
+    src_pods: Sequence[PodView],
+    tgt_pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    end: str = "",
+) -> tuple[Row | None, Row | None]:
+    """``abandonFailedGangSurge``: the replacement's pods and PodGroup go, then its row, and the source
+    ends as ``end`` says: reset to ``Ready`` on its running revision (``""``); back in rotation on it,
+    or a fresh start when no source pod stands (``withdrawn``: ``endWithdrawnGangSurge``, the target
+    moved off the pin while a replacement past the hand-over was short of members); or ``Failed`` with
+    no attempt (``held``: ``holdLostGangSurge``, the pinned revision admits no further attempt)."""
+    op = src.operation
+    assert op is not None
+    k, pin = tgt.index, op.target_revision
+    standing = live(src_pods)
+    if end == WITHDRAWN:
+        for p in standing:
+            out.gate(p, True, "the withdrawn gang surge is over: the source gang returns to rotation")
+    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {pin} is abandoned"):
+        return src, tgt
+    key = ctx.instance_key(src.index)
+    running = src.running_revision if (end != WITHDRAWN or standing) else ""
+    reset = f"resetting to revision {running} for a fresh rollout"
+    if end == WITHDRAWN and running:
+        reset = f"the source returns to rotation on revision {running}"
+    elif end == WITHDRAWN:
+        reset = "the source's pods are gone and it re-enters as a fresh start at the roll target"
+    elif not running:
+        reset = "the source never ran a revision and re-enters as a fresh start"
+    if end == HELD:
+        block = retry.blocks.get(pin)
+        attempts = block.attempts_started if block is not None else 0
+        failure = {
+            "reason": REPLACEMENT_LOST,
+            "message": f"replacement gang (surge-index={k}) lost members after it took over serving; revision "
+            f"{pin} holds after {attempts} attempt(s)",
+            "time": format_time(ctx.now),
+        }
+        out.event(
+            "Warning",
+            "GangSurgeHeld",
+            f"OMENative {key} held: revision {pin} admits no further attempt after the replacement gang "
+            f"(surge-index={k}) lost members once it had taken over serving; the Instance stays Failed until a "
+            "corrected revision or a reset",
+        )
+        return replace(src, phase=R.FAILED, operation=None, last_failure=failure), None
+    if tgt.phase == R.FAILED:
+        out.event(
+            "Warning",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned failed gang surge (surge-index={k}); {reset}",
+        )
+    elif end == WITHDRAWN:
+        out.event(
+            "Normal",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned gang surge (surge-index={k}): the roll target moved off revision {pin} "
+            f"while the replacement gang was short of members, so nothing is rebuilt at it; {reset}",
+        )
+    else:
+        out.event(
+            "Normal",
+            "GangSurgeAbandoned",
+            f"OMENative {key} abandoned superseded gang surge (surge-index={k}); {reset}",
+        )
+    if not running:
+        return replace(
+            src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target
+        ), None
+    return replace(src, phase=R.READY, operation=None, target_revision=running), None
+
+
+def _lost_replacement(
+    ctx: Ctx, src: Row, tgt: Row, lost: list[str], out: Out, retry: RetryBook
+) -> tuple[Row, Row, bool]:
+    """``rebuildLostReplacement``: past the hand-over a replacement that lost members died behind a
+    source out of rotation, so its rebuild is the next attempt. The loss closes the attempt once
+    (``closeLostGangSurgeAttempt``: the source ``Failed`` with its surge kept, ``ReplacementLost``, one
+    failure on the pin's ladder); once the ladder admits another attempt the members are created again
+    and the source re-arms (``Updating``, retry counted, a fresh deadline, ``GangSurgeRebuilt``); a
+    ladder that holds the revision ends the pair (``GangSurgeHeld``). Returns the rows and whether the
+    missing members may be created this pass. (Go tells a member its own recycle removed from a lost
+    one by the published count; here a member is lost once it is gone.)"""
+    op = src.operation
+    assert op is not None
+    pin, size = op.target_revision, ctx.pods_per_instance
+    if src.phase == R.UPDATING:
+        message = f"replacement gang (surge-index={tgt.index}) lost {len(lost)} of {size} member(s) after it took over serving"
+        out.event(
+            "Warning",
+            "InstanceFailed",
+            f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(src.index)} escalated to "
+            f'Phase=Failed (pod=""): {message}',
+        )
+        retry.failure(pin, message, ctx.now, out)  # recordLostAttemptWave: the record's message
+        failure = {"reason": REPLACEMENT_LOST, "message": message, "time": format_time(ctx.now)}
+        src = replace(src, phase=R.FAILED, last_failure=failure)
+        if retry.gate(pin, ctx.now)[0] == HELD_STATE:
+            return src, _cleanup(tgt), False
+        return src, tgt, False
+    state, when = retry.gate(pin, ctx.now)
+    if state == HELD_STATE:
+        return src, _cleanup(tgt), False
+    if state is not None:
+        out.wake(when)
+        return src, tgt, False
+    retry.started(pin)
+    out.event(
+        "Normal",
+        "GangSurgeRebuilt",
+        f"OMENative {ctx.instance_key(src.index)} rebuilt {len(lost)} of {size} member(s) of the replacement gang "
+        f"(surge-index={tgt.index}) at revision {pin}; retry {op.retry_count + 1} under a fresh deadline",
+    )
+    rearmed = replace(
+        op, retry_count=op.retry_count + 1, started_at=ctx.now, deadline=ctx.deadline_from(ctx.now)
+    )
+    return replace(src, phase=R.UPDATING, operation=rearmed), tgt, True
+
+
+def step_gang_surge(
+    ctx: Ctx,
+    src: Row,
+    tgt: Row | None,
+    src_pods: Sequence[PodView],
+    tgt_pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    *,
+    paused: bool,
+) -> tuple[Row | None, Row | None]:
+    """One pass of a gang surge pair. Returns the source's and the replacement's new rows (None: the
+    row goes). ``paused``: the replacement still comes up to the hand-over bar, nothing further is
+    started and no failure evidence is read (as for a single-pod surge)."""
+    op = src.operation
+    assert op is not None
+    assert op.surge_index is not None
+    rev = op.target_revision
+    if tgt is None or not is_gang_surge_target(tgt):
+        # The marker is journaled with the claim; a row edited away is restored (restoreInstanceStatus-
+        # GangSurgeTarget) and the next pass carries on.
+        _, marker = start_gang_surge(ctx, src, rev, op.surge_index, Out(ctx.now))
+        return src, marker
+    top = tgt.operation
+    assert top is not None
+    if top.step == R.STEP_GANG_SURGE_TARGET_CLEANUP:
+        # Past the Surge step the marker reaches cleanup only through a lost replacement's end.
+        end = "" if op.step == R.STEP_SURGE else (WITHDRAWN if rev != ctx.target else HELD)
+        return _abandon(ctx, src, tgt, src_pods, tgt_pods, out, retry, end)
+    if op.step == R.STEP_SURGE:
+        # supersededGangSurgeKeepsPin: a target that moved off the pin retires the replacement while
+        # any source pod stands, Ready or not; only a whole, runtime-ready replacement whose source is
+        # gone finishes on its pin. A spec change is not a failure of the retired revision: no charge.
+        keeps_pin = not live(src_pods) and gang_whole_and_ready(ctx, tgt, tgt_pods, rev)
+        if rev != ctx.target and not keeps_pin:
+            return src, _cleanup(tgt)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        if new_tgt.phase == R.FAILED:
+            return src, _cleanup(replace(new_tgt, operation=top))
+        if not done or paused:
+            return src, new_tgt
+        for p in live(src_pods):
+            out.gate(
+                p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN
+            )
+        return replace(src, operation=replace(op, step=R.STEP_SURGE_DRAIN)), new_tgt
+    # SurgeDrain: the source's pods leave rotation, drain and go; then its PodGroup; then the promote.
+    lost = [n for n in gang_names(ctx, tgt.index) if by_name(tgt_pods, n) is None]
+    if lost:
+        if rev != ctx.target:
+            return src, _cleanup(tgt)  # endWithdrawnGangSurge: nothing is rebuilt at a withdrawn pin
+        src, tgt, create = _lost_replacement(ctx, src, tgt, lost, out, retry)
+        if not create:
+            return src, tgt
+    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
+    if src_pods:
+        ready = whole and all(p.ready for p in live(tgt_pods))
+        for p in live(src_pods):
+            out.gate(
+                p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN
+            )
+            if ready and p.gate == "False" and drained(p, ctx.world.service, ctx.world.endpoints):
+                out.delete(p, "drained: no EndpointSlice lists the pod as ready")
+        return src, new_tgt
+    if not release_pod_group(
+        ctx, src.index, out, f"Instance {src.index} was replaced by Instance {tgt.index}"
+    ):
+        return src, new_tgt
+    if not whole:
+        return src, new_tgt
+    out.event(
+        "Normal",
+        "RecreateUpdateCompleted",
+        f"OMENative {ctx.instance_key(src.index)} gang surge complete: instance {tgt.index} promoted to "
+        f"revision {rev}",
+    )
+    return None, complete(ctx, new_tgt, rev, 0)
+
+
+def step_orphan_target(ctx: Ctx, tgt: Row, pods: Sequence[PodView], out: Out) -> Row | None:
+    """A ``GangSurgeTarget`` row no source claims any more (its source was scaled down or torn down
+    mid-surge): its pods and PodGroup go, then the row."""
+    if _take_down(ctx, tgt, pods, out, "the gang surge that created this Instance is gone"):
+        return None
+    return tgt
