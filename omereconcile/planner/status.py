@@ -41,6 +41,7 @@ __all__ = [
 
 READY = "Ready"
 DRAIN_OVERDUE = "DrainOverdue"
+GANG_SCHEDULING_UNAVAILABLE = "GangSchedulingUnavailable"
 TIMEOUT_UNCONFIGURED = "InstanceReadyTimeoutUnconfigured"
 # Go workload/types ConditionInstanceReadyTimeoutUnconfigured; the texts are the ones OME documents for
 # the condition ("Set Instance readiness deadlines").
@@ -248,9 +249,24 @@ def build_status(
     conds = set_condition(conds, READY, *_ready(ctx, rows, comp, update, in_flight), *_gn(ctx))
     conds = set_condition(conds, "RolloutStalled", *_stalled(rows, comp, update, in_flight), *_gn(ctx))
     conds = set_condition(conds, DRAIN_OVERDUE, *_drain_overdue(rows), *_gn(ctx))
+    conds = set_condition(conds, GANG_SCHEDULING_UNAVAILABLE, *_gang_scheduling(ctx), *_gn(ctx))
     conds = _timeout_condition(ctx, conds, out)
     status["conditions"] = conds
     return status
+
+
+def _gang_scheduling(ctx: Ctx) -> tuple[str, str, str]:
+    """Go ``workload/podgroup`` ``gangSchedulingUnavailableCondition`` (stamped by
+    ``EnsurePodGroupsWithState`` on every pass): True only when the replica has multi-pod Instances and
+    the PodGroup CRD is not installed (its pods are still created, one by one); False otherwise."""
+    if ctx.gang_slots and ctx.desired > 0 and not ctx.world.gang_scheduling:
+        return (
+            "True",
+            "PodGroupCRDNotInstalled",
+            "scheduler-plugins scheduling.x-k8s.io/v1alpha1 PodGroup CRD is not installed; multi-pod "
+            "Instances may schedule partially",
+        )
+    return "False", "GangSchedulingAvailable", "Gang scheduling is available or not required"
 
 
 def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool) -> tuple[str, str] | None:

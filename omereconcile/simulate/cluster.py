@@ -87,6 +87,7 @@ class Sim:
     # A multi-pod replica: a leader and this many workers per Instance (0: single-pod). Workers may
     # misbehave on their own: image -> behaviour for worker pods only.
     workers: int = 0
+    gang_scheduling: bool = True  # False: the PodGroup CRD is not installed
     worker_behaviour: dict[str, str] = field(default_factory=dict)
     pod_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     pods: dict[str, SimPod] = field(default_factory=dict)
@@ -224,6 +225,7 @@ class Sim:
             pod_factory=self.pod_factory,
             instance_shape=self.instance_shape(),
             pod_groups=tuple(PodGroupView.from_dict(g) for _, g in sorted(self.pod_groups.items())),
+            gang_scheduling=self.gang_scheduling,
         )
 
     def instance_shape(self) -> tuple[tuple[str, int], ...]:
@@ -251,7 +253,7 @@ class Sim:
             if obj["metadata"]["labels"].get(c.LABEL_RUNNER) == c.RUNNER_WORKER:
                 behaviour = self.worker_behaviour.get(image, behaviour)
             group = obj["metadata"]["labels"].get(c.LABEL_POD_GROUP)
-            if group is not None and group not in self.pod_groups:
+            if group is not None and self.gang_scheduling and group not in self.pod_groups:
                 self.violations.append(f"pod {act.name} created before its PodGroup {group}")
             self.pods[act.name] = SimPod(obj, self.now, behaviour)
         elif isinstance(act, A.CreatePodGroup):

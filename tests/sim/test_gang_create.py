@@ -130,3 +130,33 @@ def test_status_counts_an_instance_only_when_all_its_pods_are_ready(gsim: Sim) -
     assert ready is not None
     assert (ready["status"], ready["reason"]) == ("True", "AllInstancesReady")
     assert gsim.pods[WORKER.format(i=0)].obj["metadata"]["labels"][c.LABEL_POD_GROUP] == "llama-pool-engine-0"
+
+
+def _gang_condition(sim: Sim) -> tuple[str, str, str]:
+    cond = sim.condition("GangSchedulingUnavailable")
+    assert cond is not None
+    return cond["status"], cond["reason"], cond["message"]
+
+
+def test_without_the_pod_group_crd_gangs_still_come_up_and_the_condition_says_so() -> None:
+    sim = gang_sim()
+    sim.gang_scheduling = False
+    Driver(sim).run(lambda s: converged(s) and s.status["readyReplicas"] == 2)
+    assert sim.live_pods() == gang_pods(0, 1)
+    assert sim.pod_groups == {}
+    assert _gang_condition(sim) == (
+        "True",
+        "PodGroupCRDNotInstalled",
+        "scheduler-plugins scheduling.x-k8s.io/v1alpha1 PodGroup CRD is not installed; multi-pod Instances "
+        "may schedule partially",
+    )
+
+
+def test_with_the_crd_or_a_single_pod_replica_gang_scheduling_is_not_unavailable(gsim: Sim, sim: Sim) -> None:
+    for world in (gsim, sim):
+        Driver(world).run(converged)
+        assert _gang_condition(world) == (
+            "False",
+            "GangSchedulingAvailable",
+            "Gang scheduling is available or not required",
+        )
