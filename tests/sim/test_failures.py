@@ -333,3 +333,23 @@ def test_stuck_evidence_reads_init_containers_and_keeps_the_reason_verbatim() ->
     driver.run(lambda s: (s.rows()[0].get("lastFailure") or {}).get("reason") is not None, limit=600)
     failure = sim.rows()[0]["lastFailure"]
     assert (failure["reason"], failure["containerName"]) == ("CreateContainerConfigError", "model-init")
+
+
+def test_a_surge_out_of_time_never_creates_its_pod_in_the_pass_that_fails_it() -> None:
+    """With a readiness deadline shorter than the start-up and no retry ladder, each attempt fails by
+    its deadline and the next starts at once, while the failed replacement (same name) is still
+    terminating. The attempt that finds the name free only when its own deadline has passed must fail
+    without creating the pod (the driver's invariant: every create is journaled by a live operation)."""
+    sim = Sim(settings=OperatorSettings(), ready_delay=60.0)  # every pod takes 60 s to start
+    sim.apply_replica(base_replica())
+    driver = Driver(sim)
+    driver.run(converged)
+    driver.floor = lambda s: 1
+    sim.settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=30))
+    sim.delete_grace = 30.0  # the failed replacement's name frees just as the next attempt runs out of time
+    sim.image = "vllm:v2"
+    driver.run(lambda s: len(_warnings(s, "InstanceFailed")) >= 4, limit=600)
+    creates = [a.name for _, a in applied(driver, "CreatePod")]  # type: ignore[attr-defined]
+    assert creates.count("llama-pool-engine-0-default-1") >= 2
+    assert sim.serving_indices() == {0}
+    assert sim.rows()[0]["lastFailure"]["reason"] == "DeadlineExceeded"
