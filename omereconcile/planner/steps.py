@@ -221,7 +221,14 @@ def fail(
 
 
 def check_failure(
-    ctx: Ctx, row: Row, pod: PodView | None, name: str, out: Out, retry: RetryBook
+    ctx: Ctx,
+    row: Row,
+    pod: PodView | None,
+    name: str,
+    out: Out,
+    retry: RetryBook,
+    *,
+    created: bool | None = None,
 ) -> tuple[Row, Row | None]:
     """The step's pod's evidence, as ``workload/escalation.go`` ``escalateFromEvidence`` reads it.
 
@@ -233,7 +240,9 @@ def check_failure(
     """
     # Outside waits (planner/quota.py, planner/holds.py) park the clock; past the operator's
     # unschedulable grace the Instance fails without charging the revision.
-    row = quota_hold(ctx, row, pod is not None)
+    # ``created``: every pod of the step exists (a gang passes it; its evidence pod may be one member
+    # while the quota refused another). By default the step's one pod is the evidence.
+    row = quota_hold(ctx, row, pod is not None if created is None else created)
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None

@@ -182,3 +182,27 @@ def test_a_controller_crash_anywhere_in_a_quota_episode_changes_nothing() -> Non
         assert sim.serving_indices() == {0, 1}
         assert _blocked_events(sim) == _blocked_events(clean)
         assert "InstanceFailed" not in sim.event_reasons()
+
+
+def test_a_gang_member_refused_by_quota_waits_while_its_leader_cannot_schedule() -> None:
+    """The leader of a gang is created but cannot be placed alone (the gang scheduler waits for its
+    worker); the worker is refused by the quota. The refusal is the gang's wait: it stays recorded
+    until the worker exists (not cleared because the leader does), so the Instance reports
+    ``QuotaExceeded`` without a status write per pass, and comes up whole once the quota frees."""
+    sim = QuotaSim(settings=SETTINGS, workers=1, pod_quota=1)
+    sim.behaviour["vllm:v1"] = "unschedulable"  # the leader, alone
+    sim.worker_behaviour["vllm:v1"] = "ok"
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    _blocked_until(sim, driver, lambda s: bool(s.rows()) and _op(s, 0).get("waiting") == "QuotaExceeded")
+    writes = len([p for p in driver.plans if any(isinstance(a, A.WriteStatus) for a in p.actions)])
+    _passes(sim, driver, timedelta(minutes=2))
+    assert _op(sim, 0).get("waiting") == "QuotaExceeded"
+    assert "deadline" not in _op(sim, 0)
+    assert len([p for p in driver.plans if any(isinstance(a, A.WriteStatus) for a in p.actions)]) == writes
+    assert len(_blocked_events(sim)) == 1
+    sim.pod_quota = None
+    sim.pods["llama-pool-engine-0-leader-0"].behaviour = "ok"  # its worker exists: the gang is placed
+    driver.run(converged)
+    assert _row(sim, 0)["phase"] == "Ready"
+    assert sorted(sim.live_pods()) == ["llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"]
