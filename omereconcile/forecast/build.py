@@ -1,9 +1,10 @@
 """From ``omerender diff``'s answer to a forecast: which replicas roll, and what each costs.
 
 Only replicas that ``rolls`` are forecast. Replicas that appear, go, block or unblock are listed with
-the diff's status (they are not a roll), and multi-pod Instances (a leader and workers, or a runner of
-more than one pod) are listed as not covered: the planner does not roll them as whole gangs yet, and
-the forecast does not guess.
+the diff's status (they are not a roll). Multi-pod Instances of one leader and a fixed number of
+workers are forecast as the planner rolls them, as whole gangs (a replacement gang at a new index),
+placed all-or-nothing as the gang scheduler binds them; other multi-pod shapes (a runner of several
+pods, a worker count that changes) are listed as not covered: the forecast does not guess.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from omereconcile.forecast.inputs import ForecastInputError, runtime_startup
 from omereconcile.forecast.run import ReplicaForecast, ReplicaInput, Totals, simulate
 from omereconcile.forecast.world import Nodes, RevisionSide, pod_gpus
 from omereconcile.settings import OperatorSettings
+from omerender.constants import RUNNER_LEADER, RUNNER_WORKER
 from omerender.diff import Outcome, ReplicaDiff, Status
 from omerender.models import InferenceReplica
 
@@ -53,6 +55,15 @@ class Forecast:
 
 def _multi_pod(side: Outcome | None) -> bool:
     return side is not None and (len(side.runners) > 1 or any(r.size > 1 for r in side.runners))
+
+
+def _workers(side: Outcome) -> int | None:
+    """A gang's workers per Instance when the side renders one leader and its workers (the shape the
+    planner rolls as whole gangs), else None."""
+    shape = {r.name: r.size for r in side.runners}
+    if set(shape) != {RUNNER_LEADER, RUNNER_WORKER} or shape[RUNNER_LEADER] != 1 or shape[RUNNER_WORKER] < 1:
+        return None
+    return shape[RUNNER_WORKER]
 
 
 def _side(o: Outcome) -> RevisionSide:
@@ -107,11 +118,16 @@ def forecast(
             else:
                 skipped.append(NotForecast(d.key, d.result))
             continue
-        if _multi_pod(d.before) or _multi_pod(d.after):
-            skipped.append(NotForecast(d.key, "rolls, multi-pod Instances: not covered by the forecast yet"))
-            continue
         if old is None or new is None or d.before is None or d.after is None:  # pragma: no cover
             continue  # a replica that rolls is on both sides
+        workers = 0
+        if _multi_pod(d.before) or _multi_pod(d.after):
+            shapes = (_workers(d.before), _workers(d.after))
+            if shapes[0] is None or shapes[0] != shapes[1]:
+                why = "rolls, multi-pod Instances other than one leader and a fixed number of workers"
+                skipped.append(NotForecast(d.key, f"{why}: not covered by the forecast"))
+                continue
+            workers = shapes[0]
         startup = runtime_startup(d.after.runners[0].template, d.namespace, after_objects, startup_seconds)
         items.append(
             ReplicaInput(
@@ -123,6 +139,7 @@ def forecast(
                 _side(d.after),
                 size,
                 startup,
+                workers,
             )
         )
     nodes = Nodes(capacity, tuple(g for g in reserved if g))

@@ -54,6 +54,7 @@ class ReplicaInput:
     after: RevisionSide
     instances: int  # Instances running now
     startup_seconds: float
+    workers: int = 0  # a gang: a leader and this many workers per Instance (0: one pod per Instance)
 
     @property
     def key(self) -> str:
@@ -289,7 +290,9 @@ def simulate(
     the capacity given (the forecast has no start to measure from)."""
     tracks: list[_Track] = []
     for item in items:
-        sim = ForecastSim(item.before, item.startup_seconds, nodes, gpu_names, shutdown_seconds)
+        sim = ForecastSim(
+            item.before, item.startup_seconds, nodes, gpu_names, shutdown_seconds, workers=item.workers
+        )
         # The warm-up runs with the simulator's settings (a readiness deadline shorter than the
         # start-up must not stop the replica from coming up as it runs now); the roll with the operator's.
         t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), settings=settings)

@@ -17,6 +17,7 @@ from typing import Any
 from omereconcile.simulate.cluster import Sim, SimPod
 from omereconcile.world import DesiredRevision, RenderOutcome, ReplicaView
 from omerender.accelerators import accelerator_count
+from omerender.constants import LABEL_POD_GROUP
 from omerender.models import InferenceReplica
 from omerender.render import RenderedRunner
 from omerender.stamps import PodCoordinates, materialize_pod
@@ -55,8 +56,10 @@ class ForecastSim(Sim):
         nodes: Nodes,
         gpu_names: Sequence[str],
         shutdown_seconds: float = 3.0,
+        *,
+        workers: int = 0,
     ):
-        super().__init__()
+        super().__init__(workers=workers)
         self.side = side
         self.known: dict[str, RevisionSide] = {side.name: side}
         self.ready_delay = startup_seconds
@@ -150,22 +153,51 @@ class Nodes:
         return free
 
     def place(self, sim: ForecastSim) -> None:
-        """Bind sim's pending pods where they fit; the rest wait ``Unschedulable``."""
+        """Bind sim's pending pods where they fit; the rest wait ``Unschedulable``. The pods of one
+        PodGroup are placed together or not at all, as the Coscheduling gang scheduler binds them."""
         pending = sorted(
             (p for p in sim.pods.values() if not p.obj["spec"].get("nodeName")),
             key=lambda p: (p.created, p.obj["metadata"]["name"]),
         )
+        batches: dict[str, list[SimPod]] = {}
         for pod in pending:
-            need = sim.gpus_of(pod)
-            if self.gpus_per_node is None or need == 0:
-                node: int | None = 0
-            else:
-                free = self._free()
-                node = next((i for i, f in enumerate(free) if f >= need), None)
-            if node is None:
-                pod.behaviour = "unschedulable"
+            group = (pod.obj["metadata"].get("labels") or {}).get(LABEL_POD_GROUP)
+            batches.setdefault(group or f"pod/{pod.obj['metadata']['name']}", []).append(pod)
+        for group, pods in batches.items():
+            if not group.startswith("pod/") and len(pods) + self._bound(sim, group) < sim.workers + 1:
+                for pod in pods:  # the gang scheduler waits for every member
+                    pod.behaviour = "unschedulable"
                 continue
-            pod.obj["spec"]["nodeName"] = f"node-{node}"
-            if pod.behaviour == "unschedulable":
-                pod.behaviour = "ok"
-                pod.created = sim.now  # the container starts once the pod is placed
+            nodes = self._fit([sim.gpus_of(p) for p in pods])
+            if nodes is None:
+                for pod in pods:
+                    pod.behaviour = "unschedulable"
+                continue
+            for pod, node in zip(pods, nodes, strict=True):
+                pod.obj["spec"]["nodeName"] = f"node-{node}"
+                if pod.behaviour == "unschedulable":
+                    pod.behaviour = "ok"
+                    pod.created = sim.now  # the container starts once the pod is placed
+
+    @staticmethod
+    def _bound(sim: ForecastSim, group: str) -> int:
+        return sum(
+            1
+            for p in sim.pods.values()
+            if p.obj["spec"].get("nodeName")
+            and (p.obj["metadata"].get("labels") or {}).get(LABEL_POD_GROUP) == group
+        )
+
+    def _fit(self, needs: Sequence[int]) -> list[int] | None:
+        """First fit of every need at once (None: not all of them fit)."""
+        if self.gpus_per_node is None:
+            return [0] * len(needs)
+        free = self._free()
+        out: list[int] = []
+        for need in needs:
+            node = 0 if need == 0 else next((i for i, f in enumerate(free) if f >= need), None)
+            if node is None:
+                return None
+            free[node] -= need
+            out.append(node)
+        return out

@@ -248,8 +248,13 @@ def test_cli_nothing_rolls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "rolls no replica" in capsys.readouterr().out
 
 
-def _runners_replica(image: str, runners: list[tuple[str, int]]) -> dict[str, Any]:
-    template = {"spec": {"containers": [{"name": "engine", "image": image}]}}
+def _runners_replica(
+    image: str, runners: list[tuple[str, int]], gpus: int = 0, **spec: Any
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "engine", "image": image}
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    template = {"spec": {"containers": [container]}}
     return {
         "apiVersion": "ome.io/v1beta1",
         "kind": "InferenceReplica",
@@ -258,22 +263,70 @@ def _runners_replica(image: str, runners: list[tuple[str, int]]) -> dict[str, An
             "component": "engine",
             "replicas": 2,
             "runners": [{"name": n, "size": size, "template": template} for n, size in runners],
+            **spec,
         },
     }
 
 
-@pytest.mark.parametrize("runners", [[("leader", 1), ("worker", 1)], [("leader", 1), ("worker", 3)]])
-def test_multi_pod_instances_are_listed_not_guessed(runners: list[tuple[str, int]]) -> None:
-    old = parse_object(InferenceReplica, _runners_replica("engine:v1", runners))
-    new = parse_object(InferenceReplica, _runners_replica("engine:v2", runners))
+def _gang_forecast(before: list[tuple[str, int]], after: list[tuple[str, int]], **kw: Any) -> Forecast:
+    surge = {"lifecycle": _strategy("SurgeThenDrain", maxSurge=1)}
+    old = parse_object(InferenceReplica, _runners_replica("engine:v1", before, gpus=8, **surge))
+    new = parse_object(InferenceReplica, _runners_replica("engine:v2", after, gpus=8, **surge))
     key = ("ns", "gang")
     diffs = diff_replicas({key: old}, {key: new}, Catalog.from_objects([]), Catalog.from_objects([]))
     assert [d.status.value for d in diffs] == ["rolls"]
-    f = forecast(diffs, {key: old}, {key: new}, [], startup_seconds=STARTUP)
+    return forecast(diffs, {key: old}, {key: new}, [], startup_seconds=STARTUP, shutdown_seconds=3.0, **kw)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_gangs_roll_as_whole_gangs_one_replacement_gang_at_a_time(workers: int) -> None:
+    """Two gangs of a leader and ``workers`` workers at 8 GPUs a pod, SurgeThenDrain with ``maxSurge: 1``
+    (a budget that counts whole Instances): each step brings up a whole replacement gang at a new index, so the peak is one
+    gang's pods and GPUs, and the roll takes two steps."""
+    shape = [("leader", 1), ("worker", workers)]
+    f = _gang_forecast(shape, shape)
+    (r,) = f.replicas
+    gang = 1 + workers
+    assert (r.instances, r.replaced, r.steps) == (2, 2, 2)
+    assert (r.peak_extra_pods, r.peak_extra_gpus, r.gpus_per_instance) == (gang, 8 * gang, 8 * gang)
+    assert r.floor == 2  # a source gang serves until its replacement does
+    assert r.completes
+    # Each step: the start-up, then the hand-over (source pods drained and gone after the 3 s grace,
+    # then its PodGroup, then the promote), a few passes more than a single pod's.
+    assert r.duration is not None
+    assert 2 * STARTUP <= r.duration <= 2 * (STARTUP + 10.0)
+    assert f.not_forecast == ()
+
+
+def test_a_gang_that_cannot_be_placed_whole_holds_unschedulable() -> None:
+    """Four 8-GPU nodes hold the two running gangs of two 8-GPU pods; a replacement gang needs two
+    more nodes at once, so the roll holds as the planner names it and the change cannot complete."""
+    shape = [("leader", 1), ("worker", 1)]
+    f = _gang_forecast(shape, shape, capacity=(8, 8, 8, 8))
+    (r,) = f.replicas
+    assert not r.completes
+    assert "Unschedulable" in [h.gate for h in r.holds]
+    assert r.floor == 2
+    assert f.short_of_capacity
+    # With two more nodes the replacement gang fits, one at a time.
+    assert _gang_forecast(shape, shape, capacity=(8,) * 6).replicas[0].completes
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ([("default", 1)], [("leader", 1), ("worker", 1)]),  # single-pod Instances become gangs
+        ([("leader", 1), ("worker", 1)], [("leader", 1), ("worker", 2)]),  # the gang's size changes
+    ],
+)
+def test_other_multi_pod_shapes_are_listed_not_guessed(
+    before: list[tuple[str, int]], after: list[tuple[str, int]]
+) -> None:
+    f = _gang_forecast(before, after)
     assert f.replicas == ()
-    assert [(n.key, n.why) for n in f.not_forecast] == [
-        ("ns/gang", "rolls, multi-pod Instances: not covered by the forecast yet")
-    ]
+    (n,) = f.not_forecast
+    assert n.key == "ns/gang"
+    assert n.why.startswith("rolls, multi-pod Instances other than one leader and a fixed number of workers")
     assert f.changed
     assert "ns/gang: not forecast (rolls, multi-pod Instances" in to_text(f)
 
