@@ -39,8 +39,9 @@ old one is disabled) says ``runtime changed from <Kind> <old> to <Kind> <new>`` 
 changes; each side's runtime is in the JSON output.
 
 Pure: no I/O. The CLI (``omerender diff``) loads the objects and prints :func:`to_text`,
-:func:`to_json` or :func:`to_markdown`. This is the only omerender module importing deepdiff
-(``tools`` extra).
+:func:`to_json` or :func:`to_markdown`. This is the only omerender module using deepdiff (``tools``
+extra), imported when a template diff is computed, so the types and the reports import without it (the
+reconciler image, which installs only the ``reconcile`` extra, imports ``omereconcile.forecast``).
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Literal
-
-from deepdiff import DeepDiff
-from deepdiff.helper import notpresent
 
 from omerender.catalog import Catalog
 from omerender.errors import RenderBlocked
@@ -342,9 +340,9 @@ def natural_key(path: str) -> tuple[str | int, ...]:
     return tuple(int(part) if index % 2 else part for index, part in enumerate(_DIGITS.split(path)))
 
 
-def _present(value: Any) -> Any:
+def _present(value: Any, absent: object) -> Any:
     # deepdiff marks the missing side of an addition or removal with its ``notpresent`` sentinel.
-    return None if value is notpresent else value
+    return None if value is absent else value
 
 
 def _order_changes(
@@ -367,6 +365,9 @@ def _order_changes(
 def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     if before == after:  # the common case in a large fleet: skip deepdiff
         return []
+    from deepdiff import DeepDiff
+    from deepdiff.helper import notpresent
+
     old, new = normalise_template(before), normalise_template(after)
     changes: list[Change] = []
     tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2)
@@ -374,7 +375,9 @@ def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, An
         kind = _REPORTS.get(report, "changed")
         for level in levels:
             path = _path_text(level.path(output_format="list"), old, new)
-            changes.append(Change(where, path, kind, _present(level.t1), _present(level.t2)))
+            changes.append(
+                Change(where, path, kind, _present(level.t1, notpresent), _present(level.t2, notpresent))
+            )
     changes.extend(_order_changes(where, old, new, [], (old, new)))
     return sorted(changes, key=lambda c: (natural_key(c.path), _KIND_ORDER[c.kind]))
 

@@ -126,7 +126,8 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("update", "leases.coordination.k8s.io/omereconcile-leader", "ome", True),
     ("update", "leases.coordination.k8s.io/someone-else", "ome", False),
     ("create", "deployments.apps", "any", False),
-    ("create", "podgroups.scheduling.x-k8s.io", "any", False),
+    ("create", "podgroups.scheduling.x-k8s.io", "any", True),  # each gang's PodGroup, before its pods
+    ("update", "podgroups.scheduling.x-k8s.io", "any", False),
     ("get", "nodes", "", False),
     ("create", "serviceaccounts#token", "ome", False),
     ("create", "clusterrolebindings.rbac.authorization.k8s.io", "", False),
