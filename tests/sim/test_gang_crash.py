@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omereconcile.simulate.cluster import Sim, base_replica
-from omereconcile.simulate.driver import Driver, InvariantError, baseline, converged, end_state
+from omereconcile.simulate.driver import Driver, InvariantError, applied, baseline, converged, end_state
 
 
 def _gang_state(sim: Sim) -> tuple[object, ...]:
@@ -84,6 +84,30 @@ def _restart_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, .
     return d, state
 
 
+LOSS_AT: list[int] = []  # actions applied before the loss, per run of the scenario
+
+
+def _lost_member_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
+    """A forming gang (its pods slow to boot) loses its worker and is rebuilt whole."""
+    sim = Sim(workers=1, ready_delay=60.0)
+    sim.apply_replica(base_replica(replicas=1))
+    d = Driver(sim, crash_at=crash_at)
+    d.run(
+        lambda s: (
+            len(s.live_pods()) == 2
+            and s.rows()[0]["phase"] == "Creating"
+            and s.rows()[0]["operation"]["type"] == "Create"
+        )
+    )
+    before = _incarnations(sim)[0]
+    LOSS_AT.append(d.actions_applied)
+    del sim.pods["llama-pool-engine-0-worker-0"]
+    d.run(lambda s: converged(s) and _incarnations(s)[0] == before + 1)
+    # Announced at most once; a crash between the journal write and the event loses the event.
+    assert len([e for e in sim.events if e.event_reason == "RestartTriggered"]) <= 1
+    return d, _gang_state(sim)
+
+
 def _rebuild_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
     """A replacement gang loses a member after the hand-over and is rebuilt as the next attempt."""
     sim = Sim(workers=1)
@@ -102,6 +126,10 @@ SURGE_TOTAL, SURGE_END = baseline(_surge_scenario)
 REBUILD_TOTAL, REBUILD_END = baseline(_rebuild_scenario)
 ABANDON_TOTAL, ABANDON_END = baseline(_abandon_scenario)
 RESTART_TOTAL, RESTART_END = baseline(_restart_scenario)
+LOST_TOTAL, LOST_END = baseline(_lost_member_scenario)
+# Its crash points are those after the loss: a crash while the gang is still being created restarts
+# it before the loss (test_a_crash_between_the_creates_of_a_gang_restarts_it_as_a_whole).
+LOST_FROM = LOSS_AT[-1]
 
 
 def test_gang_scenarios_are_not_trivial() -> None:
@@ -109,6 +137,7 @@ def test_gang_scenarios_are_not_trivial() -> None:
     assert ABANDON_TOTAL > 20
     assert RESTART_TOTAL > 20
     assert REBUILD_TOTAL > 20
+    assert LOST_TOTAL - LOST_FROM > 10
 
 
 SCENARIOS = {
@@ -116,8 +145,12 @@ SCENARIOS = {
     "abandoned gang surge": (_abandon_scenario, ABANDON_TOTAL, ABANDON_END),
     "gang restart and teardown": (_restart_scenario, RESTART_TOTAL, RESTART_END),
     "replacement lost after the hand-over": (_rebuild_scenario, REBUILD_TOTAL, REBUILD_END),
+    "gang member lost before Ready": (_lost_member_scenario, LOST_TOTAL, LOST_END),
 }
-POINTS = [(name, k) for name, (_, total, _) in SCENARIOS.items() for k in range(1, total + 1)]
+FIRST = {"gang member lost before Ready": LOST_FROM + 1}
+POINTS = [
+    (name, k) for name, (_, total, _) in SCENARIOS.items() for k in range(FIRST.get(name, 1), total + 1)
+]
 
 
 @pytest.mark.parametrize(("scenario", "k"), POINTS)
@@ -148,8 +181,6 @@ def test_a_crash_between_the_creates_of_a_gang_restarts_it_as_a_whole() -> None:
     """The planner dies after the first pod create of a gang whose Create is journaled: the next
     planner finds a committed Instance with one member standing and one missing, and rebuilds the
     whole gang at incarnation 2 instead of adding the missing member beside the survivor."""
-    from omereconcile.simulate.driver import applied
-
     sim = Sim(workers=1)
     sim.apply_replica(base_replica(replicas=1))
     clean = Driver(sim)
