@@ -257,9 +257,9 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
 
     Only below ``Ready`` is it asked (the ``Ready`` branch reads ``gang_broken``), only under
     ``RecreateInstanceOnPodRestart``, in ``Pending``/``Creating``/``Failed``/``Ready``, and only when no
-    operation other than a ``Create`` owns the pods. Committed: a ``Create`` at ``CreatePods`` (its
-    step is journaled before its pod creates), or ``Failed``, or else the published ``podCount`` has
-    reached the desired count. A terminal pod is no survivor. Total loss stays with ``Create``'s fresh
+    operation other than a ``Create`` owns the pods. Committed: the published ``podCount`` has reached
+    the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
+    terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
     merely slow to boot is never recycled underneath itself."""
     expected = ctx.pods_per_instance
@@ -272,8 +272,12 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
         # The missing members were never created (a refusal the Create records and waits out), not
         # lost: rebuilding would only have the same creates refused again.
         return None
-    committed = op is not None and op.step == R.STEP_CREATE_PODS
-    if not committed and row.phase != R.FAILED and row.pod_count < expected:
+    # Committed: Go also counts a Create at CreatePods or a Failed row, because it reads the pods
+    # live under its expectations cache. The pods here come from watch caches, which may not yet show
+    # a member this reconciler has just created; only a published podCount (an earlier pass saw every
+    # member) proves a member was lost rather than not yet seen. An interrupted partial create is
+    # therefore completed by creating its missing member, not rebuilt whole.
+    if row.pod_count < expected:
         return None
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:

@@ -97,6 +97,7 @@ def _lost_member_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[objec
             len(s.live_pods()) == 2
             and s.rows()[0]["phase"] == "Creating"
             and s.rows()[0]["operation"]["type"] == "Create"
+            and s.rows()[0].get("podCount") == 2  # published: a pass has seen both members
         )
     )
     before = _incarnations(sim)[0]
@@ -128,7 +129,7 @@ ABANDON_TOTAL, ABANDON_END = baseline(_abandon_scenario)
 RESTART_TOTAL, RESTART_END = baseline(_restart_scenario)
 LOST_TOTAL, LOST_END = baseline(_lost_member_scenario)
 # Its crash points are those after the loss: a crash while the gang is still being created restarts
-# it before the loss (test_a_crash_between_the_creates_of_a_gang_restarts_it_as_a_whole).
+# it before the loss (test_a_crash_between_the_creates_of_a_gang_completes_the_create).
 LOST_FROM = LOSS_AT[-1]
 
 
@@ -177,10 +178,11 @@ def test_repeated_crashes_during_a_gang_surge_roll(points: set[int]) -> None:
     assert state == SURGE_END
 
 
-def test_a_crash_between_the_creates_of_a_gang_restarts_it_as_a_whole() -> None:
+def test_a_crash_between_the_creates_of_a_gang_completes_the_create() -> None:
     """The planner dies after the first pod create of a gang whose Create is journaled: the next
-    planner finds a committed Instance with one member standing and one missing, and rebuilds the
-    whole gang at incarnation 2 instead of adding the missing member beside the survivor."""
+    planner has never published both members (a watch cache may not show a just-created pod yet), so
+    the missing member is created beside the first, at incarnation 1, with no restart. (Go, reading
+    pods live under expectations, rebuilds such a gang whole; docs/planner.md.)"""
     sim = Sim(workers=1)
     sim.apply_replica(base_replica(replicas=1))
     clean = Driver(sim)
@@ -192,11 +194,7 @@ def test_a_crash_between_the_creates_of_a_gang_restarts_it_as_a_whole() -> None:
     d = Driver(sim, crash_at=frozenset({first_create}))
     d.run(converged)
     (row,) = sim.rows()
-    assert (row["phase"], row["incarnation"]) == ("Ready", 2)
-    triggered = [e.message for e in sim.events if e.event_reason == "RestartTriggered"]
-    assert triggered == [
-        "OMENative component=engine instance=0 restart triggered: gang member lost: 1 of 2 pods present"
-        " (incarnation=2)"
-    ]
-    assert len(applied(d, "CreatePod")) == 3  # the member created before the crash, then the whole gang
-    assert len(applied(d, "DeletePod")) == 1  # the survivor, drained first
+    assert (row["phase"], row["incarnation"]) == ("Ready", 1)
+    assert [e for e in sim.events if e.event_reason == "RestartTriggered"] == []
+    assert len(applied(d, "CreatePod")) == 2
+    assert applied(d, "DeletePod") == []

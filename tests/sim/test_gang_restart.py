@@ -19,10 +19,17 @@ LEADER = "llama-pool-engine-0-leader-0"
 
 
 def _forming(sim: Sim) -> Driver:
-    """The gang's pods all exist and the Instance is still Creating (its pods are slow to boot)."""
+    """The gang's pods all exist, a pass has published both (``podCount``), and the Instance is still
+    Creating (its pods are slow to boot)."""
     sim.ready_delay = 120.0
     d = Driver(sim)
-    d.run(lambda s: len(s.live_pods()) == 2 and s.rows()[0]["phase"] == "Creating")
+    d.run(
+        lambda s: (
+            len(s.live_pods()) == 2
+            and s.rows()[0]["phase"] == "Creating"
+            and s.rows()[0].get("podCount") == 2
+        )
+    )
     return d
 
 
