@@ -73,6 +73,9 @@ class ContainerView:
     # The last termination, when the container has restarted: feeds lastFailure (reason, exit code).
     terminated_reason: str | None = None
     exit_code: int | None = None
+    # lastState.terminated.finishedAt and state.running.startedAt: date a restart against readySince.
+    finished_at: datetime | None = None
+    started_at: datetime | None = None
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -87,6 +90,8 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 restart_count=int(cs.get("restartCount", 0) or 0),
                 terminated_reason=last.get("reason"),
                 exit_code=last.get("exitCode"),
+                finished_at=parse_time(last.get("finishedAt")),
+                started_at=parse_time((state.get("running") or {}).get("startedAt")),
             )
         )
     return tuple(out)

@@ -12,16 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup
+from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, live, stuck_container
+from omereconcile.planner.quota import QUOTA_EXCEEDED
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import by_name, check_failure, fail, recycle_terminal, retire
-from omereconcile.world import PodGroupView, PodView
+from omereconcile.planner.steps import (
+    by_name,
+    check_failure,
+    fail,
+    recycle_terminal,
+    retire,
+    terminal_failure,
+)
+from omereconcile.world import PodGroupView, PodView, format_time
+from omerender import constants as c
 from omerender.naming import pod_group_name
 from omerender.stamps import pod_group
 
@@ -30,11 +40,14 @@ __all__ = [
     "POD_GROUP_RECHECK",
     "RESTART_POLICY_RECREATE",
     "bring_up_gang",
+    "first_failed_pod_termination",
     "gang_broken",
     "gang_names",
     "gang_serving",
     "group_of",
+    "lost_gang_member",
     "release_pod_group",
+    "runner_restarted_since_ready",
 ]
 
 PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
@@ -190,25 +203,123 @@ def gang_serving(ctx: Ctx, pods: Sequence[PodView]) -> bool:
     return serving >= ctx.pods_per_instance
 
 
+def runner_restarted_since_ready(pod: PodView, ready_since: datetime | None) -> str | None:
+    """``ops/restart.go`` ``runnerRestartedSinceReady``: the runner container's last termination
+    finished, or its current run started, after the Instance entered ``Ready``. Either proves the
+    process group formed at ``Ready`` lost this member's process although the kubelet restarted it in
+    place. Sidecars and init containers never count; without ``readySince`` nothing is dated."""
+    if ready_since is None or pod.terminating:
+        return None
+    for ct in pod.containers:
+        if ct.name != c.MAIN_CONTAINER:
+            continue
+        if ct.finished_at is not None and ct.finished_at > ready_since:
+            reason = ct.terminated_reason or "Error"
+            exit_code = ct.exit_code or 0
+            return f"pod {pod.name} container {ct.name} restarted after Ready: {reason} (exit {exit_code})"
+        if ct.started_at is not None and ct.started_at > ready_since:
+            return f"pod {pod.name} container {ct.name} restarted after Ready"
+    return None
+
+
 def gang_broken(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     """Why a steady gang is no longer whole, in the words of ``ops/restart.go``
-    ``DetectRestartTriggerWithPods``: a member that ended (``pod <name> Failed``), fewer live members
-    than desired (``pod count <n> below desired <m>``), or a runner container that restarted and is not
-    ready again (Go dates the restart against ``readySince``; the planner sees only the restart count).
-    A member on its way out or at another incarnation counts as lost. None when every member stands."""
+    ``DetectRestartTriggerWithPods`` (its ``Ready`` branch): per member, a runner restart dated after
+    ``readySince`` (``runner_restarted_since_ready``) or a member that ended (``pod <name> Failed``);
+    then fewer live members than desired (``pod count <n> below desired <m>``). A member on its way out
+    or at another incarnation counts as lost. None when every member stands."""
     names = gang_names(ctx, row.index)
     members = [by_name(pods, n) for n in names]
     for p in members:
-        if p is not None and not p.terminating and p.ended:
+        if p is None:
+            continue
+        restarted = runner_restarted_since_ready(p, row.ready_since)
+        if restarted is not None:
+            return restarted
+        if not p.terminating and p.ended:
             return f"pod {p.name} Failed"
-    for p in members:
-        if p is not None and not p.terminating and not p.containers_ready:
-            for ct in p.containers:
-                if ct.restart_count > 0:
-                    return f"pod {p.name} container {ct.name} restarted after Ready"
     live_members = [
         p for p in members if p is not None and not p.terminating and p.incarnation == row.incarnation
     ]
     if len(live_members) < len(names):
         return f"pod count {len(live_members)} below desired {len(names)}"
+    return None
+
+
+_LOSS_PHASES = (R.PENDING, R.CREATING, R.FAILED, R.READY)
+_CREATE_REFUSED = (QUOTA_EXCEEDED, PODGROUP_TERMINATING)
+
+
+def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+    """``ops/restart.go`` ``instanceLostGangMember`` (the newest version): a committed multi-pod
+    Instance missing a member while at least one survives is rebuilt as a whole by a Restart, so the
+    survivors do not pin the replacement to a topology it cannot enter.
+
+    Only below ``Ready`` is it asked (the ``Ready`` branch reads ``gang_broken``), only under
+    ``RecreateInstanceOnPodRestart``, in ``Pending``/``Creating``/``Failed``/``Ready``, and only when no
+    operation other than a ``Create`` owns the pods. Committed: the published ``podCount`` has reached
+    the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
+    terminal pod is no survivor. Total loss stays with ``Create``'s fresh
+    start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
+    merely slow to boot is never recycled underneath itself."""
+    expected = ctx.pods_per_instance
+    if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
+        return None
+    op = row.operation
+    if op is not None and op.type != R.OP_CREATE:
+        return None
+    if op is not None and (op.capacity_refused_at is not None or op.waiting in _CREATE_REFUSED):
+        # The missing members were never created (a refusal the Create records and waits out), not
+        # lost: rebuilding would only have the same creates refused again.
+        return None
+    # Committed: Go also counts a Create at CreatePods or a Failed row, because it reads the pods
+    # live under its expectations cache. The pods here come from watch caches, which may not yet show
+    # a member this reconciler has just created; only a published podCount (an earlier pass saw every
+    # member) proves a member was lost rather than not yet seen. An interrupted partial create is
+    # therefore completed by creating its missing member, not rebuilt whole.
+    if row.pod_count < expected:
+        return None
+    survivors = sum(1 for p in pods if not p.ended)
+    if survivors == 0 or survivors >= expected:
+        return None
+    return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:
+    """``workload.PodTermination`` as far as a ``PodView`` carries it: a container whose last run
+    ended with a non-zero exit, then a container parked in a terminal waiting reason, then a pod that
+    ended (``steps`` terminal diagnostics). None when the pod shows nothing worth keeping."""
+    for ct in (*pod.containers, *pod.init_containers):
+        if ct.finished_at is not None and ct.exit_code:
+            return {
+                "podName": pod.name,
+                "containerName": ct.name,
+                "reason": ct.terminated_reason or "Error",
+                "exitCode": ct.exit_code,
+                "time": format_time(ctx.now),
+            }
+    stuck = stuck_container(pod)
+    if stuck is not None:
+        return {
+            "podName": pod.name,
+            "containerName": stuck.container,
+            "reason": stuck.reason,
+            "time": format_time(ctx.now),
+        }
+    return terminal_failure(ctx, pod) if pod.phase == "Failed" else None
+
+
+def first_failed_pod_termination(ctx: Ctx, pods: Sequence[PodView]) -> dict[str, object] | None:
+    """``ops/restart.go`` ``firstFailedPodTermination``: a ``Failed`` pod's diagnostics first, else any
+    pod showing a crash or a wedge; None when the failing pod already vanished."""
+    for p in pods:
+        if p.phase == "Failed":
+            found = pod_termination(ctx, p)
+            if found is not None:
+                return found
+    for p in pods:
+        if p.phase != "Failed":
+            found = pod_termination(ctx, p)
+            if found is not None:
+                return found
     return None

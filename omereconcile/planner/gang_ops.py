@@ -24,8 +24,10 @@ from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import (
     RESTART_POLICY_RECREATE,
     bring_up_gang,
+    first_failed_pod_termination,
     gang_broken,
     gang_names,
+    lost_gang_member,
     release_pod_group,
 )
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
@@ -40,6 +42,7 @@ __all__ = [
     "gang_whole_and_ready",
     "is_gang_surge_source",
     "is_gang_surge_target",
+    "start_gang_restart",
     "start_gang_surge",
     "step_gang_create_pods",
     "step_gang_idle",
@@ -66,6 +69,9 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
+    if lost is not None:
+        return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
     row, done = bring_up_gang(ctx, row, pods, out, retry)
     if row.operation is None or not done:
@@ -101,6 +107,9 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
+    if lost is not None:
+        return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)
     if broken is None:
         members = [by_name(pods, n) for n in sorted(names)]
@@ -118,24 +127,38 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
         return row
     if row.phase != R.READY or ctx.freeze:
         return row
-    key = ctx.instance_key(row.index)
     revision = row.running_revision or row.target_revision
     if ctx.restart_policy == RESTART_POLICY_RECREATE:
-        # ops/restart.go Restart / patchInstanceStatusRestarting: the reason lands on the operation.
-        incarnation = row.incarnation + 1
-        out.event(
-            "Warning",
-            "RestartTriggered",
-            f"OMENative {key} restart triggered: {broken} (incarnation={incarnation})",
-        )
-        op = replace(new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision), reason=broken)
-        return replace(
-            row, phase=R.RESTARTING, operation=op, incarnation=incarnation, target_revision=revision
-        )
+        return start_gang_restart(ctx, row, pods, broken, out)
     if not any(not p.terminating and not p.ended for p in pods):
         return demote(ctx, row, out)
     op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
+
+
+def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
+    """``ops/restart.go`` ``Restart``'s first pass: ``patchInstanceStatusRestarting`` (incarnation +1,
+    ``Restarting``, ``operation {type: Restart, step: Drain, reason}``), the Warning
+    ``RestartTriggered``, and ``firstFailedPodTermination`` kept as ``lastFailure`` before the drain
+    takes the failing pod away (a prior ``lastFailure`` stays when no pod shows one)."""
+    key = ctx.instance_key(row.index)
+    revision = row.running_revision or row.target_revision
+    incarnation = row.incarnation + 1
+    out.event(
+        "Warning",
+        "RestartTriggered",
+        f"OMENative {key} restart triggered: {reason} (incarnation={incarnation})",
+    )
+    op = replace(new_operation(ctx, row.index, R.OP_RESTART, R.STEP_DRAIN, revision), reason=reason)
+    failure = first_failed_pod_termination(ctx, pods)
+    return replace(
+        row,
+        phase=R.RESTARTING,
+        operation=op,
+        incarnation=incarnation,
+        target_revision=revision,
+        last_failure=failure if failure is not None else row.last_failure,
+    )
 
 
 # -- SurgeThenDrain ----------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ __all__ = [
     "new_operation",
     "recycle_terminal",
     "retire",
+    "terminal_failure",
 ]
 
 DEADLINE_EXCEEDED = "DeadlineExceeded"  # workload DeadlineExceededReason
@@ -104,7 +105,7 @@ def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str
     out.actions.append(CreatePod(name, pod, why))
 
 
-def _terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
+def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     """``ops/terminal_recycle.go`` ``terminalPodTermination``: the dead pod's diagnostics, the
     pod-level reason replacing the bare ``PodFailed`` placeholder when no container recorded one."""
     failure: dict[str, object] = {"podName": pod.name, "time": format_time(ctx.now)}
@@ -136,7 +137,7 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
         f"({op.type} recycle {n})",
     )
     out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
-    return replace(row, operation=replace(op, retry_count=n), last_failure=_terminal_failure(ctx, pod))
+    return replace(row, operation=replace(op, retry_count=n), last_failure=terminal_failure(ctx, pod))
 
 
 def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:

@@ -62,6 +62,10 @@ class SimPod:
     behaviour: str
     ready_at: datetime | None = None
     gone_at: datetime | None = None
+    # The runner's current run and its last termination, as the kubelet reports them.
+    started_at: datetime | None = None
+    last_terminated: dict[str, Any] | None = None
+    restarted_at: datetime | None = None
 
 
 @dataclass
@@ -403,6 +407,17 @@ class Sim:
         future = [t for t in times if t > self.now]
         return min(future) if future else None
 
+    def restart_runner(self, name: str, reason: str = "Error", exit_code: int = 1) -> None:
+        """The kubelet restarts a running pod's runner container in place (same pod, same UID): the
+        run that ended is its ``lastState.terminated``, the new run starts now and is ready again
+        after ``ready_delay``."""
+        p = self.pods[name]
+        p.last_terminated = {"reason": reason, "exitCode": exit_code, "finishedAt": format_time(self.now)}
+        p.started_at = self.now
+        p.restarted_at = self.now
+        self._kubelet(p)
+        self._endpoint_slices()
+
     def tick(self) -> None:
         """Kubelet and EndpointSlice controller catch up with the clock."""
         for name in [n for n, p in self.pods.items() if p.gone_at and self.now >= p.gone_at]:
@@ -424,10 +439,15 @@ class Sim:
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"
                 changed = True
+            if p.started_at is None:
+                p.started_at = self.now
             age = (self.now - p.created).total_seconds()
             cr = (
                 p.behaviour == "ok"
                 and age >= self.ready_delay
+                and (
+                    p.restarted_at is None or (self.now - p.restarted_at).total_seconds() >= self.ready_delay
+                )
                 and not obj["metadata"].get("deletionTimestamp")
             )
             changed |= self._set_cond(obj, "ContainersReady", "True" if cr else "False")
@@ -445,14 +465,18 @@ class Sim:
             if st.get("initContainerStatuses", []) != ics:
                 st["initContainerStatuses"] = ics
                 changed = True
-            cs = [
+            running = {"startedAt": format_time(p.started_at)}
+            cs: list[dict[str, Any]] = [
                 {
                     "name": "ome-container",
                     "ready": cr,
-                    "restartCount": 1 if waiting == "CrashLoopBackOff" else 0,
-                    "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}},
+                    "restartCount": (1 if waiting == "CrashLoopBackOff" else 0)
+                    + (p.restarted_at is not None),
+                    "state": {"waiting": {"reason": waiting}} if waiting else {"running": running},
                 }
             ]
+            if p.last_terminated is not None:
+                cs[0]["lastState"] = {"terminated": dict(p.last_terminated)}
             if st.get("containerStatuses") != cs:
                 st["containerStatuses"] = cs
                 changed = True
