@@ -7,6 +7,7 @@ Exit codes: 0 done or stopped by SIGTERM/SIGINT, 1 the leader lease was lost or 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import signal
@@ -291,19 +292,25 @@ def describe(p: Plan) -> str:
 def _add_forecast(sub: Any) -> None:
     """``forecast`` renders like ``omerender diff``, which needs the ``tools`` extra (deepdiff); the
     reconciler's image installs only ``reconcile``, so there the command says what to install."""
-    try:
+    if _installed("deepdiff"):
         from omereconcile.forecast import command
-    except ModuleNotFoundError as exc:
-        if exc.name != "deepdiff":
-            raise
+
+        command.add_parser(sub)
+    else:
         # No option prefix: whatever follows is taken as words, so the message below is what it says.
         stub = sub.add_parser(
             "forecast", help="rollout forecast (needs the 'tools' extra)", prefix_chars="\0", add_help=False
         )
         stub.add_argument("words", nargs="*")
         stub.set_defaults(func=_forecast_unavailable)
-        return
-    command.add_parser(sub)
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (``omereconcile run`` never needs it)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # present in sys.modules as None: explicitly not importable
+        return False
 
 
 def _forecast_unavailable(args: argparse.Namespace) -> int:
