@@ -17,6 +17,7 @@ from typing import Any
 
 from helpers import IREP, apply, events, live_pods, pods, replica, serving
 from reconciler_proc import Reconciler
+from test_reconciler_rollout import ServingMonitor
 
 from testbed.controlplane import COSCHEDULER_NAME
 from testbed.testing import Cluster, gang_replica, wait_for
@@ -82,34 +83,6 @@ def _wait_gpus_free(cluster: Cluster, namespace: str) -> None:
     wait_for("no other test's pod holds GPUs", free, timeout=90)
 
 
-class GangMonitor:
-    """Polls the pods and records the fewest whole gangs serving (every pod Ready with its gate True)."""
-
-    def __init__(self, cluster: Cluster, namespace: str, size: int = 2) -> None:
-        self.cluster, self.namespace, self.size = cluster, namespace, size
-        self.minimum: int | None = None
-        self.names: set[str] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            items = pods(self.cluster, self.namespace)
-            per = Counter(p["metadata"]["labels"]["ome.io/instance-index"] for p in items if serving(p))
-            whole = sum(1 for n in per.values() if n >= self.size)
-            self.names.update(p["metadata"]["name"] for p in items)
-            self.minimum = whole if self.minimum is None else min(self.minimum, whole)
-            time.sleep(0.05)
-
-    def __enter__(self) -> GangMonitor:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-
 def _writes(rec: Reconciler) -> int:
     """The reconciler's own API writes so far, from its metrics (every verb but reads and watches)."""
     import urllib.request
@@ -145,7 +118,7 @@ def test_two_gangs_roll_to_a_new_image_with_the_serving_floor_held(
 
     writes0 = _writes(rec)
     started = time.monotonic()
-    with GangMonitor(cluster, namespace) as mon:
+    with ServingMonitor(cluster, namespace, size=2) as mon:
         _set_image(cluster, namespace, "engine:v2")
         rec.wait("both gangs on v2", lambda: _settled(cluster, namespace, "engine:v2"), timeout=240)
     elapsed = time.monotonic() - started
@@ -240,7 +213,7 @@ def test_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_ser
     source = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live_pods(cluster, namespace)}
     cluster.kubelet.crash_loop("llama-pool-engine-1-worker-0", namespace)
     try:
-        with GangMonitor(cluster, namespace) as mon:
+        with ServingMonitor(cluster, namespace, size=2) as mon:
             _set_image(cluster, namespace, "engine:v2")
 
             def abandoned() -> bool:
@@ -342,7 +315,7 @@ def test_sigkill_during_a_gang_surge_then_restart_finishes_with_nothing_lost_or_
     rec = reconcilers()
     apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
-    with Ledger(cluster, namespace) as ledger, GangMonitor(cluster, namespace) as mon:
+    with Ledger(cluster, namespace) as ledger, ServingMonitor(cluster, namespace, size=2) as mon:
         _set_image(cluster, namespace, "engine:v2")
         rec.wait(
             "the replacement gang's pods created",

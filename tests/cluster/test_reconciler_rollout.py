@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -30,11 +31,13 @@ def namespaced_runtime(namespace: str, image: str = "docker.io/vllm/vllm-openai:
 
 
 class ServingMonitor:
-    """Polls the pods and records the lowest number of Instances serving (Ready with the gate True)."""
+    """Polls the pods and records the lowest number of Instances serving: ``size`` pods of the Instance
+    Ready with the gate True (a gang of ``size`` serves only whole)."""
 
-    def __init__(self, cluster: Cluster, namespace: str) -> None:
+    def __init__(self, cluster: Cluster, namespace: str, size: int = 1) -> None:
         self.cluster = cluster
         self.namespace = namespace
+        self.size = size
         self.minimum: int | None = None
         self.samples = 0
         self.names: set[str] = set()
@@ -44,9 +47,10 @@ class ServingMonitor:
     def _run(self) -> None:
         while not self._stop.is_set():
             items = pods(self.cluster, self.namespace)
-            indices = {p["metadata"]["labels"]["ome.io/instance-index"] for p in items if serving(p)}
+            per = Counter(p["metadata"]["labels"]["ome.io/instance-index"] for p in items if serving(p))
+            whole = sum(1 for n in per.values() if n >= self.size)
             self.names.update(p["metadata"]["name"] for p in items)
-            self.minimum = len(indices) if self.minimum is None else min(self.minimum, len(indices))
+            self.minimum = whole if self.minimum is None else min(self.minimum, whole)
             self.samples += 1
             time.sleep(0.05)
 
