@@ -9,8 +9,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from omerender.catalog import CATALOG_KINDS
 from omerender.cli.assume import add_flag
-from omerender.cli.io import origin_of
+from omerender.cli.io import InputError, origin_of
 from omerender.cli.kubeschema import kube_problems
 from omerender.cli.objects import add_objects_options, catalog_objects
 from omerender.lint import CODES, Finding, LintReport, lint_objects
@@ -118,8 +119,16 @@ def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    objects = catalog_objects(args.objects, args)
+    if not any(o.get("kind") in CATALOG_KINDS for o in objects):
+        # As kubectl apply refuses a path with nothing to apply: "0 problems" here would pass a CI
+        # job pointed at the wrong folder.
+        raise InputError(
+            f"{' '.join(args.objects)}: no models or serving runtimes found; give the catalog's files "
+            "or folders"
+        )
     report = lint_objects(
-        catalog_objects(args.objects, args),
+        objects,
         validate=None if args.no_schema else kube_problems,
         progress=_progress,
         assume_ready=args.assume_models_ready,

@@ -269,3 +269,15 @@ def test_assume_models_ready_readies_sharded_models_and_changes_nothing_else() -
     assert not catalog.models[key].is_ready  # the catalog given is untouched
     assert assumed.catalog.runtimes is catalog.runtimes
     assert len(assumed.assumed) == GIT_MODELS
+
+
+@pytest.mark.parametrize("text", ["", "kind: ConfigMap\nmetadata: {name: x}\n"])
+def test_a_path_with_no_catalog_objects_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    path = tmp_path / "nothing.yaml"
+    path.write_text(text)
+    assert main(["lint", "--objects", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"omerender lint: {path}: no models or serving runtimes found; give the catalog's files or folders\n"
+    )
