@@ -6,10 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from omereconcile.world import Endpoints, PodView, ServiceView
+from omereconcile.planner.retry import WORKLOAD_CAUSED_REASONS
+from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView
 from omerender import constants as c
 
-__all__ = ["Ladder", "StuckContainer", "drained", "ladder", "stuck_container"]
+__all__ = ["Ladder", "StuckContainer", "drained", "ladder", "stuck_container", "workload_caused_container"]
 
 # The kubelet waiting reasons a container cannot leave on its own (OME workload/types
 # terminalWaitingReasons, read by IsTerminalWaitingReason): all seven, matched verbatim.
@@ -90,6 +91,18 @@ def stuck_container(pod: PodView) -> StuckContainer | None:
     for ct in (*pod.containers, *pod.init_containers):
         if ct.waiting_reason in STUCK_REASONS:
             return StuckContainer(ct.name, ct.waiting_reason, pod.creation_timestamp)
+    return None
+
+
+def workload_caused_container(pod: PodView) -> ContainerView | None:
+    """OME ``evidence.FirstWorkloadCausedPod`` for one pod: the first regular, then init, container
+    waiting in a reason that travels with the revision (``types/failurecause.go``); a terminating pod
+    shows none."""
+    if pod.terminating:
+        return None
+    for ct in (*pod.containers, *pod.init_containers):
+        if ct.waiting_reason in WORKLOAD_CAUSED_REASONS:
+            return ct
     return None
 
 

@@ -1,0 +1,126 @@
+"""How a failed attempt ends and what it announces, pinned to OME's escalation pass.
+
+Go: ``workload/escalation/escalation.go`` ``Run`` and ``escalation/disposition.go``
+``DisposeExpiredAttempt`` / ``disposableAttempt`` / ``sameTerminalFailure`` (the newest stored
+versions). A Create or a single-pod Update ends through the disposition: a workload-caused waiting
+reason on the attempt's pod takes branch 1 (the revision is charged, the Warning names the pod), any
+other failure takes branch 3 (the Warning blames no pod, carries the disposition's detail and is not
+repeated for the same ``lastFailure.reason``). ``rolloutHold`` is the update pass's admission verdict
+(``executeUpdatePass``): a partition or a pause is not one.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sim_rolling import rolling_into
+
+from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, applied, converged
+
+PREFIX = "InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed "
+POD0 = "llama-pool-engine-0-default-0"
+
+
+def _failed_warnings(sim: Sim) -> list[str]:
+    return [e.message for e in sim.events if e.event_reason == "InstanceFailed" and e.type == "Warning"]
+
+
+def _creates(driver: Driver, name: str) -> int:
+    return [a.name for _, a in applied(driver, "CreatePod")].count(name)  # type: ignore[attr-defined]
+
+
+def test_a_stuck_image_pull_warns_with_the_held_text_naming_the_pod() -> None:
+    """Branch 1 on the stuck-pod path: the kubelet reason is workload-caused."""
+    sim, driver = rolling_into("imagepull")
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: s.rows()[0]["phase"] == "Failed")
+    assert _failed_warnings(sim)[0] == (
+        PREFIX + '(pod="llama-pool-engine-0-default-1"): ImagePullBackOff: workload-caused failure; '
+        f"revision {v2} held for retry — fix the image/config and publish a corrected revision"
+    )
+    assert sim.rows()[0]["lastFailure"]["reason"] == "ImagePullBackOff"
+
+
+def test_a_deadline_over_an_image_pull_pod_is_the_revisions_failure() -> None:
+    """The deadline path reads the attempt's pods too (``FirstWorkloadCausedPod``): with the stuck-pod
+    path off, an image that never pulls still fails as ``ImagePullBackOff`` and, with no retry ladder,
+    holds the revision on the first failure (the fail-safe)."""
+    settings = OperatorSettings(instance_ready_timeout=timedelta(minutes=5))
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "imagepull"
+    driver = Driver(sim)
+    driver.run(lambda s: bool(s.rows()) and s.rows()[0]["phase"] == "Failed", limit=600)
+    v1 = sim.render().name  # type: ignore[union-attr]
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["reason"], failure["podName"]) == ("ImagePullBackOff", POD0)
+    (block,) = sim.status["retryBlocks"]
+    assert (block["targetRevision"], block["state"], block["attemptsStarted"]) == (v1, "Held", 1)
+    assert _failed_warnings(sim) == [
+        PREFIX + f'(pod="{POD0}"): ImagePullBackOff: workload-caused failure; revision {v1} held for '
+        "retry — fix the image/config and publish a corrected revision"
+    ]
+
+
+def test_the_same_terminal_failure_is_announced_once() -> None:
+    """Branch 3: each rebuild of a never-ready Create fails by its deadline again, and only the first
+    failure is announced (``sameTerminalFailure``: the prior ``lastFailure.reason`` is the same)."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "never"
+    driver = Driver(sim)
+    driver.run(lambda s: _creates(driver, POD0) >= 3, limit=1200)
+    assert sim.rows()[0]["lastFailure"]["reason"] == "DeadlineExceeded"
+    assert _failed_warnings(sim) == [
+        PREFIX + '(pod=""): DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout: attempt '
+        "disposed terminal (no workload-caused evidence, relocation unavailable); operation-specific "
+        "recovery decides whether another attempt is safe"
+    ]
+
+
+def test_a_new_terminal_reason_is_announced_again() -> None:
+    """The suppression keys on the reason: a crash loop after a deadline is news."""
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=5), stuck_pod_grace_period=timedelta(seconds=60)
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "never"
+    driver = Driver(sim)
+    driver.run(lambda s: len(_failed_warnings(s)) == 1, limit=600)
+    sim.behaviour["vllm:v1"] = "crash"  # the rebuild's pod crashes instead
+    driver.run(lambda s: len(_failed_warnings(s)) == 2, limit=600)
+    assert sim.rows()[0]["lastFailure"]["reason"] == "CrashLoopBackOff"
+    assert _failed_warnings(sim)[1].startswith(
+        PREFIX + '(pod=""): CrashLoopBackOff: attempt disposed terminal'
+    )
+
+
+def test_a_partition_publishes_no_rollout_hold(sim: Sim, driver: Driver) -> None:
+    """The held Instances of a partition are not an admission denial: Go's update pass reports only
+    the budget, the coordination and plan gates, the retry ladder and a withheld drain."""
+    sim.apply_replica(base_replica(replicas=2, pacing={"partition": 1}))
+    driver.run(converged)
+    sim.image = "vllm:v2"
+    seen: list[object] = []
+    driver.extra_checks.append(lambda s: seen.append(s.status.get("rolloutHold")))
+    driver.run(lambda s: (s.condition("Ready") or {}).get("reason") == "Staged")
+    assert seen
+    assert not any(seen)
+
+
+def test_a_pause_publishes_no_rollout_hold(sim: Sim, driver: Driver) -> None:
+    """A paused Component starts nothing, so the update pass denies nothing and reports no hold."""
+    driver.run(converged)
+    sim.update_spec(paused=True)
+    sim.image = "vllm:v2"
+    seen: list[object] = []
+    driver.extra_checks.append(lambda s: seen.append(s.status.get("rolloutHold")))
+    for _ in range(20):
+        driver.one_pass()
+        sim.advance(5)
+    assert seen
+    assert not any(seen)
+    assert sim.rows()[0].get("operation") is None
