@@ -7,10 +7,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omereconcile.planner.retry import WORKLOAD_CAUSED_REASONS
-from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView
+from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView, format_time
 from omerender import constants as c
 
-__all__ = ["Ladder", "StuckContainer", "drained", "ladder", "stuck_container", "workload_caused_container"]
+__all__ = [
+    "Ladder",
+    "StuckContainer",
+    "drained",
+    "ladder",
+    "limbo_failure",
+    "stuck_container",
+    "workload_caused_container",
+]
 
 # The kubelet waiting reasons a container cannot leave on its own (OME workload/types
 # terminalWaitingReasons, read by IsTerminalWaitingReason): all seven, matched verbatim.
@@ -104,6 +112,54 @@ def workload_caused_container(pod: PodView) -> ContainerView | None:
         if ct.waiting_reason in WORKLOAD_CAUSED_REASONS:
             return ct
     return None
+
+
+def _all_running(pod: PodView) -> bool:
+    return pod.phase == "Running" and bool(pod.containers) and all(ct.running for ct in pod.containers)
+
+
+def limbo_failure(pod: PodView | None, now: datetime) -> dict[str, object] | None:
+    """What a deadline records about a pod that runs yet never serves (OME ``evidence``, newest
+    stored version: ``FirstRunningNotReadyPod`` / ``ContainersNotReadyTermination`` and
+    ``FirstGateNotFoldedPod`` / ``GateNotFoldedTermination``): phase Running, every regular container
+    running and none of its containers waiting, and either ContainersReady not True
+    (``ContainersNotReady``) or ContainersReady True with Ready not (``ReadinessGateNotSatisfied``).
+    Evidence only: it names no other cause and charges nothing more than the deadline would. The time
+    is the condition's transition, so an unchanged pod gives an identical record."""
+    if pod is None or pod.terminating or not _all_running(pod):
+        return None
+    if any(ct.waiting for ct in (*pod.containers, *pod.init_containers)):
+        return None  # the kubelet named a failure; that name owns the blame
+    cr = pod.condition("ContainersReady")
+    if cr is None or cr.status != "True":
+        record: dict[str, object] = {"podName": pod.name, "reason": "ContainersNotReady"}
+        message = "pod is Running but its containers never became ready"
+        names = [ct.name for ct in (*pod.containers, *pod.init_containers) if not ct.ready]
+        if names:
+            record["containerName"] = names[0]
+            message += "; not ready: " + ", ".join(names)
+        cond, label = cr, "ContainersReady"
+    elif not pod.ready:
+        record = {"podName": pod.name, "reason": "ReadinessGateNotSatisfied"}
+        message = "pod containers are ready but a readiness gate keeps it out of its Service"
+        unsatisfied = [
+            g for g in pod.readiness_gates if (pc := pod.condition(g)) is None or pc.status != "True"
+        ]
+        if unsatisfied:
+            message += "; unsatisfied gates: " + ", ".join(unsatisfied)
+        cond, label = pod.condition("Ready"), "Ready"
+    else:
+        return None
+    when = now
+    if cond is not None:
+        if cond.reason:
+            message += f"; {label}=False ({cond.reason})"
+        if cond.message:
+            message += f": {cond.message}"
+        if cond.last_transition_time is not None:
+            when = cond.last_transition_time
+    record.update(message=message, time=format_time(when))
+    return record
 
 
 def live(pods: Iterable[PodView]) -> list[PodView]:

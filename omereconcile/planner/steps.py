@@ -5,7 +5,7 @@ Each follows one OME Go function (``pkg/controller/v1beta1/workload/...``), name
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -14,7 +14,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder, stuck_container, workload_caused_container
+from omereconcile.planner.podstate import ladder, limbo_failure, stuck_container, workload_caused_container
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row
@@ -199,11 +199,14 @@ def fail(
     event_reason: str | None = None,
     event_pod: str | None = None,
     announce: bool = True,
+    record: Mapping[str, object] | None = None,
 ) -> Row:
     """Phase=Failed with ``lastFailure``; the ``InstanceFailed`` Warning in the words of
     ``inferencereplica/reconciler.go`` ``instanceFailedMsg`` (pod empty for a deadline). ``retry`` is
     None for a failure that is not the revision's fault (an unschedulable pod): no retry charge.
-    ``announce=False`` withholds the Warning (a repeat of the same terminal failure)."""
+    ``announce=False`` withholds the Warning (a repeat of the same terminal failure). ``record``, when
+    given, is the ``lastFailure`` to keep instead (evidence a pod left); its reason is what the
+    revision's block records."""
     target = row.operation.target_revision if row.operation else row.target_revision
     failure: dict[str, object] = {
         "podName": pod_name,
@@ -215,6 +218,9 @@ def fail(
         del failure["podName"]
     if container:
         failure["containerName"] = container
+    if record is not None:
+        failure = dict(record)
+        reason = str(record["reason"])
     if announce:
         out.event(
             "Warning",
@@ -242,14 +248,16 @@ TERMINAL_COUNTED_DETAIL = (
 @dataclass(frozen=True, slots=True)
 class Failure:
     """What an escalation found: the pod and container it blames (none for a deadline), the short
-    reason and message for ``lastFailure``, and the reason the escalation hands the disposition (the
-    bare kubelet reason of a stuck pod, ``deadlineFailureMessage`` for a deadline)."""
+    reason and message for ``lastFailure``, the reason the escalation hands the disposition (the
+    bare kubelet reason of a stuck pod, ``deadlineFailureMessage`` for a deadline) and, for a
+    deadline, the readiness-limbo evidence of the attempt's pod."""
 
     pod_name: str
     container: str | None
     reason: str
     message: str
     escalation: str
+    record: Mapping[str, object] | None = None  # what the pod shows, kept as lastFailure instead
 
 
 def disposable(op: Operation) -> bool:
@@ -309,6 +317,7 @@ def dispose(
         event_reason=f"{failure.escalation}: {detail}",
         event_pod="",
         announce=not repeat,
+        record=failure.record,
     )
 
 
@@ -360,8 +369,13 @@ def check_failure(
     if op.deadline is not None:
         if ctx.now >= op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
+            # A pod that runs yet never serves says why better than the elapsed timeout.
+            limbo = limbo_failure(pod, ctx.now)
             if disposable(op):
-                return row, dispose(ctx, row, pod, Failure("", None, DEADLINE_EXCEEDED, msg, msg), out, retry)
-            return row, fail(ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg)
+                found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
+                return row, dispose(ctx, row, pod, found, out, retry)
+            return row, fail(
+                ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg, record=limbo
+            )
         out.wake(op.deadline)
     return row, None

@@ -108,9 +108,9 @@ def test_never_ready_past_instance_ready_timeout_fails_with_deadline() -> None:
     driver.run(lambda s: bool(s.rows()) and bool(s.rows()[0].get("lastFailure")))
     assert "retryBlocks" not in sim.status
     failure = sim.rows()[0]["lastFailure"]
-    assert failure["reason"] == "DeadlineExceeded"
-    assert failure["message"] == "DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout"
-    assert "podName" not in failure  # a deadline blames no single pod
+    # escalation/disposition.go: a Running pod that never became ready is the recorded evidence
+    # (evidence.ContainersNotReadyTermination); the Warning names the deadline and no pod.
+    assert (failure["reason"], failure["podName"]) == ("ContainersNotReady", "llama-pool-engine-0-default-0")
     assert _warnings(sim, "InstanceFailed") == [
         "InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed "
         '(pod=""): DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout: attempt disposed '

@@ -65,19 +65,43 @@ def test_a_deadline_over_an_image_pull_pod_is_the_revisions_failure() -> None:
 
 
 def test_the_same_terminal_failure_is_announced_once() -> None:
-    """Branch 3: each rebuild of a never-ready Create fails by its deadline again, and only the first
-    failure is announced (``sameTerminalFailure``: the prior ``lastFailure.reason`` is the same)."""
+    """Branch 3: with no retry ladder each rebuild of a crash-looping Create is failed by the stuck-pod
+    path again, and only the first failure is announced (``sameTerminalFailure``: the prior
+    ``lastFailure.reason`` is the same)."""
+    sim = Sim(settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=60)))
+    sim.apply_replica(base_replica())
+    sim.behaviour["vllm:v1"] = "crash"
+    driver = Driver(sim)
+    driver.run(lambda s: _creates(driver, POD0) >= 3, limit=1200)
+    assert sim.rows()[0]["lastFailure"]["reason"] == "CrashLoopBackOff"
+    assert _failed_warnings(sim) == [
+        PREFIX + '(pod=""): CrashLoopBackOff: attempt disposed terminal (no workload-caused evidence, '
+        "relocation unavailable); operation-specific recovery decides whether another attempt is safe"
+    ]
+
+
+def test_a_deadline_records_the_readiness_limbo_of_a_pod_that_never_serves() -> None:
+    """``FirstRunningNotReadyPod`` / ``ContainersNotReadyTermination``: a Running pod whose containers
+    never become ready is what ``lastFailure`` names, not the bare timeout; the Warning still carries
+    the deadline, and since the recorded reason is not the deadline's, each attempt is announced."""
     sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
     sim.apply_replica(base_replica())
     sim.behaviour["vllm:v1"] = "never"
     driver = Driver(sim)
     driver.run(lambda s: _creates(driver, POD0) >= 3, limit=1200)
-    assert sim.rows()[0]["lastFailure"]["reason"] == "DeadlineExceeded"
-    assert _failed_warnings(sim) == [
+    failure = sim.rows()[0]["lastFailure"]
+    assert {k: failure[k] for k in ("podName", "reason", "containerName", "message")} == {
+        "podName": POD0,
+        "reason": "ContainersNotReady",
+        "containerName": "ome-container",
+        "message": "pod is Running but its containers never became ready; not ready: ome-container",
+    }
+    warning = (
         PREFIX + '(pod=""): DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout: attempt '
         "disposed terminal (no workload-caused evidence, relocation unavailable); operation-specific "
         "recovery decides whether another attempt is safe"
-    ]
+    )
+    assert _failed_warnings(sim) == [warning, warning]
 
 
 def test_a_new_terminal_reason_is_announced_again() -> None:
