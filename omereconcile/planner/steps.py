@@ -60,6 +60,7 @@ def new_operation(
         step=step,
         target_revision=target,
         started_at=ctx.now,
+        last_progress_at=ctx.now,
         deadline=ctx.deadline_from(ctx.now),
         strategy=strategy,
         surge_index=surge_index,
@@ -125,12 +126,19 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
 def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
-    owns the attempt); with no retry policy the next recycle may come on the next pass. The count
-    and ``lastFailure`` are written ahead of the delete."""
+    owns the attempt). The first recycle of an attempt is immediate; later ones follow the
+    ``updateRetry`` ladder indexed by ``retryCount`` from ``lastProgressAt`` (with no policy, the
+    next pass). The count, ``lastProgressAt`` and ``lastFailure`` are written ahead of the delete."""
     op = row.operation
     assert op is not None
     if op.deadline is not None and ctx.now > op.deadline:
         return row
+    policy = ctx.world.settings.update_retry
+    if op.retry_count > 0 and policy is not None:
+        not_before = (op.last_progress_at or op.started_at) + policy.next_delay(op.retry_count)
+        if ctx.now < not_before:
+            out.wake(not_before)
+            return row
     n = op.retry_count + 1
     desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
     out.event(
@@ -140,7 +148,8 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
         f"({op.type} recycle {n})",
     )
     out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
-    return replace(row, operation=replace(op, retry_count=n), last_failure=terminal_failure(ctx, pod))
+    paced = replace(op, retry_count=n, last_progress_at=ctx.now)
+    return replace(row, operation=paced, last_failure=terminal_failure(ctx, pod))
 
 
 def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:
