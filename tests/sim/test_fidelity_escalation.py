@@ -11,13 +11,15 @@ repeated for the same ``lastFailure.reason``). ``rolloutHold`` is the update pas
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sim_rolling import rolling_into
 
+from omereconcile.planner.podstate import limbo_failure
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
+from omereconcile.world import PodView
 
 PREFIX = "InferenceReplica llama-demo/llama-pool component=engine instance=0 escalated to Phase=Failed "
 POD0 = "llama-pool-engine-0-default-0"
@@ -148,3 +150,93 @@ def test_a_pause_publishes_no_rollout_hold(sim: Sim, driver: Driver) -> None:
     assert seen
     assert not any(seen)
     assert sim.rows()[0].get("operation") is None
+
+
+def _pod(
+    conditions: list[dict[str, str]], *, waiting_init: bool = False, gates: tuple[str, ...] = ()
+) -> PodView:
+    return PodView.from_dict(
+        {
+            "metadata": {"name": POD0, "uid": "u", "resourceVersion": "1", "labels": {}},
+            "spec": {"readinessGates": [{"conditionType": g} for g in gates]},
+            "status": {
+                "phase": "Running",
+                "conditions": conditions,
+                "containerStatuses": [
+                    {
+                        "name": "ome-container",
+                        "ready": True,
+                        "state": {"running": {"startedAt": "2025-01-01T00:00:00Z"}},
+                    },
+                    {
+                        "name": "sidecar",
+                        "ready": False,
+                        "state": {"running": {"startedAt": "2025-01-01T00:00:00Z"}},
+                    },
+                ],
+                "initContainerStatuses": (
+                    [
+                        {
+                            "name": "model-init",
+                            "ready": False,
+                            "state": {"waiting": {"reason": "PodInitializing"}},
+                        }
+                    ]
+                    if waiting_init
+                    else []
+                ),
+            },
+        }
+    )
+
+
+NOW = datetime(2025, 1, 1, 0, 10, tzinfo=UTC)
+
+
+def test_readiness_limbo_names_the_not_ready_containers_and_the_kubelets_condition() -> None:
+    """``ContainersNotReadyTermination``: the not-ready containers, then the ContainersReady reason and
+    message, timed at the condition's transition."""
+    cond = {
+        "type": "ContainersReady",
+        "status": "False",
+        "reason": "ContainersNotReady",
+        "message": "containers with unready status: [sidecar]",
+        "lastTransitionTime": "2025-01-01T00:01:00Z",
+    }
+    assert limbo_failure(_pod([cond]), NOW) == {
+        "podName": POD0,
+        "reason": "ContainersNotReady",
+        "containerName": "sidecar",
+        "message": "pod is Running but its containers never became ready; not ready: sidecar; "
+        "ContainersReady=False (ContainersNotReady): containers with unready status: [sidecar]",
+        "time": "2025-01-01T00:01:00Z",
+    }
+
+
+def test_gate_limbo_names_the_unsatisfied_readiness_gates() -> None:
+    """``GateNotFoldedTermination``: containers ready, Ready held back by a declared gate."""
+    conds = [
+        {"type": "ContainersReady", "status": "True"},
+        {"type": "example.com/warm", "status": "False"},
+        {
+            "type": "Ready",
+            "status": "False",
+            "reason": "ReadinessGatesNotReady",
+            "lastTransitionTime": "2025-01-01T00:02:00Z",
+        },
+    ]
+    record = limbo_failure(_pod(conds, gates=("example.com/warm",)), NOW)
+    assert record == {
+        "podName": POD0,
+        "reason": "ReadinessGateNotSatisfied",
+        "message": "pod containers are ready but a readiness gate keeps it out of its Service; unsatisfied gates: "
+        "example.com/warm; Ready=False (ReadinessGatesNotReady)",
+        "time": "2025-01-01T00:02:00Z",
+    }
+
+
+def test_a_waiting_container_leaves_the_blame_to_the_kubelets_reason() -> None:
+    """``FirstRunningNotReadyPod`` is suppressed when any container of the pod is waiting."""
+    assert (
+        limbo_failure(_pod([{"type": "ContainersReady", "status": "False"}], waiting_init=True), NOW) is None
+    )
