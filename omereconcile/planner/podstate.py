@@ -118,48 +118,54 @@ def _all_running(pod: PodView) -> bool:
     return pod.phase == "Running" and bool(pod.containers) and all(ct.running for ct in pod.containers)
 
 
-def limbo_failure(pod: PodView | None, now: datetime) -> dict[str, object] | None:
-    """What a deadline records about a pod that runs yet never serves (OME ``evidence``, newest
-    stored version: ``FirstRunningNotReadyPod`` / ``ContainersNotReadyTermination`` and
-    ``FirstGateNotFoldedPod`` / ``GateNotFoldedTermination``): phase Running, every regular container
-    running and none of its containers waiting, and either ContainersReady not True
-    (``ContainersNotReady``) or ContainersReady True with Ready not (``ReadinessGateNotSatisfied``).
-    Evidence only: it names no other cause and charges nothing more than the deadline would. The time
-    is the condition's transition, so an unchanged pod gives an identical record."""
-    if pod is None or pod.terminating or not _all_running(pod):
-        return None
-    if any(ct.waiting for ct in (*pod.containers, *pod.init_containers)):
-        return None  # the kubelet named a failure; that name owns the blame
-    cr = pod.condition("ContainersReady")
-    if cr is None or cr.status != "True":
-        record: dict[str, object] = {"podName": pod.name, "reason": "ContainersNotReady"}
-        message = "pod is Running but its containers never became ready"
-        names = [ct.name for ct in (*pod.containers, *pod.init_containers) if not ct.ready]
-        if names:
-            record["containerName"] = names[0]
-            message += "; not ready: " + ", ".join(names)
-        cond, label = cr, "ContainersReady"
-    elif not pod.ready:
-        record = {"podName": pod.name, "reason": "ReadinessGateNotSatisfied"}
-        message = "pod containers are ready but a readiness gate keeps it out of its Service"
-        unsatisfied = [
-            g for g in pod.readiness_gates if (pc := pod.condition(g)) is None or pc.status != "True"
-        ]
-        if unsatisfied:
-            message += "; unsatisfied gates: " + ", ".join(unsatisfied)
-        cond, label = pod.condition("Ready"), "Ready"
-    else:
-        return None
-    when = now
+def _condition_tail(record: dict[str, object], message: str, pod: PodView, type_: str, now: datetime) -> None:
+    cond, when = pod.condition(type_), now
     if cond is not None:
         if cond.reason:
-            message += f"; {label}=False ({cond.reason})"
+            message += f"; {type_}=False ({cond.reason})"
         if cond.message:
             message += f": {cond.message}"
         if cond.last_transition_time is not None:
             when = cond.last_transition_time
     record.update(message=message, time=format_time(when))
-    return record
+
+
+def limbo_failure(pods: Iterable[PodView], now: datetime) -> dict[str, object] | None:
+    """What a deadline records about an attempt whose pods run yet never serve (OME ``evidence``,
+    newest stored version: ``FirstRunningNotReadyPod`` / ``ContainersNotReadyTermination``, then
+    ``FirstGateNotFoldedPod`` / ``GateNotFoldedTermination``). Nothing when any live pod has a
+    waiting container: the kubelet named a failure, and that name owns the blame. Otherwise the first
+    pod that is Running with every regular container running and ContainersReady not True
+    (``ContainersNotReady``), else the first whose containers are ready but whose Ready never follows
+    (``ReadinessGateNotSatisfied``). Evidence only: the time is the condition's transition, so an
+    unchanged pod gives an identical record."""
+    candidates = [p for p in pods if not p.terminating]
+    if any(ct.waiting for p in candidates for ct in (*p.containers, *p.init_containers)):
+        return None
+    running = [p for p in candidates if _all_running(p)]
+    for pod in running:
+        cr = pod.condition("ContainersReady")
+        if cr is None or cr.status != "True":
+            record: dict[str, object] = {"podName": pod.name, "reason": "ContainersNotReady"}
+            message = "pod is Running but its containers never became ready"
+            names = [ct.name for ct in (*pod.containers, *pod.init_containers) if not ct.ready]
+            if names:
+                record["containerName"] = names[0]
+                message += "; not ready: " + ", ".join(names)
+            _condition_tail(record, message, pod, "ContainersReady", now)
+            return record
+    for pod in running:
+        if not pod.ready:
+            record = {"podName": pod.name, "reason": "ReadinessGateNotSatisfied"}
+            message = "pod containers are ready but a readiness gate keeps it out of its Service"
+            unsatisfied = [
+                g for g in pod.readiness_gates if (c_ := pod.condition(g)) is None or c_.status != "True"
+            ]
+            if unsatisfied:
+                message += "; unsatisfied gates: " + ", ".join(unsatisfied)
+            _condition_tail(record, message, pod, "Ready", now)
+            return record
+    return None
 
 
 def live(pods: Iterable[PodView]) -> list[PodView]:

@@ -285,7 +285,7 @@ def disposable(op: Operation) -> bool:
 def dispose(
     ctx: Ctx,
     row: Row,
-    pod: PodView | None,
+    attempt: Sequence[PodView],
     failure: Failure,
     out: Out,
     retry: RetryBook,
@@ -302,7 +302,8 @@ def dispose(
     op = row.operation
     assert op is not None
     target = op.target_revision or row.target_revision
-    cause = workload_caused_container(pod) if pod is not None else None
+    found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
+    pod, cause = found[0] if found else (None, None)
     if pod is not None and cause is not None and cause.waiting_reason and target:
         reason = cause.waiting_reason
         held = (
@@ -339,6 +340,7 @@ def check_failure(
     retry: RetryBook,
     *,
     created: bool | None = None,
+    members: Sequence[PodView] | None = None,
 ) -> tuple[Row, Row | None]:
     """The step's pod's evidence, as ``workload/escalation.go`` ``escalateFromEvidence`` reads it.
 
@@ -351,7 +353,10 @@ def check_failure(
     # Outside waits (planner/quota.py, planner/holds.py) park the clock; past the operator's
     # unschedulable grace the Instance fails without charging the revision.
     # ``created``: every pod of the step exists (a gang passes it; its evidence pod may be one member
-    # while the quota refused another). By default the step's one pod is the evidence.
+    # while the quota refused another). By default the step's one pod is the evidence. ``members``:
+    # the attempt's pods a disposition reads for a workload-caused reason or readiness limbo (a
+    # gang's; by default the step's pod).
+    attempt = list(members) if members is not None else ([pod] if pod is not None else [])
     row = quota_hold(ctx, row, pod is not None if created is None else created)
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
@@ -372,17 +377,17 @@ def check_failure(
                 )
                 if disposable(op):
                     found = Failure(name, stuck.container, stuck.reason, msg, stuck.reason)
-                    return row, dispose(ctx, row, pod, found, out, retry)
+                    return row, dispose(ctx, row, attempt or [pod], found, out, retry)
                 return row, fail(ctx, row, name, stuck.container, stuck.reason, msg, out, retry)
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
         if ctx.now >= op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
             # A pod that runs yet never serves says why better than the elapsed timeout.
-            limbo = limbo_failure(pod, ctx.now)
+            limbo = limbo_failure(attempt, ctx.now)
             if disposable(op):
                 found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
-                return row, dispose(ctx, row, pod, found, out, retry)
+                return row, dispose(ctx, row, attempt, found, out, retry)
             return row, fail(
                 ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg, record=limbo
             )

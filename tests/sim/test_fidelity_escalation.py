@@ -203,7 +203,7 @@ def test_readiness_limbo_names_the_not_ready_containers_and_the_kubelets_conditi
         "message": "containers with unready status: [sidecar]",
         "lastTransitionTime": "2025-01-01T00:01:00Z",
     }
-    assert limbo_failure(_pod([cond]), NOW) == {
+    assert limbo_failure([_pod([cond])], NOW) == {
         "podName": POD0,
         "reason": "ContainersNotReady",
         "containerName": "sidecar",
@@ -225,7 +225,7 @@ def test_gate_limbo_names_the_unsatisfied_readiness_gates() -> None:
             "lastTransitionTime": "2025-01-01T00:02:00Z",
         },
     ]
-    record = limbo_failure(_pod(conds, gates=("example.com/warm",)), NOW)
+    record = limbo_failure([_pod(conds, gates=("example.com/warm",))], NOW)
     assert record == {
         "podName": POD0,
         "reason": "ReadinessGateNotSatisfied",
@@ -238,5 +238,22 @@ def test_gate_limbo_names_the_unsatisfied_readiness_gates() -> None:
 def test_a_waiting_container_leaves_the_blame_to_the_kubelets_reason() -> None:
     """``FirstRunningNotReadyPod`` is suppressed when any container of the pod is waiting."""
     assert (
-        limbo_failure(_pod([{"type": "ContainersReady", "status": "False"}], waiting_init=True), NOW) is None
+        limbo_failure([_pod([{"type": "ContainersReady", "status": "False"}], waiting_init=True)], NOW)
+        is None
+    )
+
+
+def test_a_gang_deadline_reads_every_member_for_the_readiness_limbo() -> None:
+    """A Create of any pod count ends through the disposition (``disposableAttempt``), which reads
+    the attempt's whole pod set: a worker that runs but never becomes ready is the record, though no
+    member is stuck in a kubelet reason."""
+    sim = Sim(workers=1, settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
+    sim.apply_replica(base_replica(replicas=1))
+    sim.worker_behaviour["vllm:v1"] = "never"
+    driver = Driver(sim)
+    driver.run(lambda s: len(_failed_warnings(s)) == 1, limit=600)
+    failure = sim.rows()[0]["lastFailure"]
+    assert (failure["reason"], failure["podName"]) == ("ContainersNotReady", "llama-pool-engine-0-worker-0")
+    assert _failed_warnings(sim)[0].startswith(
+        PREFIX + '(pod=""): DeadlineExceeded: Create/CreatePods exceeded'
     )
