@@ -76,6 +76,10 @@ class ContainerView:
     # lastState.terminated.finishedAt and state.running.startedAt: date a restart against readySince.
     finished_at: datetime | None = None
     started_at: datetime | None = None
+    # status.ready and which state the kubelet reports: the readiness-limbo evidence of a deadline.
+    ready: bool = False
+    running: bool = False
+    waiting: bool = False
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -92,6 +96,9 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 exit_code=last.get("exitCode"),
                 finished_at=parse_time(last.get("finishedAt")),
                 started_at=parse_time((state.get("running") or {}).get("startedAt")),
+                ready=cs.get("ready") is True,
+                running=state.get("running") is not None,
+                waiting=state.get("waiting") is not None,
             )
         )
     return tuple(out)
@@ -114,6 +121,7 @@ class PodView:
     deletion_timestamp: datetime | None = None
     node_name: str | None = None
     scheduling_gates: tuple[str, ...] = ()
+    readiness_gates: tuple[str, ...] = ()  # spec.readinessGates[].conditionType
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -231,6 +239,9 @@ class PodView:
             deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
             node_name=spec.get("nodeName"),
             scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates", []) or []),
+            readiness_gates=tuple(
+                str(g.get("conditionType", "")) for g in spec.get("readinessGates", []) or []
+            ),
         )
 
 

@@ -193,7 +193,7 @@ def bring_up_gang(
         return row, done
     evidence = _evidence(standing)
     name = evidence.name if evidence is not None else names[0]
-    row, failed = check_failure(ctx, row, evidence, name, out, retry, created=not missing)
+    row, failed = check_failure(ctx, row, evidence, name, out, retry, created=not missing, members=standing)
     return (failed if failed is not None else row), False
 
 

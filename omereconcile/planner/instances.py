@@ -66,9 +66,12 @@ def start_update(ctx: Ctx, row: Row, target: str, out: Out) -> Row:
         detail = f"surge to revision {target} (newOrdinal={1 - row.active_ordinal})"
         new_row = replace(row, phase=R.UPDATING, operation=op, target_revision=target)
     else:
-        # RecreatePod deletes and recreates under the same name: a new incarnation (01 §4.1).
-        op = _op(ctx, row, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE)
-        detail = f"recreate (revision {row.running_revision} -> {target}, incarnation={row.incarnation + 1})"
+        # RecreatePod deletes and recreates under the same name: a new incarnation (01 §4.1). The
+        # cause is kept on the operation (patchInstanceStatusRecreatingForUpdate), so a revision roll
+        # reads apart from a Restart's termination reason in status.
+        cause = f"revision {row.running_revision} -> {target}"
+        op = replace(_op(ctx, row, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+        detail = f"recreate ({cause}, incarnation={row.incarnation + 1})"
         new_row = replace(
             row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=row.incarnation + 1
         )

@@ -6,10 +6,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from omereconcile.world import Endpoints, PodView, ServiceView
+from omereconcile.planner.retry import WORKLOAD_CAUSED_REASONS
+from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView, format_time
 from omerender import constants as c
 
-__all__ = ["Ladder", "StuckContainer", "drained", "ladder", "stuck_container"]
+__all__ = [
+    "Ladder",
+    "StuckContainer",
+    "drained",
+    "ladder",
+    "limbo_failure",
+    "stuck_container",
+    "workload_caused_container",
+]
 
 # The kubelet waiting reasons a container cannot leave on its own (OME workload/types
 # terminalWaitingReasons, read by IsTerminalWaitingReason): all seven, matched verbatim.
@@ -90,6 +99,72 @@ def stuck_container(pod: PodView) -> StuckContainer | None:
     for ct in (*pod.containers, *pod.init_containers):
         if ct.waiting_reason in STUCK_REASONS:
             return StuckContainer(ct.name, ct.waiting_reason, pod.creation_timestamp)
+    return None
+
+
+def workload_caused_container(pod: PodView) -> ContainerView | None:
+    """OME ``evidence.FirstWorkloadCausedPod`` for one pod: the first regular, then init, container
+    waiting in a reason that travels with the revision (``types/failurecause.go``); a terminating pod
+    shows none."""
+    if pod.terminating:
+        return None
+    for ct in (*pod.containers, *pod.init_containers):
+        if ct.waiting_reason in WORKLOAD_CAUSED_REASONS:
+            return ct
+    return None
+
+
+def _all_running(pod: PodView) -> bool:
+    return pod.phase == "Running" and bool(pod.containers) and all(ct.running for ct in pod.containers)
+
+
+def _condition_tail(record: dict[str, object], message: str, pod: PodView, type_: str, now: datetime) -> None:
+    cond, when = pod.condition(type_), now
+    if cond is not None:
+        if cond.reason:
+            message += f"; {type_}=False ({cond.reason})"
+        if cond.message:
+            message += f": {cond.message}"
+        if cond.last_transition_time is not None:
+            when = cond.last_transition_time
+    record.update(message=message, time=format_time(when))
+
+
+def limbo_failure(pods: Iterable[PodView], now: datetime) -> dict[str, object] | None:
+    """What a deadline records about an attempt whose pods run yet never serve (OME ``evidence``,
+    newest stored version: ``FirstRunningNotReadyPod`` / ``ContainersNotReadyTermination``, then
+    ``FirstGateNotFoldedPod`` / ``GateNotFoldedTermination``). Nothing when any live pod has a
+    waiting container: the kubelet named a failure, and that name owns the blame. Otherwise the first
+    pod that is Running with every regular container running and ContainersReady not True
+    (``ContainersNotReady``), else the first whose containers are ready but whose Ready never follows
+    (``ReadinessGateNotSatisfied``). Evidence only: the time is the condition's transition, so an
+    unchanged pod gives an identical record."""
+    candidates = [p for p in pods if not p.terminating]
+    if any(ct.waiting for p in candidates for ct in (*p.containers, *p.init_containers)):
+        return None
+    running = [p for p in candidates if _all_running(p)]
+    for pod in running:
+        cr = pod.condition("ContainersReady")
+        if cr is None or cr.status != "True":
+            record: dict[str, object] = {"podName": pod.name, "reason": "ContainersNotReady"}
+            message = "pod is Running but its containers never became ready"
+            names = [ct.name for ct in (*pod.containers, *pod.init_containers) if not ct.ready]
+            if names:
+                record["containerName"] = names[0]
+                message += "; not ready: " + ", ".join(names)
+            _condition_tail(record, message, pod, "ContainersReady", now)
+            return record
+    for pod in running:
+        if not pod.ready:
+            record = {"podName": pod.name, "reason": "ReadinessGateNotSatisfied"}
+            message = "pod containers are ready but a readiness gate keeps it out of its Service"
+            unsatisfied = [
+                g for g in pod.readiness_gates if (c_ := pod.condition(g)) is None or c_.status != "True"
+            ]
+            if unsatisfied:
+                message += "; unsatisfied gates: " + ", ".join(unsatisfied)
+            _condition_tail(record, message, pod, "Ready", now)
+            return record
     return None
 
 

@@ -108,6 +108,7 @@ def _journal(ctx: Ctx, row: Row) -> Row:
             step=R.STEP_RECYCLE,
             target_revision=target,
             started_at=ctx.now,
+            last_progress_at=ctx.now,
             reason=RESET_REASON,
         ),
     )

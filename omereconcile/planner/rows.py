@@ -62,6 +62,9 @@ class Operation:
     # OME InstanceOperation.CapacityRefusedAt: the executor's record of a quota refusal (planner/quota.py).
     capacity_refused_at: datetime | None = None
     surge_index: int | None = None  # a gang surge's replacement Instance (on the source's operation)
+    # OME InstanceOperation.LastProgressAt: when the operation last advanced (its start, then each
+    # terminal-pod recycle); the recycle pacing is anchored on it.
+    last_progress_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,6 +74,8 @@ class Operation:
             "targetRevision": self.target_revision,
             "startedAt": format_time(self.started_at),
         }
+        if self.last_progress_at is not None:
+            out["lastProgressAt"] = format_time(self.last_progress_at)
         if self.deadline is not None:
             out["deadline"] = format_time(self.deadline)
         if self.strategy:
@@ -102,6 +107,7 @@ class Operation:
             retry_count=int(d.get("retryCount", 0) or 0),
             capacity_refused_at=parse_time(d.get("capacityRefusedAt")),
             surge_index=int(d["surgeIndex"]) if d.get("surgeIndex") is not None else None,
+            last_progress_at=parse_time(d.get("lastProgressAt")),
         )
 
 

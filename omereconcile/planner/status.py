@@ -271,7 +271,9 @@ def _gang_scheduling(ctx: Ctx) -> tuple[str, str, str]:
 
 def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool) -> tuple[str, str] | None:
     """Go ``effectiveRolloutHold``: nothing without a rollout in flight; the Update pass's own verdict
-    (budget, partition, pause) when it gave one; else the update revision's RetryBlock, in Go's words."""
+    when it gave one (a budget denial: ``executeUpdatePass`` reports admission denials only, so a
+    partition or a pause, which deny nothing, publish no hold); else the update revision's
+    RetryBlock, in Go's words."""
     if not in_flight:
         return None
     if hold is not None and hold.gate not in RETRY_GATES:

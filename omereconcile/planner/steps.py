@@ -5,8 +5,8 @@ Each follows one OME Go function (``pkg/controller/v1beta1/workload/...``), name
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from omereconcile.actions import CreatePod
@@ -14,7 +14,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder, stuck_container
+from omereconcile.planner.podstate import ladder, limbo_failure, stuck_container, workload_caused_container
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row
@@ -25,12 +25,15 @@ from omerender import constants as c
 __all__ = [
     "DEADLINE_EXCEEDED",
     "UNSCHEDULABLE",
+    "Failure",
     "bring_up",
     "by_name",
     "check_failure",
     "complete",
     "create_pod",
     "demote",
+    "disposable",
+    "dispose",
     "fail",
     "new_operation",
     "recycle_terminal",
@@ -57,6 +60,7 @@ def new_operation(
         step=step,
         target_revision=target,
         started_at=ctx.now,
+        last_progress_at=ctx.now,
         deadline=ctx.deadline_from(ctx.now),
         strategy=strategy,
         surge_index=surge_index,
@@ -122,12 +126,19 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
 def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
-    owns the attempt); with no retry policy the next recycle may come on the next pass. The count
-    and ``lastFailure`` are written ahead of the delete."""
+    owns the attempt). The first recycle of an attempt is immediate; later ones follow the
+    ``updateRetry`` ladder indexed by ``retryCount`` from ``lastProgressAt`` (with no policy, the
+    next pass). The count, ``lastProgressAt`` and ``lastFailure`` are written ahead of the delete."""
     op = row.operation
     assert op is not None
     if op.deadline is not None and ctx.now > op.deadline:
         return row
+    policy = ctx.world.settings.update_retry
+    if op.retry_count > 0 and policy is not None:
+        not_before = (op.last_progress_at or op.started_at) + policy.next_delay(op.retry_count)
+        if ctx.now < not_before:
+            out.wake(not_before)
+            return row
     n = op.retry_count + 1
     desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
     out.event(
@@ -137,7 +148,8 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
         f"({op.type} recycle {n})",
     )
     out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
-    return replace(row, operation=replace(op, retry_count=n), last_failure=terminal_failure(ctx, pod))
+    paced = replace(op, retry_count=n, last_progress_at=ctx.now)
+    return replace(row, operation=paced, last_failure=terminal_failure(ctx, pod))
 
 
 def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:
@@ -195,10 +207,15 @@ def fail(
     retry: RetryBook | None,
     event_reason: str | None = None,
     event_pod: str | None = None,
+    announce: bool = True,
+    record: Mapping[str, object] | None = None,
 ) -> Row:
     """Phase=Failed with ``lastFailure``; the ``InstanceFailed`` Warning in the words of
     ``inferencereplica/reconciler.go`` ``instanceFailedMsg`` (pod empty for a deadline). ``retry`` is
-    None for a failure that is not the revision's fault (an unschedulable pod): no retry charge."""
+    None for a failure that is not the revision's fault (an unschedulable pod): no retry charge.
+    ``announce=False`` withholds the Warning (a repeat of the same terminal failure). ``record``, when
+    given, is the ``lastFailure`` to keep instead (evidence a pod left); its reason is what the
+    revision's block records."""
     target = row.operation.target_revision if row.operation else row.target_revision
     failure: dict[str, object] = {
         "podName": pod_name,
@@ -210,15 +227,108 @@ def fail(
         del failure["podName"]
     if container:
         failure["containerName"] = container
-    out.event(
-        "Warning",
-        "InstanceFailed",
-        f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
-        f'Phase=Failed (pod="{pod_name if event_pod is None else event_pod}"): {event_reason or reason}',
-    )
+    if record is not None:
+        failure = dict(record)
+        reason = str(record["reason"])
+    if announce:
+        out.event(
+            "Warning",
+            "InstanceFailed",
+            f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
+            f'Phase=Failed (pod="{pod_name if event_pod is None else event_pod}"): {event_reason or reason}',
+        )
     if retry is not None:
         retry.failure(target, reason, ctx.now, out)
     return replace(row, phase=R.FAILED, operation=None, last_failure=failure, target_revision=target)
+
+
+# escalation/disposition.go DisposeExpiredAttempt: the detail its InstanceFailed Warning appends to
+# the reason of a failure with no workload-caused evidence (branch 3; relocation is not built).
+TERMINAL_DETAIL = (
+    "attempt disposed terminal (no workload-caused evidence, relocation unavailable); "
+    "operation-specific recovery decides whether another attempt is safe"
+)
+TERMINAL_COUNTED_DETAIL = (
+    "attempt disposed terminal (no workload-caused evidence, relocation unavailable) and counted on "
+    "the revision's retry ladder"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What an escalation found: the pod and container it blames (none for a deadline), the short
+    reason and message for ``lastFailure``, the reason the escalation hands the disposition (the
+    bare kubelet reason of a stuck pod, ``deadlineFailureMessage`` for a deadline) and, for a
+    deadline, the readiness-limbo evidence of the attempt's pod."""
+
+    pod_name: str
+    container: str | None
+    reason: str
+    message: str
+    escalation: str
+    record: Mapping[str, object] | None = None  # what the pod shows, kept as lastFailure instead
+
+
+def disposable(op: Operation) -> bool:
+    """``escalation/disposition.go`` ``disposableAttempt`` (newest stored version): a Create, or an
+    Update that is not part of a gang surge, ends through ``DisposeExpiredAttempt``; every other
+    operation (a gang surge's, a Restart) keeps the plain Failed stamp and Warning."""
+    if op.type == R.OP_CREATE:
+        return True
+    return (
+        op.type == R.OP_UPDATE
+        and op.surge_index is None
+        and op.step not in (R.STEP_GANG_SURGE_TARGET, R.STEP_GANG_SURGE_TARGET_CLEANUP)
+    )
+
+
+def dispose(
+    ctx: Ctx,
+    row: Row,
+    attempt: Sequence[PodView],
+    failure: Failure,
+    out: Out,
+    retry: RetryBook,
+) -> Row:
+    """End a disposable attempt as ``DisposeExpiredAttempt`` does.
+
+    Branch 1: a container of the attempt's pod waiting in a workload-caused reason names the cause
+    whichever path fired (``evidence.FirstWorkloadCausedPod``): the revision's block is charged and
+    the Warning names the pod, ``<reason>: workload-caused failure; revision <rev> held for retry —
+    fix the image/config and publish a corrected revision``. Otherwise (branch 3) the Warning blames
+    no pod, reads ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason``
+    already records this reason (``sameTerminalFailure``: an attempt failing the same way again).
+    """
+    op = row.operation
+    assert op is not None
+    target = op.target_revision or row.target_revision
+    found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
+    pod, cause = found[0] if found else (None, None)
+    if pod is not None and cause is not None and cause.waiting_reason and target:
+        reason = cause.waiting_reason
+        held = (
+            f"{reason}: workload-caused failure; revision {target} held for retry — fix the "
+            "image/config and publish a corrected revision"
+        )
+        msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
+        return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
+    counted = retry.policy is not None and bool(target)
+    detail = TERMINAL_COUNTED_DETAIL if counted else TERMINAL_DETAIL
+    repeat = row.last_failure is not None and row.last_failure.get("reason") == failure.reason
+    return fail(
+        ctx,
+        row,
+        failure.pod_name,
+        failure.container,
+        failure.reason,
+        failure.message,
+        out,
+        retry,
+        event_reason=f"{failure.escalation}: {detail}",
+        event_pod="",
+        announce=not repeat,
+        record=failure.record,
+    )
 
 
 def check_failure(
@@ -230,6 +340,7 @@ def check_failure(
     retry: RetryBook,
     *,
     created: bool | None = None,
+    members: Sequence[PodView] | None = None,
 ) -> tuple[Row, Row | None]:
     """The step's pod's evidence, as ``workload/escalation.go`` ``escalateFromEvidence`` reads it.
 
@@ -242,7 +353,10 @@ def check_failure(
     # Outside waits (planner/quota.py, planner/holds.py) park the clock; past the operator's
     # unschedulable grace the Instance fails without charging the revision.
     # ``created``: every pod of the step exists (a gang passes it; its evidence pod may be one member
-    # while the quota refused another). By default the step's one pod is the evidence.
+    # while the quota refused another). By default the step's one pod is the evidence. ``members``:
+    # the attempt's pods a disposition reads for a workload-caused reason or readiness limbo (a
+    # gang's; by default the step's pod).
+    attempt = list(members) if members is not None else ([pod] if pod is not None else [])
     row = quota_hold(ctx, row, pod is not None if created is None else created)
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
@@ -261,11 +375,21 @@ def check_failure(
                     f"container {stuck.container} waiting in {stuck.reason} for longer than "
                     f"{format_go_duration(grace_stuck)}"
                 )
+                if disposable(op):
+                    found = Failure(name, stuck.container, stuck.reason, msg, stuck.reason)
+                    return row, dispose(ctx, row, attempt or [pod], found, out, retry)
                 return row, fail(ctx, row, name, stuck.container, stuck.reason, msg, out, retry)
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
         if ctx.now >= op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
-            return row, fail(ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg)
+            # A pod that runs yet never serves says why better than the elapsed timeout.
+            limbo = limbo_failure(attempt, ctx.now)
+            if disposable(op):
+                found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
+                return row, dispose(ctx, row, attempt, found, out, retry)
+            return row, fail(
+                ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg, record=limbo
+            )
         out.wake(op.deadline)
     return row, None

@@ -362,7 +362,8 @@ def test_operator_settings_from_the_config_map_reach_the_planner(
     # forecast says so in the planner's RolloutStalled words (within its simulated-time horizon).
     assert [h["gate"] for h in r["holds"]] == ["RolloutStalled"]
     assert "Instance(s) failing rollout to llama-pool-engine-" in r["holds"][0]["reason"]
-    assert r["holds"][0]["reason"].endswith("(DeadlineExceeded x1)")
+    # The deadline records what the replacement showed: running, never ready (evidence.ContainersNotReady).
+    assert r["holds"][0]["reason"].endswith("(ContainersNotReady x1)")
 
 
 def test_cli_reads_live_sizes_and_node_capacity_from_kubectl_dumps(
