@@ -7,8 +7,11 @@ ratios; asserts nothing.
 Both rollouts run on the same control plane and fake kubelet (a fixed start-up delay per pod). API writes
 are counted the same way for both from kube-apiserver's ``apiserver_request_total``: writes to the
 workload's objects (pods, their status, Services, ControllerRevisions, events, the InferenceReplica or
-StatefulSet and its status), minus the fake kubelet's own status patches and final deletes. The
-reconciler's writes are also counted client-side (``Kube.writes``).
+StatefulSet and its status), minus the fake kubelet's own status patches and every delete it sent (it
+can send a pod's delete more than once: each watch event of a terminating pod schedules one), minus the
+benchmark's own spec change. The reconciler's writes are also counted client-side (``Kube.writes``), and
+its requests are timed, so the roll prints where each Instance's time goes (create → the replacement
+served → the source held out → the source deleted → the next create) and how many passes it took.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,8 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from omereconcile.controller import Controller
-from omereconcile.kube import Kube
+from omereconcile.controller import Controller, Key, PassResult
+from omereconcile.kube import Kube, Timeout
 from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
@@ -80,6 +85,91 @@ def workload_writes(
     return sum((after - before).values()) - kubelet
 
 
+class TimedKube(Kube):
+    """The reconciler's client, with every write it sends recorded as (time, verb, path, pod name)."""
+
+    def __init__(self, api_client: Any) -> None:
+        super().__init__(api_client)
+        self.log: list[tuple[float, str, str, str]] = []
+        self._log_lock = threading.Lock()
+
+    def _send(
+        self, method: str, path: str, *, query: Any, body: Any, content_type: str, timeout: Timeout
+    ) -> Any:
+        if method != "GET":
+            name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
+            with self._log_lock:
+                self.log.append((time.monotonic(), method, path, name))
+        return super()._send(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+
+
+class TimedController(Controller):
+    """Counts the time the workers spend inside passes."""
+
+    busy = 0.0
+
+    def reconcile(self, key: Key) -> PassResult:
+        t0 = time.monotonic()
+        try:
+            return super().reconcile(key)
+        finally:
+            self.busy += time.monotonic() - t0
+
+
+def count_kubelet_deletes(cluster: Cluster) -> Callable[[], int]:
+    """The fake kubelet's pod deletes, as it sends them (a terminating pod may get more than one)."""
+    raw = cluster.kubelet.raw
+    sent = [0]
+    delete = raw.delete
+
+    def counted(path: str, *args: Any, **kw: Any) -> Any:
+        if "/pods/" in path:
+            sent[0] += 1
+        return delete(path, *args, **kw)
+
+    raw.delete = counted  # type: ignore[method-assign]
+    return lambda: sent[0]
+
+
+_POD = re.compile(r"-(\d+)-default-(\d)$")
+
+
+def phases(log: list[tuple[float, str, str, str]], t0: float) -> str:
+    """Median seconds per step of a single-pod surge, from the reconciler's own writes: the replacement's
+    create → its gate True (it started and serves) → the source's gate False (the replacement is Ready
+    in the EndpointSlices) → the source's delete (drained) → the next Instance's create (the source gone,
+    the operation ended, the next one started)."""
+    marks: dict[int, dict[str, float]] = {}
+    creates: list[float] = []
+    for t, verb, path, name in log:
+        if t < t0:
+            continue
+        pod = name if verb == "POST" else path.rstrip("/").split("/")[-1 if verb == "DELETE" else -2]
+        m = _POD.search(pod)
+        if not m or "/pods" not in path:
+            continue
+        mk = marks.setdefault(int(m[1]), {})
+        if verb == "POST":
+            mk.setdefault("create", t)
+            creates.append(t)
+        elif verb == "PATCH":
+            mk.setdefault("serve" if "create" in mk and "serve" not in mk else "hold", t)
+        elif verb == "DELETE":
+            mk.setdefault("delete", t)
+    creates.sort()
+    steps: dict[str, list[float]] = {"start-up": [], "to drain": [], "drain": [], "to next": []}
+    for mk in marks.values():
+        if not {"create", "serve", "hold", "delete"} <= mk.keys():
+            continue
+        steps["start-up"].append(mk["serve"] - mk["create"])
+        steps["to drain"].append(mk["hold"] - mk["serve"])
+        steps["drain"].append(mk["delete"] - mk["hold"])
+        later = [c for c in creates if c > mk["delete"]]
+        if later:
+            steps["to next"].append(later[0] - mk["delete"])
+    return ", ".join(f"{k} {statistics.median(v):.2f}s" for k, v in steps.items() if v)
+
+
 def wait(what: str, fn: Callable[[], Any], timeout: float = 300.0, interval: float = 0.1) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -127,17 +217,20 @@ def bench_resync(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int
     )
 
 
-def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int) -> tuple[float, float]:
+def bench_rollout(
+    cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: int, kubelet_deletes: Callable[[], int]
+) -> tuple[float, float]:
     path = IREP.format(ns=ns)
     strategy = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
     cluster.raw.post(path, runners_replica("pool", ns, "engine:v1", replicas=n, lifecycle=strategy))
     wait("the pool settled", lambda: replica_settled(cluster.raw.get(f"{path}/pool")), timeout=300)
     wait("the queue to drain", ctrl.queue.idle, timeout=60)
     before = apiserver_writes(cluster)
-    kubelet0 = cluster.kubelet.status_patches
+    kubelet0, deletes0 = cluster.kubelet.status_patches, kubelet_deletes()
     w0 = kube.writes
     counts0 = Counter(kube.write_counts())
     held0 = getattr(getattr(ctrl, "coalescer", None), "held", 0)
+    passes0, busy0 = ctrl.passes, getattr(ctrl, "busy", 0.0)
     t0 = time.monotonic()
     obj = cluster.raw.get(f"{path}/pool")
     obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
@@ -157,9 +250,10 @@ def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: in
         timeout=60,
     )
     time.sleep(1.0)
-    kubelet = (cluster.kubelet.status_patches - kubelet0) + n  # its status patches + its n final deletes
+    # Not the reconciler's: the kubelet's status patches and deletes, and our own spec change.
+    kubelet = (cluster.kubelet.status_patches - kubelet0) + (kubelet_deletes() - deletes0)
     after = apiserver_writes(cluster)
-    server = workload_writes(before, after, kubelet)
+    server = workload_writes(before, after, kubelet + 1)
     client = kube.writes - w0
     detail = dict(Counter(kube.write_counts()) - counts0)
     held = getattr(ctrl, "coalescer", None)
@@ -171,10 +265,19 @@ def bench_rollout(cluster: Cluster, ctrl: Controller, kube: Kube, ns: str, n: in
     print(f"  apiserver by kind, per Instance (kubelet's included): {by_kind(after - before, n)}")
     if held is not None:
         print(f"  count-only status writes held back: {held.held - held0}")
+    print(
+        f"  kubelet excluded: {kubelet} writes ({kubelet_deletes() - deletes0} of them pod deletes); "
+        f"passes: {ctrl.passes - passes0} = {(ctrl.passes - passes0) / n:.1f}/Instance, "
+        f"workers busy {getattr(ctrl, 'busy', 0.0) - busy0:.1f}s"
+    )
+    if isinstance(kube, TimedKube):
+        print(f"  per Instance, median: {phases(kube.log, t0)}")
     return dt, server / n
 
 
-def bench_statefulset(cluster: Cluster, ns: str, n: int) -> tuple[float, float]:
+def bench_statefulset(
+    cluster: Cluster, ns: str, n: int, kubelet_deletes: Callable[[], int]
+) -> tuple[float, float]:
     path = f"/apis/apps/v1/namespaces/{ns}/statefulsets"
     sts = {
         "apiVersion": "apps/v1",
@@ -217,7 +320,7 @@ def bench_statefulset(cluster: Cluster, ns: str, n: int) -> tuple[float, float]:
         .get("maxUnavailable")
     )
     before = apiserver_writes(cluster)
-    kubelet0 = cluster.kubelet.status_patches
+    kubelet0, deletes0 = cluster.kubelet.status_patches, kubelet_deletes()
     t0 = time.monotonic()
     cluster.raw.patch(
         f"{path}/pool",
@@ -227,14 +330,15 @@ def bench_statefulset(cluster: Cluster, ns: str, n: int) -> tuple[float, float]:
     wait("the StatefulSet rolled", lambda: done("engine:v2"), timeout=900)
     dt = time.monotonic() - t0
     time.sleep(1.0)
-    kubelet = (cluster.kubelet.status_patches - kubelet0) + n
+    kubelet = (cluster.kubelet.status_patches - kubelet0) + (kubelet_deletes() - deletes0)
     after = apiserver_writes(cluster)
-    server = workload_writes(before, after, kubelet)
+    server = workload_writes(before, after, kubelet + 1)
     print(
         f"StatefulSet RollingUpdate maxUnavailable {max_unavailable} (kept by the API server: {max_unavailable is not None}), {n} pods: {dt:.1f}s, {dt / n:.2f}s/pod ({load()})"
     )
     print(f"  API writes (apiserver, kubelet excluded): {server} = {server / n:.1f}/pod")
     print(f"  apiserver by kind, per pod (kubelet's included): {by_kind(after - before, n)}")
+    print(f"  kubelet excluded: {kubelet} writes ({kubelet_deletes() - deletes0} of them pod deletes)")
     return dt, server / n
 
 
@@ -245,21 +349,22 @@ def main() -> None:
     ap.add_argument("--ready-delay", type=float, default=2.0)
     args = ap.parse_args()
     with running_cluster(nodes=4, ready_delay=args.ready_delay) as cluster:
-        kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+        kube = TimedKube(Kube.from_kubeconfig(cluster.cp.kubeconfig)._api)
+        kubelet_deletes = count_kubelet_deletes(cluster)
         resync_ns = namespace(cluster, "bench-resync")
         roll_ns = namespace(cluster, "bench-roll")
         sts_ns = namespace(cluster, "bench-sts")
-        ctrl = Controller(
+        ctrl = TimedController(
             kube, namespaces=[resync_ns, roll_ns], resync_period=3600, workers=2, watch_timeout=60
         )
         ctrl.start()
         try:
             print(f"control plane up; fake kubelet start-up delay {args.ready_delay}s per pod; {load()}")
             bench_resync(cluster, ctrl, kube, resync_ns, args.replicas)
-            ours_t, ours_w = bench_rollout(cluster, ctrl, kube, roll_ns, args.instances)
+            ours_t, ours_w = bench_rollout(cluster, ctrl, kube, roll_ns, args.instances, kubelet_deletes)
         finally:
             ctrl.stop()
-        sts_t, sts_w = bench_statefulset(cluster, sts_ns, args.instances)
+        sts_t, sts_w = bench_statefulset(cluster, sts_ns, args.instances, kubelet_deletes)
         print(
             f"ratios (OMENative / StatefulSet): wall time {ours_t / sts_t:.2f}x, API writes per Instance {ours_w / sts_w:.2f}x"
         )

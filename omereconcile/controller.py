@@ -205,6 +205,17 @@ class WorkQueue:
 # -- reflectors ------------------------------------------------------------------------------------------
 
 
+def strip_managed_fields(obj: JSON) -> JSON:
+    """``obj`` without ``metadata.managedFields`` (in place; the object was just decoded for us), as
+    controller-runtime's ``cache.TransformStripManagedFields`` trims a cache: no decision reads them,
+    and they are a large share of a pod's bytes (one entry per writer: the creator, the kubelet's
+    status, each gate patch), so the stores of a large fleet hold much less without them."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
 def _key_of(obj: JSON) -> Key:
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -216,7 +227,9 @@ class Reflector:
     ``on_event`` gets ``ADDED``/``MODIFIED``/``DELETED``; a relist replays the differences (objects that
     disappeared while the watch was down come back as ``DELETED``). With ``index``, the store is also kept
     grouped by ``index(obj)`` (None leaves an object out of the index), so a pass finds a replica's objects
-    without scanning every pod of the cluster. Stored objects are shared: callers must not mutate them.
+    without scanning every pod of the cluster. With ``trim``, objects are stored (and handed on) without
+    ``metadata.managedFields`` (``strip_managed_fields``). Stored objects are shared: callers must not
+    mutate them.
     """
 
     def __init__(
@@ -230,9 +243,11 @@ class Reflector:
         metrics: Metrics | None = None,
         timeout_seconds: int = 60,
         index: Callable[[JSON], Hashable | None] | None = None,
+        trim: bool = False,
         **query: str,
     ) -> None:
         self.kube = kube
+        self.trim = trim
         self.path = path
         self.name = name
         self.on_event = on_event
@@ -303,7 +318,7 @@ class Reflector:
         if reason != "initial":
             log.info("relisting", extra={"resource": self.name, "reason": reason})
         out = self.kube.list(self.path, **self.query)
-        fresh = {_key_of(o): o for o in out["items"]}
+        fresh = {_key_of(o): strip_managed_fields(o) if self.trim else o for o in out["items"]}
         with self.lock:
             old = self.store
             self.store = {}
@@ -341,7 +356,7 @@ class Reflector:
                     **self.query,
                 ):
                     self.last_activity = time.monotonic()
-                    obj = ev.object
+                    obj = strip_managed_fields(ev.object) if self.trim else ev.object
                     new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
                     if ev.type == "BOOKMARK":
                         rv = new_rv
@@ -499,6 +514,7 @@ class Controller:
         on_event: Callable[[str, JSON], None],
         *,
         index: Callable[[JSON], Hashable | None] | None = None,
+        trim: bool = False,
         **query: str,
     ) -> None:
         r = Reflector(
@@ -510,6 +526,7 @@ class Controller:
             metrics=self.metrics,
             timeout_seconds=self.watch_timeout,
             index=index,
+            trim=trim,
             **query,
         )
         self.reflectors.setdefault(name, []).append(r)
@@ -517,15 +534,26 @@ class Controller:
     def start(self, *, sync_timeout: float = 60.0) -> None:
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
         for ns in self._scopes():
-            self._reflect("inferencereplicas", paths.replicas(ns), self._on_replica)
+            # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
+            self._reflect("inferencereplicas", paths.replicas(ns), self._on_replica, trim=True)
             own = self._on_owned
-            self._reflect("pods", paths.pods(ns), own, index=owner_index, labelSelector=managed)
-            self._reflect("services", paths.services(ns), own, labelSelector=managed)
+            self._reflect("pods", paths.pods(ns), own, index=owner_index, trim=True, labelSelector=managed)
+            self._reflect("services", paths.services(ns), own, trim=True, labelSelector=managed)
             self._reflect(
-                "endpointslices", paths.slices(ns), own, index=service_name_index, labelSelector=managed
+                "endpointslices",
+                paths.slices(ns),
+                own,
+                index=service_name_index,
+                trim=True,
+                labelSelector=managed,
             )
             self._reflect(
-                "controllerrevisions", paths.revisions(ns), own, index=owner_index, labelSelector=managed
+                "controllerrevisions",
+                paths.revisions(ns),
+                own,
+                index=owner_index,
+                trim=True,
+                labelSelector=managed,
             )
         for kind, plural, namespaced in CATALOG_RESOURCES:
             scopes = self._scopes() if namespaced else [None]

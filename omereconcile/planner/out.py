@@ -54,6 +54,12 @@ class Out:
             )
         )
 
+    def absorb(self, other: Out) -> None:
+        """Append what ``other`` gathered (one Instance's share of the pass) after what this holds."""
+        self.actions.extend(other.actions)
+        self.events.extend(other.events)
+        self.wakes.extend(other.wakes)
+
     def requeue_after(self) -> float | None:
         if not self.wakes:
             return None

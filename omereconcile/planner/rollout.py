@@ -3,7 +3,7 @@ then one step of every Instance."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -170,22 +170,34 @@ def plan_instances(
             updates.append(r)
         new_rows.append(r)
 
+    # Go's update pass (``workload/reconcile.go`` ``executeUpdatePass``) walks the Instances in index
+    # order, stepping each operation already in flight and opening each admitted start as it comes to
+    # it; each Instance's writes gather on its own accumulator and reach the plan in that order.
+    per_index: dict[int, Out] = {}
+
+    def out_for(index: int) -> Out:
+        return per_index.setdefault(index, Out(out.now))
+
     started: dict[int, Row] = {}
     if updates:
-        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, retry, out)
+        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, retry, out, out_for)
         hold = budget_hold or hold
     known = {r.index for r in new_rows}
     rows = [started.get(r.index, r) for r in new_rows]
     rows = sorted(rows + [r for i, r in started.items() if i not in known], key=lambda r: r.index)
 
-    stepped = _step_gang_surges(ctx, rows, by_index, retry, out)
+    stepped = _step_gang_surges(ctx, rows, by_index, retry, out_for)
     for r in rows:
         if r.index in stepped:
             continue
         if is_gang_surge_target(r):
-            stepped[r.index] = step_orphan_target(ctx, r, by_index.get(r.index, []), out)
+            stepped[r.index] = step_orphan_target(ctx, r, by_index.get(r.index, []), out_for(r.index))
         else:
-            stepped[r.index] = step_row(ctx, r, by_index.get(r.index, []), out, retry, row_target(r))
+            stepped[r.index] = step_row(
+                ctx, r, by_index.get(r.index, []), out_for(r.index), retry, row_target(r)
+            )
+    for index in sorted(per_index):
+        out.absorb(per_index[index])
     result = [
         _counts(ctx, nr, by_index.get(nr.index, [])) for _, nr in sorted(stepped.items()) if nr is not None
     ]
@@ -194,7 +206,11 @@ def plan_instances(
 
 
 def _step_gang_surges(
-    ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]], retry: RetryBook, out: Out
+    ctx: Ctx,
+    rows: Sequence[Row],
+    by_index: Mapping[int, list[PodView]],
+    retry: RetryBook,
+    out_for: Callable[[int], Out],
 ) -> dict[int, Row | None]:
     """Each gang surge source with its replacement, stepped together (``ops/update_gang.go``)."""
     by_row = {r.index: r for r in rows}
@@ -213,7 +229,7 @@ def _step_gang_surges(
             by_row.get(k),
             by_index.get(src.index, []),
             by_index.get(k, []),
-            out,
+            out_for(src.index),
             retry,
             paused=ctx.paused,
         )
@@ -267,12 +283,18 @@ def _start_updates(
     by_index: Mapping[int, list[PodView]],
     retry: RetryBook,
     out: Out,
+    out_for: Callable[[int], Out],
 ) -> tuple[dict[int, Row], Hold | None]:
     """Start as many updates as the budget allows, unserving Instances first (replacing them costs
     no availability), then serving ones from the highest index down (03 §8 rule 8).
 
     Each start is projected as Go's ``BudgetDenies`` does: in flight from earlier passes + started
-    this pass + 1 must not exceed the budget (``None``: uncapped).
+    this pass + 1 must not exceed the budget (``None``: uncapped). The anchor is counted once, from the
+    rows as the pass found them (``workload/plan_decision.go`` ``planUpdateSelection`` sets
+    ``PriorSurgeInFlight``/``PriorUnavailInFlight`` before any step runs, and ``workload/reconcile.go``
+    ``executeUpdatePass`` charges fresh starts only and never uncharges an operation that ends): an
+    operation ending in this pass frees its slot for the next pass's starts, not for this one's. So
+    deciding the starts before the steps decides what Go's single walk decides.
     """
     serving = {r.index: _serving(ctx, by_index.get(r.index, [])) for r in rows}
     order = sorted(updates, key=lambda r: (serving[r.index], -r.index))
@@ -302,9 +324,9 @@ def _start_updates(
         if ctx.gang and surge:
             used = set(by_index) | set(started)
             k = surge_index_for(rows, used)
-            started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out)
+            started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
         else:
-            started[r.index] = start_update(ctx, r, ctx.target, out)
+            started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index))
     return started, hold
 
 
