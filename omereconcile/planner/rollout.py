@@ -285,8 +285,12 @@ def _start_updates(
     out: Out,
     out_for: Callable[[int], Out],
 ) -> tuple[dict[int, Row], Hold | None]:
-    """Start as many updates as the budget allows, unserving Instances first (replacing them costs
-    no availability), then serving ones from the highest index down (03 §8 rule 8).
+    """Start as many updates as the budget allows, lowest index first.
+
+    The order is Go's: ``workload/plan_decision.go`` ``planUpdateSelection`` lists the selected
+    Instances in plan order, which ``workload/plan.go`` ``instancePlanIndices`` sorts by index, and
+    ``executeUpdatePass`` offers the budget to them in that order. (03 §8 rule 8's "not serving first,
+    then the highest index down" is overruled by Go, DECISIONS' fidelity order.)
 
     Each start is projected as Go's ``BudgetDenies`` does: in flight from earlier passes + started
     this pass + 1 must not exceed the budget (``None``: uncapped). The anchor is counted once, from the
@@ -296,8 +300,7 @@ def _start_updates(
     operation ending in this pass frees its slot for the next pass's starts, not for this one's. So
     deciding the starts before the steps decides what Go's single walk decides.
     """
-    serving = {r.index: _serving(ctx, by_index.get(r.index, [])) for r in rows}
-    order = sorted(updates, key=lambda r: (serving[r.index], -r.index))
+    order = sorted(updates, key=lambda r: r.index)
     started: dict[int, Row] = {}
     hold: Hold | None = None
     surge = ctx.strategy == SURGE

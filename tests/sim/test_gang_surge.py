@@ -41,36 +41,37 @@ def test_gang_surge_builds_a_whole_replacement_at_the_lowest_unused_index() -> N
     v2 = _new_revision(sim)
     d.one_pass()
     rows = {r["index"]: r for r in sim.rows()}
-    # The serving Instance with the highest index moves first; its replacement takes index 2.
-    assert rows[1]["operation"]["step"] == "Surge"
-    assert rows[1]["operation"]["surgeIndex"] == 2
+    # The lowest index moves first (Go's plan order); its replacement takes index 2.
+    assert rows[0]["operation"]["step"] == "Surge"
+    assert rows[0]["operation"]["surgeIndex"] == 2
+    assert "operation" not in rows[1]
     assert rows[2]["operation"]["step"] == "GangSurgeTarget"
     assert (rows[2]["incarnation"], rows[2]["phase"]) == (1, "Creating")
     started = [e.message for e in sim.events if e.event_reason == "RecreateUpdateStarted"]
-    assert started == [f"OMENative component=engine instance=1 gang surge to revision {v2} (surge-index=2)"]
+    assert started == [f"OMENative component=engine instance=0 gang surge to revision {v2} (surge-index=2)"]
     d.run(lambda s: _rolled(s, v2))
-    # 1 -> 2, then 0 -> 0's lowest unused index, which is 1 again once Instance 1 is gone.
-    assert sorted(r["index"] for r in sim.rows()) == [1, 2]
-    assert sim.live_pods() == gang_pods(1, 2)
-    assert sorted(sim.pod_groups) == ["llama-pool-engine-1", "llama-pool-engine-2"]
+    # 0 -> 2, then 1 -> the lowest unused index, which is 0 again once Instance 0 is gone.
+    assert sorted(r["index"] for r in sim.rows()) == [0, 2]
+    assert sim.live_pods() == gang_pods(0, 2)
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0", "llama-pool-engine-2"]
     assert all(r["incarnation"] == 1 and r["runningRevision"] == v2 for r in sim.rows())
     done = [e.message for e in sim.events if e.event_reason == "RecreateUpdateCompleted"]
     assert (
         done[0]
-        == f"OMENative component=engine instance=1 gang surge complete: instance 2 promoted to revision {v2}"
+        == f"OMENative component=engine instance=0 gang surge complete: instance 2 promoted to revision {v2}"
     )
     # The source leaves rotation before any of its pods is deleted, and its PodGroup goes last.
     log = [(type(a).__name__, getattr(a, "name", ""), getattr(a, "status", None)) for _, a in d.log]
     first_delete = next(i for i, e in enumerate(log) if e[0] == "DeletePod")
     assert any(e[0] == "SetServingGate" and e[2] is False for e in log[:first_delete])
     # ... and is deleted only once the EndpointSlices proved it drained, a later pass.
-    for name in ("llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"):
+    for name in ("llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"):
         off = min(t for t, a in applied(d, "SetServingGate") if a.name == name and not a.status)  # type: ignore[attr-defined]
         gone = min(t for t, a in applied(d, "DeletePod") if a.name == name)  # type: ignore[attr-defined]
         assert off < gone
     group_delete = next(i for i, e in enumerate(log) if e[0] == "DeletePodGroup")
-    assert log[group_delete][1] == "llama-pool-engine-1"
-    assert all(e[0] != "DeletePod" or "-1-" not in e[1] for e in log[group_delete:])
+    assert log[group_delete][1] == "llama-pool-engine-0"
+    assert all(e[0] != "DeletePod" or "-0-" not in e[1] for e in log[group_delete:])
 
 
 def test_a_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_serving() -> None:
