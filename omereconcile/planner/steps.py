@@ -14,7 +14,13 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder, limbo_failure, stuck_container, workload_caused_container
+from omereconcile.planner.podstate import (
+    crash_loop_failure,
+    ladder,
+    limbo_failure,
+    stuck_container,
+    workload_caused_container,
+)
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row
@@ -383,8 +389,9 @@ def check_failure(
     if op.deadline is not None:
         if ctx.now >= op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
-            # A pod that runs yet never serves says why better than the elapsed timeout.
-            limbo = limbo_failure(attempt, ctx.now)
+            # A container that keeps exiting, or a pod that runs yet never serves, says why better than
+            # the elapsed timeout (DisposeExpiredAttempt: FirstCrashLoopingPod before the limbo readers).
+            limbo = crash_loop_failure(attempt, ctx.now) or limbo_failure(attempt, ctx.now)
             if disposable(op):
                 found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
                 return row, dispose(ctx, row, attempt, found, out, retry)
