@@ -23,7 +23,7 @@ from omereconcile.planner.podstate import (
 )
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
-from omereconcile.planner.rows import Operation, Row
+from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
@@ -59,9 +59,15 @@ def new_operation(
     strategy: str | None = None,
     surge_index: int | None = None,
 ) -> Operation:
-    """An operation starting now: ``<index>-<type>-<unix seconds>``, deadline a full window away."""
+    """An operation starting now, deadline a full window away.
+
+    The id is OME's ``<type>-<index>-<unix seconds>`` (``create-0-1700000000``; ops ``StampCreating``,
+    ``patchInstanceStatusUpdating``/``Recreating``, ``restart.go``: ``fmt.Sprintf("create-%d-%d", idx,
+    now.Unix())`` and its ``update``/``restart`` siblings). It is an opaque label: nothing reads it back,
+    so a row journaled under the earlier ``<index>-<type>-<unix>`` form keeps its operation unchanged.
+    """
     return Operation(
-        id=f"{index}-{type_.lower()}-{int(ctx.now.timestamp())}",
+        id=operation_id(type_, index, ctx.now),
         type=type_,
         step=step,
         target_revision=target,
