@@ -24,7 +24,6 @@ from typing import Any
 
 from omereconcile.kube import ApiError, Kube, NotFound
 from omereconcile.observe import build_catalog, fetch_catalog_objects, paths
-from omereconcile.settings import SettingsError, settings_from_configmap
 from omereconcile.tlsfiles import CertificateFiles
 from omereconcile.webhook_http import (
     Gone,
@@ -36,7 +35,14 @@ from omereconcile.webhook_http import (
     read_head,
     write_json,
 )
-from omerender.admission import admission_review_response, request_from_review, review
+from omerender.admission import (
+    CONFIG_KEY,
+    IdentityConfigError,
+    admission_review_response,
+    parse_identity_config,
+    request_from_review,
+    review,
+)
 from omerender.catalog import Catalog, ControllerIdentity
 
 __all__ = ["PATH", "READY_PATH", "AdmissionServer", "ClusterReader", "ServerLimits", "parse_review"]
@@ -90,24 +96,18 @@ class ClusterReader:
             return ident, err
 
     def _read_identity(self) -> tuple[ControllerIdentity | None, str | None]:
-        where = f"ConfigMap {self.ome_namespace}/{self.config_name}"
+        # The error is the cause Go's controllerIdentity wraps: the ConfigMap read's, or the block's.
         try:
             cm = self.kube.get(paths.configmap(self.ome_namespace, self.config_name))
         except NotFound:
-            return None, f"{where} not found"
+            return None, f'configmaps "{self.config_name}" not found'
         except ApiError as exc:
-            return None, f"{where}: {exc}"
-        raw = (cm.get("data") or {}).get("inferenceReplica")
-        if raw is None:
-            return None, None
+            return None, exc.message or str(exc)
+        data = cm.get("data")
         try:
-            json.loads(raw)
-        except ValueError:
-            return None, f"{where} key inferenceReplica is not valid JSON"
-        try:
-            return settings_from_configmap({"inferenceReplica": raw}).controller_identity, None
-        except SettingsError as exc:
-            return None, f"{where} key inferenceReplica: {exc}"
+            return parse_identity_config(data.get(CONFIG_KEY) if isinstance(data, dict) else None), None
+        except IdentityConfigError as exc:
+            return None, str(exc)
 
     def handle(self, body: dict[str, Any]) -> dict[str, Any]:
         identity, error = self.identity()

@@ -80,6 +80,13 @@ class ContainerView:
     ready: bool = False
     running: bool = False
     waiting: bool = False
+    # The rest of a crash's record (Go types.PodTermination): the live terminated state, the messages.
+    state_terminated_reason: str | None = None
+    state_exit_code: int | None = None
+    state_finished_at: datetime | None = None
+    state_message: str = ""
+    last_message: str = ""
+    waiting_message: str = ""
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -87,6 +94,7 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
     for cs in statuses or []:
         state = cs.get("state", {}) or {}
         last = (cs.get("lastState", {}) or {}).get("terminated") or {}
+        now = state.get("terminated") or {}
         out.append(
             ContainerView(
                 name=str(cs.get("name", "")),
@@ -99,6 +107,12 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 ready=cs.get("ready") is True,
                 running=state.get("running") is not None,
                 waiting=state.get("waiting") is not None,
+                state_terminated_reason=now.get("reason"),
+                state_exit_code=now.get("exitCode"),
+                state_finished_at=parse_time(now.get("finishedAt")),
+                state_message=str(now.get("message") or ""),
+                last_message=str(last.get("message") or ""),
+                waiting_message=str((state.get("waiting") or {}).get("message") or ""),
             )
         )
     return tuple(out)

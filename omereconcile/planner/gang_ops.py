@@ -394,7 +394,9 @@ def step_gang_surge(
             out.gate(
                 p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN
             )
-        return replace(src, operation=replace(op, step=R.STEP_SURGE_DRAIN)), new_tgt
+        # Go StampStep(src, SurgeDrain, updateProgress=true): the step change touches lastProgressAt.
+        drain = replace(op, step=R.STEP_SURGE_DRAIN, last_progress_at=ctx.now)
+        return replace(src, operation=drain), new_tgt
     # SurgeDrain: the source's pods leave rotation, drain and go; then its PodGroup; then the promote.
     lost = [n for n in gang_names(ctx, tgt.index) if by_name(tgt_pods, n) is None]
     if lost:

@@ -13,6 +13,7 @@ from omerender import constants as c
 __all__ = [
     "Ladder",
     "StuckContainer",
+    "crash_loop_failure",
     "drained",
     "ladder",
     "limbo_failure",
@@ -111,6 +112,75 @@ def workload_caused_container(pod: PodView) -> ContainerView | None:
     for ct in (*pod.containers, *pod.init_containers):
         if ct.waiting_reason in WORKLOAD_CAUSED_REASONS:
             return ct
+    return None
+
+
+CRASH_LOOP = "CrashLoopBackOff"  # Go evidence.ReasonCrashLoop
+
+
+def _crash_looping(ct: ContainerView) -> bool:
+    """Go ``evidence.containerCrashLooping``: either face of a crash loop, parked in CrashLoopBackOff or
+    running again between two crashes (not Ready, a restart behind it whose exit was non-zero)."""
+    if ct.waiting:
+        return ct.waiting_reason == CRASH_LOOP
+    if ct.ready:
+        return False
+    if ct.state_exit_code is not None and ct.state_exit_code != 0:
+        return True
+    return ct.restart_count > 0 and ct.exit_code is not None and ct.exit_code != 0
+
+
+def _exit_record(pod: PodView, ct: ContainerView, now: datetime) -> dict[str, object] | None:
+    # Go types.nonZeroTerminated + terminationFromTerminated: the live state wins over the last one.
+    if ct.state_exit_code is not None and ct.state_exit_code != 0:
+        reason, code, message, at = (
+            ct.state_terminated_reason,
+            ct.state_exit_code,
+            ct.state_message,
+            ct.state_finished_at,
+        )
+    elif ct.exit_code is not None and ct.exit_code != 0:
+        reason, code, message, at = ct.terminated_reason, ct.exit_code, ct.last_message, ct.finished_at
+    else:
+        return None
+    record: dict[str, object] = {"podName": pod.name, "containerName": ct.name, "reason": reason or "Error"}
+    record["exitCode"] = code
+    if message:
+        record["message"] = message
+    record["time"] = format_time(at or now)
+    return record
+
+
+def crash_loop_failure(pods: Iterable[PodView], now: datetime) -> dict[str, object] | None:
+    """What a deadline records about an attempt whose container keeps exiting.
+
+    OME ``escalation/disposition.go`` ``DisposeExpiredAttempt`` reads ``evidence.FirstCrashLoopingPod``
+    after the workload-caused pod and before the readiness limbo, and records
+    ``types.PodTerminationWithReason(pod, "CrashLoopBackOff", now)``: the pod's first container (regular,
+    then init) whose live or last termination exited non-zero, with its reason (``Error`` when the
+    kubelet left none), exit code, message and ``finishedAt``; else the first container parked in a
+    terminal waiting reason, with the waiting message and the last termination's time. Either face of
+    the loop yields one of the two, so the pod-level fallbacks of ``PodTermination`` are never reached
+    from here. ``None`` when no live pod is crash-looping.
+    """
+    for pod in pods:
+        if pod.terminating:
+            continue
+        containers = (*pod.containers, *pod.init_containers)
+        if not any(_crash_looping(ct) for ct in containers):
+            continue
+        for ct in containers:
+            record = _exit_record(pod, ct, now)
+            if record is not None:
+                return record
+        for ct in containers:
+            if ct.waiting_reason in STUCK_REASONS:
+                record = {"podName": pod.name, "containerName": ct.name, "reason": ct.waiting_reason}
+                if ct.waiting_message:
+                    record["message"] = ct.waiting_message
+                record["time"] = format_time(ct.finished_at or now)
+                return record
+        return {"podName": pod.name, "reason": CRASH_LOOP, "time": format_time(now)}
     return None
 
 

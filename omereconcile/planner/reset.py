@@ -27,7 +27,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import live
-from omereconcile.planner.rows import Operation, Row
+from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.world import PodView
 from omerender import constants as c
 
@@ -103,7 +103,7 @@ def _journal(ctx: Ctx, row: Row) -> Row:
     return replace(
         row,
         operation=Operation(
-            id=f"{row.index}-reset-{int(ctx.now.timestamp())}",
+            id=operation_id(R.OP_CREATE, row.index, ctx.now),
             type=R.OP_CREATE,
             step=R.STEP_RECYCLE,
             target_revision=target,

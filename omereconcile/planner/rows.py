@@ -14,7 +14,7 @@ from typing import Any
 
 from omereconcile.world import format_time, parse_time
 
-__all__ = ["Operation", "RetryBlock", "Row", "replace"]
+__all__ = ["Operation", "RetryBlock", "Row", "operation_id", "replace"]
 
 # Phases (01 §4.2)
 PENDING = "Pending"
@@ -45,6 +45,15 @@ STEP_GANG_SURGE_TARGET_CLEANUP = "GangSurgeTargetCleanup"
 
 def _time(value: datetime | None) -> str | None:
     return format_time(value) if value is not None else None
+
+
+def operation_id(type_: str, index: int, now: datetime) -> str:
+    """OME's operation id, ``<lower-case type>-<index>-<unix seconds>`` (``create-0-1700000000``).
+
+    An opaque label: the planner and the executor never parse it, and a stored row keeps whatever id it
+    was journaled with (an earlier release wrote ``<index>-<type>-<unix>``).
+    """
+    return f"{type_.lower()}-{index}-{int(now.timestamp())}"
 
 
 @dataclass(frozen=True, slots=True)

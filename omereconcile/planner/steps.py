@@ -14,10 +14,16 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import ladder, limbo_failure, stuck_container, workload_caused_container
+from omereconcile.planner.podstate import (
+    crash_loop_failure,
+    ladder,
+    limbo_failure,
+    stuck_container,
+    workload_caused_container,
+)
 from omereconcile.planner.quota import quota_hold
 from omereconcile.planner.retry import RetryBook
-from omereconcile.planner.rows import Operation, Row
+from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
@@ -53,9 +59,15 @@ def new_operation(
     strategy: str | None = None,
     surge_index: int | None = None,
 ) -> Operation:
-    """An operation starting now: ``<index>-<type>-<unix seconds>``, deadline a full window away."""
+    """An operation starting now, deadline a full window away.
+
+    The id is OME's ``<type>-<index>-<unix seconds>`` (``create-0-1700000000``; ops ``StampCreating``,
+    ``patchInstanceStatusUpdating``/``Recreating``, ``restart.go``: ``fmt.Sprintf("create-%d-%d", idx,
+    now.Unix())`` and its ``update``/``restart`` siblings). It is an opaque label: nothing reads it back,
+    so a row journaled under the earlier ``<index>-<type>-<unix>`` form keeps its operation unchanged.
+    """
     return Operation(
-        id=f"{index}-{type_.lower()}-{int(ctx.now.timestamp())}",
+        id=operation_id(type_, index, ctx.now),
         type=type_,
         step=step,
         target_revision=target,
@@ -383,8 +395,9 @@ def check_failure(
     if op.deadline is not None:
         if ctx.now >= op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
-            # A pod that runs yet never serves says why better than the elapsed timeout.
-            limbo = limbo_failure(attempt, ctx.now)
+            # A container that keeps exiting, or a pod that runs yet never serves, says why better than
+            # the elapsed timeout (DisposeExpiredAttempt: FirstCrashLoopingPod before the limbo readers).
+            limbo = crash_loop_failure(attempt, ctx.now) or limbo_failure(attempt, ctx.now)
             if disposable(op):
                 found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
                 return row, dispose(ctx, row, attempt, found, out, retry)

@@ -138,7 +138,8 @@ def step_surge(
                     f"replacement {surge_name} serves and is Available: drain {old_name}",
                     SURGE_DRAIN,
                 )
-            return replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN))
+            # Go StampSurgeDrainStep: the step change touches lastProgressAt.
+            return replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN, last_progress_at=ctx.now))
         if paused:
             return row
         live_surge = surge if _standing(surge) and surge is not None and not surge.ended else None

@@ -9,6 +9,12 @@ with :func:`request_from_review`, calls :func:`review` and answers with :func:`a
 the offline ``validate`` tool prints every message of the decision.
 """
 
+from omerender.admission.identity import (
+    CONFIG_KEY,
+    IdentityConfigError,
+    identity_load_error,
+    parse_identity_config,
+)
 from omerender.admission.rules import METADATA_ONLY, review
 from omerender.admission.shape import validate_autoscaler, validate_pacing, validate_runner_volumes
 from omerender.admission.types import (
@@ -28,10 +34,14 @@ __all__ = [
     "CODE_DENIED",
     "CODE_IDENTITY_UNAVAILABLE",
     "CODE_RUNTIME_UNRESOLVED",
+    "CONFIG_KEY",
     "METADATA_ONLY",
     "AdmissionDecision",
     "AdmissionRequest",
+    "IdentityConfigError",
     "admission_review_response",
+    "identity_load_error",
+    "parse_identity_config",
     "request_from_review",
     "review",
     "validate_autoscaler",

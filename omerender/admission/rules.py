@@ -28,9 +28,13 @@ template source/pin/autoscaler/lifecycle rules, a new migration request, and the
 update sets or changes ``runtimeRef``.
 
 Codes: 403 for a rule denial, 400 when the object does not fit the InferenceReplica schema (OME's decoder
-failure; the text is :class:`InvalidObjectError`'s), 500 when the controller identity is unreadable or a
-named runtime cannot be resolved for a reason other than a missing parent. The decision's code is its
-first denial's.
+failure; the text is :class:`InvalidObjectError`'s), 500 when the controller identity is unreadable (Go's
+text, ``load inferenceReplica config: <cause>``, without the replica's name) or a named runtime cannot be
+resolved for a reason other than a missing parent. The decision's code is its first denial's.
+
+Version followed: ome-projects/ome commit 58a57f25 of ``validator.go`` and ``ownership.go`` (the newest
+stored: it adds the composed-fields rules and the controller's standalone-create denial to a543351b's;
+sgl-project/ome 14f6fa02 is the earlier controller-only webhook).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from omerender.admission.identity import identity_load_error
 from omerender.admission.shape import go_quote, validate_autoscaler, validate_pacing, validate_runner_volumes
 from omerender.admission.types import (
     CODE_ALLOWED,
@@ -291,11 +296,8 @@ def _new_migration_requests(ctx: _Ctx) -> list[str]:
 
 
 def _identity_unavailable(ctx: _Ctx) -> Denial:
-    return (
-        CODE_IDENTITY_UNAVAILABLE,
-        ctx.prefix + "cannot tell whether the InferenceService controller sent this request: the "
-        f"inferenceReplica.controllerIdentity setting is unreadable ({ctx.request.identity_error})",
-    )
+    """Go ``Handle``: ``admission.Errored(500, err)`` with ``controllerIdentity``'s error, unprefixed."""
+    return (CODE_IDENTITY_UNAVAILABLE, identity_load_error(str(ctx.request.identity_error)))
 
 
 def _immutability(ctx: _Ctx, old: InferenceReplica) -> list[Denial]:

@@ -16,12 +16,18 @@ configured", as on a cluster whose ConfigMap has no ``controllerIdentity`` block
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from omerender.admission import CODE_BAD_REQUEST, AdmissionRequest, review
+from omerender.admission import (
+    CODE_BAD_REQUEST,
+    CONFIG_KEY,
+    AdmissionRequest,
+    IdentityConfigError,
+    parse_identity_config,
+    review,
+)
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.cli.io import InputError, load_objects
 from omerender.cli.objects import add_objects_options, catalog_objects
@@ -123,22 +129,12 @@ def _identity(objects: Sequence[Mapping[str, Any]]) -> tuple[ControllerIdentity 
     if not maps:
         return None, None
     data = maps[0].get("data")
-    raw = data.get("inferenceReplica") if isinstance(data, Mapping) else None
-    if raw is None:
-        return None, None
+    raw = data.get(CONFIG_KEY) if isinstance(data, Mapping) else None
     try:
-        block = json.loads(str(raw))
-    except ValueError as exc:
-        return None, f"{CONFIG_MAP} inferenceReplica is not valid JSON: {exc}"
-    ident = block.get("controllerIdentity") if isinstance(block, Mapping) else None
-    if not isinstance(ident, Mapping):
-        return None, None
-    users, groups = ident.get("usernames") or [], ident.get("groups") or []
-    if not isinstance(users, list) or not isinstance(groups, list):
-        return None, f"{CONFIG_MAP} inferenceReplica.controllerIdentity: usernames and groups must be lists"
-    if not users and not groups:
-        return None, None
-    return ControllerIdentity(frozenset(map(str, users)), frozenset(map(str, groups))), None
+        # Read as strictly as the webhook reads it, so the CLI answers a malformed block as it would.
+        return parse_identity_config(None if raw is None else str(raw)), None
+    except IdentityConfigError as exc:
+        return None, str(exc)
 
 
 def _olds(path: str | None) -> dict[tuple[str, str], dict[str, Any]]:

@@ -319,7 +319,7 @@ def test_an_unreadable_identity_fails_the_create_with_500s_message(
     code, lines, _ = run(capsys, path, "--objects", write(tmp_path / "cm.yaml", config_map("{not json")))
     assert code == 1
     assert len(lines) == 1
-    assert "controllerIdentity setting is unreadable" in lines[0]
+    assert "load inferenceReplica config: invalid inferenceReplica config: malformed JSON object" in lines[0]
 
 
 # -- bad input -------------------------------------------------------------------------------------------------

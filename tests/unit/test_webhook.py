@@ -74,7 +74,10 @@ def test_a_missing_configmap_fails_creates_with_500() -> None:
     resp = _reader(None).handle(_review({"modelRef": {"name": "m"}}))["response"]
     assert resp["allowed"] is False
     assert resp["status"]["code"] == 500
-    assert "ConfigMap ome/inferenceservice-config not found" in resp["status"]["message"]
+    assert (
+        resp["status"]["message"]
+        == 'load inferenceReplica config: configmaps "inferenceservice-config" not found'
+    )
 
 
 def test_invalid_identity_json_fails_creates_with_500() -> None:
