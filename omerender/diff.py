@@ -411,10 +411,11 @@ def _payload(raw: bytes) -> Mapping[str, Any]:
 def _revision_changes(old: Outcome, new: Outcome) -> list[Change]:
     """The revision's inputs that are not templates: topology key, pairing protocol, scope, collisions."""
     out: list[Change] = []
-    a, b = _payload(old.payload), _payload(new.payload)
-    for key in ("topologyKey", "pairingProtocol"):
-        if a.get(key) != b.get(key):
-            out.append(Change("revision", key, "changed", a.get(key), b.get(key)))
+    if old.payload != new.payload:  # equal bytes hold equal keys: most of a fleet decodes nothing
+        a, b = _payload(old.payload), _payload(new.payload)
+        for key in ("topologyKey", "pairingProtocol"):
+            if a.get(key) != b.get(key):
+                out.append(Change("revision", key, "changed", a.get(key), b.get(key)))
     if old.scope_uid != new.scope_uid:
         out.append(Change("revision", "scopeUID", "changed", old.scope_uid, new.scope_uid))
     if old.collision_count != new.collision_count:
