@@ -32,7 +32,7 @@ from omerender.models import InferenceReplica, RuntimeResource
 from omerender.render.build import build_runners, template_metadata
 from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
-from omerender.render.result import RenderedRunner
+from omerender.render.result import RenderedRunner, SharedRunner
 
 __all__ = ["Shape", "memo_key", "runners_for", "shape_of"]
 
@@ -121,9 +121,5 @@ def runners_for(
     piece = shape.runtime.piece(replica.spec.component)
     assert piece is not None  # the build that made the pods had it
     metadata = template_metadata(replica, shape.runtime, piece, shape.ctx)
-    return tuple(
-        RenderedRunner(
-            name, size, {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": pickle.loads(spec)}
-        )
-        for name, size, spec in shape.pods
-    )
+    # The templates are made from these when first read (SharedRunner): a revision needs neither.
+    return tuple(SharedRunner(name, size, metadata=metadata, spec=spec) for name, size, spec in shape.pods)
