@@ -649,8 +649,10 @@ def to_markdown(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> s
     Unchanged replicas are listed in one collapsed block at the end, so a large fleet stays readable.
     """
     items = list(diffs)
-    moving = [d for d in items if d.status is not Status.UNCHANGED or d.changes]
-    still = [d for d in items if d not in moving]
+    moving: list[ReplicaDiff] = []
+    still: list[ReplicaDiff] = []
+    for d in items:  # one pass: "d not in moving" compared every pair of a fleet
+        (moving if d.status is not Status.UNCHANGED or d.changes else still).append(d)
     out = [f"### omerender diff: {summary(items)}\n\n"]
     out.extend(f"> {_html(note)}\n\n" for note in notes)
     if moving:

@@ -14,8 +14,8 @@ what a refs render computes from the catalog depends on the replica only through
   every replica; only the resolution is shared.
 
 So an entry holds the outcome of resolution (or the block it raised), and, when no placeholder can
-apply, the built pod specs (or the block the build raised). A hit hands out fresh copies: a Render's
-templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
+apply, the built pod specs (or the block the build raised). A hit hands out fresh copies, made when
+first read (:class:`~omerender.render.result.SharedRunner`): a Render's templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
 replica itself.
 """
 
