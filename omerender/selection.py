@@ -527,30 +527,57 @@ def _indexed(group: tuple[RuntimeResource, ...]) -> _Indexed:
     )
 
 
+# Per group, the runtimes a model's (format, architecture, quantization) triple leaves to check in
+# full, between runs of the ones it excludes outright: (runtime, cause) pairs.
+_Triage = tuple[tuple[tuple[tuple[RuntimeResource, ExclusionCause], ...] | RuntimeResource, ...], ...]
+
+
+def _triage(indexed: tuple[_Indexed, ...], triple: tuple[str, str | None, str | None]) -> _Triage:
+    groups = []
+    for group in indexed:
+        parts: list[tuple[tuple[RuntimeResource, ExclusionCause], ...] | RuntimeResource] = []
+        run: list[tuple[RuntimeResource, ExclusionCause]] = []
+        for runtime, disabled, triples in group:
+            if disabled:  # OME's evaluateRuntime order: disabled, then compatible
+                run.append((runtime, ExclusionCause.DISABLED))
+            elif triple not in triples:
+                run.append((runtime, ExclusionCause.INCOMPATIBLE))
+            else:
+                parts += (tuple(run), runtime)
+                run = []
+        parts.append(tuple(run))
+        groups.append(tuple(parts))
+    return tuple(groups)
+
+
 def _evaluate_all(model: ModelResource, catalog: Catalog, namespace: str, component: str) -> SelectionReport:
     groups = (catalog.runtimes_in(namespace), catalog.cluster_runtimes())
     # An entry matches only with the model's format name, architecture and quantization (the first
     # checks of _entry_matches), so a runtime without that triple is incompatible, known without
-    # running the checks: most pairs of a large catalog. Indexed once per catalog and namespace.
-    indexed = catalog.memoized(("selection-index", namespace), lambda: tuple(map(_indexed, groups)))
+    # running the checks: most pairs of a large catalog. Each runtime's triples are indexed once per
+    # catalog and namespace, and what a triple leaves to check once per triple (models of one family
+    # share theirs).
     spec = model.spec
     triple = (spec.model_format.name, spec.model_architecture, spec.quantization)
+
+    def triage() -> _Triage:
+        indexed = catalog.memoized(("selection-index", namespace), lambda: tuple(map(_indexed, groups)))
+        return _triage(indexed, triple)
+
+    triaged = catalog.memoized(("selection-triage", namespace, triple), triage)
     candidates: list[Candidate] = []
     excluded: list[tuple[RuntimeResource, ExclusionCause]] = []
-    for group in indexed:
+    for group in triaged:
         found: list[Candidate] = []
-        for runtime, disabled, triples in group:
-            if disabled:  # OME's evaluateRuntime order: disabled, then compatible
-                excluded.append((runtime, ExclusionCause.DISABLED))
+        for part in group:
+            if isinstance(part, tuple):
+                excluded += part
                 continue
-            if triple not in triples:
-                excluded.append((runtime, ExclusionCause.INCOMPATIBLE))
-                continue
-            candidate, cause = _evaluate(runtime, model)
+            candidate, cause = _evaluate(part, model)
             if candidate is not None:
                 found.append(candidate)
             if cause is not None:
-                excluded.append((runtime, cause))
+                excluded.append((part, cause))
         # Namespace scope wins whatever the score: each group is ranked on its own, then joined.
         candidates.extend(_ranked(found))
     return SelectionReport(
