@@ -292,3 +292,11 @@ def test_a_command_leaves_the_garbage_collector_as_it_found_it(enabled: bool, tm
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+@PROPERTY
+@given(st.dictionaries(st.text(max_size=6), st.text(max_size=6), min_size=1, max_size=6))
+def test_string_maps_encode_as_the_general_go_encoder_does(value: dict[str, str]) -> None:
+    from omerender.gojson import _GENERIC_STRING_MAP, _string_map
+
+    assert _string_map(value) == _GENERIC_STRING_MAP(value)
