@@ -735,7 +735,7 @@ def _string_map(v: Any) -> str:
     return _GENERIC_STRING_MAP(v)  # empty, null, a non-string key or value: the general path decides
 
 
-_STR: Final = {str}
+_STR: Final = frozenset({str})
 
 
 def _map_encoder(elem: Encoder, elem_type: str) -> Encoder:
