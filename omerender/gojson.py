@@ -723,19 +723,14 @@ def _string_slice(v: Any) -> str:
         raise _locate(e, _enc_string, v) from None
 
 
-# json's C encoder, sorted and compact: for a dict of str to str, the same text as Go's (the same
-# escaping function; Go sorts a map's keys, as sort_keys does).
-_SORTED_STRINGS: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
-
-
 def _string_map(v: Any) -> str:
     """map[string]string, with a fast path for the all-strings case."""
-    if type(v) is dict and v and set(map(type, v)) == _STR and set(map(type, v.values())) == _STR:
-        return str(_SORTED_STRINGS(v))
-    return _GENERIC_STRING_MAP(v)  # empty, null, a non-string key or value: the general path decides
-
-
-_STR: Final = frozenset({str})
+    if type(v) is dict and v:
+        try:
+            return "{" + ",".join([_ebs(k) + ":" + _ebs(v[k]) for k in sorted(v)]) + "}"
+        except TypeError:
+            pass  # a null value, a non-string key or value: the general path decides
+    return _GENERIC_STRING_MAP(v)
 
 
 def _map_encoder(elem: Encoder, elem_type: str) -> Encoder:
