@@ -231,7 +231,8 @@ def revision_payload(
 
 
 _PICKLE_PROTOCOL: Final = 5
-_ENCODINGS_MAX: Final = 16
+# A catalog's renders share one dict (omerender.render.memo): room for its distinct pod specs.
+_ENCODINGS_MAX: Final = 2048
 
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193

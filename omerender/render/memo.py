@@ -51,7 +51,8 @@ class Shape:
     # Pickled: immutable, and unpickling is the quickest exact copy of JSON-like data there is.
     pods: tuple[tuple[str, int, bytes], ...] | None = None
     # The revision's Go encoding of pod specs, by their pickled bytes (omerender.revision): every
-    # replica of this entry hashes the same specs.
+    # replica of this entry hashes the same specs. One dict per catalog (see shape_of): entries of one
+    # model in many namespaces build the same specs, and equal bytes are equal specs.
     encodings: dict[bytes, str] = field(default_factory=dict)
 
 
@@ -85,6 +86,7 @@ def shape_of(
     """The entry for ``replica``'s key, computed on a miss from ``resolve`` and this replica; with the
     runners built for this replica on that miss (else None: :func:`runners_for` makes them)."""
     built_now: list[tuple[RenderedRunner, ...]] = []
+    encodings: dict[bytes, str] = catalog.memoized(("pod-spec-encodings",), dict)
 
     def compute() -> Shape:
         try:
@@ -103,7 +105,7 @@ def shape_of(
         except Exception:  # not plain data after all: build every replica's pods instead
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
         built_now.append(built)
-        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods)
+        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods, encodings=encodings)
 
     shape = catalog.memoized(memo_key(replica), compute)
     return shape, (built_now[0] if built_now else None)

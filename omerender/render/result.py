@@ -121,8 +121,8 @@ class Render:
     advisories: tuple[Advisory, ...] = ()
     # On a refs replica its own annotation keys ride on the pods but stay out of the hash (01 §9.1).
     excluded_annotation_keys: frozenset[str] = field(default_factory=frozenset)
-    # Go encodings of pod specs shared by the renders of one memo entry (omerender.render.memo), by
-    # the specs' pickled bytes: revision_of reuses one only for a spec whose bytes are the same.
+    # Go encodings of pod specs shared by the memoized renders of one catalog (omerender.render.memo),
+    # by the specs' pickled bytes: revision_of reuses one only for a spec whose bytes are the same.
     encodings: dict[bytes, str] | None = field(default=None, compare=False, repr=False)
 
     @property

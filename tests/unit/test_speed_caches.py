@@ -212,6 +212,24 @@ def test_a_revision_follows_a_template_its_caller_changed() -> None:
     assert revision_of(relabelled).hash != revision_of(untouched).hash
 
 
+def test_go_encodings_of_equal_pod_specs_are_shared_across_namespaces() -> None:
+    catalog = _catalog()
+
+    def in_namespace(namespace: str) -> InferenceReplica:
+        obj = _replica("a").model_dump(by_alias=True, exclude_none=True)
+        obj["metadata"]["namespace"] = namespace
+        return parse_object(InferenceReplica, obj)
+
+    one, two = render(in_namespace("team-a"), catalog), render(in_namespace("team-b"), catalog)
+    assert one.encodings is not None
+    assert one.encodings is two.encodings
+    for result in (one, two):
+        scratch = render(result.replica, _catalog())
+        assert revision_of(result) == revision_of(scratch)
+    other = render(_replica("a", runtimeRef={"name": "srt-family2-2"}), catalog)
+    assert revision_of(other).payload != revision_of(one).payload
+
+
 def test_a_shared_runner_copies_and_pickles_as_a_plain_runner() -> None:
     spec = {"containers": [{"name": "a", "image": "i"}]}
     shared = SharedRunner("default", 1, metadata={"labels": {"k": "v"}}, spec=pickle.dumps(spec))
