@@ -21,6 +21,7 @@ Where this differs from the OME snapshot of 02, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -497,15 +498,17 @@ def evaluate_runtimes(
     """
     require_format_name(model)
     # Memoized in the catalog, which never changes: lint selects a model's runtime to plan its render,
-    # then the render selects it again. Keyed by the model object's id, which cannot be reused while
-    # the entry's report holds that model.
+    # then the render selects it again, and a fleet selects it in every namespace. Keyed by the model
+    # object's id, which cannot be reused while the entry's report holds that model. Selection reads
+    # the namespace only for its ServingRuntimes: every namespace without one shares an entry.
+    scope = namespace if catalog.runtimes_in(namespace) else ""
     report = catalog.memoized(
-        ("selection", id(model), namespace, component),
+        ("selection", id(model), scope, component),
         lambda: _evaluate_all(model, catalog, namespace, component),
     )
     if report.model is not model:  # pragma: no cover - the report keeps the model alive
         return _evaluate_all(model, catalog, namespace, component)
-    return report
+    return report if report.namespace == namespace else dataclasses.replace(report, namespace=namespace)
 
 
 # (runtime, disabled, the (format name, architecture, quantization) of each of its entries with a format)

@@ -155,6 +155,21 @@ def test_selection_is_memoized_per_model_namespace_and_component() -> None:
     assert in_a.namespaced_runtimes == 0
 
 
+def test_namespaces_without_serving_runtimes_share_a_selection_named_for_each() -> None:
+    catalog = _catalog()
+    model = catalog.model("ClusterBaseModel", "", "family1-model-1-1b")
+    assert model is not None
+    in_a = evaluate_runtimes(model, catalog, "team-a", "engine")
+    in_c = evaluate_runtimes(model, catalog, "team-c", "engine")
+    assert in_c.namespace == "team-c"
+    assert in_a.namespace == "team-a"
+    assert in_c.candidates == in_a.candidates
+    unknown = model.model_copy(update={"spec": model.spec.model_copy(update={"model_architecture": "X"})})
+    for namespace in ("team-a", "team-c"):
+        message = evaluate_runtimes(unknown, catalog, namespace, "engine").no_runtime_message()
+        assert f"in namespace {namespace}." in message
+
+
 def test_a_model_object_from_outside_the_catalog_is_selected_for_itself() -> None:
     catalog = _catalog()
     model = catalog.model("ClusterBaseModel", "", "family1-model-1-1b")
