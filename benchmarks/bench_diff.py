@@ -82,6 +82,7 @@ def main() -> None:
 
         argv = [
             "diff",
+            "-f",
             str(root / "replicas"),
             "--before",
             str(root / "before"),

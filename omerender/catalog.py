@@ -175,21 +175,22 @@ class Catalog:
                 deploy, deploy_error = _deploy_from(original)
                 continue
             # Parse a private copy: pydantic keeps nested dicts by reference, and a snapshot must not
-            # change when the caller later edits the objects it passed in.
+            # change when the caller later edits the objects it passed in. _check_raw has walked it
+            # for JSON-likeness already (json_data).
             obj = clone(original)
             kind = obj.get("kind")
             parsed: ModelResource | RuntimeResource | FineTunedWeight | InferenceService
             if kind in _MODEL_KINDS:
-                parsed = parse_object(ModelResource, obj)
+                parsed = parse_object(ModelResource, obj, json_data=True)
                 target: dict[Any, Any] = models
             elif kind in _RUNTIME_KINDS:
-                parsed = parse_object(RuntimeResource, obj)
+                parsed = parse_object(RuntimeResource, obj, json_data=True)
                 target = runtimes
             elif kind == "FineTunedWeight":
-                parsed = parse_object(FineTunedWeight, obj)
+                parsed = parse_object(FineTunedWeight, obj, json_data=True)
                 target = weights
             elif kind == "InferenceService":
-                parsed = parse_object(InferenceService, obj)
+                parsed = parse_object(InferenceService, obj, json_data=True)
                 target = services
             else:
                 continue

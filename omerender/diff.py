@@ -393,6 +393,8 @@ def template_changes(before: Iterable[RenderedRunner], after: Iterable[RenderedR
             out.append(Change(where, "", "added"))
         elif name not in new:
             out.append(Change(where, "", "removed"))
+        elif old[name] == new[name]:
+            continue  # the common case; memoized runners compare without making their templates
         else:
             if old[name].size != new[name].size:
                 out.append(Change(where, "size", "changed", old[name].size, new[name].size))
@@ -411,10 +413,11 @@ def _payload(raw: bytes) -> Mapping[str, Any]:
 def _revision_changes(old: Outcome, new: Outcome) -> list[Change]:
     """The revision's inputs that are not templates: topology key, pairing protocol, scope, collisions."""
     out: list[Change] = []
-    a, b = _payload(old.payload), _payload(new.payload)
-    for key in ("topologyKey", "pairingProtocol"):
-        if a.get(key) != b.get(key):
-            out.append(Change("revision", key, "changed", a.get(key), b.get(key)))
+    if old.payload != new.payload:  # equal bytes hold equal keys: most of a fleet decodes nothing
+        a, b = _payload(old.payload), _payload(new.payload)
+        for key in ("topologyKey", "pairingProtocol"):
+            if a.get(key) != b.get(key):
+                out.append(Change("revision", key, "changed", a.get(key), b.get(key)))
     if old.scope_uid != new.scope_uid:
         out.append(Change("revision", "scopeUID", "changed", old.scope_uid, new.scope_uid))
     if old.collision_count != new.collision_count:
@@ -646,8 +649,10 @@ def to_markdown(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> s
     Unchanged replicas are listed in one collapsed block at the end, so a large fleet stays readable.
     """
     items = list(diffs)
-    moving = [d for d in items if d.status is not Status.UNCHANGED or d.changes]
-    still = [d for d in items if d not in moving]
+    moving: list[ReplicaDiff] = []
+    still: list[ReplicaDiff] = []
+    for d in items:  # one pass: "d not in moving" compared every pair of a fleet
+        (moving if d.status is not Status.UNCHANGED or d.changes else still).append(d)
     out = [f"### omerender diff: {summary(items)}\n\n"]
     out.extend(f"> {_html(note)}\n\n" for note in notes)
     if moving:

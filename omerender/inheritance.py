@@ -29,7 +29,6 @@ Decisions, following OME's ``pkg/runtimeinheritance`` where the contract is sile
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -37,6 +36,7 @@ from typing import Any, Final
 from omerender.catalog import Catalog
 from omerender.constants import ANNOTATION_INHERIT_FROM, ANNOTATION_RUNTIME_PROFILE
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
+from omerender.jsonlike import clone
 from omerender.merge import merge_inherited
 from omerender.models import RuntimeResource, parse_object
 
@@ -202,9 +202,10 @@ class Resolver:
         data = head.model_dump(by_alias=True, exclude_unset=True, mode="json")
         # pydantic keeps Any-typed values by reference; a copy keeps the typed runtime and the returned
         # dict independent, so editing one can never change the other (or the cached answer).
-        data["spec"] = copy.deepcopy(effective)
+        data["spec"] = clone(effective)
         try:
-            runtime = parse_object(RuntimeResource, data)
+            # JSON data by construction: model dumps in JSON mode, merged.
+            runtime = parse_object(RuntimeResource, data, json_data=True)
         except InvalidObjectError as exc:
             raise self._error(head, InheritanceReason.RESOLVER_ERROR, str(exc), walked) from None
         return ResolvedRuntime(runtime, root_first, effective)

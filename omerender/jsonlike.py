@@ -21,8 +21,17 @@ _SCALARS: Final = (str, int, float, bool, date, type(None))
 
 
 def clone(value: Any) -> Any:
-    """A deep copy of JSON-like data; several times faster than ``copy.deepcopy`` for this shape."""
-    if isinstance(value, dict):
+    """A deep copy of JSON-like data (any mapping a dict, a tuple a list, as in JSON); several times
+    faster than ``copy.deepcopy`` for this shape."""
+    # Exact types first: isinstance against a union costs more than the copy of a scalar itself.
+    cls = type(value)
+    if cls is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if cls is list:
+        return [clone(v) for v in value]
+    if cls is str or cls is int or cls is bool or cls is float or value is None:
+        return value
+    if isinstance(value, Mapping):
         return {k: clone(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [clone(v) for v in value]
@@ -36,6 +45,34 @@ def _where(path: tuple[str | int, ...]) -> str:
     return out or "<object>"
 
 
+def _plainly_json(value: Any) -> bool:
+    """Whether ``value`` is JSON-like, within the limits, made only of plain dicts, lists and scalars:
+    :func:`json_problem`'s walk without the paths it names a problem by, for the usual case."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    pop, push = stack.pop, stack.append
+    while stack:
+        item, depth = pop()
+        nodes += 1
+        if nodes > MAX_NODES or depth > MAX_DEPTH:
+            return False
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                push((child, depth + 1))
+        elif kind is list:
+            for child in item:
+                push((child, depth + 1))
+        elif kind not in _PLAIN_SCALARS:
+            return False
+    return True
+
+
+_PLAIN_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def json_problem(value: Any) -> tuple[str, str] | None:
     """``(path, what is wrong)`` for the first part of ``value`` that is not JSON-like, else None.
 
@@ -43,6 +80,8 @@ def json_problem(value: Any) -> tuple[str, str] | None:
     null, dates); at most :data:`MAX_DEPTH` levels deep (so not cyclic) and :data:`MAX_NODES` values
     counting shared ones each time they are reached. Iterative, so it is safe on any input.
     """
+    if _plainly_json(value):
+        return None  # what a YAML or JSON file gives; anything else takes the walk that names the part
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     nodes = 0
     while stack:

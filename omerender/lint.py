@@ -455,6 +455,13 @@ def lint_objects(
 ) -> LintReport:
     """:func:`lint` of the catalog these objects make; an object the catalog refuses (one OME could not
     read, or a second object of the same kind and name) is a finding, and the rest are linted."""
+    try:
+        # The usual catalog reads whole; only one that does not is read object by object to say which.
+        whole = Catalog.from_objects(objects)
+    except InvalidObjectError:
+        pass
+    else:
+        return lint(whole, validate=validate, progress=progress, assume_ready=assume_ready)
     findings: list[Finding] = []
     good: list[Mapping[str, Any]] = []
     seen: set[Any] = set()

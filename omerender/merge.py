@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from omerender.constants import MAIN_CONTAINER
 from omerender.errors import BlockReason, RenderBlocked
+from omerender.jsonlike import clone
 from omerender.runtime_gotypes import go_marshalled
 
 __all__ = [
@@ -310,9 +311,12 @@ def _clean(value: Any, options: MergeOptions) -> Any:
     SMP drops nulls anywhere inside a value it takes whole (``discardNullValuesFromPatch``); with
     ``empty_is_unset`` empties go too, as ``omitempty`` would drop them.
     """
-    if isinstance(value, Mapping):
+    cls = type(value)  # exact types first, as in _copy
+    if cls is str or cls is int or cls is bool or cls is float:
+        return value
+    if cls is dict or isinstance(value, Mapping):
         return _clean_map(value, options)
-    if isinstance(value, list | tuple):
+    if cls is list or isinstance(value, list | tuple):
         return [_clean(v, options) for v in value]
     return value
 
@@ -327,11 +331,7 @@ def _clean_map(value: Mapping[str, Any], options: MergeOptions) -> dict[str, Any
 
 def _copy(value: Any) -> Any:
     """Deep copy of JSON-like data (tuples become lists, as in JSON); scalars are immutable."""
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
-    return value
+    return clone(value)
 
 
 def _copy_map(value: Mapping[str, Any]) -> dict[str, Any]:

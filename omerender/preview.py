@@ -6,6 +6,7 @@ materialises the headless Service and, on request, the pods (and PodGroups) of t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,8 @@ from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.gojson import GoJSONError
 from omerender.models import InferenceReplica
-from omerender.render import Render, render
+from omerender.render import Render, RenderedRunner, render
+from omerender.render.result import SharedRunner
 from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
 from omerender.stamps import headless_service, instance_pods, owner_reference, pod_group
 
@@ -56,6 +58,16 @@ def _excluded_keys(result: Render) -> frozenset[str]:
     return result.excluded_annotation_keys | {k.strip() for k in listed.split(",") if k.strip()}
 
 
+def _hashed_view(runner: RenderedRunner) -> tuple[Mapping[str, Any], bytes | None]:
+    """(template, None), or for a memoized runner whose template nobody has read yet, (its metadata
+    alone, its pickled pod spec): the revision then neither copies the spec nor pickles the copy."""
+    pristine = runner.pristine() if isinstance(runner, SharedRunner) else None
+    if pristine is None:
+        return runner.template, None
+    metadata, spec = pristine
+    return {"metadata": metadata}, spec
+
+
 def revision_of(result: Render, *, collision_count: int | None = None) -> RevisionInfo:
     """The revision of a render; ``collision_count`` defaults to the replica's ``status.collisionCount``.
 
@@ -66,14 +78,18 @@ def revision_of(result: Render, *, collision_count: int | None = None) -> Revisi
         status = replica.status
         collision_count = (status.collision_count if status else None) or 0
     worker = result.runner(c.RUNNER_WORKER)
+    pod_template, pod_spec = _hashed_view(result.anchor)
+    worker_template, worker_spec = _hashed_view(worker) if worker else (None, None)
     try:
         payload = revision_payload(
-            pod_template=result.anchor.template,
-            worker_template=worker.template if worker else None,
+            pod_template=pod_template,
+            worker_template=worker_template,
             topology_key=replica.spec.topology_key if worker else None,
             pairing_protocol=replica.spec.pairing_protocol,
             excluded_annotation_keys=_excluded_keys(result),
             encodings=result.encodings,
+            pod_spec_pickle=pod_spec,
+            worker_spec_pickle=worker_spec,
         )
     except GoJSONError as exc:
         # The API server would refuse these pods too: say which field, as a render failure.

@@ -150,9 +150,16 @@ def _hashed_labels_piece(labels: Any) -> str | None:
     return _map_piece({k: v for k, v in labels.items() if k not in DERIVED_LABELS}, path)
 
 
-def _spec_fragment(spec: Any, name: str, encodings: MutableMapping[bytes, str] | None = None) -> str:
+def _spec_fragment(
+    spec: Any, name: str, encodings: MutableMapping[bytes, str] | None = None, pickled: bytes | None = None
+) -> str:
     key = None
-    if encodings is not None:
+    if pickled is not None:  # the caller holds the spec's pickle: no need to make one
+        key = pickled
+        if encodings is not None and key in encodings:
+            return encodings[key]
+        spec = pickle.loads(pickled)
+    elif encodings is not None:
         try:
             # Equal pickles are the same data, types and order included: the same Go encoding.
             key = pickle.dumps(spec, _PICKLE_PROTOCOL)
@@ -179,6 +186,8 @@ def revision_payload(
     pairing_protocol: str | None = None,
     excluded_annotation_keys: Collection[str] = (),
     encodings: MutableMapping[bytes, str] | None = None,
+    pod_spec_pickle: bytes | None = None,
+    worker_spec_pickle: bytes | None = None,
 ) -> bytes:
     """The canonical bytes OME hashes for a component (§9.1).
 
@@ -189,14 +198,15 @@ def revision_payload(
     omitted. Raises a :class:`~omerender.gojson.GoJSONError` subclass (with the path inside
     ``podTemplate`` / ``workerTemplate``) for a value Go would refuse to decode. ``encodings``, when
     given, remembers pod specs' encodings by the specs' pickled bytes (renders of one memo entry
-    share one, ``Render.encodings``).
+    share one, ``Render.encodings``). ``pod_spec_pickle`` / ``worker_spec_pickle``, when given, are the
+    pickled pod specs, read in place of the templates' ``spec`` (a memoized render's, not yet copied).
     """
     spec, meta = _template_parts(pod_template, "podTemplate", maps_checked_later=True)
     labels = _hashed_labels_piece(meta.get("labels"))
     if not isinstance(excluded_annotation_keys, frozenset | set):
         excluded_annotation_keys = frozenset(excluded_annotation_keys)
     annotations = _hashed_annotations_piece(meta.get("annotations"), excluded_annotation_keys)
-    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate", encodings), ',"podMeta":']
+    out = ['{"podSpec":', _spec_fragment(spec, "podTemplate", encodings, pod_spec_pickle), ',"podMeta":']
     if labels or annotations:
         out.append('{"creationTimestamp":null')
         if labels:
@@ -208,7 +218,10 @@ def revision_payload(
         out.append("null")
     if worker_template is not None:
         worker_spec, _ = _template_parts(worker_template, "workerTemplate", maps_checked_later=False)
-        out += (',"workerPodSpec":', _spec_fragment(worker_spec, "workerTemplate", encodings))
+        out += (
+            ',"workerPodSpec":',
+            _spec_fragment(worker_spec, "workerTemplate", encodings, worker_spec_pickle),
+        )
         if topology_key:
             out += (',"topologyKey":', _STRING(topology_key))
     if pairing_protocol:
@@ -218,7 +231,8 @@ def revision_payload(
 
 
 _PICKLE_PROTOCOL: Final = 5
-_ENCODINGS_MAX: Final = 16
+# A catalog's renders share one dict (omerender.render.memo): room for its distinct pod specs.
+_ENCODINGS_MAX: Final = 2048
 
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193

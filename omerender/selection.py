@@ -21,6 +21,7 @@ Where this differs from the OME snapshot of 02, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -412,15 +413,21 @@ class SelectionReport:
     """Every runtime automatic selection considered: the candidates best first, and the rest.
 
     Exclusions list the namespace's ServingRuntimes, then the ClusterServingRuntimes, each by name.
+    ``excluded`` holds them as (runtime, cause) pairs, :attr:`exclusions` as :class:`Exclusion` s, made
+    when asked for: a selection that succeeds passes over most of a large catalog, and nobody reads why.
     """
 
     model: ModelResource
     namespace: str
     component: str
     candidates: tuple[Candidate, ...]
-    exclusions: tuple[Exclusion, ...]
+    excluded: tuple[tuple[RuntimeResource, ExclusionCause], ...]
     namespaced_runtimes: int
     cluster_runtimes: int
+
+    @property
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        return tuple(Exclusion(runtime, cause, self.model) for runtime, cause in self.excluded)
 
     @property
     def selected(self) -> RuntimeResource | None:
@@ -456,7 +463,9 @@ def require_format_name(model: ModelResource) -> None:
         )
 
 
-def _evaluate(runtime: RuntimeResource, model: ModelResource) -> tuple[Candidate | None, Exclusion | None]:
+def _evaluate(
+    runtime: RuntimeResource, model: ModelResource
+) -> tuple[Candidate | None, ExclusionCause | None]:
     spec = model.spec
     # OME's evaluateRuntime order.
     cause: ExclusionCause | None = None
@@ -470,7 +479,7 @@ def _evaluate(runtime: RuntimeResource, model: ModelResource) -> tuple[Candidate
     elif (score := runtime_score(runtime, model)) <= 0:
         cause = ExclusionCause.SCORE_ZERO
     if cause is not None:
-        return None, Exclusion(runtime, cause, model)
+        return None, cause
     return Candidate(runtime, score, _size_distance(runtime, spec)), None
 
 
@@ -488,17 +497,90 @@ def evaluate_runtimes(
     before looking at any runtime. An empty ``candidates`` means no runtime can be selected.
     """
     require_format_name(model)
+    # Memoized in the catalog, which never changes: lint selects a model's runtime to plan its render,
+    # then the render selects it again, and a fleet selects it in every namespace. Keyed by the model
+    # object's id, which cannot be reused while the entry's report holds that model. Selection reads
+    # the namespace only for its ServingRuntimes: every namespace without one shares an entry.
+    scope = namespace if catalog.runtimes_in(namespace) else ""
+    report = catalog.memoized(
+        ("selection", id(model), scope, component),
+        lambda: _evaluate_all(model, catalog, namespace, component),
+    )
+    if report.model is not model:  # pragma: no cover - the report keeps the model alive
+        return _evaluate_all(model, catalog, namespace, component)
+    return report if report.namespace == namespace else dataclasses.replace(report, namespace=namespace)
+
+
+# (runtime, disabled, the (format name, architecture, quantization) of each of its entries with a format)
+_Indexed = tuple[tuple[RuntimeResource, bool, frozenset[tuple[str, str | None, str | None]]], ...]
+
+
+def _indexed(group: tuple[RuntimeResource, ...]) -> _Indexed:
+    return tuple(
+        (
+            runtime,
+            runtime.is_disabled,
+            frozenset(
+                (entry.model_format.name, entry.model_architecture, entry.quantization)
+                for entry in runtime.spec.supported_model_formats
+                if entry.model_format is not None
+            ),
+        )
+        for runtime in group
+    )
+
+
+# Per group, the runtimes a model's (format, architecture, quantization) triple leaves to check in
+# full, between runs of the ones it excludes outright: (runtime, cause) pairs.
+_Triage = tuple[tuple[tuple[tuple[RuntimeResource, ExclusionCause], ...] | RuntimeResource, ...], ...]
+
+
+def _triage(indexed: tuple[_Indexed, ...], triple: tuple[str, str | None, str | None]) -> _Triage:
+    groups = []
+    for group in indexed:
+        parts: list[tuple[tuple[RuntimeResource, ExclusionCause], ...] | RuntimeResource] = []
+        run: list[tuple[RuntimeResource, ExclusionCause]] = []
+        for runtime, disabled, triples in group:
+            if disabled:  # OME's evaluateRuntime order: disabled, then compatible
+                run.append((runtime, ExclusionCause.DISABLED))
+            elif triple not in triples:
+                run.append((runtime, ExclusionCause.INCOMPATIBLE))
+            else:
+                parts += (tuple(run), runtime)
+                run = []
+        parts.append(tuple(run))
+        groups.append(tuple(parts))
+    return tuple(groups)
+
+
+def _evaluate_all(model: ModelResource, catalog: Catalog, namespace: str, component: str) -> SelectionReport:
     groups = (catalog.runtimes_in(namespace), catalog.cluster_runtimes())
+    # An entry matches only with the model's format name, architecture and quantization (the first
+    # checks of _entry_matches), so a runtime without that triple is incompatible, known without
+    # running the checks: most pairs of a large catalog. Each runtime's triples are indexed once per
+    # catalog and namespace, and what a triple leaves to check once per triple (models of one family
+    # share theirs).
+    spec = model.spec
+    triple = (spec.model_format.name, spec.model_architecture, spec.quantization)
+
+    def triage() -> _Triage:
+        indexed = catalog.memoized(("selection-index", namespace), lambda: tuple(map(_indexed, groups)))
+        return _triage(indexed, triple)
+
+    triaged = catalog.memoized(("selection-triage", namespace, triple), triage)
     candidates: list[Candidate] = []
-    exclusions: list[Exclusion] = []
-    for group in groups:
+    excluded: list[tuple[RuntimeResource, ExclusionCause]] = []
+    for group in triaged:
         found: list[Candidate] = []
-        for runtime in group:
-            candidate, exclusion = _evaluate(runtime, model)
+        for part in group:
+            if isinstance(part, tuple):
+                excluded += part
+                continue
+            candidate, cause = _evaluate(part, model)
             if candidate is not None:
                 found.append(candidate)
-            if exclusion is not None:
-                exclusions.append(exclusion)
+            if cause is not None:
+                excluded.append((part, cause))
         # Namespace scope wins whatever the score: each group is ranked on its own, then joined.
         candidates.extend(_ranked(found))
     return SelectionReport(
@@ -506,7 +588,7 @@ def evaluate_runtimes(
         namespace=namespace,
         component=component,
         candidates=tuple(candidates),
-        exclusions=tuple(exclusions),
+        excluded=tuple(excluded),
         namespaced_runtimes=len(groups[0]),
         cluster_runtimes=len(groups[1]),
     )

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
+from omerender.cli.collector import collector_paused
 from omerender.cli.io import InputError, forget_origins, origin_of
 from omerender.errors import InvalidObjectError, OmeRenderError
 
@@ -94,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(missing, file=sys.stderr)
         return 2
     try:
-        code: int = args.func(args)
+        with collector_paused():
+            code: int = args.func(args)
         sys.stdout.flush()
     except (InputError, OmeRenderError) as exc:
         origin = origin_of(exc.kind, exc.name) if isinstance(exc, InvalidObjectError) else None

@@ -99,11 +99,15 @@ def _identity(
     )
 
 
-def parse_object(model: type[M], obj: Mapping[str, Any], *, kind: str | None = None) -> M:
+def parse_object(
+    model: type[M], obj: Mapping[str, Any], *, kind: str | None = None, json_data: bool = False
+) -> M:
     """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming object and fields.
 
     ``obj`` may be anything: a value that is not a mapping of JSON-like data (a list, a cyclic or
     too deeply nested value, a non-string key) is an InvalidObjectError too, never a crash.
+    ``json_data`` says the caller built ``obj`` from JSON data itself (a model's JSON dump), so that
+    walk is skipped.
     """
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise InvalidArgumentError("parse_object", "model", "a model class such as InferenceReplica", model)
@@ -113,7 +117,7 @@ def parse_object(model: type[M], obj: Mapping[str, Any], *, kind: str | None = N
             "<object>", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}"
         )
         raise InvalidObjectError(label, "", None, (problem,))
-    found = json_problem(obj)
+    found = None if json_data else json_problem(obj)
     if found is not None:
         raise InvalidObjectError(*_identity(obj, model, kind), (FieldProblem(*found),))
     try:

@@ -14,8 +14,8 @@ what a refs render computes from the catalog depends on the replica only through
   every replica; only the resolution is shared.
 
 So an entry holds the outcome of resolution (or the block it raised), and, when no placeholder can
-apply, the built pod specs (or the block the build raised). A hit hands out fresh copies: a Render's
-templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
+apply, the built pod specs (or the block the build raised). A hit hands out fresh copies, made when
+first read (:class:`~omerender.render.result.SharedRunner`): a Render's templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
 replica itself.
 """
 
@@ -32,7 +32,7 @@ from omerender.models import InferenceReplica, RuntimeResource
 from omerender.render.build import build_runners, template_metadata
 from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
-from omerender.render.result import RenderedRunner
+from omerender.render.result import RenderedRunner, SharedRunner
 
 __all__ = ["Shape", "memo_key", "runners_for", "shape_of"]
 
@@ -51,7 +51,8 @@ class Shape:
     # Pickled: immutable, and unpickling is the quickest exact copy of JSON-like data there is.
     pods: tuple[tuple[str, int, bytes], ...] | None = None
     # The revision's Go encoding of pod specs, by their pickled bytes (omerender.revision): every
-    # replica of this entry hashes the same specs.
+    # replica of this entry hashes the same specs. One dict per catalog (see shape_of): entries of one
+    # model in many namespaces build the same specs, and equal bytes are equal specs.
     encodings: dict[bytes, str] = field(default_factory=dict)
 
 
@@ -85,6 +86,7 @@ def shape_of(
     """The entry for ``replica``'s key, computed on a miss from ``resolve`` and this replica; with the
     runners built for this replica on that miss (else None: :func:`runners_for` makes them)."""
     built_now: list[tuple[RenderedRunner, ...]] = []
+    encodings: dict[bytes, str] = catalog.memoized(("pod-spec-encodings",), dict)
 
     def compute() -> Shape:
         try:
@@ -103,7 +105,7 @@ def shape_of(
         except Exception:  # not plain data after all: build every replica's pods instead
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
         built_now.append(built)
-        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods)
+        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods, encodings=encodings)
 
     shape = catalog.memoized(memo_key(replica), compute)
     return shape, (built_now[0] if built_now else None)
@@ -121,9 +123,5 @@ def runners_for(
     piece = shape.runtime.piece(replica.spec.component)
     assert piece is not None  # the build that made the pods had it
     metadata = template_metadata(replica, shape.runtime, piece, shape.ctx)
-    return tuple(
-        RenderedRunner(
-            name, size, {"metadata": {k: dict(v) for k, v in metadata.items()}, "spec": pickle.loads(spec)}
-        )
-        for name, size, spec in shape.pods
-    )
+    # The templates are made from these when first read (SharedRunner): a revision needs neither.
+    return tuple(SharedRunner(name, size, metadata=metadata, spec=spec) for name, size, spec in shape.pods)
