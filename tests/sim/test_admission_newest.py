@@ -220,3 +220,40 @@ def test_a_rolled_instance_ready_again_after_a_restart_holds_its_slot_for_the_pr
     driver.run(lambda s: len(s.pods) > len(pods))  # the window ends: Instance 1's surge starts
     assert sim.rows()[1]["operation"]["step"] == "Surge"
     driver.run(lambda s: _rolled(s, v2))
+
+
+def test_the_floor_keeps_a_gang_surge_source_in_rotation() -> None:
+    """``floorHold`` holds a gang surge at ``Surge`` too (``ops`` ``drainAdmitted`` for the gang):
+    while the rolled gang, Instance 2, is down its replacement's source, Instance 1, stays in
+    rotation although the replacement gang (Instance 0) is at the hand-over bar."""
+    sim = Sim(workers=1)
+    lc = {"updateStrategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}
+    sim.apply_replica(base_replica(replicas=2, lifecycle=lc))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status["readyReplicas"] == 2)
+    v2 = _v2(sim)
+    for _ in range(300):  # 0 -> 2 rolled, then 1 surging into index 0
+        rows = {r["index"]: r for r in sim.rows()}
+        if (rows[1].get("operation") or {}).get("step") == "Surge" and rows.get(2, {}).get(
+            "runningRevision"
+        ) == v2:
+            break
+        driver.one_pass()
+        sim.advance(0.5)
+    for _ in range(30):  # Instance 2's runners keep crashing for 15 s
+        for name, pod in list(sim.pods.items()):
+            if name.startswith("llama-pool-engine-2-") and not pod.obj["metadata"].get("deletionTimestamp"):
+                sim.restart_runner(name)
+        driver.one_pass()
+        sim.advance(0.5)
+    assert {n: sim.gate_of(n) for n in sim.pods if n.startswith("llama-pool-engine-0-")} == {
+        "llama-pool-engine-0-leader-0": "True",
+        "llama-pool-engine-0-worker-0": "True",
+    }  # the replacement gang serves
+    assert sim.rows()[1]["operation"]["step"] == "Surge"
+    assert [sim.gate_of(n) for n in sim.pods if n.startswith("llama-pool-engine-1-")] == ["True", "True"]
+    assert sim.status["rolloutHold"]["reason"] == (
+        f"per-Component unavailability budget 0 exhausted; Instance 2 on revision {v2} not serving; "
+        "no source leaves rotation"
+    )
+    driver.run(lambda s: _rolled(s, v2))
