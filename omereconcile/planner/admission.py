@@ -34,6 +34,7 @@ from omereconcile.world import PodView
 __all__ = [
     "Admission",
     "ExtraPodSurge",
+    "extra_pod_clause",
     "extra_pod_surge",
     "floor_hold_reason",
     "rolled_not_serving",
