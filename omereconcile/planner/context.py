@@ -47,6 +47,9 @@ class Ctx:
     # pod sits in the SurgeThenDrain slot ``activeOrdinal``.
     gang_slots: tuple[tuple[str, int], ...] = ()
     restart_policy: str = "None"
+    # The Budget hold under which no surge source leaves rotation this pass (planner/admission.py
+    # ``floor_hold_reason``); None lets every drain start.
+    drain_withheld: str | None = None
 
     @property
     def gang(self) -> bool:

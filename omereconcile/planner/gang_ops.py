@@ -390,6 +390,9 @@ def step_gang_surge(
             return src, _cleanup(replace(new_tgt, operation=top))
         if not done or paused:
             return src, new_tgt
+        if ctx.drain_withheld is not None:
+            out.drain_holds.append(ctx.drain_withheld)  # ops drainAdmitted: stay at Surge
+            return src, new_tgt
         for p in live(src_pods):
             out.gate(
                 p, False, f"replacement Instance {tgt.index} serves: drain the source gang", GANG_SURGE_DRAIN

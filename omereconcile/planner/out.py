@@ -19,6 +19,7 @@ class Out:
     actions: list[Action] = field(default_factory=list)
     events: list[RecordEvent] = field(default_factory=list)
     wakes: list[datetime] = field(default_factory=list)
+    drain_holds: list[str] = field(default_factory=list)  # drains a Budget floor withheld this pass
 
     def event(self, type_: Literal["Normal", "Warning"], reason: str, message: str) -> None:
         self.events.append(RecordEvent(type=type_, event_reason=reason, message=message))
@@ -59,6 +60,7 @@ class Out:
         self.actions.extend(other.actions)
         self.events.extend(other.events)
         self.wakes.extend(other.wakes)
+        self.drain_holds.extend(other.drain_holds)
 
     def requeue_after(self) -> float | None:
         if not self.wakes:

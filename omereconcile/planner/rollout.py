@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from omereconcile.actions import DeletePodGroup
 from omereconcile.planner import rows as R
+from omereconcile.planner.admission import (
+    Admission,
+    extra_pod_surge,
+    floor_hold_reason,
+    rolled_not_serving,
+)
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import gang_serving
 from omereconcile.planner.gang_ops import (
@@ -178,10 +184,15 @@ def plan_instances(
     def out_for(index: int) -> Out:
         return per_index.setdefault(index, Out(out.now))
 
+    # The Instances already on the target that do not serve it, read before any step (Go's
+    # ``planUpdateSelection``); under SurgeThenDrain they may keep every surge source in rotation.
+    rolled = rolled_not_serving(ctx, new_rows, by_index, held, out)
+    floor = floor_hold_reason(ctx, rolled)
     started: dict[int, Row] = {}
     if updates:
-        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, retry, out, out_for)
+        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, rolled, retry, out, out_for)
         hold = budget_hold or hold
+    ctx = replace(ctx, drain_withheld=floor)
     known = {r.index for r in new_rows}
     rows = [started.get(r.index, r) for r in new_rows]
     rows = sorted(rows + [r for i, r in started.items() if i not in known], key=lambda r: r.index)
@@ -198,6 +209,10 @@ def plan_instances(
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])
+    if out.drain_holds:
+        # A drain the floor withheld is progress withheld, reported even when another Instance moved
+        # (``executeUpdatePass``: ``DrainHolds.First()`` overrides the pass's denial).
+        hold = Hold("Budget", out.drain_holds[0])
     result = [
         _counts(ctx, nr, by_index.get(nr.index, [])) for _, nr in sorted(stepped.items()) if nr is not None
     ]
@@ -281,6 +296,7 @@ def _start_updates(
     rows: Sequence[Row],
     updates: list[Row],
     by_index: Mapping[int, list[PodView]],
+    rolled: list[int],
     retry: RetryBook,
     out: Out,
     out_for: Callable[[int], Out],
@@ -304,8 +320,15 @@ def _start_updates(
     started: dict[int, Row] = {}
     hold: Hold | None = None
     surge = ctx.strategy == SURGE
-    budget, kind = (ctx.max_surge, "surge") if surge else (ctx.max_unavailable, "unavailability")
-    prior = _in_flight(rows, surge)
+    extra = extra_pod_surge(ctx, rows, by_index, rolled)
+    if extra.next_release is not None:
+        # A Terminating pod passing its deadline raises no watch event; status times have whole
+        # seconds, so the first pass strictly past the deadline is one second after it.
+        out.wake(extra.next_release + timedelta(seconds=1))
+    admission = Admission(ctx, _in_flight(rows, surge), rolled, extra)
+    # Go reports a denial only when no Update ran this pass, unless it stands on rolled Instances
+    # that do not serve (``executeUpdatePass``: ``anyUpdateRan && len(RolledNotServing) == 0``).
+    any_ran = any(r.operation is not None and r.operation.type == R.OP_UPDATE for r in rows)
     sources: list[int] = []  # Instances started (a gang surge's replacement row is not one)
     for r in order:
         state, when = retry.gate(ctx.target, ctx.now)
@@ -313,23 +336,25 @@ def _start_updates(
             out.wake(when)
             hold = _retry_hold(state, ctx.target, when)
             break
-        projected = prior + len(sources) + 1
-        if budget is not None and projected > budget:
-            if not prior and not sources:
-                hold = Hold(
-                    "Budget", f"per-Component {kind} budget {budget} exhausted (would become {projected})"
-                )
-            break
+        denied = admission.denial(r.index)
+        if denied is not None:
+            # Later candidates are still offered: one whose own live extra pods hold a slot is
+            # charged less (``unreplacedExtraSlots``); the first denial is the one reported.
+            hold = hold or Hold("Budget", denied)
+            continue
         if r.phase == R.FAILED or (ctx.gang and surge):
             # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
             retry.started(ctx.target)
         sources.append(r.index)
+        admission.charge(r.index)
         if ctx.gang and surge:
             used = set(by_index) | set(started)
             k = surge_index_for(rows, used)
             started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
         else:
             started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index))
+    if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
+        hold = None
     return started, hold
 
 

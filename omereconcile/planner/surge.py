@@ -129,6 +129,9 @@ def step_surge(
         if done:
             if paused:
                 return row  # at the promote bar; the source keeps serving until the unpause
+            if ctx.drain_withheld is not None:
+                out.drain_holds.append(ctx.drain_withheld)  # ops drainAdmitted: stay at Surge
+                return row
             op = row.operation
             assert op is not None
             if old is not None:

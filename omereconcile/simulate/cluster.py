@@ -300,8 +300,9 @@ class Sim:
                 self.violations.append(
                     f"delete of pod {act.name} while its serving gate is True (not drained)"
                 )
-            pod.obj["metadata"]["deletionTimestamp"] = format_time(self.now)
+            # The API server stamps the deletion deadline: the request time plus the grace.
             pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
+            pod.obj["metadata"]["deletionTimestamp"] = format_time(pod.gone_at)
             self._stamp(pod.obj)
         elif isinstance(act, A.SetServingGate):
             pod = self._pod(act.name, act.uid)

@@ -1,0 +1,313 @@
+"""The update pass's admission as OME's newest Go has it: what a fresh start is charged against.
+
+Read from ome-projects/ome, the standalone-era tree (``NamePrefix()``) whose
+``workload/reconcile.go`` holds ``updateAdmission``, ``floorHold``, ``standingHold``,
+``rolledNotServingClause`` and ``extraPodClause``, with ``workload/plan_decision.go``
+``planUpdateSelection`` (which fills ``RolledNotServing`` and ``ExtraPodSurge``),
+``workload/escalation/budget.go`` (``BudgetDenies``, ``ExtraPodSurgeInFlight``,
+``liveExtraPodNames``) and ``workload/ops`` ``RolledInstanceNotServing`` /
+``query.PodSetFullyServing``.
+
+Besides the operations in flight from earlier passes, a start is charged for:
+
+- the Instances already rolled onto the target that do not serve it (``RolledNotServing``), on the
+  budget of the strategy's arm, and named in every budget hold;
+- under a capped SurgeThenDrain ``maxSurge``, the extra pods the API still lists (``ExtraPodSurge``):
+  a Terminating pod until its ``deletionTimestamp`` (request time plus grace), a live pod beyond its
+  Instance's own count until a start on that Instance replaces it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import SURGE, Ctx, hash_of
+from omereconcile.planner.gang import runner_restarted_since_ready
+from omereconcile.planner.out import Out
+from omereconcile.planner.rows import Row
+from omereconcile.world import PodView
+
+__all__ = [
+    "Admission",
+    "ExtraPodSurge",
+    "extra_pod_clause",
+    "extra_pod_surge",
+    "floor_hold_reason",
+    "rolled_not_serving",
+    "rolled_not_serving_clause",
+]
+
+_SURGE_STEPS = (R.STEP_SURGE, R.STEP_SURGE_DRAIN)  # Go adds SurgeDrainSettle, a step we never write
+
+
+def _fully_serving(pods: Sequence[PodView], desired: int) -> bool:
+    """Go ``query.PodSetFullyServing``: at least ``desired`` live pods, each ContainersReady, not
+    terminal, and carrying the serving gate True; Terminating pods are left out."""
+    if desired <= 0:
+        return False
+    count = 0
+    for p in pods:
+        if p.terminating:
+            continue
+        if p.ended or not p.containers_ready_condition or p.gate != "True":
+            return False
+        count += 1
+    return count >= desired
+
+
+def proven_window(ctx: Ctx) -> timedelta:
+    """Go ``ops.ProvenWindowSeconds``: ``minReadySeconds`` floored by the stuck-pod grace, in whole
+    seconds (the grace rounded up)."""
+    grace = math.ceil(ctx.world.settings.stuck_pod_grace_period.total_seconds())
+    return max(ctx.min_ready, timedelta(seconds=max(grace, 0)))
+
+
+def _unproven(ctx: Ctx, pod: PodView, row: Row, window: timedelta) -> datetime | None:
+    """A pod whose runner restarted since the row entered Ready (``gang.runner_restarted_since_ready``,
+    Go ``RunnerRestartedSinceReady``) and that has not held PodReady for the proven window since its
+    Ready condition last moved: the instant it will have, or ``ctx.now`` when only a watch event
+    changes the verdict. None when the pod is proven (or never restarted)."""
+    if runner_restarted_since_ready(pod, row.ready_since) is None:
+        return None
+    cond = pod.condition("Ready")
+    if cond is None or cond.status != "True":
+        return ctx.now
+    if window <= timedelta(0) or cond.last_transition_time is None:
+        return None
+    proven_at = cond.last_transition_time + window
+    return proven_at if ctx.now < proven_at else None
+
+
+def rolled_not_serving(
+    ctx: Ctx,
+    rows: Sequence[Row],
+    by_index: Mapping[int, list[PodView]],
+    held: Collection[int],
+    out: Out,
+) -> list[int]:
+    """The Instances already on the roll target that do not serve it, in index order.
+
+    Go ``workload/plan_decision.go`` ``planUpdateSelection`` with ``ops.RolledInstanceNotServing``:
+    a row whose ``runningRevision`` is the target, with no Update in flight (those are anchored by
+    the in-flight counts), whose pods on that revision (Terminating ones left out) are short of
+    ``query.PodSetFullyServing``, or one of which restarted its runner since the row entered Ready
+    and has not held Ready for the proven window since (``ProvenWindowSeconds``; the planner wakes
+    when the window ends). Partition-held Instances are not considered; scaled-away (``Deleting``)
+    rows are not planned. Not reproduced (docs/planner.md "Budgets"): ``RunnerRestartedAgainSinceReady``
+    (needs the last termination's start, which the pod view does not keep), ``RebuiltAfterFailure``,
+    and ``ops.RolledInstanceDark``'s exclusion of a shortfall of dark pods, whose definition is not
+    in the index.
+    """
+    target_hash = hash_of(ctx.target)
+    window = proven_window(ctx)
+    found: list[int] = []
+    for r in rows:
+        if r.index in held or r.phase == R.DELETING or r.running_revision != ctx.target or not ctx.target:
+            continue
+        if r.operation is not None and r.operation.type == R.OP_UPDATE:
+            continue
+        own = [
+            p
+            for p in by_index.get(r.index, [])
+            if not p.terminating and (not p.revision_hash or p.revision_hash == target_hash)
+        ]
+        waits = [w for w in (_unproven(ctx, p, r, window) for p in own) if w is not None]
+        if waits:
+            out.wake(max(waits))  # a pod Ready again raises no event when its window ends
+        if waits or not _fully_serving(own, ctx.pods_per_instance):
+            found.append(r.index)
+    return sorted(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraPodSurge:
+    """Go ``escalation.ExtraPodSurge``: what the extra pods hold against the surge budget."""
+
+    slots: int = 0
+    terminating: tuple[str, ...] = ()  # name order
+    live: tuple[str, ...] = ()  # name order
+    live_slots_by_index: Mapping[int, int] = field(default_factory=dict)
+    next_release: datetime | None = None  # earliest deletionTimestamp among the Terminating counted
+
+
+def _live_extra_names(pods: Sequence[PodView], running_hash: str, n: int) -> list[str]:
+    """Go ``escalation.liveExtraPodNames``: pods off the row's running revision first, then the rest
+    from the highest name down; the ``n`` chosen, in name order."""
+    off = [p.name for p in pods if running_hash and p.revision_hash and p.revision_hash != running_hash]
+    on = [p.name for p in pods if p.name not in off]
+    if not on:
+        on, off = off, []
+    names = sorted(off) + sorted(on, reverse=True)
+    return sorted(names[:n])
+
+
+def extra_pod_surge(
+    ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]], rolled: Collection[int]
+) -> ExtraPodSurge:
+    """Go ``escalation.ExtraPodSurgeInFlight``, computed (as ``planUpdateSelection`` does) only for
+    SurgeThenDrain with a capped ``maxSurge``.
+
+    Every bucket's pods beyond its Instance's own count, in slots of the largest Instance's pod
+    count (rounded up): a Terminating pod while ``now`` is not after its ``deletionTimestamp``, a
+    live one for as long as it exists. Buckets another anchor charges (a surge step, the index it
+    pins, a rolled-not-serving Instance) are skipped; a bucket the plan does not own (no row, or a
+    ``Deleting`` row) is charged for its Terminating pods only.
+    """
+    if ctx.strategy != SURGE or ctx.max_surge is None:
+        return ExtraPodSurge()
+    charged: set[int] = set(rolled)
+    running: dict[int, str] = {}
+    planned: set[int] = set()
+    for r in rows:
+        running[r.index] = hash_of(r.running_revision)
+        if r.phase != R.DELETING:
+            planned.add(r.index)
+        op = r.operation
+        if op is not None and op.step in _SURGE_STEPS:
+            charged.add(r.index)
+            if op.surge_index is not None:
+                charged.add(op.surge_index)
+    per = ctx.pods_per_instance
+
+    def slots_of(n: int) -> int:
+        return (n + per - 1) // per
+
+    slots = 0
+    terminating: list[str] = []
+    live_names: list[str] = []
+    live_slots: dict[int, int] = {}
+    release: datetime | None = None
+    for index in sorted(by_index):
+        if index in charged:
+            continue
+        term_names: list[str] = []
+        live: list[PodView] = []
+        first: datetime | None = None
+        for p in by_index[index]:
+            if p.terminating:
+                deadline = p.deletion_timestamp
+                if deadline is not None and ctx.now > deadline:
+                    continue
+                term_names.append(p.name)
+                if deadline is not None and (first is None or deadline < first):
+                    first = deadline
+            else:
+                live.append(p)
+        extra = len(term_names) + len(live) - (per if index in planned else 0)
+        if extra <= 0:
+            continue
+        term_counted = min(extra, len(term_names))
+        live_counted = extra - term_counted if index in planned else 0
+        if term_counted + live_counted <= 0:
+            continue
+        slots += slots_of(term_counted + live_counted)
+        if term_counted:
+            terminating.extend(sorted(term_names))
+            if first is not None and (release is None or first < release):
+                release = first
+        if live_counted:
+            live_slots[index] = slots_of(live_counted)
+            live_names.extend(_live_extra_names(live, running.get(index, ""), live_counted))
+    return ExtraPodSurge(slots, tuple(terminating), tuple(live_names), live_slots, release)
+
+
+def _instances(indices: Sequence[int]) -> str:
+    """Go ``instanceNoun``: the noun and the comma-joined indices."""
+    noun = "Instances" if len(indices) > 1 else "Instance"
+    return f"{noun} {', '.join(str(i) for i in indices)}"
+
+
+def rolled_not_serving_clause(rolled: Sequence[int], target: str) -> str:
+    """Go ``rolledNotServingClause``."""
+    if not rolled:
+        return ""
+    return f"; {_instances(rolled)} on revision {target} not serving"
+
+
+def extra_pod_clause(extra: ExtraPodSurge) -> str:
+    """Go ``updateAdmission.extraPodClause``."""
+    clauses: list[str] = []
+    if len(extra.terminating) == 1:
+        clauses.append(
+            f"Terminating pod {extra.terminating[0]} still counts against the surge budget until "
+            "its deletion grace elapses"
+        )
+    elif extra.terminating:
+        clauses.append(
+            f"Terminating pods {', '.join(extra.terminating)} still count against the surge budget "
+            "until their deletion grace elapses"
+        )
+    if len(extra.live) == 1:
+        clauses.append(
+            f"extra pod {extra.live[0]} holds a surge slot until a start on its Instance replaces it"
+        )
+    elif extra.live:
+        clauses.append(
+            f"extra pods {', '.join(extra.live)} hold surge slots until a start on their Instance "
+            "replaces them"
+        )
+    return "".join(f"; {c}" for c in clauses)
+
+
+def floor_hold_reason(ctx: Ctx, rolled: Sequence[int]) -> str | None:
+    """Go ``workload/reconcile.go`` ``floorHold``: under SurgeThenDrain with a capped
+    ``maxUnavailable``, more rolled-not-serving Instances than that budget keep every surge source in
+    rotation; None while the floor holds."""
+    budget = ctx.max_unavailable
+    if ctx.strategy != SURGE or budget is None or len(rolled) <= budget:
+        return None
+    return (
+        f"per-Component unavailability budget {budget} exhausted"
+        f"{rolled_not_serving_clause(rolled, ctx.target)}; no source leaves rotation"
+    )
+
+
+@dataclass
+class Admission:
+    """Go ``updateAdmission``: the per-Component budget half (a standalone replica has no plan or
+    coordination gate). ``prior`` is the in-flight anchor (``PriorSurgeInFlight`` /
+    ``PriorUnavailInFlight``), counted once when the pass began."""
+
+    ctx: Ctx
+    prior: int
+    rolled: list[int]
+    extra: ExtraPodSurge
+    started: int = 0  # inFlightSurge / inFlightUnavail
+    replaced_extra_slots: int = 0
+
+    @property
+    def surge(self) -> bool:
+        return self.ctx.strategy == SURGE
+
+    def _unreplaced_extra_slots(self, index: int) -> int:
+        """Go ``unreplacedExtraSlots``: all extra slots, less those this pass's starts replaced, less
+        the ones the candidate's own live extra pods hold (its start evicts them first)."""
+        return self.extra.slots - self.replaced_extra_slots - self.extra.live_slots_by_index.get(index, 0)
+
+    def denial(self, index: int) -> str | None:
+        """Go ``updateAdmission.admit``, budget layer: the hold reason, or None when admitted."""
+        rolled = len(self.rolled)
+        clause = rolled_not_serving_clause(self.rolled, self.ctx.target)
+        if self.surge:
+            budget, kind = self.ctx.max_surge, "surge"
+            prior = self.prior + rolled + self._unreplaced_extra_slots(index)
+            clause += extra_pod_clause(self.extra)
+        else:
+            budget, kind = self.ctx.max_unavailable, "unavailability"
+            prior = self.prior + rolled
+        if budget is None:
+            return None
+        projected = prior + self.started + 1
+        if projected <= budget:
+            return None
+        return f"per-Component {kind} budget {budget} exhausted (would become {projected}){clause}"
+
+    def charge(self, index: int) -> None:
+        """Go ``updateAdmission.charge``: a surge start takes over its Instance's live extra slots."""
+        self.started += 1
+        if self.surge:
+            self.replaced_extra_slots += self.extra.live_slots_by_index.get(index, 0)
