@@ -301,12 +301,12 @@ def _start_updates(
     out: Out,
     out_for: Callable[[int], Out],
 ) -> tuple[dict[int, Row], Hold | None]:
-    """Start as many updates as the budget allows, lowest index first.
+    """Start as many updates as the budget allows: Instances out of rotation first, then by index.
 
-    The order is Go's: ``workload/plan_decision.go`` ``planUpdateSelection`` lists the selected
-    Instances in plan order, which ``workload/plan.go`` ``instancePlanIndices`` sorts by index, and
-    ``executeUpdatePass`` offers the budget to them in that order. (03 §8 rule 8's "not serving first,
-    then the highest index down" is overruled by Go, DECISIONS' fidelity order.)
+    The order is Go's newest ``workload/plan_decision.go`` ``planUpdateSelection``: the Instances are
+    listed in plan order (``workload/plan.go`` ``instancePlanIndices`` sorts by index), then stably
+    sorted so the fresh starts marked ``OutOfRotation`` come first (a start there restores capacity
+    while every other start spends it); ``executeUpdatePass`` offers the budget in that order.
 
     Each start is projected as Go's ``BudgetDenies`` does: in flight from earlier passes + started
     this pass + 1 must not exceed the budget (``None``: uncapped). The anchor is counted once, from the
@@ -316,7 +316,7 @@ def _start_updates(
     operation ending in this pass frees its slot for the next pass's starts, not for this one's. So
     deciding the starts before the steps decides what Go's single walk decides.
     """
-    order = sorted(updates, key=lambda r: r.index)
+    order = sorted(updates, key=lambda r: (not _out_of_rotation(r, by_index.get(r.index, [])), r.index))
     started: dict[int, Row] = {}
     hold: Hold | None = None
     surge = ctx.strategy == SURGE
@@ -356,6 +356,18 @@ def _start_updates(
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold
+
+
+def _out_of_rotation(row: Row, pods: Sequence[PodView]) -> bool:
+    """Go's ``OutOfRotation`` mark on a fresh start (newest ``planUpdateSelection``): the Instance
+    replaces a dark pod set (``replacesDarkPodSet``: a ``Failed`` row with no serving pod), or
+    ``evidence.PodSetOutOfRotation``: it has live pods and none of its non-terminal pods is Ready and
+    serving. Go reads routed runners only (``query.RoutedRunner``), whose definition the index does
+    not hold; every member of a gang is read here."""
+    if row.phase == R.FAILED and row.serving_pod_count == 0:
+        return True
+    live = [p for p in pods if not p.terminating]
+    return bool(live) and not any(p.ready and p.gate == "True" for p in live if not p.ended)
 
 
 def _counts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:

@@ -85,25 +85,22 @@ def test_lesson12_one_replica_default_surge_completes() -> None:
     driver.run(lambda s: converged(s) and s.status["currentRevision"] == v2)
 
 
-def test_lesson14_is_overruled_starts_go_in_index_order(sim: Sim, driver: Driver) -> None:
-    """03 lesson 14 would replace the Instance that is already out first; Go does not.
-
-    ``planUpdateSelection`` lists Instances in plan order (ascending index) and ``executeUpdatePass``
-    offers the budget in that order; ``CurrentUnavailableInFlight`` counts Updating rows only, and a
-    standalone replica has no coordination gate (``UpdateGate`` nil), so a crash-looping Ready
-    Instance is not charged and Instance 0 is recreated first.
-    """
+def test_lesson14_the_instance_out_of_rotation_is_replaced_first(sim: Sim, driver: Driver) -> None:
+    """Go's newest ``planUpdateSelection`` offers the budget to fresh starts ``OutOfRotation`` first,
+    then in plan (index) order; ``CurrentUnavailableInFlight`` charges the crash-looping Instance's own
+    recreate, so no healthy Instance is taken down while Instance 1 is out."""
     lc = {"updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxUnavailable": 1}}}
     sim.update_spec(replicas=3, lifecycle=lc)
     driver.run(lambda s: converged(s) and s.status["readyReplicas"] == 3)
     sim.pods["llama-pool-engine-1-default-0"].behaviour = "crash"  # Instance 1 starts crash-looping
     sim.advance(10)
     assert sim.serving_indices() == {0, 2}
-    driver.floor = lambda s: 1  # one Instance recreated at a time, beside the one already out
+    driver.floor = lambda s: 2  # no healthy Instance is taken down while 1 is already out
     v2 = _roll(sim, "vllm:v2")
     driver.run(lambda s: converged(s) and s.status["currentRevision"] == v2)
     started = [e.message for e in sim.events if e.event_reason == "RecreateUpdateStarted"]
-    assert [m.split()[2] for m in started] == ["instance=0", "instance=1", "instance=2"]
+    # Then index order among the serving ones (03 rule 8's "highest index down" is overruled by Go).
+    assert [m.split()[2] for m in started] == ["instance=1", "instance=0", "instance=2"]
 
 
 def test_lesson15_drain_waits_for_endpoint_slices(sim: Sim, driver: Driver) -> None:
