@@ -100,11 +100,19 @@ class RetryBook:
         nxt = now + self.policy.next_delay(attempts)
         self.blocks[target] = RetryBlock(target, BACKOFF_STATE, attempts, first, now, nxt, reason)
 
-    def gate(self, target: str, now: datetime) -> tuple[str | None, datetime | None]:
-        """(None, None) when an attempt may start now; else the state and when to look again."""
+    def gate(
+        self, target: str, now: datetime, attempt_in_flight: bool = False
+    ) -> tuple[str | None, datetime | None]:
+        """(None, None) when an attempt may start now; else the state and when to look again.
+
+        Go ``evaluateRetryBlockGate``: ``Held`` denies; ``RetryInProgress`` denies while an attempt
+        at the revision is in flight (exactly one attempt at a time) and is treated as due once none
+        is (a leaked authorisation); ``Backoff`` denies until ``nextRetryAt``."""
         block = self.blocks.get(target)
-        if block is None or block.state == IN_PROGRESS_STATE:
+        if block is None:
             return None, None
+        if block.state == IN_PROGRESS_STATE:
+            return (IN_PROGRESS_STATE, None) if attempt_in_flight else (None, None)
         if block.state == HELD_STATE:
             return HELD_STATE, None
         if block.next_retry_at is not None and now < block.next_retry_at:

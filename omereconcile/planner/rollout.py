@@ -162,7 +162,13 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             rt = row_target(r)
-            state, when = retry.gate(rt, ctx.now) if r.phase == R.FAILED else (None, None)
+            # Go ``allowCreateForMissingInstance``: a fresh create is one attempt of the ladder too,
+            # denied while an attempt at the revision (an Update at it, or any Create) is in flight.
+            attempt = _attempt_in_flight(rows, rt) or any(
+                x.operation is not None and x.operation.type == R.OP_CREATE and x.phase == R.CREATING
+                for x in rows
+            )
+            state, when = retry.gate(rt, ctx.now, attempt) if r.phase == R.FAILED else (None, None)
             if state is not None:
                 out.wake(when)
                 hold = hold or _retry_hold(state, rt, when)
@@ -330,8 +336,12 @@ def _start_updates(
     # that do not serve (``executeUpdatePass``: ``anyUpdateRan && len(RolledNotServing) == 0``).
     any_ran = any(r.operation is not None and r.operation.type == R.OP_UPDATE for r in rows)
     sources: list[int] = []  # Instances started (a gang surge's replacement row is not one)
+    # The ladder is read once, as the pass found it: Go evaluates the update trigger in Plan
+    # (``EvaluateUpdateTrigger`` → ``evaluateRetryBlockGate`` with ``anyInFlightUpdateAt``), so a
+    # due Backoff admits every start the budget allows in that pass, and the next pass admits none
+    # while one of those attempts runs.
+    state, when = retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))
     for r in order:
-        state, when = retry.gate(ctx.target, ctx.now)
         if state is not None:
             out.wake(when)
             hold = _retry_hold(state, ctx.target, when)
@@ -356,6 +366,16 @@ def _start_updates(
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold
+
+
+def _attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:
+    """Go ``anyInFlightUpdateAt``: some row carries an Update operation toward ``revision``."""
+    return any(
+        r.operation is not None
+        and r.operation.type == R.OP_UPDATE
+        and r.operation.target_revision == revision
+        for r in rows
+    )
 
 
 def _out_of_rotation(row: Row, pods: Sequence[PodView]) -> bool:
