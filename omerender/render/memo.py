@@ -43,7 +43,7 @@ from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner, SharedRunner
 
-__all__ = ["Shape", "build_key", "memo_key", "runners_for", "shape_of"]
+__all__ = ["Shape", "build_key", "may_hold_placeholders", "memo_key", "runners_for", "shape_of"]
 
 _PROTOCOL: Final = 5
 
@@ -103,7 +103,7 @@ class _Built:
     blocked: tuple[BlockReason, str] | None = None
 
 
-def _may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
+def may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
     """Whether ``{{`` occurs anywhere in what a container is assembled from. JSON never escapes a
     brace, so the dumps hold ``{{`` exactly when a key or string does."""
     sources: list[Any] = [runtime]
@@ -129,13 +129,13 @@ def shape_of(
         except RenderBlocked as blocked:
             return Shape(blocked=(blocked.reason, blocked.message))
         ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
-        if _may_hold_placeholders(runtime, ctx):
+        if may_hold_placeholders(runtime, ctx):
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
         key, keep = build_key(replica, resolved, ctx)
 
         def build() -> _Built:
             try:
-                built = build_runners(replica, runtime, ctx, accelerator_names)
+                built = build_runners(replica, runtime, ctx, accelerator_names, placeholders=False)
             except RenderBlocked as blocked:
                 return _Built(keep, blocked=(blocked.reason, blocked.message))
             try:

@@ -18,11 +18,14 @@ from hypothesis import given
 
 from benchmarks.catalog_gen import generate
 from omerender import Catalog, InferenceReplica, parse_object, render
+from omerender.accelerators import accelerator_resource_names
 from omerender.inheritance import catalog_resolver
 from omerender.models import FineTunedWeight
 from omerender.preview import revision_of
+from omerender.render.build import build_runners
 from omerender.render.inject import ModelContext
-from omerender.render.memo import build_key
+from omerender.render.memo import build_key, may_hold_placeholders
+from omerender.render.prepare import prepare_role
 from omerender.render.resolve import Resolved, resolve_refs
 from tests.unit.test_properties import PROPERTY
 from tests.unit.test_render_memo import any_worlds
@@ -75,6 +78,44 @@ def test_renders_in_many_namespaces_through_one_catalog_equal_renders_from_scrat
             assert _outcome(replica, shared) == _outcome(replica, Catalog.from_objects(objects))
 
 
+@PROPERTY
+@given(any_worlds)
+def test_a_build_without_placeholders_skips_a_pass_that_would_change_nothing(
+    world: tuple[list[Any], list[Any]],
+) -> None:
+    originals, objects = world
+    try:
+        catalog = Catalog.from_objects(objects)
+    except Exception:
+        return
+    for raw in originals:
+        replica = _in(raw, raw["metadata"].get("namespace") or "demo")
+        if replica is None or (replica.spec.model_ref is None and replica.spec.runtime_ref is None):
+            continue
+        try:
+            resolved, ctx = _resolved(replica, catalog)
+        except Exception:
+            continue
+        runtime = prepare_role(resolved.runtime, replica.spec.component, catalog.deploy)
+        if may_hold_placeholders(runtime, ctx):
+            continue
+        names = accelerator_resource_names(catalog.accelerator_resources)
+        try:
+            full: Any = build_runners(replica, runtime, ctx, names)
+        except Exception as error:
+            full = error
+        try:
+            skipped: Any = build_runners(replica, runtime, ctx, names, placeholders=False)
+        except Exception as error:
+            skipped = error
+        if isinstance(full, Exception):
+            assert (type(skipped), str(skipped)) == (type(full), str(full))
+        else:
+            assert [(r.name, r.size, r.template) for r in skipped] == [
+                (r.name, r.size, r.template) for r in full
+            ]
+
+
 def _replica(namespace: str, **spec: Any) -> InferenceReplica:
     return parse_object(
         InferenceReplica,
@@ -93,9 +134,9 @@ def test_a_cluster_model_in_ten_namespaces_is_built_once(monkeypatch: pytest.Mon
     builds: list[str] = []
     real = memo_module.build_runners
 
-    def counted(replica: InferenceReplica, *args: Any) -> Any:
+    def counted(replica: InferenceReplica, *args: Any, **kwargs: Any) -> Any:
         builds.append(replica.namespace)
-        return real(replica, *args)
+        return real(replica, *args, **kwargs)
 
     monkeypatch.setattr(memo_module, "build_runners", counted)
     for index in range(10):
