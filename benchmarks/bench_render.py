@@ -1,8 +1,8 @@
 """Render of the seed's replica against its own yardstick, measured in the same run.
 
 Yardstick (issue 2, DECISIONS §5): serialise the render's output (the runner templates) with sorted-key
-``json.dumps`` and FNV-32a-hash the bytes in C (``fnv-hash-fast``); budget 2×. A render from scratch
-the budget applies to the memoized render (a catalog memoizes renders by their inputs, as CI runs them);
+``json.dumps`` and FNV-32a-hash the bytes in C (``fnv-hash-fast``); budget 2×. The budget applies to
+the memoized render (a catalog memoizes renders by their inputs, as CI runs them);
 the render from scratch (a catalog of its own each time) is printed beside it without a budget. Also
 reports the Go-exact encoder's share of a render and what the render would cost with a sorted-key
 ``json.dumps`` encoder instead (issue 5: at most 1.5x). Prints; asserts nothing.
