@@ -46,6 +46,7 @@ __all__ = [
     "InheritanceReason",
     "ResolvedRuntime",
     "Resolver",
+    "catalog_resolver",
     "resolve_runtime",
 ]
 
@@ -276,6 +277,13 @@ def _check_profile(runtime: RuntimeResource) -> None:
             runtime,
             (runtime.metadata.name,),
         )
+
+
+def catalog_resolver(catalog: Catalog) -> Resolver:
+    """The catalog's own :class:`Resolver` (memoized in it), shared by every render and lint against
+    it: each runtime's chain is resolved and its merged runtime validated once per catalog, however
+    many models, namespaces or replicas reach it. A catalog never changes, so no answer goes stale."""
+    return catalog.memoized(("inheritance-resolver",), lambda: Resolver(catalog))
 
 
 def resolve_runtime(

@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 
 from omerender.catalog import Catalog
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
-from omerender.inheritance import InheritanceError, Resolver
+from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
 from omerender.models import (
     InferenceReplica,
     InferenceReplicaSpec,
@@ -394,7 +394,7 @@ def lint(
     without it, the models that are not Ready are counted in a note and not rendered.
     """
     catalog, skip, notes = _plan(catalog, assume_ready)
-    resolver = Resolver(catalog)
+    resolver = catalog_resolver(catalog)
     jobs = list(_jobs(catalog, resolver, skip))
     findings: list[Finding] = []
     renders = 0

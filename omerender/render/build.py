@@ -61,6 +61,7 @@ def _pod_for(
     shape: PieceShape,
     piece: dict[str, Any],
     accelerator_names: Sequence[str],
+    placeholders: bool,
 ) -> dict[str, Any]:
     """One pod, as ``EnginePodSpec`` / ``EngineWorkerPodSpec`` (and the decoder/router twins) build it."""
     component = replica.spec.component
@@ -88,9 +89,11 @@ def _pod_for(
     pod = merge_runner_into_pod(part.pod, runner)
     containers = pod["containers"]
     position = main_container_index(pod, runner)
-    containers[position] = main = replace_placeholders(
-        containers[position], replica_meta(replica), worker=part.name == "worker"
-    )
+    main = containers[position]
+    if placeholders:
+        containers[position] = main = replace_placeholders(
+            main, replica_meta(replica), worker=part.name == "worker"
+        )
     if ctx is not None:
         edit_pod(pod, main, component=component, ctx=ctx, runtime=runtime, namespace=replica.namespace)
     # UpdatePodSpecNodeSelector: a merged fine-tuned weight needs nothing from the node, not even this.
@@ -122,10 +125,14 @@ def build_runners(
     runtime: RuntimeResource,
     ctx: ModelContext | None,
     accelerator_names: Sequence[str],
+    *,
+    placeholders: bool = True,
 ) -> tuple[RenderedRunner, ...]:
     """The runners OME's ``renderFromRefs`` stores for a refs replica (``Rendered.Runners``).
 
     ``accelerator_names`` are the resource names that count as accelerators for ``PARALLELISM_SIZE``.
+    ``placeholders=False`` skips the placeholder pass, for a caller that found no ``{{`` in anything
+    the containers are made from (``omerender.render.memo``): the pass would return them unchanged.
     """
     component = replica.spec.component
     piece = runtime.piece(component)
@@ -139,7 +146,10 @@ def build_runners(
     shape = split_piece(piece, component)
     # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.
     parts = [shape.primary, *([shape.worker] if shape.worker else [])]
-    specs = {id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names) for p in parts}
+    specs = {
+        id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names, placeholders)
+        for p in parts
+    }
     rendered = []
     for part in shape.runners:
         spec = specs[id(part)]

@@ -14,7 +14,16 @@ what a refs render computes from the catalog depends on the replica only through
   every replica; only the resolution is shared.
 
 So an entry holds the outcome of resolution (or the block it raised), and, when no placeholder can
-apply, the built pod specs (or the block the build raised). A hit hands out fresh copies, made when
+apply, the built pod specs (or the block the build raised).
+
+The **build** (pod specs, or its block) is shared across namespaces by a key of its own
+(:func:`build_key`): the resolved runtime, model, fine-tuned weight and overlays (the objects
+themselves, by identity, held by the entry so no id is reused), the component, and the namespace only
+where the build reads it. Without placeholders the build reads the namespace in one place:
+``edit_pod``'s model-ready node selector of a namespaced ``BaseModel`` (``base_model_label``); its
+block messages name runtimes and runners, never the namespace. Resolution stays per namespace
+(ServingRuntimes, BaseModels and its messages are namespaced), so a model served in ten namespaces is
+resolved ten times and built once. A hit hands out fresh copies, made when
 first read (:class:`~omerender.render.result.SharedRunner`): a Render's templates belong to its caller. Everything else in a :class:`Render` comes from the entry or from the
 replica itself.
 """
@@ -34,7 +43,7 @@ from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner, SharedRunner
 
-__all__ = ["Shape", "memo_key", "runners_for", "shape_of"]
+__all__ = ["Shape", "build_key", "may_hold_placeholders", "memo_key", "runners_for", "shape_of"]
 
 _PROTOCOL: Final = 5
 
@@ -68,7 +77,33 @@ def memo_key(replica: InferenceReplica) -> Hashable:
     )
 
 
-def _may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
+def build_key(
+    replica: InferenceReplica, resolved: Resolved, ctx: ModelContext | None
+) -> tuple[Hashable, tuple[Any, ...]]:
+    """The key of a placeholder-free build and the objects whose ids it holds (kept alive with it).
+
+    The runtime is the resolved one before ``PrepareRole``: the prepared runtime is a function of it,
+    the component and the catalog's deploy defaults, and a new object on each call.
+    """
+    objects: tuple[Any, ...] = (resolved.runtime,)
+    namespace = None
+    if ctx is not None:
+        objects += (ctx.model, ctx.fine_tuned, *ctx.overlays)
+        if ctx.model.kind != "ClusterBaseModel":
+            namespace = replica.namespace  # edit_pod: base_model_label(model namespace or this one)
+    return ("build", replica.spec.component, namespace, *map(id, objects)), objects
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A shared build's outcome: the pods (None: not plain data, built per replica) or its block."""
+
+    keep: tuple[Any, ...]  # the objects build_key took ids of
+    pods: tuple[tuple[str, int, bytes], ...] | None = None
+    blocked: tuple[BlockReason, str] | None = None
+
+
+def may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
     """Whether ``{{`` occurs anywhere in what a container is assembled from. JSON never escapes a
     brace, so the dumps hold ``{{`` exactly when a key or string does."""
     sources: list[Any] = [runtime]
@@ -94,18 +129,28 @@ def shape_of(
         except RenderBlocked as blocked:
             return Shape(blocked=(blocked.reason, blocked.message))
         ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
-        if _may_hold_placeholders(runtime, ctx):
+        if may_hold_placeholders(runtime, ctx):
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
-        try:
-            built = build_runners(replica, runtime, ctx, accelerator_names)
-        except RenderBlocked as blocked:
-            return Shape(blocked=(blocked.reason, blocked.message))
-        try:
-            pods = tuple((r.name, r.size, pickle.dumps(r.template["spec"], _PROTOCOL)) for r in built)
-        except Exception:  # not plain data after all: build every replica's pods instead
+        key, keep = build_key(replica, resolved, ctx)
+
+        def build() -> _Built:
+            try:
+                built = build_runners(replica, runtime, ctx, accelerator_names, placeholders=False)
+            except RenderBlocked as blocked:
+                return _Built(keep, blocked=(blocked.reason, blocked.message))
+            try:
+                pods = tuple((r.name, r.size, pickle.dumps(r.template["spec"], _PROTOCOL)) for r in built)
+            except Exception:  # not plain data after all: build every replica's pods instead
+                return _Built(keep)
+            built_now.append(built)
+            return _Built(keep, pods=pods)
+
+        outcome = catalog.memoized(key, build)
+        if outcome.blocked is not None:
+            return Shape(blocked=outcome.blocked)
+        if outcome.pods is None:
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
-        built_now.append(built)
-        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=pods, encodings=encodings)
+        return Shape(resolved=resolved, runtime=runtime, ctx=ctx, pods=outcome.pods, encodings=encodings)
 
     shape = catalog.memoized(memo_key(replica), compute)
     return shape, (built_now[0] if built_now else None)

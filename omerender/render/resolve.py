@@ -15,7 +15,7 @@ from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
-from omerender.inheritance import InheritanceError, Resolver
+from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
 from omerender.render.storage import is_sharded, sharded_ready
 from omerender.selection import (
@@ -213,9 +213,9 @@ def _check_piece(runtime: RuntimeResource, component: str, advisory: str | None)
 def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver | None = None) -> Resolved:
     """Model (if any), overlays, the runtime that renders, and the fine-tuned weight, in Go's order.
 
-    ``resolver`` caches inheritance chains across renders against the same catalog (lint passes one).
+    ``resolver`` caches inheritance chains across renders; by default the catalog's own.
     """
-    resolver = resolver or Resolver(catalog)
+    resolver = resolver or catalog_resolver(catalog)
     component = replica.spec.component
     model = None
     overlays: tuple[ModelResource, ...] = ()
