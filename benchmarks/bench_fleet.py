@@ -2,10 +2,10 @@
 
     python benchmarks/bench_fleet.py [--replicas 1000] [--pools 100] [--instances 4] [--ready-delay 2.0]
 
-`omereconcile run` runs as its own process (admin kubeconfig, one namespace, `--concurrency 2`), so its
-peak RSS (VmHWM) and CPU seconds are its own. The fleet: `--replicas` single-Instance replicas and
-`--pools` replicas of `--instances` Instances, all `runtimeRef` replicas of two ClusterServingRuntimes
-with no GPU request (so thousands of pods fit on the fake nodes). Phases:
+`omereconcile run` runs as its own process (admin kubeconfig, one namespace, `--concurrency` as given,
+by default the CLI's), so its peak RSS (VmHWM) and CPU seconds are its own. The fleet: `--replicas`
+single-Instance replicas and `--pools` replicas of `--instances` Instances, all `runtimeRef` replicas
+of two ClusterServingRuntimes with no GPU request (so thousands of pods fit on the fake nodes). Phases:
 
 1. **settle** — create every replica; time until every one is Ready with no operation in flight.
 2. **resync** — a change of `inferenceservice-config` enqueues every replica (as the periodic resync
@@ -36,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from omereconcile.cli import DEFAULT_CONCURRENCY  # noqa: E402
 from testbed.controlplane import free_port  # noqa: E402
 from testbed.testing import Cluster, replica_settled, running_cluster  # noqa: E402
 
@@ -195,7 +196,7 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=4)
     ap.add_argument("--ready-delay", type=float, default=2.0, help="fake kubelet start-up time per pod")
     ap.add_argument("--roll-fraction", type=float, default=0.1)
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
     args = ap.parse_args()
     pods = args.replicas + args.pools * args.instances
     nodes = max(4, -(-pods * 2 // 100))  # room for every pod and its surge at 100 pods a node
