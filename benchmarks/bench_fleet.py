@@ -2,10 +2,10 @@
 
     python benchmarks/bench_fleet.py [--replicas 1000] [--pools 100] [--instances 4] [--ready-delay 2.0]
 
-`omereconcile run` runs as its own process (admin kubeconfig, one namespace, `--concurrency 2`), so its
-peak RSS (VmHWM) and CPU seconds are its own. The fleet: `--replicas` single-Instance replicas and
-`--pools` replicas of `--instances` Instances, all `runtimeRef` replicas of two ClusterServingRuntimes
-with no GPU request (so thousands of pods fit on the fake nodes). Phases:
+`omereconcile run` runs as its own process (admin kubeconfig, one namespace, `--concurrency` as given,
+by default the CLI's), so its peak RSS (VmHWM) and CPU seconds are its own. The fleet: `--replicas`
+single-Instance replicas and `--pools` replicas of `--instances` Instances, all `runtimeRef` replicas
+of two ClusterServingRuntimes with no GPU request (so thousands of pods fit on the fake nodes). Phases:
 
 1. **settle** — create every replica; time until every one is Ready with no operation in flight.
 2. **resync** — a change of `inferenceservice-config` enqueues every replica (as the periodic resync
@@ -36,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from omereconcile.cli import DEFAULT_CONCURRENCY  # noqa: E402
 from testbed.controlplane import free_port  # noqa: E402
 from testbed.testing import Cluster, replica_settled, running_cluster  # noqa: E402
 
@@ -164,6 +165,13 @@ class Process:
         count = sum(v for _, v in metrics(text, "workqueue_queue_duration_seconds_count"))
         return total, count
 
+    def work_time(self) -> tuple[float, float]:
+        """(sum, count) of workqueue_work_duration_seconds: how long the passes themselves take."""
+        text = self.metrics()
+        total = sum(v for _, v in metrics(text, "workqueue_work_duration_seconds_sum"))
+        count = sum(v for _, v in metrics(text, "workqueue_work_duration_seconds_count"))
+        return total, count
+
     def passes(self) -> int:
         return int(sum(v for _, v in metrics(self.metrics(), "controller_runtime_reconcile_total")))
 
@@ -188,7 +196,7 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=4)
     ap.add_argument("--ready-delay", type=float, default=2.0, help="fake kubelet start-up time per pod")
     ap.add_argument("--roll-fraction", type=float, default=0.1)
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
     args = ap.parse_args()
     pods = args.replicas + args.pools * args.instances
     nodes = max(4, -(-pods * 2 // 100))  # room for every pod and its surge at 100 pods a node
@@ -253,12 +261,15 @@ def main() -> None:
             )
 
             # 3. roll 10%
+            roll = sorted(rolling)
+            # Read before the change: a replica that rolls fast must not be read already rolled.
+            before = {n: cluster.raw.get(f"{IREP}/{n}")["status"]["currentRevision"] for n in roll}
             qs0, qc0 = proc.queue_wait()
+            ws0, wc0 = proc.work_time()
             t0, cpu0 = time.monotonic(), proc.cpu_seconds()
             rt = cluster.raw.get(f"{CSR}/fleet-roll")
             rt["spec"]["engineConfig"]["runner"]["image"] = "engine:v2"
             cluster.raw.put(f"{CSR}/fleet-roll", rt)
-            roll = sorted(rolling)
 
             def rolled() -> bool:
                 items = {o["metadata"]["name"]: o for o in cluster.raw.get(IREP)["items"]}
@@ -269,16 +280,21 @@ def main() -> None:
                     for n in roll
                 )
 
-            before = {n: cluster.raw.get(f"{IREP}/{n}")["status"]["currentRevision"] for n in roll}
             wait(f"{len(roll)} replicas rolled", rolled, timeout=3600, interval=2)
             dt = time.monotonic() - t0
             qs, qc = proc.queue_wait()
+            ws, wc = proc.work_time()
             instances = sum(args.instances if n.startswith("p") else 1 for n in roll)
             mean_wait = (qs - qs0) / max(qc - qc0, 1)
+            mean_pass = (ws - ws0) / max(wc - wc0, 1)
+            # maxSurge 1: the largest rolled replica replaces its Instances one start-up after another.
+            floor = max(args.instances if n.startswith("p") else 1 for n in roll) * args.ready_delay
             print(
-                f"roll: {len(roll)} replicas / {instances} Instances in {dt:.1f}s; "
-                f"work-queue mean wait {mean_wait * 1000:.1f} ms over {int(qc - qc0)} passes "
-                f"(start-up per pod {args.ready_delay}s); reconciler CPU {proc.cpu_seconds() - cpu0:.1f}s"
+                f"roll: {len(roll)} replicas / {instances} Instances in {dt:.1f}s (start-up floor "
+                f"{floor:.0f}s: {dt / floor:.2f}x); work-queue mean wait {mean_wait * 1000:.1f} ms, "
+                f"mean pass {mean_pass * 1000:.1f} ms over {int(qc - qc0)} passes "
+                f"(start-up per pod {args.ready_delay}s); reconciler CPU {proc.cpu_seconds() - cpu0:.1f}s; "
+                f"load average {os.getloadavg()[0]:.1f}"
             )
             rss, peak = proc.rss_mb()
             print(
