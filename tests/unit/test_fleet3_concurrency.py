@@ -7,10 +7,10 @@ import pytest
 from omereconcile.cli import DEFAULT_CONCURRENCY, _parser
 
 
-def test_default_concurrency_is_eight_workers() -> None:
-    # docs/reconciler.md, "Workers and the 10% roll": below 8 a catalog change's burst queues up.
+def test_default_concurrency_is_two_workers() -> None:
+    # docs/reconciler.md, "Workers and the 10% roll": more workers cost a settling fleet reads and writes.
     args = _parser().parse_args(["run"])
-    assert args.workers == DEFAULT_CONCURRENCY == 8
+    assert args.workers == DEFAULT_CONCURRENCY == 2
 
 
 @pytest.mark.parametrize("flag", ["--concurrency", "--workers"])
