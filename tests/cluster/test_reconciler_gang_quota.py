@@ -10,7 +10,7 @@ from collections.abc import Callable
 from helpers import apply, events, live_pods, serving
 from reconciler_proc import Reconciler
 from test_reconciler_gang import _gang_pods, _groups, _settled, _wait_gpus_free
-from test_reconciler_quota import _blocked, _quota, _quota_enforced, _row
+from test_reconciler_quota import _blocked, _quota, _quota_enforced, _row, _waiting_on_quota
 
 from testbed.controlplane import COSCHEDULER_NAME
 from testbed.testing import Cluster, gang_replica
@@ -32,13 +32,7 @@ def test_a_gpu_quota_smaller_than_the_gang_holds_it_then_releases_it_when_raised
         lifecycle={"instanceReadyTimeout": "15s"},
     )
     apply(cluster, gang)
-    op = rec.wait(
-        "instance 0 waiting on quota",
-        lambda: (
-            (o := _row(cluster, namespace, 0).get("operation") or {}).get("waiting") == "QuotaExceeded" and o
-        ),
-        timeout=90,
-    )
+    op = _waiting_on_quota(rec, cluster, namespace, 0)
     assert "deadline" not in op  # the clock is parked
     time.sleep(25)  # well past the 15 s deadline: still waiting, never failed, announced once
     row = _row(cluster, namespace, 0)

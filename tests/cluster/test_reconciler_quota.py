@@ -38,6 +38,18 @@ def _row(cluster: Cluster, ns: str, index: int) -> dict[str, Any]:
     return next((r for r in rows if r.get("index") == index), {})
 
 
+def _waiting_on_quota(rec: Reconciler, cluster: Cluster, ns: str, index: int) -> dict[str, Any]:
+    """Wait until Instance ``index``'s operation waits on ``QuotaExceeded``; return the operation."""
+    op: dict[str, Any] = rec.wait(
+        f"instance {index} waiting on quota",
+        lambda: (
+            (o := _row(cluster, ns, index).get("operation") or {}).get("waiting") == "QuotaExceeded" and o
+        ),
+        timeout=90,
+    )
+    return op
+
+
 def _blocked(cluster: Cluster, ns: str) -> list[dict[str, Any]]:
     return [e for e in events(cluster, ns) if e.get("reason") == "InstanceQuotaBlocked"]
 
@@ -55,13 +67,7 @@ def test_a_gpu_quota_blocks_the_scale_up_then_releases_it_when_raised(
     first = live_pods(cluster, namespace)[0]["metadata"]["uid"]
 
     apply(cluster, example_replica(namespace, replicas=2, lifecycle=spec_lifecycle))
-    op = rec.wait(
-        "instance 1 waiting on quota",
-        lambda: (
-            (o := _row(cluster, namespace, 1).get("operation") or {}).get("waiting") == "QuotaExceeded" and o
-        ),
-        timeout=90,
-    )
+    op = _waiting_on_quota(rec, cluster, namespace, 1)
     assert "deadline" not in op  # the clock is parked
     assert op["capacityRefusedAt"]
     # Well past the 15 s deadline: still waiting, never failed, announced once, the first pod untouched.
