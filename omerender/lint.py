@@ -335,27 +335,35 @@ def _model_jobs(
 
 
 def _jobs(
-    catalog: Catalog, resolver: Resolver, skip: frozenset[Any]
-) -> Iterator[tuple[ModelResource | RuntimeResource, str, InferenceReplica | Finding]]:
-    """(subject, component, replica to render or a finding found while planning the render)."""
-    for key, model in catalog.models.items():
-        if model.is_disabled or key in skip:
+    catalog: Catalog, resolver: Resolver, skip: frozenset[Any], part: int = 0, parts: int = 1
+) -> Iterator[tuple[int, ModelResource | RuntimeResource, str, InferenceReplica | Finding]]:
+    """(subject's position, subject, component, replica to render or a finding found while planning
+    the render), for the subjects of ``part`` (every ``parts``-th, from ``part``; all by default)."""
+    subjects: list[tuple[Any, ModelResource | RuntimeResource]] = [
+        *catalog.models.items(),
+        *catalog.runtimes.items(),
+    ]
+    for position in range(part, len(subjects), parts):
+        key, subject = subjects[position]
+        if isinstance(subject, ModelResource):
+            if subject.is_disabled or key in skip:
+                continue
+            for component, job in _model_jobs(subject, catalog, resolver):
+                yield position, subject, component, job
             continue
-        for component, job in _model_jobs(model, catalog, resolver):
-            yield model, component, job
-    for runtime in catalog.runtimes.values():
-        if runtime.is_disabled:
+        if subject.is_disabled:
             continue  # profiles and retired runtimes: their children exercise them
         try:
-            effective = resolver.resolve(runtime).runtime
+            effective = resolver.resolve(subject).runtime
         except InheritanceError as exc:
-            yield runtime, "-", _finding(runtime, "-", f"{exc.reason}: {exc.message}", str(exc.reason))
+            finding = _finding(subject, "-", f"{exc.reason}: {exc.message}", str(exc.reason))
+            yield position, subject, "-", finding
             continue
-        namespace = runtime.metadata.namespace or "default"
-        named = ServingRuntimeRef(name=runtime.metadata.name, kind=runtime.kind)
+        namespace = subject.metadata.namespace or "default"
+        named = ServingRuntimeRef(name=subject.metadata.name, kind=subject.kind)
         for component in COMPONENTS:
             if effective.piece(component) is not None:
-                yield runtime, component, _replica(namespace, component, None, named)
+                yield position, subject, component, _replica(namespace, component, None, named)
 
 
 def _listed(names: Sequence[str], shown: int = 3) -> str:
@@ -381,42 +389,47 @@ def _plan(catalog: Catalog, assume_ready: bool) -> tuple[Catalog, frozenset[Any]
     return catalog, frozenset(waiting), [note]
 
 
-def lint(
-    catalog: Catalog,
-    *,
-    validate: Validator | None = None,
-    progress: Progress | None = None,
-    assume_ready: bool = False,
-) -> LintReport:
-    """Every problem a render of this catalog would meet, with the object that causes it.
+# Runs ``work(part, parts)`` for every part and returns the results in part order, such as
+# ``omerender.cli.shards.in_parts`` (which forks); lint itself stays pure and runs them here without one.
+PartRunner = Callable[[Callable[[int, int], "_Part"], int], Sequence["_Part"]]
 
-    ``assume_ready`` lints every model as if Ready (:func:`omerender.readiness.assume_models_ready`);
-    without it, the models that are not Ready are counted in a note and not rendered.
-    """
-    catalog, skip, notes = _plan(catalog, assume_ready)
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One part's renders and findings, each finding with its subject's position in the catalog."""
+
+    renders: int
+    findings: tuple[tuple[int, Finding], ...]
+
+
+def _lint_part(
+    catalog: Catalog,
+    skip: frozenset[Any],
+    validate: Validator | None,
+    progress: Progress | None,
+    part: int,
+    parts: int,
+) -> _Part:
     resolver = catalog_resolver(catalog)
-    jobs = list(_jobs(catalog, resolver, skip))
-    findings: list[Finding] = []
+    jobs = list(_jobs(catalog, resolver, skip, part, parts))
+    findings: list[tuple[int, Finding]] = []
     renders = 0
-    for done, (subject, component, job) in enumerate(jobs, start=1):
+    for done, (position, subject, component, job) in enumerate(jobs, start=1):
         if progress is not None:
-            progress(done, len(jobs))
+            progress(done * parts, len(jobs) * parts)
         if isinstance(job, Finding):
-            findings.append(job)
+            findings.append((position, job))
             continue
         renders += 1
         try:
             result = render(job, catalog, resolver=resolver)
             revision_of(result)  # what preview refuses too: a template Go's decoder would not read
         except RenderBlocked as blocked:
-            findings.append(
-                _finding(
-                    subject, component, f"{blocked.reason.value}: {blocked.message}", blocked.reason.value
-                )
-            )
+            problem = f"{blocked.reason.value}: {blocked.message}"
+            findings.append((position, _finding(subject, component, problem, blocked.reason.value)))
             continue
         except OmeRenderError as exc:
-            findings.append(_finding(subject, component, str(exc), type(exc).__name__))
+            findings.append((position, _finding(subject, component, str(exc), type(exc).__name__)))
             continue
         if validate is None:
             continue
@@ -427,8 +440,43 @@ def lint(
                 "metadata": {"name": f"{job.spec.component}-{runner.name}"},
                 "template": runner.template,
             }
-            findings.extend(_finding(subject, component, problem, SCHEMA) for problem in validate(template))
-    return LintReport(renders=renders, findings=tuple(findings), notes=tuple(notes))
+            findings.extend((position, _finding(subject, component, p, SCHEMA)) for p in validate(template))
+    return _Part(renders, tuple(findings))
+
+
+def lint(
+    catalog: Catalog,
+    *,
+    validate: Validator | None = None,
+    progress: Progress | None = None,
+    assume_ready: bool = False,
+    parts: int = 1,
+    run_parts: PartRunner | None = None,
+) -> LintReport:
+    """Every problem a render of this catalog would meet, with the object that causes it.
+
+    ``assume_ready`` lints every model as if Ready (:func:`omerender.readiness.assume_models_ready`);
+    without it, the models that are not Ready are counted in a note and not rendered.
+
+    ``parts`` > 1 with ``run_parts`` splits the work by subject (every ``parts``-th model or runtime)
+    and hands the parts to ``run_parts`` (the CLI runs them in parallel processes); the report is the
+    same as one part's, in the same order. ``progress`` is called from part 0 only, with its counts
+    times ``parts``.
+    """
+    catalog, skip, notes = _plan(catalog, assume_ready)
+
+    def work(part: int, count: int) -> _Part:
+        return _lint_part(catalog, skip, validate, progress if part == 0 else None, part, count)
+
+    done = run_parts(work, parts) if run_parts is not None and parts > 1 else [work(0, 1)]
+    # Each subject is in one part, its findings in their order there: a stable sort restores the
+    # order of a single part.
+    ordered = sorted((item for p in done for item in p.findings), key=lambda item: item[0])
+    return LintReport(
+        renders=sum(p.renders for p in done),
+        findings=tuple(finding for _, finding in ordered),
+        notes=tuple(notes),
+    )
 
 
 def _invalid(exc: InvalidObjectError) -> Finding:
@@ -452,17 +500,32 @@ def lint_objects(
     validate: Validator | None = None,
     progress: Progress | None = None,
     assume_ready: bool = False,
+    parts: int = 1,
+    run_parts: PartRunner | None = None,
 ) -> LintReport:
     """:func:`lint` of the catalog these objects make; an object the catalog refuses (one OME could not
     read, or a second object of the same kind and name) is a finding, and the rest are linted."""
+    findings: list[Finding] = []
     try:
         # The usual catalog reads whole; only one that does not is read object by object to say which.
-        whole = Catalog.from_objects(objects)
+        catalog = Catalog.from_objects(objects)
     except InvalidObjectError:
-        pass
-    else:
-        return lint(whole, validate=validate, progress=progress, assume_ready=assume_ready)
-    findings: list[Finding] = []
+        catalog = Catalog.from_objects(_readable(objects, findings))
+    report = lint(
+        catalog,
+        validate=validate,
+        progress=progress,
+        assume_ready=assume_ready,
+        parts=parts,
+        run_parts=run_parts,
+    )
+    if not findings:
+        return report
+    return LintReport(renders=report.renders, findings=(*findings, *report.findings), notes=report.notes)
+
+
+def _readable(objects: Sequence[Mapping[str, Any]], findings: list[Finding]) -> list[Mapping[str, Any]]:
+    """The objects a catalog can hold together; a finding for each of the others."""
     good: list[Mapping[str, Any]] = []
     seen: set[Any] = set()
     for obj in objects:
@@ -480,5 +543,4 @@ def lint_objects(
             continue
         seen |= keys
         good.append(obj)
-    report = lint(Catalog.from_objects(good), validate=validate, progress=progress, assume_ready=assume_ready)
-    return LintReport(renders=report.renders, findings=(*findings, *report.findings), notes=report.notes)
+    return good

@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,16 +17,20 @@ from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
 from omerender.cli.io import InputError, load_objects, loaded_from
 from omerender.cli.objects import Loaded, add_objects_options, catalog_objects, select_catalog
+from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.cli.strict import check_replica
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
 if TYPE_CHECKING:
-    from omerender.diff import ReplicaDiff
+    from omerender.diff import Outcome, ReplicaDiff
 
 __all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
 
 KIND = "InferenceReplica"
+# Replicas per process at the least: below this a second process would not have started before the
+# first is done.
+_REPLICAS_PER_PROCESS = 400
 _EPILOG = """\
 which replicas: the -f files, rendered as they are against the --before and then the --after objects
 (InferenceReplicas among those objects are then ignored); without -f, every InferenceReplica among the
@@ -81,6 +85,7 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_arguments(p)
+    add_jobs_option(p)
     p.add_argument(
         "--output",
         "-o",
@@ -126,11 +131,34 @@ class Sides:
     after: dict[tuple[str, str], InferenceReplica]
     notes: tuple[str, ...] = ()
 
-    def diff(self) -> tuple[ReplicaDiff, ...]:
+    def diff(self, parts: int = 1) -> tuple[ReplicaDiff, ...]:
+        """Every replica's diff, in :func:`omerender.diff.diff_replicas`'s order, rendered in ``parts``
+        processes (:func:`omerender.cli.shards.in_parts`); the same diffs for any ``parts``, except
+        that those made in another process carry no runners or payload, which no output reads."""
         # deepdiff comes with the tools extra: imported only when a diff runs (the CLI checks it first).
-        from omerender.diff import diff_replicas
+        from omerender.diff import diff_replica, diff_replicas
 
-        return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog)
+        if parts <= 1:
+            return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog)
+        keys = sorted(set(self.before) | set(self.after))
+
+        def work(part: int, count: int) -> tuple[ReplicaDiff, ...]:
+            diffs = (
+                diff_replica(self.before.get(k), self.after.get(k), self.before_catalog, self.after_catalog)
+                for k in keys[part::count]
+            )
+            # A child's diffs travel pickled: without the templates, which would be rebuilt to pickle.
+            return tuple(diffs) if part == 0 else tuple(_portable(d) for d in diffs)
+
+        merged = [d for done in in_parts(work, parts) for d in done]
+        return tuple(sorted(merged, key=lambda d: (d.namespace, d.name)))
+
+
+def _portable(diff: ReplicaDiff) -> ReplicaDiff:
+    def slim(side: Outcome | None) -> Outcome | None:
+        return None if side is None else replace(side, runners=(), payload=b"")
+
+    return replace(diff, before=slim(diff.before), after=slim(diff.after))
 
 
 def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -246,7 +274,8 @@ def run(args: argparse.Namespace) -> int:
     from omerender.diff import summary, to_json, to_markdown, to_text
 
     sides = read_sides(args)
-    diffs = sides.diff()
+    replicas = len(set(sides.before) | set(sides.after))
+    diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
     notes = list(sides.notes)
     if args.output == "json":
         doc = to_json(diffs, notes=notes)

@@ -1,0 +1,184 @@
+"""Work split across processes (``--jobs``): the same answer for every part count, and a child that
+fails in any way costs time, never the answer."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.catalog_gen import generate, generate_replicas
+from omerender.cli import main
+from omerender.cli.shards import in_parts, parts_for
+
+PARENT = os.getpid()
+
+
+def _no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_parts_come_back_in_order_and_are_computed_in_children() -> None:
+    results = in_parts(lambda part, parts: (part, parts, os.getpid()), 3)
+    assert [(part, parts) for part, parts, _ in results] == [(0, 3), (1, 3), (2, 3)]
+    pids = [pid for _, _, pid in results]
+    assert pids[0] == os.getpid()
+    assert len(set(pids)) == 3  # each of the other parts ran in a process of its own
+    assert _no_children_left()
+
+
+def test_one_part_runs_here() -> None:
+    assert in_parts(lambda part, parts: (part, parts, os.getpid()), 1) == [(0, 1, os.getpid())]
+
+
+def _raises_in_children(part: int, parts: int) -> int:
+    if os.getpid() != PARENT:
+        raise RuntimeError("boom")
+    return part * 10
+
+
+def _killed_in_children(part: int, parts: int) -> int:
+    if os.getpid() != PARENT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return part * 10
+
+
+def _unpicklable_in_children(part: int, parts: int) -> Any:
+    if os.getpid() != PARENT:
+        return lambda: part
+    return part * 10
+
+
+@pytest.mark.parametrize("work", [_raises_in_children, _killed_in_children, _unpicklable_in_children])
+def test_a_failed_child_is_recomputed_here(work: Any) -> None:
+    assert in_parts(work, 3) == [0, 10, 20]
+    assert _no_children_left()
+
+
+def test_an_error_here_is_raised_and_the_children_are_reaped() -> None:
+    def work(part: int, parts: int) -> int:
+        if part == 0:
+            raise ValueError("bad input")
+        return part
+
+    with pytest.raises(ValueError, match="bad input"):
+        in_parts(work, 3)
+    assert _no_children_left()
+
+
+def test_an_error_of_the_work_itself_is_raised_as_a_serial_run_raises_it() -> None:
+    def work(part: int, parts: int) -> int:
+        if part == 2:
+            raise ValueError(f"part {part}")
+        return part
+
+    with pytest.raises(ValueError, match="part 2"):
+        in_parts(work, 3)
+    assert _no_children_left()
+
+
+def test_parts_for() -> None:
+    assert parts_for(3, 1000, per_part=100) == 3  # as asked
+    assert parts_for(3, 2, per_part=100) == 2  # never more parts than units
+    assert parts_for(100, 1000, per_part=1) == 8  # capped
+    assert parts_for(None, 50, per_part=100) == 1  # small work stays here
+    assert 1 <= parts_for(None, 10_000, per_part=100) <= 8
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _catalog_with_problems() -> list[dict[str, Any]]:
+    objects = generate(40, 80)
+    lonely = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ClusterServingRuntime",
+        "metadata": {"name": "lonely", "annotations": {"ome.io/inherit-from": "ghost"}},
+        "spec": {"engineConfig": {"runner": {"name": "c", "image": "i"}}},
+    }
+    objects.append(lonely)
+    for obj in objects:
+        if obj["kind"] == "ClusterBaseModel" and obj["metadata"]["name"].startswith("family1-"):
+            del obj["spec"]["modelFormat"]  # a Ready model without a format name
+    return objects
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_lint_prints_the_same_for_every_part_count(tmp_path: Path, output: str) -> None:
+    path = tmp_path / "catalog.yaml"
+    path.write_text(yaml.safe_dump_all(_catalog_with_problems()))
+    runs = {
+        jobs: _run("lint", "--objects", str(path), "-o", output, "--jobs", jobs) for jobs in ("1", "2", "3")
+    }
+    code, out, _err = runs["1"]
+    assert code == 1
+    assert "ParentNotFound" in out
+    assert "ModelFormatRequired" in out
+    assert runs["2"] == runs["1"]
+    assert runs["3"] == runs["1"]
+    assert _no_children_left()
+
+
+def _write(path: Path, objects: list[dict[str, Any]]) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(objects))
+    return str(path)
+
+
+@pytest.mark.parametrize("output", ["text", "json", "markdown"])
+def test_diff_prints_the_same_for_every_part_count(tmp_path: Path, output: str) -> None:
+    catalog = generate(40, 200)
+    after = [dict(o) for o in catalog]
+    for i, obj in enumerate(after):
+        name = obj["metadata"]["name"]
+        if (
+            obj["kind"] == "ClusterServingRuntime"
+            and name.startswith("srt-")
+            and int(name.rsplit("-", 1)[1]) % 2
+        ):
+            spec = yaml.safe_load(yaml.safe_dump(obj["spec"]))
+            spec["engineConfig"]["runner"]["image"] += "-patched"  # rolls the replicas it serves
+            after[i] = {**obj, "spec": spec}
+        elif obj["kind"] == "ClusterBaseModel" and "-model-5-" in name:
+            after[i] = {**obj, "status": {"state": "Importing"}}  # blocks its replicas
+    replicas = generate_replicas(60, models=40)
+    before_replicas, after_replicas = replicas[:55], replicas[5:]  # some removed, some new
+    before = _write(tmp_path / "before" / "all.yaml", [*catalog, *before_replicas])
+    after_path = _write(tmp_path / "after" / "all.yaml", [*after, *after_replicas])
+    runs = {
+        jobs: _run("diff", "--before", before, "--after", after_path, "-o", output, "--jobs", jobs)
+        for jobs in ("1", "2", "4")
+    }
+    code, _, err = runs["1"]
+    assert code == 1
+    for status in ("unchanged", "rolls", "blocks", "new", "removed"):
+        assert status in err  # the summary: every kind of outcome is among them
+    assert runs["2"] == runs["1"]
+    assert runs["4"] == runs["1"]
+    assert _no_children_left()
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_jobs_must_be_a_positive_count(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "catalog.yaml"
+    path.write_text(yaml.safe_dump_all(generate(2, 2)))
+    with pytest.raises(SystemExit) as exited:
+        main(["lint", "--objects", str(path), "--jobs", value])
+    assert exited.value.code == 2
+    assert "whole number of processes" in capsys.readouterr().err
