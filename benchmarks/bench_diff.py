@@ -23,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.catalog_gen import generate, generate_replicas
 from omerender.cli import main as omerender_main
+from omerender.cli.diff_cmd import _REPLICAS_PER_PROCESS
+from omerender.cli.shards import available_cores, parts_for
 
 RUNS = 3
 
@@ -91,22 +93,31 @@ def main() -> None:
         ]
         codes: list[int] = []
 
-        def diff() -> object:
-            out, err = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                codes.append(omerender_main(argv))
-            return out.getvalue()
+        def diff(*extra: str) -> Callable[[], object]:
+            def run() -> object:
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    codes.append(omerender_main([*argv, *extra]))
+                return out.getvalue()
+
+            return run
 
         summary = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(summary):
             omerender_main(argv)
-        yardstick, took, ratio = paired(load, diff)
+        yardstick, took, ratio = paired(load, diff())
+        _, serial, serial_ratio = paired(load, diff("--jobs", "1"))
     print(
         f"diff: {count} replicas, catalog 200 models x 200 runtimes, one runtime changed ({size / 1e6:.1f} MB of YAML)"
     )
     print(f"  {summary.getvalue().strip()} (exit {codes[-1]})")
     print(f"load the same files ({yaml.CSafeLoader.__name__}): {yardstick * 1000:8.1f} ms   (yardstick)")
-    print(f"omerender diff, end to end:         {took * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)")
+    parts = parts_for(None, count, per_part=_REPLICAS_PER_PROCESS)
+    print(f"omerender diff, end to end, --jobs 1: {serial * 1000:8.1f} ms   ratio {serial_ratio:5.2f}")
+    print(
+        f"omerender diff, end to end ({parts} process{'es' if parts > 1 else ''}, the default on {available_cores()} "
+        f"cores): {took * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)"
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from benchmarks.catalog_gen import generate_yaml
 from omerender.catalog import Catalog
 from omerender.cli import main as omerender_main
 from omerender.cli.kubeschema import kube_problems
+from omerender.cli.lint_cmd import _OBJECTS_PER_PROCESS
+from omerender.cli.shards import available_cores, parts_for
 from omerender.lint import lint
 
 RUNS = 5
@@ -59,12 +61,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "catalog.yaml"
         path.write_text(text)
-        file_load, command, ratio = paired(
-            lambda: list(yaml.load_all(path.read_bytes(), Loader=loader)),
-            lambda: _cli(["lint", "--objects", str(path)]),
+
+        def load_file() -> object:
+            return list(yaml.load_all(path.read_bytes(), Loader=loader))
+
+        file_load, command, ratio = paired(load_file, lambda: _cli(["lint", "--objects", str(path)]))
+        _, serial, serial_ratio = paired(
+            load_file, lambda: _cli(["lint", "--objects", str(path), "--jobs", "1"])
         )
+    parts = parts_for(None, len(objects), per_part=_OBJECTS_PER_PROCESS)
     print(f"load the file ({loader.__name__}):   {file_load * 1000:8.1f} ms   (yardstick)")
-    print(f"omerender lint, end to end:   {command * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)")
+    print(f"omerender lint, end to end, --jobs 1: {serial * 1000:8.1f} ms   ratio {serial_ratio:5.2f}")
+    print(
+        f"omerender lint, end to end ({parts} process{'es' if parts > 1 else ''}, the default on {available_cores()} "
+        f"cores): {command * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)"
+    )
 
 
 def _cli(argv: list[str]) -> int:
