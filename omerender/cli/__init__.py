@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.collector import collector_paused
-from omerender.cli.io import InputError, forget_origins, origin_of
+from omerender.cli.io import InputError, forget_origins, loading_in, origin_of
 from omerender.errors import InvalidObjectError, OmeRenderError
 
 __all__ = ["main"]
@@ -95,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(missing, file=sys.stderr)
         return 2
     try:
-        with collector_paused():
+        # Commands with --jobs load large files in that many processes, the others in one per core.
+        with collector_paused(), loading_in(getattr(args, "jobs", None)):
             code: int = args.func(args)
         sys.stdout.flush()
     except (InputError, OmeRenderError) as exc:

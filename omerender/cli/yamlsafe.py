@@ -13,14 +13,16 @@ too long for Python is an error naming its line; and ``!!binary``/``!!set`` valu
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import yaml
 
 from omerender.jsonlike import MAX_DEPTH, MAX_NODES
 
-__all__ = ["MAX_FILE_BYTES", "YamlLimitError", "load_documents"]
+__all__ = ["MAX_FILE_BYTES", "YamlLimitError", "load_documents", "split_documents"]
 
 # Far above any catalog file; refuses a file that would take minutes and gigabytes to load.
 MAX_FILE_BYTES: Final = 32 * 1024 * 1024
@@ -151,16 +153,59 @@ def _plainly_within_limits(text: str) -> bool:
     return True
 
 
-def load_documents(data: bytes) -> list[Any]:
+# A line that starts a document: "---" at column 0 followed by a blank or the line's end. YAML forbids
+# it inside any scalar (c-forbidden), so a stream split before one parses as the whole does.
+_MARKER: Final = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.MULTILINE)
+
+# Runs ``work(part, parts)`` for each part, results in part order (``omerender.cli.shards.in_parts``).
+PartRunner = Callable[[Callable[[int, int], list[Any]], int], Sequence[list[Any]]]
+
+
+def split_documents(text: str, parts: int) -> list[str]:
+    """``text`` cut before document markers into at most ``parts`` pieces of about equal length, each
+    a YAML stream of whole documents; fewer where the text has fewer markers."""
+    if parts <= 1:
+        return [text]
+    starts = [m.start() for m in _MARKER.finditer(text)]
+    cuts: list[int] = []
+    for k in range(1, parts):
+        target = len(text) * k // parts
+        cut = min(starts, key=lambda at: abs(at - target), default=0)
+        if cut > (cuts[-1] if cuts else 0):
+            cuts.append(cut)
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _construct(text: str) -> list[Any]:
+    loader = _Loader(text)
+    try:
+        return [loader.get_data() for _ in iter(loader.check_data, False)]
+    finally:
+        loader.dispose()
+
+
+def load_documents(data: bytes, *, parts: int = 1, run_parts: PartRunner | None = None) -> list[Any]:
     """Every document in ``data`` (UTF-8 YAML or JSON), as JSON-like values.
+
+    With ``parts`` > 1 and ``run_parts``, the stream is cut before document markers and the pieces are
+    built by ``run_parts`` (the CLI's in several processes): the same documents. Where a piece fails,
+    the whole is loaded again here, so an error names its line in the whole file.
 
     Raises UnicodeDecodeError, YamlLimitError or yaml.YAMLError; the caller names the file.
     """
     text = data.decode("utf-8")
     if not _plainly_within_limits(text):
         _check_events(text)
-    loader = _Loader(text)
-    try:
-        return [loader.get_data() for _ in iter(loader.check_data, False)]
-    finally:
-        loader.dispose()
+    if run_parts is not None and parts > 1:
+        pieces = split_documents(text, parts)
+
+        def build(part: int, _: int) -> list[Any]:
+            return _construct(pieces[part])
+
+        if len(pieces) > 1:
+            try:
+                return [doc for built in run_parts(build, len(pieces)) for doc in built]
+            except Exception:  # the whole load below raises the error, naming its line in the file
+                pass
+    return _construct(text)

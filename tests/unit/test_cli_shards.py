@@ -1,5 +1,5 @@
 """Work split across processes (``--jobs``): the same answer for every part count, and a child that
-fails in any way costs time, never the answer."""
+fails in any way costs time, never the answer. A large file is loaded in parts with the same result."""
 
 from __future__ import annotations
 
@@ -12,10 +12,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.catalog_gen import generate, generate_replicas
 from omerender.cli import main
+from omerender.cli.io import load_objects, loading_in
 from omerender.cli.shards import in_parts, parts_for
+from omerender.cli.yamlsafe import YamlLimitError, load_documents, split_documents
 
 PARENT = os.getpid()
 
@@ -182,3 +186,88 @@ def test_jobs_must_be_a_positive_count(
         main(["lint", "--objects", str(path), "--jobs", value])
     assert exited.value.code == 2
     assert "whole number of processes" in capsys.readouterr().err
+
+
+# -- one large file loaded in several processes -------------------------------------------------------
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.text(alphabet=st.sampled_from("ab-:\n '\"#&*{}[]|>%.\t"), max_size=12),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(alphabet="abk-", max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_STYLES = st.sampled_from([{}, {"default_flow_style": True}, {"default_style": "|"}, {"default_style": '"'}])
+
+
+def _stream(draw: st.DrawFn) -> str:
+    docs = draw(st.lists(_VALUES, min_size=1, max_size=6))
+    text = yaml.safe_dump_all(docs, explicit_start=draw(st.booleans()), **draw(_STYLES))
+    # Hand-written forms a generator would not make: a marker with content on its line, "..." ends,
+    # an empty document, a comment, text that is not YAML at all.
+    extra = draw(
+        st.lists(
+            st.sampled_from(["--- a: 1\n", "...\n", "---\n", "# c\n---\n", "--- |\n  x\n", "a: [\n"]),
+            max_size=3,
+        )
+    )
+    return text + "".join(extra)
+
+
+@st.composite
+def _streams(draw: st.DrawFn) -> str:
+    return _stream(draw)
+
+
+def _loaded(data: bytes, parts: int) -> object:
+    try:
+        return ("ok", load_documents(data, parts=parts, run_parts=in_parts))
+    except (yaml.YAMLError, YamlLimitError, UnicodeDecodeError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=_streams(), parts=st.integers(2, 4))
+def test_a_stream_loaded_in_parts_is_the_stream_loaded_whole(stream: str, parts: int) -> None:
+    data = stream.encode()
+    assert _loaded(data, parts) == _loaded(data, 1)
+
+
+def test_split_documents_cuts_only_before_markers() -> None:
+    text = "a: 1\n---\nb: |\n  ---x\n  y\n--- c\n---\n"
+    pieces = split_documents(text, 3)
+    assert "".join(pieces) == text
+    assert all(piece.startswith("---") for piece in pieces[1:])
+    assert split_documents("a: 1\nb: 2\n", 4) == ["a: 1\nb: 2\n"]  # no marker, no cut
+
+
+def test_a_file_loads_in_several_processes_with_the_same_objects(tmp_path: Path) -> None:
+    objects = generate_replicas(1500)
+    path = tmp_path / "replicas.yaml"
+    path.write_text(yaml.safe_dump_all(objects, explicit_start=True))
+    assert path.stat().st_size > 3 * 64 * 1024  # --jobs splits only a file of a few blocks
+    assert len(split_documents(path.read_text(), 3)) == 3
+    with loading_in(1):
+        serial = load_objects([path])
+    for jobs in (2, 3):
+        with loading_in(jobs):
+            assert load_objects([path]) == serial == objects
+    assert _no_children_left()
+
+
+def test_jobs_never_split_a_small_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump_all(generate_replicas(20), explicit_start=True))
+
+    def no_fork() -> int:
+        raise AssertionError("a small file was split across processes")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with loading_in(8):
+        assert len(load_objects([path])) == 20
