@@ -8,41 +8,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from omerender import Catalog, parse_object
 from omerender.models import FineTunedWeight, ModelResource, RuntimeResource
 from omerender.render.inject import ModelContext
 from omerender.render.memo import holds_placeholders, may_hold_placeholders
 from omerender.render.resolve import Resolved
+from tests.unit.test_speed2_build_share import _base_model, _cluster_runtime
 
 
 def _runtime(name: str, image: str = "img:1") -> RuntimeResource:
-    return parse_object(
-        RuntimeResource,
-        {
-            "apiVersion": "ome.io/v1beta1",
-            "kind": "ClusterServingRuntime",
-            "metadata": {"name": name},
-            "spec": {
-                "supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "autoSelect": True}],
-                "engineConfig": {"runner": {"name": "ome-container", "image": image}},
-                "routerConfig": {"runner": {"name": "router", "image": "router:1"}},
-            },
-        },
-    )
+    return parse_object(RuntimeResource, _cluster_runtime(name, image))
 
 
 def _model(name: str, path: str = "/raid/m") -> ModelResource:
     return parse_object(
-        ModelResource,
-        {
-            "apiVersion": "ome.io/v1beta1",
-            "kind": "ClusterBaseModel",
-            "metadata": {"name": name},
-            "spec": {"modelFormat": {"name": "safetensors"}, "storage": {"path": path}},
-            "status": {"state": "Ready"},
-        },
+        ModelResource, {**_base_model("demo", path), "metadata": {"name": name, "namespace": "demo"}}
     )
 
 
@@ -92,4 +72,3 @@ def test_each_context_source_reaches_the_answer() -> None:
     ]:
         assert holds_placeholders(catalog, _resolved(runtime, ctx.model), runtime, ctx, "engine") is expected
         assert may_hold_placeholders(runtime, ctx) is expected
-
