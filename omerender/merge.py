@@ -228,7 +228,10 @@ def _unset(value: Any, options: MergeOptions) -> bool:
 def _merge_maps(
     base: Mapping[str, Any], override: Mapping[str, Any], path: str, options: MergeOptions
 ) -> dict[str, Any]:
-    out = _copy_map(base)
+    # Base order, then the override's new keys. Base values are copied last, and only those the
+    # override leaves: a value it merges into or replaces would be copied for nothing.
+    out: dict[str, Any] = dict(base)
+    made: set[str] = set()
     for key, value in override.items():
         if _unset(value, options):
             continue
@@ -245,6 +248,10 @@ def _merge_maps(
         else:
             # Nothing to merge with (or a different type): SMP takes the patch value as it is.
             out[key] = _clean(value, options)
+        made.add(key)
+    for key, value in out.items():
+        if key not in made:
+            out[key] = _copy(value)  # replaces the value of a key already there: no resize
     return out
 
 

@@ -6,7 +6,8 @@ Parents and children are drawn from small vocabularies so that their keys meet: 
 port, volume and mount keys, with nulls, ``omitempty`` zeros, integral floats and values of the wrong
 type mixed in. Whenever both validate in full, the merged runtime validates in full and the fast path
 gives the same runtime. The merge never changes its inputs, and the resolver's remembered ancestor
-specs stay what a fresh dump gives.
+specs stay what a fresh dump gives. A merge copies only the base values it keeps, and shares no dict
+or list with its inputs, whatever the options.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from hypothesis import strategies as st
 from omerender import Catalog
 from omerender.errors import InvalidObjectError, RenderBlocked
 from omerender.inheritance import InheritanceError, InheritanceReason, Resolver
-from omerender.merge import merge_inherited
+from omerender.merge import (
+    INHERITANCE,
+    RUNNER_OVER_CONTAINER,
+    SMP,
+    MergeOptions,
+    merge_inherited,
+    strategic_merge,
+)
 from omerender.models import MERGED_FROM_CHECKED_PIECES, RuntimeResource, parse_object
 from tests.unit.test_properties import PROPERTY
 
@@ -238,3 +246,49 @@ def test_the_fast_path_skips_only_the_piece_check() -> None:
         "spec.disabled",
         "spec.engineConfig.runner.env",
     }
+
+
+# -- the merge copies only what it keeps of its base ---------------------------------------------------
+
+_tree = st.recursive(
+    st.none() | st.booleans() | st.integers(0, 2) | st.sampled_from(["", "a", "b"]),
+    lambda inner: (
+        st.lists(inner, max_size=2)
+        | st.dictionaries(st.sampled_from(["name", "env", "containers", "args", "x", "y"]), inner, max_size=3)
+        | st.lists(
+            st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={"x": inner}), max_size=2
+        )
+    ),
+    max_leaves=12,
+)
+_maps = st.dictionaries(
+    st.sampled_from(["containers", "env", "volumes", "x", "y", "args"]), _tree, max_size=4
+)
+
+
+def _containers(value: Any) -> list[int]:
+    """The ids of every dict and list inside ``value``."""
+    found: list[int] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict | list):
+            found.append(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return found
+
+
+@MORE
+@given(_maps, _maps, st.sampled_from([SMP, INHERITANCE, RUNNER_OVER_CONTAINER]))
+def test_a_merge_shares_no_structure_with_its_inputs_and_leaves_them_alone(
+    base: dict[str, Any], override: dict[str, Any], options: MergeOptions
+) -> None:
+    before = copy.deepcopy((base, override))
+    try:
+        merged = strategic_merge(base, override, options=options)
+    except RenderBlocked:
+        return
+    assert (base, override) == before
+    assert not set(_containers(merged)) & {*_containers(base), *_containers(override)}
+    # Merging copies gives the same: nothing depends on the inputs' identity.
+    assert merged == strategic_merge(copy.deepcopy(base), copy.deepcopy(override), options=options)
