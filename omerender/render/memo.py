@@ -141,10 +141,15 @@ def holds_placeholders(
 
     ``runtime`` is ``prepare_role(resolved.runtime, component, catalog.deploy)``: a new object on each
     call, but a function of the resolved runtime, the component and the catalog's deploy defaults, so
-    its answer is kept under the first two (the third is fixed by the catalog that holds the answer).
+    its answer is kept under the first two (the third is fixed by the catalog that holds the answer),
+    or under the resolved runtime alone where ``prepare_role`` returned it unchanged.
     The model, fine-tuned weight and overlays are the catalog's objects, each kept by identity.
     """
-    if _remembered_braces(catalog, resolved.runtime, ("prepared", component), runtime):
+    owner = resolved.runtime
+    # PrepareRole hands the resolved runtime back when the defaults fill nothing: then one answer per
+    # runtime object serves every component (and the model-less and model renders alike).
+    tag: Hashable = "own" if runtime is owner else ("prepared", component)
+    if _remembered_braces(catalog, owner, tag, runtime):
         return True
     return ctx is not None and any(_remembered_braces(catalog, s, "own", s) for s in _context_sources(ctx))
 

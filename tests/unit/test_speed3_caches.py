@@ -45,7 +45,7 @@ def _resolved(runtime: RuntimeResource, model: ModelResource | None = None) -> R
 def test_the_prepared_runtimes_answer_is_kept_per_resolved_runtime_component_and_catalog() -> None:
     catalog = Catalog()
     plain, braced = _runtime("rt"), _runtime("rt", image="img:{{.Name}}")
-    resolved = _resolved(plain)
+    resolved = _resolved(_runtime("rt"))  # prepared runtimes below are other objects, as when filled
     assert holds_placeholders(catalog, resolved, plain, None, "engine") is False
     # The same resolved runtime prepared for another component is another answer.
     assert holds_placeholders(catalog, resolved, braced, None, "router") is True
@@ -55,8 +55,11 @@ def test_the_prepared_runtimes_answer_is_kept_per_resolved_runtime_component_and
     assert holds_placeholders(catalog, _resolved(braced), braced, None, "engine") is True
     # Another catalog (other deploy defaults) remembers its own answers.
     assert holds_placeholders(Catalog(), resolved, braced, None, "engine") is True
+    # Prepared as it was resolved (no defaults filled): one answer for the object, whatever the component.
+    assert holds_placeholders(catalog, _resolved(braced), braced, None, "router") is True
+    assert holds_placeholders(catalog, _resolved(plain), plain, None, "router") is False
     # The entry keeps the resolved runtime alive, so its id cannot name another object meanwhile.
-    assert any(isinstance(v, tuple) and v[:1] == (plain,) for v in catalog._memo.values())
+    assert any(isinstance(v, tuple) and v[0] is resolved.runtime for v in catalog._memo.values())
 
 
 def test_each_context_source_reaches_the_answer() -> None:
