@@ -50,7 +50,7 @@ A head that is not the catalog's object (a webhook's candidate) is checked in fu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -117,13 +117,22 @@ class ResolvedRuntime:
 
     ``runtime``: the named runtime, its metadata untouched and its spec the effective one.
     ``chain``: the runtimes of the chain, root first, ending with the named runtime.
-    ``spec``: the effective spec as camelCase JSON-like data. Shared with the resolver's cache: read it,
-    or deep-copy it before changing it.
+    ``spec``: the effective spec as camelCase JSON-like data, a fresh copy on every read (made when
+    read: renders and lint read ``runtime`` only).
     """
 
     runtime: RuntimeResource
     chain: tuple[RuntimeResource, ...]
-    spec: dict[str, Any]
+    # The merged spec, shared with ``runtime``'s pieces (pydantic keeps Any-typed values by
+    # reference); None for a runtime without ancestors, whose spec is its own.
+    _effective: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        if self._effective is None:
+            return _spec_dict(self.runtime)
+        copied: dict[str, Any] = clone(self._effective)
+        return copied
 
     @property
     def chain_names(self) -> tuple[str, ...]:
@@ -206,7 +215,7 @@ class Resolver:
         walked = self._walk(head)
         root_first = tuple(reversed(walked))
         if len(root_first) == 1:
-            return ResolvedRuntime(head, root_first, _spec_dict(head))
+            return ResolvedRuntime(head, root_first)
 
         effective = self._ancestor_spec(root_first[0])
         for rt in root_first[1:]:
@@ -226,9 +235,8 @@ class Resolver:
                 effective["disabled"] = head.spec.disabled
 
         data = head.model_dump(by_alias=True, exclude_unset=True, mode="json", exclude={"spec"})
-        # pydantic keeps Any-typed values by reference; a copy keeps the typed runtime and the returned
-        # dict independent, so editing one can never change the other (or the cached answer).
-        data["spec"] = clone(effective)
+        # The merge's result is fresh and ours: the typed runtime keeps it (``spec`` copies it when read).
+        data["spec"] = effective
         # Go decodes the merged spec (runtimeinheritance.Merge unmarshals the patched JSON into a
         # ServingRuntimeSpec); its pieces need no second check_piece when every chain member passed it
         # (the catalog's own runtimes did, when the catalog parsed them): the proof is in the module doc.
