@@ -237,9 +237,10 @@ class Resolver:
         data = head.model_dump(by_alias=True, exclude_unset=True, mode="json", exclude={"spec"})
         # The merge's result is fresh and ours: the typed runtime keeps it (``spec`` copies it when read).
         data["spec"] = effective
-        # Go decodes the merged spec (runtimeinheritance.Merge unmarshals the patched JSON into a
-        # ServingRuntimeSpec); its pieces need no second check_piece when every chain member passed it
-        # (the catalog's own runtimes did, when the catalog parsed them): the proof is in the module doc.
+        # Go decodes the merged spec (sgl-project/ome pkg/runtimeinheritance/merge.go, Merge: "unmarshal
+        # merged" into a ServingRuntimeSpec); its pieces need no second check_piece when every chain
+        # member passed it (the catalog's own runtimes did when the catalog parsed them): proof in the
+        # module doc.
         proven = all(self._key(rt) is not None for rt in root_first)
         try:
             # JSON data by construction: model dumps in JSON mode, merged.
