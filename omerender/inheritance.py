@@ -25,11 +25,32 @@ Decisions, following OME's ``pkg/runtimeinheritance`` where the contract is sile
   and before its chain, as OME's admission webhook checks the object it admits. Ancestors are not
   re-checked: each is checked when it is resolved itself, and OME does not fail a child's chain over
   a parent's marker (``InheritanceReady`` has no reason for it).
+
+**The merged runtime's pieces are not checked again** (``check_piece``, what Go's decoder refuses)
+when every chain member is the catalog's own object, each of which passed that check when the catalog
+parsed it. A merge of two pieces that pass it passes it, by induction over the Go type at each path:
+
+* ``check_piece`` is made of per-path checks: a struct or map is null or an object whose every
+  (known) key holds a value its field's type accepts; a list is null or a list whose every item its
+  element type accepts, with no null item where the element is a struct; scalars (string, bool,
+  integers, Quantity, IntOrString, Time) are judged by their own value alone, and the one type that
+  takes any JSON (``FieldsV1``) takes any object. Dropping a key from an object keeps every such check.
+* ``go_marshalled`` and the merge's ``_clean`` only drop keys from the child's objects (nulls,
+  ``omitempty`` zeros, empty values in opaque fields): the child still passes.
+* ``_merge_maps`` gives each key either one side's value (which passed at that path), or, where both
+  are objects, their merge at the same path and so the same Go type (induction). Keyed lists
+  (``_merge_keyed``) hold merges of an override item with the base item of its key (both objects of
+  the element type: the merge refuses an override item that is not an object with its key), base
+  items as they were, never a new null item. Scalars and other lists come whole from one side.
+
+So the fast path gives what the full validation gives; ``tests/unit/test_speed3_merge_proof.py`` checks
+that on generated parents and children with keyed lists, nulls, ``omitempty`` zeros and wrong types.
+A head that is not the catalog's object (a webhook's candidate) is checked in full.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -38,7 +59,7 @@ from omerender.constants import ANNOTATION_INHERIT_FROM, ANNOTATION_RUNTIME_PROF
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
 from omerender.jsonlike import clone
 from omerender.merge import merge_inherited
-from omerender.models import RuntimeResource, parse_object
+from omerender.models import MERGED_FROM_CHECKED_PIECES, RuntimeResource, parse_object
 
 __all__ = [
     "MAX_DEPTH",
@@ -96,13 +117,22 @@ class ResolvedRuntime:
 
     ``runtime``: the named runtime, its metadata untouched and its spec the effective one.
     ``chain``: the runtimes of the chain, root first, ending with the named runtime.
-    ``spec``: the effective spec as camelCase JSON-like data. Shared with the resolver's cache: read it,
-    or deep-copy it before changing it.
+    ``spec``: the effective spec as camelCase JSON-like data, a fresh copy on every read (made when
+    read: renders and lint read ``runtime`` only).
     """
 
     runtime: RuntimeResource
     chain: tuple[RuntimeResource, ...]
-    spec: dict[str, Any]
+    # The merged spec, shared with ``runtime``'s pieces (pydantic keeps Any-typed values by
+    # reference); None for a runtime without ancestors, whose spec is its own.
+    _effective: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        if self._effective is None:
+            return _spec_dict(self.runtime)
+        copied: dict[str, Any] = clone(self._effective)
+        return copied
 
     @property
     def chain_names(self) -> tuple[str, ...]:
@@ -139,6 +169,10 @@ class Resolver:
         self._catalog = catalog
         self._inherit_disabled = inherit_disabled
         self._cache: dict[_CacheKey, ResolvedRuntime | InheritanceError] = {}
+        # Each ancestor's own spec as merge input, by identity (the entry holds the runtime, so the id
+        # is never reused). Ancestors are the catalog's objects: the cache is bounded by the catalog.
+        # Shared by every child's merge, which never mutates its inputs (omerender.merge).
+        self._specs: dict[int, tuple[RuntimeResource, dict[str, Any]]] = {}
 
     @property
     def catalog(self) -> Catalog:
@@ -181,12 +215,13 @@ class Resolver:
         walked = self._walk(head)
         root_first = tuple(reversed(walked))
         if len(root_first) == 1:
-            return ResolvedRuntime(head, root_first, _spec_dict(head))
+            return ResolvedRuntime(head, root_first)
 
-        effective = _spec_dict(root_first[0])
+        effective = self._ancestor_spec(root_first[0])
         for rt in root_first[1:]:
             try:
-                effective = merge_inherited(effective, _spec_dict(rt))
+                child = _spec_dict(rt) if rt is head else self._ancestor_spec(rt)
+                effective = merge_inherited(effective, child)
             except RenderBlocked as exc:
                 raise self._error(
                     head,
@@ -195,21 +230,36 @@ class Resolver:
                     walked,
                 ) from None
         if not self._inherit_disabled:
-            own = _spec_dict(head)
             effective.pop("disabled", None)
-            if "disabled" in own:
-                effective["disabled"] = own["disabled"]
+            if "disabled" in head.spec.model_fields_set:  # the head's own, as _spec_dict would give it
+                effective["disabled"] = head.spec.disabled
 
-        data = head.model_dump(by_alias=True, exclude_unset=True, mode="json")
-        # pydantic keeps Any-typed values by reference; a copy keeps the typed runtime and the returned
-        # dict independent, so editing one can never change the other (or the cached answer).
-        data["spec"] = clone(effective)
+        data = head.model_dump(by_alias=True, exclude_unset=True, mode="json", exclude={"spec"})
+        # The merge's result is fresh and ours: the typed runtime keeps it (``spec`` copies it when read).
+        data["spec"] = effective
+        # Go decodes the merged spec (sgl-project/ome pkg/runtimeinheritance/merge.go, Merge: "unmarshal
+        # merged" into a ServingRuntimeSpec); its pieces need no second check_piece when every chain
+        # member passed it (the catalog's own runtimes did when the catalog parsed them): proof in the
+        # module doc.
+        proven = all(self._key(rt) is not None for rt in root_first)
         try:
             # JSON data by construction: model dumps in JSON mode, merged.
-            runtime = parse_object(RuntimeResource, data, json_data=True)
+            runtime = parse_object(
+                RuntimeResource,
+                data,
+                json_data=True,
+                context={MERGED_FROM_CHECKED_PIECES: True} if proven else None,
+            )
         except InvalidObjectError as exc:
             raise self._error(head, InheritanceReason.RESOLVER_ERROR, str(exc), walked) from None
         return ResolvedRuntime(runtime, root_first, effective)
+
+    def _ancestor_spec(self, runtime: RuntimeResource) -> dict[str, Any]:
+        """:func:`_spec_dict` of a chain member above the head, once per runtime object."""
+        entry = self._specs.get(id(runtime))
+        if entry is None:
+            entry = self._specs[id(runtime)] = (runtime, _spec_dict(runtime))
+        return entry[1]
 
     def _walk(self, head: RuntimeResource) -> tuple[RuntimeResource, ...]:
         """The chain from ``head`` upward, checking each link as OME's ``Resolve`` does."""

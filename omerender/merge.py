@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from omerender.constants import MAIN_CONTAINER
 from omerender.errors import BlockReason, RenderBlocked
@@ -220,32 +220,41 @@ def _is_empty(value: Any) -> bool:
     return value == "" or (isinstance(value, list | tuple) and len(value) == 0)
 
 
-def _unset(value: Any, options: MergeOptions) -> bool:
-    """True when an override value must leave the base alone."""
-    return (value is None and not options.null_deletes) or (options.empty_is_unset and _is_empty(value))
-
-
 def _merge_maps(
     base: Mapping[str, Any], override: Mapping[str, Any], path: str, options: MergeOptions
 ) -> dict[str, Any]:
-    out = _copy_map(base)
+    # Base order, then the override's new keys. Base values are copied last, and only those the
+    # override leaves: a value it merges into or replaces would be copied for nothing.
+    out: dict[str, Any] = dict(base)
+    made: set[str] = set()
+    null_deletes, empty_is_unset = options.null_deletes, options.empty_is_unset
     for key, value in override.items():
-        if _unset(value, options):
-            continue
+        # A value that leaves the base alone: null unless it deletes, and empties where they are unset.
         if value is None:
-            out.pop(key, None)
+            if null_deletes:
+                out.pop(key, None)
+            continue
+        if empty_is_unset and _is_empty(value):
             continue
         current = base.get(key)
-        where = f"{path}.{key}" if path else key
-        if isinstance(value, Mapping) and isinstance(current, Mapping):
-            out[key] = _merge_maps(current, value, where, options)
+        if _is_map(value) and _is_map(current):
+            out[key] = _merge_maps(current, value, f"{path}.{key}" if path else key, options)
         elif isinstance(value, list | tuple) and isinstance(current, list | tuple) and key in MERGE_KEYS:
             retain = options.retain_keys and key in RETAIN_KEYS
+            where = f"{path}.{key}" if path else key
             out[key] = _merge_keyed(current, value, MERGE_KEYS[key], retain, where, options)
         else:
             # Nothing to merge with (or a different type): SMP takes the patch value as it is.
             out[key] = _clean(value, options)
+        made.add(key)
+    for key, value in out.items():
+        if key not in made:
+            out[key] = _copy(value)  # replaces the value of a key already there: no resize
     return out
+
+
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)  # the exact type first: ABC checks are slow
 
 
 def _merge_keyed(
@@ -322,11 +331,9 @@ def _clean(value: Any, options: MergeOptions) -> Any:
 
 
 def _clean_map(value: Mapping[str, Any], options: MergeOptions) -> dict[str, Any]:
-    return {
-        k: _clean(v, options)
-        for k, v in value.items()
-        if v is not None and not (options.empty_is_unset and _is_empty(v))
-    }
+    if options.empty_is_unset:
+        return {k: _clean(v, options) for k, v in value.items() if v is not None and not _is_empty(v)}
+    return {k: _clean(v, options) for k, v in value.items() if v is not None}
 
 
 def _copy(value: Any) -> Any:

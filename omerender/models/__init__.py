@@ -6,6 +6,7 @@ and Kubernetes owns their schema. Unknown fields are tolerated everywhere (catal
 
 from omerender.models.base import ObjectMeta, OwnerReference, parse_object
 from omerender.models.catalog_objects import (
+    MERGED_FROM_CHECKED_PIECES,
     FineTunedWeight,
     InferenceService,
     ModelFormat,
@@ -35,6 +36,7 @@ from omerender.models.replica import (
 )
 
 __all__ = [
+    "MERGED_FROM_CHECKED_PIECES",
     "Autoscaler",
     "FineTunedWeight",
     "InferenceReplica",

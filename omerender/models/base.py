@@ -100,14 +100,20 @@ def _identity(
 
 
 def parse_object(
-    model: type[M], obj: Mapping[str, Any], *, kind: str | None = None, json_data: bool = False
+    model: type[M],
+    obj: Mapping[str, Any],
+    *,
+    kind: str | None = None,
+    json_data: bool = False,
+    context: Mapping[str, Any] | None = None,
 ) -> M:
     """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming object and fields.
 
     ``obj`` may be anything: a value that is not a mapping of JSON-like data (a list, a cyclic or
     too deeply nested value, a non-string key) is an InvalidObjectError too, never a crash.
     ``json_data`` says the caller built ``obj`` from JSON data itself (a model's JSON dump), so that
-    walk is skipped.
+    walk is skipped. ``context`` is pydantic's validation context, for the validators that read it
+    (``MERGED_FROM_CHECKED_PIECES``).
     """
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise InvalidArgumentError("parse_object", "model", "a model class such as InferenceReplica", model)
@@ -121,7 +127,7 @@ def parse_object(
     if found is not None:
         raise InvalidObjectError(*_identity(obj, model, kind), (FieldProblem(*found),))
     try:
-        return model.model_validate(obj)
+        return model.model_validate(obj, context=context)
     except ValidationError as exc:
         problems = tuple(_problem(err) for err in exc.errors(include_url=False))
         raise InvalidObjectError(*_identity(obj, model, kind), problems) from None

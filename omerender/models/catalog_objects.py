@@ -6,7 +6,7 @@ Only the fields selection and rendering read are typed. Runtime pieces (``engine
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -14,6 +14,7 @@ from omerender.models.base import KubeModel, ObjectMeta
 from omerender.models.pieces import check_piece
 
 __all__ = [
+    "MERGED_FROM_CHECKED_PIECES",
     "FineTunedWeight",
     "InferenceService",
     "ModelFormat",
@@ -26,6 +27,11 @@ __all__ = [
     "Storage",
     "SupportedModelFormat",
 ]
+
+# Validation context flag (``parse_object(..., context={MERGED_FROM_CHECKED_PIECES: True})``): the
+# runtime's pieces are an inheritance merge of pieces that each passed ``check_piece``, which proves
+# the merge passes it too (``omerender.inheritance``), so the check is not run again.
+MERGED_FROM_CHECKED_PIECES: Final = "merged_from_checked_pieces"
 
 VersionOperator = Literal["Equal", "GreaterThan", "GreaterThanOrEqual"]
 
@@ -115,6 +121,8 @@ class RuntimeSpec(KubeModel):
     @field_validator("engine_config", "decoder_config", "router_config")
     @classmethod
     def _go_decodable(cls, piece: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        if info.context and info.context.get(MERGED_FROM_CHECKED_PIECES):
+            return piece
         # GoJSONError is a ValueError: pydantic reports it against the piece, with the path inside it.
         check_piece(
             piece,

@@ -38,12 +38,21 @@ from typing import Any, Final
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, RuntimeResource
+from omerender.models.base import KubeModel
 from omerender.render.build import build_runners, template_metadata
 from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner, SharedRunner
 
-__all__ = ["Shape", "build_key", "may_hold_placeholders", "memo_key", "runners_for", "shape_of"]
+__all__ = [
+    "Shape",
+    "build_key",
+    "holds_placeholders",
+    "may_hold_placeholders",
+    "memo_key",
+    "runners_for",
+    "shape_of",
+]
 
 _PROTOCOL: Final = 5
 
@@ -106,10 +115,43 @@ class _Built:
 def may_hold_placeholders(runtime: RuntimeResource, ctx: ModelContext | None) -> bool:
     """Whether ``{{`` occurs anywhere in what a container is assembled from. JSON never escapes a
     brace, so the dumps hold ``{{`` exactly when a key or string does."""
-    sources: list[Any] = [runtime]
-    if ctx is not None:
-        sources += [ctx.model, *ctx.overlays, *([ctx.fine_tuned] if ctx.fine_tuned else [])]
-    return any("{{" in source.model_dump_json() for source in sources)
+    return _braces(runtime) or (ctx is not None and any(map(_braces, _context_sources(ctx))))
+
+
+def _braces(source: KubeModel) -> bool:
+    return "{{" in source.model_dump_json()
+
+
+def _context_sources(ctx: ModelContext) -> tuple[KubeModel, ...]:
+    return (ctx.model, *ctx.overlays, *((ctx.fine_tuned,) if ctx.fine_tuned else ()))
+
+
+def _remembered_braces(catalog: Catalog, owner: Any, tag: Hashable, source: KubeModel) -> bool:
+    """:func:`_braces` of ``source``, remembered in ``catalog`` under ``owner``'s identity and ``tag``.
+    The entry holds ``owner``, so its id cannot be reused by another object while the answer lives."""
+    entry = catalog.memoized(("holds-braces", id(owner), tag), lambda: (owner, _braces(source)))
+    return entry[1]
+
+
+def holds_placeholders(
+    catalog: Catalog, resolved: Resolved, runtime: RuntimeResource, ctx: ModelContext | None, component: str
+) -> bool:
+    """:func:`may_hold_placeholders` of ``runtime`` and ``ctx``, each source dumped once per catalog
+    instead of once per memo miss (lint's renders are all misses).
+
+    ``runtime`` is ``prepare_role(resolved.runtime, component, catalog.deploy)``: a new object on each
+    call, but a function of the resolved runtime, the component and the catalog's deploy defaults, so
+    its answer is kept under the first two (the third is fixed by the catalog that holds the answer),
+    or under the resolved runtime alone where ``prepare_role`` returned it unchanged.
+    The model, fine-tuned weight and overlays are the catalog's objects, each kept by identity.
+    """
+    owner = resolved.runtime
+    # PrepareRole hands the resolved runtime back when the defaults fill nothing: then one answer per
+    # runtime object serves every component (and the model-less and model renders alike).
+    tag: Hashable = "own" if runtime is owner else ("prepared", component)
+    if _remembered_braces(catalog, owner, tag, runtime):
+        return True
+    return ctx is not None and any(_remembered_braces(catalog, s, "own", s) for s in _context_sources(ctx))
 
 
 def shape_of(
@@ -129,7 +171,7 @@ def shape_of(
         except RenderBlocked as blocked:
             return Shape(blocked=(blocked.reason, blocked.message))
         ctx = ModelContext(resolved.model, resolved.fine_tuned, resolved.overlays) if resolved.model else None
-        if may_hold_placeholders(runtime, ctx):
+        if holds_placeholders(catalog, resolved, runtime, ctx, replica.spec.component):
             return Shape(resolved=resolved, runtime=runtime, ctx=ctx)
         key, keep = build_key(replica, resolved, ctx)
 
