@@ -67,6 +67,7 @@ __all__ = [
     "InheritanceReason",
     "ResolvedRuntime",
     "Resolver",
+    "ResolverMemory",
     "catalog_resolver",
     "resolve_runtime",
 ]
@@ -157,22 +158,36 @@ def _parent_name(runtime: RuntimeResource) -> str:
 _CacheKey = tuple[str, str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class ResolverMemory:
+    """What a :class:`Resolver` remembers. It holds no reference to the catalog, so the catalog can keep
+    it (:func:`catalog_resolver`) without a reference cycle: a cycle would keep a whole catalog, its
+    renders and its files' objects alive until a full pass of the cyclic garbage collector."""
+
+    answers: dict[_CacheKey, ResolvedRuntime | InheritanceError] = field(default_factory=dict)
+    # Each ancestor's own spec as merge input, by identity (the entry holds the runtime, so the id is
+    # never reused). Ancestors are the catalog's objects: the cache is bounded by the catalog. Shared
+    # by every child's merge, which never mutates its inputs (omerender.merge).
+    specs: dict[int, tuple[RuntimeResource, dict[str, Any]]] = field(default_factory=dict)
+
+
 class Resolver:
     """Resolves runtimes against one immutable :class:`Catalog`, remembering each answer.
 
-    Lint resolves hundreds of runtimes against one catalog; keep one ``Resolver`` for it. Results (and
-    failures) are cached per runtime identity, but only for runtimes that are the catalog's own objects:
-    a runtime from elsewhere (a webhook's candidate object) is resolved afresh every time.
+    Lint resolves hundreds of runtimes against one catalog; keep one ``Resolver`` for it (or its
+    ``memory``). Results (and failures) are cached per runtime identity, but only for runtimes that are
+    the catalog's own objects: a runtime from elsewhere (a webhook's candidate object) is resolved
+    afresh every time.
     """
 
-    def __init__(self, catalog: Catalog, *, inherit_disabled: bool = True) -> None:
+    def __init__(
+        self, catalog: Catalog, *, inherit_disabled: bool = True, memory: ResolverMemory | None = None
+    ) -> None:
         self._catalog = catalog
         self._inherit_disabled = inherit_disabled
-        self._cache: dict[_CacheKey, ResolvedRuntime | InheritanceError] = {}
-        # Each ancestor's own spec as merge input, by identity (the entry holds the runtime, so the id
-        # is never reused). Ancestors are the catalog's objects: the cache is bounded by the catalog.
-        # Shared by every child's merge, which never mutates its inputs (omerender.merge).
-        self._specs: dict[int, tuple[RuntimeResource, dict[str, Any]]] = {}
+        self.memory = memory if memory is not None else ResolverMemory()
+        self._cache = self.memory.answers
+        self._specs = self.memory.specs
 
     @property
     def catalog(self) -> Catalog:
@@ -330,10 +345,10 @@ def _check_profile(runtime: RuntimeResource) -> None:
 
 
 def catalog_resolver(catalog: Catalog) -> Resolver:
-    """The catalog's own :class:`Resolver` (memoized in it), shared by every render and lint against
-    it: each runtime's chain is resolved and its merged runtime validated once per catalog, however
+    """A :class:`Resolver` with the catalog's own memory (memoized in it), shared by every render and
+    lint against it: each runtime's chain is resolved and its merged runtime validated once per catalog, however
     many models, namespaces or replicas reach it. A catalog never changes, so no answer goes stale."""
-    return catalog.memoized(("inheritance-resolver",), lambda: Resolver(catalog))
+    return Resolver(catalog, memory=catalog.memoized(("inheritance-resolver",), ResolverMemory))
 
 
 def resolve_runtime(

@@ -10,6 +10,7 @@ each input in turn (namespace, component, model, runtime, fine-tuned weight, ove
 from __future__ import annotations
 
 import copy
+import gc
 import importlib
 from typing import Any
 
@@ -20,6 +21,7 @@ from benchmarks.catalog_gen import generate
 from omerender import Catalog, InferenceReplica, parse_object, render
 from omerender.accelerators import accelerator_resource_names
 from omerender.inheritance import catalog_resolver
+from omerender.lint import lint
 from omerender.models import FineTunedWeight
 from omerender.preview import revision_of
 from omerender.render.build import build_runners
@@ -252,5 +254,20 @@ def test_fine_tuned_weights_and_overlays_are_in_the_build_key() -> None:
 
 def test_renders_and_lint_share_the_catalogs_inheritance_resolver() -> None:
     catalog = Catalog.from_objects(generate(20, 60))
-    assert catalog_resolver(catalog) is catalog_resolver(catalog)
-    assert catalog_resolver(Catalog.from_objects(generate(20, 60))) is not catalog_resolver(catalog)
+    assert catalog_resolver(catalog).memory is catalog_resolver(catalog).memory
+    other = Catalog.from_objects(generate(20, 60))
+    assert catalog_resolver(other).memory is not catalog_resolver(catalog).memory
+
+
+def test_the_catalogs_resolver_memory_makes_no_reference_cycle_with_it() -> None:
+    # A cycle would keep the catalog (and all a command loaded and rendered) alive until the cyclic
+    # collector ran: the command line pauses it, and paid for one pass over all of it at the end.
+    gc.disable()
+    try:
+        catalog = Catalog.from_objects(generate(20, 60))
+        assert lint(catalog).renders > 0
+        alive = sum(isinstance(o, Catalog) for o in gc.get_objects())
+        del catalog  # reference counting alone frees it, with its memo and the renders in it
+        assert sum(isinstance(o, Catalog) for o in gc.get_objects()) == alive - 1
+    finally:
+        gc.enable()
