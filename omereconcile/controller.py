@@ -829,13 +829,14 @@ class Controller:
         lg = for_reconcile(ns, name)
         with self._stats_lock:
             trigger = self._trigger.pop(key, "requeue")
-        wait = self.expectations.wait(key)
-        if wait is not None:
-            # The last pass's pod writes are not in the cache yet: their watch events enqueue the
-            # replica; this pass reads and writes nothing.
+        if self.expectations.wait(key) is not None:
+            # The last pass's pod writes are not in the cache yet: the watch events that show them
+            # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's
+            # sync while its expectations are unmet, schedules nothing: a wait that never ends in an
+            # event ends at the next trigger after the timeout, the resync at the latest.
             with self._stats_lock:
                 self.waits += 1
-            return PassResult("requeue_after", wait)
+            return PassResult("success")
         with self._stats_lock:
             self.pass_triggers[trigger] += 1
         catalog, resolver, settings = self.catalog()
