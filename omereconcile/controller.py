@@ -5,10 +5,11 @@
   re-watch (a second failure in a row relists). Every relist is counted by reason.
 - **Triggers**: a replica event enqueues that replica; a pod, Service, EndpointSlice or
   ControllerRevision event enqueues the replicas of its ``ome.io/inferenceservice``/``component``
-  labels (found through an index of the replicas store on those keys); a model, runtime (any runtime of an inheritance chain) or fine-tuned weight event enqueues the
-  replicas whose last render used it (a blocked render, or an auto-selected runtime, depends on every
-  object of that category); a change of the ``inferenceservice-config`` ConfigMap enqueues everything.
-  A periodic resync enqueues every replica.
+  labels (found through an index of the replicas store on those keys); a model, runtime (any runtime
+  of an inheritance chain) or fine-tuned weight event enqueues the replicas whose last render used it
+  (a blocked render, or an auto-selected runtime, depends on every object of that category); a change
+  of the ``inferenceservice-config`` ConfigMap enqueues everything. A periodic resync enqueues every
+  replica.
 - **Filters** (controller-runtime's update predicates, ``omereconcile.predicates``): an update that
   changes nothing a pass reads enqueues nothing, nor does the watch echo of the controller's own write
   to a replica: the pass that wrote the replica asks for its next pass itself, at once, as Go's
