@@ -72,6 +72,8 @@ __all__ = ["CachedOwned", "Controller", "Reflector", "WorkQueue"]
 log = logging.getLogger("omereconcile.controller")
 
 Key = tuple[str, str]  # (namespace, name)
+# Tags of delayed adds, and the triggers they become: a retry, the planner's wake, the count window's end.
+RETRY, WAKE, WINDOW = "retry", "wake", "window"
 CONFIG_NAME = "inferenceservice-config"
 
 
@@ -88,13 +90,16 @@ class WorkQueue:
         max_delay: float = 60.0,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_due: Callable[[Key, str], None] | None = None,
     ) -> None:
         self._cond = threading.Condition()
+        # Called (under the queue's lock) when a delayed add made with a tag comes due.
+        self.on_due = on_due
         self._queue: list[Key] = []
         self._dirty: set[Key] = set()
         self._processing: set[Key] = set()
         self._added_at: dict[Key, float] = {}
-        self._waiting: list[tuple[float, int, Key]] = []  # heap of (ready time, seq, key)
+        self._waiting: list[tuple[float, int, Key, str]] = []  # heap of (ready time, seq, key, tag)
         self._seq = 0
         self._failures: dict[Key, int] = {}
         self._shutdown = False
@@ -128,16 +133,22 @@ class WorkQueue:
         self._gauge()
         self._cond.notify()
 
-    def add_after(self, key: Key, delay: float) -> None:
-        if delay <= 0:
-            self.add(key)
-            return
+    def add_after(self, key: Key, delay: float, tag: str = "") -> None:
+        """Add ``key`` in ``delay`` seconds; a ``tag`` is handed to ``on_due`` when it comes due."""
         with self._cond:
             if self._shutdown:
                 return
+            if delay <= 0:
+                self._due_locked(key, tag)
+                return
             self._seq += 1
-            heapq.heappush(self._waiting, (self.clock() + delay, self._seq, key))
+            heapq.heappush(self._waiting, (self.clock() + delay, self._seq, key, tag))
             self._cond.notify_all()
+
+    def _due_locked(self, key: Key, tag: str) -> None:
+        if tag and self.on_due is not None:
+            self.on_due(key, tag)
+        self._add_locked(key)
 
     def add_rate_limited(self, key: Key, retry_after: float | None = None) -> float:
         with self._cond:
@@ -148,7 +159,7 @@ class WorkQueue:
             delay = max(delay, retry_after)
         if self.metrics is not None:
             self.metrics.retries.labels(*self._labels()).inc()
-        self.add_after(key, delay)
+        self.add_after(key, delay, RETRY)
         return delay
 
     def forget(self, key: Key) -> None:
@@ -189,8 +200,8 @@ class WorkQueue:
     def _promote_locked(self) -> None:
         now = self.clock()
         while self._waiting and self._waiting[0][0] <= now:
-            _, _, key = heapq.heappop(self._waiting)
-            self._add_locked(key)
+            _, _, key, tag = heapq.heappop(self._waiting)
+            self._due_locked(key, tag)
 
     def done(self, key: Key) -> None:
         with self._cond:
@@ -498,6 +509,9 @@ class PassResult:
     summary: str = ""
     # Run the next pass at once (the pass wrote the replica; its echo enqueues nothing).
     follow_up: bool = False
+    # Counts were held back (``StatusCoalescer``): look again when their window ends, unless a status
+    # write of the replica lands before.
+    window_after: float | None = None
 
 
 class Controller:
@@ -527,7 +541,7 @@ class Controller:
         self.metrics = metrics or Metrics()
         self.clock = clock
         self.stop_event = threading.Event()
-        self.queue = WorkQueue(metrics=self.metrics)
+        self.queue = WorkQueue(metrics=self.metrics, on_due=self._on_due)
         self.executor = Executor(kube, reporting_instance=identity)
         self.coalescer = StatusCoalescer(status_window)
         self._catalog_lock = threading.Lock()
@@ -547,10 +561,14 @@ class Controller:
         # What enqueued each pass (the first trigger since the key's last pass), for benchmarks; the
         # updates the filters dropped, by resource; the passes that waited on expectations.
         self._stats_lock = threading.Lock()
-        self._trigger: dict[Key, str] = {}
+        self._trigger: dict[Key, list[str]] = {}
         self.pass_triggers: Counter[str] = Counter()
         self.filtered: Counter[str] = Counter()
         self.waits = 0
+        self.stale_windows = 0  # count-window ends skipped: a status write had landed since the hold
+        # When a status write of each replica last landed (monotonic): a window end scheduled before it
+        # has nothing left to publish.
+        self._status_written: dict[Key, float] = {}
         # The resourceVersion of the controller's last write to each replica: its echo is filtered.
         self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
@@ -679,8 +697,21 @@ class Controller:
 
     def _enqueue(self, key: Key, trigger: str) -> None:
         with self._stats_lock:
-            self._trigger.setdefault(key, trigger)
+            self._trigger.setdefault(key, []).append(trigger)
         self.queue.add(key)
+
+    def _on_due(self, key: Key, tag: str) -> None:
+        with self._stats_lock:
+            self._trigger.setdefault(key, []).append(tag)
+
+    def _stale_window_only(self, key: Key, triggers: list[str]) -> bool:
+        """Whether every trigger of this pass is the end of a count window (``window@<when held>``)
+        after which a status write of the replica landed: that write carried every count held, so
+        the pass has nothing to do that its other triggers (none) would not bring."""
+        if not triggers or not all(t.startswith(WINDOW + "@") for t in triggers):
+            return False
+        written = self._status_written.get(key)
+        return written is not None and all(float(t.split("@", 1)[1]) < written for t in triggers)
 
     def _replica_relevant(self, old: JSON, new: JSON) -> bool:
         key = _key_of(new)
@@ -709,6 +740,7 @@ class Controller:
                 self._deps.pop(key, None)
             with self._stats_lock:
                 self._own_version.pop(key, None)
+                self._status_written.pop(key, None)
             self.expectations.forget(key)
         self._enqueue(key, "replica")
 
@@ -820,8 +852,11 @@ class Controller:
                 self.queue.forget(key)
                 if res.follow_up:
                     self._enqueue(key, "follow-up")
-                elif res.result == "requeue_after" and res.requeue_after is not None:
-                    self.queue.add_after(key, res.requeue_after)
+                else:
+                    if res.result == "requeue_after" and res.requeue_after is not None:
+                        self.queue.add_after(key, res.requeue_after, WAKE)
+                    if res.window_after is not None:
+                        self.queue.add_after(key, res.window_after, f"{WINDOW}@{time.monotonic()}")
             self.queue.done(key)
             self.last_progress = time.monotonic()
 
@@ -829,7 +864,11 @@ class Controller:
         ns, name = key
         lg = for_reconcile(ns, name)
         with self._stats_lock:
-            trigger = self._trigger.pop(key, "requeue")
+            triggers = self._trigger.pop(key, [])
+            if self._stale_window_only(key, triggers):
+                self.stale_windows += 1
+                return PassResult("success")
+        trigger = triggers[0].split("@", 1)[0] if triggers else "unknown"
         if self.expectations.wait(key) is not None:
             # The last pass's pod writes are not in the cache yet: the watch events that show them
             # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's
@@ -867,7 +906,8 @@ class Controller:
             return PassResult("success")
         with self._deps_lock:
             self._deps[key] = obs.deps
-        p = self.coalescer.filter(key, plan(obs.world))
+        raw = plan(obs.world)
+        p = self.coalescer.filter(key, raw)
         if p.actions:
             lg.info(
                 "plan",
@@ -884,6 +924,8 @@ class Controller:
         res = self.executor.execute(p, obs.replica, logger=lg)
         if any(isinstance(a, WriteStatus) for a in res.applied):
             self.coalescer.written(key)
+            with self._stats_lock:
+                self._status_written[key] = time.monotonic()
         self.expectations.expect(key, res.applied, {pod.name: pod.uid for pod in obs.world.pods})
         if res.replica_version is not None:
             with self._stats_lock:
@@ -900,11 +942,20 @@ class Controller:
             lg.warning("pass failed", extra={"error": str(res.error), "result": "error"})
             return PassResult("error", requeue_after=retry, error=str(res.error), actions=len(res.applied))
         n = len(res.applied)
-        if p.requeue_after is not None:
-            if p.requeue_after <= 0:
-                return PassResult("requeue", actions=n, summary=p.summary)
+        wake = raw.requeue_after
+        if wake is not None and wake <= 0:
+            return PassResult("requeue", actions=n, summary=p.summary)
+        # The coalescer moved the requeue earlier: that is the count window's end, scheduled on its own
+        # so that a status write landing before it can cancel it; the planner's wake stays as it was.
+        window = p.requeue_after if p.requeue_after is not None and p.requeue_after != wake else None
+        if wake is not None or window is not None:
             return PassResult(
-                "requeue_after", p.requeue_after, actions=n, summary=p.summary, follow_up=follow_up
+                "requeue_after",
+                wake,
+                actions=n,
+                summary=p.summary,
+                follow_up=follow_up,
+                window_after=window,
             )
         return PassResult("success", actions=n, summary=p.summary, follow_up=follow_up)
 

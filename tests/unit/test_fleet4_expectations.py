@@ -142,7 +142,7 @@ class Recorder(Controller):
 
     def reconcile(self, key: tuple[str, str]) -> PassResult:
         with self._stats_lock:
-            self.calls.append(self._trigger.pop(key, "requeue"))
+            self.calls.append((self._trigger.pop(key, []) or ["none"])[0])
         return PassResult("success", follow_up=len(self.calls) == 1)
 
 
