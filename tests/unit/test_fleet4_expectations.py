@@ -125,6 +125,7 @@ class NoKube:
 def test_a_waiting_pass_reads_and_writes_nothing() -> None:
     ctrl = Controller(NoKube(), namespaces=["ns"])  # type: ignore[arg-type]
     ctrl.expectations.expect(KEY, [_create("p1")], planned_from={})
+    ctrl._trigger[KEY] = ["endpointslices"]
     res = ctrl.reconcile(KEY)
     assert res.result == "success"
     assert res.requeue_after is None  # the event that shows the pod enqueues the next pass

@@ -62,3 +62,23 @@ def test_a_stale_window_end_is_skipped_without_a_request() -> None:
     assert not res.follow_up
     assert ctrl.stale_windows == 1
     assert ctrl.passes == 0
+
+
+def test_a_re_run_whose_trigger_the_last_pass_took_is_skipped_without_a_request() -> None:
+    """An event that lands while a pass runs, after the pass took its triggers, makes the key dirty:
+    the pass has read the change already (the store is updated before the event is handed on)."""
+    ctrl = _ctrl()
+    ctrl._enqueue(KEY, "pods")
+    assert ctrl.queue.get(timeout=0) == KEY
+    with ctrl._stats_lock:  # what reconcile takes before it reads
+        taken = ctrl._trigger.pop(KEY)
+    ctrl._enqueue(KEY, "endpointslices")  # lands before the pass takes its triggers...
+    assert taken == ["pods"]
+    ctrl.queue.done(KEY)
+    assert ctrl.queue.get(timeout=0) == KEY  # ...so the key runs again, with that trigger
+    assert ctrl._trigger[KEY] == ["endpointslices"]
+    ctrl._trigger.pop(KEY)  # had the running pass taken it too, the re-run has none left:
+    res = ctrl.reconcile(KEY)  # NoKube: a GET would raise
+    assert res.result == "success"
+    assert ctrl.repeats == 1
+    assert ctrl.passes == 0
