@@ -135,7 +135,11 @@ class UnfilteredController(TimedController):
             triggers = self._trigger.setdefault(key, [])
             if not triggers:
                 triggers.append("repeat")
-        return replace(super().reconcile(key), follow_up=False)
+        res = super().reconcile(key)
+        if res.window_after is not None:  # the window's end and the planner's wake as one, as before
+            wake = res.window_after if res.requeue_after is None else min(res.requeue_after, res.window_after)
+            res = replace(res, requeue_after=wake, window_after=None)
+        return replace(res, follow_up=False)
 
     def _stale_window_only(self, key: Key, triggers: list[str]) -> bool:
         return False
