@@ -14,7 +14,8 @@
   changes nothing a pass reads enqueues nothing, nor does the watch echo of the controller's own write
   to a replica: the pass that wrote the replica asks for its next pass itself, at once, as Go's
   reconcile returns ``Requeue`` after an update ran (unless it also wrote pods, whose watch events
-  bring the next pass once the cache shows them).
+  bring the next pass once the cache shows them). The end of a count window is a pass only if no status
+  write landed since the counts were held; a re-run whose trigger the pass before took is skipped.
 - **Expectations** (``omereconcile.expectations``, the ReplicaSet controller's): after a pass writes
   pods, the replica's next pass waits until the pods cache shows those writes (or 30 s pass), so a
   lagging cache cannot make it repeat a create or a gate patch.
