@@ -2,7 +2,7 @@
 single-pod Instances next to a 20-pod StatefulSet rolled by kube-controller-manager. Prints figures and
 ratios; asserts nothing.
 
-    python benchmarks/bench_reconciler.py [--replicas 100] [--instances 20] [--ready-delay 2.0]
+    python benchmarks/bench_reconciler.py [--replicas 100] [--instances 20] [--ready-delay 2.0] [--unfiltered]
 
 Both rollouts run on the same control plane and fake kubelet (a fixed start-up delay per pod). API writes
 are counted the same way for both from kube-apiserver's ``apiserver_request_total``: writes to the
@@ -11,7 +11,11 @@ StatefulSet and its status), minus the fake kubelet's own status patches and eve
 can send a pod's delete more than once: each watch event of a terminating pod schedules one), minus the
 benchmark's own spec change. The reconciler's writes are also counted client-side (``Kube.writes``), and
 its requests are timed, so the roll prints where each Instance's time goes (create → the replacement
-served → the source held out → the source deleted → the next create) and how many passes it took.
+served → the source held out → the source deleted → the next create) and how many passes it took,
+by what enqueued them. ``--unfiltered`` runs the controller as it was before its update filters (every
+watch update enqueues, the echo of its own replica writes included; no follow-up passes; no pod-write
+expectations; every count window's end is a pass, and so is every re-run of a key added while its pass
+ran), to compare in one code base.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +121,30 @@ class TimedController(Controller):
             self.busy += time.monotonic() - t0
 
 
+class UnfilteredController(TimedController):
+    """The controller without its update filters, follow-up passes and expectations (the yardstick)."""
+
+    def _replica_relevant(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        return True
+
+    def _owned_relevant(self, resource: str) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+        return lambda old, new: True
+
+    def reconcile(self, key: Key) -> PassResult:
+        with self._stats_lock:  # a re-run whose trigger the last pass took runs too
+            triggers = self._trigger.setdefault(key, [])
+            if not triggers:
+                triggers.append("repeat")
+        res = super().reconcile(key)
+        if res.window_after is not None:  # the window's end and the planner's wake as one, as before
+            wake = res.window_after if res.requeue_after is None else min(res.requeue_after, res.window_after)
+            res = replace(res, requeue_after=wake, window_after=None)
+        return replace(res, follow_up=False)
+
+    def _stale_window_only(self, key: Key, triggers: list[str]) -> bool:
+        return False
+
+
 def count_kubelet_deletes(cluster: Cluster) -> Callable[[], int]:
     """The fake kubelet's pod deletes, as it sends them (a terminating pod may get more than one)."""
     raw = cluster.kubelet.raw
@@ -157,7 +186,15 @@ def phases(log: list[tuple[float, str, str, str]], t0: float) -> str:
         elif verb == "DELETE":
             mk.setdefault("delete", t)
     creates.sort()
-    steps: dict[str, list[float]] = {"start-up": [], "to drain": [], "drain": [], "to next": []}
+    puts = sorted(t for t, verb, path, _ in log if t >= t0 and verb == "PUT" and path.endswith("/status"))
+    steps: dict[str, list[float]] = {
+        "start-up": [],
+        "to drain": [],
+        "drain": [],
+        "to next": [],
+        "(of which: delete → operation ended": [],
+        "ended → next create)": [],
+    }
     for mk in marks.values():
         if not {"create", "serve", "hold", "delete"} <= mk.keys():
             continue
@@ -167,6 +204,11 @@ def phases(log: list[tuple[float, str, str, str]], t0: float) -> str:
         later = [c for c in creates if c > mk["delete"]]
         if later:
             steps["to next"].append(later[0] - mk["delete"])
+            # The status write that ends the operation: the first after the delete.
+            ended = [t for t in puts if mk["delete"] < t <= later[0]]
+            if ended:
+                steps["(of which: delete → operation ended"].append(ended[0] - mk["delete"])
+                steps["ended → next create)"].append(later[0] - ended[0])
     return ", ".join(f"{k} {statistics.median(v):.2f}s" for k, v in steps.items() if v)
 
 
@@ -231,6 +273,13 @@ def bench_rollout(
     counts0 = Counter(kube.write_counts())
     held0 = getattr(getattr(ctrl, "coalescer", None), "held", 0)
     passes0, busy0 = ctrl.passes, getattr(ctrl, "busy", 0.0)
+    triggers0, filtered0 = Counter(ctrl.pass_triggers), Counter(ctrl.filtered)
+    waits0, expired0, stale0, repeats0 = (
+        ctrl.waits,
+        ctrl.expectations.expired,
+        ctrl.stale_windows,
+        ctrl.repeats,
+    )
     t0 = time.monotonic()
     obj = cluster.raw.get(f"{path}/pool")
     obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
@@ -269,6 +318,18 @@ def bench_rollout(
         f"  kubelet excluded: {kubelet} writes ({kubelet_deletes() - deletes0} of them pod deletes); "
         f"passes: {ctrl.passes - passes0} = {(ctrl.passes - passes0) / n:.1f}/Instance, "
         f"workers busy {getattr(ctrl, 'busy', 0.0) - busy0:.1f}s"
+    )
+    triggers = Counter(ctrl.pass_triggers) - triggers0
+    print(
+        "  passes per Instance by trigger: "
+        + ", ".join(f"{k} {v / n:.2f}" for k, v in sorted(triggers.items(), key=lambda kv: -kv[1]))
+    )
+    filtered = Counter(ctrl.filtered) - filtered0
+    print(
+        f"  updates filtered (enqueued nothing): {dict(filtered)}; passes that waited for the cache: "
+        f"{ctrl.waits - waits0}, waits that timed out: {ctrl.expectations.expired - expired0}; "
+        f"count-window ends skipped (a status write had landed since): {ctrl.stale_windows - stale0}; "
+        f"re-runs skipped (their trigger taken by the pass before): {ctrl.repeats - repeats0}"
     )
     if isinstance(kube, TimedKube):
         print(f"  per Instance, median: {phases(kube.log, t0)}")
@@ -347,6 +408,7 @@ def main() -> None:
     ap.add_argument("--replicas", type=int, default=100)
     ap.add_argument("--instances", type=int, default=20)
     ap.add_argument("--ready-delay", type=float, default=2.0)
+    ap.add_argument("--unfiltered", action="store_true", help="the controller without its update filters")
     args = ap.parse_args()
     with running_cluster(nodes=4, ready_delay=args.ready_delay) as cluster:
         kube = TimedKube(Kube.from_kubeconfig(cluster.cp.kubeconfig)._api)
@@ -354,9 +416,10 @@ def main() -> None:
         resync_ns = namespace(cluster, "bench-resync")
         roll_ns = namespace(cluster, "bench-roll")
         sts_ns = namespace(cluster, "bench-sts")
-        ctrl = TimedController(
-            kube, namespaces=[resync_ns, roll_ns], resync_period=3600, workers=2, watch_timeout=60
-        )
+        cls = UnfilteredController if args.unfiltered else TimedController
+        ctrl = cls(kube, namespaces=[resync_ns, roll_ns], resync_period=3600, workers=2, watch_timeout=60)
+        if args.unfiltered:
+            ctrl.expectations.timeout = 0.0  # every wait ends at once: no pass waits for the cache
         ctrl.start()
         try:
             print(f"control plane up; fake kubelet start-up delay {args.ready_delay}s per pod; {load()}")

@@ -5,10 +5,20 @@
   re-watch (a second failure in a row relists). Every relist is counted by reason.
 - **Triggers**: a replica event enqueues that replica; a pod, Service, EndpointSlice or
   ControllerRevision event enqueues the replicas of its ``ome.io/inferenceservice``/``component``
-  labels; a model, runtime (any runtime of an inheritance chain) or fine-tuned weight event enqueues the
-  replicas whose last render used it (a blocked render, or an auto-selected runtime, depends on every
-  object of that category); a change of the ``inferenceservice-config`` ConfigMap enqueues everything.
-  A periodic resync enqueues every replica.
+  labels (found through an index of the replicas store on those keys); a model, runtime (any runtime
+  of an inheritance chain) or fine-tuned weight event enqueues the replicas whose last render used it
+  (a blocked render, or an auto-selected runtime, depends on every object of that category); a change
+  of the ``inferenceservice-config`` ConfigMap enqueues everything. A periodic resync enqueues every
+  replica.
+- **Filters** (controller-runtime's update predicates, ``omereconcile.predicates``): an update that
+  changes nothing a pass reads enqueues nothing, nor does the watch echo of the controller's own write
+  to a replica: the pass that wrote the replica asks for its next pass itself, at once, as Go's
+  reconcile returns ``Requeue`` after an update ran (unless it also wrote pods, whose watch events
+  bring the next pass once the cache shows them). The end of a count window is a pass only if no status
+  write landed since the counts were held; a re-run whose trigger the pass before took is skipped.
+- **Expectations** (``omereconcile.expectations``, the ReplicaSet controller's): after a pass writes
+  pods, the replica's next pass waits until the pods cache shows those writes (or 30 s pass), so a
+  lagging cache cannot make it repeat a create or a gate patch.
 - **The queue** (client-go semantics): a key is never processed by two workers at once; adds while it
   is processed mark it dirty and it runs again after; failures requeue with per-key exponential backoff
   (``base * 2**n`` up to ``max``), forgotten on success; ``requeue_after`` schedules the next look.
@@ -29,6 +39,7 @@ import logging
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +48,7 @@ from typing import Any
 from omereconcile.actions import WriteStatus
 from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
+from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
 from omereconcile.kube import JSON, ApiError, Gone, Kube, NotFound, TooManyRequests
 from omereconcile.logs import for_reconcile
 from omereconcile.metrics import Metrics
@@ -50,6 +62,7 @@ from omereconcile.observe import (
     paths,
 )
 from omereconcile.planner import plan
+from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omerender import constants as c
 from omerender.catalog import Catalog
@@ -60,6 +73,8 @@ __all__ = ["CachedOwned", "Controller", "Reflector", "WorkQueue"]
 log = logging.getLogger("omereconcile.controller")
 
 Key = tuple[str, str]  # (namespace, name)
+# Tags of delayed adds, and the triggers they become: a retry, the planner's wake, the count window's end.
+RETRY, WAKE, WINDOW = "retry", "wake", "window"
 CONFIG_NAME = "inferenceservice-config"
 
 
@@ -76,13 +91,16 @@ class WorkQueue:
         max_delay: float = 60.0,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_due: Callable[[Key, str], None] | None = None,
     ) -> None:
         self._cond = threading.Condition()
+        # Called (under the queue's lock) when a delayed add made with a tag comes due.
+        self.on_due = on_due
         self._queue: list[Key] = []
         self._dirty: set[Key] = set()
         self._processing: set[Key] = set()
         self._added_at: dict[Key, float] = {}
-        self._waiting: list[tuple[float, int, Key]] = []  # heap of (ready time, seq, key)
+        self._waiting: list[tuple[float, int, Key, str]] = []  # heap of (ready time, seq, key, tag)
         self._seq = 0
         self._failures: dict[Key, int] = {}
         self._shutdown = False
@@ -116,16 +134,22 @@ class WorkQueue:
         self._gauge()
         self._cond.notify()
 
-    def add_after(self, key: Key, delay: float) -> None:
-        if delay <= 0:
-            self.add(key)
-            return
+    def add_after(self, key: Key, delay: float, tag: str = "") -> None:
+        """Add ``key`` in ``delay`` seconds; a ``tag`` is handed to ``on_due`` when it comes due."""
         with self._cond:
             if self._shutdown:
                 return
+            if delay <= 0:
+                self._due_locked(key, tag)
+                return
             self._seq += 1
-            heapq.heappush(self._waiting, (self.clock() + delay, self._seq, key))
+            heapq.heappush(self._waiting, (self.clock() + delay, self._seq, key, tag))
             self._cond.notify_all()
+
+    def _due_locked(self, key: Key, tag: str) -> None:
+        if tag and self.on_due is not None:
+            self.on_due(key, tag)
+        self._add_locked(key)
 
     def add_rate_limited(self, key: Key, retry_after: float | None = None) -> float:
         with self._cond:
@@ -136,7 +160,7 @@ class WorkQueue:
             delay = max(delay, retry_after)
         if self.metrics is not None:
             self.metrics.retries.labels(*self._labels()).inc()
-        self.add_after(key, delay)
+        self.add_after(key, delay, RETRY)
         return delay
 
     def forget(self, key: Key) -> None:
@@ -177,8 +201,8 @@ class WorkQueue:
     def _promote_locked(self) -> None:
         now = self.clock()
         while self._waiting and self._waiting[0][0] <= now:
-            _, _, key = heapq.heappop(self._waiting)
-            self._add_locked(key)
+            _, _, key, tag = heapq.heappop(self._waiting)
+            self._due_locked(key, tag)
 
     def done(self, key: Key) -> None:
         with self._cond:
@@ -228,8 +252,10 @@ class Reflector:
     disappeared while the watch was down come back as ``DELETED``). With ``index``, the store is also kept
     grouped by ``index(obj)`` (None leaves an object out of the index), so a pass finds a replica's objects
     without scanning every pod of the cluster. With ``trim``, objects are stored (and handed on) without
-    ``metadata.managedFields`` (``strip_managed_fields``). Stored objects are shared: callers must not
-    mutate them.
+    ``metadata.managedFields`` (``strip_managed_fields``). With ``relevant(old, new)``, an update for
+    which it returns False still replaces the stored object but calls no ``on_event`` (counted in
+    ``filtered``), as controller-runtime's update predicates do. Stored objects are shared: callers must
+    not mutate them.
     """
 
     def __init__(
@@ -244,10 +270,13 @@ class Reflector:
         timeout_seconds: int = 60,
         index: Callable[[JSON], Hashable | None] | None = None,
         trim: bool = False,
+        relevant: Callable[[JSON, JSON], bool] | None = None,
         **query: str,
     ) -> None:
         self.kube = kube
         self.trim = trim
+        self.relevant = relevant
+        self.filtered = 0
         self.path = path
         self.name = name
         self.on_event = on_event
@@ -332,7 +361,7 @@ class Reflector:
             elif (prev.get("metadata") or {}).get("resourceVersion") != (obj.get("metadata") or {}).get(
                 "resourceVersion"
             ):
-                self.on_event("MODIFIED", obj)
+                self._modified(prev, obj)
         for k, obj in old.items():
             if k not in fresh:
                 self.on_event("DELETED", obj)
@@ -363,12 +392,16 @@ class Reflector:
                         continue
                     k = _key_of(obj)
                     with self.lock:
+                        prev = self.store.get(k)
                         if ev.type == "DELETED":
                             self._drop_locked(k)
                         else:
                             self._put_locked(k, obj)
                     rv = new_rv
-                    self.on_event(ev.type, obj)
+                    if ev.type == "MODIFIED" and prev is not None:
+                        self._modified(prev, obj)
+                    else:
+                        self.on_event(ev.type, obj)
                     if self.stop_event.is_set():
                         break
                 failures = 0
@@ -396,6 +429,12 @@ class Reflector:
     def _set_resp(self, resp: Any) -> None:
         self._resp = resp
 
+    def _modified(self, old: JSON, new: JSON) -> None:
+        if self.relevant is not None and not self.relevant(old, new):
+            self.filtered += 1
+            return
+        self.on_event("MODIFIED", new)
+
 
 def _labels_of(obj: JSON) -> dict[str, Any]:
     return dict((obj.get("metadata") or {}).get("labels") or {})
@@ -409,6 +448,15 @@ def owner_index(obj: JSON) -> Hashable | None:
     if prefix is None or component is None:
         return None
     return (_key_of(obj)[0], str(prefix), str(component))
+
+
+def replica_index(obj: JSON) -> Hashable | None:
+    """(namespace, name prefix, component) of a replica: the ``ome.io/inferenceservice`` and
+    ``component`` labels its owned objects carry (``observe.observe`` selects them the same way)."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    prefix = (spec.get("parentRef") or {}).get("name") or meta.get("name")
+    return (str(meta.get("namespace") or ""), str(prefix or ""), str(spec.get("component") or ""))
 
 
 def service_name_index(obj: JSON) -> Hashable | None:
@@ -433,15 +481,21 @@ class CachedOwned:
     def revisions(self, namespace: str, prefix: str, component: str) -> list[JSON]:
         return self._indexed("controllerrevisions", (namespace, prefix, component))
 
-    def service(self, namespace: str, name: str) -> JSON | None:
-        for r in self._reflectors("services"):
+    def _named(self, resource: str, namespace: str, name: str) -> JSON | None:
+        for r in self._reflectors(resource):
             obj = r.get((namespace, name))
             if obj is not None:
                 return obj
         return None
 
+    def service(self, namespace: str, name: str) -> JSON | None:
+        return self._named("services", namespace, name)
+
     def slices(self, namespace: str, service_name: str) -> list[JSON]:
         return self._indexed("endpointslices", (namespace, service_name))
+
+    def pod(self, namespace: str, name: str) -> JSON | None:
+        return self._named("pods", namespace, name)
 
 
 # -- the controller --------------------------------------------------------------------------------------
@@ -454,6 +508,11 @@ class PassResult:
     error: str | None = None
     actions: int = 0
     summary: str = ""
+    # Run the next pass at once (the pass wrote the replica; its echo enqueues nothing).
+    follow_up: bool = False
+    # Counts were held back (``StatusCoalescer``): look again when their window ends, unless a status
+    # write of the replica lands before.
+    window_after: float | None = None
 
 
 class Controller:
@@ -471,6 +530,7 @@ class Controller:
         identity: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         status_window: float = DEFAULT_WINDOW,
+        expectations_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.kube = kube
         self.namespaces = sorted(set(namespaces)) if namespaces else None
@@ -482,7 +542,7 @@ class Controller:
         self.metrics = metrics or Metrics()
         self.clock = clock
         self.stop_event = threading.Event()
-        self.queue = WorkQueue(metrics=self.metrics)
+        self.queue = WorkQueue(metrics=self.metrics, on_due=self._on_due)
         self.executor = Executor(kube, reporting_instance=identity)
         self.coalescer = StatusCoalescer(status_window)
         self._catalog_lock = threading.Lock()
@@ -496,8 +556,23 @@ class Controller:
         self._threads: list[threading.Thread] = []
         self.reflectors: dict[str, list[Reflector]] = {}
         self.owned = CachedOwned(lambda resource: self.reflectors.get(resource, []))
+        self.expectations = Expectations(self.owned.pod, expectations_timeout)
         self.last_progress = time.monotonic()
         self.passes = 0
+        # What enqueued each pass (the first trigger since the key's last pass), for benchmarks; the
+        # updates the filters dropped, by resource; the passes that waited on expectations.
+        self._stats_lock = threading.Lock()
+        self._trigger: dict[Key, list[str]] = {}
+        self.pass_triggers: Counter[str] = Counter()
+        self.filtered: Counter[str] = Counter()
+        self.waits = 0
+        self.stale_windows = 0  # count-window ends skipped: a status write had landed since the hold
+        self.repeats = 0  # re-runs skipped: the last pass had taken their triggers
+        # When a status write of each replica last landed (monotonic): a window end scheduled before it
+        # has nothing left to publish.
+        self._status_written: dict[Key, float] = {}
+        # The resourceVersion of the controller's last write to each replica: its echo is filtered.
+        self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
 
     def _count_request(self, verb: str, resource: str, status: int) -> None:
@@ -515,6 +590,7 @@ class Controller:
         *,
         index: Callable[[JSON], Hashable | None] | None = None,
         trim: bool = False,
+        relevant: Callable[[JSON, JSON], bool] | None = None,
         **query: str,
     ) -> None:
         r = Reflector(
@@ -527,6 +603,7 @@ class Controller:
             timeout_seconds=self.watch_timeout,
             index=index,
             trim=trim,
+            relevant=relevant,
             **query,
         )
         self.reflectors.setdefault(name, []).append(r)
@@ -535,26 +612,29 @@ class Controller:
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
         for ns in self._scopes():
             # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
-            self._reflect("inferencereplicas", paths.replicas(ns), self._on_replica, trim=True)
-            own = self._on_owned
-            self._reflect("pods", paths.pods(ns), own, index=owner_index, trim=True, labelSelector=managed)
-            self._reflect("services", paths.services(ns), own, trim=True, labelSelector=managed)
             self._reflect(
-                "endpointslices",
-                paths.slices(ns),
-                own,
-                index=service_name_index,
+                "inferencereplicas",
+                paths.replicas(ns),
+                self._on_replica,
+                index=replica_index,
                 trim=True,
-                labelSelector=managed,
+                relevant=self._replica_relevant,
             )
-            self._reflect(
-                "controllerrevisions",
-                paths.revisions(ns),
-                own,
-                index=owner_index,
-                trim=True,
-                labelSelector=managed,
-            )
+            for resource, path, index in (
+                ("pods", paths.pods(ns), owner_index),
+                ("services", paths.services(ns), None),
+                ("endpointslices", paths.slices(ns), service_name_index),
+                ("controllerrevisions", paths.revisions(ns), owner_index),
+            ):
+                self._reflect(
+                    resource,
+                    path,
+                    self._owned_handler(resource),
+                    index=index,
+                    trim=True,
+                    relevant=self._owned_relevant(resource),
+                    labelSelector=managed,
+                )
         for kind, plural, namespaced in CATALOG_RESOURCES:
             scopes = self._scopes() if namespaced else [None]
             for ns in scopes:
@@ -613,32 +693,72 @@ class Controller:
     def replica_keys(self) -> list[Key]:
         return [k for r in self.reflectors.get("inferencereplicas", []) for k in _keys(r)]
 
-    def enqueue_all(self) -> None:
+    def enqueue_all(self, trigger: str = "resync") -> None:
         for k in self.replica_keys():
-            self.queue.add(k)
+            self._enqueue(k, trigger)
+
+    def _enqueue(self, key: Key, trigger: str) -> None:
+        with self._stats_lock:
+            self._trigger.setdefault(key, []).append(trigger)
+        self.queue.add(key)
+
+    def _on_due(self, key: Key, tag: str) -> None:
+        with self._stats_lock:
+            self._trigger.setdefault(key, []).append(tag)
+
+    def _stale_window_only(self, key: Key, triggers: list[str]) -> bool:
+        """Whether every trigger of this pass is the end of a count window (``window@<when held>``)
+        after which a status write of the replica landed: that write carried every count held, so
+        the pass has nothing to do that its other triggers (none) would not bring."""
+        if not triggers or not all(t.startswith(WINDOW + "@") for t in triggers):
+            return False
+        written = self._status_written.get(key)
+        return written is not None and all(float(t.split("@", 1)[1]) < written for t in triggers)
+
+    def _replica_relevant(self, old: JSON, new: JSON) -> bool:
+        key = _key_of(new)
+        with self._stats_lock:
+            own = self._own_version.get(key)
+        if replica_update_matters(old, new, own):
+            return True
+        with self._stats_lock:
+            self.filtered["inferencereplicas"] += 1
+        return False
+
+    def _owned_relevant(self, resource: str) -> Callable[[JSON, JSON], bool]:
+        def relevant(old: JSON, new: JSON) -> bool:
+            if plan_relevant_update(resource, old, new):
+                return True
+            with self._stats_lock:
+                self.filtered[resource] += 1
+            return False
+
+        return relevant
 
     def _on_replica(self, etype: str, obj: JSON) -> None:
         key = _key_of(obj)
         if etype == "DELETED":
             with self._deps_lock:
                 self._deps.pop(key, None)
-        self.queue.add(key)
+            with self._stats_lock:
+                self._own_version.pop(key, None)
+                self._status_written.pop(key, None)
+            self.expectations.forget(key)
+        self._enqueue(key, "replica")
 
-    def _on_owned(self, etype: str, obj: JSON) -> None:
+    def _owned_handler(self, resource: str) -> Callable[[str, JSON], None]:
+        return lambda etype, obj: self._on_owned(etype, obj, resource)
+
+    def _on_owned(self, etype: str, obj: JSON, trigger: str = "owned") -> None:
         meta = obj.get("metadata") or {}
         labels = meta.get("labels") or {}
-        ns = str(meta.get("namespace") or "")
         prefix = labels.get(c.LABEL_INFERENCESERVICE)
-        component = labels.get(c.LABEL_COMPONENT)
         if not prefix:
             return
+        value = (str(meta.get("namespace") or ""), str(prefix), str(labels.get(c.LABEL_COMPONENT) or ""))
         for r in self.reflectors.get("inferencereplicas", []):
-            for rep in r.items():
-                rmeta = rep.get("metadata") or {}
-                spec = rep.get("spec") or {}
-                rprefix = (spec.get("parentRef") or {}).get("name") or rmeta.get("name")
-                if rmeta.get("namespace") == ns and rprefix == prefix and spec.get("component") == component:
-                    self.queue.add(_key_of(rep))
+            for rep in r.by_index(value):
+                self._enqueue(_key_of(rep), trigger)
 
     def _catalog_event(self, kind: str) -> Callable[[str, JSON], None]:
         category = category_of(kind)
@@ -652,7 +772,7 @@ class Controller:
             for key in self.replica_keys():
                 d = deps.get(key)
                 if d is None or (category, name) in d or (category, "*") in d:
-                    self.queue.add(key)
+                    self._enqueue(key, "catalog")
 
         return handler
 
@@ -678,7 +798,7 @@ class Controller:
         with self._catalog_lock:
             self._settings = settings
             self._catalog = None
-        self.enqueue_all()
+        self.enqueue_all("config")
 
     def _resync_loop(self) -> None:
         while not self.stop_event.wait(self.resync_period):
@@ -732,14 +852,41 @@ class Controller:
                 self.queue.add_rate_limited(key)
             else:
                 self.queue.forget(key)
-                if res.result == "requeue_after" and res.requeue_after is not None:
-                    self.queue.add_after(key, res.requeue_after)
+                if res.follow_up:
+                    self._enqueue(key, "follow-up")
+                else:
+                    if res.result == "requeue_after" and res.requeue_after is not None:
+                        self.queue.add_after(key, res.requeue_after, WAKE)
+                    if res.window_after is not None:
+                        self.queue.add_after(key, res.window_after, f"{WINDOW}@{time.monotonic()}")
             self.queue.done(key)
             self.last_progress = time.monotonic()
 
     def reconcile(self, key: Key) -> PassResult:
         ns, name = key
         lg = for_reconcile(ns, name)
+        with self._stats_lock:
+            triggers = self._trigger.pop(key, [])
+            if self._stale_window_only(key, triggers):
+                self.stale_windows += 1
+                return PassResult("success")
+            if not triggers:
+                # Every add records its trigger first, and a pass takes them before it reads: a key
+                # with none was added again while its last pass ran, by a trigger that pass had already
+                # taken (and read the change of). Nothing is left for this one.
+                self.repeats += 1
+                return PassResult("success")
+        trigger = triggers[0].split("@", 1)[0]
+        if self.expectations.wait(key) is not None:
+            # The last pass's pod writes are not in the cache yet: the watch events that show them
+            # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's
+            # sync while its expectations are unmet, schedules nothing: a wait that never ends in an
+            # event ends at the next trigger after the timeout, the resync at the latest.
+            with self._stats_lock:
+                self.waits += 1
+            return PassResult("success")
+        with self._stats_lock:
+            self.pass_triggers[trigger] += 1
         catalog, resolver, settings = self.catalog()
         try:
             obs = observe(
@@ -760,13 +907,15 @@ class Controller:
         self.passes += 1
         if obs is None:
             self.coalescer.forget(key)
+            self.expectations.forget(key)
             with self._deps_lock:
                 self._deps.pop(key, None)
             lg.debug("replica gone")
             return PassResult("success")
         with self._deps_lock:
             self._deps[key] = obs.deps
-        p = self.coalescer.filter(key, plan(obs.world))
+        raw = plan(obs.world)
+        p = self.coalescer.filter(key, raw)
         if p.actions:
             lg.info(
                 "plan",
@@ -783,6 +932,15 @@ class Controller:
         res = self.executor.execute(p, obs.replica, logger=lg)
         if any(isinstance(a, WriteStatus) for a in res.applied):
             self.coalescer.written(key)
+            with self._stats_lock:
+                self._status_written[key] = time.monotonic()
+        self.expectations.expect(key, res.applied, {pod.name: pod.uid for pod in obs.world.pods})
+        if res.replica_version is not None:
+            with self._stats_lock:
+                self._own_version[key] = res.replica_version
+        # The echo of a replica write enqueues nothing, so the pass asks for the next one itself, unless
+        # pod writes are pending: their watch events bring it once the cache shows them.
+        follow_up = res.replica_version is not None and self.expectations.wait(key) is None
         if not res.ok:
             if res.gone and isinstance(res.error, NotFound):
                 return PassResult("success", actions=len(res.applied))
@@ -791,11 +949,23 @@ class Controller:
             retry = res.error.retry_after if isinstance(res.error, TooManyRequests) else None
             lg.warning("pass failed", extra={"error": str(res.error), "result": "error"})
             return PassResult("error", requeue_after=retry, error=str(res.error), actions=len(res.applied))
-        if p.requeue_after is not None:
-            if p.requeue_after <= 0:
-                return PassResult("requeue", actions=len(res.applied), summary=p.summary)
-            return PassResult("requeue_after", p.requeue_after, actions=len(res.applied), summary=p.summary)
-        return PassResult("success", actions=len(res.applied), summary=p.summary)
+        n = len(res.applied)
+        wake = raw.requeue_after
+        if wake is not None and wake <= 0:
+            return PassResult("requeue", actions=n, summary=p.summary)
+        # The coalescer moved the requeue earlier: that is the count window's end, scheduled on its own
+        # so that a status write landing before it can cancel it; the planner's wake stays as it was.
+        window = p.requeue_after if p.requeue_after is not None and p.requeue_after != wake else None
+        if wake is not None or window is not None:
+            return PassResult(
+                "requeue_after",
+                wake,
+                actions=n,
+                summary=p.summary,
+                follow_up=follow_up,
+                window_after=window,
+            )
+        return PassResult("success", actions=n, summary=p.summary, follow_up=follow_up)
 
 
 def _keys(r: Reflector) -> list[Key]:

@@ -67,6 +67,8 @@ class ExecResult:
     error: ApiError | None = None
     conflict: bool = False  # the failure was a precondition/staleness one: replan
     gone: bool = False  # the replica disappeared mid-pass
+    # The resourceVersion the pass's last write to the replica returned (its watch echo is ours).
+    replica_version: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -123,6 +125,9 @@ class Executor:
                 return res
             if updated is not None:
                 current = updated
+                res.replica_version = (
+                    str((updated.get("metadata") or {}).get("resourceVersion") or "") or None
+                )
             res.applied.append(act)
             lg.info(
                 "applied",

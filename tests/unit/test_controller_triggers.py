@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from omereconcile.controller import Controller, Reflector
+from omereconcile.controller import Controller, Reflector, replica_index
 from omerender import DeployDefaults
 
 
@@ -15,9 +15,12 @@ class NoKube:
 
 def _controller(replicas: dict[str, dict[str, Any]]) -> Controller:
     ctrl = Controller(NoKube(), namespaces=["ns"])  # type: ignore[arg-type]
-    r = Reflector(NoKube(), "/x", "inferencereplicas", lambda t, o: None, stop=threading.Event())  # type: ignore[arg-type]
+    r = Reflector(
+        NoKube(), "/x", "inferencereplicas", lambda t, o: None, stop=threading.Event(), index=replica_index
+    )  # type: ignore[arg-type]
     for name, spec in replicas.items():
-        r.store[("ns", name)] = {"metadata": {"name": name, "namespace": "ns"}, "spec": spec}
+        with r.lock:
+            r._put_locked(("ns", name), {"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
     ctrl.reflectors["inferencereplicas"] = [r]
     return ctrl
 
