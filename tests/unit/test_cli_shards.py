@@ -24,12 +24,34 @@ from omerender.cli.yamlsafe import YamlLimitError, load_documents, split_documen
 PARENT = os.getpid()
 
 
+_FORKED: list[int] = []  # the children in_parts forked during the running test
+
+
+@pytest.fixture(autouse=True)
+def _record_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test process may have children of its own (a control plane started by other tests), so
+    # "no children left" is checked for the ones forked here only.
+    _FORKED.clear()
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid > 0:
+            _FORKED.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+
+
 def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    """Every child forked during the test has been reaped (none is left running or a zombie)."""
+    for pid in _FORKED:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
 
 
 def test_parts_come_back_in_order_and_are_computed_in_children() -> None:
@@ -38,6 +60,7 @@ def test_parts_come_back_in_order_and_are_computed_in_children() -> None:
     pids = [pid for _, _, pid in results]
     assert pids[0] == os.getpid()
     assert len(set(pids)) == 3  # each of the other parts ran in a process of its own
+    assert len(_FORKED) == 2
     assert _no_children_left()
 
 
