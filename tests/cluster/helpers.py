@@ -1,15 +1,21 @@
-"""Small helpers shared by the reconciler cluster tests (kubectl with stdin, tables, conditions, pods)."""
+"""Small helpers shared by the reconciler cluster tests (kubectl with stdin, tables, conditions, pods,
+an in-process controller and a surge pool to roll)."""
 
 from __future__ import annotations
 
 import subprocess
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from testbed.testing import Cluster
+from omereconcile.controller import Controller
+from omereconcile.kube import Kube
+from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 GATE = "ome.io/serving"
@@ -173,3 +179,63 @@ def seed_steps_1_to_3(cluster: Cluster, namespace: str, rec: Any) -> None:
         "0",
         "1",
     ]
+
+
+SURGE_ONE = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
+
+
+@contextmanager
+def running_controller(
+    cluster: Cluster, namespace: str, cls: type[Controller] = Controller, workers: int = 2
+) -> Iterator[tuple[Controller, Kube]]:
+    """An in-process controller for ``namespace`` (resync an hour away, so only events drive it), and
+    its client; at the end the replicas are deleted while it still runs, so it lifts the finalizers."""
+    kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+    ctrl = cls(kube, namespaces=[namespace], resync_period=3600, workers=workers, watch_timeout=20)
+    ctrl.start()
+    try:
+        yield ctrl, kube
+    finally:
+        delete_replicas(cluster, namespace)
+        ctrl.stop()
+
+
+def count_answers(kube: Kube) -> Counter[tuple[str, str, int]]:
+    """From now on, every request ``kube`` sends counted by (verb, resource, status code), beside the
+    counter it already had."""
+    answered: Counter[tuple[str, str, int]] = Counter()
+    count_request = kube.on_request
+
+    def on_request(verb: str, resource: str, status: int) -> None:
+        answered[(verb, resource, status)] += 1
+        if count_request is not None:
+            count_request(verb, resource, status)
+
+    kube.on_request = on_request
+    return answered
+
+
+def settled_surge_pool(cluster: Cluster, ctrl: Controller, namespace: str, replicas: int) -> str:
+    """A ``SurgeThenDrain`` (``maxSurge: 1``) pool of single-pod Instances, settled and with the
+    controller's queue empty; its path."""
+    path = f"{IREP.format(ns=namespace)}/pool"
+    pool = runners_replica("pool", namespace, "engine:v1", replicas=replicas, lifecycle=SURGE_ONE)
+    cluster.raw.post(IREP.format(ns=namespace), pool)
+    wait_for("the pool settled", lambda: replica_settled(cluster.raw.get(path)), timeout=120)
+    wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
+    return path
+
+
+def roll_pool(cluster: Cluster, path: str, timeout: float) -> None:
+    """Change the pool's image and wait until it has rolled to the new revision and settled."""
+    obj = cluster.raw.get(path)
+    obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
+    cluster.raw.put(path, obj)
+    wait_for(
+        "the pool rolled",
+        lambda: (
+            replica_settled(o := cluster.raw.get(path))
+            and o["status"]["currentRevision"] != obj["status"]["currentRevision"]
+        ),
+        timeout=timeout,
+    )

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from helpers import running_controller
 
 from omereconcile.controller import Controller
 from omereconcile.kube import Kube
@@ -17,19 +18,8 @@ IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 
 @pytest.fixture
 def controller(cluster: Cluster, namespace: str) -> Iterator[tuple[Controller, Kube]]:
-    kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
-    ctrl = Controller(kube, namespaces=[namespace], resync_period=3600, workers=3, watch_timeout=20)
-    ctrl.start()
-    try:
-        yield ctrl, kube
-    finally:
-        path = IREP.format(ns=namespace)
-        for item in cluster.raw.get(path)["items"]:
-            cluster.raw.delete(f"{path}/{item['metadata']['name']}")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and cluster.raw.get(path)["items"]:
-            time.sleep(0.3)
-        ctrl.stop()
+    with running_controller(cluster, namespace, workers=3) as running:
+        yield running
 
 
 def test_a_resync_of_settled_replicas_costs_one_read_each_and_no_write(

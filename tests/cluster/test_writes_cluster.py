@@ -8,27 +8,20 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from helpers import delete_replicas
+from helpers import count_answers, roll_pool, running_controller, settled_surge_pool
 
 from omereconcile.controller import Controller
 from omereconcile.executor import Executor
 from omereconcile.kube import Kube
-from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
+from testbed.testing import Cluster, wait_for
 
-IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 N = 3
 
 
 @pytest.fixture
 def controller(cluster: Cluster, namespace: str) -> Iterator[tuple[Controller, Kube]]:
-    kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
-    ctrl = Controller(kube, namespaces=[namespace], resync_period=3600, workers=2, watch_timeout=20)
-    ctrl.start()
-    try:
-        yield ctrl, kube
-    finally:
-        delete_replicas(cluster, namespace)  # while the controller runs, so the finalizers are lifted
-        ctrl.stop()
+    with running_controller(cluster, namespace) as running:
+        yield running
 
 
 def _counts_match_rows(obj: dict[str, object]) -> bool:
@@ -48,36 +41,14 @@ def test_a_surge_roll_writes_its_journal_once_per_step_and_the_counts_catch_up(
     cluster: Cluster, namespace: str, controller: tuple[Controller, Kube]
 ) -> None:
     ctrl, kube = controller
-    answered: Counter[tuple[str, str, int]] = Counter()
-    count_request = kube.on_request
-
-    def on_request(verb: str, resource: str, status: int) -> None:
-        answered[(verb, resource, status)] += 1
-        if count_request is not None:
-            count_request(verb, resource, status)
-
-    kube.on_request = on_request
-    path = IREP.format(ns=namespace)
-    lc = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
-    cluster.raw.post(path, runners_replica("pool", namespace, "engine:v1", replicas=N, lifecycle=lc))
-    wait_for("the pool settled", lambda: replica_settled(cluster.raw.get(f"{path}/pool")), timeout=120)
-    wait_for("the queue to drain", ctrl.queue.idle, timeout=30)
+    answered = count_answers(kube)
+    path = settled_surge_pool(cluster, ctrl, namespace, N)
     counts0, held0, released0 = Counter(kube.write_counts()), ctrl.coalescer.held, ctrl.coalescer.released
     answered.clear()
 
-    obj = cluster.raw.get(f"{path}/pool")
-    obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
-    cluster.raw.put(f"{path}/pool", obj)
-    wait_for(
-        "the pool rolled",
-        lambda: (
-            replica_settled(o := cluster.raw.get(f"{path}/pool"))
-            and o["status"]["currentRevision"] != obj["status"]["currentRevision"]
-        ),
-        timeout=180,
-    )
+    roll_pool(cluster, path, timeout=180)
     # Nothing else happens now: the counts held back by the last passes still reach the API.
-    wait_for("the counts published", lambda: _counts_match_rows(cluster.raw.get(f"{path}/pool")), timeout=30)
+    wait_for("the counts published", lambda: _counts_match_rows(cluster.raw.get(path)), timeout=30)
     time.sleep(1.0)
     writes = Counter(kube.write_counts()) - counts0
     landed = answered[("PUT", "inferencereplicas/status", 200)]
