@@ -571,6 +571,8 @@ class Controller:
         # When a status write of each replica last landed (monotonic): a window end scheduled before it
         # has nothing left to publish.
         self._status_written: dict[Key, float] = {}
+        # When counts of each replica were last held back (monotonic), ending in a count window.
+        self._window_held: dict[Key, float] = {}
         # The resourceVersion of the controller's last write to each replica: its echo is filtered.
         self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
@@ -707,13 +709,13 @@ class Controller:
             self._trigger.setdefault(key, []).append(tag)
 
     def _stale_window_only(self, key: Key, triggers: list[str]) -> bool:
-        """Whether every trigger of this pass is the end of a count window (``window@<when held>``)
-        after which a status write of the replica landed: that write carried every count held, so
-        the pass has nothing to do that its other triggers (none) would not bring."""
-        if not triggers or not all(t.startswith(WINDOW + "@") for t in triggers):
+        """Whether every trigger of this pass is the end of a count window, and a status write of the
+        replica landed after the last hold: that write carried every count held (the last hold is the
+        latest of them), so the pass has nothing to do that its other triggers (none) would bring."""
+        if not triggers or any(t != WINDOW for t in triggers):
             return False
-        written = self._status_written.get(key)
-        return written is not None and all(float(t.split("@", 1)[1]) < written for t in triggers)
+        written, held = self._status_written.get(key), self._window_held.get(key)
+        return written is not None and held is not None and held < written
 
     def _replica_relevant(self, old: JSON, new: JSON) -> bool:
         key = _key_of(new)
@@ -743,6 +745,7 @@ class Controller:
             with self._stats_lock:
                 self._own_version.pop(key, None)
                 self._status_written.pop(key, None)
+                self._window_held.pop(key, None)
             self.expectations.forget(key)
         self._enqueue(key, "replica")
 
@@ -858,7 +861,9 @@ class Controller:
                     if res.result == "requeue_after" and res.requeue_after is not None:
                         self.queue.add_after(key, res.requeue_after, WAKE)
                     if res.window_after is not None:
-                        self.queue.add_after(key, res.window_after, f"{WINDOW}@{time.monotonic()}")
+                        with self._stats_lock:
+                            self._window_held[key] = time.monotonic()
+                        self.queue.add_after(key, res.window_after, WINDOW)
             self.queue.done(key)
             self.last_progress = time.monotonic()
 
@@ -876,7 +881,7 @@ class Controller:
                 # taken (and read the change of). Nothing is left for this one.
                 self.repeats += 1
                 return PassResult("success")
-        trigger = triggers[0].split("@", 1)[0]
+        trigger = triggers[0]
         if self.expectations.wait(key) is not None:
             # The last pass's pod writes are not in the cache yet: the watch events that show them
             # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's

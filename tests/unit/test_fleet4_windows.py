@@ -43,20 +43,28 @@ def _ctrl() -> Controller:
 def test_only_window_ends_from_before_the_last_status_write_are_stale() -> None:
     ctrl = _ctrl()
     ctrl._status_written[KEY] = 10.0
-    assert ctrl._stale_window_only(KEY, [f"{WINDOW}@5.0"])
-    assert ctrl._stale_window_only(KEY, [f"{WINDOW}@5.0", f"{WINDOW}@9.5"])
-    assert not ctrl._stale_window_only(KEY, [f"{WINDOW}@11.0"])  # held after the write: still due
-    assert not ctrl._stale_window_only(KEY, [f"{WINDOW}@5.0", "pods"])  # an event came too
-    assert not ctrl._stale_window_only(KEY, [f"{WINDOW}@5.0", "wake"])  # the planner's own deadline
-    assert not ctrl._stale_window_only(KEY, [f"{WINDOW}@5.0", "retry"])
+    ctrl._window_held[KEY] = 5.0
+    assert ctrl._stale_window_only(KEY, [WINDOW])
+    assert ctrl._stale_window_only(KEY, [WINDOW, WINDOW])
+    ctrl._window_held[KEY] = 9.5  # the latest of two holds, both before the write
+    assert ctrl._stale_window_only(KEY, [WINDOW, WINDOW])
+    ctrl._window_held[KEY] = 11.0
+    assert not ctrl._stale_window_only(KEY, [WINDOW])  # held after the write: still due
+    ctrl._window_held[KEY] = 5.0
+    assert not ctrl._stale_window_only(KEY, [WINDOW, "pods"])  # an event came too
+    assert not ctrl._stale_window_only(KEY, [WINDOW, "wake"])  # the planner's own deadline
+    assert not ctrl._stale_window_only(KEY, [WINDOW, "retry"])
     assert not ctrl._stale_window_only(KEY, [])
-    assert not ctrl._stale_window_only(("ns", "never-written"), [f"{WINDOW}@5.0"])
+    ctrl._window_held[("ns", "never-written")] = 5.0
+    assert not ctrl._stale_window_only(("ns", "never-written"), [WINDOW])
+    assert not ctrl._stale_window_only(("ns", "never-held"), [WINDOW])
 
 
 def test_a_stale_window_end_is_skipped_without_a_request() -> None:
     ctrl = _ctrl()
     ctrl._status_written[KEY] = 10.0
-    ctrl.queue.on_due(KEY, f"{WINDOW}@5.0")  # type: ignore[misc]
+    ctrl._window_held[KEY] = 5.0
+    ctrl.queue.on_due(KEY, WINDOW)  # type: ignore[misc]
     res = ctrl.reconcile(KEY)  # NoKube: a GET would raise
     assert res.result == "success"
     assert not res.follow_up
