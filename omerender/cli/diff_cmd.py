@@ -136,19 +136,19 @@ class Sides:
         processes (:func:`omerender.cli.shards.in_parts`); the same diffs for any ``parts``, except
         that those made in another process carry no runners or payload, which no output reads."""
         # deepdiff comes with the tools extra: imported only when a diff runs (the CLI checks it first).
-        from omerender.diff import diff_replica, diff_replicas
+        from omerender.diff import diff_replicas
 
         if parts <= 1:
             return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog)
         keys = sorted(set(self.before) | set(self.after))
 
         def work(part: int, count: int) -> tuple[ReplicaDiff, ...]:
-            diffs = (
-                diff_replica(self.before.get(k), self.after.get(k), self.before_catalog, self.after_catalog)
-                for k in keys[part::count]
-            )
+            mine = set(keys[part::count])
+            before = {k: v for k, v in self.before.items() if k in mine}
+            after = {k: v for k, v in self.after.items() if k in mine}
+            diffs = diff_replicas(before, after, self.before_catalog, self.after_catalog)
             # A child's diffs travel pickled: without the templates, which would be rebuilt to pickle.
-            return tuple(diffs) if part == 0 else tuple(_portable(d) for d in diffs)
+            return diffs if part == 0 else tuple(_portable(d) for d in diffs)
 
         merged = [d for done in in_parts(work, parts) for d in done]
         return tuple(sorted(merged, key=lambda d: (d.namespace, d.name)))
