@@ -16,7 +16,12 @@ Where this differs from the OME snapshot of 02, on purpose:
   its distance counts only the bound that is set (newer OME does both the same way);
 - a distance that is NaN (a ``NaN`` size string) sorts as infinitely far, where Go's comparator is
   undefined; OME also truncates distance differences to ``int`` before comparing, which we do not;
-- the no-runtime message lists every runtime considered, in a fixed order, not only incompatible ones.
+- the no-runtime message is Go's ``NoRuntimeFoundError`` text in a fixed order (Go walks a map),
+  followed by a bracketed hint naming the model object and the runtimes Go passes over silently.
+
+Every reason and message is Go's text (``docs/goparity.md`` lists the Go version followed); the
+replica's ``ome.io/accelerator-class`` annotation is the one accelerator requirement a replica can
+state (``serviceShell`` copies annotations; ``collectRequiredAcceleratorClasses`` reads it).
 """
 
 from __future__ import annotations
