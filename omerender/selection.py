@@ -306,34 +306,25 @@ def _format_mismatch(spec: ModelSpec, entry: SupportedModelFormat) -> str:
     return ", ".join(reasons) if reasons else "unknown mismatch"
 
 
+def _label_tail(parts: Iterable[str | None], framework: ModelFormat | None) -> str:
+    """``:<part>`` for each part that is set, then ``:<framework>[:<version>]``."""
+    tail = "".join(":" + part for part in parts if part is not None)
+    if framework is not None:
+        tail += ":" + framework.name + ("" if framework.version is None else ":" + framework.version)
+    return tail
+
+
 def model_format_label(spec: ModelSpec) -> str:
     """``getModelFormatLabel``: ``mt:<format>[:version][:architecture][:quantization][:fw[:version]]``."""
-    label = "mt:" + spec.model_format.name
-    for part in (spec.model_format.version, spec.model_architecture, spec.quantization):
-        if part is not None:
-            label += ":" + part
-    if spec.model_framework is not None:
-        label += ":" + spec.model_framework.name
-        if spec.model_framework.version is not None:
-            label += ":" + spec.model_framework.version
-    return label
+    parts = (spec.model_format.version, spec.model_architecture, spec.quantization)
+    return "mt:" + spec.model_format.name + _label_tail(parts, spec.model_framework)
 
 
 def _supported_format_label(entry: SupportedModelFormat) -> str:
-    """``getSupportedFormatLabel``."""
-    label = "mt:<unspecified>"
-    if entry.model_format is not None:
-        label = "mt:" + entry.model_format.name
-        if entry.model_format.version is not None:
-            label += ":" + entry.model_format.version
-    for part in (entry.model_architecture, entry.quantization):
-        if part is not None:
-            label += ":" + part
-    if entry.model_framework is not None:
-        label += ":" + entry.model_framework.name
-        if entry.model_framework.version is not None:
-            label += ":" + entry.model_framework.version
-    return label
+    """``getSupportedFormatLabel``: as the model's, ``mt:<unspecified>`` without a modelFormat."""
+    fmt = entry.model_format
+    head = "mt:<unspecified>" if fmt is None else "mt:" + fmt.name + _label_tail((fmt.version,), None)
+    return head + _label_tail((entry.model_architecture, entry.quantization), entry.model_framework)
 
 
 def _versions_match(model: ModelFormat, runtime: ModelFormat) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from omerender import BlockReason, Catalog, InferenceReplica, RenderBlocked, parse_object, preview, render
+from tests.goparity.gp_support import gp_blocked
 
 GO_PATH = "ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b"
 NS, REPLICA, MODEL, RUNTIME, IMAGE = "team-a", "pool-a", "model-a", "runtime-a", "example.com/serving:v1"
@@ -89,10 +90,9 @@ def refs_replica(
 
 
 def blocked(replica: InferenceReplica, *objects: dict[str, Any]) -> RenderBlocked:
-    with pytest.raises(RenderBlocked) as caught:
-        render(replica, Catalog.from_objects(list(objects)))
-    assert caught.value.message, "a block carries a message"
-    return caught.value
+    error = gp_blocked(replica, *objects)
+    assert error.message, "a block carries a message"
+    return error
 
 
 def _env(container: dict[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from omerender import BlockReason, Catalog, InferenceReplica, RenderBlocked, parse_object, render
-from omerender.render import Render
+from omerender import BlockReason, InferenceReplica, Render, parse_object
+from tests.goparity.gp_support import gp_blocked, gp_render
 
 ACCEL = "ome-projects/ome pkg/render/accelerator_test.go @ a543351b"
 COMPONENT = "ome-projects/ome pkg/render/component_test.go @ f0c4ef77"
@@ -69,14 +69,7 @@ def model(name: str = "model-a", **spec: Any) -> dict[str, Any]:
     }
 
 
-def do(rep: InferenceReplica, *objects: dict[str, Any]) -> Render:
-    return render(rep, Catalog.from_objects(list(objects)))
-
-
-def block(rep: InferenceReplica, *objects: dict[str, Any]) -> RenderBlocked:
-    with pytest.raises(RenderBlocked) as caught:
-        do(rep, *objects)
-    return caught.value
+do, block = gp_render, gp_blocked
 
 
 def container(result: Render, runner: str = "default", name: str = MAIN) -> dict[str, Any]:
