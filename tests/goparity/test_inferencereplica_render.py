@@ -100,7 +100,7 @@ def _env(container: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_renders_the_runtime_piece_for_the_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_RendersTheRuntimePieceForTheModel."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_RendersTheRuntimePieceForTheModel."""
     replica = refs_replica()
     before = replica.model_dump(by_alias=True)
     result = render(replica, Catalog.from_objects([refs_model(), refs_runtime()]))
@@ -119,14 +119,14 @@ def test_renders_the_runtime_piece_for_the_model() -> None:
 
 
 def test_selects_the_runtime_for_the_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_SelectsTheRuntimeForTheModel."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_SelectsTheRuntimeForTheModel."""
     result = render(refs_replica(runtime=None), Catalog.from_objects([refs_model(), refs_runtime()]))
     assert result.runners[0].template["spec"]["containers"][0]["image"] == IMAGE
     assert result.runtime_name == RUNTIME
 
 
 def test_renders_a_runtime_without_a_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_RendersARuntimeWithoutAModel."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_RendersARuntimeWithoutAModel."""
     result = render(refs_replica(model=None), Catalog.from_objects([refs_runtime()]))
     container = result.runners[0].template["spec"]["containers"][0]
     assert container["image"] == IMAGE
@@ -134,28 +134,28 @@ def test_renders_a_runtime_without_a_model() -> None:
 
 
 def test_reports_the_runtime_piece_missing() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsTheRuntimePieceMissing."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsTheRuntimePieceMissing."""
     error = blocked(refs_replica(component="decoder"), refs_model(), refs_runtime())
     assert error.reason is BlockReason.RUNTIME_PIECE_MISSING
     assert 'ClusterServingRuntime "runtime-a" has no decoder piece' in error.message
 
 
 def test_reports_the_runtime_not_found() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsTheRuntimeNotFound."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsTheRuntimeNotFound."""
     error = blocked(refs_replica(runtime="runtime-b"), refs_model(), refs_runtime())
     assert error.reason is BlockReason.RUNTIME_NOT_FOUND
     assert error.message == "runtime runtime-b not found in namespace team-a or at cluster scope"
 
 
 def test_reports_the_model_not_found() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsTheModelNotFound."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsTheModelNotFound."""
     error = blocked(refs_replica(model="model-b"), refs_model(), refs_runtime())
     assert error.reason is BlockReason.MODEL_NOT_FOUND
     assert error.message == "No BaseModel or ClusterBaseModel with the name: model-b"
 
 
 def test_reports_a_loading_sharded_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsALoadingShardedModel: a Sharded model without a Ready
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsALoadingShardedModel: a Sharded model without a Ready
     condition is ``ModelNotFound`` saying "not ready" (the model's ``status.state`` is Ready here, so
     the seed's gate passes and Go's Sharded gate is the one that speaks)."""
     error = blocked(refs_replica(), refs_model(distribution="Sharded"), refs_runtime())
@@ -164,14 +164,14 @@ def test_reports_a_loading_sharded_model() -> None:
 
 
 def test_reports_a_disabled_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsADisabledModel."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsADisabledModel."""
     error = blocked(refs_replica(), refs_model(disabled=True), refs_runtime())
     assert error.reason is BlockReason.MODEL_DISABLED
 
 
 @pytest.mark.parametrize("with_model", [True, False], ids=["named with a model", "named without a model"])
 def test_reports_a_disabled_runtime(with_model: bool) -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsADisabledRuntime, entry per ``with_model``."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsADisabledRuntime, entry per ``with_model``."""
     replica = refs_replica(model=MODEL if with_model else None)
     error = blocked(replica, refs_model(), refs_runtime(disabled=True))
     assert error.reason is BlockReason.RUNTIME_DISABLED
@@ -179,7 +179,7 @@ def test_reports_a_disabled_runtime(with_model: bool) -> None:
 
 
 def test_reports_no_runtime_for_the_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsNoRuntimeForTheModel (the runtime declares no formats)."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsNoRuntimeForTheModel (the runtime declares no formats)."""
     error = blocked(refs_replica(runtime=None), refs_model(), refs_runtime(supportedModelFormats=[]))
     assert error.reason is BlockReason.RUNTIME_SELECTION_FAILED
     assert error.message.startswith(
@@ -190,7 +190,7 @@ def test_reports_no_runtime_for_the_model() -> None:
 
 
 def test_warns_when_the_named_runtime_does_not_declare_the_model() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_WarnsWhenTheNamedRuntimeDoesNotDeclareTheModel: the runners
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_WarnsWhenTheNamedRuntimeDoesNotDeclareTheModel: the runners
     render, with one ``RuntimeCompatibilityAdvisory`` in ``renderFromRefs``' words."""
     other = [{"name": "other", "modelFormat": {"name": "other"}, "autoSelect": True}]
     result = render(
@@ -225,7 +225,7 @@ def test_sharded_model_keeps_the_named_runtime_check() -> None:
 
 
 def test_reports_a_missing_template_source() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_ReportsAMissingTemplateSource, and
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_ReportsAMissingTemplateSource, and
     TestReconcile_NoTemplateSourcePublishesReadyFalse (its render half)."""
     error = blocked(refs_replica(model=None, runtime=None))
     assert error.reason is BlockReason.TEMPLATE_SOURCE_MISSING
@@ -236,7 +236,7 @@ def test_reports_a_missing_template_source() -> None:
 
 
 def test_leaves_a_runners_replica_alone() -> None:
-    """Go: GO_PATH, TestRenderFromRefs_LeavesARunnersReplicaAlone: a runners replica renders its own
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestRenderFromRefs_LeavesARunnersReplicaAlone: a runners replica renders its own
     runners, reading no catalog."""
     template = {"spec": {"containers": [{"name": "c", "image": "img:1"}]}}
     replica = parse_object(
@@ -257,7 +257,7 @@ def test_leaves_a_runners_replica_alone() -> None:
 
 
 def test_refs_replica_runs_the_rendered_templates() -> None:
-    """Go: GO_PATH, TestReconcile_RefsReplicaRunsTheRenderedTemplates (what the reconcile creates: one
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestReconcile_RefsReplicaRunsTheRenderedTemplates (what the reconcile creates: one
     pod running the runtime's image with the replica's service label, and one revision)."""
     result = preview(refs_replica(), Catalog.from_objects([refs_model(), refs_runtime()]), instances=1)
     assert [p["spec"]["containers"][0]["image"] for p in result.pods] == [IMAGE]
@@ -267,7 +267,7 @@ def test_refs_replica_runs_the_rendered_templates() -> None:
 
 
 def test_blocked_render_clears_once_the_runtime_exists() -> None:
-    """Go: GO_PATH, TestReconcile_BlockedRenderPublishesReadyFalse (its render half: RuntimeNotFound,
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestReconcile_BlockedRenderPublishesReadyFalse (its render half: RuntimeNotFound,
     then a render once the runtime exists; the condition and event are the reconciler's)."""
     error = blocked(refs_replica(), refs_model())
     assert error.reason is BlockReason.RUNTIME_NOT_FOUND
@@ -275,7 +275,7 @@ def test_blocked_render_clears_once_the_runtime_exists() -> None:
 
 
 def test_refs_replica_follows_a_runtime_edit() -> None:
-    """Go: GO_PATH, TestReconcile_RefsReplicaFollowsARuntimeEdit: a new runner image is a new revision
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestReconcile_RefsReplicaFollowsARuntimeEdit: a new runner image is a new revision
     at the same generation."""
     first = preview(refs_replica(), Catalog.from_objects([refs_model(), refs_runtime()]), instances=0)
     second = preview(
@@ -287,7 +287,7 @@ def test_refs_replica_follows_a_runtime_edit() -> None:
 
 
 def test_refs_replica_annotation_edit_keeps_its_revision() -> None:
-    """Go: GO_PATH, TestReconcile_RefsReplicaAnnotationEditKeepsItsRevision: a refs replica's own
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestReconcile_RefsReplicaAnnotationEditKeepsItsRevision: a refs replica's own
     annotations are inherited pod metadata excluded from the hash; a runtime image edit still rolls."""
     catalog = Catalog.from_objects([refs_model(), refs_runtime()])
     initial = preview(refs_replica(annotations={"example.com/owner": "team-a"}), catalog, instances=0)
@@ -298,7 +298,7 @@ def test_refs_replica_annotation_edit_keeps_its_revision() -> None:
 
 
 def test_inline_and_refs_rendering_agree() -> None:
-    """Go: GO_PATH, TestInlineAndRefsRenderingAgree, as far as omerender reaches: omerender has no
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/render_test.go @ a543351b, TestInlineAndRefsRenderingAgree, as far as omerender reaches: omerender has no
     InferenceService controller, so the projected replica is the refs render's runners stored on a
     replica owned by an InferenceService with the projector's stamp (``ome.io/revision-excluded-
     annotation-keys: example.com/owner``). Under one scope UID (the service's UID, which is also the

@@ -24,7 +24,7 @@ def cr(name: str, number: int) -> dict[str, Any]:
 
 
 def test_reconcile_retains_controller_revisions() -> None:
-    """Go: GO_PATH, TestReconcile_RetainsControllerRevisions: the live revision survives although it is
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/retention_test.go @ 4dfb96b1, TestReconcile_RetainsControllerRevisions: the live revision survives although it is
     the oldest; of the non-live ones the oldest ``extra`` go and the newest ``limit`` stay."""
     extra = 5
     live = cr("live", 1)
@@ -34,7 +34,7 @@ def test_reconcile_retains_controller_revisions() -> None:
 
 
 def test_reconcile_spec_limit_one() -> None:
-    """Go: GO_PATH, TestReconcile_SpecLimitOverridesConfigDefault (with the limit the spec gives, 1):
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/retention_test.go @ 4dfb96b1, TestReconcile_SpecLimitOverridesConfigDefault (with the limit the spec gives, 1):
     every seeded non-live revision but the newest goes; the live one stays."""
     live = cr("live", 1)
     non_live = [cr(f"nonlive{i:02d}", i + 2) for i in range(4)]
@@ -43,13 +43,13 @@ def test_reconcile_spec_limit_one() -> None:
 
 
 def test_sweep_revisions_unconfigured_prunes_nothing() -> None:
-    """Go: GO_PATH, TestSweepRevisions_UnconfiguredPrunesNothing: no limit anywhere, nothing deleted."""
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/retention_test.go @ 4dfb96b1, TestSweepRevisions_UnconfiguredPrunesNothing: no limit anywhere, nothing deleted."""
     seeded = [cr(f"nl{i:02d}", i + 1) for i in range(15)]
     assert revisions_to_prune(seeded, set(), None) == []
 
 
 def test_sweep_revisions_honors_running_revision_union() -> None:
-    """Go: GO_PATH, TestSweepRevisions_HonorsRunningRevisionUnion: a revision live only through an
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/retention_test.go @ 4dfb96b1, TestSweepRevisions_HonorsRunningRevisionUnion: a revision live only through an
     Instance's ``runningRevision`` (a member of the live names) survives though it is the oldest."""
     extra = 3
     source = cr("migsrc", 1)

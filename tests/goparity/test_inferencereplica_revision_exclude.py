@@ -54,7 +54,7 @@ def _name(replica: InferenceReplica) -> str:
 
 @pytest.mark.parametrize("projected", [False, True], ids=["standalone", "projected"])
 def test_parse_excluded_annotation_keys(projected: bool) -> None:
-    """Go: GO_PATH, TestParseExcludedAnnotationKeys: no annotation excludes nothing; ``"a,b,,c"`` excludes
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/revision_exclude_test.go @ ae683e3f, TestParseExcludedAnnotationKeys: no annotation excludes nothing; ``"a,b,,c"`` excludes
     a, b and c (empty split entries dropped). ``parseExcludedAnnotationKeys`` reads any replica, so a
     standalone one too."""
 
@@ -70,7 +70,7 @@ def test_parse_excluded_annotation_keys(projected: bool) -> None:
 
 
 def test_excluded_keys_are_not_trimmed() -> None:
-    """Go: ``parseExcludedAnnotationKeys`` (reconciler.go) splits on "," and trims nothing: ``"a, b"``
+    """Go: ome-projects/ome inferencereplica reconciler.go ``parseExcludedAnnotationKeys`` splits on "," and trims nothing: ``"a, b"``
     lists ``a`` and `` b``, so a template annotation ``b`` still counts (not a table entry)."""
     listed = {EXCLUDED: "a, b"}
     assert _name(_replica({"annotations": {"b": "1"}}, listed)) != _name(
@@ -82,7 +82,7 @@ def test_excluded_keys_are_not_trimmed() -> None:
 
 
 def test_strip_excluded_annotations() -> None:
-    """Go: GO_PATH, TestStripExcludedAnnotations: the hash drops the excluded key, the rendered pod
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/revision_exclude_test.go @ ae683e3f, TestStripExcludedAnnotations: the hash drops the excluded key, the rendered pod
     keeps it ("pod rendering still uses the full annotation set"), labels are kept. Go's pointer
     identity checks (same pointer when nothing is dropped) have no counterpart."""
     listed = {EXCLUDED: "drop"}
@@ -99,7 +99,7 @@ def test_strip_excluded_annotations() -> None:
 
 
 def test_revision_hash_stable_under_excluded_annotations() -> None:
-    """Go: GO_PATH, TestRevisionHashStableUnderExcludedAnnotations: an excluded inherited annotation
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/revision_exclude_test.go @ ae683e3f, TestRevisionHashStableUnderExcludedAnnotations: an excluded inherited annotation
     does not change the revision; unexcluded it does; a declared annotation change still does."""
     base = _name(_replica({"labels": {"app": "x"}, "annotations": {"ome.io/declared": "1"}}))
     ambient = {"labels": {"app": "x"}, "annotations": {"ome.io/declared": "1", INHERITED: "v1beta1"}}
@@ -114,7 +114,7 @@ def test_revision_hash_stable_under_excluded_annotations() -> None:
     [("ome.io/release-held-revision", "llama-engine-aaaaaaaa"), ("ome.io/reset-instances", "13,14")],
 )
 def test_revision_hash_unchanged_by_ir_operator_verb_annotations(key: str, value: str) -> None:
-    """Go: GO_PATH, TestRevisionHashUnchangedByIROperatorVerbAnnotations, entry ``key``: on the replica
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/revision_exclude_test.go @ ae683e3f, TestRevisionHashUnchangedByIROperatorVerbAnnotations, entry ``key``: on the replica
     object the verb is no hash input; inherited onto the pod template it is filtered like a lifecycle
     annotation."""
     declared = {"annotations": {"ome.io/declared": "1"}}
@@ -124,7 +124,7 @@ def test_revision_hash_unchanged_by_ir_operator_verb_annotations(key: str, value
 
 
 def test_revision_hash_cache_invalidates_when_excluded_annotations_change() -> None:
-    """Go: GO_PATH, TestRevisionHashCacheInvalidatesWhenExcludedAnnotationsChange: adding the exclusion
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/revision_exclude_test.go @ ae683e3f, TestRevisionHashCacheInvalidatesWhenExcludedAnnotationsChange: adding the exclusion
     list to the same replica changes its revision to the one of the stripped metadata (omerender keeps
     no per-replica cache; the catalog memo is keyed by what it reads)."""
     meta = {"annotations": {INHERITED: "v1beta1"}}

@@ -129,7 +129,7 @@ PARALLELISM: list[tuple[str, str, str, dict[str, Any], str, str | None]] = [
 def test_set_parallelism_env_var(
     go_entry: str, gpus: str, component: str, piece: dict[str, Any], runner: str, value: str | None
 ) -> None:
-    """Go: ACCEL, TestSetParallelismEnvVar, entry ``go_entry``: PARALLELISM_SIZE = accelerators of one
+    """Go: ome-projects/ome pkg/render/accelerator_test.go @ a543351b, TestSetParallelismEnvVar, entry ``go_entry``: PARALLELISM_SIZE = accelerators of one
     pod x (leaders + workers); the engine counts one leader. Go's entries "no leader and no workers
     sets nothing" and "workers only with two accelerators" call the setter with counts no rendered
     runner shows: (0, 0) comes from no piece, and a decoder without a leader or a top-level runner
@@ -160,7 +160,7 @@ def _weight(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_render_decoder_rejects_fine_tuned_weight_unavailable() -> None:
-    """Go: COMPONENT, TestRenderDecoderRejectsInvalidInputs, entry "fine-tuned weight unavailable"."""
+    """Go: ome-projects/ome pkg/render/component_test.go @ f0c4ef77, TestRenderDecoderRejectsInvalidInputs, entry "fine-tuned weight unavailable"."""
     error = block(replica("decoder", model="model-a", fine_tuned=["adapter"]), model(), _decoder_runtime())
     assert (error.reason, error.message) == (
         BlockReason.RENDER_FAILED,
@@ -169,7 +169,7 @@ def test_render_decoder_rejects_fine_tuned_weight_unavailable() -> None:
 
 
 def test_render_decoder_rejects_fine_tuned_strategy_unavailable() -> None:
-    """Go: COMPONENT, TestRenderDecoderRejectsInvalidInputs, entry "fine-tuned strategy unavailable"
+    """Go: ome-projects/ome pkg/render/component_test.go @ f0c4ef77, TestRenderDecoderRejectsInvalidInputs, entry "fine-tuned strategy unavailable"
     (configuration and hyper-parameters ``{}``)."""
     error = block(
         replica("decoder", model="model-a", fine_tuned=["adapter"]),
@@ -182,7 +182,7 @@ def test_render_decoder_rejects_fine_tuned_strategy_unavailable() -> None:
 
 
 def test_render_decoder_rejects_worker_template_without_container() -> None:
-    """Go: COMPONENT, TestRenderDecoderRejectsInvalidInputs, entry "worker template has no container"."""
+    """Go: ome-projects/ome pkg/render/component_test.go @ f0c4ef77, TestRenderDecoderRejectsInvalidInputs, entry "worker template has no container"."""
     error = block(replica("decoder"), _decoder_runtime(worker={}))
     assert error.reason is BlockReason.RENDER_FAILED
     assert "no containers found in worker pod spec" in error.message
@@ -190,7 +190,7 @@ def test_render_decoder_rejects_worker_template_without_container() -> None:
 
 @pytest.mark.parametrize("component", ["engine", "decoder", "router"])
 def test_render_component_dispatches(component: str) -> None:
-    """Go: COMPONENT, TestRenderComponentDispatches, per role: one default runner from the role's
+    """Go: ome-projects/ome pkg/render/component_test.go @ f0c4ef77, TestRenderComponentDispatches, per role: one default runner from the role's
     piece; the router's ``config`` becomes its env. (The ``service-<component>`` object name and an
     edit after rendering have no counterpart; an unknown component is refused by the CRD.)"""
     runner = {"name": "runner", "image": "example.com/serving:v1"}
@@ -223,7 +223,7 @@ DECLARES_PIECE: list[tuple[str, dict[str, Any], str, bool]] = [
 def test_runtime_declares_piece(
     go_entry: str, pieces: dict[str, Any], component: str, declared: bool
 ) -> None:
-    """Go: COMPONENT, TestRuntimeDeclaresPiece, entry ``go_entry``: an undeclared piece is
+    """Go: ome-projects/ome pkg/render/component_test.go @ f0c4ef77, TestRuntimeDeclaresPiece, entry ``go_entry``: an undeclared piece is
     ``RuntimePieceMissing``; a declared (empty) one gets past that check to the pod build, which then
     finds no container (``RenderFailed``)."""
     error = block(replica(component), runtime(**pieces))
@@ -258,7 +258,7 @@ BASE = {"name": MAIN, "image": "test-image:latest"}
 
 
 def test_reconcile_pod_spec_basic() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Basic pod spec reconciliation"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Basic pod spec reconciliation"."""
     spec = _podspec(
         {"containers": [dict(BASE)]}, {"name": MAIN, "env": [{"name": "CUSTOM_ENV", "value": "custom"}]}
     )
@@ -268,7 +268,7 @@ def test_reconcile_pod_spec_basic() -> None:
 
 
 def test_reconcile_pod_spec_volumes_and_affinity() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with volumes and affinity"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with volumes and affinity"."""
     affinity = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -293,7 +293,7 @@ def test_reconcile_pod_spec_volumes_and_affinity() -> None:
 
 
 def test_reconcile_pod_spec_tolerations_and_image_pull_secrets() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with tolerations and image
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with tolerations and image
     pull secrets"."""
     spec = _podspec(
         {
@@ -308,7 +308,7 @@ def test_reconcile_pod_spec_tolerations_and_image_pull_secrets() -> None:
 
 
 def test_reconcile_pod_spec_multiple_containers() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with multiple containers"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with multiple containers"."""
     spec = _podspec(
         {"containers": [dict(BASE), {"name": "sidecar", "image": "sidecar-image:latest"}]},
         {"name": MAIN, "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
@@ -321,7 +321,7 @@ def test_reconcile_pod_spec_multiple_containers() -> None:
 
 
 def test_reconcile_pod_spec_scheduler_and_dns() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with scheduler and DNS settings"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with scheduler and DNS settings"."""
     spec = _podspec(
         {
             "containers": [dict(BASE)],
@@ -341,7 +341,7 @@ def test_reconcile_pod_spec_scheduler_and_dns() -> None:
 
 
 def test_reconcile_pod_spec_runner_container_merge() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with runner container merge":
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "Pod spec with runner container merge":
     command and args from the runner, both envs, resources merged key by key."""
     spec = _podspec(
         {
@@ -371,13 +371,13 @@ def test_reconcile_pod_spec_runner_container_merge() -> None:
 
 
 def test_reconcile_pod_spec_no_containers_takes_the_runner() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "No containers in pod spec"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "No containers in pod spec"."""
     spec = _podspec({"containers": []}, {"name": MAIN, "image": "main-image:latest"})
     assert [(c["name"], c["image"]) for c in spec["containers"]] == [(MAIN, "main-image:latest")]
 
 
 def test_reconcile_pod_spec_no_containers_and_no_runner() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcilePodSpec, entry "No containers and no runner spec"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcilePodSpec, entry "No containers and no runner spec"."""
     error = block(replica(), _engine({"containers": []}, None))
     assert error.reason is BlockReason.RENDER_FAILED
     assert error.message == (
@@ -386,14 +386,14 @@ def test_reconcile_pod_spec_no_containers_and_no_runner() -> None:
 
 
 def test_reconcile_worker_pod_spec_none() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "No worker pod spec": no worker
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "No worker pod spec": no worker
     runner."""
     result = do(replica(), runtime(engineConfig={"runner": dict(BASE)}))
     assert [r.name for r in result.runners] == ["default"]
 
 
 def test_reconcile_worker_pod_spec_without_leader_runner() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec without leader
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec without leader
     runner spec": the worker pod as written (a leader renders beside it)."""
     result = do(
         replica(),
@@ -416,7 +416,7 @@ def test_reconcile_worker_pod_spec_without_leader_runner() -> None:
 
 
 def test_reconcile_worker_pod_spec_with_leader_runner() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec with leader
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec with leader
     runner spec": the worker's own runner merges into its container (Go passes the worker's runner as
     ``leaderRunnerSpec``)."""
     result = do(
@@ -450,7 +450,7 @@ def test_reconcile_worker_pod_spec_with_leader_runner() -> None:
 
 
 def test_reconcile_worker_pod_spec_without_containers() -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec with no containers"."""
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ReconcileWorkerPodSpec, entry "Worker pod spec with no containers"."""
     error = block(replica(), runtime(engineConfig={"leader": {"runner": dict(BASE)}, "worker": {"size": 1}}))
     assert error.reason is BlockReason.RENDER_FAILED
     assert "no containers found in worker pod spec" in error.message
@@ -479,7 +479,7 @@ IMAGE_CASES = [
 
 @pytest.mark.parametrize(("go_entry", "pod_image", "runner_image", "expected"), IMAGE_CASES)
 def test_image_precedence(go_entry: str, pod_image: str, runner_image: str, expected: str) -> None:
-    """Go: PODSPEC, TestPodSpecReconciler_ImagePrecedence, entry ``go_entry``: the pod spec's container
+    """Go: ome-projects/ome pkg/render/podspec_test.go @ f0c4ef77, TestPodSpecReconciler_ImagePrecedence, entry ``go_entry``: the pod spec's container
     (Go's "ISVC" side, the piece's ``containers`` here) overrides the runner; an empty image is left
     out of the merge, so the runner's fills in."""
     spec = _podspec(
@@ -503,7 +503,7 @@ RESOLVE_RUNTIME = {
 
 
 def test_resolve_named_runtime() -> None:
-    """Go: RESOLVE, TestResolveNamedRuntime: the named cluster runtime, no advisory, the engine only,
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveNamedRuntime: the named cluster runtime, no advisory, the engine only,
     the runner from the runtime. (The service's minReplicas has no replica counterpart.)"""
     result = do(replica(model="model-a"), model(), runtime(**RESOLVE_RUNTIME))
     assert (result.runtime_name, result.runtime_kind, result.advisories) == (
@@ -515,13 +515,13 @@ def test_resolve_named_runtime() -> None:
 
 
 def test_resolve_auto_selects_runtime_for_model() -> None:
-    """Go: RESOLVE, TestResolveAutoSelectsRuntimeForModel."""
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveAutoSelectsRuntimeForModel."""
     result = do(replica(model="model-a", runtime=None), model(), runtime(**RESOLVE_RUNTIME))
     assert (result.runtime_name, result.runtime_kind) == ("runtime-a", "ClusterServingRuntime")
 
 
 def test_resolve_named_runtime_declared_format_mismatch() -> None:
-    """Go: RESOLVE, TestResolveNamedRuntimeDeclaredFormatMismatch: advisory, and the runtime renders."""
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveNamedRuntimeDeclaredFormatMismatch: advisory, and the runtime renders."""
     result = do(
         replica(model="model-a"), model(modelFormat={"name": "safetensors"}), runtime(**RESOLVE_RUNTIME)
     )
@@ -531,7 +531,7 @@ def test_resolve_named_runtime_declared_format_mismatch() -> None:
 
 
 def test_resolve_sharded_model_keeps_compatibility_check() -> None:
-    """Go: RESOLVE, TestResolveShardedModelKeepsCompatibilityCheck: a Ready Sharded model whose format
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveShardedModelKeepsCompatibilityCheck: a Ready Sharded model whose format
     the named runtime does not declare is the compatibility error (``RuntimeSelectionFailed``)."""
     sharded = model(modelFormat={"name": "safetensors"}, distribution="Sharded")
     sharded["metadata"]["generation"] = 1
@@ -549,7 +549,7 @@ def test_resolve_sharded_model_keeps_compatibility_check() -> None:
     ids=["named runtime validated against the model", "named runtime without a model"],
 )
 def test_resolve_disabled_runtime(with_model: bool) -> None:
-    """Go: RESOLVE, TestResolveDisabledRuntime, entries for a named runtime (the "supplied runtime"
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveDisabledRuntime, entries for a named runtime (the "supplied runtime"
     entry has no counterpart: omerender takes no pinned runtime spec)."""
     rep = replica(model="model-a" if with_model else None)
     error = block(rep, model(), runtime(**{**RESOLVE_RUNTIME, "disabled": True}))
@@ -560,7 +560,7 @@ def test_resolve_disabled_runtime(with_model: bool) -> None:
 
 
 def test_resolve_without_template_source() -> None:
-    """Go: RESOLVE, TestResolveWithoutTemplateSource (``ErrNoTemplateSource``): a replica naming neither
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveWithoutTemplateSource (``ErrNoTemplateSource``): a replica naming neither
     a model nor a runtime never reaches ``Resolve``; ``renderFromRefs`` reports ``TemplateSourceMissing``."""
     error = block(replica(runtime=None))
     assert error.reason is BlockReason.TEMPLATE_SOURCE_MISSING
@@ -568,7 +568,7 @@ def test_resolve_without_template_source() -> None:
 
 @pytest.mark.parametrize("entry_point", ["ResolveModel", "Resolve"])
 def test_resolve_sharded_model_not_ready(entry_point: str) -> None:
-    """Go: RESOLVE, TestResolveShardedModelNotReady, subtest ``entry_point`` (both reach the same gate):
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestResolveShardedModelNotReady, subtest ``entry_point`` (both reach the same gate):
     ``ModelNotReadyError`` naming the model with its readiness message, reported as ModelNotFound. The
     seed gates on ``status.state`` first; the model here is Ready by state, so Go's Sharded gate speaks."""
     error = block(replica(model="model-a"), model(distribution="Sharded"), runtime(**RESOLVE_RUNTIME))
@@ -583,7 +583,7 @@ def test_resolve_sharded_model_not_ready(entry_point: str) -> None:
     ids=["without a message", "with a message"],
 )
 def test_model_not_ready_error_message(message: str | None, text: str) -> None:
-    """Go: RESOLVE, TestModelNotReadyErrorMessage: the text with and without the model's message."""
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestModelNotReadyErrorMessage: the text with and without the model's message."""
     sharded = model(distribution="Sharded")
     condition: dict[str, Any] = {"type": "Ready", "status": "False", "observedGeneration": 0}
     if message:
@@ -594,7 +594,7 @@ def test_model_not_ready_error_message(message: str | None, text: str) -> None:
 
 
 def test_prepare_role_decoder_worker_defaults_to_one() -> None:
-    """Go: RESOLVE, TestPrepareRole: a decoder with a leader and a worker of no size gets the
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestPrepareRole: a decoder with a leader and a worker of no size gets the
     one-worker default (OMENative); a single engine renders one pod."""
     decoder = {"leader": {"runner": dict(BASE)}, "worker": {"runner": dict(BASE)}}
     result = do(replica("decoder"), runtime(decoderConfig=decoder))
@@ -604,7 +604,7 @@ def test_prepare_role_decoder_worker_defaults_to_one() -> None:
 
 
 def test_prepare_engine_worker_defaults_to_one() -> None:
-    """Go: RESOLVE, TestPrepare (its engine half: a leader and a worker without a size get one worker;
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestPrepare (its engine half: a leader and a worker without a size get one worker;
     the router's RawDeployment mode and the all-roles call have no replica counterpart)."""
     engine = {"leader": {"runner": dict(BASE)}, "worker": {"runner": dict(BASE)}}
     result = do(replica(), runtime(engineConfig=engine))
@@ -619,7 +619,7 @@ def test_prepare_engine_worker_defaults_to_one() -> None:
     ],
 )
 def test_validate_resolved_runtime_enabled(go_entry: str, kind: str) -> None:
-    """Go: RESOLVE, TestValidateResolvedRuntimeEnabled, entry ``go_entry`` (and "enabled runtime" in
+    """Go: ome-projects/ome pkg/render/resolve_test.go @ a543351b, TestValidateResolvedRuntimeEnabled, entry ``go_entry`` (and "enabled runtime" in
     every render above; "nil runtime spec" has no counterpart)."""
     rt = runtime("the-runtime", **{**RESOLVE_RUNTIME, "disabled": True})
     rt["kind"] = kind
@@ -637,7 +637,7 @@ def test_validate_resolved_runtime_enabled(go_entry: str, kind: str) -> None:
 
 
 def test_runners_single_pod() -> None:
-    """Go: RUNNERS, TestRunnersSinglePod: one default runner of size 1 whose template carries the
+    """Go: ome-projects/ome pkg/render/runners_test.go @ a543351b, TestRunnersSinglePod: one default runner of size 1 whose template carries the
     rendered labels and annotations (and no name or namespace)."""
     result = do(
         replica(labels={"rendered": "yes"}, annotations={"note": "rendered"}),
@@ -651,7 +651,7 @@ def test_runners_single_pod() -> None:
 
 
 def test_runners_leader_worker() -> None:
-    """Go: RUNNERS, TestRunnersLeaderWorker: a leader of size 1 and a worker of size 3, both with the
+    """Go: ome-projects/ome pkg/render/runners_test.go @ a543351b, TestRunnersLeaderWorker: a leader of size 1 and a worker of size 3, both with the
     same metadata."""
     engine = {
         "leader": {"runner": {"name": "main", "image": "example.com/engine:v1"}},
@@ -665,7 +665,7 @@ def test_runners_leader_worker() -> None:
 
 
 def test_template_object_meta_component_overrides() -> None:
-    """Go: RUNNERS, TestTemplateObjectMetaComponentOverridesAndIdentityDropped: the piece's own labels
+    """Go: ome-projects/ome pkg/render/runners_test.go @ a543351b, TestTemplateObjectMetaComponentOverridesAndIdentityDropped: the piece's own labels
     and annotations (its ComponentExtensionSpec) override the rendered ones key by key; the rest of
     both are kept; no identity fields."""
     engine = {

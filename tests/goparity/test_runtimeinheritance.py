@@ -97,7 +97,7 @@ def failure(rep: InferenceReplica, *objects: dict[str, Any]) -> RenderBlocked:
 
 
 def test_resolve_no_inheritance() -> None:
-    """Go: RESOLVE, TestResolve_NoInheritance: chain [solo]; the effective spec is its own (disabled,
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_NoInheritance: chain [solo]; the effective spec is its own (disabled,
     so a replica naming it is RuntimeDisabled)."""
     solo = rt("solo", disabled=True)
     assert chain(solo) == ["solo"]
@@ -109,7 +109,7 @@ def test_resolve_no_inheritance() -> None:
 
 
 def test_resolve_two_level_chain() -> None:
-    """Go: RESOLVE, TestResolve_TwoLevelChain."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_TwoLevelChain."""
     profile = rt("profile", "", ("NCCL_DEBUG", "INFO"))
     runtime = rt("runtime", "profile", ("FROM_RUNTIME", "yes"))
     assert chain(runtime, profile) == ["profile", "runtime"]
@@ -119,7 +119,7 @@ def test_resolve_two_level_chain() -> None:
 
 
 def test_resolve_four_level_chain_bottom_up() -> None:
-    """Go: RESOLVE, TestResolve_FourLevelChainBottomUp: the union of all four envs."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_FourLevelChainBottomUp: the union of all four envs."""
     objs = [
         rt("root", "", ("NCCL", "info")),
         rt("mid", "root", ("MID", "1")),
@@ -133,7 +133,7 @@ def test_resolve_four_level_chain_bottom_up() -> None:
 
 
 def test_resolve_child_scalar_wins_over_deep_root() -> None:
-    """Go: RESOLVE, TestResolve_ChildScalarWinsOverDeepRoot: the leaf's ``disabled: false`` wins, so
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_ChildScalarWinsOverDeepRoot: the leaf's ``disabled: false`` wins, so
     the leaf renders."""
     root = rt("root", disabled=True)
     leaf = rt("leaf", "root", disabled=False, image="img:1")
@@ -141,7 +141,7 @@ def test_resolve_child_scalar_wins_over_deep_root() -> None:
 
 
 def test_resolve_parent_not_found() -> None:
-    """Go: RESOLVE, TestResolve_ParentNotFound: ``ParentNotFoundError`` with the parent and the chain."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_ParentNotFound: ``ParentNotFoundError`` with the parent and the chain."""
     error = failure(replica("runtime"), rt("runtime", "ghost"))
     assert (error.reason, error.message) == (
         BlockReason.RENDER_FAILED,
@@ -150,19 +150,19 @@ def test_resolve_parent_not_found() -> None:
 
 
 def test_resolve_cycle_direct() -> None:
-    """Go: RESOLVE, TestResolve_CycleDirect: a → b → a is ``[a b a]``."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_CycleDirect: a → b → a is ``[a b a]``."""
     error = failure(replica("a"), rt("a", "b"), rt("b", "a"))
     assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, "inheritance cycle detected: [a b a]")
 
 
 def test_resolve_cycle_self() -> None:
-    """Go: RESOLVE, TestResolve_CycleSelf."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_CycleSelf."""
     error = failure(replica("a"), rt("a", "a"))
     assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, "inheritance cycle detected: [a a]")
 
 
 def test_resolve_max_depth_exceeded() -> None:
-    """Go: RESOLVE, TestResolve_MaxDepthExceeded: leaf → n5 → … → n0 with a depth of 5 (OME's
+    """Go: sgl-project/ome pkg/runtimeinheritance/resolve_test.go @ 60a93e5d, TestResolve_MaxDepthExceeded: leaf → n5 → … → n0 with a depth of 5 (OME's
     ``RuntimeInheritMaxDepth``) fails at the sixth link, with the chain walked so far."""
     objs = [rt(f"n{i}", f"n{i - 1}" if i else "") for i in range(6)]
     error = failure(replica("leaf"), *objs, rt("leaf", "n5"))
@@ -176,7 +176,7 @@ def test_resolve_max_depth_exceeded() -> None:
 
 
 def test_resolve_cluster_runtime_two_level_merge() -> None:
-    """Go: FROM_CLIENT, TestResolveClusterRuntime_TwoLevelMerge."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveClusterRuntime_TwoLevelMerge."""
     profile, child = rt("profile", "", ("FROM_PROFILE", "yes")), rt("rt", "profile", ("FROM_CHILD", "yes"))
     assert chain(child, profile) == ["profile", "rt"]
     env = dict(env_of(replica("rt"), profile, child))
@@ -184,7 +184,7 @@ def test_resolve_cluster_runtime_two_level_merge() -> None:
 
 
 def test_resolve_cluster_runtime_missing() -> None:
-    """Go: FROM_CLIENT, TestResolveClusterRuntime_RuntimeMissing: the head itself is missing; the fetcher
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveClusterRuntime_RuntimeMissing: the head itself is missing; the fetcher
     checks the head first, so a replica naming it is RuntimeNotFound."""
     error = failure(replica("ghost"))
     assert (error.reason, error.message) == (
@@ -194,13 +194,13 @@ def test_resolve_cluster_runtime_missing() -> None:
 
 
 def test_resolve_cluster_runtime_parent_missing() -> None:
-    """Go: FROM_CLIENT, TestResolveClusterRuntime_ParentMissingReturnsTypedError."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveClusterRuntime_ParentMissingReturnsTypedError."""
     error = failure(replica("rt"), rt("rt", "ghost-parent"))
     assert error.message == 'inherit-from parent "ghost-parent" not found (chain so far: [rt])'
 
 
 def test_resolve_namespaced_runtime_same_namespace_parent() -> None:
-    """Go: FROM_CLIENT, TestResolveNamespacedRuntime_SameNamespaceParent."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveNamespacedRuntime_SameNamespaceParent."""
     parent = rt("ns-parent", "", ("FROM_NS_PARENT", "y"), namespace="team")
     child = rt("rt", "ns-parent", ("FROM_CHILD", "y"), namespace="team")
     assert chain(child, parent) == ["ns-parent", "rt"]
@@ -211,7 +211,7 @@ def test_resolve_namespaced_runtime_same_namespace_parent() -> None:
 
 
 def test_resolve_namespaced_runtime_falls_back_to_cluster() -> None:
-    """Go: FROM_CLIENT, TestResolveNamespacedRuntime_FallsBackToCluster."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveNamespacedRuntime_FallsBackToCluster."""
     parent = rt("infra", "", ("FROM_CLUSTER", "y"))
     child = rt("rt", "infra", namespace="team")
     assert chain(child, parent) == ["infra", "rt"]
@@ -219,14 +219,14 @@ def test_resolve_namespaced_runtime_falls_back_to_cluster() -> None:
 
 
 def test_resolve_namespaced_runtime_namespaced_shadows_cluster() -> None:
-    """Go: FROM_CLIENT, TestResolveNamespacedRuntime_NamespacedShadowsCluster."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveNamespacedRuntime_NamespacedShadowsCluster."""
     objs = [rt("infra", "", ("FROM_CLUSTER", "y")), rt("infra", "", ("FROM_NS", "y"), namespace="team")]
     child = rt("rt", "infra", namespace="team")
     assert env_of(replica("rt", kind="ServingRuntime"), *objs, child)[0] == ("FROM_NS", "y")
 
 
 def test_resolve_namespaced_runtime_cross_namespace_rejected() -> None:
-    """Go: FROM_CLIENT, TestResolveNamespacedRuntime_CrossNamespaceRejected."""
+    """Go: sgl-project/ome pkg/runtimeinheritance/from_client_test.go @ 865bebfd, TestResolveNamespacedRuntime_CrossNamespaceRejected."""
     alien = rt("shared", namespace="other-team")
     child = rt("rt", "shared", namespace="team")
     error = failure(replica("rt", kind="ServingRuntime"), alien, child)
@@ -330,6 +330,6 @@ def test_descendants(
     root: tuple[str | None, str],
     want: set[tuple[str | None, str]],
 ) -> None:
-    """Go: DESCENDANTS, TestDescendants, entry ``go_entry``: the replicas that re-render differently
+    """Go: ome-projects/ome pkg/runtimeinheritance/descendants_test.go @ 1a848b19, TestDescendants, entry ``go_entry``: the replicas that re-render differently
     after an edit of the root are exactly those naming one of Go's descendants."""
     assert _roll(objects, root) == want, f"{DESCENDANTS} {go_entry}"

@@ -134,7 +134,7 @@ def test_fetch_runtimes_scopes_namespace_runtimes() -> None:
 
 
 def test_fetched_collection_is_selected_from_the_replica_namespace() -> None:
-    """Go: ... TestFetchRuntimes (its namespace scoping, seen from selection): a ServingRuntime of
+    """Go: sgl-project/ome pkg/runtimeselector/fetcher_test.go @ 078c923f, TestFetchRuntimes (its namespace scoping, seen from selection): a ServingRuntime of
     another namespace is never a candidate, a ClusterServingRuntime always is."""
     runtimes = [
         gp_runtime(

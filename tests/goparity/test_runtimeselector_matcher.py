@@ -329,7 +329,7 @@ def test_get_compatibility_details_disabled_runtime() -> None:
 
 
 def test_get_compatibility_details_no_auto_select() -> None:
-    """Go: ... TestGetCompatibilityDetails, entry "no auto-select enabled": compatible (the warning
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestGetCompatibilityDetails, entry "no auto-select enabled": compatible (the warning
     text has no counterpart: Go logs it nowhere a user reads). A named runtime gets no advisory; the
     same runtime is never auto-selected."""
     runtime = {"supportedModelFormats": [entry(fmt("pytorch", weight=10), autoSelect=False)]}
@@ -344,7 +344,7 @@ def test_get_compatibility_details_no_auto_select() -> None:
 
 
 def test_get_compatibility_details_model_size_warning() -> None:
-    """Go: ... TestGetCompatibilityDetails, entry "model size warning": a model without a size is
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestGetCompatibilityDetails, entry "model size warning": a model without a size is
     compatible with a runtime that has a size range (the warning itself is not observable)."""
     runtime = {
         "supportedModelFormats": [entry(fmt("pytorch", weight=10), autoSelect=True)],
@@ -355,7 +355,7 @@ def test_get_compatibility_details_model_size_warning() -> None:
 
 
 def test_matcher_picks_runtime_by_model_size() -> None:
-    """Go: ... TestMatcherPicksRuntimeByModelSize: a 7B model; small-runtime (1B-5B) is incompatible
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestMatcherPicksRuntimeByModelSize: a 7B model; small-runtime (1B-5B) is incompatible
     (size), mid-runtime (6B-13B) is compatible and is the one selected."""
     model = {"modelFormat": {"name": "diffusers"}, "modelParameterSize": "7B"}
     formats = [entry({"name": "diffusers"}, autoSelect=True)]
@@ -444,7 +444,7 @@ def test_accelerator_class_against_a_runtime_without_classes() -> None:
 
 
 def test_is_compatible_disabled_runtime_returns_error() -> None:
-    """Go: ... TestIsCompatible_DisabledAndAcceleratorErrors, entry "disabled runtime returns error",
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestIsCompatible_DisabledAndAcceleratorErrors, entry "disabled runtime returns error",
     and TestIsCompatible_DisabledRuntime: a named disabled runtime is ``RuntimeDisabledError``, which
     ``classifyResolveError`` reports as ``RuntimeDisabled``."""
     blocked = gp_blocked(
@@ -457,7 +457,7 @@ def test_is_compatible_disabled_runtime_returns_error() -> None:
 
 
 def test_is_compatible_accelerator_mismatch_returns_compatibility_error() -> None:
-    """Go: ... TestIsCompatible_DisabledAndAcceleratorErrors, entry "accelerator mismatch returns
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestIsCompatible_DisabledAndAcceleratorErrors, entry "accelerator mismatch returns
     compatibility error": a ``RuntimeCompatibilityError``, advisory for a named runtime."""
     runtime = {
         "supportedModelFormats": [entry(fmt("pytorch"))],
@@ -478,7 +478,7 @@ def test_is_compatible_accelerator_mismatch_returns_compatibility_error() -> Non
     ["TestIsCompatible_DisabledAndAcceleratorErrors/size mismatch", "TestIsCompatible_SizeMismatchNoError"],
 )
 def test_is_compatible_size_mismatch_is_not_an_error(go_test: str) -> None:
-    """Go: ... ``go_test``: a size mismatch is "not compatible" without an error of its own; the named
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, ``go_test``: a size mismatch is "not compatible" without an error of its own; the named
     runtime's advisory then carries ``GetCompatibilityDetails``' size reason."""
     runtime = {
         "supportedModelFormats": [entry(fmt("pytorch"))],
@@ -773,7 +773,7 @@ def test_calculate_size_score_partial_bounds(
 
 
 def test_get_compatibility_details_detailed_format_mismatch_architecture() -> None:
-    """Go: ... TestGetCompatibilityDetails_DetailedFormatMismatch, entry "architecture mismatch provides
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestGetCompatibilityDetails_DetailedFormatMismatch, entry "architecture mismatch provides
     detailed reason"."""
     advisory = gp_advisory(
         {"modelFormat": SAFE1, "modelArchitecture": "LlamaForCausalLM"},
@@ -785,7 +785,7 @@ def test_get_compatibility_details_detailed_format_mismatch_architecture() -> No
 
 
 def test_get_compatibility_details_detailed_format_mismatch_empty_formats() -> None:
-    """Go: ... TestGetCompatibilityDetails_DetailedFormatMismatch, entry "empty supported formats provides
+    """Go: ome-projects/ome pkg/runtimeselector/matcher_test.go @ 9177c1b0, TestGetCompatibilityDetails_DetailedFormatMismatch, entry "empty supported formats provides
     clear reason"."""
     advisory = gp_advisory({"modelFormat": SAFE1}, {"supportedModelFormats": []})
     assert advisory == (

@@ -70,7 +70,7 @@ def test_validate_model_empty_format_name() -> None:
 
 
 def test_validate_model_valid_model() -> None:
-    """Go: ... TestValidateModel, entry "valid model": selection goes on and picks the runtime."""
+    """Go: sgl-project/ome pkg/runtimeselector/selector_test.go @ 078c923f, TestValidateModel, entry "valid model": selection goes on and picks the runtime."""
     assert (
         gp_selected(
             {"modelFormat": {"name": "pytorch"}},
@@ -281,7 +281,7 @@ def test_sort_by_score_higher_score_wins() -> None:
 
 
 def test_sort_by_model_size_range_when_scores_are_equal() -> None:
-    """Go: ... TestSortSupportedRuntime, entry "sort by model size range when scores are equal". Go's
+    """Go: sgl-project/ome pkg/runtimeselector/selector_test.go @ 078c923f, TestSortSupportedRuntime, entry "sort by model size range when scores are equal". Go's
     far runtime (20B-30B) would not even match a 7B model in a render; its range here is 1B-30B, still
     farther (6B + 23B) than close-size-runtime's 5B-10B (2B + 3B)."""
     model = {"modelFormat": {"name": "test-format"}, "modelParameterSize": "7B"}
@@ -297,7 +297,7 @@ def test_sort_by_model_size_range_when_scores_are_equal() -> None:
 
 
 def test_prefer_namespace_scoped_over_cluster_scoped_when_equal() -> None:
-    """Go: ... TestSortSupportedRuntime, entry "prefer namespace-scoped over cluster-scoped when equal"."""
+    """Go: sgl-project/ome pkg/runtimeselector/selector_test.go @ 078c923f, TestSortSupportedRuntime, entry "prefer namespace-scoped over cluster-scoped when equal"."""
     model = {"modelFormat": {"name": "test-format"}}
     cluster = gp_runtime("cluster-runtime", {"supportedModelFormats": [auto("test-format", 10)]})
     local = ns_runtime("namespace-runtime", {"supportedModelFormats": [auto("test-format", 10)]})
