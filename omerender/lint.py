@@ -238,11 +238,13 @@ def _closest(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Clo
 def _no_runtime(model: ModelResource, report: SelectionReport) -> Finding:
     checked = report.namespaced_runtimes + report.cluster_runtimes
     closest = _closest(report.exclusions, model)
+    # NoRuntimeFoundError's opening in Go's words (the model named by its format, as getModelName
+    # does); the finding's own subject names the model object.
+    fmt = model.spec.model_format.name
     text = (
-        f"RuntimeSelectionFailed: no runtime found to support model {model.metadata.name} with format "
-        f"{model.spec.model_format.name} in namespace {report.namespace}: none of the {checked} runtimes "
-        f"checked qualifies ({report.namespaced_runtimes} namespace-scoped, {report.cluster_runtimes} "
-        "cluster-scoped)"
+        f"RuntimeSelectionFailed: no runtime found to support model {fmt} with format {fmt} in namespace "
+        f"{report.namespace}: none of the {checked} runtimes checked qualifies ({report.namespaced_runtimes} "
+        f"namespace-scoped, {report.cluster_runtimes} cluster-scoped)"
     )
     if closest:
         more = len(report.exclusions) - len(closest)

@@ -52,10 +52,11 @@ def scope_uid(replica: InferenceReplica) -> str:
 
 
 def _excluded_keys(result: Render) -> frozenset[str]:
-    replica = result.replica
-    projected = replica.spec.parent_ref is not None or replica.metadata.isvc_controller_ref is not None
-    listed = replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "") if projected else ""
-    return result.excluded_annotation_keys | {k.strip() for k in listed.split(",") if k.strip()}
+    """``parseExcludedAnnotationKeys`` (ome-projects/ome inferencereplica reconciler.go): the keys the
+    replica's ``ome.io/revision-excluded-annotation-keys`` lists, read from any replica (standalone
+    too), split on "," with empty entries dropped and nothing trimmed, as Go's ``strings.Split``."""
+    listed = result.replica.metadata.annotations.get(c.ANNOTATION_REVISION_EXCLUDED_KEYS, "")
+    return result.excluded_annotation_keys | {k for k in listed.split(",") if k}
 
 
 def _hashed_view(runner: RenderedRunner) -> tuple[Mapping[str, Any], bytes | None]:

@@ -43,9 +43,19 @@ __all__ = [
 ]
 
 MIGRATION_REQUEST_ANNOTATION_PREFIX: Final = "ome.io/migration-request-v1-"
-# revision.go isLifecycleAnnotation and isSchedulingAnnotation (constants.LocalQueue).
+# revision.go isLifecycleAnnotation and isSchedulingAnnotation (constants.LocalQueue), and the
+# InferenceReplica operator verbs (release-held-revision, reset-instances), which never mint a
+# revision even inherited onto the pod template (ome-projects/ome inferencereplica
+# revision_exclude_test.go @ ae683e3f, TestRevisionHashUnchangedByIROperatorVerbAnnotations).
 ALWAYS_EXCLUDED_ANNOTATIONS: Final = frozenset(
-    {"ome.io/rollout-paused", "ome.io/rollout-promote", "ome.io/rollout-rollback", "ome.io/local-queue"}
+    {
+        "ome.io/rollout-paused",
+        "ome.io/rollout-promote",
+        "ome.io/rollout-rollback",
+        "ome.io/local-queue",
+        "ome.io/release-held-revision",
+        "ome.io/reset-instances",
+    }
 )
 # revision.go isDerivedLabel: Kueue's queue and priority (isSchedulingLabel) and the multi-cluster
 # control plane's provenance markers (isPlacementMarker). Written from cluster state, never hashed.
@@ -68,9 +78,9 @@ _STRING = fragment_encoder("string")
 def hashed_annotations(annotations: Mapping[str, str], excluded_keys: Collection[str] = ()) -> dict[str, str]:
     """The annotations that feed the hash: §9.1's filter applied to ``annotations``.
 
-    Drops ``ome.io/migration-request-v1-*``, the three rollout control annotations, and the
-    replica's ``excluded_keys`` (a projected replica's ``ome.io/revision-excluded-annotation-keys``
-    list, or a refs replica's own object annotation keys).
+    Drops ``ome.io/migration-request-v1-*``, the rollout control annotations, the replica operator
+    verbs, and the replica's ``excluded_keys`` (its ``ome.io/revision-excluded-annotation-keys`` list,
+    and a refs replica's own object annotation keys).
     """
     return {
         k: v

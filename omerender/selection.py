@@ -16,14 +16,18 @@ Where this differs from the OME snapshot of 02, on purpose:
   its distance counts only the bound that is set (newer OME does both the same way);
 - a distance that is NaN (a ``NaN`` size string) sorts as infinitely far, where Go's comparator is
   undefined; OME also truncates distance differences to ``int`` before comparing, which we do not;
-- the no-runtime message lists every runtime considered, in a fixed order, not only incompatible ones.
+- the no-runtime message is Go's ``NoRuntimeFoundError`` text in a fixed order (Go walks a map),
+  followed by a bracketed hint naming the model object and the runtimes Go passes over silently.
+
+Every reason and message is Go's text (``docs/goparity.md`` lists the Go version followed); the
+replica's ``ome.io/accelerator-class`` annotation is the one accelerator requirement a replica can
+state (``serviceShell`` copies annotations; ``collectRequiredAcceleratorClasses`` reads it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -37,16 +41,22 @@ from omerender.models import ModelFormat, ModelResource, ModelSpec, RuntimeResou
 from omerender.versions import version_matches
 
 __all__ = [
+    "ACCELERATOR_CLASS_ANNOTATION",
     "Candidate",
     "Exclusion",
     "ExclusionCause",
     "SelectionReport",
+    "accelerator_problem",
+    "compatibility_error",
     "compatibility_problem",
     "evaluate_runtimes",
+    "model_format_label",
     "named_runtime_advisory",
     "parse_model_size",
     "piece_advisory",
     "require_format_name",
+    "required_accelerator_classes",
+    "runtime_accelerator_classes",
     "runtime_score",
     "select_runtime",
 ]
@@ -101,8 +111,11 @@ def parse_model_size(text: str) -> float:
     return 0.0 if value is None else value * multiplier
 
 
-def _size_range_label(low: str | None, high: str | None) -> str:
-    return f"{'(-inf' if low is None else '[' + low}, {'inf)' if high is None else high + ']'}"
+def _size_bound_text(bound: str | None) -> str:
+    # Go (matcher.go, GetCompatibilityDetails/checkModelSize) prints both bounds; a bound left unset
+    # is open (the standalone-era fix of the nil dereference), printed as "" here: the standalone
+    # matcher's text for a partial range is not in the index.
+    return "" if bound is None else bound
 
 
 def _size_ok(runtime: RuntimeResource, spec: ModelSpec) -> bool:
@@ -120,11 +133,15 @@ def _size_ok(runtime: RuntimeResource, spec: ModelSpec) -> bool:
 
 
 def _size_problem(runtime: RuntimeResource, spec: ModelSpec) -> str | None:
+    """``GetCompatibilityDetails``' size reason (``runtimeselector/matcher.go``), Go's words."""
     size_range = runtime.spec.model_size_range
     if size_range is None or _size_ok(runtime, spec):
         return None
-    label = _size_range_label(size_range.min, size_range.max)
-    return f"model size {spec.model_parameter_size} is outside the runtime's supported range {label}"
+    return (
+        f"model size {spec.model_parameter_size} is outside supported range "
+        f"[{_size_bound_text(size_range.min)}, {_size_bound_text(size_range.max)}] "
+        f"for runtime {runtime.metadata.name}"
+    )
 
 
 def _size_distance(runtime: RuntimeResource, spec: ModelSpec) -> float:
@@ -141,31 +158,74 @@ def _size_distance(runtime: RuntimeResource, spec: ModelSpec) -> float:
 
 
 # -- compatibility (matcher.go) -----------------------------------------------------------------
+# Every text below is Go's (``pkg/runtimeselector/matcher.go`` of sgl-project/ome at 10675f83, the
+# newest matcher in the index and the one whose words the standalone-era ``matcher_test.go`` of
+# ome-projects/ome at 9177c1b asserts).
 
+ACCELERATOR_CLASS_ANNOTATION = "ome.io/accelerator-class"
 _DIFFUSION_COMPONENTS = ("scheduler", "textEncoder", "tokenizer", "transformer", "vae")
 
 
-def _q(text: str) -> str:
-    """Double-quoted like Go's %q, so odd names stay readable in one-line messages."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'  # the common case, without json's overhead
-    return json.dumps(text, ensure_ascii=False)
+def _go_list(values: Iterable[str]) -> str:
+    """``formatStringList``: sorted, in brackets, comma-separated."""
+    return "[" + ", ".join(sorted(values)) + "]"
+
+
+def required_accelerator_classes(annotations: Mapping[str, str] | None) -> tuple[str, ...]:
+    """``collectRequiredAcceleratorClasses`` over the shell ``renderFromRefs`` builds from a replica.
+
+    The shell (``serviceShell`` in ``inferencereplica/render.go``) copies the replica's annotations and
+    sets no accelerator selector or component override, so only the ``ome.io/accelerator-class``
+    annotation can require a class; an empty value requires none.
+    """
+    value = (annotations or {}).get(ACCELERATOR_CLASS_ANNOTATION)
+    return (value,) if value else ()
+
+
+def runtime_accelerator_classes(runtime: RuntimeResource) -> tuple[str, ...]:
+    """``spec.acceleratorRequirements.acceleratorClasses``, or () when unset or not a list of strings."""
+    requirements = (runtime.spec.model_extra or {}).get("acceleratorRequirements")
+    classes = requirements.get("acceleratorClasses") if isinstance(requirements, Mapping) else None
+    if not isinstance(classes, list):
+        return ()
+    return tuple(c for c in classes if isinstance(c, str))
+
+
+def accelerator_problem(runtime: RuntimeResource, required: tuple[str, ...]) -> str | None:
+    """``acceleratorClassMismatch``: the runtime must list every class the replica requires."""
+    if not required:
+        return None
+    supported = runtime_accelerator_classes(runtime)
+    if not supported:
+        return (
+            f"accelerator mismatch: required accelerator class(es) {_go_list(required)} requested by "
+            "InferenceService, but runtime supports no accelerator classes"
+        )
+    unsupported = [c for c in required if c not in supported]
+    if unsupported:
+        return (
+            f"accelerator mismatch: required accelerator class(es) {_go_list(unsupported)} requested by "
+            f"InferenceService, but runtime only supports {_go_list(supported)}"
+        )
+    return None
 
 
 def _component_problem(name: str, model: Any, runtime: Any) -> str | None:
+    """``compareDiffusionComponent``."""
     if not isinstance(runtime, Mapping):
         return None
     if not isinstance(model, Mapping):
-        return f"diffusion component {name} required by runtime but not specified in model"
+        return f"component {name} required by runtime but not specified in model"
     for attribute in ("library", "type"):
         wanted = runtime.get(attribute) or ""
         have = model.get(attribute) or ""
         if wanted and wanted != have:
-            return f"diffusion {name} {attribute} mismatch (model={have}, runtime={wanted})"
+            return f"{name} {attribute} mismatch (model={have}, runtime={wanted})"
     return None
 
 
 def _diffusion_problem(model: dict[str, Any] | None, runtime: dict[str, Any] | None) -> str | None:
+    """``compareDiffusionPipeline``'s reason, or None when the pipeline matches."""
     if runtime is None:
         return None
     if model is None:
@@ -173,8 +233,8 @@ def _diffusion_problem(model: dict[str, Any] | None, runtime: dict[str, Any] | N
     wanted_class = runtime.get("className")
     if wanted_class is not None and model.get("className") != wanted_class:
         have = model.get("className")
-        have_text = "<none>" if have is None else have
-        return f"diffusion pipeline class mismatch (model={have_text}, runtime={wanted_class})"
+        have_text = "<nil>" if have is None else have
+        return f"pipeline class mismatch (model={have_text}, runtime={wanted_class})"
     for name in _DIFFUSION_COMPONENTS:
         if problem := _component_problem(name, model.get(name), runtime.get(name)):
             return problem
@@ -193,62 +253,78 @@ def _diffusion_problem(model: dict[str, Any] | None, runtime: dict[str, Any] | N
     return None
 
 
-def _optional_problem(what: str, model: str | None, runtime: str | None) -> str | None:
-    """Architecture and quantization: both unset, or both set and equal."""
+def _optional_mismatch(what: str, model: str | None, runtime: str | None) -> str | None:
+    """Architecture and quantization in ``getFormatMismatchReason``: both unset, or both set and equal."""
     if model == runtime:
         return None
+    if model is not None and runtime is not None:
+        return f"{what} mismatch (model={model}, runtime={runtime})"
     if model is None:
-        assert runtime is not None
-        return f"runtime requires {what} {_q(runtime)} but the model declares none"
-    if runtime is None:
-        return f"model declares {what} {_q(model)} but the runtime format declares none"
-    return f"model {what} {_q(model)} does not match runtime {what} {_q(runtime)}"
+        return f"model has no {what} but runtime requires {runtime}"
+    return f"model has {what} {model} but runtime has no {what} requirement"
 
 
-def _version_problem(what: str, model: ModelFormat, runtime: ModelFormat) -> str | None:
+def _named_version_mismatch(what: str, model: ModelFormat, runtime: ModelFormat) -> str | None:
+    """Format and framework in ``getFormatMismatchReason`` (both sides present)."""
+    if runtime.name != model.name:
+        return f"{what} name mismatch (model={model.name}, runtime={runtime.name})"
     have, wanted = model.version, runtime.version
-    if have is None and wanted is None:
-        return None
-    if have is None:
-        return f"runtime requires {what} version {_q(wanted or '')} but the model declares none"
-    if wanted is None:
-        return f"model declares {what} version {_q(have)} but the runtime declares none"
-    if version_matches(wanted, have, runtime.operator):
-        return None
-    operator = runtime.operator or "Equal"
-    return (
-        f"model {what} version {_q(have)} does not satisfy runtime {what} version "
-        f"{_q(wanted)} (operator {operator})"
-    )
+    if have is not None and wanted is not None:
+        if version_matches(wanted, have, runtime.operator):
+            return None
+        return f"{what} version mismatch (model={have}, runtime={wanted})"
+    if have is None and wanted is not None:
+        return f"model has no {what} version but runtime requires {wanted}"
+    if have is not None and wanted is None:
+        return f"model has {what} version but runtime has no version requirement"
+    return None
 
 
-def _format_problem(spec: ModelSpec, entry: SupportedModelFormat) -> str | None:
-    """The first of OME's checks 1-5 this ``supportedModelFormats`` entry fails, or None."""
+def _format_mismatch(spec: ModelSpec, entry: SupportedModelFormat) -> str:
+    """``getFormatMismatchReason``: every way the entry misses the model, joined with ", "."""
+    reasons: list[str] = []
     if problem := _diffusion_problem(spec.diffusion_pipeline, entry.diffusion_pipeline):
-        return problem
-    if problem := _optional_problem("architecture", spec.model_architecture, entry.model_architecture):
-        return problem
-    if problem := _optional_problem("quantization", spec.quantization, entry.quantization):
-        return problem
-    runtime_format = entry.model_format
-    if runtime_format is None:
-        return "runtime format declares no modelFormat"
-    if runtime_format.name != spec.model_format.name:
-        wanted, have = _q(runtime_format.name), _q(spec.model_format.name)
-        return f"model format {have} does not match runtime format {wanted}"
-    if problem := _version_problem("format", spec.model_format, runtime_format):
-        return problem
+        reasons.append(problem)
+    for what, have, wanted in (
+        ("architecture", spec.model_architecture, entry.model_architecture),
+        ("quantization", spec.quantization, entry.quantization),
+    ):
+        if problem := _optional_mismatch(what, have, wanted):
+            reasons.append(problem)
+    if entry.model_format is not None and (
+        problem := _named_version_mismatch("format", spec.model_format, entry.model_format)
+    ):
+        reasons.append(problem)
     model_fw, runtime_fw = spec.model_framework, entry.model_framework
-    if model_fw is None and runtime_fw is None:
-        return None
-    if model_fw is None:
-        assert runtime_fw is not None
-        return f"runtime requires framework {_q(runtime_fw.name)} but the model declares none"
-    if runtime_fw is None:
-        return f"model declares framework {_q(model_fw.name)} but the runtime format declares none"
-    if runtime_fw.name != model_fw.name:
-        return f"model framework {_q(model_fw.name)} does not match runtime framework {_q(runtime_fw.name)}"
-    return _version_problem("framework", model_fw, runtime_fw)
+    if model_fw is not None and runtime_fw is not None:
+        if problem := _named_version_mismatch("framework", model_fw, runtime_fw):
+            reasons.append(problem)
+    elif runtime_fw is not None:
+        reasons.append(f"model has no framework but runtime requires {runtime_fw.name}")
+    elif model_fw is not None:
+        reasons.append(f"model has framework {model_fw.name} but runtime has no framework requirement")
+    return ", ".join(reasons) if reasons else "unknown mismatch"
+
+
+def _label_tail(parts: Iterable[str | None], framework: ModelFormat | None) -> str:
+    """``:<part>`` for each part that is set, then ``:<framework>[:<version>]``."""
+    tail = "".join(":" + part for part in parts if part is not None)
+    if framework is not None:
+        tail += ":" + framework.name + ("" if framework.version is None else ":" + framework.version)
+    return tail
+
+
+def model_format_label(spec: ModelSpec) -> str:
+    """``getModelFormatLabel``: ``mt:<format>[:version][:architecture][:quantization][:fw[:version]]``."""
+    parts = (spec.model_format.version, spec.model_architecture, spec.quantization)
+    return "mt:" + spec.model_format.name + _label_tail(parts, spec.model_framework)
+
+
+def _supported_format_label(entry: SupportedModelFormat) -> str:
+    """``getSupportedFormatLabel``: as the model's, ``mt:<unspecified>`` without a modelFormat."""
+    fmt = entry.model_format
+    head = "mt:<unspecified>" if fmt is None else "mt:" + fmt.name + _label_tail((fmt.version,), None)
+    return head + _label_tail((entry.model_architecture, entry.quantization), entry.model_framework)
 
 
 def _versions_match(model: ModelFormat, runtime: ModelFormat) -> bool:
@@ -258,10 +334,10 @@ def _versions_match(model: ModelFormat, runtime: ModelFormat) -> bool:
 
 
 def _entry_matches(spec: ModelSpec, entry: SupportedModelFormat) -> bool:
-    """``_format_problem(...) is None``, without building messages.
+    """``compareSupportedModelFormats``.
 
     Selection runs this for every model x runtime pair of a catalog and most pairs fail, so it stays
-    cheap; a property test keeps it in step with ``_format_problem``.
+    cheap and builds no message.
     """
     runtime_format = entry.model_format
     if runtime_format is None or runtime_format.name != spec.model_format.name:
@@ -286,23 +362,57 @@ def _is_compatible(runtime: RuntimeResource, spec: ModelSpec) -> bool:
     return False
 
 
-def compatibility_problem(runtime: RuntimeResource, model: ModelResource) -> str | None:
-    """Why ``runtime`` does not support ``model`` (OME's matcher), or None when it does.
+def _formats_problem(runtime: RuntimeResource, spec: ModelSpec) -> str | None:
+    """``GetCompatibilityDetails``' format reason: none of the entries matches."""
+    mismatches = []
+    for entry in runtime.spec.supported_model_formats:
+        if _entry_matches(spec, entry):
+            return None
+        mismatches.append(_format_mismatch(spec, entry))
+    label = model_format_label(spec)
+    if not mismatches:
+        return f"model format '{label}' not in supported formats: no supported formats defined"
+    supported = _go_list(_supported_format_label(e) for e in runtime.spec.supported_model_formats)
+    return (
+        f"model format '{label}' not in supported formats. Runtime supports: {supported}. "
+        f"Mismatches: {'; '.join(mismatches)}"
+    )
 
-    Reads the runtime's spec as given; ``disabled`` and ``autoSelect`` play no part. The reason is
-    the first failing check: per entry when no entry matches, else the size range.
+
+def compatibility_problem(
+    runtime: RuntimeResource, model: ModelResource, accelerator_classes: tuple[str, ...] = ()
+) -> str | None:
+    """Why ``runtime`` does not support ``model``, or None when it does: the first of the
+    ``IncompatibilityReasons`` OME's ``GetCompatibilityDetails`` reports, in its words.
+
+    The checks run in Go's order: disabled, accelerator classes (``accelerator_classes`` are the
+    ones the replica requires, :func:`required_accelerator_classes`), formats, size. ``autoSelect``
+    plays no part (Go reports it as a warning, not a reason).
+    """
+    if runtime.is_disabled:
+        return "runtime is disabled"
+    if problem := accelerator_problem(runtime, accelerator_classes):
+        return problem
+    spec = model.spec
+    return _formats_problem(runtime, spec) or _size_problem(runtime, spec)
+
+
+def compatibility_error(
+    runtime: RuntimeResource, model: ModelResource, accelerator_classes: tuple[str, ...] = ()
+) -> str | None:
+    """``ValidateRuntime``'s ``RuntimeCompatibilityError`` text for a named runtime, or None.
+
+    ``IsCompatible`` answers first: an accelerator mismatch is its own error, which carries no model
+    name (Go leaves ``ModelName`` empty there); otherwise the reason is the first of
+    ``GetCompatibilityDetails`` and the model is named by its format (``getModelName``).
     """
     spec = model.spec
-    entries = runtime.spec.supported_model_formats
-    if not entries:
-        return "runtime declares no supportedModelFormats"
-    problems = [_format_problem(spec, entry) for entry in entries]
-    if all(problems):
-        if len(problems) == 1:
-            return problems[0]
-        listed = "; ".join(f"supportedModelFormats[{i}]: {problem}" for i, problem in enumerate(problems))
-        return f"none of the runtime's {len(problems)} supported formats matches: {listed}"
-    return _size_problem(runtime, spec)
+    if problem := accelerator_problem(runtime, accelerator_classes):
+        return f"runtime {runtime.metadata.name} does not support model : {problem}"
+    if _is_compatible(runtime, spec):
+        return None
+    reason = _formats_problem(runtime, spec) or _size_problem(runtime, spec) or "incompatible model format"
+    return f"runtime {runtime.metadata.name} does not support model {spec.model_format.name}: {reason}"
 
 
 # -- score (scorer.go) --------------------------------------------------------------------------
@@ -372,11 +482,15 @@ class ExclusionCause(StrEnum):
     SCORE_ZERO = "ScoreZero"
 
 
+# Go's words for the two causes its NoRuntimeFoundError lists (GetCompatibilityDetails: "runtime is
+# disabled", or the first incompatibility reason); ours for the two it passes over silently.
 _CAUSE_TEXT = {
-    ExclusionCause.DISABLED: "disabled",
-    ExclusionCause.NO_AUTO_SELECT: "no auto-select format (no supportedModelFormats entry sets autoSelect: true)",
+    ExclusionCause.DISABLED: "runtime is disabled",
+    ExclusionCause.NO_AUTO_SELECT: "runtime does not have auto-select enabled for any supported format",
     ExclusionCause.SCORE_ZERO: "score 0 (no entry that may auto-select matches the model's format and framework)",
 }
+# The causes Go's NoRuntimeFoundError names (the runtimes IsCompatible refuses).
+_GO_LISTED = frozenset({ExclusionCause.DISABLED, ExclusionCause.INCOMPATIBLE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,12 +513,14 @@ class Exclusion:
     runtime: RuntimeResource
     cause: ExclusionCause
     model: ModelResource = field(repr=False, compare=False)
+    accelerator_classes: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def reason(self) -> str:
+        """Go's reason (``GetCompatibilityDetails``) for a disabled or incompatible runtime."""
         # Built on demand: a lint run excludes most of the catalog for every model.
         if self.cause is ExclusionCause.INCOMPATIBLE:
-            return f"incompatible: {compatibility_problem(self.runtime, self.model)}"
+            return compatibility_problem(self.runtime, self.model, self.accelerator_classes) or ""
         return _CAUSE_TEXT[self.cause]
 
 
@@ -424,33 +540,50 @@ class SelectionReport:
     excluded: tuple[tuple[RuntimeResource, ExclusionCause], ...]
     namespaced_runtimes: int
     cluster_runtimes: int
+    accelerator_classes: tuple[str, ...] = ()
 
     @property
     def exclusions(self) -> tuple[Exclusion, ...]:
-        return tuple(Exclusion(runtime, cause, self.model) for runtime, cause in self.excluded)
+        classes = self.accelerator_classes
+        return tuple(Exclusion(runtime, cause, self.model, classes) for runtime, cause in self.excluded)
 
     @property
     def selected(self) -> RuntimeResource | None:
         return self.candidates[0].runtime if self.candidates else None
 
     def no_runtime_message(self) -> str:
-        """OME's ``NoRuntimeFoundError`` text, listing every runtime considered and why it lost."""
-        message = (
-            f"no runtime found to support model {self.model.metadata.name} with format "
-            f"{self.model.spec.model_format.name} in namespace {self.namespace}"
-        )
+        """OME's ``NoRuntimeFoundError`` text (``runtimeselector/errors.go``), then our hint.
+
+        Go names the model by its format (``getModelName``) and lists, as ``name (reason)``, the
+        runtimes ``IsCompatible`` refuses, keyed by name (a ClusterServingRuntime's entry replaces a
+        same-named ServingRuntime's); it walks a map, so its order varies; ours is the namespace's
+        runtimes then the cluster's, by name. After Go's text we name the model object and the
+        runtimes Go passes over without a word (compatible, but not auto-selectable).
+        """
+        spec = self.model.spec
+        fmt = spec.model_format.name
+        message = f"no runtime found to support model {fmt or 'unknown'} with format {fmt} in namespace {self.namespace}"
         total = self.namespaced_runtimes + self.cluster_runtimes
         if total:
             message += (
                 f". Checked {total} runtimes ({self.namespaced_runtimes} namespace-scoped, "
                 f"{self.cluster_runtimes} cluster-scoped)"
             )
-        if self.exclusions:
-            listed = "; ".join(
-                f"{ex.runtime.kind} {ex.runtime.metadata.name} ({ex.reason})" for ex in self.exclusions
-            )
-            message += f". Excluded runtimes: {listed}"
-        return message
+        listed: dict[str, str] = {}
+        quiet: list[str] = []
+        for exclusion in self.exclusions:
+            name = exclusion.runtime.metadata.name
+            if exclusion.cause in _GO_LISTED:
+                listed.pop(name, None)
+                listed[name] = exclusion.reason
+            else:
+                quiet.append(f"{exclusion.runtime.kind} {name} ({exclusion.reason})")
+        if listed:
+            message += ". Excluded runtimes: " + "; ".join(f"{n} ({r})" for n, r in listed.items())
+        message += f" [model: {self.model.kind} {self.model.metadata.name}"
+        if quiet:
+            message += "; also passed over: " + "; ".join(quiet)
+        return message + "]"
 
 
 def require_format_name(model: ModelResource) -> None:
@@ -464,15 +597,15 @@ def require_format_name(model: ModelResource) -> None:
 
 
 def _evaluate(
-    runtime: RuntimeResource, model: ModelResource
+    runtime: RuntimeResource, model: ModelResource, accelerator_classes: tuple[str, ...] = ()
 ) -> tuple[Candidate | None, ExclusionCause | None]:
     spec = model.spec
-    # OME's evaluateRuntime order.
+    # OME's evaluateRuntime order (GetCompatibilityDetails checks the accelerator classes first).
     cause: ExclusionCause | None = None
     score = 0
     if runtime.is_disabled:
         cause = ExclusionCause.DISABLED
-    elif not _is_compatible(runtime, spec):
+    elif accelerator_problem(runtime, accelerator_classes) or not _is_compatible(runtime, spec):
         cause = ExclusionCause.INCOMPATIBLE
     elif not _has_auto_select(runtime):
         cause = ExclusionCause.NO_AUTO_SELECT
@@ -489,12 +622,18 @@ def _ranked(candidates: Iterable[Candidate]) -> list[Candidate]:
 
 
 def evaluate_runtimes(
-    model: ModelResource, catalog: Catalog, namespace: str, component: str
+    model: ModelResource,
+    catalog: Catalog,
+    namespace: str,
+    component: str,
+    accelerator_classes: tuple[str, ...] = (),
 ) -> SelectionReport:
     """Run automatic selection for a ``component`` replica of ``model`` in ``namespace``.
 
-    Raises RenderBlocked(RuntimeSelectionFailed) for a model with no format name, as OME does
-    before looking at any runtime. An empty ``candidates`` means no runtime can be selected.
+    ``accelerator_classes`` are the classes the replica requires (:func:`required_accelerator_classes`);
+    a runtime that does not list them all is incompatible. Raises RenderBlocked(RuntimeSelectionFailed)
+    for a model with no format name, as OME does before looking at any runtime. An empty
+    ``candidates`` means no runtime can be selected.
     """
     require_format_name(model)
     # Memoized in the catalog, which never changes: lint selects a model's runtime to plan its render,
@@ -503,11 +642,11 @@ def evaluate_runtimes(
     # the namespace only for its ServingRuntimes: every namespace without one shares an entry.
     scope = namespace if catalog.runtimes_in(namespace) else ""
     report = catalog.memoized(
-        ("selection", id(model), scope, component),
-        lambda: _evaluate_all(model, catalog, namespace, component),
+        ("selection", id(model), scope, component, accelerator_classes),
+        lambda: _evaluate_all(model, catalog, namespace, component, accelerator_classes),
     )
     if report.model is not model:  # pragma: no cover - the report keeps the model alive
-        return _evaluate_all(model, catalog, namespace, component)
+        return _evaluate_all(model, catalog, namespace, component, accelerator_classes)
     return report if report.namespace == namespace else dataclasses.replace(report, namespace=namespace)
 
 
@@ -553,7 +692,13 @@ def _triage(indexed: tuple[_Indexed, ...], triple: tuple[str, str | None, str | 
     return tuple(groups)
 
 
-def _evaluate_all(model: ModelResource, catalog: Catalog, namespace: str, component: str) -> SelectionReport:
+def _evaluate_all(
+    model: ModelResource,
+    catalog: Catalog,
+    namespace: str,
+    component: str,
+    accelerator_classes: tuple[str, ...] = (),
+) -> SelectionReport:
     groups = (catalog.runtimes_in(namespace), catalog.cluster_runtimes())
     # An entry matches only with the model's format name, architecture and quantization (the first
     # checks of _entry_matches), so a runtime without that triple is incompatible, known without
@@ -576,7 +721,7 @@ def _evaluate_all(model: ModelResource, catalog: Catalog, namespace: str, compon
             if isinstance(part, tuple):
                 excluded += part
                 continue
-            candidate, cause = _evaluate(part, model)
+            candidate, cause = _evaluate(part, model, accelerator_classes)
             if candidate is not None:
                 found.append(candidate)
             if cause is not None:
@@ -591,6 +736,7 @@ def _evaluate_all(model: ModelResource, catalog: Catalog, namespace: str, compon
         excluded=tuple(excluded),
         namespaced_runtimes=len(groups[0]),
         cluster_runtimes=len(groups[1]),
+        accelerator_classes=accelerator_classes,
     )
 
 
@@ -624,21 +770,26 @@ def piece_advisory(report: SelectionReport) -> str | None:
     return None
 
 
-def named_runtime_advisory(runtime_spec_owner: RuntimeResource, model: ModelResource) -> str | None:
+def named_runtime_advisory(
+    runtime_spec_owner: RuntimeResource, model: ModelResource, accelerator_classes: tuple[str, ...] = ()
+) -> str | None:
     """The ``RuntimeCompatibilityAdvisory`` text for a runtime the replica names, or None.
 
-    ``runtime_spec_owner`` carries the effective spec (inheritance resolved by the caller). The
-    matcher runs ignoring ``autoSelect``; a failure does not block the render (DECISIONS §3.4), but a
-    model with no format name cannot be served at all and raises RenderBlocked(RuntimeSelectionFailed).
+    ``runtime_spec_owner`` carries the effective spec (inheritance resolved by the caller). OME's
+    ``render.Resolve`` runs ``ValidateRuntime`` (the matcher, ignoring ``autoSelect``) and lets the
+    render go on past a ``RuntimeCompatibilityError`` (DECISIONS §3.4), except for a Sharded model,
+    which keeps the check: then, and for a model with no format name, this raises
+    RenderBlocked(RuntimeSelectionFailed) with Go's error text (``classifyResolveError``).
+    The advisory is ``renderFromRefs``' event text around that error.
     """
     require_format_name(model)
-    problem = compatibility_problem(runtime_spec_owner, model)
-    if problem is None:
+    error = compatibility_error(runtime_spec_owner, model, accelerator_classes)
+    if error is None:
         return None
+    if model.spec.distribution == "Sharded":  # isvcutils.IsShardedBaseModel
+        raise RenderBlocked(BlockReason.RUNTIME_SELECTION_FAILED, error)
     name = runtime_spec_owner.metadata.name
-    # renderFromRefs' event text around RuntimeCompatibilityError's (which names the model's format).
-    compatibility = f"runtime {name} does not support model {model.spec.model_format.name}: {problem}"
     return (
-        f"Runtime {name} does not declare support for model {model.metadata.name} ({compatibility}); "
+        f"Runtime {name} does not declare support for model {model.metadata.name} ({error}); "
         "proceeding because the runtime was named explicitly"
     )

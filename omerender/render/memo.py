@@ -3,9 +3,10 @@
 A fleet of thousands of replicas over a few hundred runtimes renders a few hundred distinct things:
 what a refs render computes from the catalog depends on the replica only through
 
-- the **key**: namespace, component, ``spec.modelRef`` and ``spec.runtimeRef`` (whole, as JSON): all
-  that model lookup, runtime selection and inheritance, fine-tuned weights, overlays, ``PrepareRole``
-  and the pod build read (``omerender.render.resolve``, ``omerender.render.build``);
+- the **key**: namespace, component, ``spec.modelRef`` and ``spec.runtimeRef`` (whole, as JSON) and
+  the ``ome.io/accelerator-class`` annotation runtime matching reads: all that model lookup, runtime
+  selection and inheritance, fine-tuned weights, overlays, ``PrepareRole`` and the pod build read
+  (``omerender.render.resolve``, ``omerender.render.build``);
 - the template **metadata** (name prefix, labels, annotations): recomputed for every replica by
   :func:`~omerender.render.build.template_metadata`, the same function a full build calls;
 - **placeholders** (``{{.Name}}`` …) in the containers, which read the replica's name prefix,
@@ -43,6 +44,7 @@ from omerender.render.build import build_runners, template_metadata
 from omerender.render.inject import ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner, SharedRunner
+from omerender.selection import required_accelerator_classes
 
 __all__ = [
     "Shape",
@@ -83,6 +85,7 @@ def memo_key(replica: InferenceReplica) -> Hashable:
         spec.component,
         spec.model_ref.model_dump_json() if spec.model_ref is not None else None,
         spec.runtime_ref.model_dump_json() if spec.runtime_ref is not None else None,
+        required_accelerator_classes(replica.metadata.annotations),
     )
 
 

@@ -23,6 +23,7 @@ from omerender.selection import (
     named_runtime_advisory,
     piece_advisory,
     require_format_name,
+    required_accelerator_classes,
 )
 
 __all__ = ["Resolved", "resolve_refs"]
@@ -223,17 +224,20 @@ def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver
         model = _resolve_model(replica, catalog)
         overlays = _resolve_overlays(replica, catalog)
     advisory = piece_hint = None
+    # The shell renderFromRefs hands the selector carries the replica's annotations: its
+    # ome.io/accelerator-class requires a class of every runtime (matcher.go acceleratorClassMismatch).
+    classes = required_accelerator_classes(replica.metadata.annotations)
     if replica.spec.runtime_ref is not None:
         if model is not None:
             # ValidateRuntime checks the model before it looks the runtime up.
             require_format_name(model)
         runtime = _named_runtime(replica, catalog, resolver)
         if model is not None:
-            advisory = named_runtime_advisory(runtime, model)
+            advisory = named_runtime_advisory(runtime, model, classes)
     else:
         assert model is not None
         # render.Resolve renders the selected runtime's own spec: no inheritance.
-        report = evaluate_runtimes(model, catalog, replica.namespace, component)
+        report = evaluate_runtimes(model, catalog, replica.namespace, component, classes)
         if report.selected is None:
             raise RenderBlocked(BlockReason.RUNTIME_SELECTION_FAILED, report.no_runtime_message())
         runtime = report.selected

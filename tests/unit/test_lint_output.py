@@ -136,7 +136,7 @@ def test_a_model_no_runtime_serves_names_the_count_and_the_closest_few(catalog_d
     assert all(c.name.startswith("srt-family1-") for c in big.closest)
     assert all(
         re.fullmatch(
-            r"incompatible: model size 900B is outside the runtime's supported range \[.*\]", c.reason
+            r"model size 900B is outside supported range \[.*\] for runtime srt-family1-.*", c.reason
         )
         for c in big.closest
     )
@@ -148,7 +148,9 @@ def test_a_model_no_runtime_serves_names_the_count_and_the_closest_few(catalog_d
     # One line a person reads, whatever the catalog's size.
     assert len(big.problem) < 800
     stranger = by_name[NO_RUNTIME]
-    assert all('model architecture "NobodyServesThis"' in c.reason for c in stranger.closest)
+    assert all(
+        "architecture mismatch (model=NobodyServesThis, runtime=" in c.reason for c in stranger.closest
+    )
 
 
 def test_json_output_for_machines(capsys: pytest.CaptureFixture[str], catalog_dir: Path) -> None:
@@ -220,7 +222,8 @@ def test_lint_agrees_with_render(
     code, _, err = _render(capsys, tmp_path, catalog_dir, TOO_BIG, "--assume-models-ready")
     assert code == 1
     assert err.startswith("render: treating every model as Ready")
-    assert f"RuntimeSelectionFailed: no runtime found to support model {TOO_BIG}" in err
+    assert "RuntimeSelectionFailed: no runtime found to support model safetensors with format" in err
+    assert f"[model: ClusterBaseModel {TOO_BIG}" in err
 
 
 def test_render_with_and_without_the_flag(

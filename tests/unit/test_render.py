@@ -380,10 +380,12 @@ def test_model_without_format_name_is_checked_before_the_named_runtime_is_looked
 def test_no_runtime_is_selection_failed_listing_exclusions() -> None:
     error = blocked(refs(), model(), runtime("off", disabled=True))
     assert error.reason is BlockReason.RUNTIME_SELECTION_FAILED
-    assert error.message.startswith(
-        "no runtime found to support model m with format safetensors in namespace demo"
+    # NoRuntimeFoundError names the model by its format (Go's getModelName); the object follows as a hint.
+    assert error.message == (
+        "no runtime found to support model safetensors with format safetensors in namespace demo. "
+        "Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). Excluded runtimes: "
+        "off (runtime is disabled) [model: ClusterBaseModel m]"
     )
-    assert "ClusterServingRuntime off (disabled)" in error.message
 
 
 def test_named_runtime_that_does_not_declare_the_model_renders_with_an_advisory() -> None:

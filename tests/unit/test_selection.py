@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,22 @@ def problem(rt: dict[str, Any], m: dict[str, Any]) -> str | None:
     return compatibility_problem(as_runtime(rt), as_model(m))
 
 
+# GetCompatibilityDetails' reason when no supportedModelFormats entry matches (matcher.go).
+_FORMAT_REASON = re.compile(
+    r"model format '(mt:[^']*)' not in supported formats\. Runtime supports: \[(.*?)\]\. Mismatches: (.*)"
+)
+
+
+def mismatch(rt: dict[str, Any], m: dict[str, Any]) -> str | None:
+    """The ``Mismatches:`` part of Go's format reason (``getFormatMismatchReason`` per entry)."""
+    text = problem(rt, m)
+    if text is None:
+        return None
+    found = _FORMAT_REASON.fullmatch(text)
+    assert found, text
+    return found.group(3)
+
+
 def pick(m: dict[str, Any], *runtimes: dict[str, Any], component: str = "engine") -> str:
     catalog = Catalog.from_objects([m, *runtimes])
     return select_runtime(as_model(m), catalog, NS, component).metadata.name
@@ -214,7 +231,8 @@ def test_example_catalog_selects_its_runtime() -> None:
 def test_format_name_mismatch() -> None:
     rt = runtime("rt", entry(fmt("safetensors")))
     assert problem(rt, model(model_format=fmt("pytorch"))) == (
-        'model format "pytorch" does not match runtime format "safetensors"'
+        "model format 'mt:pytorch:1.0.0' not in supported formats. Runtime supports: "
+        "[mt:safetensors:1.0.0]. Mismatches: format name mismatch (model=pytorch, runtime=safetensors)"
     )
 
 
@@ -223,26 +241,25 @@ def test_format_name_is_case_sensitive() -> None:
 
 
 def test_entry_without_model_format_never_matches() -> None:
-    assert problem(runtime("rt", entry(no_format=True)), model()) == "runtime format declares no modelFormat"
+    # Go's getFormatMismatchReason has nothing to say about an entry without a modelFormat.
+    assert mismatch(runtime("rt", entry(no_format=True)), model()) == "unknown mismatch"
 
 
 def test_runtime_without_formats() -> None:
     rt = runtime("rt")
     rt["spec"]["supportedModelFormats"] = []
-    assert problem(rt, model()) == "runtime declares no supportedModelFormats"
+    assert problem(rt, model()) == (
+        "model format 'mt:safetensors:1.0.0' not in supported formats: no supported formats defined"
+    )
 
 
 @pytest.mark.parametrize(
     ("runtime_version", "model_version", "expected"),
     [
         (None, None, None),
-        ("1.0.0", None, 'runtime requires format version "1.0.0" but the model declares none'),
-        (None, "1.0.0", 'model declares format version "1.0.0" but the runtime declares none'),
-        (
-            "2.0.0",
-            "1.0.0",
-            'model format version "1.0.0" does not satisfy runtime format version "2.0.0" (operator Equal)',
-        ),
+        ("1.0.0", None, "model has no format version but runtime requires 1.0.0"),
+        (None, "1.0.0", "model has format version but runtime has no version requirement"),
+        ("2.0.0", "1.0.0", "format version mismatch (model=1.0.0, runtime=2.0.0)"),
         ("1", "1.0.0", None),  # Equal ignores precision
     ],
 )
@@ -250,7 +267,7 @@ def test_format_version_presence(
     runtime_version: str | None, model_version: str | None, expected: str | None
 ) -> None:
     rt = runtime("rt", entry(fmt(version=runtime_version)))
-    assert problem(rt, model(model_format=fmt(version=model_version))) == expected
+    assert mismatch(rt, model(model_format=fmt(version=model_version))) == expected
 
 
 @pytest.mark.parametrize(
@@ -290,11 +307,9 @@ def test_one_sided_requirements(field: str) -> None:
     requires_y = runtime("rt", entry(**y))
     assert problem(both_unset, model()) is None
     assert problem(requires_x, model(**x)) is None
-    assert problem(requires_x, model()) == f'runtime requires {field} "X" but the model declares none'
-    assert (
-        problem(both_unset, model(**x)) == f'model declares {field} "X" but the runtime format declares none'
-    )
-    assert problem(requires_y, model(**x)) == f'model {field} "X" does not match runtime {field} "Y"'
+    assert mismatch(requires_x, model()) == f"model has no {field} but runtime requires X"
+    assert mismatch(both_unset, model(**x)) == f"model has {field} X but runtime has no {field} requirement"
+    assert mismatch(requires_y, model(**x)) == f"{field} mismatch (model=X, runtime=Y)"
 
 
 def test_framework_rules() -> None:
@@ -303,19 +318,16 @@ def test_framework_rules() -> None:
     without_fw = runtime("rt", entry())
     assert problem(with_fw, model(framework=transformers)) is None
     assert problem(without_fw, model()) is None
-    assert (
-        problem(with_fw, model()) == 'runtime requires framework "transformers" but the model declares none'
+    assert mismatch(with_fw, model()) == "model has no framework but runtime requires transformers"
+    assert mismatch(without_fw, model(framework=transformers)) == (
+        "model has framework transformers but runtime has no framework requirement"
     )
-    assert problem(without_fw, model(framework=transformers)) == (
-        'model declares framework "transformers" but the runtime format declares none'
-    )
-    assert problem(with_fw, model(framework={"name": "diffusers", "version": "4.45.0.dev0"})) == (
-        'model framework "diffusers" does not match runtime framework "transformers"'
+    assert mismatch(with_fw, model(framework={"name": "diffusers", "version": "4.45.0.dev0"})) == (
+        "framework name mismatch (model=diffusers, runtime=transformers)"
     )
     # a dev tail forces an exact match
-    assert problem(with_fw, model(framework={"name": "transformers", "version": "4.45.0"})) == (
-        'model framework version "4.45.0" does not satisfy runtime framework version "4.45.0.dev0" '
-        "(operator Equal)"
+    assert mismatch(with_fw, model(framework={"name": "transformers", "version": "4.45.0"})) == (
+        "framework version mismatch (model=4.45.0, runtime=4.45.0.dev0)"
     )
     newer = runtime(
         "rt", entry(framework={"name": "transformers", "version": "4.50.0", "operator": "GreaterThan"})
@@ -324,11 +336,10 @@ def test_framework_rules() -> None:
 
 
 def test_checks_report_in_ome_order() -> None:
-    # architecture is checked before the format name, so it is the reason given
+    # getFormatMismatchReason names every mismatch of an entry, architecture before the format name
     rt = runtime("rt", entry(fmt("pytorch"), architecture="A"))
-    assert (
-        problem(rt, model(architecture="B"))
-        == 'model architecture "B" does not match runtime architecture "A"'
+    assert mismatch(rt, model(architecture="B")) == (
+        "architecture mismatch (model=B, runtime=A), format name mismatch (model=safetensors, runtime=pytorch)"
     )
 
 
@@ -357,28 +368,28 @@ FLUX = {
         (
             {"className": "StableDiffusionPipeline"},
             FLUX,
-            "diffusion pipeline class mismatch (model=FluxPipeline, runtime=StableDiffusionPipeline)",
+            "pipeline class mismatch (model=FluxPipeline, runtime=StableDiffusionPipeline)",
         ),
         (
             {"className": "FluxPipeline"},
             {},
-            "diffusion pipeline class mismatch (model=<none>, runtime=FluxPipeline)",
+            "pipeline class mismatch (model=<nil>, runtime=FluxPipeline)",
         ),
         ({"vae": {"library": "diffusers"}}, FLUX, None),  # unset library/type are not compared
         (
             {"vae": {"type": "VQModel"}},
             FLUX,
-            "diffusion vae type mismatch (model=AutoencoderKL, runtime=VQModel)",
+            "vae type mismatch (model=AutoencoderKL, runtime=VQModel)",
         ),
         (
             {"scheduler": {"library": "custom"}},
             FLUX,
-            "diffusion scheduler library mismatch (model=diffusers, runtime=custom)",
+            "scheduler library mismatch (model=diffusers, runtime=custom)",
         ),
         (
             {"textEncoder": {"library": "transformers"}},
             FLUX,
-            "diffusion component textEncoder required by runtime but not specified in model",
+            "component textEncoder required by runtime but not specified in model",
         ),
         (
             {"additionalComponents": {"image_encoder": {"type": "CLIPVisionModel"}}},
@@ -398,7 +409,7 @@ FLUX = {
         (
             {"additionalComponents": {"image_encoder": {"library": "open_clip"}}},
             FLUX,
-            "diffusion image_encoder library mismatch (model=transformers, runtime=open_clip)",
+            "image_encoder library mismatch (model=transformers, runtime=open_clip)",
         ),
     ],
 )
@@ -406,7 +417,7 @@ def test_diffusion_pipeline(
     wanted: dict[str, Any] | None, have: dict[str, Any] | None, expected: str | None
 ) -> None:
     rt = runtime("rt", entry(diffusion=wanted))
-    assert problem(rt, model(diffusion=have)) == expected
+    assert mismatch(rt, model(diffusion=have)) == expected
 
 
 # -- matcher: several entries, size range ----------------------------------------------------------
@@ -420,9 +431,9 @@ def test_any_entry_may_match() -> None:
 def test_no_entry_matches_lists_each() -> None:
     rt = runtime("rt", entry(fmt("pytorch")), entry(architecture="A"))
     assert problem(rt, model()) == (
-        "none of the runtime's 2 supported formats matches: "
-        'supportedModelFormats[0]: model format "safetensors" does not match runtime format "pytorch"; '
-        'supportedModelFormats[1]: runtime requires architecture "A" but the model declares none'
+        "model format 'mt:safetensors:1.0.0' not in supported formats. Runtime supports: "
+        "[mt:pytorch:1.0.0, mt:safetensors:1.0.0:A]. Mismatches: format name mismatch "
+        "(model=safetensors, runtime=pytorch); model has no architecture but runtime requires A"
     )
 
 
@@ -435,13 +446,13 @@ def test_no_entry_matches_lists_each() -> None:
         (
             {"min": "1B", "max": "13B"},
             "70B",
-            "model size 70B is outside the runtime's supported range [1B, 13B]",
+            "model size 70B is outside supported range [1B, 13B] for runtime rt",
         ),
         ({"min": "500M", "max": "2B"}, "1.24B", None),
         ({"min": "1B"}, "700B", None),  # one bound: open on the other side
-        ({"min": "1B"}, "500M", "model size 500M is outside the runtime's supported range [1B, inf)"),
+        ({"min": "1B"}, "500M", "model size 500M is outside supported range [1B, ] for runtime rt"),
         ({"max": "13B"}, "1M", None),
-        ({"max": "13B"}, "14B", "model size 14B is outside the runtime's supported range (-inf, 13B]"),
+        ({"max": "13B"}, "14B", "model size 14B is outside supported range [, 13B] for runtime rt"),
         ({}, "7B", None),
         (None, "7B", None),
         ({"min": "1B", "max": "13B"}, None, None),  # a model without a size is never range-checked
@@ -449,10 +460,10 @@ def test_no_entry_matches_lists_each() -> None:
         (
             {"min": "1B", "max": "13B"},
             "7b",
-            "model size 7b is outside the runtime's supported range [1B, 13B]",
+            "model size 7b is outside supported range [1B, 13B] for runtime rt",
         ),
         ({"min": "garbage", "max": "13B"}, "7B", None),
-        ({"max": "13b"}, "7B", "model size 7B is outside the runtime's supported range (-inf, 13b]"),
+        ({"max": "13b"}, "7B", "model size 7B is outside supported range [, 13b] for runtime rt"),
     ],
 )
 def test_size_range(size_range: dict[str, str] | None, size: str | None, expected: str | None) -> None:
@@ -462,9 +473,7 @@ def test_size_range(size_range: dict[str, str] | None, size: str | None, expecte
 
 def test_size_is_checked_only_after_a_format_matches() -> None:
     rt = runtime("rt", entry(fmt("pytorch")), size_range={"min": "1B", "max": "2B"})
-    assert (
-        problem(rt, model(size="70B")) == 'model format "safetensors" does not match runtime format "pytorch"'
-    )
+    assert mismatch(rt, model(size="70B")) == "format name mismatch (model=safetensors, runtime=pytorch)"
 
 
 @pytest.mark.parametrize(
@@ -484,14 +493,13 @@ def test_size_is_checked_only_after_a_format_matches() -> None:
 def test_selection_excludes_what_the_matcher_rejects(rt: dict[str, Any], m: dict[str, Any]) -> None:
     reason = problem(rt, m)
     assert reason is not None
-    assert blocked(m, rt).message.endswith(
-        f"Excluded runtimes: ClusterServingRuntime rt (incompatible: {reason})"
-    )
+    assert f". Excluded runtimes: rt ({reason}) [model: ClusterBaseModel " in blocked(m, rt).message
 
 
-def test_matcher_ignores_disabled_and_auto_select() -> None:
-    rt = runtime("rt", entry(auto_select=False), disabled=True)
-    assert problem(rt, model()) is None
+def test_matcher_reports_disabled_and_ignores_auto_select() -> None:
+    # GetCompatibilityDetails: a disabled runtime is incompatible; autoSelect is only a warning
+    assert problem(runtime("rt", entry(auto_select=False), disabled=True), model()) == "runtime is disabled"
+    assert problem(runtime("rt", entry(auto_select=False)), model()) is None
 
 
 # -- score -----------------------------------------------------------------------------------------
@@ -680,7 +688,10 @@ def test_selection_reads_each_runtime_own_spec() -> None:
     err = blocked(
         model(model_format=fmt("pytorch")), runtime("parent", entry(fmt("pytorch")), disabled=True), child
     )
-    assert "child (incompatible: runtime declares no supportedModelFormats)" in err.message
+    assert (
+        "child (model format 'mt:pytorch:1.0.0' not in supported formats: no supported formats defined)"
+        in err.message
+    )
     assert pick(model(model_format=fmt("pytorch")), parent, child) == "parent"
 
 
@@ -702,22 +713,24 @@ def test_no_runtime_message_lists_every_runtime() -> None:
         runtime("n-elsewhere", kind="ServingRuntime", namespace="team-b"),
     ]
     err = blocked(model("llama", size="7B"), *objs, component="router")
+    # NoRuntimeFoundError's text (Go names the model by its format and lists only the runtimes
+    # IsCompatible refuses), then our hint: the model object and the runtimes Go passes over silently.
     assert err.message == (
-        "no runtime found to support model llama with format safetensors in namespace team-a. "
+        "no runtime found to support model safetensors with format safetensors in namespace team-a. "
         "Checked 4 runtimes (1 namespace-scoped, 3 cluster-scoped). Excluded runtimes: "
-        'ServingRuntime n-pytorch (incompatible: model format "safetensors" does not match runtime format '
-        '"pytorch"); '
-        "ClusterServingRuntime c-big (incompatible: model size 7B is outside the runtime's supported range "
-        "[100B, inf)); "
-        "ClusterServingRuntime c-manual (no auto-select format (no supportedModelFormats entry sets "
-        "autoSelect: true)); "
-        "ClusterServingRuntime c-off (disabled)"
+        "n-pytorch (model format 'mt:safetensors:1.0.0' not in supported formats. Runtime supports: "
+        "[mt:pytorch:1.0.0]. Mismatches: format name mismatch (model=safetensors, runtime=pytorch)); "
+        "c-big (model size 7B is outside supported range [100B, ] for runtime c-big); "
+        "c-off (runtime is disabled) "
+        "[model: ClusterBaseModel llama; also passed over: ClusterServingRuntime c-manual "
+        "(runtime does not have auto-select enabled for any supported format)]"
     )
 
 
 def test_no_runtimes_at_all() -> None:
     assert blocked(model("llama")).message == (
-        "no runtime found to support model llama with format safetensors in namespace team-a"
+        "no runtime found to support model safetensors with format safetensors in namespace team-a "
+        "[model: ClusterBaseModel llama]"
     )
 
 
@@ -731,7 +744,7 @@ def test_report_is_structured() -> None:
         ("off", ExclusionCause.DISABLED),
         ("other", ExclusionCause.INCOMPATIBLE),
     ]
-    assert report.exclusions[0].reason == "disabled"
+    assert report.exclusions[0].reason == "runtime is disabled"
 
 
 def test_selection_is_deterministic_and_leaves_inputs_alone() -> None:
@@ -766,8 +779,9 @@ def test_named_runtime_format_mismatch_is_advisory() -> None:
     rt = as_runtime(runtime("vllm", entry(fmt("pytorch"))))
     assert named_runtime_advisory(rt, as_model(model("llama"))) == (
         "Runtime vllm does not declare support for model llama (runtime vllm does not support model "
-        'safetensors: model format "safetensors" does not match runtime format "pytorch"); proceeding '
-        "because the runtime was named explicitly"
+        "safetensors: model format 'mt:safetensors:1.0.0' not in supported formats. Runtime supports: "
+        "[mt:pytorch:1.0.0]. Mismatches: format name mismatch (model=safetensors, runtime=pytorch)); "
+        "proceeding because the runtime was named explicitly"
     )
 
 
@@ -775,8 +789,8 @@ def test_named_runtime_size_violation_is_advisory() -> None:
     rt = as_runtime(runtime("small", size_range={"min": "500M", "max": "2B"}))
     assert named_runtime_advisory(rt, as_model(model("big", size="70B"))) == (
         "Runtime small does not declare support for model big (runtime small does not support model "
-        "safetensors: model size 70B is outside the runtime's supported range [500M, 2B]); proceeding "
-        "because the runtime was named explicitly"
+        "safetensors: model size 70B is outside supported range [500M, 2B] for runtime small); "
+        "proceeding because the runtime was named explicitly"
     )
 
 
