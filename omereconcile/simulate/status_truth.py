@@ -51,10 +51,12 @@ def _serving(p: PodView) -> bool:
 
 def status_claims(
     status: Mapping[str, Any],
-    pods_by_index: Mapping[int, Sequence[PodView]],
+    pods_by_index: Mapping[int, Sequence[PodView]] | None,
     desired_by_index: Mapping[int, int] | None,
 ) -> list[str]:
-    """What the written ``status`` claims beyond its rows and the pods of its pass (empty: nothing)."""
+    """What the written ``status`` claims beyond its rows and the pods of its pass (empty: nothing).
+    ``pods_by_index`` None: the pods are not known (a status seen through a watch), only the status's
+    own claims are read."""
     rows: list[Mapping[str, Any]] = list(status.get("instanceStatuses") or [])
     bad: list[str] = []
     support = {"readyReplicas": 0, "servingReplicas": 0, "availableReplicas": 0}
@@ -72,6 +74,8 @@ def status_claims(
             support[field] += _meets(count, int(r.get(row_key) or 0), desired)
         if r.get("phase") == "Ready" and not r.get("operation") and count == 0:
             bad.append(f"row {idx} claims Ready beside a zero pod count")
+        if pods_by_index is None:
+            continue
         pods = list(pods_by_index.get(idx, ()))
         if count > len(pods):
             bad.append(f"row {idx} counts {count} pods, its pass saw {len(pods)}")
