@@ -4,6 +4,7 @@ driver's status-truth invariant (``omereconcile/simulate/status_truth.py``), and
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -252,3 +253,16 @@ def test_the_node_evidence_rules() -> None:
     # A node posting Ready=True vetoes a lingering taint: a dead node cannot post it.
     back = NodeView("n1", ready="True", ready_since=T0, unreachable_since=(T0,))
     assert node_death({"n1": back}, _pod(), POLICY, later).kind == "node-healthy"
+
+
+def test_force_delete_settings_are_off_by_default_and_both_required() -> None:
+    from omereconcile.settings import SettingsError, settings_from_configmap
+
+    assert settings_from_configmap({}).force_delete is None
+    both = {"forceDelete": {"overdueSlack": "1m", "nodeUnreachableThreshold": "5m"}}
+    assert settings_from_configmap({"lifecycle": json.dumps(both)}).force_delete == ForceDeletePolicy(
+        timedelta(minutes=1), timedelta(minutes=5)
+    )
+    half = {"forceDelete": {"overdueSlack": "1m"}}
+    with pytest.raises(SettingsError, match=r"lifecycle\.forceDelete\.nodeUnreachableThreshold is required"):
+        settings_from_configmap({"lifecycle": json.dumps(half)})
