@@ -207,6 +207,7 @@ def test_pause_partition_and_rollback_hold_and_release(
             "both back on v1", lambda: _images(cluster, namespace) == {"0": v1, "1": v1} and rolled_back()
         )
         time.sleep(1)
+    assert any(r.get("runningRevision") == first for st in watch.seen for r in st["instanceStatuses"])
     for st in watch.seen:
         assert st["updateRevision"] == second
         if any(r.get("runningRevision") == first for r in st["instanceStatuses"]):
