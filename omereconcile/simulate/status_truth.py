@@ -29,19 +29,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omereconcile.planner.counters import meets_threshold
 from omereconcile.world import PodView
 
 __all__ = ["status_claims"]
 
 _TRUE_REASONS = ("AllInstancesReady", "MinimumAvailable", "Staged")
-
-
-def _meets(pod_count: int, satisfying: int, desired: int) -> bool:
-    if pod_count == 0:
-        return False
-    if desired <= 0:
-        return satisfying == pod_count
-    return satisfying >= desired
 
 
 def _serving(p: PodView) -> bool:
@@ -68,10 +61,10 @@ def status_claims(
         desired = count if desired_by_index is None else desired_by_index.get(idx, count)
         for field, row_key in keys.items():
             if r.get("phase") == "Pending" and field != "availableReplicas":
-                if _meets(count, int(r.get(row_key) or 0), desired):
+                if meets_threshold(count, int(r.get(row_key) or 0), desired):
                     bad.append(f"row {idx} is Pending yet its {row_key} counts it")
                 continue
-            support[field] += _meets(count, int(r.get(row_key) or 0), desired)
+            support[field] += meets_threshold(count, int(r.get(row_key) or 0), desired)
         if r.get("phase") == "Ready" and not r.get("operation") and count == 0:
             bad.append(f"row {idx} claims Ready beside a zero pod count")
         if pods_by_index is None:
