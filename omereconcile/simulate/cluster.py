@@ -301,6 +301,12 @@ class Sim:
                     self._stamp(p.obj)
         self._endpoint_slices()
 
+    def revive_node(self, name: str) -> None:
+        """The kubelet reports again: Ready, untainted, its pods driven again."""
+        self.silent.discard(name)
+        self.node_objs[name] = _node_obj(name, self.now)
+        self.tick()
+
     def delete_node(self, name: str) -> None:
         self.node_objs.pop(name, None)
         self.silent.add(name)

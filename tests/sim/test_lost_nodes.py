@@ -163,6 +163,20 @@ def test_a_create_whose_pod_sits_on_a_silent_node_waits_node_unknown_past_its_de
     assert "PodForceDeleted" not in sim.event_reasons()
 
 
+def test_the_hold_goes_when_the_node_reports_again_and_the_deadline_is_rearmed() -> None:
+    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60))
+    sim, driver = _creating_on_a_node_that_goes_silent(settings)
+    _passes(sim, driver, 30)
+    assert sim.rows()[0]["operation"]["waiting"] == "NodeUnknown"
+    sim.revive_node("sim-node")
+    driver.one_pass()
+    op = sim.rows()[0]["operation"]
+    assert "waiting" not in op
+    assert op["deadline"] == (sim.now + timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    driver.run(lambda s: s.rows()[0]["phase"] == "Ready")
+    assert sim.node_of(POD0) == "sim-node"  # the same pod: nothing was recycled
+
+
 def test_force_delete_frees_the_held_name_and_the_instance_comes_up_elsewhere() -> None:
     settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60), force_delete=POLICY)
     sim, driver = _creating_on_a_node_that_goes_silent(settings)
