@@ -49,7 +49,7 @@ from omereconcile.actions import WriteStatus
 from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
 from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
-from omereconcile.kube import JSON, ApiError, Gone, Kube, NotFound, TooManyRequests
+from omereconcile.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
 from omereconcile.logs import for_reconcile
 from omereconcile.metrics import Metrics
 from omereconcile.observe import (
@@ -638,10 +638,12 @@ class Controller:
                     labelSelector=managed,
                 )
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
-        # condition or unreachable taints is a trigger, for the replicas with a pod on it.
-        self._reflect(
-            "nodes", paths.nodes(), self._on_node, trim=True, relevant=self._owned_relevant("nodes")
-        )
+        # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
+        # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
+        if self._may_read_nodes():
+            self._reflect(
+                "nodes", paths.nodes(), self._on_node, trim=True, relevant=self._owned_relevant("nodes")
+            )
         for kind, plural, namespaced in CATALOG_RESOURCES:
             scopes = self._scopes() if namespaced else [None]
             for ns in scopes:
@@ -767,6 +769,18 @@ class Controller:
         for r in self.reflectors.get("inferencereplicas", []):
             for rep in r.by_index(value):
                 self._enqueue(_key_of(rep), trigger)
+
+    def _may_read_nodes(self) -> bool:
+        try:
+            self.kube.list(paths.nodes(), limit="1")
+        except Forbidden as exc:
+            log.warning(
+                "cannot list nodes: the NodeUnknown hold and force-delete escalation read no Node "
+                "(grant get/list/watch on nodes, as deploy/base/rbac.yaml does)",
+                extra={"error": str(exc)},
+            )
+            return False
+        return True
 
     def _on_node(self, etype: str, obj: JSON) -> None:
         """A Node went quiet, came back or was deleted: every replica with a pod on it looks again."""
