@@ -22,6 +22,7 @@ __all__ = [
     "DeleteRevision",
     "DeleteService",
     "EnsureService",
+    "ForceDeletePod",
     "PatchService",
     "Plan",
     "RecordEvent",
@@ -48,6 +49,17 @@ class DeletePod:
     name: str
     uid: str
     resource_version: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForceDeletePod:
+    """Delete with grace 0, pinned to ``uid`` only (Go ``ops/force_delete.go``): a pod whose node is
+    proven dead (``planner/nodedeath.py``). NotFound (already gone) and a UID mismatch (a same-name
+    successor, never to be touched) are both success."""
+
+    name: str
+    uid: str
     reason: str
 
 
@@ -182,6 +194,7 @@ class WriteStatus:
 Action = (
     CreatePod
     | DeletePod
+    | ForceDeletePod
     | CreatePodGroup
     | DeletePodGroup
     | SetServingGate

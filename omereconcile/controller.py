@@ -49,7 +49,7 @@ from omereconcile.actions import WriteStatus
 from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
 from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
-from omereconcile.kube import JSON, ApiError, Gone, Kube, NotFound, TooManyRequests
+from omereconcile.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
 from omereconcile.logs import for_reconcile
 from omereconcile.metrics import Metrics
 from omereconcile.observe import (
@@ -637,6 +637,13 @@ class Controller:
                     relevant=self._owned_relevant(resource),
                     labelSelector=managed,
                 )
+        # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
+        # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
+        # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
+        if self._may_read_nodes():
+            self._reflect(
+                "nodes", paths.nodes(), self._on_node, trim=True, relevant=self._owned_relevant("nodes")
+            )
         for kind, plural, namespaced in CATALOG_RESOURCES:
             scopes = self._scopes() if namespaced else [None]
             for ns in scopes:
@@ -762,6 +769,37 @@ class Controller:
         for r in self.reflectors.get("inferencereplicas", []):
             for rep in r.by_index(value):
                 self._enqueue(_key_of(rep), trigger)
+
+    def _may_read_nodes(self) -> bool:
+        try:
+            self.kube.list(paths.nodes(), limit="1")
+        except Forbidden as exc:
+            log.warning(
+                "cannot list nodes: the NodeUnknown hold and force-delete escalation read no Node "
+                "(grant get/list/watch on nodes, as deploy/base/rbac.yaml does)",
+                extra={"error": str(exc)},
+            )
+            return False
+        return True
+
+    def _on_node(self, etype: str, obj: JSON) -> None:
+        """A Node went quiet, came back or was deleted: every replica with a pod on it looks again."""
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        seen: set[Hashable] = set()
+        for r in self.reflectors.get("pods", []):
+            with r.lock:
+                on_node = [p for p in r.store.values() if (p.get("spec") or {}).get("nodeName") == name]
+            for pod in on_node:
+                value = owner_index(pod)
+                if value is not None and value not in seen:
+                    seen.add(value)
+                    self._on_owned(etype, pod, "node")
+
+    def node(self, name: str) -> JSON | None:
+        """The Node ``name`` as the watch holds it (None: no such Node)."""
+        for r in self.reflectors.get("nodes", []):
+            return r.get(("", name))
+        return None
 
     def _catalog_event(self, kind: str) -> Callable[[str, JSON], None]:
         category = category_of(kind)
@@ -903,6 +941,7 @@ class Controller:
                 now=self.clock(),
                 resolver=resolver,
                 owned=self.owned,
+                nodes=self.node if "nodes" in self.reflectors else None,
             )
         except TooManyRequests as exc:
             return PassResult("error", requeue_after=exc.retry_after, error=str(exc))

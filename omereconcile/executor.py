@@ -7,6 +7,8 @@
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
+- ``ForceDeletePod``: grace 0 with a UID precondition (``force_delete_pod``); NotFound and a UID
+  mismatch are both success.
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
   reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
@@ -155,6 +157,9 @@ class Executor:
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pods(ns)}/{act.name}", body)
             return None
+        if isinstance(act, A.ForceDeletePod):
+            force_delete_pod(kube, ns, act)
+            return None
         if isinstance(act, A.CreatePodGroup):
             with contextlib.suppress(AlreadyExists):  # an earlier pass created it
                 kube.post(paths.pod_groups(ns), dict(act.pod_group))
@@ -293,6 +298,17 @@ class Executor:
             body["metadata"].pop("resourceVersion", None)
             stored = self.kube.post(paths.events(ns), body)
         self.events.update_state(found.key, stored or {})
+
+
+def force_delete_pod(kube: Kube, namespace: str, act: A.ForceDeletePod) -> None:
+    """Go ``ops/force_delete.go`` ``escalateStuckTerminatingWithDeadline`` / ``forceDeleteOnNodeDeath``:
+    grace 0 with a UID precondition, since OME reuses stable pod names and a same-name successor must be
+    out of reach. NotFound (the object is already gone) and Conflict (the precondition missed: a
+    successor holds the name) are both success."""
+    body = _delete_options(act.uid, None)
+    body["gracePeriodSeconds"] = 0
+    with contextlib.suppress(NotFound, Conflict):
+        kube.delete(f"{paths.pods(namespace)}/{act.name}", body)
 
 
 def _delete_options(uid: str | None, resource_version: str | None) -> JSON:

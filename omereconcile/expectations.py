@@ -14,6 +14,7 @@ check of the cache, which a relist cannot skip past:
 
 - ``CreatePod``: the cache holds a pod of that name other than the one it held when the create was sent;
 - ``DeletePod``: the cache holds no pod of that name and UID, or holds it terminating;
+- ``ForceDeletePod``: the cache holds no pod of that name and UID;
 - ``SetServingGate``: the cache holds no pod of that name and UID at the resourceVersion the patch was
   pinned to (the patch bumped it; a later version includes it).
 
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omereconcile.actions import Action, CreatePod, DeletePod, SetServingGate
+from omereconcile.actions import Action, CreatePod, DeletePod, ForceDeletePod, SetServingGate
 
 __all__ = ["DEFAULT_TIMEOUT", "Expectations", "PodLookup"]
 
@@ -42,7 +43,7 @@ PodLookup = Callable[[str, str], Mapping[str, Any] | None]
 
 @dataclass(frozen=True, slots=True)
 class _Expect:
-    kind: str  # create | delete | patch
+    kind: str  # create | delete | gone | patch
     name: str
     uid: str | None  # create: the UID cached when it was sent (None: no pod of that name)
     resource_version: str = ""
@@ -60,6 +61,8 @@ def _observed(e: _Expect, pod: Mapping[str, Any] | None) -> bool:
         return True  # gone, or replaced by another incarnation of the name
     if e.kind == "delete":
         return meta.get("deletionTimestamp") is not None
+    if e.kind == "gone":
+        return False  # a force-delete is seen once the name holds no pod of that UID
     return str(meta.get("resourceVersion") or "") != e.resource_version
 
 
@@ -95,6 +98,8 @@ class Expectations:
                 items.append(_Expect("create", act.name, planned_from.get(act.name)))
             elif isinstance(act, DeletePod):
                 items.append(_Expect("delete", act.name, act.uid))
+            elif isinstance(act, ForceDeletePod):
+                items.append(_Expect("gone", act.name, act.uid))
             elif isinstance(act, SetServingGate):
                 items.append(_Expect("patch", act.name, act.uid, act.resource_version))
         with self._lock:

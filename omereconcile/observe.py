@@ -19,7 +19,7 @@ at its own revision) is rebuilt from the ControllerRevision's ``data`` (``podSpe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -29,6 +29,7 @@ from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
     DesiredRevision,
     Endpoints,
+    NodeView,
     PodGroupView,
     PodView,
     RenderBlock,
@@ -52,6 +53,7 @@ __all__ = [
     "CATALOG_RESOURCES",
     "Dependency",
     "LiveOwned",
+    "NodeLookup",
     "Observation",
     "OwnedReader",
     "build_catalog",
@@ -61,6 +63,7 @@ __all__ = [
     "paths",
     "render_world",
     "runners_from_payload",
+    "with_nodes",
 ]
 
 GROUP = "/apis/ome.io/v1beta1"
@@ -128,6 +131,10 @@ class paths:
             if ns
             else "/apis/discovery.k8s.io/v1/endpointslices"
         )
+
+    @staticmethod
+    def nodes() -> str:
+        return "/api/v1/nodes"
 
     @staticmethod
     def pod_groups(ns: str) -> str:
@@ -394,9 +401,11 @@ def observe(
     now: datetime,
     resolver: Resolver | None = None,
     owned: OwnedReader | None = None,
+    nodes: NodeLookup | None = None,
 ) -> Observation | None:
     """Read one replica (live) and what it owns (from ``owned``, live by default); None when the replica
-    is gone."""
+    is gone. ``nodes`` looks up the Node of each pod (the controller's Node watch); without it the
+    World holds no Node, which no lost-node rule reads as evidence."""
     raw = kube.get_or_none(paths.replica(namespace, name))
     if raw is None:
         return None
@@ -424,7 +433,24 @@ def observe(
         now=now,
         resolver=resolver,
     )
-    return with_pod_groups(kube, obs, prefix, component)
+    return with_nodes(with_pod_groups(kube, obs, prefix, component), nodes)
+
+
+# A Node by name (None: no such Node), as the controller's Node watch holds it.
+NodeLookup = Callable[[str], JSON | None]
+
+
+def with_nodes(obs: Observation, lookup: NodeLookup | None) -> Observation:
+    """Add the Nodes of the replica's pods to the world (``World.nodes``): one lookup per node name, no
+    request (the lookup reads the watch's store)."""
+    if lookup is None:
+        return obs
+    names = sorted({p.node_name for p in obs.world.pods if p.node_name})
+    found: dict[str, NodeView | None] = {}
+    for name in names:
+        raw = lookup(name)
+        found[name] = None if raw is None else NodeView.from_dict(raw)
+    return replace(obs, world=replace(obs.world, nodes=found))
 
 
 def with_pod_groups(kube: Kube, obs: Observation, prefix: str, component: str) -> Observation:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from omereconcile.world import Endpoints, PodView, RevisionView, ServiceView
+from omereconcile.world import Endpoints, NodeView, PodView, RevisionView, ServiceView
 
 __all__ = ["UPDATE_PREDICATES", "plan_relevant_update", "replica_update_matters"]
 
@@ -62,6 +62,8 @@ UPDATE_PREDICATES: dict[str, Callable[[JSON], object]] = {
     "endpointslices": _slice,
     "services": _service,
     "controllerrevisions": _revision,
+    # The lost-node rules read a Node's Ready condition and unreachable taints, not its heartbeats.
+    "nodes": NodeView.from_dict,
 }
 
 

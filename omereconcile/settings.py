@@ -20,6 +20,7 @@ from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_
 from omerender.catalog import ControllerIdentity
 
 __all__ = [
+    "ForceDeletePolicy",
     "OperatorSettings",
     "RetryPolicy",
     "SettingsError",
@@ -121,6 +122,17 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class ForceDeletePolicy:
+    """``lifecycle.forceDelete`` (01 §8.1, OME ``types.ForceDeletePolicy``): both fields required, the
+    escalation off without the block. ``overdue_slack`` is waited past a pod's own
+    ``deletionTimestamp``; ``node_unreachable_threshold`` is how long the node's death evidence must
+    stand (``planner/nodedeath.py``)."""
+
+    overdue_slack: timedelta
+    node_unreachable_threshold: timedelta
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorSettings:
     """What the operator configured. ``None`` means "not configured" (OME's behaviour differs for it)."""
 
@@ -139,6 +151,8 @@ class OperatorSettings:
     controller_identity: ControllerIdentity | None = None
     # ``acceleratorResources``: the resource names PARALLELISM_SIZE counts (empty: NVIDIA only).
     accelerator_resources: tuple[str, ...] = ()
+    # lifecycle.forceDelete; None: no pod is ever force-deleted.
+    force_delete: ForceDeletePolicy | None = None
 
 
 def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
@@ -214,7 +228,33 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         teardown_deadline_invalid=teardown_invalid,
         controller_identity=_identity(_load_json(data, "inferenceReplica")),
         accelerator_resources=_accelerators(data),
+        force_delete=_force_delete(lifecycle.get("forceDelete")),
     )
+
+
+def _force_delete(block: Any) -> ForceDeletePolicy | None:
+    """``lifecycle.forceDelete``: absent is off; present, both durations are required (a Go duration
+    string, zero or more). A half-written block stops the manager, as a bad duration does: acting on a
+    default the operator did not write is what the escalation must never do."""
+    if block is None:
+        return None
+    if not isinstance(block, Mapping):
+        raise SettingsError(f"lifecycle.forceDelete: {block!r} is not an object")
+    values: list[timedelta] = []
+    for key in ("overdueSlack", "nodeUnreachableThreshold"):
+        raw = block.get(key)
+        if raw in (None, ""):
+            raise SettingsError(
+                f"lifecycle.forceDelete.{key} is required when lifecycle.forceDelete is set "
+                "(set both overdueSlack and nodeUnreachableThreshold, e.g. '5m', or remove the block)"
+            )
+        if not isinstance(raw, str):
+            raise SettingsError(f"lifecycle.forceDelete.{key}: {raw!r} is not a duration string such as '5m'")
+        value = parse_go_duration(raw)
+        if value < timedelta(0):
+            raise SettingsError(f"lifecycle.forceDelete.{key}: {raw!r} is negative")
+        values.append(value)
+    return ForceDeletePolicy(values[0], values[1])
 
 
 def _retry_policy(block: Any) -> tuple[RetryPolicy | None, str | None]:

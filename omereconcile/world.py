@@ -23,6 +23,7 @@ __all__ = [
     "DesiredRevision",
     "EndpointView",
     "Endpoints",
+    "NodeView",
     "PodCondition",
     "PodFactory",
     "PodGroupView",
@@ -136,6 +137,7 @@ class PodView:
     node_name: str | None = None
     scheduling_gates: tuple[str, ...] = ()
     readiness_gates: tuple[str, ...] = ()  # spec.readinessGates[].conditionType
+    finalizers: tuple[str, ...] = ()  # metadata.finalizers: a force-delete could not remove the pod
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -256,6 +258,7 @@ class PodView:
             readiness_gates=tuple(
                 str(g.get("conditionType", "")) for g in spec.get("readinessGates", []) or []
             ),
+            finalizers=tuple(str(f) for f in meta.get("finalizers", []) or []),
         )
 
 
@@ -483,6 +486,46 @@ def _default_factory(
     raise RuntimeError("World.pod_factory was not wired")
 
 
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """A Node as the lost-node rules read it (``planner/nodedeath.py``): its ``Ready`` condition and the
+    unreachable taints the node lifecycle controller puts on a node that stopped reporting."""
+
+    name: str
+    ready: str = ""  # the Ready condition's status: True, False, Unknown; "" when it has none
+    ready_since: datetime | None = None  # its lastTransitionTime
+    ready_reason: str = ""
+    unreachable_since: tuple[datetime | None, ...] = ()  # timeAdded of each unreachable taint
+
+    @property
+    def silent(self) -> bool:
+        """The kubelet stopped reporting, as the node controller marks it: Ready not True (False, or
+        Unknown when the heartbeats stopped), or the unreachable taint."""
+        return self.ready in ("False", "Unknown") or bool(self.unreachable_since)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> NodeView:
+        meta = obj.get("metadata", {}) or {}
+        status = obj.get("status", {}) or {}
+        spec = obj.get("spec", {}) or {}
+        ready = next((cd for cd in status.get("conditions", []) or [] if cd.get("type") == "Ready"), None)
+        taints = tuple(
+            parse_time(t.get("timeAdded"))
+            for t in spec.get("taints", []) or []
+            if t.get("key") == UNREACHABLE_TAINT
+        )
+        return cls(
+            name=str(meta.get("name", "")),
+            ready=str(ready.get("status", "")) if ready else "",
+            ready_since=parse_time(ready.get("lastTransitionTime")) if ready else None,
+            ready_reason=str(ready.get("reason", "") or "") if ready else "",
+            unreachable_since=taints,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class World:
     """Everything one planner pass may read."""
@@ -503,3 +546,7 @@ class World:
     # not installed (then no PodGroup is created, 01 §3.6).
     pod_groups: tuple[PodGroupView, ...] = ()
     gang_scheduling: bool = True
+    # The Nodes of the pods, by name, from the controller's Node watch: ``None`` for a node the watch
+    # does not hold (deleted). ``nodes`` itself is None when Nodes were not observed at all, which no
+    # lost-node rule reads as evidence.
+    nodes: Mapping[str, NodeView | None] | None = None

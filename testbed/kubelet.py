@@ -35,6 +35,7 @@ PodPredicate = Callable[[JSON], bool]
 FAKE_KUBELET_LABEL = "testbed.omerender.dev/fake-kubelet"
 KUBELET_VERSION = "v1.36.3"
 _OUR_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
 
 def _now() -> str:
@@ -124,6 +125,7 @@ class FakeKubelet:
         self.relists = 0
         self.status_patches = 0
         self.errors: list[str] = []
+        self._silent: set[str] = set()  # nodes whose kubelet stopped (silence_node)
 
     # ------------------------------------------------------------------ public API
 
@@ -187,6 +189,64 @@ class FakeKubelet:
             self._rules.clear()
             for key in list(self._pods):
                 self._enqueue_locked(key, 0.0)
+
+    # ------------------------------------------------------------------ a node that stops reporting
+
+    def silence_node(self, name: str) -> None:
+        """The node's kubelet stops: no lease renewal, no pod status, and a deletion of one of its pods
+        never completes. The testbed runs no nodelifecycle controller, so its marks are written here as
+        it writes them for a node whose heartbeats stopped: Ready=Unknown ``NodeStatusUnknown``
+        "Kubelet stopped posting node status.", the ``node.kubernetes.io/unreachable`` NoSchedule and
+        NoExecute taints, and Ready=False on each pod of the node (``MarkPodsNotReady``, which leaves
+        ContainersReady as the kubelet last wrote it)."""
+        with self._lock:
+            self._silent.add(name)
+            on_node = [p for p in self._pods.values() if p.get("spec", {}).get("nodeName") == name]
+        now = _now()
+        self.raw.patch(
+            f"/api/v1/nodes/{name}/status",
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "Unknown",
+                            "reason": "NodeStatusUnknown",
+                            "message": "Kubelet stopped posting node status.",
+                            "lastTransitionTime": now,
+                        }
+                    ]
+                }
+            },
+            content_type=STRATEGIC_MERGE_PATCH,
+        )
+        taints = [
+            {"key": UNREACHABLE_TAINT, "effect": e, "timeAdded": now} for e in ("NoSchedule", "NoExecute")
+        ]
+        self.raw.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": taints}})
+        for pod in on_node:
+            md = pod.get("metadata", {})
+            with contextlib.suppress(Exception):
+                self.raw.patch(
+                    f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status",
+                    {
+                        "status": {
+                            "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": now}]
+                        }
+                    },
+                    content_type=STRATEGIC_MERGE_PATCH,
+                )
+
+    def revive_node(self, name: str) -> None:
+        """The kubelet comes back: Ready again, the taints gone, its pods driven again."""
+        with self._lock:
+            self._silent.discard(name)
+        self._ensure_node(self.node_names.index(name), name)
+        self.raw.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": None}})
+        with self._lock:
+            for key, pod in self._pods.items():
+                if pod.get("spec", {}).get("nodeName") == name:
+                    self._enqueue_locked(key, 0.0)
 
     # ------------------------------------------------------------------ nodes
 
@@ -279,6 +339,8 @@ class FakeKubelet:
         # look alive even to a KCM that runs that controller.
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         for name in self.node_names:
+            if name in self._silent:
+                continue
             path = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}"
             spec = {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now}
             try:
@@ -435,7 +497,7 @@ class FakeKubelet:
             if pod is None:
                 return
             spec = pod.get("spec", {})
-            if spec.get("nodeName") not in self._node_ips:
+            if spec.get("nodeName") not in self._node_ips or spec.get("nodeName") in self._silent:
                 return
             md = pod.get("metadata", {})
             uid = str(md.get("uid", ""))

@@ -16,6 +16,7 @@ from typing import Any
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
 from omereconcile.planner.journal import counters_only
+from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
 from omereconcile.planner.release import answer_release
 from omereconcile.planner.reset import answer_reset
@@ -92,9 +93,10 @@ def plan(world: World) -> Plan:
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, load_rows(rep.status), group_pods(ctx, world.pods))
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)
-    status = build_status(
-        ctx, result.rows, group_pods(ctx, world.pods), result.hold, result.held_indices, retry, out
-    )
+    by_index = group_pods(ctx, world.pods)
+    # Go SweepStuckTerminatingPods: every Terminating pod, whether or not an operation waits on it.
+    sweep_terminating(ctx, by_index, out)
+    status = build_status(ctx, result.rows, by_index, result.hold, result.held_indices, retry, out)
 
     actions: list[Action] = []
     if decision.create is not None:

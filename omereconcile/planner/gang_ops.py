@@ -131,7 +131,8 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     if ctx.restart_policy == RESTART_POLICY_RECREATE:
         return start_gang_restart(ctx, row, pods, broken, out)
     if not any(not p.terminating and not p.ended for p in pods):
-        return demote(ctx, row, out)
+        # Go planUnbackedDemotions: a Terminating member still counts as live; demote once none is left.
+        return row if any(p.terminating for p in pods) else demote(ctx, row, out)
     op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
 

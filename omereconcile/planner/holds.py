@@ -32,15 +32,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from omereconcile.planner.context import Ctx
+from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent, sweep_frees
 from omereconcile.planner.out import Out
 from omereconcile.planner.quota import takes_row
 from omereconcile.planner.rows import Row
 from omereconcile.world import PodView, format_time, parse_time
 
 __all__ = [
+    "NODE_UNKNOWN",
     "UNSCHEDULABLE",
     "Unplaced",
     "first_unplaced",
+    "node_unknown_hold",
     "scheduler_hold",
     "unplaced",
     "unschedulable_failure_message",
@@ -124,3 +127,63 @@ def scheduler_hold(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[R
         return row, verdict
     out.wake(verdict.since + grace + _PAST)
     return row, None
+
+
+# -- NodeUnknown ---------------------------------------------------------------------------------------
+NODE_UNKNOWN = "NodeUnknown"  # Go types.WaitingReasonNodeUnknown: environment-caused, never charged
+
+
+def _node_unknown_evidence(ctx: Ctx, pod: PodView) -> Mapping[str, Any]:
+    """Go ``NodeUnknownTermination``: which pod holds the name and which node went quiet under it; the
+    time is the pod's creation, so re-observing the same wait rewrites nothing."""
+    node = pod.node_name or "<unbound>"
+    if pod.phase == "Unknown":
+        why = f"pod {pod.name} is in phase Unknown on node {node}"
+    else:
+        seen = (ctx.world.nodes or {}).get(pod.node_name or "")
+        state = "deleted" if seen is None else f"Ready={seen.ready or 'absent'}"
+        if seen is not None and seen.unreachable_since:
+            state += ", unreachable taint"
+        why = f"pod {pod.name} is on node {node} ({state})"
+    return {
+        "podName": pod.name,
+        "reason": NODE_UNKNOWN,
+        "message": f"{NODE_UNKNOWN}: {why}; its kubelet has stopped reporting, so the name is held rather "
+        "than recycled",
+        "time": format_time(pod.creation_timestamp or ctx.now),
+    }
+
+
+def node_unknown_hold(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+    """Go ``holds/nodeunknown.go`` ``reportNodeUnknown`` with ``ops/unknown_phase.go``
+    ``recoverUnknownPhaseTargets``, on the pods a step needs (``pods``: the names it creates).
+
+    A pod whose kubelet stopped reporting (``planner/nodedeath.py`` ``kubelet_silent``) holds its name:
+    it may still run, so the name is never recycled as a dead pod's is. On node-death evidence under
+    ``lifecycle.forceDelete`` it is force-deleted this pass, which frees the name and records no wait;
+    otherwise the step's clock parks with ``waiting: NodeUnknown`` and the pod named on ``lastFailure``
+    (no retry charge: a silent node says nothing about the template). Once no such pod is left the token
+    goes and the deadline is re-armed with a full window, as every hold's is."""
+    op = row.operation
+    assert op is not None
+    held: list[PodView] = []
+    for pod in sorted(pods, key=lambda p: p.name):
+        if not kubelet_silent(ctx.world.nodes, pod):
+            continue
+        if pod.terminating:
+            # The stuck-Terminating sweep owns it (planner/nodedeath.py sweep_terminating).
+            if not sweep_frees(ctx.world.nodes, pod, ctx.world.settings.force_delete, ctx.now).actionable:
+                held.append(pod)
+            continue
+        if not force_delete_silent(ctx, row.index, pod, out).actionable:
+            held.append(pod)
+    if not held:
+        if op.waiting == NODE_UNKNOWN:
+            return replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+        return row
+    if takes_row(NODE_UNKNOWN, op.waiting):
+        evidence = _node_unknown_evidence(ctx, held[0])
+        return replace(row, operation=replace(op, waiting=NODE_UNKNOWN, deadline=None), last_failure=evidence)
+    if op.deadline is not None:
+        return replace(row, operation=replace(op, deadline=None))  # any outside wait parks the clock
+    return row

@@ -283,6 +283,11 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     if row.phase == R.READY and not running:
+        if any(p.terminating for p in pods):
+            # Go workload planUnbackedDemotions: "a Terminating pod still counts as live, deferring the
+            # correction until the loss is total and settled" -- the row stays Ready, published with the
+            # terminating pod's counts, until the pod object is gone.
+            return row
         # workload truth pass (DemoteUnbackedInstances), a Warning.
         return demote(ctx, row, out)
     if active is None or not running:

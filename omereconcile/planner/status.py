@@ -4,8 +4,14 @@ Counters: ``planner/counters.py`` (Go ``workload/status/aggregate.go``, ``worklo
 Conditions and the rollout hold: Go ``inferencereplica/status.go`` — ``computeReadyCondition``,
 ``computeRolloutStalledCondition``, ``computeDrainOverdueCondition``, ``effectiveRolloutHold``,
 ``nextRolloutHold``. ``currentRevision``: Go ``workload/status/aggregate.go`` ``CurrentRevisionFor``.
-Go's "update revision" in all of these is the roll target (``ctx.target``): the spec's revision, or the
-``rollbackToRevision`` one when it names a revision of ours.
+Go's "update revision" in all of these is the spec's own revision (``ctx.spec_revision``), also under a
+``rollbackToRevision``: Go ``inferencereplica/reconciler.go`` passes its ``specTarget`` to
+``aggregateAndWriteStatus`` and to ``buildPromoteCurrentRevision`` ("component-level revision rollup
+against the SPEC target") while the Instances roll to the rollback revision (``rollTarget``). So a rollback
+publishes ``updateRevision`` = the spec's revision, counts ``updatedReplicas`` against it, withdraws a
+``currentRevision`` that named it once a row runs the rollback revision, and reads as a rollout in
+flight (``Ready=Unknown RolloutInProgress``) for as long as the pin stands: the roll back is complete
+when every row is ``Ready`` on the rollback revision with no operation, which the rows say.
 """
 
 from __future__ import annotations
@@ -191,7 +197,7 @@ def build_status(
 ) -> dict[str, Any]:
     del held  # Go reads the shape of the rows, not the planner's held set
     old = ctx.world.replica.status
-    update = ctx.target
+    update = ctx.spec_revision  # Go's UpdateRevision: the spec target, never the rollback pin
     counters = {
         r.index: instance_counters(by_index.get(r.index, ()), ctx.world.endpoints, ctx.min_ready, ctx.now)
         for r in rows
@@ -235,13 +241,13 @@ def build_status(
     in_flight = bool(update) and current != update
     effective = _effective_hold(ctx, hold, retry, in_flight)
     if effective is not None:
-        gate, reason = effective
+        gate, reason, target = effective
         prev = old.get("rolloutHold") or {}
-        same = prev.get("gate") == gate and prev.get("target") == update
+        same = prev.get("gate") == gate and prev.get("target") == target
         status["rolloutHold"] = {
             "gate": gate,
             "reason": reason,
-            "target": update,
+            "target": target,
             "since": prev.get("since") if same and prev.get("since") else format_time(ctx.now),
         }
 
@@ -269,16 +275,20 @@ def _gang_scheduling(ctx: Ctx) -> tuple[str, str, str]:
     return "False", "GangSchedulingAvailable", "Gang scheduling is available or not required"
 
 
-def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool) -> tuple[str, str] | None:
+def _effective_hold(
+    ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool
+) -> tuple[str, str, str] | None:
     """Go ``effectiveRolloutHold``: nothing without a rollout in flight; the Update pass's own verdict
     when it gave one (a budget denial: ``executeUpdatePass`` reports admission denials only, so a
-    partition or a pause, which deny nothing, publish no hold); else the update revision's
-    RetryBlock, in Go's words."""
+    partition or a pause, which deny nothing, publish no hold), naming the revision that pass rolls to
+    (``hold.Target``: the roll target); else the update revision's RetryBlock, in Go's words
+    (``computeRetryBlockRolloutHold`` reads ``status.UpdateRevision``, the spec's)."""
     if not in_flight:
         return None
     if hold is not None and hold.gate not in RETRY_GATES:
-        return hold.gate, hold.reason
-    return retry.rollout_hold(ctx.target, ctx.now)
+        return hold.gate, hold.reason, ctx.target
+    found = retry.rollout_hold(ctx.spec_revision, ctx.now)
+    return None if found is None else (*found, ctx.spec_revision)
 
 
 def _gn(ctx: Ctx) -> tuple[int, datetime]:

@@ -12,7 +12,13 @@ from datetime import timedelta
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
-from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
+from omereconcile.planner.holds import (
+    NODE_UNKNOWN,
+    UNSCHEDULABLE,
+    node_unknown_hold,
+    scheduler_hold,
+    unschedulable_failure_message,
+)
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import (
     crash_loop_failure,
@@ -378,6 +384,13 @@ def check_failure(
         return row, fail(
             ctx, row, "", None, UNSCHEDULABLE, msg, out, None, event_reason=msg, event_pod=no_room.pod
         )
+    # A name held by a pod whose kubelet stopped reporting parks the clock (planner/holds.py); what such
+    # a pod's stale statuses say is no evidence of the attempt.
+    row = node_unknown_hold(ctx, row, attempt, out)
+    op = row.operation
+    assert op is not None
+    if op.waiting == NODE_UNKNOWN:
+        return row, None
     grace_stuck = ctx.world.settings.stuck_pod_grace_period
     if pod is not None and grace_stuck > timedelta(0):
         stuck = stuck_container(pod)

@@ -7,10 +7,11 @@ from __future__ import annotations
 from omereconcile.actions import Action, DeleteService, Plan, RecordEvent, RemoveFinalizer, WriteStatus
 from omereconcile.planner.context import build_context
 from omereconcile.planner.gang import POD_GROUP_RECHECK
+from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import owned
 from omereconcile.planner.retry import RetryBook
-from omereconcile.planner.rollout import plan_instances
+from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
 from omereconcile.planner.status import teardown_status
 from omereconcile.settings import format_go_duration
@@ -59,6 +60,9 @@ def plan_teardown(world: World) -> Plan:
     out = Out(world.now)
     retry = RetryBook(load_retry_blocks(status), f"{ctx.namespace}/{ctx.name}", ctx.component)
     result = plan_instances(ctx, load_rows(status), world.pods, retry, out)
+    # Go escalateStuckTerminatingPods: a teardown waiting on pods a dead node will never finish gets the
+    # same force-delete escalation as the scale-down path.
+    sweep_terminating(ctx, group_pods(ctx, world.pods), out)
     new_status = teardown_status(status, result.rows)
     actions: list[Action] = []
     if new_status != dict(status):

@@ -17,8 +17,10 @@ from typing import Any
 from omereconcile import actions as A
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
+    UNREACHABLE_TAINT,
     DesiredRevision,
     Endpoints,
+    NodeView,
     PodGroupView,
     PodView,
     RenderBlock,
@@ -68,6 +70,16 @@ class SimPod:
     restarted_at: datetime | None = None
 
 
+def _node_obj(name: str, at: datetime = T0) -> dict[str, Any]:
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "KubeletReady",
+        "lastTransitionTime": format_time(at),
+    }
+    return {"metadata": {"name": name}, "spec": {}, "status": {"conditions": [ready]}}
+
+
 @dataclass
 class Sim:
     now: datetime = T0
@@ -103,6 +115,11 @@ class Sim:
     writes: list[str] = field(default_factory=list)
     _seq: int = 0
     _rendered: dict[str, Any] = field(default_factory=dict)
+    # Nodes, by name: the scheduler binds to the first one (by name) that is not tainted unreachable.
+    node_objs: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {n: _node_obj(n) for n in ("sim-node", "sim-node-b")}
+    )
+    silent: set[str] = field(default_factory=set)  # nodes whose kubelet stopped reporting
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -230,7 +247,77 @@ class Sim:
             instance_shape=self.instance_shape(),
             pod_groups=tuple(PodGroupView.from_dict(g) for _, g in sorted(self.pod_groups.items())),
             gang_scheduling=self.gang_scheduling,
+            nodes=self._node_views(),
         )
+
+    # -- nodes: a kubelet that stops, the node controller's marks, a deleted Node --------------------------
+    def _node_views(self) -> dict[str, NodeView | None]:
+        names = {
+            str(p.obj["spec"].get("nodeName")) for p in self.pods.values() if p.obj["spec"].get("nodeName")
+        }
+        views: dict[str, NodeView | None] = {}
+        for n in sorted(names):
+            if n in self.node_objs:
+                views[n] = NodeView.from_dict(self.node_objs[n])
+            else:  # a node this sim does not model is healthy, unless it was deleted
+                views[n] = None if n in self.silent else NodeView(n, ready="True")
+        return views
+
+    def _schedulable_node(self) -> str:
+        for name, node in sorted(self.node_objs.items()):
+            tainted = any(t.get("key") == UNREACHABLE_TAINT for t in node["spec"].get("taints", []))
+            if not tainted and not node["spec"].get("unschedulable"):
+                return name
+        return "sim-node"
+
+    def node_of(self, pod: str) -> str:
+        return str(self.pods[pod].obj["spec"].get("nodeName") or "")
+
+    def silence_node(self, name: str) -> None:
+        """The node's kubelet stops reporting, and the node controller does what it does about it: Ready
+        Unknown, the unreachable taints, and every pod on the node marked not Ready (``MarkPodsNotReady``
+        sets only the pod's Ready condition; ContainersReady keeps what the kubelet last wrote). Its pods
+        stop changing, and a deletion of one never completes: no kubelet is left to finish it."""
+        self.silent.add(name)
+        now = format_time(self.now)
+        node = self.node_objs[name]
+        node["status"]["conditions"] = [
+            {
+                "type": "Ready",
+                "status": "Unknown",
+                "reason": "NodeStatusUnknown",
+                "message": "Kubelet stopped posting node status.",
+                "lastTransitionTime": now,
+            }
+        ]
+        node["spec"]["taints"] = [
+            {"key": UNREACHABLE_TAINT, "effect": "NoSchedule", "timeAdded": now},
+            {"key": UNREACHABLE_TAINT, "effect": "NoExecute", "timeAdded": now},
+        ]
+        for p in self.pods.values():
+            if p.obj["spec"].get("nodeName") == name:
+                p.gone_at = None
+                if self._set_cond(p.obj, "Ready", "False"):
+                    self._stamp(p.obj)
+        self._endpoint_slices()
+
+    def revive_node(self, name: str) -> None:
+        """The kubelet reports again: Ready, untainted, its pods driven again."""
+        self.silent.discard(name)
+        self.node_objs[name] = _node_obj(name, self.now)
+        self.tick()
+
+    def delete_node(self, name: str) -> None:
+        self.node_objs.pop(name, None)
+        self.silent.add(name)
+
+    def user_delete(self, name: str) -> None:
+        """``kubectl delete pod``: graceful, finished by the kubelet unless its node is silent."""
+        p = self.pods[name]
+        deadline = self.now + timedelta(seconds=self.delete_grace)
+        p.obj["metadata"]["deletionTimestamp"] = format_time(deadline)
+        p.gone_at = None if p.obj["spec"].get("nodeName") in self.silent else deadline
+        self._stamp(p.obj)
 
     def instance_shape(self) -> tuple[tuple[str, int], ...]:
         if not self.workers:
@@ -301,9 +388,20 @@ class Sim:
                     f"delete of pod {act.name} while its serving gate is True (not drained)"
                 )
             # The API server stamps the deletion deadline: the request time plus the grace.
-            pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
-            pod.obj["metadata"]["deletionTimestamp"] = format_time(pod.gone_at)
+            deadline = self.now + timedelta(seconds=self.delete_grace)
+            pod.gone_at = None if pod.obj["spec"].get("nodeName") in self.silent else deadline
+            pod.obj["metadata"]["deletionTimestamp"] = format_time(deadline)
             self._stamp(pod.obj)
+        elif isinstance(act, A.ForceDeletePod):
+            gone = self.pods.get(act.name)
+            if gone is not None and gone.obj["metadata"]["uid"] == act.uid:
+                pod = gone
+                if pod.obj["metadata"].get("finalizers"):
+                    self.violations.append(f"force-delete of pod {act.name}, which has finalizers")
+                node = pod.obj["spec"].get("nodeName")
+                if node not in self.silent:
+                    self.violations.append(f"force-delete of pod {act.name} on the live node {node}")
+                del self.pods[act.name]
         elif isinstance(act, A.SetServingGate):
             pod = self._pod(act.name, act.uid)
             if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
@@ -429,13 +527,15 @@ class Sim:
 
     def _kubelet(self, p: SimPod) -> None:
         obj, st = p.obj, p.obj["status"]
+        if obj["spec"].get("nodeName") in self.silent:
+            return  # no kubelet reports this pod any more
         changed = False
         if p.behaviour == "unschedulable":
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
             if not obj["spec"].get("nodeName"):
-                obj["spec"]["nodeName"] = "sim-node"  # the scheduler's binding
+                obj["spec"]["nodeName"] = self._schedulable_node()  # the scheduler's binding
                 changed = True
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"

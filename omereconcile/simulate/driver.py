@@ -15,6 +15,8 @@ from omereconcile.actions import Plan, WriteStatus
 from omereconcile.coalesce import StatusCoalescer
 from omereconcile.planner import plan
 from omereconcile.simulate.cluster import Conflict, Sim
+from omereconcile.simulate.status_truth import status_claims
+from omereconcile.world import PodView, World
 from omerender import constants as c
 
 
@@ -121,6 +123,26 @@ class Driver:
             if steady_active:
                 raise InvariantError(f"{kind} {act.name}: the serving pod of an Instance with no operation")  # type: ignore[attr-defined]
 
+    def truthful(self, act: WriteStatus, world: World) -> None:
+        """The status a pass writes claims no more than its rows and the pods of that pass
+        (``simulate/status_truth.py``). Teardown keeps the last published counts (Go skips the
+        aggregate there), so only a live replica's writes are read."""
+        if world.replica.deletion_timestamp is not None:
+            return
+        by_index: dict[int, list[PodView]] = {}
+        for p in world.pods:
+            if p.labels.get(c.LABEL_INSTANCE_INDEX) is not None and p.index is not None:
+                by_index.setdefault(p.index, []).append(p)
+        size = sum(n for _, n in world.instance_shape)
+        rows = act.status.get("instanceStatuses") or []
+        if size > 1:
+            desired = {int(r["index"]): size for r in rows if r.get("phase") != "Deleting"}
+        else:
+            desired = dict.fromkeys(range(world.replica.model.spec.effective_replicas), 1)
+        wrong = status_claims(act.status, by_index, desired or None)
+        if wrong:
+            raise InvariantError(f"status claims more than it holds ({act.reason}): {'; '.join(wrong)}")
+
     # -- the loop -------------------------------------------------------------------------------------------
     def one_pass(self) -> Plan:
         sim = self.sim
@@ -134,6 +156,8 @@ class Driver:
         rv = sim.replica["metadata"]["resourceVersion"]
         for act in p.actions:
             self.journaled(act)
+            if isinstance(act, WriteStatus):
+                self.truthful(act, world)
             try:
                 sim.apply(act, rv)
             except Conflict:
@@ -211,6 +235,17 @@ def converged(sim: Sim) -> bool:
     st = sim.status
     return all(r.get("operation") is None for r in sim.rows()) and st.get("currentRevision") == st.get(
         "updateRevision"
+    )
+
+
+def rolled_back(sim: Sim, revision: str) -> bool:
+    """A ``rollbackToRevision`` roll is done: every row ``Ready`` on ``revision``, nothing in flight. The
+    status says it through the rows alone: Go keeps publishing against the spec's revision while the pin
+    stands (``planner/status.py``)."""
+    rows = sim.rows() if sim.replica else []
+    return bool(rows) and all(
+        r["phase"] == "Ready" and r.get("runningRevision") == revision and not r.get("operation")
+        for r in rows
     )
 
 

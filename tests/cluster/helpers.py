@@ -7,7 +7,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +239,64 @@ def roll_pool(cluster: Cluster, path: str, timeout: float) -> None:
         ),
         timeout=timeout,
     )
+
+
+class StatusWatch:
+    """Every status of one replica the API server shows through a watch, in order (each distinct
+    resourceVersion), from a background thread; ``since(n)`` is what arrived after the first ``n``."""
+
+    def __init__(self, cluster: Cluster, ns: str, name: str = "llama-pool") -> None:
+        import threading
+
+        self.cluster, self.ns, self.name = cluster, ns, name
+        self.seen: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._resp: Any = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        rv: str | None = None
+        path = IREP.format(ns=self.ns)
+        while not self._stop.is_set():
+            try:
+                for ev in self.cluster.raw.watch(
+                    path,
+                    resource_version=rv,
+                    timeout_seconds=30,
+                    on_open=lambda r: setattr(self, "_resp", r),
+                    fieldSelector=f"metadata.name={self.name}",
+                ):
+                    obj = ev.get("object") or {}
+                    if ev.get("type") == "ERROR":
+                        rv = None
+                        break
+                    rv = obj.get("metadata", {}).get("resourceVersion") or rv
+                    if ev.get("type") in ("ADDED", "MODIFIED") and obj.get("status"):
+                        with self._lock:
+                            if not self.seen or self.seen[-1] != obj["status"]:
+                                self.seen.append(obj["status"])
+            except Exception:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.2)
+
+    def __enter__(self) -> StatusWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        resp = self._resp
+        if resp is not None:
+            with suppress(Exception):  # best effort: the thread is a daemon
+                resp.shutdown()
+        self._thread.join(5)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.seen)
+
+    def since(self, n: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.seen[n:])

@@ -128,7 +128,10 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("create", "deployments.apps", "any", False),
     ("create", "podgroups.scheduling.x-k8s.io", "any", True),  # each gang's PodGroup, before its pods
     ("update", "podgroups.scheduling.x-k8s.io", "any", False),
-    ("get", "nodes", "", False),
+    ("get", "nodes", "", True),  # read only: the lost-node rules (docs/planner.md, "Lost nodes")
+    ("watch", "nodes", "", True),
+    ("patch", "nodes", "", False),
+    ("delete", "nodes", "", False),
     ("create", "serviceaccounts#token", "ome", False),
     ("create", "clusterrolebindings.rbac.authorization.k8s.io", "", False),
     ("patch", "validatingwebhookconfigurations.admissionregistration.k8s.io", "", False),

@@ -10,7 +10,19 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from helpers import IREP, REPO, apply, condition, events, example_replica, live_pods, pods, replica, serving
+from helpers import (
+    IREP,
+    REPO,
+    StatusWatch,
+    apply,
+    condition,
+    events,
+    example_replica,
+    live_pods,
+    pods,
+    replica,
+    serving,
+)
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster
@@ -177,16 +189,37 @@ def test_pause_partition_and_rollback_hold_and_release(
     )
 
     # Roll back to the first revision by name: every Instance returns to v1, rebuilt from the stored revision.
-    _patch(cluster, namespace, {"pacing": {"partition": 0, "rollbackToRevision": first}})
-    rec.wait(
-        "both back on v1",
-        lambda: (
-            _images(cluster, namespace) == {"0": v1, "1": v1}
-            and replica(cluster, namespace)["status"].get("currentRevision") == first
-            and condition(replica(cluster, namespace), "Ready").get("status") == "True"
-        ),
-        timeout=60,
-    )
+    # Go publishes against the spec's revision while the pin stands (inferencereplica/reconciler.go hands
+    # specTarget to the status writers): updateRevision stays `second`, the currentRevision that named it
+    # is withdrawn once a row runs `first` (CurrentRevisionFor), and Ready reads a rollout in flight. The
+    # rows say when the roll back is done. Every status the watch shows is checked.
+    with StatusWatch(cluster, namespace) as watch:
+        _patch(cluster, namespace, {"pacing": {"partition": 0, "rollbackToRevision": first}})
+
+        def rolled_back() -> bool:
+            rows = replica(cluster, namespace)["status"].get("instanceStatuses") or []
+            return len(rows) == 2 and all(
+                r["phase"] == "Ready" and r.get("runningRevision") == first and not r.get("operation")
+                for r in rows
+            )
+
+        rec.wait(
+            "both back on v1", lambda: _images(cluster, namespace) == {"0": v1, "1": v1} and rolled_back()
+        )
+        time.sleep(1)
+    assert any(r.get("runningRevision") == first for st in watch.seen for r in st["instanceStatuses"])
+    for st in watch.seen:
+        assert st["updateRevision"] == second
+        if any(r.get("runningRevision") == first for r in st["instanceStatuses"]):
+            ready = next(c for c in st["conditions"] if c["type"] == "Ready")
+            assert "currentRevision" not in st
+            assert (ready["status"], ready["reason"], ready["message"]) == (
+                "Unknown",
+                "RolloutInProgress",
+                f"Rolling out {second} ({st['updatedReadyReplicas']}/2 Instances on target)",
+            )
+    final = replica(cluster, namespace)["status"]
+    assert (final["updatedReplicas"], final["updatedReadyReplicas"], final["readyReplicas"]) == (0, 0, 2)
     for p in live_pods(cluster, namespace):
         assert p["metadata"]["labels"]["ome.io/revision-hash"] == first.rsplit("-", 1)[-1]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omereconcile.simulate.cluster import Sim
-from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready, rolled_back
 
 
 def _rolled(sim: Sim, rev: str) -> bool:
@@ -115,13 +115,21 @@ def test_rollback_to_a_stored_revision_and_forward_again(sim: Sim, driver: Drive
     v2 = _new_revision(sim)
     driver.run(lambda s: _rolled(s, v2))
     sim.update_spec(pacing={"rollbackToRevision": v1})
-    driver.run(
-        lambda s: (
-            ready(s) and s.status["currentRevision"] == v1 and not any(r.get("operation") for r in s.rows())
-        )
-    )
+    driver.run(lambda s: rolled_back(s, v1))
     assert sim.rows()[0]["runningRevision"] == v1
-    assert sim.status["updateRevision"] == v2  # still reports the spec's own revision
+    # Go publishes against the spec's revision while the pin stands (reconciler.go: specTarget): it
+    # stays updateRevision, the currentRevision that named it is withdrawn once a row runs another
+    # (CurrentRevisionFor), and Ready reads a rollout in flight toward it (computeReadyCondition).
+    assert sim.status["updateRevision"] == v2
+    assert "currentRevision" not in sim.status
+    assert (sim.status["updatedReplicas"], sim.status["readyReplicas"]) == (0, 1)
+    cond = sim.condition("Ready")
+    assert cond is not None
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "Unknown",
+        "RolloutInProgress",
+        f"Rolling out {v2} (0/1 Instances on target)",
+    )
     pod = sim.pods[sim.live_pods()[0]]
     assert pod.obj["spec"]["containers"][0]["image"] == "vllm:v1"
     sim.update_spec(pacing=None)

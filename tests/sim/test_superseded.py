@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from omereconcile.simulate.cluster import Sim, base_replica
-from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, ready
+from omereconcile.simulate.driver import Driver, InvariantError, applied, converged, rolled_back
 
 SURGE_SLOT = "llama-pool-engine-0-default-1"
 SOURCE = "llama-pool-engine-0-default-0"
@@ -91,7 +91,7 @@ def test_superseded_surge_back_to_the_running_revision_stays_on_it() -> None:
     v1, v2 = _serving_surge_at_step_surge(sim, driver)
     driver.floor = lambda s: 1
     sim.update_spec(pacing={"rollbackToRevision": v1})
-    driver.run(lambda s: ready(s) and not any(r.get("operation") for r in s.rows()))
+    driver.run(lambda s: rolled_back(s, v1))
     assert sim.live_pods() == [SOURCE]
     assert sim.rows()[0]["runningRevision"] == v1
     abandoned = [e.message for e in sim.events if e.event_reason == "SurgeAbandoned"]
