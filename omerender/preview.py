@@ -37,6 +37,12 @@ class RevisionInfo:
 
 @dataclass(frozen=True, slots=True)
 class Preview:
+    """What :func:`preview` builds: the render, its revision, and the objects OME would create from it.
+
+    ``service`` is the headless Service, ``controller_revision`` the ControllerRevision, ``pod_groups``
+    and ``pods`` those of the Instances asked for; each is a Kubernetes object as a plain dict.
+    """
+
     render: Render
     revision: RevisionInfo
     service: dict[str, Any]
