@@ -62,6 +62,7 @@ class ControllerIdentity:
     groups: frozenset[str] = frozenset()
 
     def matches(self, username: str, groups: Iterable[str]) -> bool:
+        """Whether a request from ``username`` in ``groups`` comes from the controller (either list matches)."""
         return username in self.usernames or not self.groups.isdisjoint(groups)
 
 
@@ -227,6 +228,7 @@ class Catalog:
         return self.models.get(_key(kind, namespace, name))
 
     def model_for(self, replica: InferenceReplica) -> ModelResource | None:
+        """The model the replica's ``spec.modelRef`` names (in the replica's namespace for a BaseModel), if any."""
         ref = replica.spec.model_ref
         if ref is None:
             return None
@@ -235,6 +237,7 @@ class Catalog:
     # -- runtimes ----------------------------------------------------------------------------
 
     def runtime(self, kind: str, namespace: str, name: str) -> RuntimeResource | None:
+        """A ``ServingRuntime`` in ``namespace`` or a ``ClusterServingRuntime``, by exact kind; no fallback."""
         return self.runtimes.get(_key(kind, namespace, name))
 
     def named_runtime(self, kind: str | None, namespace: str, name: str) -> RuntimeResource | None:
@@ -255,9 +258,11 @@ class Catalog:
     # -- others ------------------------------------------------------------------------------
 
     def fine_tuned_weight(self, name: str) -> FineTunedWeight | None:
+        """The FineTunedWeight called ``name`` (cluster-scoped), if any."""
         return self.fine_tuned_weights.get(name)
 
     def inference_service(self, namespace: str, name: str) -> InferenceService | None:
+        """The InferenceService ``namespace/name``, if any."""
         return self.inference_services.get(_key("InferenceService", namespace, name))
 
 

@@ -2,6 +2,11 @@
 
 ``preview()`` renders the replica, computes its revision exactly as OME's controller does, and
 materialises the headless Service and, on request, the pods (and PodGroups) of the first Instances.
+
+The revision name depends on a uid the API server assigns: OME hashes the scope uid into it (01 §9.2;
+the replica's own ``metadata.uid`` when standalone, its InferenceService's when projected). A replica
+read from a file has none, so its name is for an empty uid; ``uid=`` supplies the replica's uid, and
+``RevisionInfo.uid_notice`` says when a name is still for an empty one.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 from omerender import constants as c
 from omerender.arguments import check_count, check_replica_and_catalog
 from omerender.catalog import Catalog
-from omerender.errors import BlockReason, RenderBlocked
+from omerender.errors import BlockReason, InvalidArgumentError, RenderBlocked
 from omerender.gojson import GoJSONError
 from omerender.models import InferenceReplica
 from omerender.render import Render, RenderedRunner, render
@@ -21,22 +26,34 @@ from omerender.render.result import SharedRunner
 from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
 from omerender.stamps import headless_service, instance_pods, owner_reference, pod_group
 
-__all__ = ["Preview", "RevisionInfo", "preview", "revision_of", "scope_uid"]
+__all__ = ["Preview", "RevisionInfo", "preview", "revision_of", "scope_uid", "with_uid"]
 
 
 @dataclass(frozen=True, slots=True)
 class RevisionInfo:
-    """The revision a render hashes to: canonical payload bytes, 8-hex hash and object name."""
+    """The revision a render hashes to: canonical payload bytes, 8-hex hash and object name.
+
+    ``scope_uid`` is the uid hashed into the name. ``uid_notice`` is None when it is a real one, and
+    otherwise says that the name is for an empty uid and that the cluster's will differ (a replica
+    from a file has no ``metadata.uid``: pass ``uid=`` to :func:`preview` or :func:`revision_of`).
+    """
 
     payload: bytes
     hash: str
     name: str
     collision_count: int
     scope_uid: str
+    uid_notice: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Preview:
+    """What :func:`preview` builds: the render, its revision, and the objects OME would create from it.
+
+    ``service`` is the headless Service, ``controller_revision`` the ControllerRevision, ``pod_groups``
+    and ``pods`` those of the Instances asked for; each is a Kubernetes object as a plain dict.
+    """
+
     render: Render
     revision: RevisionInfo
     service: dict[str, Any]
@@ -45,10 +62,38 @@ class Preview:
     pods: tuple[dict[str, Any], ...]
 
 
-def scope_uid(replica: InferenceReplica) -> str:
-    """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own."""
+def scope_uid(replica: InferenceReplica, uid: str | None = None) -> str:
+    """Projected: the parent InferenceService's UID (its controller owner ref); standalone: its own,
+    or ``uid`` in place of ``metadata.uid`` when given."""
     owner = replica.metadata.isvc_controller_ref
-    return owner.uid if owner is not None else replica.metadata.uid
+    if owner is not None:
+        return owner.uid
+    return replica.metadata.uid if uid is None else uid
+
+
+def _uid_notice(replica: InferenceReplica, name: str, scope: str) -> str | None:
+    """Why ``name`` will not be the cluster's, or None when it is scoped by a uid."""
+    if scope:
+        return None
+    if replica.metadata.isvc_controller_ref is not None:
+        missing = "its InferenceService owner reference has no uid"
+    else:
+        missing = "the replica has no metadata.uid"
+    return (
+        f"the revision name {name} is for an empty uid: {missing}, and OME hashes the uid the API "
+        "server assigns into the name, so the cluster's revision name will differ"
+    )
+
+
+def _checked_uid(function: str, uid: object) -> str | None:
+    if uid is not None and not isinstance(uid, str):
+        raise InvalidArgumentError(function, "uid", "a str (the replica's metadata.uid) or None", uid)
+    return uid
+
+
+def with_uid(replica: InferenceReplica, uid: str) -> InferenceReplica:
+    """A copy of ``replica`` whose ``metadata.uid`` is ``uid`` (the original is left as it is)."""
+    return replica.model_copy(update={"metadata": replica.metadata.model_copy(update={"uid": uid})})
 
 
 def _excluded_keys(result: Render) -> frozenset[str]:
@@ -69,11 +114,19 @@ def _hashed_view(runner: RenderedRunner) -> tuple[Mapping[str, Any], bytes | Non
     return {"metadata": metadata}, spec
 
 
-def revision_of(result: Render, *, collision_count: int | None = None) -> RevisionInfo:
+def revision_of(
+    result: Render, *, collision_count: int | None = None, uid: str | None = None
+) -> RevisionInfo:
     """The revision of a render; ``collision_count`` defaults to the replica's ``status.collisionCount``.
+
+    ``uid`` stands in for the replica's ``metadata.uid`` (the one the cluster gave it), which a
+    standalone replica's revision is scoped by; a projected replica's is scoped by its
+    InferenceService's uid, from its owner reference, which ``uid`` does not change. When the scope
+    uid is empty, ``uid_notice`` of the result says so.
 
     Raises RenderBlocked (``RenderFailed``) when a template holds a value Kubernetes' Go types refuse.
     """
+    uid = _checked_uid("revision_of", uid)
     replica = result.replica
     if collision_count is None:
         status = replica.status
@@ -97,14 +150,16 @@ def revision_of(result: Render, *, collision_count: int | None = None) -> Revisi
         raise RenderBlocked(
             BlockReason.RENDER_FAILED, f"the rendered pod template does not decode as Kubernetes types: {exc}"
         ) from None
-    uid = scope_uid(replica)
-    digest = revision_hash(payload, collision_count=collision_count, scope_uid=uid)
+    scope = scope_uid(replica, uid)
+    digest = revision_hash(payload, collision_count=collision_count, scope_uid=scope)
+    name = revision_name(replica.name_prefix, replica.spec.component, digest)
     return RevisionInfo(
         payload=payload,
         hash=digest,
-        name=revision_name(replica.name_prefix, replica.spec.component, digest),
+        name=name,
         collision_count=collision_count,
-        scope_uid=uid,
+        scope_uid=scope,
+        uid_notice=_uid_notice(replica, name, scope),
     )
 
 
@@ -114,14 +169,23 @@ def preview(
     *,
     instances: int = 0,
     instance_ready_timeout_seconds: float | None = None,
+    uid: str | None = None,
 ) -> Preview:
     """Render ``replica`` and build what OME would create; pods for Instances ``0..instances-1``.
+
+    ``uid`` is the replica's ``metadata.uid`` as the cluster has it, in place of the one in
+    ``replica`` (a replica from a file has none): it scopes a standalone replica's revision and is
+    the uid in every owner reference. Without one, ``revision.uid_notice`` says that the revision
+    name is for an empty uid and that the cluster's will differ.
 
     Raises RenderBlocked (and nothing else on purpose) when the replica cannot render, and
     InvalidArgumentError for arguments of the wrong type.
     """
     check_replica_and_catalog("preview", replica, catalog)
     check_count("preview", "instances", instances)
+    uid = _checked_uid("preview", uid)
+    if uid is not None:
+        replica = with_uid(replica, uid)
     result = render(replica, catalog)
     revision = revision_of(result)
     planned = max(replica.spec.effective_replicas, instances)

@@ -11,6 +11,7 @@ ruff check .
 ruff format --check .
 mypy
 lint-imports
+python3 scripts/apidocs.py   # the API reference from the docstrings (pdoc): any warning fails
 
 # The image build mostly downloads and unpacks Debian packages, so it runs beside the Go builds (which
 # keep both cores busy) instead of after them; its log is printed when it is waited for.

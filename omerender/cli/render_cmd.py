@@ -47,8 +47,21 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="check every printed Kubernetes object against the Kubernetes 1.36 schemas (exit 1 if any fails)",
     )
+    p.add_argument(
+        "--uid",
+        type=_uid,
+        metavar="UID",
+        help="the replica's metadata.uid in the cluster, which OME hashes into a standalone replica's "
+        "revision name (a file has none; kubectl get inferencereplica NAME -n NS -o jsonpath='{.metadata.uid}')",
+    )
     add_flag(p)
     p.set_defaults(func=run)
+
+
+def _uid(text: str) -> str:
+    if not text or text != text.strip() or any(ch.isspace() or not ch.isprintable() for ch in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a uid: pass the replica's metadata.uid")
+    return text
 
 
 def _source(replica: InferenceReplica, what: str, result: Preview) -> str:
@@ -105,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         catalog = assumed.catalog
         print(f"render: {assumed.note()}", file=sys.stderr)
     try:
-        result = preview(replica, catalog, instances=args.instances)
+        result = preview(replica, catalog, instances=args.instances, uid=args.uid)
     except RenderBlocked as blocked:
         model = catalog.model_for(replica)
         unknown = assumed is not None and model is not None and not model.spec.model_format.name
@@ -121,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     documents = _documents(replica, result)
     if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
         sys.stdout.write(f"# {assumed.note()}\n")
+    if result.revision.uid_notice is not None:  # so does one whose revision name is provisional
+        hint = "" if replica.metadata.isvc_controller_ref else "; pass --uid with the replica's uid"
+        sys.stdout.write(f"# {result.revision.uid_notice}{hint}\n")
+        print(f"render: note: {result.revision.uid_notice}{hint}", file=sys.stderr)
     sys.stdout.write(dump_stream(documents))
     if args.validate:
         problems = [p for _, doc in documents for p in kube_problems(doc)]

@@ -85,10 +85,12 @@ class ModelResource(KubeModel):
 
     @property
     def is_ready(self) -> bool:
+        """Whether ``status.state`` is ``Ready``."""
         return self.status is not None and self.status.state == "Ready"
 
     @property
     def is_disabled(self) -> bool:
+        """Whether ``spec.disabled`` is true."""
         return bool(self.spec.disabled)
 
 
@@ -143,6 +145,7 @@ class RuntimeResource(KubeModel):
 
     @property
     def is_disabled(self) -> bool:
+        """Whether ``spec.disabled`` is true."""
         return bool(self.spec.disabled)
 
     def piece(self, component: str) -> dict[str, Any] | None:

@@ -149,6 +149,8 @@ class InferenceReplicaStatus(KubeModel):
 
 
 class InferenceReplica(KubeModel):
+    """An ``ome.io/v1beta1`` InferenceReplica (metadata, spec, status), as :func:`parse_object` reads it."""
+
     api_version: str = "ome.io/v1beta1"
     kind: Literal["InferenceReplica"] = "InferenceReplica"
     metadata: ObjectMeta
@@ -164,4 +166,5 @@ class InferenceReplica(KubeModel):
 
     @property
     def namespace(self) -> str:
+        """``metadata.namespace``, or ``default`` when unset."""
         return self.metadata.namespace or "default"

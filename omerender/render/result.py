@@ -127,9 +127,11 @@ class Render:
 
     @property
     def multi_pod(self) -> bool:
+        """Whether the render has a ``worker`` runner: each Instance is then a leader and its workers."""
         return any(r.name == "worker" for r in self.runners)
 
     def runner(self, name: str) -> RenderedRunner | None:
+        """The runner called ``name``, or None."""
         return next((r for r in self.runners if r.name == name), None)
 
     @property
@@ -139,4 +141,5 @@ class Render:
 
     @property
     def pods_per_instance(self) -> int:
+        """The pods one Instance runs: the sum of the runners' sizes."""
         return sum(r.size for r in self.runners)

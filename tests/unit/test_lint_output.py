@@ -199,7 +199,12 @@ def _render(
             {
                 "apiVersion": "ome.io/v1beta1",
                 "kind": "InferenceReplica",
-                "metadata": {"name": "pool", "namespace": "demo"},
+                # A uid, as a live replica has: without one render adds its empty-uid notice.
+                "metadata": {
+                    "name": "pool",
+                    "namespace": "demo",
+                    "uid": "5e0c7a1d-2b3c-4d5e-8f90-a1b2c3d4e5f6",
+                },
                 "spec": {"component": "engine", "modelRef": {"name": model}},
             }
         )

@@ -1,0 +1,88 @@
+"""Build the API reference of the public API from its docstrings with pdoc; any warning fails the build.
+
+    python3 scripts/apidocs.py            # build into a temporary folder, check it, remove it (CI)
+    python3 scripts/apidocs.py -o DIR     # build into DIR and keep it (open DIR/index.html)
+
+The reference covers the package roots (``omerender``: every name in its ``__all__``; ``omereconcile``:
+its ``__all__``, empty today, since the reconciler is a program, not a library) and
+``omerender.errors``, whose error tree the package docstring points to. Implementation modules are left
+out on purpose: they are not the API. A warning of any kind while pdoc imports the modules, evaluates
+their annotations or renders their docstrings (an annotation that does not resolve, a name in
+``__all__`` that does not exist, a docstring it cannot parse) makes the build exit 1; so does a public
+name missing from the page. Exit 2 when pdoc is not installed (it is in the ``dev`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The public modules; a "!" pattern drops the submodules pdoc would otherwise walk into (it follows a
+# package's __all__, where `preview` and `render` name both a function and a module).
+SPECS = ("omerender", "omereconcile", r"!omerender\.", r"!omereconcile\.", "omerender.errors")
+PACKAGES = ("omerender", "omereconcile")
+
+
+def build(output: Path, specs: tuple[str, ...] = SPECS) -> list[str]:
+    """Render ``specs`` into ``output``; returns every warning raised while doing so, as text."""
+    import pdoc
+    import pdoc.render
+
+    pdoc.render.configure(docformat="restructuredtext", show_source=True, search=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pdoc.pdoc(*specs, output_directory=output)
+    return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def missing_names(output: Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """The names of each package's ``__all__`` that have no entry on its page."""
+    missing: list[str] = []
+    for package in packages:
+        page = (output / f"{package}.html").read_text(encoding="utf-8")
+        anchors = set(re.findall(r'id="([A-Za-z_][A-Za-z0-9_]*)"', page))
+        missing += [
+            f"{package}.{name}" for name in importlib.import_module(package).__all__ if name not in anchors
+        ]
+    return missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "-o", "--output", type=Path, help="folder to build into and keep (default: a temporary one)"
+    )
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))  # this checkout's packages, not whichever copy is installed
+    try:
+        import pdoc  # noqa: F401
+    except ImportError:
+        print("apidocs: pdoc is not installed: pip install -e '.[dev]'", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="omerender-apidocs-") as scratch:
+        output = args.output or Path(scratch)
+        problems = build(output)
+        problems += [f"not on the page: {name}" for name in missing_names(output)]
+        pages = sorted(p.relative_to(output).as_posix() for p in output.rglob("*.html"))
+    elapsed = time.perf_counter() - started
+    for problem in problems:
+        print(f"apidocs: {problem}", file=sys.stderr)
+    if problems:
+        print(f"apidocs: {len(problems)} problem(s); the API reference build fails", file=sys.stderr)
+        return 1
+    where = str(args.output) if args.output else "a temporary folder (removed)"
+    print(f"apidocs: {len(pages)} pages ({', '.join(pages)}) into {where}, no warnings, {elapsed:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
