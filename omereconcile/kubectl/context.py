@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from omereconcile.kube import Kube
-from omereconcile.kubectl.client import Client, CommandError, default_namespace, parse_duration, segment
+from omereconcile.kubectl.client import (
+    Client,
+    CommandError,
+    default_namespace,
+    parse_duration,
+    replica_target,
+    segment,
+)
+from omereconcile.kubectl.report import Report
 
 __all__ = ["Ctx", "connect_kube"]
 
@@ -45,6 +53,27 @@ class Ctx:
             seconds = parse_duration("--request-timeout", timeout) if timeout not in (None, "0") else None
             self._client = Client(self.connect(self.args), ns, seconds)
         return self._client
+
+    def target(self) -> tuple[str, Client, dict[str, Any]]:
+        """The replica ``ir/NAME`` names: its name, the client, and the object as read now."""
+        name = replica_target(self.args.target)
+        client = self.client()
+        return name, client, client.replica(name)
+
+    def report(
+        self,
+        kind: str,
+        subject: Mapping[str, Any],
+        content: dict[str, Any],
+        text: str,
+        sources: Sequence[dict[str, Any]] = (),
+        warnings: Sequence[str] = (),
+    ) -> None:
+        """Print ``text`` for ``-o table|wide``, else the report document."""
+        doc = Report(
+            kind, {**subject, "namespace": self.client().namespace}, content, list(sources), list(warnings)
+        )
+        doc.write(self.args.output, self.out, text)
 
     def close(self) -> None:
         if self._client is not None:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from omereconcile.kube import Conflict, Invalid
-from omereconcile.kubectl.client import REPLICA_KIND, Client, CommandError, ConflictError
+from omereconcile.kubectl.client import REPLICA_KIND, CommandError, ConflictError
+from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import ActionResult, DryRun
 
 __all__ = ["GuardedWrite", "add_guard_flags", "confirm", "run_guarded"]
@@ -75,9 +76,8 @@ def _with_preconditions(patch: Mapping[str, Any], uid: str, rv: str) -> dict[str
     return body
 
 
-def run_guarded(
-    client: Client, write: GuardedWrite, args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO
-) -> int:
+def run_guarded(ctx: Ctx, write: GuardedWrite) -> int:
+    client, args, err = ctx.client(), ctx.args, ctx.err
     meta = write.replica.get("metadata") or {}
     name, uid, rv = str(meta.get("name")), str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
     target = {
@@ -95,7 +95,7 @@ def run_guarded(
         f"  merge patch: {json.dumps(write.patch, sort_keys=True)}\n"
         f"  dry-run: {dry_run}\n"
     )
-    confirm(f"{write.action} InferenceReplica {target['namespace']}/{name}", args.yes, stdin, err)
+    confirm(f"{write.action} InferenceReplica {target['namespace']}/{name}", args.yes, ctx.stdin, err)
     accepted = False
     if dry_run != "client":
         try:
@@ -118,5 +118,5 @@ def run_guarded(
         follow_up=write.follow_up,
         revision_hash=write.revision_hash,
     )
-    result.write(args.output, out)
+    result.write(args.output, ctx.out)
     return 0

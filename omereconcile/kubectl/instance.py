@@ -29,7 +29,7 @@ from omereconcile.kubectl import state
 from omereconcile.kubectl.client import CommandError, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
-from omereconcile.kubectl.report import Report, source, table
+from omereconcile.kubectl.report import source, table
 from omereconcile.planner.reset import parse_reset_value
 from omerender import constants as c
 
@@ -90,15 +90,8 @@ def _op(row: dict[str, Any]) -> str:
     return text + (f" (waiting: {op['waiting']})" if op.get("waiting") else "")
 
 
-def _meta(name: str, ns: str) -> dict[str, str]:
-    return {"name": name, "namespace": ns}
-
-
 def run_list(ctx: Ctx) -> int:
-    args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, _client, replica = ctx.target()
     rows = state.instance_rows(replica)
     lines = [
         ["INDEX", "PHASE", "REVISION", "TARGET", "INCARNATION", "PODS", "SERVING", "AVAILABLE", "OPERATION"]
@@ -118,12 +111,7 @@ def run_list(ctx: Ctx) -> int:
             ]
         )
     text = table(lines) if rows else f'No Instances reported by inferencereplica "{name}".\n'
-    Report(
-        "InstanceListReport",
-        _meta(name, client.namespace),
-        {"instances": rows},
-        [source(replica, "Reported")],
-    ).write(args.output, ctx.out, text)
+    ctx.report("InstanceListReport", {"name": name}, {"instances": rows}, text, [source(replica, "Reported")])
     return 0
 
 
@@ -251,17 +239,12 @@ def run_status(ctx: Ctx) -> int:
         text += table(ev_rows)
     else:
         text += "No recent Warning events.\n"
-    Report(
-        "InstanceStatusReport", _meta(name, client.namespace), content, [source(replica, "Reported")]
-    ).write(args.output, ctx.out, text)
+    ctx.report("InstanceStatusReport", {"name": name}, content, text, [source(replica, "Reported")])
     return 0
 
 
 def run_retry_blocks(ctx: Ctx) -> int:
-    args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, _client, replica = ctx.target()
     blocks = [dict(b) for b in (replica.get("status") or {}).get("retryBlocks") or []]
     lines = [["TARGET-REVISION", "STATE", "ATTEMPTS", "NEXT-RETRY", "LAST-FAILURE", "REASON"]]
     for b in blocks:
@@ -278,17 +261,13 @@ def run_retry_blocks(ctx: Ctx) -> int:
     held = sum(1 for b in blocks if b.get("state") == "Held")
     text = table(lines) if blocks else f'No retry blocks on inferencereplica "{name}".\n'
     content = {"retryBlocks": blocks, "held": held}
-    Report(
-        "InstanceRetryBlocksReport", _meta(name, client.namespace), content, [source(replica, "Reported")]
-    ).write(args.output, ctx.out, text)
+    ctx.report("InstanceRetryBlocksReport", {"name": name}, content, text, [source(replica, "Reported")])
     return 0
 
 
 def run_release(ctx: Ctx) -> int:
     args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     annotations = (replica.get("metadata") or {}).get("annotations") or {}
     if RELEASE in annotations:
         raise CommandError(
@@ -321,7 +300,7 @@ def run_release(ctx: Ctx) -> int:
         follow_up=f"kubectl ome instance retry-blocks ir/{name} -n {client.namespace}",
         revision_hash=state.revision_hash(revision),
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)
 
 
 def run_reset(ctx: Ctx) -> int:
@@ -360,4 +339,4 @@ def run_reset(ctx: Ctx) -> int:
         "InstancesResetSkipped event and removes the annotation",
         follow_up=f"kubectl ome instance list ir/{name} -n {client.namespace}",
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)

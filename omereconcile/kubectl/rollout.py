@@ -40,7 +40,7 @@ from omereconcile.kubectl.client import CommandError, parse_duration, replica_ta
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
-from omereconcile.kubectl.report import Report, source, table
+from omereconcile.kubectl.report import source, table
 
 __all__ = ["RESTARTED_AT", "add_parsers", "watch_flag"]
 
@@ -132,12 +132,7 @@ def run_status(ctx: Ctx) -> int:
 
     finished, (progress, obj) = follow(client, name, judge, timeout)
     if args.output != "table":
-        Report(
-            "RolloutStatusReport",
-            {"name": name, "namespace": client.namespace},
-            progress.content(),
-            [source(obj)],
-        ).write(args.output, ctx.out, "")
+        ctx.report("RolloutStatusReport", {"name": name}, progress.content(), "", [source(obj)])
     if not finished:
         raise CommandError(
             f'timed out waiting for inferencereplica "{name}" rollout to finish: {progress.line()}'
@@ -172,9 +167,7 @@ def _template(rev: Mapping[str, Any]) -> Any:
 
 def run_history(ctx: Ctx) -> int:
     args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     revisions = client.revisions(replica)
     rows = state.instance_rows(replica)
     now = datetime.now(UTC)
@@ -207,9 +200,7 @@ def run_history(ctx: Ctx) -> int:
                 f"  {line}\n" for line in yaml.safe_dump(content["template"], sort_keys=True).splitlines()
             )
         )
-        Report(
-            "RolloutHistoryReport", {"name": name, "namespace": client.namespace}, content, [source(replica)]
-        ).write(args.output, ctx.out, text)
+        ctx.report("RolloutHistoryReport", {"name": name}, content, text, [source(replica)])
         return 0
     header = ["REVISION", "NAME", "HASH", "AGE", "INSTANCES", "ROLE"]
     if args.output == "wide":
@@ -232,12 +223,7 @@ def run_history(ctx: Ctx) -> int:
         if entries
         else f'No revisions found for inferencereplica "{name}".\n'
     )
-    Report(
-        "RolloutHistoryReport",
-        {"name": name, "namespace": client.namespace},
-        {"revisions": entries},
-        [source(replica)],
-    ).write(args.output, ctx.out, text)
+    ctx.report("RolloutHistoryReport", {"name": name}, {"revisions": entries}, text, [source(replica)])
     return 0
 
 
@@ -246,9 +232,7 @@ def run_history(ctx: Ctx) -> int:
 
 def run_undo(ctx: Ctx) -> int:
     args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     revisions = client.revisions(replica)
     if not revisions:
         raise CommandError(f'no rollout history found for inferencereplica "{name}"')
@@ -294,14 +278,12 @@ def run_undo(ctx: Ctx) -> int:
         follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
         revision_hash=state.revision_hash(rev_name),
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)
 
 
 def run_pause(ctx: Ctx) -> int:
     args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     spec = replica.get("spec") or {}
     mode = spec.get("pauseMode") or "Recover"
     if spec.get("paused") and (mode == "Freeze" or not args.freeze):
@@ -322,14 +304,11 @@ def run_pause(ctx: Ctx) -> int:
         message="API accepted the pause; in-flight operations hold until resumed",
         follow_up=f"kubectl ome rollout resume ir/{name} -n {client.namespace}",
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)
 
 
 def run_resume(ctx: Ctx) -> int:
-    args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     spec = replica.get("spec") or {}
     if not spec.get("paused"):
         raise CommandError(f'inferencereplica "{name}" is not paused')
@@ -341,14 +320,11 @@ def run_resume(ctx: Ctx) -> int:
         message="API accepted the resume; in-flight operations continue",
         follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)
 
 
 def run_restart(ctx: Ctx) -> int:
-    args = ctx.args
-    name = replica_target(args.target)
-    client = ctx.client()
-    replica = client.replica(name)
+    name, client, replica = ctx.target()
     spec = replica.get("spec") or {}
     runners = spec.get("runners")
     if not runners:
@@ -374,4 +350,4 @@ def run_restart(ctx: Ctx) -> int:
         message="API accepted the new template; the controller rolls every Instance to it",
         follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
     )
-    return run_guarded(client, write, args, ctx.stdin, ctx.out, ctx.err)
+    return run_guarded(ctx, write)

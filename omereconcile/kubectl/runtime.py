@@ -24,7 +24,7 @@ from omereconcile.kube import ApiError
 from omereconcile.kubectl.catalog import live_catalog
 from omereconcile.kubectl.client import GROUP_VERSION, CommandError
 from omereconcile.kubectl.context import Ctx
-from omereconcile.kubectl.report import Report, table
+from omereconcile.kubectl.report import table
 from omerender.catalog import Catalog
 from omerender.errors import OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver
@@ -145,9 +145,7 @@ def run_explain(ctx: Ctx) -> int:
         text += "No candidates.\n"
     if excluded:
         text += "\n" + table([["EXCLUDED", "REASON"], *([e["runtime"], e["reason"]] for e in excluded)])
-    Report("RuntimeExplainReport", {"model": args.model, "namespace": ns}, content).write(
-        args.output, ctx.out, text
-    )
+    ctx.report("RuntimeExplainReport", {"model": args.model}, content, text)
     return 0
 
 
@@ -280,7 +278,5 @@ def run_tree(ctx: Ctx) -> int:
     text += "\n".join(root.lines()) + "\n"
     for w in warnings:
         ctx.err.write(f"Warning: {w}\n")
-    Report("RuntimeTreeReport", {"runtime": args.runtime, "namespace": ns}, content, warnings=warnings).write(
-        args.output, ctx.out, text
-    )
+    ctx.report("RuntimeTreeReport", {"runtime": args.runtime}, content, text, warnings=warnings)
     return 0

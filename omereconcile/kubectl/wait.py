@@ -25,7 +25,7 @@ from omereconcile.kubectl import state
 from omereconcile.kubectl.client import CommandError, parse_duration, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
-from omereconcile.kubectl.report import Report, source
+from omereconcile.kubectl.report import source
 
 __all__ = ["add_parsers", "predicate"]
 
@@ -120,9 +120,7 @@ def run(ctx: Ctx) -> int:
             "outcome": "Matched" if matched else "TimedOut",
             "observed": observed,
         }
-        Report(
-            "WaitReport", {"name": name, "namespace": client.namespace}, content, [source(seen["obj"])]
-        ).write(args.output, ctx.out, "")
+        ctx.report("WaitReport", {"name": name}, content, "", [source(seen["obj"])])
     if not matched:
         raise CommandError(f"timed out waiting for the condition on inferencereplicas/{name} ({observed})")
     if args.output == "table":

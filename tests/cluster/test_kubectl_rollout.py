@@ -21,7 +21,8 @@ from helpers import running_controller, settled_surge_pool
 from kubectl_plugin import kubectl_ome
 
 from omereconcile.kube import Kube
-from omereconcile.kubectl.client import Client, ConflictError
+from omereconcile.kubectl.client import ConflictError
+from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.guard import GuardedWrite, run_guarded
 from testbed.testing import Cluster, wait_for
 
@@ -140,17 +141,24 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     assert "paused" not in cluster.raw.get(path)["spec"]
 
     # -- a write whose resourceVersion is stale is refused by the API server: exit 3's path, for real.
-    kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+    args = argparse.Namespace(
+        dry_run="none", yes=True, output="json", namespace=namespace, kubeconfig=None, context=None
+    )
+    ctx = Ctx(
+        args,
+        io.StringIO(),
+        io.StringIO(),
+        io.StringIO(),
+        lambda _a: Kube.from_kubeconfig(cluster.cp.kubeconfig),
+    )
     try:
-        client = Client(kube, namespace)
         stale = cluster.raw.get(path)
         stale["metadata"]["resourceVersion"] = str(int(stale["metadata"]["resourceVersion"]) - 1)
         write = GuardedWrite("rollout pause", stale, {"spec": {"paused": True}}, "pause")
-        args = argparse.Namespace(dry_run="none", yes=True, output="json")
         with pytest.raises(ConflictError, match="precondition failed"):
-            run_guarded(client, write, args, io.StringIO(), io.StringIO(), io.StringIO())
+            run_guarded(ctx, write)
     finally:
-        kube.close()
+        ctx.close()
 
     # -- undo: back to revision 1; status --watch follows the roll back to the end.
     undo = kubectl_ome(cluster, "rollout", "undo", "ir/pool", *ns, "--yes", "-o", "json")
