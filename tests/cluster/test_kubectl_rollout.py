@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -29,6 +30,16 @@ from testbed.testing import Cluster, wait_for
 
 def _never_ready_v2(pod: dict[str, Any]) -> bool:
     return any(c.get("image") == "engine:v2" for c in pod["spec"]["containers"])
+
+
+def _write(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """A guarded write; read again and resend on exit 3, as the error asks: the controller writes the
+    replica's status on every step of the roll, which may land between the command's read and write."""
+    for _ in range(3):
+        proc = kubectl_ome(cluster, *args)
+        if proc.returncode != 3:
+            return proc
+    return proc
 
 
 def _in_flight(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,7 +134,7 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     refused = kubectl_ome(cluster, "rollout", "pause", "ir/pool", *ns)  # no terminal, no --yes
     assert refused.returncode == 1
     assert "pass --yes" in refused.stderr
-    paused = kubectl_ome(cluster, "rollout", "pause", "ir/pool", *ns, "--yes", "-o", "json")
+    paused = _write(cluster, "rollout", "pause", "ir/pool", *ns, "--yes", "-o", "json")
     assert paused.returncode == 0, paused.stderr
     assert json.loads(paused.stdout)["applied"] is True
     assert cluster.raw.get(path)["spec"]["paused"] is True
@@ -136,7 +147,7 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     assert stopped.returncode == 1
     assert 'inferencereplica "pool" rollout paused (spec.paused, pauseMode Recover)' in stopped.stdout
     assert "waiting: Paused" in stopped.stdout
-    resumed = kubectl_ome(cluster, "rollout", "resume", "ir/pool", *ns, "--yes")
+    resumed = _write(cluster, "rollout", "resume", "ir/pool", *ns, "--yes")
     assert resumed.returncode == 0, resumed.stderr
     assert "paused" not in cluster.raw.get(path)["spec"]
 
@@ -161,7 +172,7 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
         ctx.close()
 
     # -- undo: back to revision 1; status --watch follows the roll back to the end.
-    undo = kubectl_ome(cluster, "rollout", "undo", "ir/pool", *ns, "--yes", "-o", "json")
+    undo = _write(cluster, "rollout", "undo", "ir/pool", *ns, "--yes", "-o", "json")
     assert undo.returncode == 0, undo.stderr
     assert json.loads(undo.stdout)["revisionHash"] == v1.rsplit("-", 1)[1]
     assert cluster.raw.get(path)["spec"]["pacing"]["rollbackToRevision"] == v1
@@ -175,7 +186,7 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     assert "nothing to undo" in again.stderr
 
     # -- restart: a runners replica gets a stamped template, which is a new revision.
-    restart = kubectl_ome(cluster, "rollout", "restart", "ir/pool", *ns, "--yes", "-o", "json")
+    restart = _write(cluster, "rollout", "restart", "ir/pool", *ns, "--yes", "-o", "json")
     assert restart.returncode == 0, restart.stderr
     template = cluster.raw.get(path)["spec"]["runners"][0]["template"]
     assert "kubectl.kubernetes.io/restartedAt" in template["metadata"]["annotations"]
