@@ -91,9 +91,11 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     assert [r["index"] for r in content["inFlight"] if r.get("operation")] == [flying["index"]]
     timed_out = kubectl_ome(cluster, "rollout", "status", "ir/pool", *ns, "--timeout=2s")
     assert timed_out.returncode == 1
-    assert timed_out.stderr.startswith(
-        'error: timed out waiting for inferencereplica "pool" rollout to finish'
+    assert (
+        timed_out.stderr
+        == 'error: timed out after 2s waiting for inferencereplica "pool" rollout to finish\n'
     )
+    assert timed_out.stdout.startswith('Waiting for inferencereplica "pool" rollout to finish: ')
     wait = kubectl_ome(cluster, "wait", "ir/pool", *ns, "--for=rollout=complete", "--timeout=2s")
     assert wait.returncode == 1
     unknown = kubectl_ome(cluster, "wait", "ir/pool", *ns, "--for=condition=Ready=Unknown", "--timeout=20s")
