@@ -20,7 +20,6 @@ from urllib.parse import quote
 import yaml
 
 from omereconcile.kube import MERGE_PATCH, ApiError, Kube, NotFound, WatchEvent
-from omerender import constants as c
 
 __all__ = [
     "GROUP_VERSION",
@@ -40,6 +39,16 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 GROUP_VERSION = "ome.io/v1beta1"
 REPLICA_KIND = "InferenceReplica"
+# OME's label and annotation names (``omerender.constants``, which a unit test keeps these equal to):
+# spelled here so that the verbs that only read the API do not load the rendering library.
+LABEL_INFERENCESERVICE = "ome.io/inferenceservice"
+LABEL_COMPONENT = "component"
+LABEL_INSTANCE_INDEX = "ome.io/instance-index"
+LABEL_INSTANCE_INCARNATION = "ome.io/instance-incarnation"
+LABEL_REVISION_HASH = "ome.io/revision-hash"
+ANNOTATION_RESET_INSTANCES = "ome.io/reset-instances"
+ANNOTATION_RELEASE_HELD_REVISION = "ome.io/release-held-revision"
+
 # kubectl's TYPE/NAME spellings of the replica's type (``irep``, the CRD's short name, is kubectl's own).
 REPLICA_TYPES: tuple[str, ...] = ("inferencereplicas", "inferencereplica", "ir")
 
@@ -231,9 +240,7 @@ class Client:
         """The replica's ControllerRevisions (its selector, owned by its UID), oldest revision first."""
         meta = replica.get("metadata") or {}
         spec = replica.get("spec") or {}
-        selector = (
-            f"{c.LABEL_INFERENCESERVICE}={meta.get('name')},{c.LABEL_COMPONENT}={spec.get('component')}"
-        )
+        selector = f"{LABEL_INFERENCESERVICE}={meta.get('name')},{LABEL_COMPONENT}={spec.get('component')}"
         uid = meta.get("uid")
         items = self.items(self.ns_path("apps/v1", "controllerrevisions"), labelSelector=selector)
         owned = [
@@ -244,7 +251,7 @@ class Client:
         return sorted(owned, key=lambda r: (int(r.get("revision") or 0), r["metadata"]["name"]))
 
     def pods(self, replica_name: str, extra_selector: str = "") -> list[dict[str, Any]]:
-        selector = f"{c.LABEL_INFERENCESERVICE}={replica_name}"
+        selector = f"{LABEL_INFERENCESERVICE}={replica_name}"
         if extra_selector:
             selector += "," + extra_selector
         items = self.items(self.ns_path("v1", "pods"), labelSelector=selector)

@@ -25,18 +25,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import replica_table
+from omereconcile.kubectl import client as k
 from omereconcile.kubectl import state
 from omereconcile.kubectl.client import CommandError, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
 from omereconcile.kubectl.report import source, table
-from omereconcile.planner.reset import parse_reset_value
-from omerender import constants as c
 
 __all__ = ["add_parsers"]
 
-RESET = c.ANNOTATION_RESET_INSTANCES
-RELEASE = c.ANNOTATION_RELEASE_HELD_REVISION
+RESET = k.ANNOTATION_RESET_INSTANCES
+RELEASE = k.ANNOTATION_RELEASE_HELD_REVISION
 SERVING_GATE = "ome.io/serving"
 RECENT_EVENTS = 10
 
@@ -125,8 +124,8 @@ def _pod_view(pod: dict[str, Any]) -> dict[str, Any]:
         "phase": status.get("phase"),
         "ready": conds.get("Ready", "Unknown"),
         "serving": conds.get(SERVING_GATE, "absent"),
-        "revision": (meta.get("labels") or {}).get(c.LABEL_REVISION_HASH),
-        "incarnation": (meta.get("labels") or {}).get(c.LABEL_INSTANCE_INCARNATION),
+        "revision": (meta.get("labels") or {}).get(k.LABEL_REVISION_HASH),
+        "incarnation": (meta.get("labels") or {}).get(k.LABEL_INSTANCE_INCARNATION),
         "restarts": restarts,
         "terminating": bool(meta.get("deletionTimestamp")),
     }
@@ -156,7 +155,7 @@ def run_status(ctx: Ctx) -> int:
     component = (replica.get("spec") or {}).get("component") or ""
     pods = [
         _pod_view(p)
-        for p in client.pods(name, f"{c.LABEL_COMPONENT}={component},{c.LABEL_INSTANCE_INDEX}={args.index}")
+        for p in client.pods(name, f"{k.LABEL_COMPONENT}={component},{k.LABEL_INSTANCE_INDEX}={args.index}")
     ]
     events = [e for e in client.events(name) if e.get("type") == "Warning"]
     for pod in pods:
@@ -306,6 +305,8 @@ def run_release(ctx: Ctx) -> int:
 def run_reset(ctx: Ctx) -> int:
     args = ctx.args
     name = replica_target(args.target)
+    from omereconcile.planner.reset import parse_reset_value  # the controller's own parse of the value
+
     parsed = parse_reset_value(args.which)
     if isinstance(parsed, str):
         raise CommandError(

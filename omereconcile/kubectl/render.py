@@ -13,14 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from omereconcile.kubectl.catalog import live_catalog
 from omereconcile.kubectl.client import CommandError, replica_target
 from omereconcile.kubectl.context import Ctx
-from omerender.cli.io import dump_stream
-from omerender.cli.render_cmd import MAX_INSTANCES, documents
-from omerender.errors import OmeRenderError, RenderBlocked
-from omerender.models import InferenceReplica, parse_object
-from omerender.preview import preview
 
 __all__ = ["add_parsers"]
 
@@ -40,6 +34,14 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Ctx) -> int:
+    # The rendering library loads only for the verbs that render or select.
+    from omereconcile.kubectl.catalog import live_catalog
+    from omerender.cli.io import dump_stream
+    from omerender.cli.render_cmd import MAX_INSTANCES, documents
+    from omerender.errors import OmeRenderError, RenderBlocked
+    from omerender.models import InferenceReplica, parse_object
+    from omerender.preview import preview
+
     args = ctx.args
     name = replica_target(args.target)
     if not 0 <= args.instances <= MAX_INSTANCES:

@@ -134,9 +134,9 @@ def run_status(ctx: Ctx) -> int:
     if args.output != "table":
         ctx.report("RolloutStatusReport", {"name": name}, progress.content(), "", [source(obj)])
     if not finished:
-        last = "" if args.output == "table" else f": {progress.line()}"
+        seen = "" if args.output == "table" else f": {progress.line()}"
         raise CommandError(
-            f'timed out after {args.timeout} waiting for inferencereplica "{name}" rollout to finish{last}'
+            f'timed out after {args.timeout} waiting for inferencereplica "{name}" rollout to finish{seen}'
         )
     return 1 if progress.stopped else 0
 

@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omereconcile.kube import ApiError
-from omereconcile.kubectl.catalog import live_catalog
 from omereconcile.kubectl.client import GROUP_VERSION, CommandError
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import table
-from omerender.catalog import Catalog
-from omerender.errors import OmeRenderError, RenderBlocked
-from omerender.inheritance import InheritanceError, Resolver
-from omerender.models import InferenceReplica, ModelResource, RuntimeResource, parse_object
-from omerender.selection import evaluate_runtimes, piece_advisory
+
+if TYPE_CHECKING:
+    from omerender.catalog import Catalog
+    from omerender.models import ModelResource, RuntimeResource
 
 __all__ = ["add_parsers"]
 
@@ -77,6 +75,11 @@ def _model(catalog: Catalog, kind: str | None, ns: str, name: str) -> ModelResou
 
 
 def run_explain(ctx: Ctx) -> int:
+    # The rendering library loads only for the verbs that render or select.
+    from omereconcile.kubectl.catalog import live_catalog
+    from omerender.errors import RenderBlocked
+    from omerender.selection import evaluate_runtimes, piece_advisory
+
     args = ctx.args
     client = ctx.client()
     ns = client.namespace
@@ -207,6 +210,12 @@ def _key(rt: RuntimeResource) -> tuple[str, str, str]:
 
 
 def run_tree(ctx: Ctx) -> int:
+    from omereconcile.kubectl.catalog import live_catalog
+    from omerender.errors import OmeRenderError, RenderBlocked
+    from omerender.inheritance import InheritanceError, Resolver
+    from omerender.models import InferenceReplica, parse_object
+    from omerender.selection import evaluate_runtimes
+
     args = ctx.args
     client = ctx.client()
     ns = client.namespace

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -43,3 +45,29 @@ def test_every_command_parses() -> None:
     ):
         args = p.parse_args([*argv, "-n", "ns", "--context", "c", "--request-timeout", "10s"])
         assert callable(args.func), argv
+
+
+def test_the_plugins_names_are_omes() -> None:
+    from omereconcile.kubectl import client
+    from omerender import constants
+
+    for name in (
+        "LABEL_INFERENCESERVICE",
+        "LABEL_COMPONENT",
+        "LABEL_INSTANCE_INDEX",
+        "LABEL_INSTANCE_INCARNATION",
+        "LABEL_REVISION_HASH",
+        "ANNOTATION_RESET_INSTANCES",
+        "ANNOTATION_RELEASE_HELD_REVISION",
+    ):
+        assert getattr(client, name) == getattr(constants, name)
+
+
+def test_the_reading_verbs_do_not_load_the_rendering_library() -> None:
+    # Each kubectl ome call is a fresh process: the library would double its start-up time.
+    code = (
+        "import sys, omereconcile.kubectl.app; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'omerender'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
