@@ -173,6 +173,17 @@ def _roll(cluster: Cluster, namespace: str, path: str, ns: list[str]) -> None:
     finally:
         ctx.close()
 
+    # -- reset: the annotation written is one the controller answers (Instance 0 is not Failed: skipped).
+    reset = _write(cluster, "instance", "reset", "ir/pool", "0", *ns, "--yes")
+    assert reset.returncode == 0, reset.stderr
+    wait_for(
+        "the reset request answered",
+        lambda: "ome.io/reset-instances" not in (cluster.raw.get(path)["metadata"].get("annotations") or {}),
+        timeout=30,
+    )
+    reasons = {e["reason"] for e in cluster.raw.get(f"/api/v1/namespaces/{namespace}/events")["items"]}
+    assert "InstancesResetSkipped" in reasons
+
     # -- undo: back to revision 1; status --watch follows the roll back to the end.
     undo = _write(cluster, "rollout", "undo", "ir/pool", *ns, "--yes", "-o", "json")
     assert undo.returncode == 0, undo.stderr

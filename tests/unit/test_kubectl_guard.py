@@ -156,3 +156,28 @@ def test_reset_writes_the_annotation_the_controller_parses(which: str, value: st
     code, _, err = run(kube, "instance", "reset", "ir/pool", which, "--yes")
     assert code == 0, err
     assert kube.patches[0][0]["metadata"]["annotations"] == {"ome.io/reset-instances": value}
+
+
+def test_release_held_names_the_held_block_by_hash_and_refuses_any_other_state() -> None:
+    blocks = [
+        {"targetRevision": "pool-engine-aaaa1111", "state": "Backoff"},
+        {"targetRevision": "pool-engine-bbbb2222", "state": "Held"},
+    ]
+    obj = replica()
+    obj["status"] = {"retryBlocks": blocks}
+    kube = FakeKube(obj)
+    code, out, err = run(
+        kube, "instance", "release-held", "ir/pool", "--revision", "bbbb2222", "--yes", "-o", "json"
+    )
+    assert code == 0, err
+    annotations = kube.patches[0][0]["metadata"]["annotations"]
+    assert annotations == {"ome.io/release-held-revision": "pool-engine-bbbb2222"}
+    assert json.loads(out)["revisionHash"] == "bbbb2222"
+    code, _, err = run(kube, "instance", "release-held", "ir/pool", "--revision", "aaaa1111", "--yes")
+    assert code == 1
+    assert "its retry block is Backoff, not Held (Held revisions: pool-engine-bbbb2222)" in err
+    obj["metadata"]["annotations"] = {"ome.io/release-held-revision": "pool-engine-bbbb2222"}
+    code, _, err = run(kube, "instance", "release-held", "ir/pool", "--revision", "bbbb2222", "--yes")
+    assert code == 1
+    assert "not yet answered" in err
+    assert len(kube.patches) == 1
