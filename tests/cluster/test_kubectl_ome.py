@@ -238,7 +238,8 @@ def test_render_runtime_wait_and_instances_on_the_seed_replica(
     assert [c["runtime"] for c in content["candidates"]] == [f"ClusterServingRuntime/{RUNTIME}"]
     [excluded] = content["excluded"]
     assert excluded["runtime"] == f"ServingRuntime/{namespace}/gguf-child"
-    assert excluded["reason"].startswith("incompatible: ")
+    assert excluded["cause"] == "Incompatible"
+    assert excluded["reason"]  # the library's words for it (omerender.selection.Exclusion.reason)
     human = kubectl_ome(cluster, "runtime", "explain", "--model", MODEL, "-n", namespace)
     assert f"Selected:   ClusterServingRuntime/{RUNTIME}\n" in human.stdout
 
