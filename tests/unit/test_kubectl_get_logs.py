@@ -134,3 +134,32 @@ def test_a_refused_log_is_reported_in_kubectls_words() -> None:
     assert code == 1
     assert out == "[pod/p-engine-1-default-0/c] ok\n"
     assert err == "pod/p-engine-0-default-0: Error from server (BadRequest): container x is not valid\n"
+
+
+class ListKube:
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+        self.paths: list[tuple[str, dict[str, Any]]] = []
+
+    def request(self, method: str, path: str, *, query: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.paths.append((path, {k: v for k, v in query.items() if v is not None}))
+        if path.endswith("/inferencereplicas"):
+            return {"items": self.items, "metadata": {}}
+        return self.items[0]
+
+    def close(self) -> None:
+        pass
+
+
+def test_get_prints_the_objects_as_json_or_yaml() -> None:
+    obj = {"metadata": {"name": "pool", "namespace": "ns"}, "spec": {"component": "engine"}}
+    kube = ListKube([obj])
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["get", "ir", "-n", "ns", "-o", "yaml"], out=out, err=err, connect=lambda _a: kube)  # type: ignore[arg-type,return-value]
+    assert (code, err.getvalue()) == (0, "")
+    assert out.getvalue().startswith("apiVersion: v1\nkind: List\nitems:\n- metadata:\n    name: pool\n")
+    assert kube.paths == [("/apis/ome.io/v1beta1/namespaces/ns/inferencereplicas", {"limit": 500})]
+    out = io.StringIO()
+    code = main(["get", "ir", "pool", "-n", "ns", "-o", "json"], out=out, err=err, connect=lambda _a: kube)  # type: ignore[arg-type,return-value]
+    assert code == 0
+    assert '"kind": "InferenceReplica"' in out.getvalue()
