@@ -11,7 +11,7 @@ PAUSED COORDINATION LIFECYCLE-FRESHNESS``; ``-A`` puts ``NAMESPACE`` first.
   ``LIFECYCLE-FRESHNESS`` describe that same condition.
 - ``AGE`` is formatted the way kubectl formats it (apimachinery's ``duration.HumanDuration``).
 
-Nothing here reads the clock, the environment or the API: ``kubectl_ome`` does the I/O.
+Nothing here reads the clock, the environment or the API: ``omereconcile.kubectl`` does the I/O.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from omerender.models import InferenceReplica, parse_object
 from omerender.preview import Preview, preview
 from omerender.readiness import assume_models_ready
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "documents", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -75,7 +75,8 @@ def _source(replica: InferenceReplica, what: str, result: Preview) -> str:
     return f"InferenceReplica {replica.namespace}/{replica.metadata.name}: {what} ({origin})"
 
 
-def _documents(replica: InferenceReplica, result: Preview) -> list[tuple[str, Any]]:
+def documents(replica: InferenceReplica, result: Preview) -> list[tuple[str, Any]]:
+    """The stream ``render`` prints: each object with the ``# Source:`` line saying what made it."""
     docs: list[tuple[str, Any]] = []
     prefix, component = replica.name_prefix, replica.spec.component
     for runner in result.render.runners:
@@ -131,16 +132,16 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for advisory in result.render.advisories:
         print(f"Warning {advisory.reason}: {advisory.message}", file=sys.stderr)
-    documents = _documents(replica, result)
+    docs = documents(replica, result)
     if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
         sys.stdout.write(f"# {assumed.note()}\n")
     if result.revision.uid_notice is not None:  # so does one whose revision name is provisional
         hint = "" if replica.metadata.isvc_controller_ref else "; pass --uid with the replica's uid"
         sys.stdout.write(f"# {result.revision.uid_notice}{hint}\n")
         print(f"render: note: {result.revision.uid_notice}{hint}", file=sys.stderr)
-    sys.stdout.write(dump_stream(documents))
+    sys.stdout.write(dump_stream(docs))
     if args.validate:
-        problems = [p for _, doc in documents for p in kube_problems(doc)]
+        problems = [p for _, doc in docs for p in kube_problems(doc)]
         for problem in problems:
             print(f"Invalid: {problem}", file=sys.stderr)
         if problems:

@@ -1,51 +1,24 @@
 """``kubectl ome get ir`` and ``kubectl ome logs`` on the seed replica, run the way kubectl runs plugins.
 
-The testbed's kubectl finds the installed ``kubectl-ome`` console script on PATH (``pip install -e .``
-puts it next to this interpreter) and hands it ``ome``'s arguments; KUBECONFIG points at the test cluster.
+The testbed's kubectl finds ``kubectl-ome`` on PATH (:mod:`kubectl_plugin`: this checkout's code) and hands
+it ``ome``'s arguments; KUBECONFIG points at the test cluster.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shutil
 import subprocess
-import sys
-import sysconfig
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
+import yaml
 from helpers import apply, example_replica, pods, wait_ready
+from kubectl_plugin import kubectl, kubectl_ome
 from reconciler_proc import Reconciler
 
+from omerender.cli.io import strip_nulls
 from testbed.testing import Cluster
-
-
-def _plugin_dir() -> Path:
-    for candidate in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
-        if (candidate / "kubectl-ome").exists():
-            return candidate
-    found = shutil.which("kubectl-ome")
-    if found is None:
-        pytest.fail("kubectl-ome is not installed: run `python3 -m pip install -e .` (scripts/setup.sh does)")
-    return Path(found).parent
-
-
-def kubectl_ome(cluster: Cluster, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PATH": f"{_plugin_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
-        "KUBECONFIG": str(cluster.cp.kubeconfig),
-    }
-    return subprocess.run(
-        [cluster.cp.binary("kubectl"), "ome", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
 
 
 @pytest.fixture
@@ -174,3 +147,116 @@ def test_names_cannot_change_the_request_path(cluster: Cluster, namespace: str) 
         assert proc.returncode == 1, proc
         assert proc.stderr == f'Error from server (NotFound): inferencereplicas.ome.io "{name}" not found\n'
     assert kubectl_ome(cluster, "get", "ir", "llama-pool", "-n", namespace).returncode == 0
+
+
+RUNTIME = "vllm-llama-3-2-1b-instruct"
+MODEL = "llama-3-2-1b-instruct"
+
+
+def test_render_runtime_wait_and_instances_on_the_seed_replica(
+    cluster: Cluster, seed_replica: Reconciler, namespace: str
+) -> None:
+    """The read-only verbs on the seed replica, each checked against what the cluster holds: ``render``
+    prints the revision the controller created (live UID), ``runtime explain`` the runtime it selected,
+    ``runtime tree`` the replica under that runtime and a namespaced runtime inheriting from it."""
+    obj = cluster.raw.get(f"/apis/ome.io/v1beta1/namespaces/{namespace}/inferencereplicas/llama-pool")
+    live_revision = obj["status"]["updateRevision"]
+
+    render = kubectl_ome(cluster, "render", "ir/llama-pool", "-n", namespace, "--instances", "1")
+    assert render.returncode == 0, render.stderr
+    docs = [d for d in yaml.safe_load_all(render.stdout) if d]
+    [revision] = [d for d in docs if d["kind"] == "ControllerRevision"]
+    assert revision["metadata"]["name"] == live_revision
+    stored = cluster.raw.get(f"/apis/apps/v1/namespaces/{namespace}/controllerrevisions/{live_revision}")
+    # The stream leaves out null fields (as `omerender render` prints YAML); the stored bytes keep Go's
+    # `creationTimestamp: null`.
+    assert revision["data"] == strip_nulls(stored["data"])
+    [pod] = [d for d in docs if d["kind"] == "Pod"]
+    assert pod["metadata"]["name"] == "llama-pool-engine-0-default-0"
+    assert "Note:" not in render.stderr
+
+    wait = kubectl_ome(
+        cluster, "wait", "ir/llama-pool", "-n", namespace, "--for=condition=Ready", "--timeout=30s"
+    )
+    assert (wait.returncode, wait.stdout) == (0, "inferencereplica.ome.io/llama-pool condition met\n"), (
+        wait.stderr
+    )
+    wait = kubectl_ome(cluster, "wait", "ir/llama-pool", "-n", namespace, "--for=replicas=1", "-o", "json")
+    assert wait.returncode == 0, wait.stderr
+    assert json.loads(wait.stdout)["content"]["outcome"] == "Matched"
+    missed = kubectl_ome(
+        cluster, "wait", "ir/llama-pool", "-n", namespace, "--for=replicas=3", "--timeout=2s"
+    )
+    assert missed.returncode == 1
+    assert missed.stderr.startswith(
+        "error: timed out waiting for the condition on inferencereplicas/llama-pool"
+    )
+
+    status = kubectl_ome(cluster, "rollout", "status", "ir/llama-pool", "-n", namespace)
+    assert (status.returncode, status.stdout) == (
+        0,
+        f'inferencereplica "llama-pool" successfully rolled out (revision {live_revision})\n',
+    ), status.stderr
+
+    listed = kubectl_ome(cluster, "instance", "list", "ir/llama-pool", "-n", namespace, "-o", "json")
+    assert listed.returncode == 0, listed.stderr
+    report = json.loads(listed.stdout)
+    assert (report["apiVersion"], report["kind"]) == ("cli.ome.io/v1alpha1", "InstanceListReport")
+    assert [(i["index"], i["phase"], i["runningRevision"]) for i in report["content"]["instances"]] == [
+        (0, "Ready", live_revision)
+    ]
+    one = kubectl_ome(cluster, "instance", "status", "ir/llama-pool", "0", "-n", namespace, "-o", "json")
+    assert one.returncode == 0, one.stderr
+    [pod_view] = json.loads(one.stdout)["content"]["pods"]
+    [live_pod] = pods(cluster, namespace)
+    assert pod_view["name"] == live_pod["metadata"]["name"]
+    assert pod_view["node"] == live_pod["spec"]["nodeName"]
+    assert (pod_view["ready"], pod_view["serving"]) == ("True", "True")
+    gone = kubectl_ome(cluster, "instance", "status", "ir/llama-pool", "4", "-n", namespace)
+    assert (gone.returncode, gone.stderr) == (
+        1,
+        'error: inferencereplica "llama-pool" reports no Instance 4 (Instances: 0)\n',
+    )
+
+    # A namespaced runtime inheriting from the selected one, for a format the model is not: explain
+    # excludes it with Go's reason, and the tree shows it under its parent; neither changes the selection.
+    child = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime",
+        "metadata": {
+            "name": "gguf-child",
+            "namespace": namespace,
+            "annotations": {"ome.io/inherit-from": RUNTIME},
+        },
+        "spec": {"supportedModelFormats": [{"modelFormat": {"name": "gguf"}, "autoSelect": True}]},
+    }
+    assert apply(cluster, child) == "servingruntime.ome.io/gguf-child created"
+    explain = kubectl_ome(cluster, "runtime", "explain", "--model", MODEL, "-n", namespace, "-o", "json")
+    assert explain.returncode == 0, explain.stderr
+    content = json.loads(explain.stdout)["content"]
+    assert content["selected"] == f"ClusterServingRuntime/{RUNTIME}"
+    assert [c["runtime"] for c in content["candidates"]] == [f"ClusterServingRuntime/{RUNTIME}"]
+    [excluded] = content["excluded"]
+    assert excluded["runtime"] == f"ServingRuntime/{namespace}/gguf-child"
+    assert excluded["cause"] == "Incompatible"
+    assert excluded["reason"]  # the library's words for it (omerender.selection.Exclusion.reason)
+    human = kubectl_ome(cluster, "runtime", "explain", "--model", MODEL, "-n", namespace)
+    assert f"Selected:   ClusterServingRuntime/{RUNTIME}\n" in human.stdout
+
+    tree = kubectl_ome(cluster, "runtime", "tree", RUNTIME, "-n", namespace)
+    assert tree.returncode == 0, tree.stderr
+    # Other tests' namespaces may hold replicas of the same cluster runtime: keep this namespace's lines.
+    lines = [ln for ln in tree.stdout.splitlines() if "InferenceReplica/" not in ln or f"/{namespace}/" in ln]
+    assert lines == [
+        "Parents: none",
+        f"ClusterServingRuntime/{RUNTIME} [selected]",
+        f"|-- InferenceReplica/{namespace}/llama-pool (selects)",
+        f"`-- ServingRuntime/{namespace}/gguf-child",
+    ]
+    sub = kubectl_ome(cluster, "runtime", "tree", "gguf-child", "-n", namespace, "-o", "json")
+    assert json.loads(sub.stdout)["content"]["parents"] == [f"ClusterServingRuntime/{RUNTIME}"]
+
+    # kubectl's own completion runs kubectl_complete-ome for the plugin's arguments.
+    done = kubectl(cluster, "__complete", "ome", "rollout", "status", "-n", namespace, "ir/ll")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["ir/llama-pool", ":4"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from omereconcile.kubectl_ome import CommandError, main, segment
+from omereconcile.kubectl import main
+from omereconcile.kubectl.client import CommandError, segment
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ def test_the_loaders_are_libyamls() -> None:
 
 
 def test_kubectl_ome_reads_kubeconfigs_with_the_c_loader() -> None:
-    from omereconcile import kubectl_ome
+    from omereconcile.kubectl import client
 
-    assert kubectl_ome._LOADER is yaml.CSafeLoader
+    assert client._LOADER is yaml.CSafeLoader
 
 
 def _block(depth: int) -> str:

@@ -1,0 +1,3 @@
+from omereconcile.kubectl.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,354 @@
+"""``kubectl ome rollout status|history|undo|pause|resume|restart ir/NAME``.
+
+``status`` prints the roll's progress as ``kubectl rollout status`` prints a Deployment's (updated,
+ready and available of desired; each Instance in flight with its operation and step; any hold), and
+with ``--watch`` (the default, as in kubectl) follows until the roll completes. Exit 0 when complete
+(or, with ``--watch=false``, still in progress), 1 when it failed, is held or paused, or ``--timeout``
+passed first; 2 for usage. The rules are :mod:`omereconcile.kubectl.state`'s.
+
+``history`` lists the replica's ControllerRevisions (its selector, owned by its UID) with their number,
+hash, age, the Instances running each and their role (current, update, rollback target); ``--revision``
+prints one revision's stored template. ``undo`` sets ``spec.pacing.rollbackToRevision`` (to the revision
+before the one being rolled to, or ``--to-revision``: a number, name or hash); undoing to the spec's own
+revision clears the field. ``pause`` sets ``spec.paused`` (``--freeze``: ``pauseMode: Freeze``, which also
+stops Instance repair; a pause never downgrades an existing freeze, as OME's ``rollout pause``);
+``resume`` clears both.
+
+``restart``: OME has no user restart of an InferenceReplica (its ``Restart`` operations are the
+controller's crash-loop repair, and OME's ``kubectl-ome`` has no ``rollout restart``). What Go allows is
+a template change, which mints a revision and rolls every Instance: on a ``spec.runners`` replica this
+stamps ``kubectl.kubernetes.io/restartedAt`` on each runner's template, as ``kubectl rollout restart``
+stamps a Deployment's. A ``modelRef``/``runtimeRef`` replica stores no template (the controller renders
+it from the live model and runtime on every pass), so there is nothing to stamp: it is refused, saying so.
+
+Every writing verb is a guarded action (:mod:`omereconcile.kubectl.guard`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from omereconcile import replica_table
+from omereconcile.kubectl import state
+from omereconcile.kubectl.client import CommandError, parse_duration, replica_target
+from omereconcile.kubectl.context import Ctx
+from omereconcile.kubectl.follow import follow
+from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
+from omereconcile.kubectl.report import source, table
+
+__all__ = ["RESTARTED_AT", "add_parsers", "watch_flag"]
+
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+
+def watch_flag(argv: list[str]) -> list[str]:
+    """kubectl's ``--watch=false``/``-w=true`` spellings as argparse's ``--no-watch``/``--watch``."""
+    out = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        if eq and flag in ("-w", "--watch") and value.lower() in ("true", "false"):
+            arg = "--watch" if value.lower() == "true" else "--no-watch"
+        out.append(arg)
+    return out
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    rollout = sub.add_parser(
+        "rollout", help="the roll of a replica: status, history, undo, pause, resume, restart"
+    )
+    verbs = rollout.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    status = verbs.add_parser("status", parents=[common], help="the roll's progress; follows it by default")
+    status.add_argument("target", metavar="ir/NAME")
+    status.add_argument(
+        "-w",
+        "--watch",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="follow until the roll completes (default; --watch=false or --no-watch prints once)",
+    )
+    status.add_argument("--timeout", default="0", help="stop following after this long (0: never)")
+    status.add_argument("-o", "--output", choices=["table", "json", "yaml"], default="table")
+    status.set_defaults(func=run_status)
+
+    history = verbs.add_parser("history", parents=[common], help="the replica's ControllerRevisions")
+    history.add_argument("target", metavar="ir/NAME")
+    history.add_argument("--revision", help="one revision (number, name or hash): print its template")
+    history.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table")
+    history.set_defaults(func=run_history)
+
+    undo = verbs.add_parser("undo", parents=[common], help="roll back (sets spec.pacing.rollbackToRevision)")
+    undo.add_argument("target", metavar="ir/NAME")
+    undo.add_argument("--to-revision", help="number, name or hash (default: the revision before the target)")
+    add_guard_flags(undo)
+    undo.set_defaults(func=run_undo)
+
+    pause = verbs.add_parser("pause", parents=[common], help="stop the roll (spec.paused)")
+    pause.add_argument("target", metavar="ir/NAME")
+    pause.add_argument("--freeze", action="store_true", help="pauseMode Freeze: also stop Instance repair")
+    add_guard_flags(pause)
+    pause.set_defaults(func=run_pause)
+
+    resume = verbs.add_parser("resume", parents=[common], help="resume the roll (clears spec.paused)")
+    resume.add_argument("target", metavar="ir/NAME")
+    add_guard_flags(resume)
+    resume.set_defaults(func=run_resume)
+
+    restart = verbs.add_parser(
+        "restart", parents=[common], help="roll every Instance anew (runners replicas only)"
+    )
+    restart.add_argument("target", metavar="ir/NAME")
+    add_guard_flags(restart)
+    restart.set_defaults(func=run_restart)
+
+
+# -- status ---------------------------------------------------------------------------------------------
+
+
+def run_status(ctx: Ctx) -> int:
+    args = ctx.args
+    name = replica_target(args.target)
+    timeout = parse_duration("--timeout", args.timeout)
+    client = ctx.client()
+    revisions: list[dict[str, Any]] = []
+    last = [""]
+
+    def judge(obj: dict[str, Any]) -> tuple[bool, tuple[state.Progress, dict[str, Any]]]:
+        if ((obj.get("spec") or {}).get("pacing") or {}).get("rollbackToRevision") and not revisions:
+            revisions.extend(client.revisions(obj))
+        progress = state.rollout_progress(obj, revisions)
+        line = progress.line()
+        if args.output == "table" and line != last[0]:
+            ctx.out.write(line + "\n")
+            ctx.out.flush()
+            last[0] = line
+        return progress.done or progress.stopped or not args.watch, (progress, obj)
+
+    finished, (progress, obj) = follow(client, name, judge, timeout)
+    if args.output != "table":
+        ctx.report("RolloutStatusReport", {"name": name}, progress.content(), "", [source(obj)])
+    if not finished:
+        seen = "" if args.output == "table" else f": {progress.line()}"
+        raise CommandError(
+            f'timed out after {args.timeout} waiting for inferencereplica "{name}" rollout to finish{seen}'
+        )
+    return 1 if progress.stopped else 0
+
+
+# -- history --------------------------------------------------------------------------------------------
+
+
+def _roles(replica: dict[str, Any], rev_name: str) -> str:
+    status = replica.get("status") or {}
+    roles = []
+    if status.get("currentRevision") == rev_name:
+        roles.append("current")
+    if status.get("updateRevision") == rev_name:
+        roles.append("update")
+    if ((replica.get("spec") or {}).get("pacing") or {}).get("rollbackToRevision") == rev_name:
+        roles.append("rollback-target")
+    return ",".join(roles) or "-"
+
+
+def _template(rev: Mapping[str, Any]) -> Any:
+    data = rev.get("data")
+    if isinstance(data, str):
+        try:
+            return json.loads(data)
+        except ValueError:
+            return data
+    return data
+
+
+def run_history(ctx: Ctx) -> int:
+    args = ctx.args
+    name, client, replica = ctx.target()
+    revisions = client.revisions(replica)
+    rows = state.instance_rows(replica)
+    now = datetime.now(UTC)
+    entries = []
+    for rev in revisions:
+        rname = str(rev["metadata"]["name"])
+        entries.append(
+            {
+                "revision": int(rev.get("revision") or 0),
+                "name": rname,
+                "hash": state.revision_hash(rname),
+                "created": rev["metadata"].get("creationTimestamp"),
+                "instances": [int(r["index"]) for r in rows if r.get("runningRevision") == rname],
+                "targetedBy": [int(r["index"]) for r in rows if r.get("targetRevision") == rname],
+                "roles": _roles(replica, rname).split(",") if _roles(replica, rname) != "-" else [],
+            }
+        )
+    if args.revision is not None:
+        found = state.find_revision(revisions, args.revision)
+        if found is None:
+            raise CommandError(
+                f'unable to find revision "{args.revision}" in the history of inferencereplica "{name}"'
+            )
+        entry = next(e for e in entries if e["name"] == found["metadata"]["name"])
+        content = {**entry, "template": _template(found)}
+        text = (
+            f"inferencereplica.ome.io/{name} with revision #{entry['revision']} ({entry['name']})\n"
+            + "Pod Template:\n"
+            + "".join(
+                f"  {line}\n" for line in yaml.safe_dump(content["template"], sort_keys=True).splitlines()
+            )
+        )
+        ctx.report("RolloutHistoryReport", {"name": name}, content, text, [source(replica)])
+        return 0
+    header = ["REVISION", "NAME", "HASH", "AGE", "INSTANCES", "ROLE"]
+    if args.output == "wide":
+        header.append("TARGETED-BY")
+    lines = [header]
+    for e, rev in zip(entries, revisions, strict=True):
+        row = [
+            str(e["revision"]),
+            e["name"],
+            e["hash"],
+            replica_table.age(rev, now),
+            ",".join(map(str, e["instances"])) or "-",
+            ",".join(e["roles"]) or "-",
+        ]
+        if args.output == "wide":
+            row.append(",".join(map(str, e["targetedBy"])) or "-")
+        lines.append(row)
+    text = (
+        f"inferencereplica.ome.io/{name}\n" + table(lines)
+        if entries
+        else f'No revisions found for inferencereplica "{name}".\n'
+    )
+    ctx.report("RolloutHistoryReport", {"name": name}, {"revisions": entries}, text, [source(replica)])
+    return 0
+
+
+# -- undo, pause, resume, restart -----------------------------------------------------------------------
+
+
+def run_undo(ctx: Ctx) -> int:
+    args = ctx.args
+    name, client, replica = ctx.target()
+    revisions = client.revisions(replica)
+    if not revisions:
+        raise CommandError(f'no rollout history found for inferencereplica "{name}"')
+    target = state.roll_target(replica, revisions)
+    if args.to_revision is not None:
+        chosen = state.find_revision(revisions, args.to_revision)
+        if chosen is None:
+            raise CommandError(
+                f'unable to find revision "{args.to_revision}" in the history of inferencereplica "{name}" '
+                f"(see kubectl ome rollout history ir/{name})"
+            )
+    else:
+        current = state.find_revision(revisions, target) if target else None
+        number = (
+            int(current.get("revision") or 0)
+            if current
+            else max(int(r.get("revision") or 0) for r in revisions) + 1
+        )
+        earlier = [r for r in revisions if int(r.get("revision") or 0) < number]
+        if not earlier:
+            raise CommandError(
+                f'inferencereplica "{name}" has no revision before {target or "its target"} to roll back to'
+            )
+        chosen = earlier[-1]
+    rev_name = str(chosen["metadata"]["name"])
+    if rev_name == target:
+        raise CommandError(
+            f'inferencereplica "{name}" already rolls to revision {rev_name} (#{chosen.get("revision")}): nothing to undo'
+        )
+    spec_revision = str((replica.get("status") or {}).get("updateRevision") or "")
+    clear = rev_name == spec_revision
+    write = GuardedWrite(
+        action="rollout undo",
+        replica=replica,
+        patch={"spec": {"pacing": {"rollbackToRevision": None if clear else rev_name}}},
+        summary=(
+            f"clear spec.pacing.rollbackToRevision: roll back to the spec's own revision {rev_name}"
+            if clear
+            else f"set spec.pacing.rollbackToRevision={rev_name} (revision #{chosen.get('revision')}); "
+            f"rolling from {target or '-'}"
+        ),
+        message="API accepted the rollback target; the controller rolls the Instances to it",
+        follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
+        revision_hash=state.revision_hash(rev_name),
+    )
+    return run_guarded(ctx, write)
+
+
+def run_pause(ctx: Ctx) -> int:
+    args = ctx.args
+    name, client, replica = ctx.target()
+    spec = replica.get("spec") or {}
+    mode = spec.get("pauseMode") or "Recover"
+    if spec.get("paused") and (mode == "Freeze" or not args.freeze):
+        raise CommandError(f'inferencereplica "{name}" is already paused (pauseMode {mode})')
+    patch: dict[str, Any] = {"paused": True}
+    if args.freeze:
+        patch["pauseMode"] = "Freeze"
+    write = GuardedWrite(
+        action="rollout pause",
+        replica=replica,
+        patch={"spec": patch},
+        summary="set spec.paused=true"
+        + (
+            ", pauseMode=Freeze (Instance repair stops too)"
+            if args.freeze
+            else " (Instance repair continues)"
+        ),
+        message="API accepted the pause; in-flight operations hold until resumed",
+        follow_up=f"kubectl ome rollout resume ir/{name} -n {client.namespace}",
+    )
+    return run_guarded(ctx, write)
+
+
+def run_resume(ctx: Ctx) -> int:
+    name, client, replica = ctx.target()
+    spec = replica.get("spec") or {}
+    if not spec.get("paused"):
+        raise CommandError(f'inferencereplica "{name}" is not paused')
+    write = GuardedWrite(
+        action="rollout resume",
+        replica=replica,
+        patch={"spec": {"paused": None, "pauseMode": None}},
+        summary=f"clear spec.paused and spec.pauseMode (was {spec.get('pauseMode') or 'Recover'})",
+        message="API accepted the resume; in-flight operations continue",
+        follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
+    )
+    return run_guarded(ctx, write)
+
+
+def run_restart(ctx: Ctx) -> int:
+    name, client, replica = ctx.target()
+    spec = replica.get("spec") or {}
+    runners = spec.get("runners")
+    if not runners:
+        source_field = "spec.modelRef" if spec.get("modelRef") else "spec.runtimeRef"
+        raise CommandError(
+            f'cannot restart inferencereplica "{name}": it renders its pods from {source_field}, and the controller '
+            "renders those templates from the live model and runtime on every pass without storing them in the "
+            "spec, so there is no template to stamp (OME has no user restart of an InferenceReplica); to rebuild "
+            f"Failed Instances use `kubectl ome instance reset ir/{name} all`"
+        )
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamped = json.loads(json.dumps(runners))
+    for runner in stamped:
+        meta = runner.setdefault("template", {}).setdefault("metadata", {})
+        annotations = meta.get("annotations") or {}
+        annotations[RESTARTED_AT] = stamp
+        meta["annotations"] = annotations
+    write = GuardedWrite(
+        action="rollout restart",
+        replica=replica,
+        patch={"spec": {"runners": stamped}},
+        summary=f"stamp {RESTARTED_AT}={stamp} on every runner template (a new revision: every Instance rolls)",
+        message="API accepted the new template; the controller rolls every Instance to it",
+        follow_up=f"kubectl ome rollout status ir/{name} -n {client.namespace}",
+    )
+    return run_guarded(ctx, write)

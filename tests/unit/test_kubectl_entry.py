@@ -1,0 +1,73 @@
+"""The console scripts kubectl finds on PATH name callables that exist, and every verb is wired."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from omereconcile.kubectl.app import parser
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_console_scripts_point_at_the_package() -> None:
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["kubectl-ome"] == "omereconcile.kubectl:main"
+    assert scripts["kubectl_complete-ome"] == "omereconcile.kubectl.complete:main"
+    for target in (scripts["kubectl-ome"], scripts["kubectl_complete-ome"]):
+        module, func = target.split(":")
+        assert callable(getattr(importlib.import_module(module), func))
+
+
+def test_every_command_parses() -> None:
+    p = parser()
+    for argv in (
+        ["get", "ir"],
+        ["logs", "pool"],
+        ["rollout", "status", "ir/pool", "--watch", "--timeout", "5m"],
+        ["rollout", "history", "ir/pool", "--revision", "2"],
+        ["rollout", "undo", "ir/pool", "--to-revision", "1", "--dry-run=server", "--yes"],
+        ["rollout", "pause", "ir/pool", "--freeze"],
+        ["rollout", "resume", "ir/pool"],
+        ["rollout", "restart", "ir/pool"],
+        ["instance", "list", "ir/pool"],
+        ["instance", "status", "ir/pool", "0"],
+        ["instance", "retry-blocks", "ir/pool"],
+        ["instance", "release-held", "ir/pool", "--revision", "abcd1234"],
+        ["instance", "reset", "ir/pool", "all"],
+        ["runtime", "explain", "--model", "m", "--component", "decoder"],
+        ["runtime", "tree", "rt", "--kind", "ClusterServingRuntime"],
+        ["wait", "ir/pool", "--for=condition=Ready", "--timeout=1m"],
+        ["render", "ir/pool", "--instances", "2"],
+    ):
+        args = p.parse_args([*argv, "-n", "ns", "--context", "c", "--request-timeout", "10s"])
+        assert callable(args.func), argv
+
+
+def test_the_plugins_names_are_omes() -> None:
+    from omereconcile.kubectl import client
+    from omerender import constants
+
+    for name in (
+        "LABEL_INFERENCESERVICE",
+        "LABEL_COMPONENT",
+        "LABEL_INSTANCE_INDEX",
+        "LABEL_INSTANCE_INCARNATION",
+        "LABEL_REVISION_HASH",
+        "ANNOTATION_RESET_INSTANCES",
+        "ANNOTATION_RELEASE_HELD_REVISION",
+    ):
+        assert getattr(client, name) == getattr(constants, name)
+
+
+def test_the_reading_verbs_do_not_load_the_rendering_library() -> None:
+    # Each kubectl ome call is a fresh process: the library would double its start-up time.
+    code = (
+        "import sys, omereconcile.kubectl.app; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'omerender'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
