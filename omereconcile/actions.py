@@ -22,6 +22,7 @@ __all__ = [
     "DeleteRevision",
     "DeleteService",
     "EnsureService",
+    "PatchPodInPlace",
     "PatchService",
     "Plan",
     "RecordEvent",
@@ -87,6 +88,21 @@ class SetServingGate:
     condition_reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatchPodInPlace:
+    """A strategic-merge patch of a live pod for an in-place update (``planner/inplace.py``), pinned to
+    the pod's UID and resourceVersion: container images by container name, annotations (``None``
+    removes a key) and labels. Empty parts are not sent. A 409/404/422 means the pod moved: replan."""
+
+    name: str
+    uid: str
+    resource_version: str
+    reason: str
+    images: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str | None] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +201,7 @@ Action = (
     | CreatePodGroup
     | DeletePodGroup
     | SetServingGate
+    | PatchPodInPlace
     | EnsureService
     | PatchService
     | DeleteService

@@ -7,6 +7,8 @@
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
+- ``PatchPodInPlace``: a strategic-merge patch of the pod's container images (merge key ``name``),
+  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
   reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
@@ -54,7 +56,7 @@ from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, 
 from omereconcile.world import format_time
 from omerender import constants as c
 
-__all__ = ["COMPONENT", "ExecResult", "Executor"]
+__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place"]
 
 COMPONENT = "omereconcile"
 log = logging.getLogger("omereconcile.executor")
@@ -108,7 +110,8 @@ class Executor:
                     continue
                 res.failed, res.error = act, exc
                 res.conflict = isinstance(exc, Conflict) or (
-                    isinstance(exc, Invalid | NotFound) and isinstance(act, A.SetServingGate)
+                    isinstance(exc, Invalid | NotFound)
+                    and isinstance(act, A.SetServingGate | A.PatchPodInPlace)
                 )
                 res.gone = isinstance(exc, NotFound) and isinstance(
                     act, A.WriteStatus | A.AddFinalizer | A.RemoveFinalizer | A.RemoveAnnotation
@@ -181,6 +184,9 @@ class Executor:
                 },
             }
             kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            return None
+        if isinstance(act, A.PatchPodInPlace):
+            patch_pod_in_place(kube, ns, act)
             return None
         if isinstance(act, A.EnsureService):
             with contextlib.suppress(AlreadyExists):
@@ -293,6 +299,22 @@ class Executor:
             body["metadata"].pop("resourceVersion", None)
             stored = self.kube.post(paths.events(ns), body)
         self.events.update_state(found.key, stored or {})
+
+
+def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> None:
+    """The in-place update's pod write (Go ``patchPodImages``, ``patchPodAnnotations``,
+    ``patchPodRevisionLabels`` and the transition marker's patch): one strategic-merge patch of the pod
+    carrying its UID and resourceVersion as preconditions. Containers merge by name, so only the
+    named containers' images change; an annotation set to None is removed."""
+    meta: JSON = {"uid": act.uid, "resourceVersion": act.resource_version}
+    if act.annotations:
+        meta["annotations"] = dict(act.annotations)
+    if act.labels:
+        meta["labels"] = dict(act.labels)
+    patch: JSON = {"metadata": meta}
+    if act.images:
+        patch["spec"] = {"containers": [{"name": n, "image": i} for n, i in sorted(act.images.items())]}
+    kube.patch(f"{paths.pods(namespace)}/{act.name}", patch, content_type=STRATEGIC_MERGE_PATCH)
 
 
 def _delete_options(uid: str | None, resource_version: str | None) -> JSON:

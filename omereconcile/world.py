@@ -87,6 +87,7 @@ class ContainerView:
     state_message: str = ""
     last_message: str = ""
     waiting_message: str = ""
+    image: str = ""  # status.containerStatuses[].image: what the runtime runs (the in-place roll's proof)
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -113,6 +114,7 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 state_message=str(now.get("message") or ""),
                 last_message=str(last.get("message") or ""),
                 waiting_message=str((state.get("waiting") or {}).get("message") or ""),
+                image=str(cs.get("image") or ""),
             )
         )
     return tuple(out)
@@ -136,6 +138,9 @@ class PodView:
     node_name: str | None = None
     scheduling_gates: tuple[str, ...] = ()
     readiness_gates: tuple[str, ...] = ()  # spec.readinessGates[].conditionType
+    # spec.containers[] as (name, image), and metadata.annotations: what an in-place roll patches.
+    images: tuple[tuple[str, str], ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -256,6 +261,11 @@ class PodView:
             readiness_gates=tuple(
                 str(g.get("conditionType", "")) for g in spec.get("readinessGates", []) or []
             ),
+            images=tuple(
+                (str(ct.get("name", "")), str(ct.get("image", "") or ""))
+                for ct in spec.get("containers", []) or []
+            ),
+            annotations=MappingProxyType(dict(meta.get("annotations", {}) or {})),
         )
 
 

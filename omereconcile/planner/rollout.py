@@ -25,6 +25,7 @@ from omereconcile.planner.gang_ops import (
     step_orphan_target,
     surge_index_for,
 )
+from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_message
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, owned
@@ -352,6 +353,12 @@ def _start_updates(
             # charged less (``unreplacedExtraSlots``); the first denial is the one reported.
             hold = hold or Hold("Budget", denied)
             continue
+        mode = choose_mode(ctx, r, ctx.target)
+        if mode is None:
+            # InPlaceOnly refuses a change beyond container images: Go's ``UpdateWithPods`` records the
+            # Warning and returns an error, which ends the update pass; the Instance stays as it is.
+            out_for(r.index).event("Warning", IN_PLACE_REFUSED, refusal_message(ctx, r.index))
+            break
         if r.phase == R.FAILED or (ctx.gang and surge):
             # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
             retry.started(ctx.target)
@@ -362,7 +369,7 @@ def _start_updates(
             k = surge_index_for(rows, used)
             started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
         else:
-            started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index))
+            started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index), mode)
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold
