@@ -57,7 +57,8 @@ def test_image_change_patches_every_pod_in_place_and_keeps_the_floor(sim: Sim, d
         assert p.obj["metadata"]["labels"][c.LABEL_REVISION_HASH] == v2.rsplit("-", 1)[-1]
         assert MARKER not in (p.obj["metadata"].get("annotations") or {})
     assert [r["incarnation"] for r in sim.rows()] == [1, 1, 1]
-    assert applied(driver, "CreatePod")[3:] == [] and applied(driver, "DeletePod") == []
+    assert applied(driver, "CreatePod")[3:] == []
+    assert applied(driver, "DeletePod") == []
     reasons = sim.event_reasons()
     assert reasons.count("InPlaceUpdateStarted") == reasons.count("InPlaceUpdateCompleted") == 3
     assert "RecreateUpdateStarted" not in reasons
@@ -74,14 +75,28 @@ def test_the_operation_steps_in_go_order(sim: Sim, driver: Driver) -> None:
     driver.one_pass()
     row = sim.rows()[0]
     op = row["operation"]
-    assert (row["phase"], op["type"], op["step"], op["targetRevision"]) == ("Updating", "Update", "InPlace", v2)
+    assert (row["phase"], op["type"], op["step"], op["targetRevision"]) == (
+        "Updating",
+        "Update",
+        "InPlace",
+        v2,
+    )
     assert op["id"].startswith("update-0-")
     driver.run(lambda s: _rolled(s, v2))
-    kinds = [type(a).__name__ for _, a in driver.log if type(a).__name__ in ("SetServingGate", "PatchPodInPlace")]
+    kinds = [
+        type(a).__name__ for _, a in driver.log if type(a).__name__ in ("SetServingGate", "PatchPodInPlace")
+    ]
     patches = [a for _, a in applied(driver, "PatchPodInPlace")]
     gates = [a for _, a in applied(driver, "SetServingGate")]
-    assert kinds[-5:] == ["SetServingGate", "PatchPodInPlace", "PatchPodInPlace", "PatchPodInPlace", "SetServingGate"]
-    assert gates[-2].status is False and gates[-1].status is True  # type: ignore[attr-defined]
+    assert kinds[-5:] == [
+        "SetServingGate",
+        "PatchPodInPlace",
+        "PatchPodInPlace",
+        "PatchPodInPlace",
+        "SetServingGate",
+    ]
+    assert gates[-2].status is False
+    assert gates[-1].status is True
     assert json.loads(gates[-2].message) == [{"userAgent": "Update-in-place", "key": "0-1"}]  # type: ignore[attr-defined]
     marker, patch, clear = patches
     assert json.loads(marker.annotations[MARKER]) == {"targetImages": {"ome-container": "vllm:v2"}}  # type: ignore[attr-defined]
@@ -111,7 +126,8 @@ def test_grace_period_is_waited_after_the_drain(sim: Sim, driver: Driver) -> Non
     gate_off = next(a for _, a in applied(driver, "SetServingGate") if not a.status)  # type: ignore[attr-defined]
     since = parse_time(gate_off.last_transition_time)  # type: ignore[attr-defined]
     first_patch = applied(driver, "PatchPodInPlace")[0][0]
-    assert since is not None and (first_patch - since).total_seconds() >= 30
+    assert since is not None
+    assert (first_patch - since).total_seconds() >= 30
 
 
 def test_in_place_if_possible_recreates_a_change_beyond_images(sim: Sim, driver: Driver) -> None:
@@ -134,10 +150,13 @@ def test_in_place_only_refuses_a_change_beyond_images(sim: Sim, driver: Driver) 
         driver.one_pass()
         sim.advance(5)
     assert {n: p.obj["metadata"]["resourceVersion"] for n, p in sim.pods.items()} == before
-    assert [(r["phase"], r["runningRevision"], r.get("operation")) for r in sim.rows()] == [("Ready", v1, None)] * 2
+    assert [(r["phase"], r["runningRevision"], r.get("operation")) for r in sim.rows()] == [
+        ("Ready", v1, None)
+    ] * 2
     assert sim.status["currentRevision"] == v1
     warnings = [e for e in sim.events if e.event_reason == "InPlaceUpdateNotPossible"]
-    assert warnings and {(e.type, e.message) for e in warnings} == {
+    assert warnings
+    assert {(e.type, e.message) for e in warnings} == {
         (
             "Warning",
             "OMENative component=engine instance=0 rejected update: InPlaceOnly strategy but diff exceeds container images",
@@ -153,7 +172,8 @@ def test_init_container_image_is_not_an_in_place_change(sim: Sim, driver: Driver
     sim.update_spec(runners=runners)
     v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: _rolled(s, v2))
-    assert sim.rows()[0]["incarnation"] == 2 and applied(driver, "PatchPodInPlace") == []
+    assert sim.rows()[0]["incarnation"] == 2
+    assert applied(driver, "PatchPodInPlace") == []
 
 
 def test_multi_pod_instances_recreate_whole(driver: Driver) -> None:
