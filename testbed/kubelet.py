@@ -6,7 +6,9 @@ Semantics follow the real kubelet where the reconciler can observe them:
 - Ready is True only when ContainersReady is True AND every spec.readinessGates conditionType has a True
   condition (a missing one counts as False), recomputed on every change of the pod;
 - a pod with a deletionTimestamp is deleted with grace 0 after `deletion_delay` (no kubelet, no deletion);
-- per-pod faults: crash-loop, image-pull failure, never ready.
+- per-pod faults: crash-loop, image-pull failure, never ready;
+- a container whose spec image changes (an in-place update) is restarted on the new image: the status
+  reports the image it runs, restartCount + 1, and it is ready again `ready_delay` after the restart.
 Scheduling itself is the real kube-scheduler's job.
 """
 
@@ -54,6 +56,9 @@ class _PodState:
     last_crash: float = 0.0
     deleting_since: float | None = None
     behavior: Behavior = "normal"
+    # The image each container runs (None until the first sync); a spec change restarts the container.
+    images: dict[str, str] | None = None
+    image_restarted: bool = False
 
 
 @dataclass(order=True)
@@ -452,6 +457,11 @@ class FakeKubelet:
                     c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or []
                 ]
                 st = _PodState(ip=str(ip), started=now, restarts=max(restarts, default=0))
+                ran = {
+                    str(c.get("name", "")): str(c.get("image", ""))
+                    for c in pod.get("status", {}).get("containerStatuses") or []
+                }
+                st.images = ran or None
                 self._states[uid] = st
             behavior = self._behavior_locked(pod)
             if behavior != st.behavior:
@@ -461,6 +471,17 @@ class FakeKubelet:
                 st.last_crash = now
                 if behavior == "crashloop":
                     st.restarts += 1
+            # A real kubelet kills a container whose spec image changed and starts it again on the new
+            # image: same pod, UID, IP and node, restartCount + 1, the old run in lastState, and the
+            # new container ready only after its own start-up delay.
+            images = {str(c.get("name", "")): str(c.get("image", "")) for c in spec.get("containers", [])}
+            if st.images is None:
+                st.images = images
+            elif images != st.images and not md.get("deletionTimestamp"):
+                st.images = images
+                st.started = now
+                st.restarts += 1
+                st.image_restarted = True
             if md.get("deletionTimestamp"):
                 if st.deleting_since is None:
                     st.deleting_since = now
@@ -526,10 +547,11 @@ class FakeKubelet:
 
         container_statuses = []
         for c in spec.get("containers", []):
+            ran = (st.images or {}).get(c["name"], c.get("image", ""))
             cs: JSON = {
                 "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": f"fake://{c.get('image', '')}",
+                "image": ran,
+                "imageID": f"fake://{ran}",
                 "restartCount": st.restarts,
                 "ready": containers_ready,
             }
@@ -563,6 +585,10 @@ class FakeKubelet:
                 cs["started"] = True
                 cs["containerID"] = f"fake://{st.ip}/{c['name']}/{st.restarts}"
                 cs["state"] = {"running": {"startedAt": wall_started}}
+                if st.image_restarted:
+                    cs["lastState"] = {
+                        "terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": wall_started}
+                    }
             container_statuses.append(cs)
 
         init_statuses = [
@@ -645,6 +671,7 @@ def _projection(status: JSON) -> tuple[Any, ...]:
     containers = tuple(
         (
             c.get("name"),
+            c.get("image"),
             c.get("ready"),
             c.get("started"),
             c.get("restartCount"),

@@ -1,0 +1,113 @@
+"""An in-place image update (``InPlaceIfPossible``) against a SurgeThenDrain roll of the same replica, in
+one run on the real test control plane. Prints figures and the ratio; asserts nothing.
+
+    python benchmarks/bench_inplace.py [--instances 10] [--ready-delay 2.0]
+
+One replica of ``--instances`` single-pod Instances, one Instance moving at a time in both rolls
+(``maxSurge: 1`` for SurgeThenDrain, ``maxUnavailable: 1`` for the in-place roll). It is first rolled
+``engine:v1`` → ``engine:v2`` by SurgeThenDrain, then its strategy is switched (which mints no revision)
+and it is rolled ``engine:v2`` → ``engine:v3`` in place. The fake kubelet starts a new pod, and restarts
+a container whose image changed, after the same ``--ready-delay``, so the difference is what each roll
+does around that start: a surge creates a pod, waits for it, drains and deletes the old one; an
+in-place roll drains, patches, waits for the restarted container and puts the pod back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from omereconcile.controller import Controller
+from omereconcile.kube import Kube
+from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
+
+IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
+SURGE = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
+IN_PLACE = {"updateStrategy": {"type": "InPlaceIfPossible", "rollingUpdate": {"maxUnavailable": 1}}}
+
+
+def wait(what: str, fn: Callable[[], Any], timeout: float = 900.0, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fn():
+            return
+        time.sleep(interval)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def roll(
+    cluster: Cluster, ctrl: Controller, kube: Kube, path: str, image: str, **spec: Any
+) -> tuple[float, int]:
+    """Change the replica's image (and ``spec``), wait until it has rolled and settled; the wall time
+    and the reconciler's API writes."""
+    wait("the queue to drain", ctrl.queue.idle, timeout=60)
+    if spec:
+        obj = cluster.raw.get(path)
+        obj["spec"].update(spec)
+        cluster.raw.put(path, obj)
+        wait("the strategy change observed", lambda: replica_settled(cluster.raw.get(path)), timeout=60)
+        wait("the queue to drain", ctrl.queue.idle, timeout=60)
+    writes0 = kube.writes
+    obj = cluster.raw.get(path)
+    first = obj["status"]["currentRevision"]
+    obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = image
+    t0 = time.monotonic()
+    cluster.raw.put(path, obj)
+    wait(
+        f"the roll to {image}",
+        lambda: replica_settled(o := cluster.raw.get(path)) and o["status"]["currentRevision"] != first,
+    )
+    return time.monotonic() - t0, kube.writes - writes0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instances", type=int, default=10)
+    ap.add_argument("--ready-delay", type=float, default=2.0)
+    args = ap.parse_args()
+    n = args.instances
+    with running_cluster(nodes=4, ready_delay=args.ready_delay) as cluster:
+        ns = "bench-inplace"
+        cluster.raw.post(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        )
+        kube = Kube.from_kubeconfig(cluster.cp.kubeconfig)
+        ctrl = Controller(kube, namespaces=[ns], resync_period=3600, workers=2, watch_timeout=60)
+        ctrl.start()
+        try:
+            path = f"{IREP.format(ns=ns)}/pool"
+            cluster.raw.post(
+                IREP.format(ns=ns), runners_replica("pool", ns, "engine:v1", replicas=n, lifecycle=SURGE)
+            )
+            wait("the pool settled", lambda: replica_settled(cluster.raw.get(path)), timeout=300)
+            surge_t, surge_w = roll(cluster, ctrl, kube, path, "engine:v2")
+            uids = {p["metadata"]["uid"] for p in cluster.raw.get(f"/api/v1/namespaces/{ns}/pods")["items"]}
+            place_t, place_w = roll(cluster, ctrl, kube, path, "engine:v3", lifecycle=IN_PLACE)
+            kept = uids == {
+                p["metadata"]["uid"] for p in cluster.raw.get(f"/api/v1/namespaces/{ns}/pods")["items"]
+            }
+        finally:
+            ctrl.stop()
+    print(
+        f"{n} single-pod Instances, fake kubelet start-up delay {args.ready_delay}s, one Instance at a time"
+    )
+    print(
+        f"  SurgeThenDrain (maxSurge 1):        {surge_t:6.1f}s  {surge_t / n:.2f}s/Instance  {surge_w / n:.1f} writes/Instance"
+    )
+    print(
+        f"  InPlaceIfPossible (maxUnavailable 1): {place_t:6.1f}s  {place_t / n:.2f}s/Instance  {place_w / n:.1f} writes/Instance"
+    )
+    print(f"  in-place kept every pod's UID: {kept}")
+    print(
+        f"ratio (in-place / SurgeThenDrain): wall time {place_t / surge_t:.2f}x, writes {place_w / surge_w:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
