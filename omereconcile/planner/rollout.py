@@ -31,6 +31,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, owned
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
+from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
 
 __all__ = ["Hold", "RolloutResult", "plan_instances"]
@@ -288,7 +289,7 @@ def _in_flight(rows: Sequence[Row], surge: bool) -> int:
     """The prior-pass anchor of the budget (``escalation/budget.go``): rows on a surge step for
     ``maxSurge`` (``CurrentSurgeInFlight``), ``Updating`` rows on any other step for
     ``maxUnavailable`` (``CurrentUnavailableInFlight``)."""
-    surge_steps = (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
+    surge_steps = SURGE_STEPS
     if surge:
         return sum(1 for r in rows if r.operation is not None and r.operation.step in surge_steps)
     return sum(
