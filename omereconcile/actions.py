@@ -103,6 +103,7 @@ class PatchPodInPlace:
     images: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str | None] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    index: int | None = None  # the Instance, for recording an admission refusal on its row
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,10 @@
   earlier pass did it. ``DeletePodGroup`` is pinned to the PodGroup's UID; NotFound means it is gone.
   A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
   operation (``capacityRefusedAt``, a status PUT) and announced once per episode
-  (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
+  (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``). A create or in-place
+  patch refused because the API server could not call an admission webhook is recorded the same way
+  (``operation.waiting: AdmissionUnavailable``, ``InstanceAdmissionUnavailable``;
+  ``planner/admission_hold.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
 - ``PatchPodInPlace``: a strategic-merge patch of the pod's container images (merge key ``name``),
@@ -52,6 +55,11 @@ from omereconcile.kube import (
     NotFound,
 )
 from omereconcile.observe import paths
+from omereconcile.planner.admission_hold import (
+    admission_unavailable_message,
+    is_admission_unavailable,
+    record_admission_wait,
+)
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
 from omereconcile.world import format_time
 from omerender import constants as c
@@ -152,6 +160,11 @@ class Executor:
                 if is_quota_refusal(exc.status, exc.message):
                     self._record_quota_refusal(act, replica, exc.message)
                 raise
+            except ApiError as exc:
+                if is_admission_unavailable(exc.status, exc.message):
+                    labels = (act.pod.get("metadata") or {}).get("labels") or {}
+                    self._record_admission_wait(_index_of(labels), act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.DeletePod):
             body = _delete_options(act.uid, act.resource_version)
@@ -186,7 +199,12 @@ class Executor:
             kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
             return None
         if isinstance(act, A.PatchPodInPlace):
-            patch_pod_in_place(kube, ns, act)
+            try:
+                patch_pod_in_place(kube, ns, act)
+            except ApiError as exc:
+                if is_admission_unavailable(exc.status, exc.message):
+                    self._record_admission_wait(act.index, act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.EnsureService):
             with contextlib.suppress(AlreadyExists):
@@ -238,10 +256,8 @@ class Executor:
         """Record a ResourceQuota refusal on the Instance's operation for the next pass's planner
         (``planner/quota.py``) and announce it once per episode. The pass still ends on the refusal.
         A failed record is logged: the next pass's create is refused again and records it then."""
-        labels = (act.pod.get("metadata") or {}).get("labels") or {}
-        try:
-            index = int(labels[c.LABEL_INSTANCE_INDEX])
-        except (KeyError, TypeError, ValueError):
+        index = _index_of((act.pod.get("metadata") or {}).get("labels") or {})
+        if index is None:
             return
         status, announce = record_capacity_refusal(replica.get("status") or {}, index, self.clock())
         if status is None:
@@ -257,6 +273,29 @@ class Executor:
                 self.record_event(replica, "Normal", "InstanceQuotaBlocked", text)
         except ApiError as exc:
             log.warning("quota refusal not recorded", extra={"pod": act.name, "error": str(exc)})
+
+    def _record_admission_wait(self, index: int | None, pod: str, replica: JSON, message: str) -> None:
+        """Record an unreachable admission webhook on the Instance's row for the next pass
+        (``planner/admission_hold.py``) and announce it once per episode; the pass still ends on the
+        refusal. A failed record is logged: the next refused pass records it then."""
+        if index is None:
+            return
+        status, announce = record_admission_wait(
+            replica.get("status") or {}, index, pod, message, self.clock()
+        )
+        if status is None:
+            return
+        meta = replica["metadata"]
+        body = copy.deepcopy(replica)
+        body["status"] = status
+        try:
+            self.kube.put(f"{paths.replica(str(meta['namespace']), str(meta['name']))}/status", body)
+            if announce:
+                component = str((replica.get("spec") or {}).get("component") or "")
+                text = admission_unavailable_message(component, index, message)
+                self.record_event(replica, "Normal", "InstanceAdmissionUnavailable", text)
+        except ApiError as exc:
+            log.warning("admission wait not recorded", extra={"pod": pod, "error": str(exc)})
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]
@@ -315,6 +354,13 @@ def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> No
     if act.images:
         patch["spec"] = {"containers": [{"name": n, "image": i} for n, i in sorted(act.images.items())]}
     kube.patch(f"{paths.pods(namespace)}/{act.name}", patch, content_type=STRATEGIC_MERGE_PATCH)
+
+
+def _index_of(labels: Mapping[str, Any]) -> int | None:
+    try:
+        return int(labels[c.LABEL_INSTANCE_INDEX])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _delete_options(uid: str | None, resource_version: str | None) -> JSON:

@@ -285,7 +285,7 @@ def annotations_diff(
 
 
 def _patch(pod: PodView, why: str, **parts: Mapping[str, Any]) -> PatchPodInPlace:
-    return PatchPodInPlace(pod.name, pod.uid, pod.resource_version, why, **parts)
+    return PatchPodInPlace(pod.name, pod.uid, pod.resource_version, why, index=pod.index, **parts)
 
 
 def step_in_place(
@@ -430,6 +430,11 @@ def _gate_false_since(pod: PodView) -> datetime | None:
 
 
 def _evidence(ctx: Ctx, row: Row, pod: PodView, name: str, out: Out, retry: RetryBook) -> Row:
-    """The step's failure evidence (a stuck container, the deadline), as every update step reads it."""
-    row, failed = check_failure(ctx, row, pod, name, out, retry)
+    """The step's failure evidence (a stuck container, the deadline), as every update step reads it.
+    An admission wait (``planner/admission_hold.py``) is over once the patch landed: the pod carries
+    the target's revision label (``releaseAdmissionWait`` after every patch went through)."""
+    op = row.operation
+    assert op is not None
+    landed = pod.revision_hash == hash_of(op.target_revision)
+    row, failed = check_failure(ctx, row, pod, name, out, retry, created=landed)
     return failed if failed is not None else row

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
+from omereconcile.planner.admission_hold import admission_hold
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold, unschedulable_failure_message
 from omereconcile.planner.out import Out
@@ -370,6 +371,7 @@ def check_failure(
     # gang's; by default the step's pod).
     attempt = list(members) if members is not None else ([pod] if pod is not None else [])
     row = quota_hold(ctx, row, pod is not None if created is None else created)
+    row = admission_hold(ctx, row, pod is not None if created is None else created)
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
