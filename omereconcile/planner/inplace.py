@@ -63,6 +63,7 @@ __all__ = [
     "choose_mode",
     "in_place_eligible",
     "refusal_message",
+    "revision_payload",
     "start_in_place",
     "step_in_place",
 ]
@@ -78,7 +79,7 @@ _MARKER = c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION
 # -- revision payloads -----------------------------------------------------------------------------
 
 
-def _payload(ctx: Ctx, name: str) -> Mapping[str, Any] | None:
+def revision_payload(ctx: Ctx, name: str) -> Mapping[str, Any] | None:
     """The stored payload of revision ``name`` (the spec's render for the spec revision); None when
     it cannot be read (Go ``loadRunningRevisionPayload``: a missing CR is no baseline)."""
     if not name:
@@ -157,7 +158,7 @@ def choose_mode(ctx: Ctx, row: Row, target: str) -> str | None:
         # Multi-pod: the in-place modes recreate, InPlaceOnly's refusal included.
         return MODE_RECREATE
     eligible = in_place_eligible(
-        _pod_spec(_payload(ctx, row.running_revision)), _pod_spec(_payload(ctx, target))
+        _pod_spec(revision_payload(ctx, row.running_revision)), _pod_spec(revision_payload(ctx, target))
     )
     if eligible:
         return MODE_IN_PLACE
@@ -323,9 +324,9 @@ def step_in_place(
             f"{target} was patching; recreating instead",
         )
         return _to_recreate(ctx, row, target)
-    target_payload = _payload(ctx, target)
+    target_payload = revision_payload(ctx, target)
     target_images = _images(_pod_spec(target_payload))
-    running_payload = _payload(ctx, row.running_revision)
+    running_payload = revision_payload(ctx, row.running_revision)
     running_spec = _pod_spec(running_payload)
     running_images = _images(running_spec) if running_spec is not None else None
     on_target = pod.revision_hash == hash_of(target)
