@@ -44,12 +44,14 @@ class CreatePod:
 
 @dataclass(frozen=True, slots=True)
 class DeletePod:
-    """Delete with preconditions ``uid`` and ``resource_version`` (409 on mismatch: replan)."""
+    """Delete with preconditions ``uid`` and ``resource_version`` (409 on mismatch: replan).
+    ``grace_period_seconds``: a termination grace other than the pod's own (None: the pod's)."""
 
     name: str
     uid: str
     resource_version: str
     reason: str
+    grace_period_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

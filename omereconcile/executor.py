@@ -168,6 +168,8 @@ class Executor:
             return None
         if isinstance(act, A.DeletePod):
             body = _delete_options(act.uid, act.resource_version)
+            if act.grace_period_seconds is not None:
+                body["gracePeriodSeconds"] = act.grace_period_seconds
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pods(ns)}/{act.name}", body)
             return None

@@ -5,6 +5,7 @@ Each follows one OME Go function (``pkg/controller/v1beta1/workload/...``), name
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -45,6 +46,7 @@ __all__ = [
     "new_operation",
     "recycle_terminal",
     "retire",
+    "retire_abandoned",
     "terminal_failure",
 ]
 
@@ -114,6 +116,18 @@ def retire(pod: PodView, out: Out, why: str) -> bool:
         return False
     out.delete(pod, why)
     return True
+
+
+def retire_abandoned(ctx: Ctx, pod: PodView, out: Out, why: str) -> bool:
+    """``retire`` for a surge replacement the rollout abandons (Go ``abandonedReplacementDeleteOptions``):
+    one that never carried the serving gate (no ``ome.io/serving`` condition at all) owes no
+    in-flight work, so with ``lifecycle.abandonedReplacementGrace`` configured it is deleted with that
+    termination grace (seconds, rounded up) instead of its own; any other pod retires as usual."""
+    grace = ctx.world.settings.abandoned_replacement_grace
+    if grace > timedelta(0) and not pod.terminating and pod.condition(c.SERVING_GATE) is None:
+        out.delete(pod, why, math.ceil(grace.total_seconds()))
+        return True
+    return retire(pod, out, why)
 
 
 def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str) -> None:

@@ -24,7 +24,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire
+from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire, retire_abandoned
 from omereconcile.world import PodView
 
 __all__ = ["STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "step_surge"]
@@ -46,7 +46,7 @@ def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
     op = row.operation
     assert op is not None
     if surge is not None:
-        retire(surge, out, f"the surge to {op.target_revision} is superseded by {ctx.target}")
+        retire_abandoned(ctx, surge, out, f"the surge to {op.target_revision} is superseded by {ctx.target}")
         return row
     running = row.running_revision
     key = ctx.instance_key(row.index)

@@ -305,7 +305,8 @@ class Sim:
                     f"delete of pod {act.name} while its serving gate is True (not drained)"
                 )
             # The API server stamps the deletion deadline: the request time plus the grace.
-            pod.gone_at = self.now + timedelta(seconds=self.delete_grace)
+            grace = self.delete_grace if act.grace_period_seconds is None else act.grace_period_seconds
+            pod.gone_at = self.now + timedelta(seconds=grace)
             pod.obj["metadata"]["deletionTimestamp"] = format_time(pod.gone_at)
             self._stamp(pod.obj)
         elif isinstance(act, A.SetServingGate):
