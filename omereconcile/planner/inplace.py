@@ -23,8 +23,8 @@ payload, never the live pod, which carries API defaults and render overlays):
 The in-place operation is ``Update`` at step ``InPlace`` (phase ``Updating``, incarnation unchanged,
 Normal ``InPlaceUpdateStarted``). Each pass takes the next of: take the pod out of rotation
 (``Update-in-place`` hold, key ``<index>-<incarnation>``) and wait for the EndpointSlices (skipped
-with ``markNotReadyDuringLifecycle: false``); wait ``gracePeriodSeconds`` from the pass that proved
-the drain; record the ``internal.ome.io/in-place-image-transition`` marker (the images the patch
+with ``markNotReadyDuringLifecycle: false``) and for ``gracePeriodSeconds`` since the gate went False
+(the API comment's wait; neither stored ``inPlaceUpdate`` has it); record the ``internal.ome.io/in-place-image-transition`` marker (the images the patch
 moves to); patch the images, the target revision's annotations (``AnnotationsDiff``) and the
 revision-hash label in one write; wait until the pod is ContainersReady on the new images as the
 runtime reports them; clear the marker; return the pod to rotation; once it is PodReady (and past
