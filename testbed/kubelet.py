@@ -8,7 +8,8 @@ Semantics follow the real kubelet where the reconciler can observe them:
 - a pod with a deletionTimestamp is deleted with grace 0 after `deletion_delay` (no kubelet, no deletion);
 - per-pod faults: crash-loop, image-pull failure, never ready;
 - a container whose spec image changes (an in-place update) is restarted on the new image: the status
-  reports the image it runs, restartCount + 1, and it is ready again `ready_delay` after the restart.
+  reports the image it runs, restartCount + 1, and it is ready again `restart_delay` (default:
+  `ready_delay`) after the restart.
 Scheduling itself is the real kube-scheduler's job.
 """
 
@@ -94,6 +95,7 @@ class FakeKubelet:
         zones: tuple[str, ...] = ("zone-a", "zone-b"),
         extra_node_labels: dict[str, str] | None = None,
         ready_delay: float = 0.0,
+        restart_delay: float | None = None,
         deletion_delay: float = 0.0,
         crash_interval: float = 2.0,
         lease_renew_interval: float = 10.0,
@@ -109,6 +111,9 @@ class FakeKubelet:
         self.zones = zones
         self.extra_node_labels = dict(extra_node_labels or {})
         self.ready_delay = ready_delay
+        # A container restarted on a new image (an in-place update) is ready this long after its
+        # restart; None: the same start-up delay as a new pod's.
+        self.restart_delay = ready_delay if restart_delay is None else restart_delay
         self.deletion_delay = deletion_delay
         self.crash_interval = crash_interval
         self.lease_renew_interval = lease_renew_interval
@@ -538,7 +543,7 @@ class FakeKubelet:
             datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=now - st.started)
         ).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-        ready_at = st.started + self.ready_delay
+        ready_at = st.started + (self.restart_delay if st.image_restarted else self.ready_delay)
         containers_ready = behavior == "normal" and now >= ready_at
         if behavior == "normal" and not containers_ready:
             recheck = ready_at - now

@@ -27,8 +27,9 @@ with ``markNotReadyDuringLifecycle: false``) and for ``gracePeriodSeconds`` sinc
 (the API comment's wait; neither stored ``inPlaceUpdate`` has it); record the ``internal.ome.io/in-place-image-transition`` marker (the images the patch
 moves to); patch the images, the target revision's annotations (``AnnotationsDiff``) and the
 revision-hash label in one write; wait until the pod is ContainersReady on the new images as the
-runtime reports them; clear the marker; return the pod to rotation; once it is PodReady (and past
-``minReadySeconds``) promote the row (``Ready`` on the target, Normal ``InPlaceUpdateCompleted``).
+runtime reports them; return the pod to rotation; once it is PodReady (and past ``minReadySeconds``)
+promote the row (``Ready`` on the target, Normal ``InPlaceUpdateCompleted``) and clear the marker in
+the same pass, after the status write (the newest Go's order).
 The pod keeps its name, UID, node and volumes.
 """
 
@@ -401,15 +402,6 @@ def step_in_place(
         )
     ):
         return _evidence(ctx, row, pod, name, out, retry)
-    if present:
-        out.actions.append(
-            _patch(
-                pod,
-                f"in-place update to {target}: the runtime runs the new images",
-                annotations={_MARKER: None},
-            )
-        )
-        return row
     out.gate(pod, True, "in-place update: the new containers are ready: back into rotation")
     lad = ladder(pod, ctx.world.endpoints, ctx.min_ready, ctx.now)
     out.wake(lad.available_at)
@@ -422,6 +414,16 @@ def step_in_place(
         "InPlaceUpdateCompleted",
         f"OMENative {ctx.instance_key(row.index)} in-place update to revision {target} complete",
     )
+    if present:
+        # Newest Go: the marker outlives the stamp and is cleared after it (a marker a failed clear
+        # leaves is re-recorded by the next roll's patch).
+        out.actions.append(
+            _patch(
+                pod,
+                f"in-place update to {target} complete: clear the image transition",
+                annotations={_MARKER: None},
+            )
+        )
     return complete(ctx, row, target, row.active_ordinal)
 
 

@@ -67,8 +67,8 @@ def test_image_change_patches_every_pod_in_place_and_keeps_the_floor(sim: Sim, d
 
 
 def test_the_operation_steps_in_go_order(sim: Sim, driver: Driver) -> None:
-    """Gate False, drain, the transition marker, the image patch, the runtime restart, marker cleared,
-    gate True, promote: each its own pass, with operation Update/InPlace and the row Updating."""
+    """Gate False, drain, the transition marker, the image patch, the runtime restart, gate True, then
+    the promote with the marker cleared after it: each its own pass, operation Update/InPlace."""
     _start(sim, driver, 1, lifecycle=_lc("InPlaceOnly"))
     sim.image = "vllm:v2"
     v2 = sim.render().name  # type: ignore[union-attr]
@@ -92,8 +92,8 @@ def test_the_operation_steps_in_go_order(sim: Sim, driver: Driver) -> None:
         "SetServingGate",
         "PatchPodInPlace",
         "PatchPodInPlace",
-        "PatchPodInPlace",
         "SetServingGate",
+        "PatchPodInPlace",
     ]
     assert gates[-2].status is False
     assert gates[-1].status is True
