@@ -216,3 +216,14 @@ def test_annotations_follow_the_revision_and_foreign_ones_stay(sim: Sim, driver:
     v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: _rolled(s, v2))
     assert sim.pods[POD0].obj["metadata"]["annotations"] == {"a": "2", "foreign": "keep"}
+
+
+def test_a_marker_left_by_a_crash_is_taken_over_by_the_next_roll(sim: Sim, driver: Driver) -> None:
+    _start(sim, driver, 1, lifecycle=_lc("InPlaceIfPossible"))
+    notes = sim.pods[POD0].obj["metadata"].setdefault("annotations", {})
+    notes[MARKER] = json.dumps({"targetImages": {"ome-container": "vllm:v1"}})  # a clear that never landed
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: _rolled(s, v2))
+    assert MARKER not in (sim.pods[POD0].obj["metadata"].get("annotations") or {})
+    assert sim.pods[POD0].obj["status"]["containerStatuses"][0]["image"] == "vllm:v2"

@@ -28,19 +28,27 @@ def _in_place_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, 
     assert len(applied(d, "CreatePod")) == creates
     assert applied(d, "DeletePod") == []
     images = tuple(sorted((n, p.obj["spec"]["containers"][0]["image"]) for n, p in sim.pods.items()))
-    markers = [n for n, p in sim.pods.items() if MARKER in (p.obj["metadata"].get("annotations") or {})]
-    return d, (*end_state(sim), images, tuple(markers))
+    return d, (*end_state(sim), images)
+
+
+def _markers(driver: Driver) -> list[str]:
+    pods = driver.sim.pods
+    return [n for n, p in pods.items() if MARKER in (p.obj["metadata"].get("annotations") or {})]
 
 
 _BASE_DRIVER, IN_PLACE_END = _in_place_scenario(frozenset())
 IN_PLACE_TOTAL = _BASE_DRIVER.actions_applied
 
 
-def test_the_scenario_is_not_trivial() -> None:
+def test_the_scenario_is_not_trivial_and_clears_every_marker() -> None:
     assert IN_PLACE_TOTAL > 30
+    assert _markers(_BASE_DRIVER) == []
 
 
 @pytest.mark.parametrize("k", range(1, IN_PLACE_TOTAL + 1))
 def test_crash_after_any_action_of_an_in_place_roll_reaches_the_same_end(k: int) -> None:
-    _, state = _in_place_scenario(frozenset({k}))
+    d, state = _in_place_scenario(frozenset({k}))
     assert state == IN_PLACE_END
+    # A crash between the promote and the marker's clear leaves the marker on the Ready pod, as the
+    # newest Go accepts (the next roll's patch re-records it); at most that one pod carries it.
+    assert len(_markers(d)) <= 1
