@@ -19,12 +19,12 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bench_reconciler import wait
 from omereconcile.controller import Controller
 from omereconcile.kube import Kube
 from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
@@ -32,15 +32,6 @@ from testbed.testing import Cluster, replica_settled, runners_replica, running_c
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 SURGE = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
 IN_PLACE = {"updateStrategy": {"type": "InPlaceIfPossible", "rollingUpdate": {"maxUnavailable": 1}}}
-
-
-def wait(what: str, fn: Callable[[], Any], timeout: float = 900.0, interval: float = 0.1) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fn():
-            return
-        time.sleep(interval)
-    raise SystemExit(f"timed out waiting for {what}")
 
 
 def roll(

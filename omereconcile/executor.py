@@ -262,19 +262,9 @@ class Executor:
         if index is None:
             return
         status, announce = record_capacity_refusal(replica.get("status") or {}, index, self.clock())
-        if status is None:
-            return
-        meta = replica["metadata"]
-        body = copy.deepcopy(replica)
-        body["status"] = status
-        try:
-            self.kube.put(f"{paths.replica(str(meta['namespace']), str(meta['name']))}/status", body)
-            if announce:
-                component = str((replica.get("spec") or {}).get("component") or "")
-                text = quota_blocked_message(component, index, message)
-                self.record_event(replica, "Normal", "InstanceQuotaBlocked", text)
-        except ApiError as exc:
-            log.warning("quota refusal not recorded", extra={"pod": act.name, "error": str(exc)})
+        component = str((replica.get("spec") or {}).get("component") or "")
+        text = quota_blocked_message(component, index, message)
+        self._record_on_row(replica, status, announce, "InstanceQuotaBlocked", text, act.name)
 
     def _record_admission_wait(self, index: int | None, pod: str, replica: JSON, message: str) -> None:
         """Record an unreachable admission webhook on the Instance's row for the next pass
@@ -285,6 +275,15 @@ class Executor:
         status, announce = record_admission_wait(
             replica.get("status") or {}, index, pod, message, self.clock()
         )
+        component = str((replica.get("spec") or {}).get("component") or "")
+        text = admission_unavailable_message(component, index, message)
+        self._record_on_row(replica, status, announce, "InstanceAdmissionUnavailable", text, pod)
+
+    def _record_on_row(
+        self, replica: JSON, status: JSON | None, announce: bool, reason: str, text: str, pod: str
+    ) -> None:
+        """PUT ``status`` (a refusal recorded on a row; None: nothing to record) pinned to the replica
+        as read, then record the Normal event ``reason`` when the refusal newly holds the row."""
         if status is None:
             return
         meta = replica["metadata"]
@@ -293,11 +292,9 @@ class Executor:
         try:
             self.kube.put(f"{paths.replica(str(meta['namespace']), str(meta['name']))}/status", body)
             if announce:
-                component = str((replica.get("spec") or {}).get("component") or "")
-                text = admission_unavailable_message(component, index, message)
-                self.record_event(replica, "Normal", "InstanceAdmissionUnavailable", text)
+                self.record_event(replica, "Normal", reason, text)
         except ApiError as exc:
-            log.warning("admission wait not recorded", extra={"pod": pod, "error": str(exc)})
+            log.warning("refusal not recorded", extra={"pod": pod, "reason": reason, "error": str(exc)})
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]

@@ -393,6 +393,19 @@ class Sim:
         elif isinstance(act, A.RecordEvent):
             self.events.append(act)
 
+    def record_refusal(
+        self, status: dict[str, Any] | None, announce: bool, reason: str, text: str, message: str
+    ) -> None:
+        """What the executor does with a refused pod write (``Executor._record_on_row``): the
+        recorded status lands, the event when it is announced, and the pass ends on the refusal."""
+        if status is not None:
+            assert self.replica is not None
+            self.replica["status"] = status
+            self._stamp(self.replica)
+            if announce:
+                self.events.append(A.RecordEvent("Normal", reason, text))
+        raise Conflict(message)
+
     def _pod(self, name: str, uid: str) -> SimPod:
         pod = self.pods.get(name)
         if pod is None:

@@ -18,7 +18,7 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.settings import OperatorSettings, RetryPolicy
-from omereconcile.simulate.cluster import Conflict, Sim, base_replica
+from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omerender import constants as c
 
@@ -48,14 +48,8 @@ class OutageSim(Sim):
                 index = act.index
             assert index is not None
             status, announce = record_admission_wait(self.status, index, act.name, UNREACHABLE, self.now)
-            if status is not None:
-                assert self.replica is not None
-                self.replica["status"] = status
-                self._stamp(self.replica)
-                if announce:
-                    text = admission_unavailable_message("engine", index, UNREACHABLE)
-                    self.events.append(A.RecordEvent("Normal", "InstanceAdmissionUnavailable", text))
-            raise Conflict(UNREACHABLE)  # the pass ends on the refusal
+            text = admission_unavailable_message("engine", index, UNREACHABLE)
+            self.record_refusal(status, announce, "InstanceAdmissionUnavailable", text, UNREACHABLE)
         super().apply(act, replica_rv)
 
 
