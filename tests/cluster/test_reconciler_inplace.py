@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from helpers import IREP, events, live_pods, running_controller
+from helpers import IREP, events, live_pods, roll_pool, running_controller
 from test_reconciler_rollout import ServingMonitor
 
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
@@ -40,18 +40,8 @@ def test_in_place_if_possible_image_bump_keeps_every_pod_and_the_floor(
     with running_controller(cluster, namespace):
         path = _settle(cluster, namespace, "InPlaceIfPossible", 3)
         before = _identity(cluster, namespace)
-        first = cluster.raw.get(path)["status"]["currentRevision"]
         with ServingMonitor(cluster, namespace) as mon:
-            obj = cluster.raw.get(path)
-            obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
-            cluster.raw.put(path, obj)
-            wait_for(
-                "the in-place roll",
-                lambda: (
-                    replica_settled(o := cluster.raw.get(path)) and o["status"]["currentRevision"] != first
-                ),
-                timeout=120,
-            )
+            roll_pool(cluster, path, timeout=120)  # engine:v1 -> engine:v2, an image-only change
         after = _identity(cluster, namespace)
         assert {n: v[:2] for n, v in after.items()} == {n: v[:2] for n, v in before.items()}
         for p in live_pods(cluster, namespace):
