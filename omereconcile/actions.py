@@ -23,6 +23,7 @@ __all__ = [
     "DeleteService",
     "EnsureService",
     "ForceDeletePod",
+    "PatchPodInPlace",
     "PatchService",
     "Plan",
     "RecordEvent",
@@ -44,12 +45,14 @@ class CreatePod:
 
 @dataclass(frozen=True, slots=True)
 class DeletePod:
-    """Delete with preconditions ``uid`` and ``resource_version`` (409 on mismatch: replan)."""
+    """Delete with preconditions ``uid`` and ``resource_version`` (409 on mismatch: replan).
+    ``grace_period_seconds``: a termination grace other than the pod's own (None: the pod's)."""
 
     name: str
     uid: str
     resource_version: str
     reason: str
+    grace_period_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,22 @@ class SetServingGate:
     condition_reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatchPodInPlace:
+    """A strategic-merge patch of a live pod for an in-place update (``planner/inplace.py``), pinned to
+    the pod's UID and resourceVersion: container images by container name, annotations (``None``
+    removes a key) and labels. Empty parts are not sent. A 409/404/422 means the pod moved: replan."""
+
+    name: str
+    uid: str
+    resource_version: str
+    reason: str
+    images: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str | None] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    index: int | None = None  # the Instance, for recording an admission refusal on its row
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +217,7 @@ Action = (
     | CreatePodGroup
     | DeletePodGroup
     | SetServingGate
+    | PatchPodInPlace
     | EnsureService
     | PatchService
     | DeleteService

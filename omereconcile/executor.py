@@ -4,11 +4,16 @@
   earlier pass did it. ``DeletePodGroup`` is pinned to the PodGroup's UID; NotFound means it is gone.
   A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
   operation (``capacityRefusedAt``, a status PUT) and announced once per episode
-  (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``).
+  (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``). A create or in-place
+  patch refused because the API server could not call an admission webhook is recorded the same way
+  (``operation.waiting: AdmissionUnavailable``, ``InstanceAdmissionUnavailable``;
+  ``planner/admission_hold.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
 - ``ForceDeletePod``: grace 0 with a UID precondition (``force_delete_pod``); NotFound and a UID
   mismatch are both success.
+- ``PatchPodInPlace``: a strategic-merge patch of the pod's container images (merge key ``name``),
+  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
   reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
@@ -52,11 +57,16 @@ from omereconcile.kube import (
     NotFound,
 )
 from omereconcile.observe import paths
+from omereconcile.planner.admission_hold import (
+    admission_unavailable_message,
+    is_admission_unavailable,
+    record_admission_wait,
+)
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
 from omereconcile.world import format_time
 from omerender import constants as c
 
-__all__ = ["COMPONENT", "ExecResult", "Executor"]
+__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place"]
 
 COMPONENT = "omereconcile"
 log = logging.getLogger("omereconcile.executor")
@@ -110,7 +120,8 @@ class Executor:
                     continue
                 res.failed, res.error = act, exc
                 res.conflict = isinstance(exc, Conflict) or (
-                    isinstance(exc, Invalid | NotFound) and isinstance(act, A.SetServingGate)
+                    isinstance(exc, Invalid | NotFound)
+                    and isinstance(act, A.SetServingGate | A.PatchPodInPlace)
                 )
                 res.gone = isinstance(exc, NotFound) and isinstance(
                     act, A.WriteStatus | A.AddFinalizer | A.RemoveFinalizer | A.RemoveAnnotation
@@ -151,9 +162,16 @@ class Executor:
                 if is_quota_refusal(exc.status, exc.message):
                     self._record_quota_refusal(act, replica, exc.message)
                 raise
+            except ApiError as exc:
+                if is_admission_unavailable(exc.status, exc.message):
+                    labels = (act.pod.get("metadata") or {}).get("labels") or {}
+                    self._record_admission_wait(_index_of(labels), act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.DeletePod):
             body = _delete_options(act.uid, act.resource_version)
+            if act.grace_period_seconds is not None:
+                body["gracePeriodSeconds"] = act.grace_period_seconds
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pods(ns)}/{act.name}", body)
             return None
@@ -186,6 +204,14 @@ class Executor:
                 },
             }
             kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            return None
+        if isinstance(act, A.PatchPodInPlace):
+            try:
+                patch_pod_in_place(kube, ns, act)
+            except ApiError as exc:
+                if is_admission_unavailable(exc.status, exc.message):
+                    self._record_admission_wait(act.index, act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.EnsureService):
             with contextlib.suppress(AlreadyExists):
@@ -237,12 +263,32 @@ class Executor:
         """Record a ResourceQuota refusal on the Instance's operation for the next pass's planner
         (``planner/quota.py``) and announce it once per episode. The pass still ends on the refusal.
         A failed record is logged: the next pass's create is refused again and records it then."""
-        labels = (act.pod.get("metadata") or {}).get("labels") or {}
-        try:
-            index = int(labels[c.LABEL_INSTANCE_INDEX])
-        except (KeyError, TypeError, ValueError):
+        index = _index_of((act.pod.get("metadata") or {}).get("labels") or {})
+        if index is None:
             return
         status, announce = record_capacity_refusal(replica.get("status") or {}, index, self.clock())
+        component = str((replica.get("spec") or {}).get("component") or "")
+        text = quota_blocked_message(component, index, message)
+        self._record_on_row(replica, status, announce, "InstanceQuotaBlocked", text, act.name)
+
+    def _record_admission_wait(self, index: int | None, pod: str, replica: JSON, message: str) -> None:
+        """Record an unreachable admission webhook on the Instance's row for the next pass
+        (``planner/admission_hold.py``) and announce it once per episode; the pass still ends on the
+        refusal. A failed record is logged: the next refused pass records it then."""
+        if index is None:
+            return
+        status, announce = record_admission_wait(
+            replica.get("status") or {}, index, pod, message, self.clock()
+        )
+        component = str((replica.get("spec") or {}).get("component") or "")
+        text = admission_unavailable_message(component, index, message)
+        self._record_on_row(replica, status, announce, "InstanceAdmissionUnavailable", text, pod)
+
+    def _record_on_row(
+        self, replica: JSON, status: JSON | None, announce: bool, reason: str, text: str, pod: str
+    ) -> None:
+        """PUT ``status`` (a refusal recorded on a row; None: nothing to record) pinned to the replica
+        as read, then record the Normal event ``reason`` when the refusal newly holds the row."""
         if status is None:
             return
         meta = replica["metadata"]
@@ -251,11 +297,9 @@ class Executor:
         try:
             self.kube.put(f"{paths.replica(str(meta['namespace']), str(meta['name']))}/status", body)
             if announce:
-                component = str((replica.get("spec") or {}).get("component") or "")
-                text = quota_blocked_message(component, index, message)
-                self.record_event(replica, "Normal", "InstanceQuotaBlocked", text)
+                self.record_event(replica, "Normal", reason, text)
         except ApiError as exc:
-            log.warning("quota refusal not recorded", extra={"pod": act.name, "error": str(exc)})
+            log.warning("refusal not recorded", extra={"pod": pod, "reason": reason, "error": str(exc)})
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]
@@ -309,6 +353,29 @@ def force_delete_pod(kube: Kube, namespace: str, act: A.ForceDeletePod) -> None:
     body["gracePeriodSeconds"] = 0
     with contextlib.suppress(NotFound, Conflict):
         kube.delete(f"{paths.pods(namespace)}/{act.name}", body)
+
+
+def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> None:
+    """The in-place update's pod write (Go ``patchPodImages``, ``patchPodAnnotations``,
+    ``patchPodRevisionLabels`` and the transition marker's patch): one strategic-merge patch of the pod
+    carrying its UID and resourceVersion as preconditions. Containers merge by name, so only the
+    named containers' images change; an annotation set to None is removed."""
+    meta: JSON = {"uid": act.uid, "resourceVersion": act.resource_version}
+    if act.annotations:
+        meta["annotations"] = dict(act.annotations)
+    if act.labels:
+        meta["labels"] = dict(act.labels)
+    patch: JSON = {"metadata": meta}
+    if act.images:
+        patch["spec"] = {"containers": [{"name": n, "image": i} for n, i in sorted(act.images.items())]}
+    kube.patch(f"{paths.pods(namespace)}/{act.name}", patch, content_type=STRATEGIC_MERGE_PATCH)
+
+
+def _index_of(labels: Mapping[str, Any]) -> int | None:
+    try:
+        return int(labels[c.LABEL_INSTANCE_INDEX])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _delete_options(uid: str | None, resource_version: str | None) -> JSON:

@@ -15,7 +15,7 @@ check of the cache, which a relist cannot skip past:
 - ``CreatePod``: the cache holds a pod of that name other than the one it held when the create was sent;
 - ``DeletePod``: the cache holds no pod of that name and UID, or holds it terminating;
 - ``ForceDeletePod``: the cache holds no pod of that name and UID;
-- ``SetServingGate``: the cache holds no pod of that name and UID at the resourceVersion the patch was
+- ``SetServingGate`` and ``PatchPodInPlace``: the cache holds no pod of that name and UID at the resourceVersion the patch was
   pinned to (the patch bumped it; a later version includes it).
 
 Go's ``ExpectationsTimeout`` (5 minutes) bounds a wait whose event never comes; here a pass waits at
@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omereconcile.actions import Action, CreatePod, DeletePod, ForceDeletePod, SetServingGate
+from omereconcile.actions import Action, CreatePod, DeletePod, ForceDeletePod, PatchPodInPlace, SetServingGate
 
 __all__ = ["DEFAULT_TIMEOUT", "Expectations", "PodLookup"]
 
@@ -100,7 +100,7 @@ class Expectations:
                 items.append(_Expect("delete", act.name, act.uid))
             elif isinstance(act, ForceDeletePod):
                 items.append(_Expect("gone", act.name, act.uid))
-            elif isinstance(act, SetServingGate):
+            elif isinstance(act, SetServingGate | PatchPodInPlace):
                 items.append(_Expect("patch", act.name, act.uid, act.resource_version))
         with self._lock:
             if items:

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from omereconcile.world import Endpoints, NodeView, PodView, RevisionView, ServiceView
+from omerender import constants as c
 
 __all__ = ["UPDATE_PREDICATES", "plan_relevant_update", "replica_update_matters"]
 
 JSON = Mapping[str, Any]
+_NO_NOTES: Mapping[str, str] = MappingProxyType({})
 
 
 def _meta(obj: JSON) -> Mapping[str, Any]:
@@ -40,7 +43,11 @@ def _labels(obj: JSON) -> tuple[tuple[str, str], ...]:
 
 
 def _pod(obj: JSON) -> object:
-    return (replace(PodView.from_dict(obj), resource_version=""), _controller_uid(obj))
+    view = PodView.from_dict(obj)
+    # Of the annotations only the in-place transition marker moves a step by itself; the others are
+    # read from the cache when an in-place patch is planned, whatever triggered that pass.
+    marker = view.annotations.get(c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION)
+    return (replace(view, resource_version="", annotations=_NO_NOTES), marker, _controller_uid(obj))
 
 
 def _slice(obj: JSON) -> object:

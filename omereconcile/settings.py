@@ -139,6 +139,9 @@ class OperatorSettings:
     instance_ready_timeout: timedelta | None = None
     stuck_pod_grace_period: timedelta = OFF  # zero: no stuck-pod escalation
     unschedulable_grace_period: timedelta = OFF  # zero: an unschedulable pod stays parked
+    # lifecycle.abandonedReplacementGrace: the termination grace a never-served abandoned surge
+    # replacement is deleted with (zero: the pod's own grace; Go abandonedReplacementDeleteOptions).
+    abandoned_replacement_grace: timedelta = OFF
     revision_history_limit: int | None = None
     # lifecycle.updateRetry. None (absent or invalid) fails safe: the first workload-caused failure
     # holds the revision (01 §4.7), as OME's nil RetryPolicy does.
@@ -198,6 +201,7 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
     lifecycle = _load_json(data, "lifecycle") or {}
     stuck = _duration(lifecycle, "stuckPodGracePeriod")
     unsched = _duration(lifecycle, "unschedulableGracePeriod")
+    abandoned = _duration(lifecycle, "abandonedReplacementGrace")
     timeout = _duration(lifecycle, "instanceReadyTimeout")
     limit = lifecycle.get("revisionHistoryLimit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
@@ -221,6 +225,7 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         instance_ready_timeout=timeout if timeout else None,  # zero means unset, as on the replica
         stuck_pod_grace_period=stuck if stuck is not None and stuck > OFF else OFF,
         unschedulable_grace_period=unsched if unsched is not None and unsched > OFF else OFF,
+        abandoned_replacement_grace=abandoned if abandoned is not None and abandoned > OFF else OFF,
         revision_history_limit=limit,
         update_retry=retry_policy,
         update_retry_invalid=retry_invalid,

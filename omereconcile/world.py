@@ -88,6 +88,7 @@ class ContainerView:
     state_message: str = ""
     last_message: str = ""
     waiting_message: str = ""
+    image: str = ""  # status.containerStatuses[].image: what the runtime runs (the in-place roll's proof)
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -114,6 +115,7 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 state_message=str(now.get("message") or ""),
                 last_message=str(last.get("message") or ""),
                 waiting_message=str((state.get("waiting") or {}).get("message") or ""),
+                image=str(cs.get("image") or ""),
             )
         )
     return tuple(out)
@@ -138,6 +140,9 @@ class PodView:
     scheduling_gates: tuple[str, ...] = ()
     readiness_gates: tuple[str, ...] = ()  # spec.readinessGates[].conditionType
     finalizers: tuple[str, ...] = ()  # metadata.finalizers: a force-delete could not remove the pod
+    # spec.containers[] as (name, image), and metadata.annotations: what an in-place roll patches.
+    images: tuple[tuple[str, str], ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -259,6 +264,11 @@ class PodView:
                 str(g.get("conditionType", "")) for g in spec.get("readinessGates", []) or []
             ),
             finalizers=tuple(str(f) for f in meta.get("finalizers", []) or []),
+            images=tuple(
+                (str(ct.get("name", "")), str(ct.get("image", "") or ""))
+                for ct in spec.get("containers", []) or []
+            ),
+            annotations=MappingProxyType(dict(meta.get("annotations", {}) or {})),
         )
 
 

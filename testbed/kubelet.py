@@ -6,7 +6,10 @@ Semantics follow the real kubelet where the reconciler can observe them:
 - Ready is True only when ContainersReady is True AND every spec.readinessGates conditionType has a True
   condition (a missing one counts as False), recomputed on every change of the pod;
 - a pod with a deletionTimestamp is deleted with grace 0 after `deletion_delay` (no kubelet, no deletion);
-- per-pod faults: crash-loop, image-pull failure, never ready.
+- per-pod faults: crash-loop, image-pull failure, never ready;
+- a container whose spec image changes (an in-place update) is restarted on the new image: the status
+  reports the image it runs, restartCount + 1, and it is ready again `restart_delay` (default:
+  `ready_delay`) after the restart.
 Scheduling itself is the real kube-scheduler's job.
 """
 
@@ -55,6 +58,9 @@ class _PodState:
     last_crash: float = 0.0
     deleting_since: float | None = None
     behavior: Behavior = "normal"
+    # The image each container runs (None until the first sync); a spec change restarts the container.
+    images: dict[str, str] | None = None
+    image_restarted: bool = False
 
 
 @dataclass(order=True)
@@ -90,6 +96,7 @@ class FakeKubelet:
         zones: tuple[str, ...] = ("zone-a", "zone-b"),
         extra_node_labels: dict[str, str] | None = None,
         ready_delay: float = 0.0,
+        restart_delay: float | None = None,
         deletion_delay: float = 0.0,
         crash_interval: float = 2.0,
         lease_renew_interval: float = 10.0,
@@ -105,6 +112,9 @@ class FakeKubelet:
         self.zones = zones
         self.extra_node_labels = dict(extra_node_labels or {})
         self.ready_delay = ready_delay
+        # A container restarted on a new image (an in-place update) is ready this long after its
+        # restart; None: the same start-up delay as a new pod's.
+        self.restart_delay = ready_delay if restart_delay is None else restart_delay
         self.deletion_delay = deletion_delay
         self.crash_interval = crash_interval
         self.lease_renew_interval = lease_renew_interval
@@ -514,6 +524,11 @@ class FakeKubelet:
                     c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or []
                 ]
                 st = _PodState(ip=str(ip), started=now, restarts=max(restarts, default=0))
+                ran = {
+                    str(c.get("name", "")): str(c.get("image", ""))
+                    for c in pod.get("status", {}).get("containerStatuses") or []
+                }
+                st.images = ran or None
                 self._states[uid] = st
             behavior = self._behavior_locked(pod)
             if behavior != st.behavior:
@@ -523,6 +538,17 @@ class FakeKubelet:
                 st.last_crash = now
                 if behavior == "crashloop":
                     st.restarts += 1
+            # A real kubelet kills a container whose spec image changed and starts it again on the new
+            # image: same pod, UID, IP and node, restartCount + 1, the old run in lastState, and the
+            # new container ready only after its own start-up delay.
+            images = {str(c.get("name", "")): str(c.get("image", "")) for c in spec.get("containers", [])}
+            if st.images is None:
+                st.images = images
+            elif images != st.images and not md.get("deletionTimestamp"):
+                st.images = images
+                st.started = now
+                st.restarts += 1
+                st.image_restarted = True
             if md.get("deletionTimestamp"):
                 if st.deleting_since is None:
                     st.deleting_since = now
@@ -579,7 +605,7 @@ class FakeKubelet:
             datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=now - st.started)
         ).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-        ready_at = st.started + self.ready_delay
+        ready_at = st.started + (self.restart_delay if st.image_restarted else self.ready_delay)
         containers_ready = behavior == "normal" and now >= ready_at
         if behavior == "normal" and not containers_ready:
             recheck = ready_at - now
@@ -588,10 +614,11 @@ class FakeKubelet:
 
         container_statuses = []
         for c in spec.get("containers", []):
+            ran = (st.images or {}).get(c["name"], c.get("image", ""))
             cs: JSON = {
                 "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": f"fake://{c.get('image', '')}",
+                "image": ran,
+                "imageID": f"fake://{ran}",
                 "restartCount": st.restarts,
                 "ready": containers_ready,
             }
@@ -625,6 +652,10 @@ class FakeKubelet:
                 cs["started"] = True
                 cs["containerID"] = f"fake://{st.ip}/{c['name']}/{st.restarts}"
                 cs["state"] = {"running": {"startedAt": wall_started}}
+                if st.image_restarted:
+                    cs["lastState"] = {
+                        "terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": wall_started}
+                    }
             container_statuses.append(cs)
 
         init_statuses = [
@@ -707,6 +738,7 @@ def _projection(status: JSON) -> tuple[Any, ...]:
     containers = tuple(
         (
             c.get("name"),
+            c.get("image"),
             c.get("ready"),
             c.get("started"),
             c.get("restartCount"),

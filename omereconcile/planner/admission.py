@@ -29,6 +29,7 @@ from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import runner_restarted_since_ready
 from omereconcile.planner.out import Out
 from omereconcile.planner.rows import Row
+from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
     "rolled_not_serving_clause",
 ]
 
-_SURGE_STEPS = (R.STEP_SURGE, R.STEP_SURGE_DRAIN)  # Go adds SurgeDrainSettle, a step we never write
+_SURGE_STEPS = SURGE_STEPS  # SurgeDrainSettle included: read from rows an earlier release journaled
 
 
 def _fully_serving(pods: Sequence[PodView], desired: int) -> bool:

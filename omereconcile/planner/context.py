@@ -16,6 +16,9 @@ __all__ = ["Ctx", "build_context", "hash_of", "headless_service_name", "pod_name
 
 SURGE = "SurgeThenDrain"
 RECREATE = "RecreatePod"
+IN_PLACE_IF_POSSIBLE = "InPlaceIfPossible"
+IN_PLACE_ONLY = "InPlaceOnly"
+IN_PLACE_STRATEGIES = frozenset({IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY})
 
 
 def hash_of(revision_name: str) -> str:
@@ -50,6 +53,10 @@ class Ctx:
     # The Budget hold under which no surge source leaves rotation this pass (planner/admission.py
     # ``floor_hold_reason``); None lets every drain start.
     drain_withheld: str | None = None
+    # lifecycle.updateStrategy.inPlaceUpdateStrategy: the wait after a pod is proven out of rotation
+    # before its in-place patch, and whether the pod leaves rotation at all (default true).
+    in_place_grace: timedelta = timedelta(0)
+    mark_not_ready: bool = True
 
     @property
     def gang(self) -> bool:
@@ -100,11 +107,12 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
     desired = 0 if deleting else spec.effective_replicas
     lc = spec.lifecycle
     us = lc.update_strategy if lc is not None else None
+    # The strategy as the spec names it: the in-place strategies choose per Instance whether they
+    # patch or recreate (planner/inplace.py), as Go's ``chooseUpdateModeForInstance`` does.
     strategy = (us.type if us is not None else None) or SURGE
-    # The in-place strategies are out of scope (DECISIONS §2); a change they cannot do in place is a
-    # recreate in OME, so they recreate here too.
-    if strategy != SURGE:
-        strategy = RECREATE
+    ips = (us.in_place_update_strategy if us is not None else None) or {}
+    grace = ips.get("gracePeriodSeconds")
+    mark = ips.get("markNotReadyDuringLifecycle")
     ru = us.rolling_update if us is not None else None
     budget_base = max(desired, 1)
     partition = (
@@ -139,4 +147,6 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
         rollback_missing=missing,
         gang_slots=gang_slots,
         restart_policy=restart,
+        in_place_grace=timedelta(seconds=grace if isinstance(grace, int) and grace > 0 else 0),
+        mark_not_ready=mark is not False,
     )

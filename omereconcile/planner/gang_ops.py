@@ -35,7 +35,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire
+from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire, retire_abandoned
 from omereconcile.world import PodView, format_time
 
 __all__ = [
@@ -213,10 +213,16 @@ def _cleanup(row: Row) -> Row:
     return replace(row, operation=replace(op, step=R.STEP_GANG_SURGE_TARGET_CLEANUP))
 
 
-def _take_down(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str) -> bool:
-    """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone."""
+def _take_down(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str, abandoned: bool = False
+) -> bool:
+    """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone.
+    ``abandoned``: an abandoned gang surge's replacement (``retire_abandoned``)."""
     for p in live(pods):
-        retire(p, out, why)
+        if abandoned:
+            retire_abandoned(ctx, p, out, why)
+        else:
+            retire(p, out, why)
     if pods:
         return False
     return release_pod_group(ctx, row.index, out, why)
@@ -249,7 +255,7 @@ def _abandon(
     if end == WITHDRAWN:
         for p in standing:
             out.gate(p, True, "the withdrawn gang surge is over: the source gang returns to rotation")
-    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {pin} is abandoned"):
+    if not _take_down(ctx, tgt, tgt_pods, out, f"the gang surge to {pin} is abandoned", abandoned=True):
         return src, tgt
     key = ctx.instance_key(src.index)
     running = src.running_revision if (end != WITHDRAWN or standing) else ""

@@ -27,6 +27,7 @@ from omerender import constants as c
 __all__ = [
     "DELETE_DRAIN",
     "GANG_SURGE_DRAIN",
+    "IN_PLACE",
     "LIFECYCLE",
     "RECREATE_DRAIN",
     "RESTART_DRAIN",
@@ -44,11 +45,12 @@ DELETE_DRAIN = "Delete-drain"
 RECREATE_DRAIN = "Update-recreate-drain"
 RESTART_DRAIN = "Restart-drain"
 SURGE_DRAIN = "Update-surge-drain"
+IN_PLACE = "Update-in-place"  # podreadiness.WriterUpdateInPlace, keyed updateDrainKey(index, incarnation)
 # Not a userAgent: the gang surge's drain of its source, written by SURGE_DRAIN with Go's key
 # ``gangSurgeDrainKey(sourceIdx)`` (``ops/update_gang.go``): ``gang-surge-source-<index>``.
 GANG_SURGE_DRAIN = "Update-surge-drain/gang-source"
 LIFECYCLE_KEY = "InstanceReady"
-OWN_WRITERS = frozenset({LIFECYCLE, DELETE_DRAIN, RECREATE_DRAIN, RESTART_DRAIN, SURGE_DRAIN})
+OWN_WRITERS = frozenset({LIFECYCLE, DELETE_DRAIN, RECREATE_DRAIN, RESTART_DRAIN, SURGE_DRAIN, IN_PLACE})
 
 NOT_READY = "NotReady"
 SERVING = "Serving"

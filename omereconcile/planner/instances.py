@@ -18,6 +18,15 @@ from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import release_pod_group
 from omereconcile.planner.gang_ops import gang_whole_and_ready, step_gang_create_pods, step_gang_idle
 from omereconcile.planner.gate import RECREATE_DRAIN, RESTART_DRAIN
+from omereconcile.planner.inplace import (
+    MODE_IN_PLACE,
+    MODE_RECREATE,
+    MODE_SURGE,
+    STEP_IN_PLACE,
+    choose_mode,
+    start_in_place,
+    step_in_place,
+)
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
@@ -58,10 +67,15 @@ def start_create(ctx: Ctx, row: Row, target: str, out: Out, *, recycle: bool, ne
     return replace(row, phase=R.CREATING, operation=op, target_revision=target)
 
 
-def start_update(ctx: Ctx, row: Row, target: str, out: Out) -> Row:
+def start_update(ctx: Ctx, row: Row, target: str, out: Out, mode: str | None = None) -> Row:
     """The ``RecreateUpdateStarted`` texts are ``ops/update_surge.go`` ``surgeUpdate``'s and
-    ``ops/update_recreate.go`` ``recreateUpdate``'s (``recreateRevisionCause``)."""
-    if ctx.strategy == SURGE:
+    ``ops/update_recreate.go`` ``recreateUpdate``'s (``recreateRevisionCause``). ``mode`` is the
+    in-place strategies' choice (``planner/inplace.py`` ``choose_mode``); the caller has already
+    turned away an update ``InPlaceOnly`` refuses."""
+    mode = mode or choose_mode(ctx, row, target) or MODE_RECREATE
+    if mode == MODE_IN_PLACE:
+        return start_in_place(ctx, row, target, out)
+    if mode == MODE_SURGE:
         op = _op(ctx, row, R.OP_UPDATE, R.STEP_SURGE, target, SURGE)
         detail = f"surge to revision {target} (newOrdinal={1 - row.active_ordinal})"
         new_row = replace(row, phase=R.UPDATING, operation=op, target_revision=target)
@@ -340,6 +354,8 @@ def step_row(
     assert op is not None
     if op.type == R.OP_CREATE:
         return _step_create(ctx, row, pods, out, retry, row_target)
+    if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE:
+        return step_in_place(ctx, row, pods, out, retry, row_target)
     if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
     return step_surge(ctx, row, pods, out, retry, paused=False)

@@ -28,10 +28,10 @@ class Out:
         if at is not None and at > self.now:
             self.wakes.append(at)
 
-    def delete(self, pod: PodView, why: str) -> None:
+    def delete(self, pod: PodView, why: str, grace: int | None = None) -> None:
         if pod.terminating:
             return  # never delete twice: a terminating pod is already on its way out
-        self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why))
+        self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why, grace))
 
     def gate(self, pod: PodView, value: bool, why: str, writer: str = DELETE_DRAIN) -> None:
         """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``). A pod taken

@@ -17,6 +17,7 @@ from omereconcile.planner.admission import (
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import gang_serving
+from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
@@ -25,11 +26,13 @@ from omereconcile.planner.gang_ops import (
     step_orphan_target,
     surge_index_for,
 )
+from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_message
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, owned
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
+from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
 
 __all__ = ["Hold", "RolloutResult", "plan_instances"]
@@ -215,6 +218,7 @@ def plan_instances(
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])
+    maybe_no_gang_scheduler(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
         # (``executeUpdatePass``: ``DrainHolds.First()`` overrides the pass's denial).
@@ -287,7 +291,7 @@ def _in_flight(rows: Sequence[Row], surge: bool) -> int:
     """The prior-pass anchor of the budget (``escalation/budget.go``): rows on a surge step for
     ``maxSurge`` (``CurrentSurgeInFlight``), ``Updating`` rows on any other step for
     ``maxUnavailable`` (``CurrentUnavailableInFlight``)."""
-    surge_steps = (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
+    surge_steps = SURGE_STEPS
     if surge:
         return sum(1 for r in rows if r.operation is not None and r.operation.step in surge_steps)
     return sum(
@@ -352,6 +356,12 @@ def _start_updates(
             # charged less (``unreplacedExtraSlots``); the first denial is the one reported.
             hold = hold or Hold("Budget", denied)
             continue
+        mode = choose_mode(ctx, r, ctx.target)
+        if mode is None:
+            # InPlaceOnly refuses a change beyond container images: Go's ``UpdateWithPods`` records the
+            # Warning and returns an error, which ends the update pass; the Instance stays as it is.
+            out_for(r.index).event("Warning", IN_PLACE_REFUSED, refusal_message(ctx, r.index))
+            break
         if r.phase == R.FAILED or (ctx.gang and surge):
             # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
             retry.started(ctx.target)
@@ -362,7 +372,7 @@ def _start_updates(
             k = surge_index_for(rows, used)
             started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
         else:
-            started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index))
+            started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index), mode)
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold

@@ -5,12 +5,14 @@ Each follows one OME Go function (``pkg/controller/v1beta1/workload/...``), name
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
+from omereconcile.planner.admission_hold import admission_hold
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import (
     NODE_UNKNOWN,
@@ -50,6 +52,7 @@ __all__ = [
     "new_operation",
     "recycle_terminal",
     "retire",
+    "retire_abandoned",
     "terminal_failure",
 ]
 
@@ -119,6 +122,18 @@ def retire(pod: PodView, out: Out, why: str) -> bool:
         return False
     out.delete(pod, why)
     return True
+
+
+def retire_abandoned(ctx: Ctx, pod: PodView, out: Out, why: str) -> bool:
+    """``retire`` for a surge replacement the rollout abandons (Go ``abandonedReplacementDeleteOptions``):
+    one that never carried the serving gate (no ``ome.io/serving`` condition at all) owes no
+    in-flight work, so with ``lifecycle.abandonedReplacementGrace`` configured it is deleted with that
+    termination grace (seconds, rounded up) instead of its own; any other pod retires as usual."""
+    grace = ctx.world.settings.abandoned_replacement_grace
+    if grace > timedelta(0) and not pod.terminating and pod.condition(c.SERVING_GATE) is None:
+        out.delete(pod, why, math.ceil(grace.total_seconds()))
+        return True
+    return retire(pod, out, why)
 
 
 def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str) -> None:
@@ -376,6 +391,7 @@ def check_failure(
     # gang's; by default the step's pod).
     attempt = list(members) if members is not None else ([pod] if pod is not None else [])
     row = quota_hold(ctx, row, pod is not None if created is None else created)
+    row = admission_hold(ctx, row, pod is not None if created is None else created)
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None

@@ -5,6 +5,11 @@ Step ``Surge`` creates the replacement in slot ``1 - activeOrdinal`` at the oper
 writes its gate True once ContainersReady and waits for PodReady plus ``minReadySeconds``; step
 ``SurgeDrain`` takes the source out of rotation, waits for the EndpointSlices, deletes it, and the
 pass that sees it gone promotes the replacement (``activeOrdinal`` flips, incarnation unchanged).
+
+``SurgeDrainSettle`` (the newest Go's compatibility read, ``TestSurgeUpdate_PersistedSettleStepDeletes
+TheSource``): a row an earlier release journaled at that step has its drain confirmed, so the pass
+that reads it deletes the source without proving the drain again. The step is read, never written: the
+newest ``surgeUpdate`` no longer waits a settle grace (ae683e3f's ``waitForSurgeDrainSettle`` did).
 """
 
 from __future__ import annotations
@@ -19,10 +24,14 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire
+from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire, retire_abandoned
 from omereconcile.world import PodView
 
-__all__ = ["step_surge"]
+__all__ = ["STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "step_surge"]
+
+STEP_SURGE_DRAIN_SETTLE = "SurgeDrainSettle"
+# The steps a surge is in flight at (Go ``CurrentSurgeInFlight``): counted against ``maxSurge``.
+SURGE_STEPS = (R.STEP_SURGE, R.STEP_SURGE_DRAIN, STEP_SURGE_DRAIN_SETTLE)
 
 
 def _standing(pod: PodView | None) -> bool:
@@ -37,7 +46,7 @@ def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
     op = row.operation
     assert op is not None
     if surge is not None:
-        retire(surge, out, f"the surge to {op.target_revision} is superseded by {ctx.target}")
+        retire_abandoned(ctx, surge, out, f"the surge to {op.target_revision} is superseded by {ctx.target}")
         return row
     running = row.running_revision
     key = ctx.instance_key(row.index)
@@ -166,7 +175,8 @@ def step_surge(
     if _standing(old):
         assert old is not None
         out.gate(old, False, f"replacement {surge_name} serves: drain {old_name}", SURGE_DRAIN)
-        if old.gate == "False" and drained(old, ctx.world.service, ctx.world.endpoints):
+        settled = op.step == STEP_SURGE_DRAIN_SETTLE  # drain confirmed when the row was journaled
+        if old.gate == "False" and (settled or drained(old, ctx.world.service, ctx.world.endpoints)):
             out.delete(old, "drained: no EndpointSlice lists the pod as ready")
         return row
     if old is not None:

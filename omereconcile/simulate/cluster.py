@@ -68,6 +68,7 @@ class SimPod:
     started_at: datetime | None = None
     last_terminated: dict[str, Any] | None = None
     restarted_at: datetime | None = None
+    runtime_image: str | None = None  # what the kubelet runs; a spec change restarts the container
 
 
 def _node_obj(name: str, at: datetime = T0) -> dict[str, Any]:
@@ -182,7 +183,10 @@ class Sim:
         spec = self.replica["spec"]
         body: dict[str, Any] = {"podSpec": {"containers": [{"name": "ome-container", "image": self.image}]}}
         if spec.get("runners"):
-            body = {"podSpec": spec["runners"][0]["template"].get("spec", {})}
+            template = spec["runners"][0]["template"]
+            body = {"podSpec": template.get("spec", {})}
+            if (template.get("metadata") or {}).get("annotations"):
+                body["podMeta"] = {"annotations": template["metadata"]["annotations"]}
         if self.workers:
             body["workerPodSpec"] = {"containers": [{"name": "ome-container", "image": self.image}]}
         payload = json.dumps(body, separators=(",", ":")).encode()
@@ -388,7 +392,8 @@ class Sim:
                     f"delete of pod {act.name} while its serving gate is True (not drained)"
                 )
             # The API server stamps the deletion deadline: the request time plus the grace.
-            deadline = self.now + timedelta(seconds=self.delete_grace)
+            grace = self.delete_grace if act.grace_period_seconds is None else act.grace_period_seconds
+            deadline = self.now + timedelta(seconds=grace)
             pod.gone_at = None if pod.obj["spec"].get("nodeName") in self.silent else deadline
             pod.obj["metadata"]["deletionTimestamp"] = format_time(deadline)
             self._stamp(pod.obj)
@@ -420,6 +425,21 @@ class Sim:
                 }
             )
             pod.obj["status"]["conditions"] = conds
+            self._stamp(pod.obj)
+        elif isinstance(act, A.PatchPodInPlace):
+            pod = self._pod(act.name, act.uid)
+            if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
+                raise Conflict(f"pod {act.name} changed since it was read")
+            meta = pod.obj["metadata"]
+            for key, value in act.annotations.items():
+                notes = meta.setdefault("annotations", {})
+                if value is None:
+                    notes.pop(key, None)
+                else:
+                    notes[key] = value
+            meta["labels"].update(act.labels)
+            for ct in pod.obj["spec"]["containers"]:
+                ct["image"] = act.images.get(ct["name"], ct["image"])
             self._stamp(pod.obj)
         elif isinstance(act, A.WriteStatus):
             if self.replica["metadata"]["resourceVersion"] != replica_rv:
@@ -471,6 +491,19 @@ class Sim:
         elif isinstance(act, A.RecordEvent):
             self.events.append(act)
 
+    def record_refusal(
+        self, status: dict[str, Any] | None, announce: bool, reason: str, text: str, message: str
+    ) -> None:
+        """What the executor does with a refused pod write (``Executor._record_on_row``): the
+        recorded status lands, the event when it is announced, and the pass ends on the refusal."""
+        if status is not None:
+            assert self.replica is not None
+            self.replica["status"] = status
+            self._stamp(self.replica)
+            if announce:
+                self.events.append(A.RecordEvent("Normal", reason, text))
+        raise Conflict(message)
+
     def _pod(self, name: str, uid: str) -> SimPod:
         pod = self.pods.get(name)
         if pod is None:
@@ -501,6 +534,8 @@ class Sim:
                 times.append(p.gone_at)
             if p.behaviour == "ok":
                 times.append(p.created + timedelta(seconds=self.ready_delay))
+                if p.restarted_at is not None:
+                    times.append(p.restarted_at + timedelta(seconds=self.ready_delay))
             elif p.behaviour in ("crash", "imagepull"):
                 times.append(p.created + timedelta(seconds=self.stuck_after))
         future = [t for t in times if t > self.now]
@@ -542,6 +577,20 @@ class Sim:
                 changed = True
             if p.started_at is None:
                 p.started_at = self.now
+            spec_image = obj["spec"]["containers"][0]["image"]
+            if p.runtime_image is None:
+                p.runtime_image = spec_image
+            elif p.runtime_image != spec_image and not obj["metadata"].get("deletionTimestamp"):
+                # A real kubelet kills and restarts a container whose image changed (same pod, same
+                # UID); the new one is ready after its own start-up delay.
+                p.last_terminated = {
+                    "reason": "Completed",
+                    "exitCode": 0,
+                    "finishedAt": format_time(self.now),
+                }
+                p.started_at = p.restarted_at = self.now
+                p.runtime_image = spec_image
+                p.behaviour = self.behaviour.get(spec_image, "ok")
             age = (self.now - p.created).total_seconds()
             cr = (
                 p.behaviour == "ok"
@@ -570,6 +619,7 @@ class Sim:
             cs: list[dict[str, Any]] = [
                 {
                     "name": "ome-container",
+                    "image": p.runtime_image,
                     "ready": cr,
                     "restartCount": (1 if waiting == "CrashLoopBackOff" else 0)
                     + (p.restarted_at is not None),

@@ -105,6 +105,14 @@ class Driver:
             row = rows.get(index)
             if row is not None and not row.get("operation"):
                 raise InvariantError(f"DeletePodGroup {act.name} of an Instance with no operation")  # type: ignore[attr-defined]
+        elif kind == "PatchPodInPlace":
+            pod = sim.pods.get(act.name)  # type: ignore[attr-defined]
+            lb = pod.obj["metadata"]["labels"] if pod is not None else {}
+            row = rows.get(int(lb.get(c.LABEL_INSTANCE_INDEX, -1)))
+            op = (row or {}).get("operation") or {}
+            clears_marker_only = not act.images and not act.labels and set(act.annotations.values()) == {None}  # type: ignore[attr-defined]
+            if op.get("step") != "InPlace" and not clears_marker_only:
+                raise InvariantError(f"in-place patch of {act.name} with no InPlace operation: row {row}")  # type: ignore[attr-defined]
         elif kind in ("DeletePod", "SetServingGate"):
             if kind == "SetServingGate" and act.status:  # type: ignore[attr-defined]
                 return

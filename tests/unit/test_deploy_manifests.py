@@ -49,7 +49,7 @@ def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
 
 def test_pod_writes_are_limited_to_what_the_reconciler_does() -> None:
     rules = {tuple(r["resources"]): set(r["verbs"]) for r in _kind("ClusterRole")[0]["rules"]}
-    assert rules[("pods",)] == {"get", "list", "watch", "create", "delete"}
+    assert rules[("pods",)] == {"get", "list", "watch", "create", "delete", "patch"}
     assert rules[("pods/status",)] == {"patch"}
     leases = [r for r in _kind("Role")[0]["rules"] if "leases" in r["resources"]]
     assert all(r.get("resourceNames") == ["omereconcile-leader"] for r in leases if r["verbs"] != ["create"])

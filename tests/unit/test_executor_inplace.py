@@ -1,0 +1,66 @@
+"""The executor's in-place write and its admission refusal (``patch_pod_in_place``,
+``planner/admission_hold.py``)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+from test_executor import NS, REPLICA, FakeKube, _exec, _pod
+
+from omereconcile import actions as A
+from omereconcile.executor import Executor
+from omereconcile.kube import ApiError
+
+UNREACHABLE = 'Internal error occurred: failed calling webhook "m.example.com": connection refused'
+
+
+def _replica_with_row() -> dict[str, Any]:
+    replica = copy.deepcopy(REPLICA)
+    replica["status"] = {
+        "instanceStatuses": [
+            {
+                "index": 0,
+                "phase": "Updating",
+                "operation": {"type": "Update", "step": "InPlace", "deadline": "x"},
+            }
+        ]
+    }
+    return replica
+
+
+def test_the_patch_names_only_the_changed_containers_and_is_pinned() -> None:
+    kube = FakeKube()
+    act = A.PatchPodInPlace(
+        "p0", "uid-0", "42", "r", images={"engine": "e:v2"}, annotations={"k": None}, labels={"l": "v"}
+    )
+    assert _exec(kube, act).ok
+    verb, path, body = kube.calls[0]
+    assert (verb, path) == ("PATCH", f"/api/v1/namespaces/{NS}/pods/p0")
+    assert body == {
+        "metadata": {
+            "uid": "uid-0",
+            "resourceVersion": "42",
+            "annotations": {"k": None},
+            "labels": {"l": "v"},
+        },
+        "spec": {"containers": [{"name": "engine", "image": "e:v2"}]},
+    }
+
+
+def test_an_unreachable_webhook_is_recorded_on_the_row_and_announced() -> None:
+    kube = FakeKube({("POST", "/pods"): ApiError(500, "InternalError", UNREACHABLE)})
+    pod = _pod("p0")
+    pod["metadata"]["labels"] = {"ome.io/instance-index": "0"}
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    res = ex.execute(A.Plan((A.CreatePod("p0", pod, "r"),)), _replica_with_row())
+    assert not res.ok
+    verbs = [(c[0], c[1].rsplit("/", 1)[-1]) for c in kube.calls]
+    assert verbs == [("POST", "pods"), ("PUT", "status"), ("POST", "events")]
+    row = kube.calls[1][2]["status"]["instanceStatuses"][0]
+    assert row["operation"]["waiting"] == "AdmissionUnavailable"
+    assert "deadline" not in row["operation"]
+    assert row["lastFailure"]["message"] == UNREACHABLE
+    event = kube.calls[2][2]
+    assert (event["reason"], event["type"]) == ("InstanceAdmissionUnavailable", "Normal")

@@ -1,0 +1,99 @@
+"""Every field of ``spec.lifecycle`` the CRD accepts is implemented as OME does it, or the webhook
+refuses it saying it is not supported (docs/decisions.md). The walk fails when the CRD gains a
+lifecycle field this table does not place."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_admission import EMPTY, NS, create, standalone, with_spec
+
+from omerender.admission import review
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "charts" / "omereconcile" / "crds" / "ome.io_inferencereplicas.yaml"
+
+# Implemented: the field path -> a value the webhook admits, and the module that reads it.
+IMPLEMENTED: dict[str, tuple[Any, str]] = {
+    "restartPolicy": ("RecreateInstanceOnPodRestart", "omereconcile/planner/context.py"),
+    "updateStrategy.type": ("InPlaceOnly", "omereconcile/planner/context.py"),
+    "updateStrategy.rollingUpdate.partition": (1, "omereconcile/planner/context.py"),
+    "updateStrategy.rollingUpdate.maxUnavailable": (1, "omereconcile/planner/context.py"),
+    "updateStrategy.rollingUpdate.maxSurge": ("25%", "omereconcile/planner/context.py"),
+    "updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds": (5, "omereconcile/planner/context.py"),
+    "updateStrategy.inPlaceUpdateStrategy.markNotReadyDuringLifecycle": (
+        False,
+        "omereconcile/planner/context.py",
+    ),
+    "readyPolicy": ("AllPodReady", "docs/planner.md"),
+    "instanceReadyTimeout": ("10m", "omereconcile/planner/context.py"),
+    # Never turns relocation off, which is what this controller does.
+    "migrationPolicy.mode": ("Never", "docs/planner.md"),
+}
+# Refused: the field path -> (the value, the message's start).
+REFUSED: dict[str, tuple[Any, str]] = {
+    "minReadySeconds": (5, "spec.lifecycle.minReadySeconds is not read on an InferenceReplica"),
+    "migrationPolicy.mode": ("Auto", 'spec.lifecycle.migrationPolicy.mode "Auto" is not supported'),
+}
+
+
+def _leaves(node: dict[str, Any], path: str = "") -> list[str]:
+    props = node.get("properties")
+    if not props:
+        return [path]
+    return [leaf for key, sub in props.items() for leaf in _leaves(sub, f"{path}.{key}" if path else key)]
+
+
+def _lifecycle_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(CRD.read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    return dict(spec["properties"]["lifecycle"])
+
+
+def _with(path: str, value: Any) -> dict[str, Any]:
+    lifecycle: dict[str, Any] = {}
+    node = lifecycle
+    *parents, last = path.split(".")
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+    return with_spec(standalone(), lifecycle=lifecycle)
+
+
+def test_every_lifecycle_field_is_placed() -> None:
+    leaves = set(_leaves(_lifecycle_schema()))
+    assert leaves == set(IMPLEMENTED) | set(REFUSED)
+
+
+@pytest.mark.parametrize("path", sorted(IMPLEMENTED))
+def test_implemented_fields_are_admitted_and_read(path: str) -> None:
+    value, reader = IMPLEMENTED[path]
+    decision = review(create(_with(path, value)), EMPTY)
+    assert decision.allowed, decision.messages
+    name = path.rsplit(".", 1)[-1]
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    text = (REPO / reader).read_text()
+    assert name in text or snake in text
+
+
+@pytest.mark.parametrize("path", sorted(REFUSED))
+def test_refused_fields_say_they_are_not_supported(path: str) -> None:
+    value, start = REFUSED[path]
+    decision = review(create(_with(path, value)), EMPTY)
+    assert not decision.allowed
+    assert decision.messages[0].startswith(f"InferenceReplica {NS}/pool-a: {start}")
+
+
+@pytest.mark.parametrize("mode", ["Auto", "Surge"])
+def test_relocation_modes_are_refused_on_update_too(mode: str) -> None:
+    from test_admission import update
+
+    old = standalone()
+    decision = review(update(old, _with("migrationPolicy.mode", mode)), EMPTY)
+    assert not decision.allowed
+    assert "not supported by this controller" in decision.messages[0]
+    assert "set it to Never" in decision.messages[0]
