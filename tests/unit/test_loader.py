@@ -180,7 +180,7 @@ def test_a_too_large_stream_is_refused_before_it_is_parsed(monkeypatch: pytest.M
 
 
 def test_a_missing_path_is_an_error() -> None:
-    with pytest.raises(LoadError, match="nope.yaml: no such file or folder"):
+    with pytest.raises(LoadError, match=r"nope\.yaml: no such file or folder"):
         load("nope.yaml")
 
 
@@ -250,10 +250,10 @@ def test_a_kustomization_is_built_by_the_build_function_when_it_gives_a_stream(t
 
 def test_a_kustomization_naming_a_missing_resource_or_none_at_all_is_an_error(tmp_path: Path) -> None:
     write(tmp_path / "k" / "kustomization.yaml", {"resources": ["gone.yaml"]})
-    with pytest.raises(LoadError, match="resources entry gone.yaml: no such file or folder"):
+    with pytest.raises(LoadError, match=r"resources entry gone\.yaml: no such file or folder"):
         load(Kustomization(tmp_path / "k"))
     (tmp_path / "plain").mkdir()
-    with pytest.raises(LoadError, match="no kustomization.yaml in the folder"):
+    with pytest.raises(LoadError, match=r"no kustomization\.yaml in the folder"):
         load(Kustomization(tmp_path / "plain"))
 
 
