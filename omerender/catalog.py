@@ -8,7 +8,7 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
@@ -135,8 +135,15 @@ class Catalog:
         controller_identity: ControllerIdentity | None = None,
         accelerator_resources: Sequence[str] | None = None,
         operator_config: Mapping[str, Any] | None = None,
+        strict: bool = True,
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
+
+        ``strict`` (the default) checks each object as :func:`~omerender.parse_object` does (OME's CRD:
+        served ``apiVersion``, unknown fields, required fields, name patterns), expands a ``kind:
+        List`` into its items, and refuses an ``ome.io`` object of a kind OME does not define
+        (``ClusterBaseModle``), naming it; ``strict=False`` is the old leniency (objects already
+        checked, such as :func:`omerender.load`'s or the API server's).
 
         An ``inferenceservice-config`` ConfigMap among them supplies ``acceleratorResources`` (unless
         ``accelerator_resources`` is given) and the operator's ``deploy`` defaults (``operator_config``,
@@ -161,7 +168,7 @@ class Catalog:
         configured: tuple[str, ...] | None = None
         deploy: DeployDefaults | None = None
         deploy_error: str | None = None
-        for number, original in enumerate(objects, start=1):
+        for number, original in enumerate(_expanded(objects) if strict else objects, start=1):
             _check_raw(number, original)
             if is_operator_config(original):
                 if configured is not None:
@@ -181,18 +188,20 @@ class Catalog:
             kind = obj.get("kind")
             parsed: ModelResource | RuntimeResource | FineTunedWeight | InferenceService
             if kind in _MODEL_KINDS:
-                parsed = parse_object(ModelResource, obj, json_data=True)
+                parsed = parse_object(ModelResource, obj, json_data=True, strict=strict)
                 target: dict[Any, Any] = models
             elif kind in _RUNTIME_KINDS:
-                parsed = parse_object(RuntimeResource, obj, json_data=True)
+                parsed = parse_object(RuntimeResource, obj, json_data=True, strict=strict)
                 target = runtimes
             elif kind == "FineTunedWeight":
-                parsed = parse_object(FineTunedWeight, obj, json_data=True)
+                parsed = parse_object(FineTunedWeight, obj, json_data=True, strict=strict)
                 target = weights
             elif kind == "InferenceService":
-                parsed = parse_object(InferenceService, obj, json_data=True)
+                parsed = parse_object(InferenceService, obj, json_data=True, strict=strict)
                 target = services
             else:
+                if strict:
+                    _refuse_unknown_ome_kind(obj)
                 continue
             key: Any = _key(parsed.kind, parsed.metadata.namespace, parsed.metadata.name)
             if kind == "FineTunedWeight":
@@ -259,6 +268,41 @@ class Catalog:
 
     def inference_service(self, namespace: str, name: str) -> InferenceService | None:
         return self.inference_services.get(_key("InferenceService", namespace, name))
+
+
+# Items of nested Lists deeper than this are not expanded (a List of Lists is already unusual).
+_LIST_DEPTH: Final = 4
+
+
+def _expanded(objects: Iterable[Any], depth: int = 0) -> Iterator[Any]:
+    """``objects`` with each ``kind: List`` (or ``FooList``) replaced by its items, as kubectl reads it."""
+    for obj in objects:
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        items = obj.get("items") if isinstance(obj, Mapping) else None
+        if (
+            isinstance(kind, str)
+            and kind.endswith("List")
+            and isinstance(items, list)
+            and depth < _LIST_DEPTH
+        ):
+            yield from _expanded(items, depth + 1)
+        else:
+            yield obj
+
+
+def _refuse_unknown_ome_kind(obj: Mapping[str, Any]) -> None:
+    from omerender.crds import unknown_kind
+
+    problem = unknown_kind(obj.get("apiVersion"), obj.get("kind"))
+    if problem is not None:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        raise InvalidObjectError(
+            str(obj.get("kind")),
+            name if isinstance(name, str) else "",
+            None,
+            (FieldProblem("kind", problem),),
+        )
 
 
 def _check_raw(number: int, obj: Any) -> None:
