@@ -25,7 +25,7 @@ from omerender.models import (
     RuntimeResource,
     parse_object,
 )
-from omerender.preview import Preview, RevisionInfo, preview, revision_of
+from omerender.preview import Preview, RevisionInfo, TypedPreview, preview, revision_of
 from omerender.readiness import AssumedReady, assume_models_ready
 from omerender.render import Advisory, Render, RenderedRunner, render
 from omerender.stamps import PodCoordinates, headless_service, instance_pods, materialize_pod, pod_group
@@ -60,6 +60,7 @@ __all__ = [
     "RevisionInfo",
     "RuntimeResource",
     "Text",
+    "TypedPreview",
     "assume_models_ready",
     "headless_service",
     "instance_pods",

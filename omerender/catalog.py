@@ -110,6 +110,26 @@ class Catalog:
         )
         object.__setattr__(self, "_memo", {})
 
+    # -- pickling and copying ------------------------------------------------------------------
+    # A tool hands a catalog to multiprocessing, or copies it: the read-only mappings travel as plain
+    # dicts and are wrapped again, and the derived indexes and the memo are rebuilt, not carried (the
+    # memo holds renders keyed by this catalog's own objects, cheap to make again and large to send).
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (
+            _rebuild,
+            (
+                dict(self.models),
+                dict(self.runtimes),
+                dict(self.fine_tuned_weights),
+                dict(self.inference_services),
+                self.controller_identity,
+                self.accelerator_resources,
+                self.deploy,
+                self.deploy_error,
+            ),
+        )
+
     def memoized(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, run once per ``key`` for this catalog and remembered.
 
@@ -303,6 +323,29 @@ def _refuse_unknown_ome_kind(obj: Mapping[str, Any]) -> None:
             None,
             (FieldProblem("kind", problem),),
         )
+
+
+def _rebuild(
+    models: dict[CatalogKey, ModelResource],
+    runtimes: dict[CatalogKey, RuntimeResource],
+    weights: dict[str, FineTunedWeight],
+    services: dict[CatalogKey, InferenceService],
+    identity: ControllerIdentity | None,
+    accelerators: tuple[str, ...],
+    deploy: DeployDefaults | None,
+    deploy_error: str | None,
+) -> Catalog:
+    """A catalog from :meth:`Catalog.__reduce__`'s parts (unpickled or deep-copied)."""
+    return Catalog(
+        models=MappingProxyType(models),
+        runtimes=MappingProxyType(runtimes),
+        fine_tuned_weights=MappingProxyType(weights),
+        inference_services=MappingProxyType(services),
+        controller_identity=identity,
+        accelerator_resources=accelerators,
+        deploy=deploy,
+        deploy_error=deploy_error,
+    )
 
 
 def _check_raw(number: int, obj: Any) -> None:

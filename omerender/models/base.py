@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -16,7 +17,8 @@ __all__ = ["KubeModel", "ObjectMeta", "OwnerReference", "parse_object"]
 
 
 class KubeModel(BaseModel):
-    """camelCase on the wire, snake_case in Python; unknown fields kept; instances immutable."""
+    """camelCase on the wire, snake_case in Python; unknown fields kept; instances immutable and
+    hashable (a tool may key a dict or a set by replicas or runtimes)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -24,6 +26,11 @@ class KubeModel(BaseModel):
         extra="allow",
         frozen=True,
     )
+
+    def __hash__(self) -> int:
+        # pydantic's own hash of a frozen model hashes the field values, and pod specs, labels and
+        # unknown fields are dicts: hash the canonical JSON instead. Equal models dump equal JSON.
+        return hash((type(self), json.dumps(self.model_dump(mode="json"), sort_keys=True)))
 
 
 class OwnerReference(KubeModel):
