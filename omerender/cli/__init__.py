@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
+from omerender.cli import completion_cmd, diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.collector import collector_paused
 from omerender.cli.io import InputError, forget_origins, loading_in, origin_of, skipped_summary
 from omerender.errors import InvalidObjectError, OmeRenderError
@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     lint_cmd.add_parser(sub)
     validate_cmd.add_parser(sub)
     diff_cmd.add_parser(sub)
+    completion_cmd.add_parser(sub)
     return parser
 
 
