@@ -75,21 +75,24 @@ def crd_dir() -> Path:
 
 
 @functools.cache
+def _read_crd(path: Path) -> tuple[str, dict[str, Any]]:
+    """(the kind it defines, the CRD) of one CRD file, read once."""
+    try:
+        crd = yaml.load(
+            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
+    except (OSError, yaml.YAMLError) as exc:
+        raise CrdsMissingError(f"{path}: cannot read the CRD: {exc}") from None
+    kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None
+    if not isinstance(kind, str):
+        raise CrdsMissingError(f"{path}: not a CustomResourceDefinition (no spec.names.kind)")
+    return kind, crd
+
+
+@functools.cache
 def load_crds() -> dict[str, dict[str, Any]]:
     """Every shipped CRD by the kind it defines (``InferenceReplica``, ``ClusterServingRuntime``, …)."""
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(crd_dir().glob(PATTERN)):
-        try:
-            crd = yaml.load(
-                path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            )
-        except (OSError, yaml.YAMLError) as exc:
-            raise CrdsMissingError(f"{path}: cannot read the CRD: {exc}") from None
-        kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None
-        if not isinstance(kind, str):
-            raise CrdsMissingError(f"{path}: not a CustomResourceDefinition (no spec.names.kind)")
-        out[kind] = crd
-    return out
+    return dict(_read_crd(path) for path in sorted(crd_dir().glob(PATTERN)))
 
 
 def ome_kinds() -> frozenset[str]:
@@ -114,6 +117,13 @@ def unknown_kind(api_version: Any, kind: Any) -> str | None:
 
 def crd_for(kind: str) -> dict[str, Any]:
     """The CRD defining ``kind``; treat it as read-only (validators are cached per CRD dict)."""
+    # OME's files are named for the plural (ome.io_clusterbasemodels.yaml): read only the one needed
+    # (a command checks two or three kinds; each file is 5-20 KB of YAML).
+    path = crd_dir() / f"ome.io_{kind.lower()}s.yaml"
+    if path.is_file():
+        found, crd = _read_crd(path)
+        if found == kind:
+            return crd
     crds = load_crds()
     if kind not in crds:
         raise CrdsMissingError(f"no CRD for {kind} among {', '.join(sorted(crds))} in {crd_dir()}")
