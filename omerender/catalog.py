@@ -234,19 +234,11 @@ class Catalog:
                     (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
                 )
             target[key] = parsed
-        return cls(
-            models=MappingProxyType(models),
-            runtimes=MappingProxyType(runtimes),
-            fine_tuned_weights=MappingProxyType(weights),
-            inference_services=MappingProxyType(services),
-            controller_identity=controller_identity,
-            accelerator_resources=tuple(
-                accelerator_resources if accelerator_resources is not None else configured or ()
-            ),
-            deploy=deploy if operator_config is None else _deploy_from({"data": operator_config})[0],
-            deploy_error=deploy_error
-            if operator_config is None
-            else _deploy_from({"data": operator_config})[1],
+        if operator_config is not None:
+            deploy, deploy_error = _deploy_from({"data": operator_config})
+        accelerators = tuple(accelerator_resources if accelerator_resources is not None else configured or ())
+        return _rebuild(
+            models, runtimes, weights, services, controller_identity, accelerators, deploy, deploy_error
         )
 
     # -- models ------------------------------------------------------------------------------
