@@ -191,10 +191,12 @@ class LoadedObject:
 
     @property
     def kind(self) -> str:
+        """The object's ``kind`` (empty when it has none)."""
         return str(self.raw.get("kind") or "")
 
     @property
     def name(self) -> str:
+        """The object's ``metadata.name`` (empty when it has none)."""
         meta = self.raw.get("metadata")
         name = meta.get("name") if isinstance(meta, Mapping) else None
         return name if isinstance(name, str) else ""
@@ -248,6 +250,7 @@ class Loaded:
     checked: bool = True
 
     def of_kind(self, *kinds: str) -> tuple[LoadedObject, ...]:
+        """The kept objects of these kinds, in path order."""
         return tuple(o for o in self.objects if o.kind in kinds)
 
     def raw(self) -> list[dict[str, Any]]:
