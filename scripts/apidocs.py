@@ -37,6 +37,12 @@ def build(output: Path, specs: tuple[str, ...] = SPECS) -> list[str]:
     import pdoc.render
 
     pdoc.render.configure(docformat="restructuredtext", show_source=True, search=True)
+    # omerender's __init__ imports its names on first use; pdoc reads the module's namespace, so every
+    # public name is resolved before the build.
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        for name in getattr(module, "__all__", ()):
+            getattr(module, name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pdoc.pdoc(*specs, output_directory=output)

@@ -49,7 +49,8 @@ def run(ctx: Ctx) -> int:
     client = ctx.client()
     raw = client.replica(name)
     try:
-        replica = parse_object(InferenceReplica, raw)
+        # The API server already admitted it; a field newer than our CRDs must not stop a read.
+        replica = parse_object(InferenceReplica, raw, strict=False)
     except OmeRenderError as exc:
         raise CommandError(f'inferencereplica "{name}" does not parse: {exc}') from exc
     catalog = live_catalog(client, [client.namespace], args.ome_namespace, ctx.err)

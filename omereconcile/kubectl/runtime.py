@@ -262,7 +262,8 @@ def run_tree(ctx: Ctx) -> int:
         meta = raw.get("metadata") or {}
         who = f"{meta.get('namespace')}/{meta.get('name')}"
         try:
-            replica = parse_object(InferenceReplica, raw)
+            # The API server already admitted it; a field newer than our CRDs must not stop a read.
+            replica = parse_object(InferenceReplica, raw, strict=False)
         except OmeRenderError:
             warnings.append(f"InferenceReplica {who} does not parse: left out")
             continue
