@@ -15,12 +15,12 @@ import sys
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from importlib import metadata
 from types import FrameType
 from typing import Any
 
 from omereconcile import logs
 from omereconcile.actions import Plan
+from omereconcile.certrotator import CertRotator
 from omereconcile.controller import CONFIG_NAME, Controller
 from omereconcile.executor import target_of
 from omereconcile.kube import ApiError, Kube, NotFound
@@ -30,6 +30,7 @@ from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, 
 from omereconcile.planner import plan
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omereconcile.webhook import AdmissionServer, ClusterReader
+from omerender import __version__
 
 __all__ = ["main"]
 
@@ -66,11 +67,8 @@ def _addr(text: str) -> tuple[str, int]:
 
 
 def _version() -> str:
-    """The installed distribution's version (the image and the wheel carry the same one)."""
-    try:
-        return metadata.version("omerender")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    """The distribution's version (pyproject.toml reads it from ``omerender.__version__``)."""
+    return __version__
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -112,6 +110,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
     run.add_argument("--webhook-addr", type=_addr, default=":9443")
+    certs = run.add_argument_group(
+        "self-managed webhook certificate",
+        "keep the serving certificate and its CA in a Secret, rotate them, write them to --webhook-cert "
+        "and --webhook-key, and keep the webhook configuration's caBundle current",
+    )
+    certs.add_argument("--cert-secret", help="the Secret in --ome-namespace (created empty beforehand)")
+    certs.add_argument("--cert-service", help="the webhook Service: the certificate's DNS names")
+    certs.add_argument(
+        "--cert-webhook-config", help="the ValidatingWebhookConfiguration to inject the CA into"
+    )
+    certs.add_argument("--cert-check-period", type=float, default=60.0, help="seconds between checks")
     run.add_argument("--log-level", default="info")
     run.set_defaults(func=_run)
 
@@ -134,6 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--webhook-cert needs --webhook-key (the certificate's private key, PEM)")
     if getattr(args, "webhook_key", None) and not args.webhook_cert:
         parser.error("--webhook-key needs --webhook-cert (the certificate it belongs to, PEM)")
+    if getattr(args, "cert_secret", None):
+        if not args.webhook_cert:
+            parser.error("--cert-secret needs --webhook-cert and --webhook-key (where to write the pair)")
+        if not (args.cert_service and args.cert_webhook_config):
+            parser.error("--cert-secret needs --cert-service and --cert-webhook-config")
     code: int = args.func(args)
     return code
 
@@ -192,6 +206,22 @@ def _run(args: argparse.Namespace) -> int:
 
     def healthy() -> bool:
         return not started.is_set() or controller.healthy()
+
+    if args.cert_secret:
+        rotator = CertRotator(
+            kube,
+            namespace=args.ome_namespace,
+            secret=args.cert_secret,
+            service=args.cert_service,
+            webhook_config=args.cert_webhook_config,
+            cert_file=args.webhook_cert,
+            key_file=args.webhook_key,
+            check_every=args.cert_check_period,
+        )
+        if not rotator.ensure(stop):
+            kube.close()
+            return 0
+        rotator.start(stop)
 
     if args.webhook_cert:
         reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)

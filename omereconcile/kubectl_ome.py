@@ -41,6 +41,7 @@ import yaml
 
 from omereconcile import replica_table
 from omereconcile.kube import ApiError, Kube, NotFound
+from omerender import __version__
 
 __all__ = ["main"]
 
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-n", "--namespace", help="namespace (default: the context's, else default)")
 
     parser = argparse.ArgumentParser(prog=_prog(), description="OME's kubectl plugin (standalone replicas)")
+    parser.add_argument("--version", action="version", version=f"kubectl-ome {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     get = sub.add_parser(

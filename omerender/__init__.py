@@ -4,6 +4,8 @@ Import from here; everything else is an implementation module. The error tree is
 :mod:`omerender.errors`.
 """
 
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
+
 from omerender.catalog import Catalog, ControllerIdentity
 from omerender.deploy import DeployConfigError, DeployDefaults, parse_deploy_config
 from omerender.errors import (

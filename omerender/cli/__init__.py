@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from omerender import __version__
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.collector import collector_paused
 from omerender.cli.io import InputError, forget_origins, loading_in, origin_of
@@ -32,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an internal error, show the traceback (for a bug report) instead of one line",
     )
+    parser.add_argument("--version", action="version", version=f"omerender {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     render_cmd.add_parser(sub)
     lint_cmd.add_parser(sub)

@@ -81,3 +81,40 @@ def test_webhook_registration_matches_the_server() -> None:
     assert hook["failurePolicy"] == "Fail"
     assert hook["sideEffects"] == "None"
     assert hook["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+
+
+SELF_MANAGED = DEPLOY.parent / "components" / "self-managed-cert"
+
+
+def _component_docs() -> list[dict[str, Any]]:
+    return [
+        d
+        for n in ("secret.yaml", "rbac.yaml")
+        for d in yaml.safe_load_all((SELF_MANAGED / n).read_text())
+        if d
+    ]
+
+
+@pytest.mark.parametrize("doc", _component_docs(), ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_self_managed_certificate_manifest_validates(doc: dict[str, Any]) -> None:
+    assert kube_problems(doc) == []
+
+
+def test_self_managed_certificate_rbac_names_its_one_secret_and_webhook_configuration() -> None:
+    rules = [r for d in _component_docs() if d["kind"] in ("Role", "ClusterRole") for r in d["rules"]]
+    assert rules == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": ["omereconcile-webhook-cert"],
+            "verbs": ["get", "update"],
+        },
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "resourceNames": ["omereconcile-inferencereplica"],
+            "verbs": ["get", "patch"],
+        },
+    ]
+    secret = next(d for d in _component_docs() if d["kind"] == "Secret")
+    assert "data" not in secret  # the reconciler writes the keys; a re-apply never touches them
