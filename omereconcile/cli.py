@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from omereconcile import logs
+from omereconcile import logs, secure_metrics
 from omereconcile.actions import Plan
 from omereconcile.certrotator import CertRotator
 from omereconcile.controller import CONFIG_NAME, Controller
@@ -28,6 +28,7 @@ from omereconcile.leader import LeaderElector, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
 from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.planner import plan
+from omereconcile.secure_metrics import MetricsServer
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omereconcile.webhook import AdmissionServer, ClusterReader
 from omerender import __version__
@@ -98,8 +99,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--resync-period", type=float, default=300.0, help="seconds between full resyncs")
     run.add_argument("--watch-timeout", type=int, default=60, help="server-side watch timeout, seconds")
+    run.add_argument("--probe-addr", type=_addr, default=":8081", help="/healthz, /readyz (port 0: any)")
     run.add_argument(
-        "--probe-addr", type=_addr, default=":8081", help="/metrics, /healthz, /readyz (port 0: any)"
+        "--metrics-bind-address",
+        default="0",
+        help="/metrics (controller-runtime's flag, and its default: '0', no metrics server; the chart and "
+        "deploy/ pass :8443): HOST:PORT, port 0 any",
+    )
+    run.add_argument(
+        "--metrics-secure",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="HTTPS with TokenReview authentication and SubjectAccessReview authorization (get /metrics); "
+        "--no-metrics-secure serves plain HTTP to anyone who can connect",
+    )
+    run.add_argument("--metrics-cert-dir", help="tls.crt and tls.key for /metrics (default: self-signed)")
+    run.add_argument(
+        "--metrics-on-probe-port",
+        action="store_true",
+        help="also serve /metrics on --probe-addr, plain HTTP without authentication (explicit opt-in)",
     )
     run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
     run.add_argument("--lease-name", default="omereconcile-leader")
@@ -143,6 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--webhook-cert needs --webhook-key (the certificate's private key, PEM)")
     if getattr(args, "webhook_key", None) and not args.webhook_cert:
         parser.error("--webhook-key needs --webhook-cert (the certificate it belongs to, PEM)")
+    if getattr(args, "metrics_bind_address", "0") != "0":
+        try:
+            _addr(args.metrics_bind_address)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--metrics-bind-address: {exc}")
     if getattr(args, "cert_secret", None):
         if not args.webhook_cert:
             parser.error("--cert-secret needs --webhook-cert and --webhook-key (where to write the pair)")
@@ -232,8 +255,17 @@ def _run(args: argparse.Namespace) -> int:
         log.info("webhook listening", extra={"port": webhook.port})
 
     host, port = args.probe_addr
-    probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
+    probes = ProbeServer(
+        metrics, host, port, healthy=healthy, ready=ready, serve_metrics=args.metrics_on_probe_port
+    ).start()
     log.info("probes listening", extra={"port": probes.port, "identity": identity})
+    scrape: MetricsServer | None = None
+    if args.metrics_bind_address != "0":
+        mhost, mport = _addr(args.metrics_bind_address)
+        scrape = secure_metrics.serve(
+            metrics, kube, mhost, mport, secure=args.metrics_secure, cert_dir=args.metrics_cert_dir
+        )
+        log.info("metrics listening", extra={"port": scrape.port, "secure": scrape.secure})
 
     failed: list[BaseException] = []
 
@@ -266,6 +298,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         controller.stop()
         probes.stop()
+        if scrape is not None:
+            scrape.stop()
         if webhook is not None:
             webhook.stop()
         kube.close()

@@ -123,7 +123,9 @@ class _HTTPServer6(ThreadingHTTPServer):
 
 
 class ProbeServer:
-    """HTTP on ``addr``: ``/metrics``, ``/healthz`` (the loop made progress recently), ``/readyz``."""
+    """HTTP on ``addr``: ``/healthz`` (the loop made progress recently), ``/readyz``, and ``/metrics``
+    without authentication when ``serve_metrics`` (``run --metrics-on-probe-port``; the default server
+    is :mod:`omereconcile.secure_metrics`)."""
 
     def __init__(
         self,
@@ -133,8 +135,10 @@ class ProbeServer:
         *,
         healthy: Callable[[], bool] = lambda: True,
         ready: Callable[[], bool] = lambda: True,
+        serve_metrics: bool = True,
     ) -> None:
         self.metrics = metrics
+        self.serve_metrics = serve_metrics
         self._healthy = healthy
         self._ready = ready
         self._cache: dict[str, tuple[float, bool]] = {}
@@ -144,7 +148,7 @@ class ProbeServer:
         class _H(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
-                if path == "/metrics":
+                if path == "/metrics" and server.serve_metrics:
                     body, ctype, code = server.metrics.exposition(), CONTENT_TYPE_LATEST, 200
                 elif path in ("/healthz", "/readyz"):
                     ok = server._probe(path)

@@ -25,11 +25,12 @@ import yaml
 
 from omerender.cli.io import InputError
 
-__all__ = ["PACKAGE_CRD_DIR", "SOURCE_CRD_DIR", "crd_dir", "crd_for", "load_crds", "sync"]
+__all__ = ["PACKAGE_CRD_DIR", "SOURCE_CRD_DIR", "crd_dir", "crd_for", "crd_for_api", "load_crds", "sync"]
 
-# The kinds users write: the OME group. (schemas/crds also holds the scheduler-plugins PodGroup CRD,
-# which only the test cluster installs.)
+# The kinds users write: the OME group. schemas/crds also holds the scheduler-plugins PodGroup CRD,
+# shipped too: `render --validate` checks the PodGroups of multi-pod Instances against it.
 _PATTERN = "ome.io_*.yaml"
+_OTHERS = ("scheduling.x-k8s.io_podgroups.yaml",)
 
 PACKAGE_CRD_DIR = Path(str(resources.files("omerender"))) / "data" / "crds"
 SOURCE_CRD_DIR = Path(__file__).resolve().parents[2] / "schemas" / "crds"
@@ -64,6 +65,30 @@ def load_crds() -> dict[str, dict[str, Any]]:
     return out
 
 
+@functools.cache
+def _by_group_kind() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every shipped CRD, the OME ones and the PodGroup, by (group, kind)."""
+    out = {(str(crd["spec"].get("group", "")), kind): crd for kind, crd in load_crds().items()}
+    for name in _OTHERS:
+        path = crd_dir() / name
+        if not path.is_file():
+            continue
+        try:
+            crd = yaml.load(
+                path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            )
+            out[(str(crd["spec"]["group"]), str(crd["spec"]["names"]["kind"]))] = crd
+        except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: cannot read the CRD: {exc}") from None
+    return out
+
+
+def crd_for_api(kind: str, api_version: str) -> dict[str, Any] | None:
+    """The shipped CRD defining ``kind`` in ``api_version``'s group, or None (read-only, as :func:`crd_for`)."""
+    group = api_version.rpartition("/")[0]
+    return _by_group_kind().get((group, kind))
+
+
 def crd_for(kind: str) -> dict[str, Any]:
     """The CRD defining ``kind``; treat it as read-only (validators are cached per CRD dict)."""
     crds = load_crds()
@@ -74,11 +99,13 @@ def crd_for(kind: str) -> dict[str, Any]:
 
 def sync(source: Path = SOURCE_CRD_DIR, target: Path = PACKAGE_CRD_DIR) -> list[str]:
     """Make ``target`` an exact copy of the OME CRDs in ``source``; returns the file names copied."""
-    names = sorted(p.name for p in source.glob(_PATTERN))
+    names = sorted(
+        [*(p.name for p in source.glob(_PATTERN)), *(n for n in _OTHERS if (source / n).is_file())]
+    )
     if not names:
         raise InputError(f"{source}: no {_PATTERN} files to copy")
     target.mkdir(parents=True, exist_ok=True)
-    for stale in target.glob(_PATTERN):
+    for stale in [*target.glob(_PATTERN), *(target / n for n in _OTHERS if (target / n).is_file())]:
         if stale.name not in names:
             stale.unlink()
     for name in names:

@@ -32,7 +32,7 @@ def test_manifest_validates(doc: dict[str, Any]) -> None:
 def test_kustomization_lists_every_manifest() -> None:
     kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
     assert sorted(kust["resources"]) == sorted(["../../schemas", *(p.name for p in MANIFESTS)])
-    assert len(MANIFESTS) == 7
+    assert len(MANIFESTS) == 8
 
 
 def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
@@ -40,15 +40,16 @@ def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
         for rule in role["rules"]:
             for key in ("apiGroups", "resources", "verbs"):
                 assert "*" not in rule.get(key, []), rule
-            assert "secrets" not in rule["resources"]
-    text = (DEPLOY / "rbac.yaml").read_text()
-    rules = re.findall(r"^(\s*)- apiGroups", text, flags=re.M)
-    commented = re.findall(r"^\s*#[^\n]*\n\s*- apiGroups", text, flags=re.M)
+            assert "secrets" not in rule.get("resources", [])
+    text = (DEPLOY / "rbac.yaml").read_text() + (DEPLOY / "metrics.yaml").read_text()
+    rules = re.findall(r"^(\s*)- (?:apiGroups|nonResourceURLs)", text, flags=re.M)
+    commented = re.findall(r"^\s*#[^\n]*\n\s*- (?:apiGroups|nonResourceURLs)", text, flags=re.M)
     assert len(rules) == len(commented)
 
 
 def test_pod_writes_are_limited_to_what_the_reconciler_does() -> None:
-    rules = {tuple(r["resources"]): set(r["verbs"]) for r in _kind("ClusterRole")[0]["rules"]}
+    role = next(r for r in _kind("ClusterRole") if r["metadata"]["name"] == "omereconcile")
+    rules = {tuple(r["resources"]): set(r["verbs"]) for r in role["rules"]}
     assert rules[("pods",)] == {"get", "list", "watch", "create", "delete"}
     assert rules[("pods/status",)] == {"patch"}
     leases = [r for r in _kind("Role")[0]["rules"] if "leases" in r["resources"]]
