@@ -108,7 +108,7 @@ def test_helm_template_is_byte_identical_and_holds_no_key(helm: str, mode: str) 
     assert ("Certificate" in kinds) == (mode == "certManager")
     deploy = next(d for d in docs if d["kind"] == "Deployment")
     args_ = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert ("--cert-secret=omereconcile-webhook-cert" in args_) == (mode == "selfManaged")
+    assert ("--cert-secret=omereconcile-webhook-server-cert" in args_) == (mode == "selfManaged")
 
 
 @pytest.mark.parametrize("watch", [False, True], ids=["cluster-wide", "one-namespace"])
@@ -203,7 +203,7 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
     install = run_helm(helm, cluster, "install", "rel", str(CHART), "-n", release_ns, *values)
     cluster.raw.delete(f"{slices}/kubernetes")
     rec: ContainerReconciler | None = None
-    secret_name, vwc_name = "rel-omereconcile-webhook-cert", "rel-omereconcile-inferencereplica"
+    secret_name, vwc_name = "rel-omereconcile-webhook-server-cert", "rel-omereconcile-inferencereplica"
     service_dns = f"rel-omereconcile-webhook.{release_ns}.svc"
     try:
         assert install.returncode == 0, install.stderr
@@ -335,7 +335,7 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
     for kind, name, ns in (
         ("validatingwebhookconfiguration", vwc_name, None),
         ("secret", secret_name, release_ns),
-        ("clusterrole", "rel-omereconcile-webhook-cert", None),
+        ("clusterrole", "rel-omereconcile-webhook-server-cert", None),
     ):
         gone = cluster.kubectl("get", kind, name, *(["-n", ns] if ns else []), check=False)
         assert gone.returncode != 0, (kind, name)

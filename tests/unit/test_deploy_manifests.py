@@ -107,7 +107,7 @@ def test_self_managed_certificate_rbac_names_its_one_secret_and_webhook_configur
         {
             "apiGroups": [""],
             "resources": ["secrets"],
-            "resourceNames": ["omereconcile-webhook-cert"],
+            "resourceNames": ["omereconcile-webhook-server-cert"],
             "verbs": ["get", "update"],
         },
         {

@@ -24,7 +24,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and (eq $cert.mode "secret") (not $cert.secretName) -}}
 {{- fail "webhook.certificate.secretName: with mode secret, name your kubernetes.io/tls Secret in the release namespace" -}}
 {{- end -}}
-{{- $cert.secretName | default (printf "%s-webhook-cert" (include "omereconcile.fullname" .)) -}}
+{{- /* selfManaged: a name of its own (Gatekeeper's), so an upgrade from a chart that kept a
+kubernetes.io/tls Secret under the other name never has to change a Secret's immutable type. */ -}}
+{{- $suffix := ternary "webhook-server-cert" "webhook-cert" (eq $cert.mode "selfManaged") -}}
+{{- $cert.secretName | default (printf "%s-%s" (include "omereconcile.fullname" .) $suffix) -}}
 {{- end -}}
 
 {{- define "omereconcile.webhookService" -}}
