@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTROLLER", "RESULTS", "Metrics", "ProbeServer"]
+__all__ = ["CONTROLLER", "RESULTS", "Metrics", "ProbeServer", "send"]
 
 CONTROLLER = "inferencereplica"
 RESULTS = ("success", "error", "requeue", "requeue_after")
@@ -122,6 +122,15 @@ class _HTTPServer6(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
+def send(handler: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str) -> None:
+    """The whole response: status, Content-Type, Content-Length, body."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", ctype)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class ProbeServer:
     """HTTP on ``addr``: ``/healthz`` (the loop made progress recently), ``/readyz``, and ``/metrics``
     without authentication when ``serve_metrics`` (``run --metrics-on-probe-port``; the default server
@@ -155,11 +164,7 @@ class ProbeServer:
                     body, ctype, code = (b"ok" if ok else b"not ok"), "text/plain", 200 if ok else 500
                 else:
                     body, ctype, code = b"not found", "text/plain", 404
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send(self, code, body, ctype)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return

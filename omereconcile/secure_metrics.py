@@ -37,7 +37,7 @@ from cryptography.x509.oid import NameOID
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from omereconcile.kube import ApiError, Kube
-from omereconcile.metrics import Metrics
+from omereconcile.metrics import Metrics, send
 
 __all__ = ["MetricsServer", "ReviewAuthorizer", "self_signed"]
 
@@ -192,21 +192,14 @@ class MetricsServer:
         class _H(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 if self.path.split("?", 1)[0] != PATH:
-                    self._send(404, b"not found", "text/plain")
+                    send(self, 404, b"not found", "text/plain")
                     return
                 if owner.authorizer is not None:
                     code, reason = owner.authorizer.check(self.headers.get("Authorization"), "get")
                     if code != 200:
-                        self._send(code, reason.encode(), "text/plain")
+                        send(self, code, reason.encode(), "text/plain")
                         return
-                self._send(200, owner.metrics.exposition(), CONTENT_TYPE_LATEST)
-
-            def _send(self, code: int, body: bytes, ctype: str) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send(self, 200, owner.metrics.exposition(), CONTENT_TYPE_LATEST)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
