@@ -4,7 +4,7 @@
 # exercise those dependencies' APIs run against it. The test tools come at their current versions (they
 # are not the package's dependencies).
 #
-# Which tests: one or two per dependency (listed below), about a minute; the whole unit tier takes most of
+# Which tests: one or two per dependency (listed below), about 90 s with the installs; the whole unit tier takes most of
 # half an hour on CI's two cores and adds no dependency coverage. MIN_VERSIONS_TESTS=tests/unit runs it all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ tests="${MIN_VERSIONS_TESTS:-
   tests/unit/test_fnv_c.py tests/unit/test_revision.py
   tests/unit/test_kube.py
   tests/unit/test_metrics.py
-  tests/unit/test_certrotator.py tests/unit/test_webhook_server.py
+  tests/unit/test_certrotator.py tests/unit/test_secure_metrics.py tests/unit/test_webhook_server.py tests/unit/test_entry.py
   tests/unit/test_diff.py
   tests/unit/test_deploy_manifests.py tests/unit/test_render_validate_crds.py
   tests/unit/test_chart.py
