@@ -4,8 +4,9 @@
 # exercise those dependencies' APIs run against it. The test tools come at their current versions (they
 # are not the package's dependencies).
 #
-# Which tests: one or two per dependency (listed below), about 90 s with the installs; the whole unit tier takes most of
-# half an hour on CI's two cores and adds no dependency coverage. MIN_VERSIONS_TESTS=tests/unit runs it all.
+# Which tests: one or two per dependency (listed below), about 90 s with the installs. The whole unit tier
+# is far longer (a partial run on two shared cores projected over 30 minutes) and exercises the same
+# dependency APIs; MIN_VERSIONS_TESTS=tests/unit runs it all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
