@@ -63,6 +63,20 @@ def run_helm(helm: str, cluster: Cluster | None, *args: str) -> subprocess.Compl
     return subprocess.run([helm, *args, *kube], capture_output=True, text=True, check=False, timeout=300)
 
 
+def test_helm_defaults_to_the_control_planes_kubernetes_version(helm: str, tmp_path: Path) -> None:
+    """testbed/helm.sh links helm with the control plane's minor (helm's own default is v1.20)."""
+    gomod = (REPO / "testbed" / "go" / "go.mod").read_text()
+    minor = next(
+        line.split()[2] for line in gomod.splitlines() if line.startswith("require k8s.io/kubernetes ")
+    )
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: kv\nversion: 0.1.0\n")
+    (tmp_path / "templates" / "kv.yaml").write_text("v: {{ .Capabilities.KubeVersion.Version }}\n")
+    proc = run_helm(helm, None, "template", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"v: {'.'.join(minor.split('.')[:2])}.0" in proc.stdout
+
+
 def test_helm_lint_and_the_values_schema(helm: str) -> None:
     extras = (
         [],
