@@ -88,9 +88,8 @@ def test_upgrade_from_the_previous_chart_updates_the_crds_and_keeps_the_replicas
     try:
         install = run_helm(helm, cluster, "install", "rel", str(old_chart), "-n", release_ns, *values)
         assert install.returncode == 0, install.stderr
-        print(
-            f"\n$ helm install rel <chart 0.1.0>  -> {install.stdout.splitlines()[-1] if install.stdout else ''}"
-        )
+        status = next((line for line in install.stdout.splitlines() if line.startswith("STATUS:")), "")
+        print(f"\n$ helm install rel <chart 0.1.0> over the older CRD -> {status}")
         first = cluster.kubectl("get", "crd", IR_CRD, "-o", "jsonpath={.metadata.resourceVersion}").stdout
 
         # A replica made under the old CRD; the new field is not known to it yet.
