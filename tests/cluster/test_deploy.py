@@ -122,6 +122,8 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("list", "endpointslices.discovery.k8s.io", "any", True),
     ("create", "controllerrevisions.apps", "any", True),
     ("create", "events", "any", True),
+    ("patch", "events", "any", True),  # a repeated Event's count
+    ("delete", "events", "any", False),
     ("get", "secrets", "ome", False),
     ("get", "secrets/omereconcile-webhook-server-cert", "ome", True),  # the self-managed certificate
     ("update", "secrets/omereconcile-webhook-server-cert", "ome", True),
