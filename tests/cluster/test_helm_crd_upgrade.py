@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import subprocess
 import tarfile
-import uuid
-from collections.abc import Iterator
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pytest
 import yaml
 from helpers import REPO, example_replica, kubectl_stdin, replica
 from test_helm import CHART, helm_binary, run_helm
+from test_helm import release_ns as release_ns  # the fixture, shared
 
 from testbed.testing import Cluster
 
@@ -57,14 +56,6 @@ def older_crd() -> dict[str, Any]:
     for version in old["spec"]["versions"]:
         del version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][NEW_FIELD]
     return old
-
-
-@pytest.fixture
-def release_ns(cluster: Cluster) -> Iterator[str]:
-    name = f"up-{uuid.uuid4().hex[:8]}"
-    cluster.kubectl("create", "namespace", name)
-    yield name
-    cluster.kubectl("delete", "namespace", name, "--wait=false")
 
 
 def _ome_crds(cluster: Cluster) -> list[str]:
