@@ -2,7 +2,8 @@
 
 ``pip install omerender`` (no extras) installs ``omereconcile`` and ``kubectl-ome`` too; without the
 Kubernetes client they say which extra to install (exit 2) instead of failing with a traceback.
-``--version`` answers either way.
+``--version`` is answered here, before anything heavy is imported (``kubectl ome``'s reading verbs avoid
+importing the rendering library; the version should not bring it back).
 """
 
 from __future__ import annotations
@@ -10,16 +11,25 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib import metadata
 
-from omerender import __version__
-
-__all__ = ["kubectl_ome", "omereconcile"]
+__all__ = ["kubectl_ome", "omereconcile", "version"]
 
 EXTRA = "reconcile"
 
 
-def _missing(modules: tuple[str, ...]) -> str | None:
+def version() -> str:
+    """The installed distribution's version; from a source tree never installed, the package's own."""
+    try:
+        return metadata.version("omerender")
+    except metadata.PackageNotFoundError:
+        from omerender import __version__
+
+        return __version__
+
+
+def _missing(modules: Sequence[str]) -> str | None:
     for module in modules:
         try:
             if importlib.util.find_spec(module) is None:
@@ -29,26 +39,28 @@ def _missing(modules: tuple[str, ...]) -> str | None:
     return None
 
 
-def _start(prog: str, module: str, needs: tuple[str, ...]) -> int:
+def _start(prog: str, modules: Sequence[str], needs: Sequence[str]) -> int:
+    if sys.argv[1:] == ["--version"]:
+        print(f"{prog} {version()}")
+        return 0
     missing = _missing(needs)
     if missing is not None:
-        if sys.argv[1:] == ["--version"]:
-            print(f"{prog} {__version__}")
-            return 0
         print(
             f"{prog}: needs the '{EXTRA}' extra ({missing} is not installed): pip install 'omerender[{EXTRA}]'",
             file=sys.stderr,
         )
         return 2
+    module = next((m for m in modules if importlib.util.find_spec(m) is not None), modules[0])
     main: Callable[[], int] = importlib.import_module(module).main
     return main()
 
 
 def omereconcile() -> int:
     """``omereconcile``: :func:`omereconcile.cli.main`."""
-    return _start("omereconcile", "omereconcile.cli", ("kubernetes", "prometheus_client", "cryptography"))
+    return _start("omereconcile", ["omereconcile.cli"], ["kubernetes", "prometheus_client", "cryptography"])
 
 
 def kubectl_ome() -> int:
-    """``kubectl-ome``: :func:`omereconcile.kubectl_ome.main`."""
-    return _start("kubectl-ome", "omereconcile.kubectl_ome", ("kubernetes",))
+    """``kubectl-ome``: the plugin's ``main`` (the package ``omereconcile.kubectl``, where it has replaced
+    the module ``omereconcile.kubectl_ome``)."""
+    return _start("kubectl-ome", ["omereconcile.kubectl", "omereconcile.kubectl_ome"], ["kubernetes"])
