@@ -428,3 +428,30 @@ def test_values_operators_expect_reach_the_pod(helm: str) -> None:
         assert spec[key] == values[key], key
     assert spec["containers"][0]["args"][-1] == "--concurrency=4"
     assert spec["containers"][0]["env"][-1] == {"name": "EXTRA", "value": "1"}
+
+
+def test_service_monitor_and_the_plain_http_opt_in(helm: str) -> None:
+    common = ["template", "rel", str(CHART), "-n", "ome"]
+    proc = run_helm(helm, None, *common, "--set", "metrics.serviceMonitor.enabled=true")
+    assert proc.returncode == 0, proc.stderr
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(proc.stdout) if d}
+    monitor = docs["ServiceMonitor", "rel-omereconcile"]
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["scheme"]) == ("https-metrics", "https")
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    service = docs["Service", "rel-omereconcile-metrics"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert ("ClusterRole", "rel-omereconcile-metrics-auth") in docs
+    assert ("ClusterRole", "rel-omereconcile-metrics-reader") in docs
+    # Plain HTTP only when asked for: the flag, no review RBAC, no HTTPS scheme.
+    proc = run_helm(
+        helm, None, *common, "--set", "metrics.secure=false", "--set", "metrics.serviceMonitor.enabled=true"
+    )
+    assert proc.returncode == 0, proc.stderr
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(proc.stdout) if d}
+    args = docs["Deployment", "rel-omereconcile"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--no-metrics-secure" in args
+    assert ("ClusterRole", "rel-omereconcile-metrics-auth") not in docs
+    (endpoint,) = docs["ServiceMonitor", "rel-omereconcile"]["spec"]["endpoints"]
+    assert endpoint["port"] == "http-metrics"
+    assert "scheme" not in endpoint
