@@ -129,6 +129,7 @@ class Process:
             "36000",
             "--probe-addr",
             f"127.0.0.1:{self.port}",
+            "--metrics-on-probe-port",
             "--log-level",
             "warning",
         ]

@@ -15,12 +15,12 @@ import sys
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from importlib import metadata
 from types import FrameType
 from typing import Any
 
-from omereconcile import logs
+from omereconcile import logs, secure_metrics
 from omereconcile.actions import Plan
+from omereconcile.certrotator import CertRotator
 from omereconcile.controller import CONFIG_NAME, Controller
 from omereconcile.executor import target_of
 from omereconcile.kube import ApiError, Kube, NotFound
@@ -28,8 +28,10 @@ from omereconcile.leader import LeaderElector, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
 from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.planner import plan
+from omereconcile.secure_metrics import MetricsServer
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omereconcile.webhook import AdmissionServer, ClusterReader
+from omerender import __version__
 
 __all__ = ["main"]
 
@@ -66,11 +68,8 @@ def _addr(text: str) -> tuple[str, int]:
 
 
 def _version() -> str:
-    """The installed distribution's version (the image and the wheel carry the same one)."""
-    try:
-        return metadata.version("omerender")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    """The distribution's version (pyproject.toml reads it from ``omerender.__version__``)."""
+    return __version__
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,8 +99,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--resync-period", type=float, default=300.0, help="seconds between full resyncs")
     run.add_argument("--watch-timeout", type=int, default=60, help="server-side watch timeout, seconds")
+    run.add_argument("--probe-addr", type=_addr, default=":8081", help="/healthz, /readyz (port 0: any)")
     run.add_argument(
-        "--probe-addr", type=_addr, default=":8081", help="/metrics, /healthz, /readyz (port 0: any)"
+        "--metrics-bind-address",
+        default="0",
+        help="/metrics (controller-runtime's flag, and its default: '0', no metrics server; the chart and "
+        "deploy/ pass :8443): HOST:PORT, port 0 any",
+    )
+    run.add_argument(
+        "--metrics-secure",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="HTTPS with TokenReview authentication and SubjectAccessReview authorization (get /metrics); "
+        "--no-metrics-secure serves plain HTTP to anyone who can connect",
+    )
+    run.add_argument("--metrics-cert-dir", help="tls.crt and tls.key for /metrics (default: self-signed)")
+    run.add_argument(
+        "--metrics-on-probe-port",
+        action="store_true",
+        help="also serve /metrics on --probe-addr, plain HTTP without authentication (explicit opt-in)",
     )
     run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
     run.add_argument("--lease-name", default="omereconcile-leader")
@@ -112,6 +128,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
     run.add_argument("--webhook-addr", type=_addr, default=":9443")
+    certs = run.add_argument_group(
+        "self-managed webhook certificate",
+        "keep the serving certificate and its CA in a Secret, rotate them, write them to --webhook-cert "
+        "and --webhook-key, and keep the webhook configuration's caBundle current",
+    )
+    certs.add_argument("--cert-secret", help="the Secret in --ome-namespace (created empty beforehand)")
+    certs.add_argument("--cert-service", help="the webhook Service: the certificate's DNS names")
+    certs.add_argument(
+        "--cert-webhook-config", help="the ValidatingWebhookConfiguration to inject the CA into"
+    )
+    certs.add_argument("--cert-check-period", type=float, default=60.0, help="seconds between checks")
     run.add_argument("--log-level", default="info")
     run.set_defaults(func=_run)
 
@@ -134,6 +161,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--webhook-cert needs --webhook-key (the certificate's private key, PEM)")
     if getattr(args, "webhook_key", None) and not args.webhook_cert:
         parser.error("--webhook-key needs --webhook-cert (the certificate it belongs to, PEM)")
+    if getattr(args, "metrics_bind_address", "0") != "0":
+        try:
+            _addr(args.metrics_bind_address)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--metrics-bind-address: {exc}")
+    if getattr(args, "cert_secret", None):
+        if not args.webhook_cert:
+            parser.error("--cert-secret needs --webhook-cert and --webhook-key (where to write the pair)")
+        if not (args.cert_service and args.cert_webhook_config):
+            parser.error("--cert-secret needs --cert-service and --cert-webhook-config")
     code: int = args.func(args)
     return code
 
@@ -193,6 +230,22 @@ def _run(args: argparse.Namespace) -> int:
     def healthy() -> bool:
         return not started.is_set() or controller.healthy()
 
+    if args.cert_secret:
+        rotator = CertRotator(
+            kube,
+            namespace=args.ome_namespace,
+            secret=args.cert_secret,
+            service=args.cert_service,
+            webhook_config=args.cert_webhook_config,
+            cert_file=args.webhook_cert,
+            key_file=args.webhook_key,
+            check_every=args.cert_check_period,
+        )
+        if not rotator.ensure(stop):
+            kube.close()
+            return 0
+        rotator.start(stop)
+
     if args.webhook_cert:
         reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)
         whost, wport = args.webhook_addr
@@ -202,8 +255,17 @@ def _run(args: argparse.Namespace) -> int:
         log.info("webhook listening", extra={"port": webhook.port})
 
     host, port = args.probe_addr
-    probes = ProbeServer(metrics, host, port, healthy=healthy, ready=ready).start()
+    probes = ProbeServer(
+        metrics, host, port, healthy=healthy, ready=ready, serve_metrics=args.metrics_on_probe_port
+    ).start()
     log.info("probes listening", extra={"port": probes.port, "identity": identity})
+    scrape: MetricsServer | None = None
+    if args.metrics_bind_address != "0":
+        mhost, mport = _addr(args.metrics_bind_address)
+        scrape = secure_metrics.serve(
+            metrics, kube, mhost, mport, secure=args.metrics_secure, cert_dir=args.metrics_cert_dir
+        )
+        log.info("metrics listening", extra={"port": scrape.port, "secure": scrape.secure})
 
     failed: list[BaseException] = []
 
@@ -236,6 +298,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         controller.stop()
         probes.stop()
+        if scrape is not None:
+            scrape.stop()
         if webhook is not None:
             webhook.stop()
         kube.close()

@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTROLLER", "RESULTS", "Metrics", "ProbeServer"]
+__all__ = ["CONTROLLER", "RESULTS", "Metrics", "ProbeServer", "send"]
 
 CONTROLLER = "inferencereplica"
 RESULTS = ("success", "error", "requeue", "requeue_after")
@@ -122,8 +122,19 @@ class _HTTPServer6(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
+def send(handler: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str) -> None:
+    """The whole response: status, Content-Type, Content-Length, body."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", ctype)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class ProbeServer:
-    """HTTP on ``addr``: ``/metrics``, ``/healthz`` (the loop made progress recently), ``/readyz``."""
+    """HTTP on ``addr``: ``/healthz`` (the loop made progress recently), ``/readyz``, and ``/metrics``
+    without authentication when ``serve_metrics`` (``run --metrics-on-probe-port``; the default server
+    is :mod:`omereconcile.secure_metrics`)."""
 
     def __init__(
         self,
@@ -133,8 +144,10 @@ class ProbeServer:
         *,
         healthy: Callable[[], bool] = lambda: True,
         ready: Callable[[], bool] = lambda: True,
+        serve_metrics: bool = True,
     ) -> None:
         self.metrics = metrics
+        self.serve_metrics = serve_metrics
         self._healthy = healthy
         self._ready = ready
         self._cache: dict[str, tuple[float, bool]] = {}
@@ -144,18 +157,14 @@ class ProbeServer:
         class _H(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
-                if path == "/metrics":
+                if path == "/metrics" and server.serve_metrics:
                     body, ctype, code = server.metrics.exposition(), CONTENT_TYPE_LATEST, 200
                 elif path in ("/healthz", "/readyz"):
                     ok = server._probe(path)
                     body, ctype, code = (b"ok" if ok else b"not ok"), "text/plain", 200 if ok else 500
                 else:
                     body, ctype, code = b"not found", "text/plain", 404
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send(self, code, body, ctype)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return

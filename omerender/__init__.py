@@ -12,6 +12,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
+
 if TYPE_CHECKING:
     from omerender.catalog import Catalog, ControllerIdentity
     from omerender.deploy import DeployConfigError, DeployDefaults, parse_deploy_config

@@ -36,6 +36,7 @@ __all__ = [
     "CrdsMissingError",
     "crd_dir",
     "crd_for",
+    "crd_for_api",
     "load_crds",
     "object_problems",
     "ome_kinds",
@@ -43,9 +44,10 @@ __all__ = [
     "unknown_kind",
 ]
 
-# The kinds users write: the OME group. (schemas/crds also holds the scheduler-plugins PodGroup CRD,
-# which only the test cluster installs.)
+# The kinds users write: the OME group. schemas/crds also holds the scheduler-plugins PodGroup CRD,
+# shipped too: `render --validate` checks the PodGroups of multi-pod Instances against it.
 PATTERN: Final = "ome.io_*.yaml"
+OTHERS: Final = ("scheduling.x-k8s.io_podgroups.yaml",)
 
 PACKAGE_CRD_DIR = Path(str(resources.files("omerender"))) / "data" / "crds"
 SOURCE_CRD_DIR = Path(__file__).resolve().parents[1] / "schemas" / "crds"
@@ -128,6 +130,23 @@ def crd_for(kind: str) -> dict[str, Any]:
     if kind not in crds:
         raise CrdsMissingError(f"no CRD for {kind} among {', '.join(sorted(crds))} in {crd_dir()}")
     return crds[kind]
+
+
+@functools.cache
+def _by_group_kind() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every shipped CRD, the OME ones and the PodGroup, by (group, kind)."""
+    out = {(str(crd["spec"].get("group", "")), kind): crd for kind, crd in load_crds().items()}
+    for name in OTHERS:
+        path = crd_dir() / name
+        if path.is_file():
+            kind, crd = _read_crd(path)
+            out[(str(crd.get("spec", {}).get("group", "")), kind)] = crd
+    return out
+
+
+def crd_for_api(kind: str, api_version: str) -> dict[str, Any] | None:
+    """The shipped CRD defining ``kind`` in ``api_version``'s group, or None (read-only, as :func:`crd_for`)."""
+    return _by_group_kind().get((api_version.rpartition("/")[0], kind))
 
 
 def _served(crd: Mapping[str, Any]) -> list[str]:

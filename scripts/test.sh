@@ -19,6 +19,15 @@ image_log="$(mktemp)"
 bash testbed/image.sh >"$image_log" 2>&1 &
 image_pid=$!
 
+# Releases that install (the built wheel in a fresh venv, every console script run from outside the
+# repository) and the lower bounds of pyproject.toml (the lowest versions, with the dependency-facing
+# unit tests): mostly downloads, so they run beside the Go builds too. About two minutes together.
+release_log="$(mktemp)"
+if [[ $# -eq 0 ]]; then
+  (bash scripts/wheel-smoke.sh && bash scripts/min-versions.sh) >"$release_log" 2>&1 &
+  release_pid=$!
+fi
+
 echo "== test control plane (Go build, cached by version)"
 assets=$(bash testbed/build.sh | tail -n 1)
 eval "$assets"   # export KUBEBUILDER_ASSETS=...
@@ -42,6 +51,18 @@ if [[ $image_ok -ne 0 ]]; then
 fi
 eval "$(tail -n 1 "$image_log")"   # export OMERECONCILE_IMAGE=...
 rm -f "$image_log"
+
+if [[ $# -eq 0 ]]; then
+  echo "== release: sdist + wheel installed in a fresh venv; minimum dependency versions (started with the Go builds)"
+  release_ok=0
+  wait "$release_pid" || release_ok=$?
+  cat "$release_log"
+  if [[ $release_ok -ne 0 ]]; then
+    echo "scripts/wheel-smoke.sh or scripts/min-versions.sh failed (exit $release_ok)" >&2
+    exit 1
+  fi
+fi
+rm -f "$release_log"
 
 if [[ $# -eq 0 ]]; then  # the whole run (CI); a run narrowed to some tests skips the figures
   echo "== fleet benchmark at CI size (figures only; the full size is in docs/reconciler.md)"

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from omerender import __version__
 from omerender.cli.collector import collector_paused
 from omerender.errors import InvalidObjectError, OmeRenderError
 
@@ -61,6 +62,7 @@ def _parser(only: str | None = None, *, every: bool = True) -> argparse.Argument
         action="store_true",
         help="on an internal error, show the traceback (for a bug report) instead of one line",
     )
+    parser.add_argument("--version", action="version", version=f"omerender {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_line) in _COMMANDS.items():
         if every or name == only:

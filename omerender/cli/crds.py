@@ -15,19 +15,28 @@ import shutil
 import sys
 from pathlib import Path
 
-from omerender.crds import PACKAGE_CRD_DIR, PATTERN, SOURCE_CRD_DIR, crd_dir, crd_for, load_crds
+from omerender.crds import (
+    OTHERS,
+    PACKAGE_CRD_DIR,
+    PATTERN,
+    SOURCE_CRD_DIR,
+    crd_dir,
+    crd_for,
+    crd_for_api,
+    load_crds,
+)
 from omerender.loader import LoadError
 
-__all__ = ["PACKAGE_CRD_DIR", "SOURCE_CRD_DIR", "crd_dir", "crd_for", "load_crds", "sync"]
+__all__ = ["PACKAGE_CRD_DIR", "SOURCE_CRD_DIR", "crd_dir", "crd_for", "crd_for_api", "load_crds", "sync"]
 
 
 def sync(source: Path = SOURCE_CRD_DIR, target: Path = PACKAGE_CRD_DIR) -> list[str]:
     """Make ``target`` an exact copy of the OME CRDs in ``source``; returns the file names copied."""
-    names = sorted(p.name for p in source.glob(PATTERN))
+    names = sorted([*(p.name for p in source.glob(PATTERN)), *(n for n in OTHERS if (source / n).is_file())])
     if not names:
         raise LoadError(f"{source}: no {PATTERN} files to copy")
     target.mkdir(parents=True, exist_ok=True)
-    for stale in target.glob(PATTERN):
+    for stale in [*target.glob(PATTERN), *(target / n for n in OTHERS if (target / n).is_file())]:
         if stale.name not in names:
             stale.unlink()
     for name in names:

@@ -1,4 +1,6 @@
-"""Client-side validation of rendered objects against the Kubernetes 1.36 OpenAPI schemas.
+"""Client-side validation of rendered objects against the Kubernetes 1.36 OpenAPI schemas, and of
+custom resources (the PodGroups of multi-pod Instances, OME's kinds) against their CRDs from
+``schemas/crds`` (shipped as package data: :mod:`omerender.cli.crds`).
 
 The schemas are the strict JSON Schemas shipped by kubernetes-validate (``tools`` extra): an unknown
 field is an error, as the API server's strict field validation reports it. They are compiled with
@@ -14,6 +16,9 @@ import re
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
+
+from omerender.cli import crds
+from omerender.crdschema import validate_against_crd
 
 __all__ = ["KUBERNETES_VERSION", "kube_problems"]
 
@@ -57,7 +62,15 @@ def kube_problems(obj: Mapping[str, Any]) -> list[str]:
     name = f"{kind} {obj.get('metadata', {}).get('name', '')}"
     validator = _validator(kind, api_version)
     if validator is None:
-        return [f"{name}: no Kubernetes {KUBERNETES_VERSION} schema for {api_version}/{kind}"]
+        crd = crds.crd_for_api(kind, api_version)
+        if crd is not None:
+            return [f"{name}: {p}" for p in validate_against_crd(obj, crd)]
+        if not _schemas().is_dir():  # a kubernetes-validate older than the pyproject.toml bound
+            return [
+                f"{name}: the installed kubernetes-validate has no Kubernetes {KUBERNETES_VERSION} schemas: "
+                f"pip install 'kubernetes-validate>={KUBERNETES_VERSION}'"
+            ]
+        return [f"{name}: no Kubernetes {KUBERNETES_VERSION} schema or CRD for {api_version}/{kind}"]
     data = dict(obj)
     if validator.is_valid(data):
         return []

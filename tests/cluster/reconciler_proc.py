@@ -46,6 +46,7 @@ class Reconciler:
             str(self.kubeconfig),
             "--probe-addr",
             "127.0.0.1:0",
+            "--metrics-on-probe-port",  # the tests scrape /metrics there, without a token
             *self.args,
         ]
 

@@ -60,6 +60,7 @@ def test_apply_k_deploy_applies_every_object_server_side(
             "PodDisruptionBudget",
             "Role",
             "RoleBinding",
+            "Secret",
             "Service",
             "ServiceAccount",
             "ValidatingWebhookConfiguration",
@@ -93,8 +94,13 @@ def test_apply_k_deploy_applies_every_object_server_side(
     netpol = yaml.safe_load(
         cluster.kubectl("get", "networkpolicy", "omereconcile", "-n", "ome", "-o", "yaml").stdout
     )
-    assert [r["ports"][0]["port"] for r in netpol["spec"]["ingress"]] == ["webhook", "probes"]
-    assert {"webhook", "probes"} <= ports
+    assert [r["ports"][0]["port"] for r in netpol["spec"]["ingress"]] == ["webhook", "metrics"]
+    assert {"webhook", "probes", "metrics"} <= ports
+    # The self-managed certificate's Secret: created empty, filled by the reconciler.
+    secret = yaml.safe_load(
+        cluster.kubectl("get", "secret", "omereconcile-webhook-server-cert", "-n", "ome", "-o", "yaml").stdout
+    )
+    assert secret["type"] == "Opaque"
     pdb = yaml.safe_load(cluster.kubectl("get", "pdb", "omereconcile", "-n", "ome", "-o", "yaml").stdout)
     assert pdb["spec"]["minAvailable"] == 1
 
@@ -116,8 +122,14 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("list", "endpointslices.discovery.k8s.io", "any", True),
     ("create", "controllerrevisions.apps", "any", True),
     ("create", "events", "any", True),
+    ("patch", "events", "any", True),  # a repeated Event's count
+    ("delete", "events", "any", False),
     ("get", "secrets", "ome", False),
-    ("get", "secrets/omereconcile-webhook-cert", "ome", False),
+    ("get", "secrets/omereconcile-webhook-server-cert", "ome", True),  # the self-managed certificate
+    ("update", "secrets/omereconcile-webhook-server-cert", "ome", True),
+    ("delete", "secrets/omereconcile-webhook-server-cert", "ome", False),
+    ("get", "secrets/omereconcile-webhook-cert", "ome", False),  # the other modes' Secret: a volume
+    ("get", "secrets/other", "ome", False),
     ("list", "secrets", "any", False),
     ("get", "configmaps/inferenceservice-config", "ome", True),
     ("get", "configmaps/other", "ome", False),
@@ -135,6 +147,15 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("create", "serviceaccounts#token", "ome", False),
     ("create", "clusterrolebindings.rbac.authorization.k8s.io", "", False),
     ("patch", "validatingwebhookconfigurations.admissionregistration.k8s.io", "", False),
+    (
+        "patch",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io/omereconcile-inferencereplica",
+        "",
+        True,
+    ),
+    ("patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/other", "", False),
+    ("create", "tokenreviews.authentication.k8s.io", "", True),  # secure metrics
+    ("create", "subjectaccessreviews.authorization.k8s.io", "", True),
 ]
 
 
@@ -148,6 +169,14 @@ def can_i(cluster: Cluster, verb: str, resource: str, namespace: str, user: str 
 
 
 def test_rbac_is_minimal_can_i_table(cluster: Cluster, reconciler_kubeconfig: object) -> None:
+    # deploy/'s RBAC beyond deploy/base/rbac.yaml (which the fixture applies): the certificate's and metrics'.
+    cluster.kubectl(
+        "apply",
+        "-f",
+        str(REPO / "deploy" / "components" / "self-managed-cert" / "rbac.yaml"),
+        "-f",
+        str(REPO / "deploy" / "base" / "metrics.yaml"),
+    )
     rows = [(verb, res, ns, can_i(cluster, verb, res, ns)) for verb, res, ns, _ in CAN_I]
     print(
         "\n" + "\n".join(f"{v:7} {r:65} {n or '(cluster)':10} {'yes' if a else 'no'}" for v, r, n, a in rows)

@@ -32,7 +32,7 @@ def test_manifest_validates(doc: dict[str, Any]) -> None:
 def test_kustomization_lists_every_manifest() -> None:
     kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
     assert sorted(kust["resources"]) == sorted(["../../schemas", *(p.name for p in MANIFESTS)])
-    assert len(MANIFESTS) == 7
+    assert len(MANIFESTS) == 8
 
 
 def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
@@ -40,15 +40,16 @@ def test_rbac_has_no_wildcards_no_secrets_and_a_comment_per_rule() -> None:
         for rule in role["rules"]:
             for key in ("apiGroups", "resources", "verbs"):
                 assert "*" not in rule.get(key, []), rule
-            assert "secrets" not in rule["resources"]
-    text = (DEPLOY / "rbac.yaml").read_text()
-    rules = re.findall(r"^(\s*)- apiGroups", text, flags=re.M)
-    commented = re.findall(r"^\s*#[^\n]*\n\s*- apiGroups", text, flags=re.M)
+            assert "secrets" not in rule.get("resources", [])
+    text = (DEPLOY / "rbac.yaml").read_text() + (DEPLOY / "metrics.yaml").read_text()
+    rules = re.findall(r"^(\s*)- (?:apiGroups|nonResourceURLs)", text, flags=re.M)
+    commented = re.findall(r"^\s*#[^\n]*\n\s*- (?:apiGroups|nonResourceURLs)", text, flags=re.M)
     assert len(rules) == len(commented)
 
 
 def test_pod_writes_are_limited_to_what_the_reconciler_does() -> None:
-    rules = {tuple(r["resources"]): set(r["verbs"]) for r in _kind("ClusterRole")[0]["rules"]}
+    role = next(r for r in _kind("ClusterRole") if r["metadata"]["name"] == "omereconcile")
+    rules = {tuple(r["resources"]): set(r["verbs"]) for r in role["rules"]}
     assert rules[("pods",)] == {"get", "list", "watch", "create", "delete", "patch"}
     assert rules[("pods/status",)] == {"patch"}
     leases = [r for r in _kind("Role")[0]["rules"] if "leases" in r["resources"]]
@@ -81,3 +82,40 @@ def test_webhook_registration_matches_the_server() -> None:
     assert hook["failurePolicy"] == "Fail"
     assert hook["sideEffects"] == "None"
     assert hook["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+
+
+SELF_MANAGED = DEPLOY.parent / "components" / "self-managed-cert"
+
+
+def _component_docs() -> list[dict[str, Any]]:
+    return [
+        d
+        for n in ("secret.yaml", "rbac.yaml")
+        for d in yaml.safe_load_all((SELF_MANAGED / n).read_text())
+        if d
+    ]
+
+
+@pytest.mark.parametrize("doc", _component_docs(), ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_self_managed_certificate_manifest_validates(doc: dict[str, Any]) -> None:
+    assert kube_problems(doc) == []
+
+
+def test_self_managed_certificate_rbac_names_its_one_secret_and_webhook_configuration() -> None:
+    rules = [r for d in _component_docs() if d["kind"] in ("Role", "ClusterRole") for r in d["rules"]]
+    assert rules == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": ["omereconcile-webhook-server-cert"],
+            "verbs": ["get", "update"],
+        },
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "resourceNames": ["omereconcile-inferencereplica"],
+            "verbs": ["get", "patch"],
+        },
+    ]
+    secret = next(d for d in _component_docs() if d["kind"] == "Secret")
+    assert "data" not in secret  # the reconciler writes the keys; a re-apply never touches them

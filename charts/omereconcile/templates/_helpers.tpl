@@ -20,11 +20,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{- define "omereconcile.certSecret" -}}
-{{- .Values.webhook.certificate.secretName | default (printf "%s-webhook-cert" (include "omereconcile.fullname" .)) -}}
+{{- $cert := .Values.webhook.certificate -}}
+{{- if and (eq $cert.mode "secret") (not $cert.secretName) -}}
+{{- fail "webhook.certificate.secretName: with mode secret, name your kubernetes.io/tls Secret in the release namespace" -}}
+{{- end -}}
+{{- /* selfManaged: a name of its own (Gatekeeper's), so an upgrade from a chart that kept a
+kubernetes.io/tls Secret under the other name never has to change a Secret's immutable type. */ -}}
+{{- $suffix := ternary "webhook-server-cert" "webhook-cert" (eq $cert.mode "selfManaged") -}}
+{{- $cert.secretName | default (printf "%s-%s" (include "omereconcile.fullname" .) $suffix) -}}
+{{- end -}}
+
+{{- define "omereconcile.webhookService" -}}
+{{- printf "%s-webhook" (include "omereconcile.fullname" .) -}}
+{{- end -}}
+
+{{- define "omereconcile.webhookConfig" -}}
+{{- printf "%s-inferencereplica" (include "omereconcile.fullname" .) -}}
+{{- end -}}
+
+{{/* repository:tag, or repository@digest when image.digest is set. */}}
+{{- define "omereconcile.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
-The rules of one ClusterRole of deploy/base/rbac.yaml (files/rbac.yaml links to it), so the chart and
+The rules of one ClusterRole of deploy/base/rbac.yaml (files/rbac.yaml is a copy, checked equal by
+tests/unit/test_chart.py), so the chart and
 `kubectl apply -k deploy/` grant exactly the same. Call with (dict "root" $ "name" "omereconcile").
 */}}
 {{- define "omereconcile.deployRules" -}}

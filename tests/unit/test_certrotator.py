@@ -1,0 +1,82 @@
+"""The self-managed webhook certificate's rules: when the CA and the serving pair are (re)issued."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ssl
+from pathlib import Path
+
+from cryptography import x509
+
+from omereconcile.certrotator import (
+    CA_VALIDITY,
+    LOOKAHEAD,
+    SERVER_VALIDITY,
+    Bundle,
+    dns_names,
+    issue,
+    needs_refresh,
+)
+
+NOW = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+DNS = dns_names("omereconcile-webhook", "ome")
+
+
+def _first() -> Bundle:
+    fresh = issue(Bundle(b"", b"", b"", b""), DNS, NOW)
+    assert fresh is not None
+    return fresh
+
+
+def test_an_empty_secret_gets_a_ca_and_a_serving_pair_for_the_service() -> None:
+    b = _first()
+    assert needs_refresh(b, DNS, NOW) is None
+    assert issue(b, DNS, NOW) is None  # nothing to do: the Secret is left alone
+    leaf = x509.load_pem_x509_certificate(b.tls_crt)
+    ca = x509.load_pem_x509_certificate(b.ca_crt)
+    leaf.verify_directly_issued_by(ca)
+    sans = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == [
+        "omereconcile-webhook",
+        "omereconcile-webhook.ome",
+        "omereconcile-webhook.ome.svc",
+        "omereconcile-webhook.ome.svc.cluster.local",
+    ]
+    assert leaf.not_valid_after_utc - NOW == SERVER_VALIDITY
+    assert ca.not_valid_after_utc - NOW == CA_VALIDITY
+    assert Bundle.from_data(b.data()) == b
+
+
+def test_the_pair_loads_into_a_tls_server_context(tmp_path: Path) -> None:
+    b = _first()
+    (tmp_path / "tls.crt").write_bytes(b.tls_crt)
+    (tmp_path / "tls.key").write_bytes(b.tls_key)
+    ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+
+
+def test_the_serving_pair_is_renewed_within_the_lookahead_under_the_same_ca() -> None:
+    b = _first()
+    before = SERVER_VALIDITY - LOOKAHEAD - dt.timedelta(days=1)
+    assert needs_refresh(b, DNS, NOW + before) is None
+    later = NOW + SERVER_VALIDITY - LOOKAHEAD + dt.timedelta(days=1)
+    assert needs_refresh(b, DNS, later) == "server"
+    renewed = issue(b, DNS, later)
+    assert renewed is not None
+    assert (renewed.ca_crt, renewed.ca_key) == (b.ca_crt, b.ca_key)  # the caBundle stays valid
+    assert renewed.tls_crt != b.tls_crt
+
+
+def test_the_ca_is_replaced_when_it_expires_soon_or_does_not_match_its_key() -> None:
+    b = _first()
+    assert needs_refresh(b, DNS, NOW + CA_VALIDITY - LOOKAHEAD + dt.timedelta(days=1)) == "ca"
+    other = _first()
+    assert needs_refresh(Bundle(b.ca_crt, other.ca_key, b.tls_crt, b.tls_key), DNS, NOW) == "ca"
+    assert needs_refresh(Bundle(b"garbage", b.ca_key, b.tls_crt, b.tls_key), DNS, NOW) == "ca"
+
+
+def test_a_pair_from_another_ca_or_for_another_service_or_with_a_wrong_key_is_reissued() -> None:
+    b, other = _first(), _first()
+    assert needs_refresh(Bundle(b.ca_crt, b.ca_key, other.tls_crt, other.tls_key), DNS, NOW) == "server"
+    assert needs_refresh(Bundle(b.ca_crt, b.ca_key, b.tls_crt, other.tls_key), DNS, NOW) == "server"
+    assert needs_refresh(b, dns_names("renamed", "ome"), NOW) == "server"
+    assert Bundle.from_data({"ca.crt": "%%%"}).ca_crt == b""
