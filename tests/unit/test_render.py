@@ -554,7 +554,9 @@ def test_router_piece_with_leader_and_worker_still_renders_one_default_runner() 
     assert [(r.name, r.size) for r in result.runners] == [("default", 1)]
 
 
-def test_runner_merges_into_the_same_named_container_with_args_concatenated() -> None:
+def test_same_named_container_wins_over_the_runner_with_args_concatenated() -> None:
+    # resolveContainer (ome-projects/ome pkg/render/podspec.go): MergeRuntimeContainers(runner,
+    # container), the runner is the base and the piece's container the override.
     piece = {
         "containers": [
             {
@@ -571,9 +573,9 @@ def test_runner_merges_into_the_same_named_container_with_args_concatenated() ->
     names = [c["name"] for c in pod(result)["containers"]]
     assert names == ["ome-container", "sidecar"]
     main = container(result)
-    assert main["image"] == "runner:1"
-    assert main["args"] == ["--a", "--b"]
-    assert env(main) == {"X": "runner"}
+    assert main["image"] == "base:1"
+    assert main["args"] == ["--b", "--a"]
+    assert env(main) == {"X": "base"}
 
 
 def test_runner_without_a_matching_container_is_appended() -> None:
