@@ -33,6 +33,8 @@ from hypothesis import strategies as st
 
 from omerender.errors import RenderBlocked
 from omerender.merge import merge_component_spec, merge_inherited, merge_runner_into_pod
+from omerender.runtime_gotypes import RUNTIME_SPEC
+from omerender.runtime_gotypes import STRUCTS as OME_STRUCTS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = int(os.environ.get("OMERENDER_MERGE_PAIRS", "2000"))
@@ -231,18 +233,8 @@ def piece(*, multi: bool, router: bool = False) -> st.SearchStrategy[dict[str, A
     return obj({}, fields)
 
 
-RUNTIME_POD_FIELDS = (
-    "containers",
-    "volumes",
-    "nodeSelector",
-    "affinity",
-    "tolerations",
-    "imagePullSecrets",
-    "schedulerName",
-    "hostIPC",
-    "dnsPolicy",
-    "hostNetwork",
-)
+# ServingRuntimePodSpec's fields, as the Go table lists them.
+RUNTIME_POD_FIELDS = [f[0] for f in OME_STRUCTS[RUNTIME_SPEC] if f[0] in POD_FIELDS]
 RUNTIME = obj(
     {},
     {
