@@ -100,6 +100,9 @@ def marshalled(value: Any, typ: str, *, nulls: bool = False) -> Any:
     side that is the patch: such a null deletes); otherwise leave it out. Nulls the input holds for
     ``omitempty`` fields are dropped either way.
     """
+    cls = type(value)
+    if cls is str or cls is int or cls is bool or cls is float:
+        return value  # a scalar is written as it is, whatever its field's type says
     if typ.startswith("*"):
         return marshalled(value, typ[1:], nulls=nulls)
     if typ.startswith("[]"):

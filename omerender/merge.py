@@ -109,7 +109,13 @@ def strategic_merge(
     the library refuses the merge: an item of a keyed list without its merge key, items of different
     JSON types in one list.
     """
-    return _merge_map(original, patch, path)
+    return _merge_map(original, patch, path, False)
+
+
+def _merged(original: Mapping[str, Any], patch: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """:func:`strategic_merge` with the nulls Go's typed decode reads as unset left out as it goes:
+    those an item a keyed list takes as it is may hold, and those inside a list taken whole."""
+    return _merge_map(original, patch, path, True)
 
 
 def _kind(value: Any) -> str:
@@ -129,7 +135,9 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], path: str) -> dict[str, Any]:
+def _merge_map(
+    original: Mapping[str, Any], patch: Mapping[str, Any], path: str, drop: bool
+) -> dict[str, Any]:
     out: dict[str, Any] = dict(original)
     made: set[str] = set()
     for key, value in patch.items():
@@ -142,11 +150,11 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], path: str)
         if key not in out or _kind(current) != kind:
             out[key] = strip_nulls(value)
         elif kind == "map":
-            out[key] = _merge_map(current, value, f"{path}.{key}" if path else key)
+            out[key] = _merge_map(current, value, f"{path}.{key}" if path else key, drop)
         elif kind == "list" and key in MERGE_KEYS:
-            out[key] = _merge_list(current, value, MERGE_KEYS[key], f"{path}.{key}" if path else key)
+            out[key] = _merge_list(current, value, MERGE_KEYS[key], f"{path}.{key}" if path else key, drop)
         else:
-            out[key] = clone(value)
+            out[key] = strip_nulls(value) if drop else clone(value)
         made.add(key)
     for key, value in out.items():
         if key not in made:
@@ -169,7 +177,9 @@ def _key_of(item: Any, merge_key: str, where: str) -> tuple[str, Any]:
     return (kind, value)
 
 
-def _merge_list(original: Sequence[Any], patch: Sequence[Any], merge_key: str, path: str) -> list[Any]:
+def _merge_list(
+    original: Sequence[Any], patch: Sequence[Any], merge_key: str, path: str, drop: bool
+) -> list[Any]:
     """``mergeSlice`` for a list of objects with a merge key (see :func:`strategic_merge`)."""
     if not original and not patch:
         return []
@@ -182,7 +192,7 @@ def _merge_list(original: Sequence[Any], patch: Sequence[Any], merge_key: str, p
         key = _key_of(item, merge_key, f"{path}[{n}]")
         for i, candidate in enumerate(work):
             if merge_key in candidate and (_kind(candidate[merge_key]), candidate[merge_key]) == key:
-                merged = _merge_map(candidate, item, f"{path}[{n}]")
+                merged = _merge_map(candidate, item, f"{path}[{n}]", drop)
                 fresh.discard(id(candidate))
                 fresh.add(id(merged))
                 work[i] = merged
@@ -227,7 +237,7 @@ def _merge_list(original: Sequence[Any], patch: Sequence[Any], merge_key: str, p
         else:
             item = named[j][2]
             j += 1
-        out.append(item if id(item) in fresh else clone(item))
+        out.append(item if id(item) in fresh else strip_nulls(item) if drop else clone(item))
     return out
 
 
@@ -249,7 +259,7 @@ def merge_inherited(parent_spec: Mapping[str, Any], child_spec: Mapping[str, Any
     """
     parent = marshalled(parent_spec, RUNTIME_SPEC)
     child = marshalled(child_spec, RUNTIME_SPEC)  # nulls=False: what StripJSONNulls leaves
-    return _without_nulls(strategic_merge(parent, child, path="spec"))
+    return _merged(parent, child, "spec")
 
 
 def merge_containers(
@@ -268,7 +278,7 @@ def merge_containers(
     """
     base = marshalled(runtime_container, CONTAINER)
     override = marshalled(predictor_container, CONTAINER, nulls=True)
-    merged = _without_nulls(strategic_merge(base, override, path=path))
+    merged = _merged(base, override, path)
     if not merged.get("name"):
         merged["name"] = base.get("name") or MAIN_CONTAINER
     args = clone([*_str_list(base.get("args")), *_str_list(override.get("args"))])
@@ -350,7 +360,7 @@ def merge_component_spec(
         carried = {k: v for k, v in runtime_piece.items() if k not in _NOT_CARRIED or component == "router"}
         base = marshalled(carried, typ)
         override = marshalled(service_spec, typ, nulls=True)
-        merged = _without_nulls(strategic_merge(base, override, path=f"{component}Config"))
+        merged = _merged(base, override, f"{component}Config")
     if component == "router":
         return merged
     return fold_component_pod_spec(merged, path=f"{component}Config")
@@ -374,12 +384,10 @@ def fold_component_pod_spec(piece: Mapping[str, Any], *, path: str = "") -> dict
         if not isinstance(part, dict):
             continue
         own_pod = {k: v for k, v in part.items() if k in POD_SPEC_FIELDS}
-        folded = _without_nulls(
-            strategic_merge(
-                marshalled(component_pod, OME_POD_SPEC),
-                marshalled(own_pod, OME_POD_SPEC, nulls=True),
-                path=f"{path}.{block}" if path else block,
-            )
+        folded = _merged(
+            marshalled(component_pod, OME_POD_SPEC),
+            marshalled(own_pod, OME_POD_SPEC, nulls=True),
+            f"{path}.{block}" if path else block,
         )
         out[block] = {**folded, **{k: v for k, v in part.items() if k not in POD_SPEC_FIELDS}}
     return out
@@ -399,12 +407,6 @@ def fill_scheduler_name(piece: Mapping[str, Any], scheduler_name: Any) -> dict[s
         if isinstance(level, dict) and not level.get("schedulerName"):
             level["schedulerName"] = scheduler_name
     return out
-
-
-def _without_nulls(merged: Mapping[str, Any]) -> dict[str, Any]:
-    """A merge result with the nulls Go's typed decode reads as unset removed (items a keyed list took
-    as they were may hold them)."""
-    return {k: strip_nulls(v) for k, v in merged.items() if v is not None}
 
 
 def _target_index(containers: Sequence[Any], name: str) -> int | None:
