@@ -1212,3 +1212,14 @@ def test_render_leaves_its_inputs_alone_and_shares_nothing_with_them() -> None:
     assert rep.model_dump(by_alias=True) == rep_dump
     assert {key: value.model_dump(by_alias=True) for key, value in catalog.runtimes.items()} == catalog_dump
     assert "MUTATED" not in env(container(second))
+
+
+def test_piece_label_with_a_null_value_is_empty_on_every_render() -> None:
+    # Go decodes a null in a map[string]string as "": the merged piece and the memoized render agree.
+    piece = {"labels": {"tier": None}, "runner": runner()}
+    catalog = Catalog.from_objects([runtime(engine=piece)])
+    rep = replica(refs(model_ref=None, runtime_ref="rt"))
+    first = render(rep, catalog)
+    again = render(replica(refs(model_ref=None, runtime_ref="rt"), name="other"), catalog)
+    for result in (first, again):
+        assert template(result)["metadata"]["labels"]["tier"] == ""
