@@ -35,13 +35,14 @@ parsed it. A merge of two pieces that pass it passes it, by induction over the G
   element type accepts, with no null item where the element is a struct; scalars (string, bool,
   integers, Quantity, IntOrString, Time) are judged by their own value alone, and the one type that
   takes any JSON (``FieldsV1``) takes any object. Dropping a key from an object keeps every such check.
-* ``go_marshalled`` and the merge's ``_clean`` only drop keys from the child's objects (nulls,
-  ``omitempty`` zeros, empty values in opaque fields): the child still passes.
-* ``_merge_maps`` gives each key either one side's value (which passed at that path), or, where both
-  are objects, their merge at the same path and so the same Go type (induction). Keyed lists
-  (``_merge_keyed``) hold merges of an override item with the base item of its key (both objects of
-  the element type: the merge refuses an override item that is not an object with its key), base
-  items as they were, never a new null item. Scalars and other lists come whole from one side.
+* :func:`omerender.gomarshal.marshalled` only drops keys from each side's objects (nulls, ``omitempty``
+  zeros, empty values in opaque fields) or writes a field's zero value of its own Go type (``""``,
+  ``0``, ``"0"``, an empty struct for a null list item): each side still passes.
+* :func:`omerender.merge.strategic_merge` gives each key either one side's value (which passed at that
+  path), or, where both are objects, their merge at the same path and so the same Go type (induction).
+  Keyed lists hold merges of a child item with the parent item of its key (both objects of the element
+  type: the merge refuses an item that is not an object with its key), or items as they were. Scalars
+  and other lists come whole from one side; the nulls an item may carry are removed at the end.
 
 So the fast path gives what the full validation gives; ``tests/unit/test_speed3_merge_proof.py`` checks
 that on generated parents and children with keyed lists, nulls, ``omitempty`` zeros and wrong types.

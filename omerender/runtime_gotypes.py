@@ -1,4 +1,4 @@
-"""What Go's ``json.Marshal`` keeps of a ServingRuntimeSpec, for runtime inheritance.
+"""The Go field table of OME's ServingRuntimeSpec and the role specs in it, for the merges.
 
 OME's ``runtimeinheritance.Merge`` (sgl-project/ome ``pkg/runtimeinheritance/merge.go``) marshals the
 child runtime's *typed* ``v1beta1.ServingRuntimeSpec``, strips JSON nulls and lays the result over the
@@ -18,16 +18,17 @@ subset of it plus ``labels``/``annotations``. OME structs whose fields are all p
 render never merges into (``scalingPolicy``, ``acceleratorRequirements``, ``lifecycle``,
 ``autoscaler``, ``deploymentStrategy``, …), are ``opaque``: in them, and under any key the table does
 not know, ``""`` and ``[]`` count as unset and everything else as set, as before this table existed.
+:mod:`omerender.gomarshal` reads these tables to give what Go's encoder writes of a spec.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from omerender._gofields import STRUCTS as K8S_STRUCTS
 
-__all__ = ["OMITEMPTY_ZERO_FIELDS", "RUNTIME_SPEC", "STRUCTS", "go_marshalled"]
+__all__ = ["OMITEMPTY_ZERO_FIELDS", "RUNTIME_SPEC", "STRUCTS"]
 
 # (json name, omitempty, type) per struct; types in _gofields' notation plus "opaque".
 Field = tuple[str, bool, str]
@@ -138,67 +139,6 @@ def _fields_of(struct: str) -> Mapping[str, tuple[bool, str]] | None:
         fields = STRUCTS.get(struct) or (_k8s(struct) if struct in K8S_STRUCTS else ())
         _FIELD_CACHE[struct] = {n: (oe, t) for n, oe, t in fields} if fields else None
     return _FIELD_CACHE[struct]
-
-
-def _omitted(value: Any, typ: str) -> bool:
-    """Whether ``omitempty`` drops ``value`` of Go type ``typ`` (structs never are)."""
-    if value is None:
-        return True
-    if typ == "bool":
-        return value is False
-    if typ in _INT_TYPES:
-        return not isinstance(value, bool) and bool(value == 0)
-    if typ == "string":
-        return bool(value == "")
-    if typ.startswith(("[]", "map[")):
-        return isinstance(value, list | dict) and not value
-    if typ == _OPAQUE:
-        return _legacy_unset(value)
-    return False
-
-
-def _legacy_unset(value: Any) -> bool:
-    return value is None or value == "" or (isinstance(value, list) and not value)
-
-
-def _opaque(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _opaque(v) for k, v in value.items() if not _legacy_unset(v)}
-    if isinstance(value, list):
-        return [_opaque(v) for v in value]
-    return value
-
-
-def _walk(value: Any, typ: str) -> Any:
-    if typ.startswith("*"):
-        return _walk(value, typ[1:])
-    if typ.startswith("[]"):
-        return [_walk(v, typ[2:]) for v in value] if isinstance(value, list) else value
-    if typ.startswith("map[string]"):
-        elem = typ[len("map[string]") :]
-        return {k: _walk(v, elem) for k, v in value.items()} if isinstance(value, Mapping) else value
-    if typ == _OPAQUE:
-        return _opaque(value)
-    fields = _fields_of(typ)
-    if fields is None or not isinstance(value, Mapping):
-        return value  # a scalar, a special with its own JSON form, or a value Go would refuse
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        omitempty, ftype = fields.get(key, (True, _OPAQUE))
-        if item is None:
-            continue  # nil: `null`, which Merge strips (StripJSONNulls)
-        kept = _walk(item, ftype)
-        if omitempty and _omitted(kept, ftype):
-            continue
-        out[key] = kept
-    return out
-
-
-def go_marshalled(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """``spec`` (a ServingRuntimeSpec as camelCase data) reduced to what ``json.Marshal`` writes of it,
-    nulls stripped: the child side of ``runtimeinheritance.Merge``."""
-    result = _walk(spec, RUNTIME_SPEC)
-    return result if isinstance(result, dict) else {}
 
 
 def _zero_fields() -> frozenset[str]:

@@ -38,6 +38,11 @@ cosched=$(bash testbed/build-coscheduler.sh | tail -n 1)
 eval "$cosched"   # export COSCHEDULER_ASSETS=...
 test -x "$COSCHEDULER_ASSETS/scheduler"
 
+echo "== strategic-merge oracle (Go build from the module proxy, cached by its sources)"
+merge_oracle=$(bash tools/strategicmerge/build.sh | tail -n 1)
+eval "$merge_oracle"   # export STRATEGICMERGE_BIN=...
+test -x "$STRATEGICMERGE_BIN"
+
 echo "== helm (Go build from the module proxy, cached by version)"
 eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
 

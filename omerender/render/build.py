@@ -11,7 +11,12 @@ from typing import Any
 
 from omerender.accelerators import set_parallelism
 from omerender.errors import BlockReason, RenderBlocked
-from omerender.merge import main_container_index, merge_runner_into_pod
+from omerender.merge import (
+    fill_scheduler_name,
+    main_container_index,
+    merge_component_spec,
+    merge_runner_into_pod,
+)
 from omerender.models import InferenceReplica, RuntimeResource
 from omerender.render.inject import ModelContext, edit_pod, edit_runner
 from omerender.render.legacy import merge_legacy_node_selector, merge_legacy_resources
@@ -142,6 +147,10 @@ def build_runners(
             f'{runtime.kind} "{runtime.metadata.name}" has no {component} piece; '
             f"a {component} replica cannot render from it",
         )
+    # MergeRuntimeSpecs: the piece under serviceShell's empty role spec (MergeEngineSpec & co., which
+    # fold the piece's pod fields into its leader and worker), then MergeSchedulerName.
+    piece = merge_component_spec(piece, {}, component) or {}
+    piece = fill_scheduler_name(piece, (runtime.spec.model_extra or {}).get("schedulerName"))
     metadata = template_metadata(replica, runtime, piece, ctx)
     shape = split_piece(piece, component)
     # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.

@@ -47,7 +47,8 @@ def _string_map(piece: dict[str, Any], key: str) -> dict[str, str]:
             BlockReason.RENDER_FAILED,
             f"the runtime piece's {key} must be a map of strings, not {type(value).__name__}",
         )
-    return {str(k): str(v) for k, v in value.items()}
+    # A null value decodes to "" in Go's map[string]string (what the merged piece holds too).
+    return {str(k): "" if v is None else str(v) for k, v in value.items()}
 
 
 def template_labels(

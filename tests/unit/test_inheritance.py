@@ -448,12 +448,12 @@ def test_profile_marker_is_not_inherited() -> None:
 
 
 def test_merge_failure_is_a_resolver_error() -> None:
+    # LocalObjectReference.name is omitempty: a nameless pull secret has no merge key and the strategic
+    # merge refuses it (an env var without a name would be written "name":"" and merge).
     catalog = Catalog.from_objects(
         [
-            _rt(
-                "base", spec={"engineConfig": {"runner": {"name": "c", "env": [{"name": "A", "value": "1"}]}}}
-            ),
-            _rt("child", "base", spec={"engineConfig": {"runner": {"env": [{"value": "x"}]}}}),
+            _rt("base", spec={"engineConfig": {"imagePullSecrets": [{"name": "a"}]}}),
+            _rt("child", "base", spec={"engineConfig": {"imagePullSecrets": [{}]}}),
         ]
     )
     with pytest.raises(InheritanceError) as info:
@@ -461,7 +461,8 @@ def test_merge_failure_is_a_resolver_error() -> None:
     err = info.value
     assert err.reason == InheritanceReason.RESOLVER_ERROR
     assert err.message == (
-        "merge child onto effective: spec.engineConfig.runner.env[0]: list item does not contain declared merge key: name"
+        "merge child onto effective: spec.engineConfig.imagePullSecrets[0]: "
+        "list item does not contain declared merge key: name"
     )
     assert err.chain == ("child", "base")
 

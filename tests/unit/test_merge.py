@@ -9,9 +9,10 @@ import pytest
 
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.merge import (
-    INHERITANCE,
-    MergeOptions,
+    fold_component_pod_spec,
     main_container_index,
+    merge_component_spec,
+    merge_containers,
     merge_inherited,
     merge_runner_into_pod,
     strategic_merge,
@@ -40,20 +41,39 @@ def test_volumes_new_override_item_goes_first() -> None:
     assert merged["volumes"][0] == {"name": "cache", "emptyDir": {}}
 
 
-def test_volumes_retain_keys_replace_same_named_volume_whole() -> None:
+def test_same_named_volumes_merge_field_by_field() -> None:
+    # retainKeys acts only on a $retainKeys directive, which json.Marshal of a typed struct never writes.
     base = {"volumes": [{"name": "data", "hostPath": {"path": "/d"}}, {"name": "x", "emptyDir": {}}]}
     override = {"volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}]}
     assert strategic_merge(base, override)["volumes"] == [
-        {"name": "data", "emptyDir": {"medium": "Memory"}},
+        {"name": "data", "hostPath": {"path": "/d"}, "emptyDir": {"medium": "Memory"}},
         {"name": "x", "emptyDir": {}},
     ]
 
 
-def test_volumes_without_retain_keys_merge_field_by_field() -> None:
-    base = {"volumes": [{"name": "data", "hostPath": {"path": "/d"}}]}
-    override = {"volumes": [{"name": "data", "emptyDir": {}}]}
-    merged = strategic_merge(base, override, options=MergeOptions(retain_keys=False))
-    assert merged["volumes"] == [{"name": "data", "hostPath": {"path": "/d"}, "emptyDir": {}}]
+@pytest.mark.parametrize(
+    ("base", "override", "expected"),
+    [
+        # an overridden item keeps its place among the base's (mergeSortedSlice)
+        ("ABC", "B", "ABC"),
+        ("ABC", "C", "ABC"),
+        # patch items keep patch order; a base item goes before the first patch item it precedes
+        ("ABC", "CA", "BCA"),
+        ("ABC", "BD", "ABDC"),
+        ("AB", "AC", "ACB"),
+        ("AB", "C", "CAB"),
+        ("", "BA", "BA"),
+        ("AB", "", "AB"),
+    ],
+)
+def test_keyed_list_order_follows_apimachinery(base: str, override: str, expected: str) -> None:
+    """Orders checked against k8s.io/apimachinery's strategicpatch (tools/strategicmerge)."""
+    merged = strategic_merge(
+        {"env": [{"name": n, "value": "base"} for n in base]},
+        {"env": [{"name": n, "value": "patch"} for n in override]},
+    )
+    assert "".join(e["name"] for e in merged["env"]) == expected
+    assert all(e["value"] == ("patch" if e["name"] in override else "base") for e in merged["env"])
 
 
 @pytest.mark.parametrize(
@@ -84,7 +104,7 @@ def test_volumes_without_retain_keys_merge_field_by_field() -> None:
             "ip",
             [{"ip": "10.0.0.1", "hostnames": ["a"]}, {"ip": "10.0.0.2", "hostnames": ["b"]}],
             [{"ip": "10.0.0.2", "hostnames": ["c"]}],
-            [{"ip": "10.0.0.2", "hostnames": ["c"]}, {"ip": "10.0.0.1", "hostnames": ["a"]}],
+            [{"ip": "10.0.0.1", "hostnames": ["a"]}, {"ip": "10.0.0.2", "hostnames": ["c"]}],
         ),
         (
             "topologySpreadConstraints",
@@ -228,8 +248,10 @@ def test_null_deletes_the_key_at_any_depth() -> None:
 def test_null_inside_a_value_taken_whole_is_dropped() -> None:
     merged = strategic_merge({}, {"securityContext": {"runAsUser": None, "privileged": True}})
     assert merged == {"securityContext": {"privileged": True}}
+    # An item appended to a keyed list is taken as it is (mergeSliceWithoutSpecialElements); the typed
+    # decode that follows in Go reads its null as unset.
     merged = strategic_merge({"env": []}, {"env": [{"name": "A", "value": None}]})
-    assert merged["env"] == [{"name": "A"}]
+    assert merged["env"] == [{"name": "A", "value": None}]
 
 
 def test_smp_keeps_empty_values_as_values() -> None:
@@ -263,7 +285,8 @@ def test_strategic_merge_never_mutates_inputs_or_shares_structure() -> None:
 # -- merge_runner_into_pod -----------------------------------------------------------------------
 
 
-def test_runner_merges_into_same_named_container_and_concatenates_args() -> None:
+def test_container_wins_over_the_runner_and_args_are_runner_then_container() -> None:
+    # resolveContainer: MergeRuntimeContainers(runner, container), the runner is the base.
     pod = {
         "containers": [
             {"name": "sidecar", "image": "s"},
@@ -277,9 +300,9 @@ def test_runner_merges_into_same_named_container_and_concatenates_args() -> None
         {"name": "sidecar", "image": "s"},
         {
             "name": "ome-container",
-            "image": "b",
-            "args": ["--x", "--y", "--z"],
-            "env": _env(("B", "2"), ("A", "1")),
+            "image": "a",
+            "args": ["--y", "--z", "--x"],
+            "env": _env(("A", "1"), ("B", "2")),
         },
     ]
     assert merged["volumes"] == pod["volumes"]
@@ -290,6 +313,21 @@ def test_runner_without_args_keeps_container_args() -> None:
     pod = {"containers": [{"name": "ome-container", "args": ["--x"]}]}
     merged = merge_runner_into_pod(pod, {"name": "ome-container", "args": []})
     assert merged["containers"][0]["args"] == ["--x"]
+
+
+def test_container_empty_fields_leave_the_runner_values() -> None:
+    # omitempty: Go does not write the container's "" / [] / false, so the runner's values stay.
+    pod = {"containers": [{"name": "c", "image": "", "command": [], "stdin": False, "env": None}]}
+    runner = {"name": "c", "image": "img", "command": ["run"], "stdin": True, "env": _env(("A", "1"))}
+    assert merge_runner_into_pod(pod, runner)["containers"][0] == runner
+
+
+def test_container_without_a_required_field_writes_its_zero() -> None:
+    # VolumeMount.name has no omitempty: a mount the container names by path only clears the name.
+    pod = {"containers": [{"name": "c", "volumeMounts": [{"mountPath": "/m"}]}]}
+    runner = {"name": "c", "volumeMounts": [{"mountPath": "/m", "name": "model"}]}
+    merged = merge_runner_into_pod(pod, runner)["containers"][0]
+    assert merged["volumeMounts"] == [{"mountPath": "/m", "name": ""}]
 
 
 def test_runner_empty_or_null_fields_do_not_wipe_the_container() -> None:
@@ -333,8 +371,20 @@ def test_nameless_runner_merges_into_a_nameless_container() -> None:
     merged = merge_runner_into_pod(pod, {"image": "b", "args": ["2"]})
     assert merged["containers"] == [
         {"name": "side"},
-        {"name": "ome-container", "image": "b", "args": ["1", "2"]},
+        {"name": "ome-container", "image": "a", "args": ["2", "1"]},
     ]
+
+
+@pytest.mark.parametrize(
+    ("runtime_name", "predictor_name", "expected"),
+    [("rt-name", "user-name", "user-name"), ("rt-name", "", "rt-name"), ("", "", "ome-container")],
+)
+def test_merged_container_name_precedence(runtime_name: str, predictor_name: str, expected: str) -> None:
+    """ome-projects/ome merging_test.go TestMergeRuntimeContainers_NamePrecedence (a), (b), (c)."""
+    merged = merge_containers(
+        {"name": runtime_name, "image": "rt:v1"}, {"name": predictor_name, "image": "user:v1"}
+    )
+    assert (merged["name"], merged["image"]) == (expected, "user:v1")
 
 
 def test_nameless_runner_and_no_containers_becomes_the_container() -> None:
@@ -392,7 +442,10 @@ def test_inherited_empty_values_count_as_unset() -> None:
         },
         "protocolVersions": None,
     }
-    assert merge_inherited(parent, child) == parent
+    # Container.name has no omitempty: the child's nameless runner writes "name":"" and clears it.
+    expected = copy.deepcopy(parent)
+    expected["engineConfig"]["runner"]["name"] = ""
+    assert merge_inherited(parent, child) == expected
 
 
 def test_inherited_omitempty_zero_scalars_do_not_override_but_pointers_do() -> None:
@@ -508,7 +561,7 @@ def test_inherited_child_wins_field_by_field() -> None:
         {"name": "dshm", "emptyDir": {"medium": "Memory"}},
     ]
     runner = engine["runner"]
-    assert runner["name"] == "ome-container"
+    assert runner["name"] == ""  # the child's runner has no name: Go writes "name":""
     assert runner["image"] == "img"
     assert runner["command"] == ["python", "-m", "srv"]
     assert runner["args"] == ["--c"]
@@ -537,10 +590,12 @@ def test_inherited_new_piece_and_new_empty_dir_are_kept() -> None:
     assert merged == {"engineConfig": {"runner": {"name": "a"}}, "routerConfig": {"runner": {"name": "r"}}}
 
 
-def test_inherited_uses_inheritance_options() -> None:
-    assert not INHERITANCE.empty_is_unset  # go_marshalled already dropped what Go would not write
-    assert not INHERITANCE.null_deletes
-    assert not INHERITANCE.retain_keys
+def test_inherited_env_keeps_the_parent_order() -> None:
+    # The order reaches the pod and its revision hash: the child's override of C stays third.
+    parent = {"engineConfig": {"runner": {"name": "r", "env": _env(("A", "1"), ("B", "1"), ("C", "1"))}}}
+    child = {"engineConfig": {"runner": {"env": _env(("C", "2"))}}}
+    merged = merge_inherited(parent, child)["engineConfig"]["runner"]["env"]
+    assert merged == _env(("A", "1"), ("B", "1"), ("C", "2"))
 
 
 def test_inherited_never_mutates_inputs() -> None:
@@ -552,3 +607,77 @@ def test_inherited_never_mutates_inputs() -> None:
     merged["engineConfig"]["volumes"][0]["name"] = "changed"
     merged["engineConfig"]["tolerations"][0]["key"] = "changed"
     assert (parent, child) == before
+
+
+# -- merge_component_spec and the leader/worker fold ------------------------------------------------
+
+
+def test_standalone_piece_is_the_runtime_piece_read_as_go_reads_it() -> None:
+    # serviceShell's role spec is empty: MergeEngineSpec carries the piece, minus the fields it drops.
+    piece = {
+        "runner": {"name": "ome-container", "image": "i", "args": []},
+        "hostIPC": False,
+        "minReplicas": 1,
+        "topologyKey": "rack",
+        "acceleratorOverride": {"acceleratorClass": "a100"},
+    }
+    assert merge_component_spec(piece, {}, "engine") == {
+        "runner": {"name": "ome-container", "image": "i"},
+        "minReplicas": 1,
+    }
+    assert merge_component_spec(piece, None, "engine") is None
+
+
+def test_service_spec_wins_over_the_runtime_piece() -> None:
+    runtime = {"nodeSelector": {"a": "1"}, "runner": {"name": "c", "image": "rt", "env": _env(("A", "1"))}}
+    service = {"nodeSelector": {"b": "2"}, "runner": {"name": "c", "image": "user"}}
+    merged = merge_component_spec(runtime, service, "router")
+    assert merged == {
+        "nodeSelector": {"a": "1", "b": "2"},
+        "runner": {"name": "c", "image": "user", "env": _env(("A", "1"))},
+    }
+
+
+def test_fold_gives_leader_and_worker_the_component_pod_fields() -> None:
+    """ome-projects/ome merging_test.go TestMergeEngineSpec_FoldComponentPodSpec."""
+    tol_component = {"key": "component", "operator": "Exists"}
+    tol_leader = {"key": "leader", "operator": "Exists"}
+    piece = {
+        "volumes": [{"name": "dshm", "emptyDir": {}}],
+        "nodeSelector": {"gpu": "a100"},
+        "tolerations": [tol_component],
+        "imagePullSecrets": [{"name": "component-cred"}],
+        "leader": {
+            "volumes": [{"name": "scratch", "hostPath": {"path": "/scratch"}}],
+            "nodeSelector": {"gpu": "h100"},
+            "tolerations": [tol_leader],
+            "imagePullSecrets": [{"name": "leader-cred"}],
+            "runner": {"name": "ome-container"},
+        },
+        "worker": {"size": 2, "runner": {"name": "ome-container"}},
+    }
+    merged = merge_component_spec(piece, {}, "engine")
+    assert merged is not None
+    leader, worker = merged["leader"], merged["worker"]
+    assert leader["volumes"] == [
+        {"name": "scratch", "hostPath": {"path": "/scratch"}},
+        {"name": "dshm", "emptyDir": {}},
+    ]
+    assert leader["imagePullSecrets"] == [{"name": "leader-cred"}, {"name": "component-cred"}]
+    assert (leader["nodeSelector"], leader["tolerations"]) == ({"gpu": "h100"}, [tol_leader])
+    assert worker == {
+        "volumes": [{"name": "dshm", "emptyDir": {}}],
+        "nodeSelector": {"gpu": "a100"},
+        "tolerations": [tol_component],
+        "imagePullSecrets": [{"name": "component-cred"}],
+        "size": 2,
+        "runner": {"name": "ome-container"},
+    }
+    # the component level stays where the single-pod render reads it
+    assert merged["volumes"] == piece["volumes"]
+
+
+def test_fold_without_leader_or_worker_changes_nothing() -> None:
+    piece = {"volumes": [{"name": "dshm", "emptyDir": {}}], "runner": {"name": "ome-container"}}
+    assert fold_component_pod_spec(piece) == piece
+    assert merge_component_spec(piece, {}, "decoder") == piece

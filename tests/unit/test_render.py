@@ -557,7 +557,9 @@ def test_router_piece_with_leader_and_worker_still_renders_one_default_runner() 
     assert [(r.name, r.size) for r in result.runners] == [("default", 1)]
 
 
-def test_runner_merges_into_the_same_named_container_with_args_concatenated() -> None:
+def test_same_named_container_wins_over_the_runner_with_args_concatenated() -> None:
+    # resolveContainer (ome-projects/ome pkg/render/podspec.go): MergeRuntimeContainers(runner,
+    # container), the runner is the base and the piece's container the override.
     piece = {
         "containers": [
             {
@@ -574,9 +576,9 @@ def test_runner_merges_into_the_same_named_container_with_args_concatenated() ->
     names = [c["name"] for c in pod(result)["containers"]]
     assert names == ["ome-container", "sidecar"]
     main = container(result)
-    assert main["image"] == "runner:1"
-    assert main["args"] == ["--a", "--b"]
-    assert env(main) == {"X": "runner"}
+    assert main["image"] == "base:1"
+    assert main["args"] == ["--b", "--a"]
+    assert env(main) == {"X": "base"}
 
 
 def test_runner_without_a_matching_container_is_appended() -> None:
@@ -1213,3 +1215,14 @@ def test_render_leaves_its_inputs_alone_and_shares_nothing_with_them() -> None:
     assert rep.model_dump(by_alias=True) == rep_dump
     assert {key: value.model_dump(by_alias=True) for key, value in catalog.runtimes.items()} == catalog_dump
     assert "MUTATED" not in env(container(second))
+
+
+def test_piece_label_with_a_null_value_is_empty_on_every_render() -> None:
+    # Go decodes a null in a map[string]string as "": the merged piece and the memoized render agree.
+    piece = {"labels": {"tier": None}, "runner": runner()}
+    catalog = Catalog.from_objects([runtime(engine=piece)])
+    rep = replica(refs(model_ref=None, runtime_ref="rt"))
+    first = render(rep, catalog)
+    again = render(replica(refs(model_ref=None, runtime_ref="rt"), name="other"), catalog)
+    for result in (first, again):
+        assert template(result)["metadata"]["labels"]["tier"] == ""
