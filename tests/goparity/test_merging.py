@@ -6,7 +6,7 @@ sgl-project/ome versions predate the fold and the name fallback). Each case name
 and table entry. The ``MergeArgs`` / ``OverrideArgParam`` / ``OverrideCommandParam`` /
 ``overrideKeyValueInSlice`` tables and ``TestRestoreRunnerName_FallbackPrecedence`` have no
 counterpart in omerender (the functions' bodies and their callers are not in the index); they are
-counted in ``docs/goparity-merge.md``.
+counted in ``docs/goparity.md`` ("The merges").
 """
 
 from __future__ import annotations

@@ -463,18 +463,7 @@ IMAGES: list[tuple[str, str, str, str]] = [
 ]
 
 
-IMAGE_CASES = [
-    pytest.param(
-        *IMAGES[0],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="merge.py lets the runner win over the piece's same-named container; Go's runner is the "
-            "base and the container the override (issue 21, the strategic-merge item, owned by the merge work)",
-        ),
-        id=IMAGES[0][0],
-    ),
-    *(pytest.param(*case, id=case[0]) for case in IMAGES[1:]),
-]
+IMAGE_CASES = [pytest.param(*case, id=case[0]) for case in IMAGES]
 
 
 @pytest.mark.parametrize(("go_entry", "pod_image", "runner_image", "expected"), IMAGE_CASES)
