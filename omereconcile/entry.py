@@ -61,9 +61,8 @@ def omereconcile() -> int:
 
 
 def kubectl_ome() -> int:
-    """``kubectl-ome``: the plugin's ``main`` (the package ``omereconcile.kubectl``, where it has replaced
-    the module ``omereconcile.kubectl_ome``)."""
-    return _start("kubectl-ome", ["omereconcile.kubectl", "omereconcile.kubectl_ome"], ["kubernetes"])
+    """``kubectl-ome``: :func:`omereconcile.kubectl.main`."""
+    return _start("kubectl-ome", ["omereconcile.kubectl"], ["kubernetes"])
 
 
 def kubectl_complete_ome() -> int:

@@ -15,7 +15,7 @@ from test_admission import EMPTY, NS, create, standalone, with_spec
 from omerender.admission import review
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = REPO / "charts" / "omereconcile" / "crds" / "ome.io_inferencereplicas.yaml"
+CRD = REPO / "schemas" / "crds" / "ome.io_inferencereplicas.yaml"
 
 # Implemented: the field path -> a value the webhook admits, and the module that reads it.
 IMPLEMENTED: dict[str, tuple[Any, str]] = {
