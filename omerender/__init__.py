@@ -1,6 +1,7 @@
 """omerender: render OME InferenceReplicas into pods, exactly as OME's controller does. Pure.
 
-Import from here; everything else is an implementation module. The error tree is documented in
+Import from here; everything else is an implementation module. :func:`load` reads manifests from
+files, folders, streams, text and kustomizations (the one reader of files, and only those given). The error tree is documented in
 :mod:`omerender.errors`.
 """
 
@@ -15,6 +16,7 @@ from omerender.errors import (
     RenderBlocked,
     RevisionCollisionError,
 )
+from omerender.loader import Kustomization, Loaded, LoadedObject, LoadError, Origin, Text, load, load_text
 from omerender.models import (
     FineTunedWeight,
     InferenceReplica,
@@ -42,8 +44,13 @@ __all__ = [
     "InferenceService",
     "InvalidArgumentError",
     "InvalidObjectError",
+    "Kustomization",
+    "LoadError",
+    "Loaded",
+    "LoadedObject",
     "ModelResource",
     "OmeRenderError",
+    "Origin",
     "PodCoordinates",
     "Preview",
     "Render",
@@ -52,9 +59,12 @@ __all__ = [
     "RevisionCollisionError",
     "RevisionInfo",
     "RuntimeResource",
+    "Text",
     "assume_models_ready",
     "headless_service",
     "instance_pods",
+    "load",
+    "load_text",
     "materialize_pod",
     "parse_deploy_config",
     "parse_object",

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.collector import collector_paused
-from omerender.cli.io import InputError, forget_origins, loading_in, origin_of
+from omerender.cli.io import InputError, forget_origins, loading_in, origin_of, skipped_summary
 from omerender.errors import InvalidObjectError, OmeRenderError
 
 __all__ = ["main"]
@@ -99,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with collector_paused(), loading_in(getattr(args, "jobs", None)):
             code: int = args.func(args)
         sys.stdout.flush()
+        for line in skipped_summary():
+            print(f"omerender {args.command}: note: {line}", file=sys.stderr)
     except (InputError, OmeRenderError) as exc:
         origin = origin_of(exc.kind, exc.name) if isinstance(exc, InvalidObjectError) else None
         where = f"{origin}: " if origin is not None else ""

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omerender.catalog import Catalog, CatalogKey
+from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
-from omerender.cli.io import InputError, load_objects, loaded_from
-from omerender.cli.objects import Loaded, add_objects_options, catalog_objects, select_catalog
+from omerender.cli.io import InputError, load_objects, note, read
+from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.cli.strict import check_replica
+from omerender.loader import SUFFIXES
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
@@ -141,8 +143,24 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR1 DIR2",
         help="two folders to compare, as KUBECTL_EXTERNAL_DIFF passes them (see below)",
     )
-    p.add_argument("--before", action="append", metavar="PATH", help="objects before the change (repeatable)")
-    p.add_argument("--after", action="append", metavar="PATH", help="objects after the change (repeatable)")
+    p.add_argument(
+        "--before", action="append", metavar="PATH", help="objects before the change (repeatable; - is stdin)"
+    )
+    p.add_argument(
+        "--after", action="append", metavar="PATH", help="objects after the change (repeatable; - is stdin)"
+    )
+    for side in ("before", "after"):
+        p.add_argument(
+            f"--{side}-kustomize",
+            f"-k{side[0]}",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help=(
+                f"a kustomization's folder {side} the change, read as kubectl apply -k reads it "
+                "(repeatable; see omerender render -k)"
+            ),
+        )
     p.add_argument(
         "-f",
         "--filename",
@@ -203,14 +221,34 @@ def _portable(diff: ReplicaDiff) -> ReplicaDiff:
     return replace(diff, before=slim(diff.before), after=slim(diff.after))
 
 
+# The file names kubectl diff writes for KUBECTL_EXTERNAL_DIFF: [group.]version.Kind.namespace.name
+# (kubectl/pkg/cmd/diff/diff.go, InfoObject.Name).
+_KUBECTL_NAME = re.compile(
+    r"(?:[a-z0-9.-]+\.)?v[0-9]+(?:(?:alpha|beta)[0-9]+)?\.[A-Z][A-Za-z0-9]*\.[a-z0-9-]*\..+"
+)
+
+
 def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every object in every file under ``folder`` (kubectl's files have no suffix); dotfiles skipped."""
-    files = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
-    return catalog_objects(files, args, also={KIND})
+    """Every object under ``folder``: in the files kubectl diff writes (suffix-less, named for the
+    object) and in ``.yaml``/``.yml``/``.json`` files; dotfiles skipped, other files (a README, a
+    ``SUPPORTED_MODELS.md``) skipped with a note."""
+    files: list[Path] = []
+    others: list[str] = []
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
+            continue
+        if p.suffix in SUFFIXES or _KUBECTL_NAME.fullmatch(p.name):
+            files.append(p)
+        else:
+            others.append(str(p))
+    if others:
+        more = f", … {len(others) - 3} more" if len(others) > 3 else ""
+        note(
+            f"skipped {len(others)} file{'s' if len(others) != 1 else ''} that are not manifests: {', '.join(others[:3])}{more}"
+        )
+    loaded = read(files, check=True, strict=bool(args.strict))
+    warn_duplicates(loaded, str(args.command))
+    return [o.raw for o in loaded.objects]
 
 
 def _namespaced_name(obj: Mapping[str, Any]) -> str:
@@ -234,26 +272,33 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
 
 
 def _side(
-    flag: str, paths: Sequence[str], replicas_apart: bool, args: argparse.Namespace
+    flag: str,
+    paths: Sequence[str],
+    replicas_apart: bool,
+    args: argparse.Namespace,
+    kustomizations: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """The objects of one side; with -f, a path holding only replicas is refused, not misread."""
-    loaded: list[Loaded] = []
-    for path in paths:
-        objects = loaded_from([path])
-        if replicas_apart and objects and all(o.get("kind") == KIND for o, _ in objects):
+    loaded = read(paths, kustomizations, check=True, strict=bool(args.strict))
+    for given, _ in loaded.inputs:
+        objects = [o for o in loaded.objects if o.given == given]
+        if replicas_apart and objects and all(o.kind == KIND for o in objects):
             raise InputError(
-                f"{flag} {path}: holds only {KIND}s, where {flag} expects models and runtimes; "
-                f"give replicas with -f {path}"
+                f"{flag} {given}: holds only {KIND}s, where {flag} expects models and runtimes; "
+                f"give replicas with -f {given}"
             )
-        loaded.extend(objects)
-    return select_catalog(loaded, args, also={KIND})
+    check_inputs(loaded, flag, {*CATALOG_KINDS, KIND}, "give the catalog's files or folders")
+    warn_duplicates(loaded, str(args.command))
+    return [o.raw for o in loaded.objects]
 
 
 def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """(before objects, after objects, -f paths), with the two-folder form resolved."""
     folders: list[str] = list(args.folders)
     replicas: list[str] = list(args.replicas or ())
-    if args.before is None and args.after is None and not replicas:
+    before_k: list[str] = list(getattr(args, "before_kustomize", None) or ())
+    after_k: list[str] = list(getattr(args, "after_kustomize", None) or ())
+    if args.before is None and args.after is None and not replicas and not before_k and not after_k:
         if len(folders) == 2 and all(Path(p).is_dir() for p in folders):
             return _folder_objects(Path(folders[0]), args), _folder_objects(Path(folders[1]), args), []
         raise InputError(
@@ -266,11 +311,11 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
             "the flag for more) and replicas are given with -f PATH, so that no path's meaning depends "
             "on where it stands"
         )
-    if args.before is None or args.after is None:
-        missing = "--before" if args.before is None else "--after"
+    if (args.before is None and not before_k) or (args.after is None and not after_k):
+        missing = "--before" if args.before is None and not before_k else "--after"
         raise InputError(f"{missing} is missing: give the objects on both sides of the change")
-    before = _side("--before", args.before, bool(replicas), args)
-    after = _side("--after", args.after, bool(replicas), args)
+    before = _side("--before", args.before or [], bool(replicas), args, before_k)
+    after = _side("--after", args.after or [], bool(replicas), args, after_k)
     return before, after, replicas
 
 

@@ -10,7 +10,17 @@ from typing import Any
 import yaml
 
 from omerender.cli.shards import in_parts, parts_for
-from omerender.cli.yamlsafe import MAX_FILE_BYTES, YamlLimitError, load_documents
+from omerender.loader import (
+    Kustomization,
+    Loaded,
+    LoadError,
+    Parallel,
+    Skipped,
+    Source,
+    Text,
+    load,
+    skipped_note,
+)
 
 __all__ = [
     "InputError",
@@ -20,26 +30,16 @@ __all__ = [
     "load_one",
     "loaded_from",
     "loading_in",
+    "note",
     "origin_of",
+    "read",
+    "skipped_summary",
+    "sources",
     "strip_nulls",
 ]
 
-_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class InputError(Exception):
-    """A file cannot be read or parsed; the message says which and why."""
-
-
-def _files(path: Path) -> Iterator[Path]:
-    if path.is_dir():
-        # Sorted so that the same folder always loads in the same order.
-        yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES)
-    elif path.is_file():
-        yield path
-    else:
-        raise InputError(f"{path}: no such file or folder")
-
+# The loader's error: a file cannot be read or parsed, or holds what no command accepts.
+InputError = LoadError
 
 # How many processes may build one file's documents (``--jobs``; None: one per core). One unless
 # omerender's command line says otherwise for the command it runs (loading_in).
@@ -47,6 +47,10 @@ _LOAD_JOBS: list[int | None] = [1]
 # Bytes of YAML per process at the least: about 50 ms of libyaml's work, against a fork and a pickled
 # result of a few milliseconds.
 _BYTES_PER_PROCESS = 64 * 1024
+
+# Standard input, read once: "-" may stand for it under one flag only.
+STDIN = "-"
+_STDIN: list[Text] = []
 
 
 @contextmanager
@@ -60,82 +64,91 @@ def loading_in(jobs: int | None) -> Iterator[None]:
         _LOAD_JOBS[0] = before
 
 
-def _read(path: Path) -> list[Any]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(
-                f"{path}: {size} bytes is more than the {MAX_FILE_BYTES} a file may hold; split it"
-            )
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"\0" in data[:8192]:
-        raise InputError(f"{path}: a binary file, not YAML or JSON; give the manifests only")
-    try:
-        # Counted in blocks, so that --jobs never splits a small file.
-        parts = parts_for(_LOAD_JOBS[0], len(data) // _BYTES_PER_PROCESS, per_part=1)
-        return load_documents(data, parts=parts, run_parts=in_parts)
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: byte {exc.start} is not UTF-8; save the file as UTF-8 (Kubernetes manifests are UTF-8)"
-        ) from None
-    except YamlLimitError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from None
+def _parallel() -> Parallel:
+    # Counted in blocks, so that --jobs never splits a small file.
+    return Parallel(lambda size: parts_for(_LOAD_JOBS[0], size // _BYTES_PER_PROCESS, per_part=1), in_parts)
 
 
-def _documents(path: Path) -> Iterator[dict[str, Any]]:
-    for number, doc in enumerate(_read(path), start=1):
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            raise InputError(
-                f"{path}: document {number} is a {type(doc).__name__}, expected a Kubernetes object"
-            )
-        kind = doc.get("kind")
-        if not isinstance(kind, str | None):
-            raise InputError(
-                f"{path}: document {number}: kind is a {type(kind).__name__}; "
-                "it must be a string such as ClusterServingRuntime"
-            )
-        # A `kind: List` (or FooList) holds its objects under items: flatten it.
-        if (kind or "").endswith("List") and isinstance(doc.get("items"), list):
-            for item in doc["items"]:
-                if isinstance(item, dict) and not isinstance(item.get("kind"), str | None):
-                    raise InputError(f"{path}: document {number}: an item's kind is not a string")
-                if isinstance(item, dict):
-                    yield item
-        else:
-            yield doc
+def _stdin() -> Text:
+    if _STDIN:
+        raise InputError("- (standard input) is given twice; it can be read once")
+    import sys
+
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    _STDIN.append(Text(data, "<stdin>"))
+    return _STDIN[0]
 
 
-# Where each object loaded by this process came from, so that an error about an object (raised by
-# the library, which never sees files) can name its file. A CLI process loads a few files once.
-_ORIGINS: list[tuple[Mapping[str, Any], Path]] = []
+def sources(paths: Iterable[str | Path], kustomizations: Iterable[str | Path] = ()) -> list[Source]:
+    """The loader's sources for paths as a command line gives them: ``-`` is standard input, and each
+    of ``kustomizations`` is a folder read as ``kubectl apply -k`` reads it."""
+    from omerender.cli.kustomize import build
 
-
-def loaded_from(paths: Iterable[str | Path]) -> list[tuple[dict[str, Any], Path]]:
-    """Every object in the given files and folders (recursively) with its file, in path order: the
-    paths as given, a folder's files sorted by path, a file's documents in order."""
-    out: list[tuple[dict[str, Any], Path]] = []
-    for path in paths:
-        for file in _files(Path(path)):
-            for doc in _documents(file):
-                _ORIGINS.append((doc, file))
-                out.append((doc, file))
+    out: list[Source] = [_stdin() if str(p) == STDIN else Path(p) for p in paths]
+    out += [Kustomization(k, build) for k in kustomizations]
     return out
 
 
+# Where each object loaded by this process came from, so that an error about an object (raised by
+# the library, which never sees files) can name its file. A CLI process loads a few files once. And
+# what each load skipped, summed up in one note at the end of the command.
+_ORIGINS: list[tuple[Mapping[str, Any], Path]] = []
+_SKIPPED: list[Skipped] = []
+_NOTES: list[str] = []
+
+
+def read(
+    paths: Iterable[str | Path],
+    kustomizations: Iterable[str | Path] = (),
+    *,
+    check: bool,
+    strict: bool = False,
+) -> Loaded:
+    """:func:`omerender.load` of the paths a command was given (see :func:`sources`), remembering
+    where each object came from (:func:`origin_of`) and what was skipped (:func:`skipped_summary`)."""
+    loaded = load(
+        *sources(paths, kustomizations),
+        check=check,
+        duplicates="error" if strict else "last",
+        parallel=_parallel(),
+    )
+    for obj in loaded.objects:
+        _ORIGINS.append((obj.raw, Path(obj.origin.source)))
+    _SKIPPED.extend(loaded.skipped)
+    _NOTES.extend(n for n in loaded.notes if n not in _NOTES)
+    return loaded
+
+
+def loaded_from(paths: Iterable[str | Path]) -> list[tuple[dict[str, Any], Path]]:
+    """Every object some command reads in the given files and folders (recursively) with its file, in
+    path order: the paths as given, a folder's files sorted by path, a file's documents in order."""
+    return [(obj.raw, Path(obj.origin.source)) for obj in read(paths, check=False).objects]
+
+
 def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Every object in the given files and folders (recursively), multi-document YAML allowed."""
+    """Every object some command reads in the given files and folders (recursively)."""
     return [doc for doc, _ in loaded_from(paths)]
 
 
 def forget_origins() -> None:
     """Start a new command: objects loaded before it are not its inputs."""
     _ORIGINS.clear()
+    _SKIPPED.clear()
+    _NOTES.clear()
+    _STDIN.clear()
+
+
+def note(text: str) -> None:
+    """A note for the end of the command (said once)."""
+    if text not in _NOTES:
+        _NOTES.append(text)
+
+
+def skipped_summary() -> list[str]:
+    """The notes of this command's loads: kustomizations read without kustomize, one line of what
+    was skipped."""
+    note = skipped_note(_SKIPPED)
+    return [*_NOTES, *([note] if note else [])]
 
 
 def origin_of(kind: str, name: str) -> Path | None:
@@ -151,7 +164,8 @@ def load_one(path: str | Path, kind: str) -> dict[str, Any]:
     """The single object of ``kind`` in ``path``; an error if there is none or more than one."""
     found = [doc for doc in load_objects([path]) if doc.get("kind") == kind]
     if len(found) != 1:
-        raise InputError(f"{path}: expected exactly one {kind}, found {len(found)}")
+        shown = "<stdin>" if str(path) == STDIN else path
+        raise InputError(f"{shown}: expected exactly one {kind}, found {len(found)}")
     return found[0]
 
 

@@ -13,7 +13,7 @@ from omerender.catalog import CATALOG_KINDS
 from omerender.cli.assume import add_flag
 from omerender.cli.io import InputError, origin_of
 from omerender.cli.kubeschema import kube_problems
-from omerender.cli.objects import add_objects_options, catalog_objects
+from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
@@ -51,7 +51,10 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--objects", nargs="+", required=True, metavar="PATH", help="catalog files or folders")
+    add_path_flag(
+        p, "--objects", default=[], help="catalog files or folders (repeatable; - reads standard input)"
+    )
+    add_kustomize_flag(p)
     add_objects_options(p)
     p.add_argument("--no-schema", action="store_true", help="skip the Kubernetes schema check")
     add_flag(p)
@@ -124,13 +127,15 @@ def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    objects = catalog_objects(args.objects, args)
+    if not args.objects and not args.kustomize:
+        raise InputError("give the catalog with --objects PATH or -k DIR (each may repeat)")
+    objects = catalog_objects(args.objects, args, kustomizations=args.kustomize)
     if not any(o.get("kind") in CATALOG_KINDS for o in objects):
         # As kubectl apply refuses a path with nothing to apply: "0 problems" here would pass a CI
         # job pointed at the wrong folder.
         raise InputError(
-            f"{' '.join(args.objects)}: no models or serving runtimes found; give the catalog's files "
-            "or folders"
+            f"{' '.join([*args.objects, *args.kustomize])}: no models or serving runtimes found; give the "
+            "catalog's files or folders"
         )
     report = lint_objects(
         objects,

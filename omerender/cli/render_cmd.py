@@ -10,7 +10,7 @@ from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
 from omerender.cli.io import dump_stream, load_one
 from omerender.cli.kubeschema import kube_problems
-from omerender.cli.objects import add_objects_options, catalog_objects
+from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.strict import check_replica
 from omerender.errors import RenderBlocked
 from omerender.models import InferenceReplica, parse_object
@@ -26,14 +26,17 @@ def add_parser(sub: Any) -> None:
         help="render a replica's pod templates, headless Service and ControllerRevision",
         description="Render an InferenceReplica the way OME's controller does and print a YAML stream.",
     )
-    p.add_argument("replica", help="file holding one InferenceReplica")
-    p.add_argument(
+    p.add_argument("replica", help="file holding one InferenceReplica (- reads standard input)")
+    add_path_flag(
+        p,
         "--objects",
-        nargs="+",
         default=[],
-        metavar="PATH",
-        help="files or folders with the models, runtimes and fine-tuned weights the replica reads",
+        help=(
+            "files or folders with the models, runtimes and fine-tuned weights the replica reads "
+            "(repeatable; - reads standard input)"
+        ),
     )
+    add_kustomize_flag(p)
     add_objects_options(p)
     p.add_argument(
         "--instances",
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     raw = load_one(args.replica, "InferenceReplica")
     check_replica(raw, args.replica)
     replica = parse_object(InferenceReplica, raw)
-    catalog = Catalog.from_objects(catalog_objects(args.objects, args))
+    catalog = Catalog.from_objects(catalog_objects(args.objects, args, kustomizations=args.kustomize))
     assumed = None
     if args.assume_models_ready:
         assumed = assume_models_ready(catalog)

@@ -29,8 +29,14 @@ from omerender.admission import (
     review,
 )
 from omerender.catalog import Catalog, ControllerIdentity
-from omerender.cli.io import InputError, load_objects
-from omerender.cli.objects import add_objects_options, catalog_objects
+from omerender.cli.io import InputError, read
+from omerender.cli.objects import (
+    add_kustomize_flag,
+    add_objects_options,
+    add_path_flag,
+    catalog_objects,
+    check_inputs,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -64,25 +70,29 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="files or folders holding InferenceReplicas")
     p.add_argument(
+        "files", nargs="+", metavar="FILE", help="files or folders holding InferenceReplicas (- reads stdin)"
+    )
+    add_path_flag(
+        p,
         "--objects",
-        nargs="+",
         default=None,
-        metavar="PATH",
         help=(
             "files or folders with the runtimes and InferenceServices the webhook reads (and, optionally, "
-            f"the {CONFIG_MAP} ConfigMap); without it the runtime and name-collision checks are skipped"
+            f"the {CONFIG_MAP} ConfigMap); without it the runtime and name-collision checks are skipped "
+            "(repeatable)"
         ),
     )
+    add_kustomize_flag(p)
     add_objects_options(p)
-    p.add_argument(
+    add_path_flag(
+        p,
         "--old",
         default=None,
         metavar="FILE",
         help=(
-            "a file or folder with the stored replicas: each FILE replica is validated as an UPDATE from "
-            "the one with its namespace/name"
+            "files or folders with the stored replicas: each FILE replica is validated as an UPDATE from "
+            "the one with its namespace/name (repeatable)"
         ),
     )
     p.add_argument(
@@ -110,9 +120,13 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _replicas(paths: Sequence[str], flag: str) -> list[dict[str, Any]]:
-    found = [obj for obj in load_objects(paths) if obj.get("kind") == KIND]
+    loaded = read(paths, check=False)
+    found = [obj.raw for obj in loaded.of_kind(KIND)]
     if not found:
         raise InputError(f"{flag}{' '.join(paths)}: no {KIND} found; give files or folders that hold one")
+    check_inputs(
+        loaded, flag.strip() or "FILE", {KIND}, f"give files or folders that hold an {KIND}", config=False
+    )
     return found
 
 
@@ -137,11 +151,11 @@ def _identity(objects: Sequence[Mapping[str, Any]]) -> tuple[ControllerIdentity 
         return None, str(exc)
 
 
-def _olds(path: str | None) -> dict[tuple[str, str], dict[str, Any]]:
-    if path is None:
+def _olds(paths: Sequence[str] | None) -> dict[tuple[str, str], dict[str, Any]]:
+    if not paths:
         return {}
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for obj in _replicas([path], "--old "):
+    for obj in _replicas(paths, "--old "):
         key = _key(obj)
         if key in out:
             raise InputError(f"--old: {KIND} {key[0]}/{key[1]} appears twice; keep one")
@@ -163,8 +177,8 @@ def run(args: argparse.Namespace) -> int:
     catalog: Catalog | None = None
     identity: ControllerIdentity | None = None
     identity_error: str | None = None
-    if args.objects is not None:
-        objects = catalog_objects(args.objects, args)
+    if args.objects is not None or args.kustomize:
+        objects = catalog_objects(args.objects or [], args, kustomizations=args.kustomize)
         identity, identity_error = _identity(objects)
         catalog = Catalog.from_objects(objects, controller_identity=identity)
     else:

@@ -1,0 +1,201 @@
+"""The OME CustomResourceDefinitions shipped with the package, and the checks ``kubectl apply`` with
+strict field validation makes against them.
+
+The CRDs are package data (``omerender/data/crds/``, a copy of the repository's ``schemas/crds/``;
+``python -m omerender.cli.crds`` refreshes it); a source checkout's ``schemas/crds/`` is the fallback.
+Reading package data is the only reading this module does: the objects checked are inputs.
+
+The checks, one list of ``<field>: <problem and fix>`` per object (:func:`object_problems`):
+
+- an OME kind: an ``apiVersion`` the CRD does not serve, then the CRD schema
+  (:func:`omerender.crdschema.validate_against_crd`: unknown fields, wrong types, required fields,
+  patterns), and ``metadata.name`` present and a DNS-1123 subdomain, as the API server requires of a
+  custom resource's name;
+- an InferenceReplica, also the names the render derives from it: the pods' ``ome.io/inferenceservice``
+  label holds the name prefix (the replica's name, or its ``parentRef.name`` when projected), so at
+  most 63 characters, and ``metadata.namespace``, when given, a DNS-1123 label;
+- the ``inferenceservice-config`` ConfigMap: ``apiVersion: v1`` and a ConfigMap's fields only.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from omerender.errors import OmeRenderError
+
+__all__ = [
+    "PACKAGE_CRD_DIR",
+    "SOURCE_CRD_DIR",
+    "CrdsMissingError",
+    "crd_dir",
+    "crd_for",
+    "load_crds",
+    "object_problems",
+    "ome_kinds",
+    "replica_problems",
+]
+
+# The kinds users write: the OME group. (schemas/crds also holds the scheduler-plugins PodGroup CRD,
+# which only the test cluster installs.)
+PATTERN: Final = "ome.io_*.yaml"
+
+PACKAGE_CRD_DIR = Path(str(resources.files("omerender"))) / "data" / "crds"
+SOURCE_CRD_DIR = Path(__file__).resolve().parents[1] / "schemas" / "crds"
+
+_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN_MAX: Final = 253
+_LABEL_VALUE_MAX: Final = 63
+# A ConfigMap's own fields (core/v1 ConfigMap); anything else the API server's strict validation refuses.
+_CONFIG_MAP_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata", "data", "binaryData", "immutable"})
+_REPLICA: Final = "InferenceReplica"
+
+
+class CrdsMissingError(OmeRenderError):
+    """The package was installed without its CRDs (package data), so nothing can be checked."""
+
+
+def crd_dir() -> Path:
+    """The folder the CRDs are read from: the package data, else a source checkout's ``schemas/crds``."""
+    for candidate in (PACKAGE_CRD_DIR, SOURCE_CRD_DIR):
+        if any(candidate.glob(PATTERN)):
+            return candidate
+    raise CrdsMissingError(
+        f"the OME CRDs are not installed with omerender (looked in {PACKAGE_CRD_DIR} and {SOURCE_CRD_DIR}); "
+        "reinstall omerender with its package data"
+    )
+
+
+@functools.cache
+def load_crds() -> dict[str, dict[str, Any]]:
+    """Every shipped CRD by the kind it defines (``InferenceReplica``, ``ClusterServingRuntime``, …)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(crd_dir().glob(PATTERN)):
+        try:
+            crd = yaml.load(
+                path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            )
+        except (OSError, yaml.YAMLError) as exc:
+            raise CrdsMissingError(f"{path}: cannot read the CRD: {exc}") from None
+        kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None
+        if not isinstance(kind, str):
+            raise CrdsMissingError(f"{path}: not a CustomResourceDefinition (no spec.names.kind)")
+        out[kind] = crd
+    return out
+
+
+def ome_kinds() -> frozenset[str]:
+    """Every kind the OME CRDs define."""
+    return frozenset(load_crds())
+
+
+def crd_for(kind: str) -> dict[str, Any]:
+    """The CRD defining ``kind``; treat it as read-only (validators are cached per CRD dict)."""
+    crds = load_crds()
+    if kind not in crds:
+        raise CrdsMissingError(f"no CRD for {kind} among {', '.join(sorted(crds))} in {crd_dir()}")
+    return crds[kind]
+
+
+def _served(crd: Mapping[str, Any]) -> list[str]:
+    group = crd["spec"]["group"]
+    return [f"{group}/{v['name']}" for v in crd["spec"]["versions"] if v.get("served")]
+
+
+def _name_problems(obj: Mapping[str, Any]) -> list[str]:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return ["metadata.name: required; name the object (lowercase letters, digits, '-' and '.')"]
+    if len(name) > _SUBDOMAIN_MAX or not _SUBDOMAIN.fullmatch(name):
+        return [
+            f"metadata.name: {name[:70]!r} is not a DNS-1123 subdomain; use lowercase letters, digits, "
+            "'-' and '.', starting and ending with a letter or digit"
+        ]
+    return []
+
+
+def _replica_names(obj: Mapping[str, Any]) -> list[str]:
+    """The names the render derives from a replica (see the module docstring)."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        return []
+    out: list[str] = []
+    spec = obj.get("spec")
+    parent = spec.get("parentRef") if isinstance(spec, Mapping) else None
+    prefix_field, prefix = "metadata.name", name
+    if isinstance(parent, Mapping) and isinstance(parent.get("name"), str):
+        prefix_field, prefix = "spec.parentRef.name", parent["name"]
+    if len(prefix) > _LABEL_VALUE_MAX:
+        out.append(
+            f"{prefix_field}: {len(prefix)} characters; the render puts it in the pods' "
+            f"ome.io/inferenceservice label, which holds at most {_LABEL_VALUE_MAX}: shorten it"
+        )
+    namespace = meta.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or not _LABEL.fullmatch(namespace)):
+        out.append(f"metadata.namespace: {namespace!r} is not a DNS-1123 label; use a namespace's name")
+    return out
+
+
+def object_problems(obj: Mapping[str, Any]) -> list[str]:
+    """``<field>: <problem and fix>`` for everything ``kubectl apply`` with strict field validation
+    refuses in ``obj`` (an OME kind or a ConfigMap), and for an InferenceReplica the names the render
+    derives; empty when it would be applied."""
+    from omerender.crdschema import validate_against_crd
+
+    kind = obj.get("kind")
+    if kind == "ConfigMap":
+        out = [] if obj.get("apiVersion") == "v1" else [f"apiVersion: {obj.get('apiVersion')!r}; use v1"]
+        out += [
+            f"{field}: unknown field of a ConfigMap; remove it (its settings belong under data)"
+            for field in sorted(set(obj) - _CONFIG_MAP_FIELDS, key=str)
+        ]
+        return out
+    crd = crd_for(str(kind))
+    served = _served(crd)
+    if obj.get("apiVersion") not in served:
+        return [f"apiVersion: {obj.get('apiVersion')!r} is not served; use {' or '.join(served)}"]
+    out = _name_problems(obj)
+    for problem in validate_against_crd(obj, crd):
+        if problem.path == "metadata.name" and out:
+            continue  # said once, with the fix
+        fix = (
+            "; remove it or check its spelling against the CRD"
+            if "not a known field" in problem.message
+            else ""
+        )
+        out.append(f"{problem.path}: {problem.message}{fix}")
+    if kind == _REPLICA:
+        out.extend(_replica_names(obj))
+    return out
+
+
+def replica_problems(obj: Mapping[str, Any]) -> list[str]:
+    """:func:`object_problems` of an InferenceReplica, worded as the CLI has always worded them."""
+    crd = crd_for(_REPLICA)
+    served = _served(crd)
+    if obj.get("apiVersion") not in served:
+        return [f"apiVersion: {obj.get('apiVersion')!r} is not served; use {' or '.join(served)}"]
+    from omerender.crdschema import validate_against_crd
+
+    meta = obj.get("metadata")
+    out = [f"{p.path}: {p.message}" for p in validate_against_crd(obj, crd)]
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        out.append("metadata.name: required; give the replica a name (lowercase letters, digits and '-')")
+    elif len(name) > _SUBDOMAIN_MAX or not _SUBDOMAIN.fullmatch(name):
+        out.append(
+            f"metadata.name: {name[:70]!r} is not a DNS-1123 subdomain; use lowercase letters, digits, "
+            "'-' and '.', starting and ending with a letter or digit"
+        )
+    out.extend(_replica_names(obj))
+    return out
