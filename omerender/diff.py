@@ -533,7 +533,9 @@ def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, An
     changes: list[Change] = []
     # Lists of scalars are aligned here; deepdiff then sees them equal.
     new = _sequences(where, old, new, [], (old, new), changes)
-    tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2)
+    # threshold_to_diff_deeper=0: always compare keyed entries one by one (deepdiff's default reports
+    # a whole env as one change once two thirds of its keys are new).
+    tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
     for report, levels in tree.items():
         kind = _REPORTS.get(report, "changed")
         for level in levels:

@@ -121,9 +121,12 @@ def _runtime(engine: str, arch_index: int, tier: str, low: str, high: str) -> Ob
     gpus = {"small": 1, "medium": 2, "large": 4, "xlarge": 8, "gang": 8}[tier]
     args = ["--port=8080", "--model-path=$(MODEL_PATH)", f"--tp-size={gpus}"]
     if engine == "srt" and tier == "small" and arch_index == JINJA_ARCH:
+        # OME fills a container's {{ }} placeholders with Go's html/template over the container's
+        # JSON, so Jinja's own braces are written as Go raw strings (a quoted one would be escaped):
+        # the container receives them as Jinja.
         args.append(
-            "--chat-template={% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+            "--chat-template={% for m in messages %}<|{{`{{`}} m.role {{`}}`}}|>{{`{{`}} m.content {{`}}`}}"
+            "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
         )
     engine_config: Obj = {
         "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "8080"},
@@ -226,7 +229,11 @@ def initial() -> Repo:
         repo.objects[f"replicas/{model_name(i)}.yaml"] = [_replica(model_name(i), model_name(i))]
     # A replica waiting for a model the catalog does not hold yet.
     repo.objects["replicas/planned.yaml"] = [_replica("planned", "planned-model")]
-    listed = [p.removeprefix("config/runtimes/") for p in repo.runtime_files() if "-small" in p][:48]
+    # 48 of the runtime files: every small one and the first medium ones (a cluster deployed with
+    # kubectl apply -k holds these, a recursive read every file).
+    small = [p for p in repo.runtime_files() if p.endswith("-small.yaml")]
+    medium = [p for p in repo.runtime_files() if p.endswith("-medium.yaml") and "/legacy/" not in p]
+    listed = [p.removeprefix("config/runtimes/") for p in [*small, *medium[: 48 - len(small)]]]
     repo.objects["config/runtimes/kustomization.yaml"] = [
         {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": listed}
     ]

@@ -243,3 +243,17 @@ def test_scalar_lists_align_and_named_lists_match_by_name() -> None:
         'runner default: containers[c].command[2]: "x" -> "y"',
         'runner default: containers[c].resources.claims[gpu-0]: removed {"name": "gpu-0"}',
     ]
+
+
+def test_many_new_env_vars_are_listed_one_by_one() -> None:
+    """deepdiff reports a whole mapping as one change when most of its keys are new; env is keyed, so
+    each variable is its own line."""
+    env = [{"name": "MODEL_PATH", "value": "/m"}, {"name": "PORT", "value": "8080"}]
+    tuning = [{"name": f"TUNING_{k:02d}", "value": str(k)} for k in range(30)]
+    before = {"spec": {"containers": [{"name": "c", "env": env}]}}
+    after = {"spec": {"containers": [{"name": "c", "env": [*env, *tuning]}]}}
+    lines = [c.line() for c in template_changes([runner(before)], [runner(after)])]
+    assert len(lines) == 30
+    assert (
+        lines[0] == 'runner default: containers[c].env[TUNING_00]: added {"name": "TUNING_00", "value": "0"}'
+    )
