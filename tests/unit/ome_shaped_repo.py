@@ -54,8 +54,13 @@ ARCHITECTURES = (
 )
 # Ten model sizes, twenty models each; the runtimes' tiers and their modelSizeRange.
 SIZES = ("1B", "3B", "8B", "14B", "32B", "70B", "110B", "235B", "405B", "671B")
-TIERS = (("small", "0", "10B"), ("medium", "10B", "40B"), ("large", "40B", "120B"))
-TIERS += (("xlarge", "120B", "400B"), ("gang", "400B", "2T"))
+TIERS = (
+    ("small", "0", "10B"),
+    ("medium", "10B", "40B"),
+    ("large", "40B", "120B"),
+    ("xlarge", "120B", "400B"),
+    ("gang", "400B", "2T"),
+)
 GANG_ARCHS = 3  # the first three architectures have formatted 671B models, served by gangs
 GANG_WORKERS = 11  # a leader and 11 workers at 8 GPUs a pod: 96 GPUs
 JINJA_ARCH = 7  # srt-<arch 7>-small carries a chat template in its args

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
+from omerender.cli import main as main_diff
 from tests.unit.ome_shaped_repo import GANG_ARCHS, NAMESPACE, build, model_name, runtime_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ class Job:
 
     def replica(self, name: str) -> dict[str, Any]:
         (found,) = [r for r in self.report["replicas"] if r["name"] == name]
-        return found
+        return dict(found)
 
 
 def _diff_step() -> dict[str, Any]:
@@ -60,11 +61,17 @@ def _run(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Job]:
+def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
+    """The repository and its history, (commit, step name) per commit."""
+    root = tmp_path_factory.mktemp("ome-shaped") / "repo"
+    return root, build(root)
+
+
+@pytest.fixture(scope="module")
+def jobs(repo: tuple[Path, list[tuple[str, str]]]) -> dict[str, Job]:
     """The diff step on every commit after the first, by step name."""
-    tmp = tmp_path_factory.mktemp("ome-shaped")
-    repo = tmp / "repo"
-    history = build(repo)
+    root, history = repo
+    tmp = root.parent
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "omerender"
@@ -78,15 +85,15 @@ def jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Job]:
     env.update({**step["env"], "CATALOG": "config", "REPLICAS": "replicas", "GITHUB_OUTPUT": str(outputs)})
     out: dict[str, Job] = {}
     for (base, _), (head, name) in itertools.pairwise(history):
-        _run(repo, env, "git", "checkout", "-q", head).check_returncode()
+        _run(root, env, "git", "checkout", "-q", head).check_returncode()
         outputs.write_text("")
         done = _run(
-            repo, {**env, "BASE_REF": base}, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)
+            root, {**env, "BASE_REF": base}, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)
         )
         assert done.returncode == 0, f"{name}: {done.stderr}"
         changed = {"changed=true\n": True, "changed=false\n": False}[outputs.read_text()]
-        markdown = (repo / "omerender-diff.md").read_text()
-        report = json.loads((repo / "omerender-diff.json").read_text())
+        markdown = (root / "omerender-diff.md").read_text()
+        report = json.loads((root / "omerender-diff.json").read_text())
         out[name] = Job(name, changed, markdown, report, done.stderr)
     if os.environ.get("OMERENDER_REPO_SIZES"):
         for job in out.values():
@@ -235,3 +242,35 @@ def test_a_change_to_every_runtime_is_cut_to_a_comment_that_posts(jobs: dict[str
     # The report the line points to holds every replica and every change.
     assert all(len(job.replica(n)["changes"]) >= 31 for n in rolling)
     assert job.report["replicas"][0]["namespace"] == NAMESPACE
+
+
+def test_a_kustomization_listing_a_subset_is_another_catalog(
+    repo: tuple[Path, list[tuple[str, str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """config/runtimes/kustomization.yaml lists 48 of the runtime files (49 by the last commit): a
+    cluster deployed with ``kubectl apply -k`` holds those, and the diff read with ``-kb``/``-ka`` says
+    what that cluster's replicas do, where a recursive read renders against every runtime."""
+    root, history = repo
+    subprocess.run(["git", "checkout", "-q", history[-1][0]], cwd=root, check=True, timeout=60)
+    monkeypatch.chdir(root)
+
+    def summary(*catalog: str) -> dict[str, int]:
+        """The verdict counts of the last commit against itself, the catalog read as ``catalog`` says
+        (``-k DIR`` or a path) on both sides."""
+        argv = ["diff", "--assume-models-ready", "-o", "json"]
+        for side in ("before", "after"):
+            for path in (*catalog, "replicas"):
+                flag, _, name = path.rpartition(" ")
+                argv += [f"--{side}-kustomize" if flag == "-k" else f"--{side}", name]
+        assert main_diff(argv) == 0
+        counts: dict[str, int] = json.loads(capsys.readouterr().out)["summary"]
+        return counts
+
+    listed = summary("-k config/runtimes", "config/models")
+    everything = summary("config")
+    assert (everything["unchanged"], everything["still-blocks"]) == (39, 1)
+    # The 70B models' runtimes and two of the three gang runtimes are not listed: their replicas
+    # cannot render on such a cluster.
+    assert (listed["unchanged"], listed["still-blocks"]) == (20, 20)
