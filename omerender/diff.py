@@ -685,6 +685,10 @@ class ReplicaDiff:
             out.append(f"OME keeps the running pods on {self.before.revision}")
         if self.status is Status.UNCHANGED and self.changes:
             out.append("these differences are outside the revision hash: OME replaces no pods")
+        if self.status is Status.NEW and after is not None and after.rendered:
+            out.append(f"OME creates its pods on {after.revision}")
+        if self.status is Status.REMOVED and self.before is not None and self.before.rendered:
+            out.append(f"OME deletes its pods (on {self.before.revision})")
         return tuple(out)
 
 

@@ -4,6 +4,7 @@ roll and for those the change leaves running."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from omereconcile.forecast.world import Nodes
 from omerender.catalog import Catalog
 from omerender.diff import diff_replicas
 from omerender.models import InferenceReplica, parse_object
+from omerender.readiness import assume_models_ready
+from tests.unit.example_objects import MODEL, RUNTIME
 
 STARTUP = 60.0
 SURGE = {"lifecycle": {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}}
@@ -93,3 +96,33 @@ def test_a_96_gpu_gang_fits_on_twelve_8_gpu_nodes() -> None:
     assert not r.completes
     assert [h.gate for h in r.holds] == ["Unschedulable"]
     assert f.short_of_capacity
+
+
+def test_replicas_whose_verdict_did_not_change_are_counted_not_listed() -> None:
+    """A catalog kept in git has hundreds of replicas unknown until downloaded on both sides: the
+    forecast counts them in one line and lists only the changes it does not forecast."""
+    model = copy.deepcopy(MODEL)
+    del model["status"], model["spec"]["modelFormat"]
+    ready = assume_models_ready(Catalog.from_objects([model, RUNTIME]))
+    unknown = parse_object(
+        InferenceReplica,
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "metadata": {"name": "waiting", "namespace": "ns"},
+            "spec": {"component": "engine", "modelRef": {"name": MODEL["metadata"]["name"]}},
+        },
+    )
+    gone = parse_object(InferenceReplica, runners_replica("gone", "engine:v1", workers=0))
+    before = {("ns", "waiting"): unknown, ("ns", "gone"): gone}
+    after = {("ns", "waiting"): unknown}
+    keys = ready.format_unknown
+    diffs = diff_replicas(
+        before, after, ready.catalog, ready.catalog, before_unknown=keys, after_unknown=keys
+    )
+    f = forecast(diffs, before, after, [], startup_seconds=STARTUP)
+    assert f.changed  # the removed replica
+    assert to_text(f).splitlines()[:2] == [
+        "ns/gone: not forecast (removed)",
+        "1 replica whose verdict did not change not forecast (1 unknown until downloaded)",
+    ]
