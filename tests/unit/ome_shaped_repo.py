@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -395,8 +396,10 @@ def _git(root: Path, *argv: str) -> str:
         "GIT_COMMITTER_EMAIL": "ci@example.com",
         "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        # No user or system configuration (a signing hook, another default branch) reaches the history.
         "HOME": str(root),
+        "GIT_CONFIG_NOSYSTEM": "1",
     }
     done = subprocess.run(
         ["git", *argv], cwd=root, env=env, capture_output=True, text=True, check=True, timeout=60
