@@ -819,6 +819,18 @@ def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
     return [_cap(line) for line in out]
 
 
+def _merged(notes: Sequence[str]) -> list[str]:
+    """``before: X`` and ``after: X`` as one ``X (before and after)``; other notes as they are."""
+    out: list[str] = []
+    for note in notes:
+        side, _, text = note.partition(": ")
+        if side == "after" and f"before: {text}" in out:
+            out[out.index(f"before: {text}")] = f"{text} (before and after)"
+        else:
+            out.append(note)
+    return out
+
+
 def _hidden_note(hidden: Sequence[ReplicaDiff]) -> str:
     found = Counter(d.status for d in hidden)
     parts = ", ".join(f"{found[s]} {s.label}" for s in Status if found[s])
@@ -833,7 +845,7 @@ def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = (), show_unc
     changed (every replica with ``show_unchanged``), its changes and notes indented by two spaces,
     then one note counting the replicas left unlisted. No line is longer than :data:`LINE_LIMIT`."""
     items = list(diffs)
-    lines: list[str] = [_cap(f"note: {note}") for note in notes]
+    lines: list[str] = [_cap(f"note: {note}") for note in _merged(notes)]
     hidden: list[ReplicaDiff] = []
     for d in items:
         if not (show_unchanged or d.listed):
@@ -962,7 +974,7 @@ def to_markdown(
     shown.sort(key=lambda d: (d.status not in fail_on, _ORDER[d.status], d.namespace, d.name))
     hidden = [d for d in items if not (show_unchanged or d.listed)]
     head = [f"### omerender diff: {summary(items)}\n\n", _verdict_table(items, fail_on), "\n"]
-    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in notes)
+    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in _merged(notes))
     if hidden:
         head.append(_hidden_note(hidden) + ".\n\n")
     if not shown:

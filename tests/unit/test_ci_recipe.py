@@ -121,7 +121,7 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     comment = (repo / "omerender-diff.md").read_text()
     assert comment.startswith("### omerender diff: 1 replica: 1 rolls\n")
     assert (
-        "> before: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready"
+        "> treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and after)"
         in comment
     )
     assert (
