@@ -180,12 +180,13 @@ def build_catalog(
             controller_identity=identity,
             accelerator_resources=accelerator_resources,
             operator_config=operator_config,
+            strict=False,  # the API server has validated them against the cluster's own CRDs
         )
     except OmeRenderError:
         good: list[Mapping[str, Any]] = []
         for obj in objs:
             try:
-                Catalog.from_objects([*good, obj])
+                Catalog.from_objects([*good, obj], strict=False)
             except OmeRenderError:
                 continue
             good.append(obj)
@@ -194,6 +195,7 @@ def build_catalog(
             controller_identity=identity,
             accelerator_resources=accelerator_resources,
             operator_config=operator_config,
+            strict=False,  # the API server has validated them against the cluster's own CRDs
         )
 
 

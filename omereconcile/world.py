@@ -474,7 +474,9 @@ class ReplicaView:
     def from_dict(cls, obj: Mapping[str, Any]) -> ReplicaView:
         from omerender.models import parse_object
 
-        return cls(model=parse_object(InferenceReplica, obj), status=dict(obj.get("status") or {}))
+        return cls(
+            model=parse_object(InferenceReplica, obj, strict=False), status=dict(obj.get("status") or {})
+        )
 
 
 def _default_factory(

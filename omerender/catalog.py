@@ -8,7 +8,7 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
@@ -110,6 +110,26 @@ class Catalog:
         )
         object.__setattr__(self, "_memo", {})
 
+    # -- pickling and copying ------------------------------------------------------------------
+    # A tool hands a catalog to multiprocessing, or copies it: the read-only mappings travel as plain
+    # dicts and are wrapped again, and the derived indexes and the memo are rebuilt, not carried (the
+    # memo holds renders keyed by this catalog's own objects, cheap to make again and large to send).
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (
+            _rebuild,
+            (
+                dict(self.models),
+                dict(self.runtimes),
+                dict(self.fine_tuned_weights),
+                dict(self.inference_services),
+                self.controller_identity,
+                self.accelerator_resources,
+                self.deploy,
+                self.deploy_error,
+            ),
+        )
+
     def memoized(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, run once per ``key`` for this catalog and remembered.
 
@@ -135,8 +155,15 @@ class Catalog:
         controller_identity: ControllerIdentity | None = None,
         accelerator_resources: Sequence[str] | None = None,
         operator_config: Mapping[str, Any] | None = None,
+        strict: bool = True,
     ) -> Catalog:
         """Sort parsed YAML/JSON objects by kind. Kinds a render never reads are ignored.
+
+        ``strict`` (the default) checks each object as :func:`~omerender.parse_object` does (OME's CRD:
+        served ``apiVersion``, unknown fields, required fields, name patterns), expands a ``kind:
+        List`` into its items, and refuses an ``ome.io`` object of a kind OME does not define
+        (``ClusterBaseModle``), naming it; ``strict=False`` is the old leniency (objects already
+        checked, such as :func:`omerender.load`'s or the API server's).
 
         An ``inferenceservice-config`` ConfigMap among them supplies ``acceleratorResources`` (unless
         ``accelerator_resources`` is given) and the operator's ``deploy`` defaults (``operator_config``,
@@ -161,7 +188,7 @@ class Catalog:
         configured: tuple[str, ...] | None = None
         deploy: DeployDefaults | None = None
         deploy_error: str | None = None
-        for number, original in enumerate(objects, start=1):
+        for number, original in enumerate(_expanded(objects) if strict else objects, start=1):
             _check_raw(number, original)
             if is_operator_config(original):
                 if configured is not None:
@@ -181,18 +208,20 @@ class Catalog:
             kind = obj.get("kind")
             parsed: ModelResource | RuntimeResource | FineTunedWeight | InferenceService
             if kind in _MODEL_KINDS:
-                parsed = parse_object(ModelResource, obj, json_data=True)
+                parsed = parse_object(ModelResource, obj, json_data=True, strict=strict)
                 target: dict[Any, Any] = models
             elif kind in _RUNTIME_KINDS:
-                parsed = parse_object(RuntimeResource, obj, json_data=True)
+                parsed = parse_object(RuntimeResource, obj, json_data=True, strict=strict)
                 target = runtimes
             elif kind == "FineTunedWeight":
-                parsed = parse_object(FineTunedWeight, obj, json_data=True)
+                parsed = parse_object(FineTunedWeight, obj, json_data=True, strict=strict)
                 target = weights
             elif kind == "InferenceService":
-                parsed = parse_object(InferenceService, obj, json_data=True)
+                parsed = parse_object(InferenceService, obj, json_data=True, strict=strict)
                 target = services
             else:
+                if strict:
+                    _refuse_unknown_ome_kind(obj)
                 continue
             key: Any = _key(parsed.kind, parsed.metadata.namespace, parsed.metadata.name)
             if kind == "FineTunedWeight":
@@ -205,19 +234,11 @@ class Catalog:
                     (FieldProblem("metadata.name", "appears twice in the objects given; keep one"),),
                 )
             target[key] = parsed
-        return cls(
-            models=MappingProxyType(models),
-            runtimes=MappingProxyType(runtimes),
-            fine_tuned_weights=MappingProxyType(weights),
-            inference_services=MappingProxyType(services),
-            controller_identity=controller_identity,
-            accelerator_resources=tuple(
-                accelerator_resources if accelerator_resources is not None else configured or ()
-            ),
-            deploy=deploy if operator_config is None else _deploy_from({"data": operator_config})[0],
-            deploy_error=deploy_error
-            if operator_config is None
-            else _deploy_from({"data": operator_config})[1],
+        if operator_config is not None:
+            deploy, deploy_error = _deploy_from({"data": operator_config})
+        accelerators = tuple(accelerator_resources if accelerator_resources is not None else configured or ())
+        return _rebuild(
+            models, runtimes, weights, services, controller_identity, accelerators, deploy, deploy_error
         )
 
     # -- models ------------------------------------------------------------------------------
@@ -259,6 +280,64 @@ class Catalog:
 
     def inference_service(self, namespace: str, name: str) -> InferenceService | None:
         return self.inference_services.get(_key("InferenceService", namespace, name))
+
+
+# Items of nested Lists deeper than this are not expanded (a List of Lists is already unusual).
+_LIST_DEPTH: Final = 4
+
+
+def _expanded(objects: Iterable[Any], depth: int = 0) -> Iterator[Any]:
+    """``objects`` with each ``kind: List`` (or ``FooList``) replaced by its items, as kubectl reads it."""
+    for obj in objects:
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        items = obj.get("items") if isinstance(obj, Mapping) else None
+        if (
+            isinstance(kind, str)
+            and kind.endswith("List")
+            and isinstance(items, list)
+            and depth < _LIST_DEPTH
+        ):
+            yield from _expanded(items, depth + 1)
+        else:
+            yield obj
+
+
+def _refuse_unknown_ome_kind(obj: Mapping[str, Any]) -> None:
+    from omerender.crds import unknown_kind
+
+    problem = unknown_kind(obj.get("apiVersion"), obj.get("kind"))
+    if problem is not None:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        raise InvalidObjectError(
+            str(obj.get("kind")),
+            name if isinstance(name, str) else "",
+            None,
+            (FieldProblem("kind", problem),),
+        )
+
+
+def _rebuild(
+    models: dict[CatalogKey, ModelResource],
+    runtimes: dict[CatalogKey, RuntimeResource],
+    weights: dict[str, FineTunedWeight],
+    services: dict[CatalogKey, InferenceService],
+    identity: ControllerIdentity | None,
+    accelerators: tuple[str, ...],
+    deploy: DeployDefaults | None,
+    deploy_error: str | None,
+) -> Catalog:
+    """A catalog from :meth:`Catalog.__reduce__`'s parts (unpickled or deep-copied)."""
+    return Catalog(
+        models=MappingProxyType(models),
+        runtimes=MappingProxyType(runtimes),
+        fine_tuned_weights=MappingProxyType(weights),
+        inference_services=MappingProxyType(services),
+        controller_identity=identity,
+        accelerator_resources=accelerators,
+        deploy=deploy,
+        deploy_error=deploy_error,
+    )
 
 
 def _check_raw(number: int, obj: Any) -> None:

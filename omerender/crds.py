@@ -40,6 +40,7 @@ __all__ = [
     "object_problems",
     "ome_kinds",
     "replica_problems",
+    "unknown_kind",
 ]
 
 # The kinds users write: the OME group. (schemas/crds also holds the scheduler-plugins PodGroup CRD,
@@ -74,21 +75,24 @@ def crd_dir() -> Path:
 
 
 @functools.cache
+def _read_crd(path: Path) -> tuple[str, dict[str, Any]]:
+    """(the kind it defines, the CRD) of one CRD file, read once."""
+    try:
+        crd = yaml.load(
+            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
+    except (OSError, yaml.YAMLError) as exc:
+        raise CrdsMissingError(f"{path}: cannot read the CRD: {exc}") from None
+    kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None
+    if not isinstance(kind, str):
+        raise CrdsMissingError(f"{path}: not a CustomResourceDefinition (no spec.names.kind)")
+    return kind, crd
+
+
+@functools.cache
 def load_crds() -> dict[str, dict[str, Any]]:
     """Every shipped CRD by the kind it defines (``InferenceReplica``, ``ClusterServingRuntime``, …)."""
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(crd_dir().glob(PATTERN)):
-        try:
-            crd = yaml.load(
-                path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            )
-        except (OSError, yaml.YAMLError) as exc:
-            raise CrdsMissingError(f"{path}: cannot read the CRD: {exc}") from None
-        kind = crd.get("spec", {}).get("names", {}).get("kind") if isinstance(crd, dict) else None
-        if not isinstance(kind, str):
-            raise CrdsMissingError(f"{path}: not a CustomResourceDefinition (no spec.names.kind)")
-        out[kind] = crd
-    return out
+    return dict(_read_crd(path) for path in sorted(crd_dir().glob(PATTERN)))
 
 
 def ome_kinds() -> frozenset[str]:
@@ -96,8 +100,30 @@ def ome_kinds() -> frozenset[str]:
     return frozenset(load_crds())
 
 
+def unknown_kind(api_version: Any, kind: Any) -> str | None:
+    """The problem with an ``ome.io`` object of a kind OME does not define (a misspelling such as
+    ``ClusterBaseModle``, not another kind to skip), with the closest kind; None for any other."""
+    if not isinstance(api_version, str) or api_version.rpartition("/")[0] != "ome.io" or not kind:
+        return None
+    known = sorted(ome_kinds())
+    if kind in known:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(str(kind), known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else f"OME's kinds are {', '.join(known)}"
+    return f"{kind!r} is not a kind OME defines; {hint}"
+
+
 def crd_for(kind: str) -> dict[str, Any]:
     """The CRD defining ``kind``; treat it as read-only (validators are cached per CRD dict)."""
+    # OME's files are named for the plural (ome.io_clusterbasemodels.yaml): read only the one needed
+    # (a command checks two or three kinds; each file is 5-20 KB of YAML).
+    path = crd_dir() / f"ome.io_{kind.lower()}s.yaml"
+    if path.is_file():
+        found, crd = _read_crd(path)
+        if found == kind:
+            return crd
     crds = load_crds()
     if kind not in crds:
         raise CrdsMissingError(f"no CRD for {kind} among {', '.join(sorted(crds))} in {crd_dir()}")
@@ -146,6 +172,15 @@ def _replica_names(obj: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _without_status(obj: Mapping[str, Any], crd: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj`` as the API server validates a create or update of it: a kind with a status subresource
+    drops the ``status`` written with it (the controller writes status), so it is not checked."""
+    versions = crd["spec"]["versions"]
+    if "status" not in obj or not any("status" in (v.get("subresources") or {}) for v in versions):
+        return obj
+    return {k: v for k, v in obj.items() if k != "status"}
+
+
 def object_problems(obj: Mapping[str, Any]) -> list[str]:
     """``<field>: <problem and fix>`` for everything ``kubectl apply`` with strict field validation
     refuses in ``obj`` (an OME kind or a ConfigMap), and for an InferenceReplica the names the render
@@ -165,7 +200,7 @@ def object_problems(obj: Mapping[str, Any]) -> list[str]:
     if obj.get("apiVersion") not in served:
         return [f"apiVersion: {obj.get('apiVersion')!r} is not served; use {' or '.join(served)}"]
     out = _name_problems(obj)
-    for problem in validate_against_crd(obj, crd):
+    for problem in validate_against_crd(_without_status(obj, crd), crd):
         if problem.path == "metadata.name" and out:
             continue  # said once, with the fix
         fix = (
@@ -188,7 +223,7 @@ def replica_problems(obj: Mapping[str, Any]) -> list[str]:
     from omerender.crdschema import validate_against_crd
 
     meta = obj.get("metadata")
-    out = [f"{p.path}: {p.message}" for p in validate_against_crd(obj, crd)]
+    out = [f"{p.path}: {p.message}" for p in validate_against_crd(_without_status(obj, crd), crd)]
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if not isinstance(name, str) or not name:
         out.append("metadata.name: required; give the replica a name (lowercase letters, digits and '-')")

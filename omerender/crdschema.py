@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import jsonschema
 
 from omerender.errors import FieldProblem
 
@@ -201,6 +199,33 @@ def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     return is_valid
 
 
+class _Validators(Mapping[str, Any]):
+    """Served version -> jsonschema validator, each built when first asked for: where jsonschema-rs
+    says "valid", jsonschema is never imported (a tenth of a second of a command's start-up)."""
+
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+        self._schemas = schemas
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, version: str) -> Any:
+        validator = self._built.get(version)
+        if validator is None:
+            import jsonschema
+
+            validator = jsonschema.Draft202012Validator(self._schemas[version])
+            self._built[version] = validator
+        return validator
+
+    def __contains__(self, version: object) -> bool:
+        return version in self._schemas
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas)
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+
 _CACHE: OrderedDict[int, _Compiled] = OrderedDict()
 _CACHE_SIZE = 64
 
@@ -212,7 +237,7 @@ def _compiled(crd: Mapping[str, Any]) -> _Compiled:
         return hit
     spec = _mapping(crd.get("spec"))
     names = _mapping(spec.get("names"))
-    validators: dict[str, Any] = {}
+    schemas: dict[str, Mapping[str, Any]] = {}
     fast: dict[str, Callable[[Any], bool]] = {}
     for version in spec.get("versions") or ():
         if not isinstance(version, Mapping) or version.get("served") is False:
@@ -220,10 +245,11 @@ def _compiled(crd: Mapping[str, Any]) -> _Compiled:
         schema = version.get("schema")
         openapi = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
         translated = to_json_schema(openapi if isinstance(openapi, Mapping) else {})
-        validators[str(version.get("name", ""))] = jsonschema.Draft202012Validator(translated)
+        schemas[str(version.get("name", ""))] = translated
         check = _fast_check(translated)
         if check is not None:
             fast[str(version.get("name", ""))] = check
+    validators = _Validators(schemas)
     compiled = _Compiled(crd, str(spec.get("group", "")), str(names.get("kind", "")), validators, fast)
     _CACHE[id(crd)] = compiled
     if len(_CACHE) > _CACHE_SIZE:
@@ -262,10 +288,10 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
         )
     if obj.get("kind") != compiled.kind:
         problems.append(FieldProblem("kind", f"must be {compiled.kind!r}, got {obj.get('kind')!r}"))
-    validator = compiled.validators.get(version)
     check = compiled.fast.get(version)
     if not problems and check is not None and check(obj):
         return ()
+    validator = compiled.validators.get(version)
     if validator is None:
         # Without a version there is no schema; check against the only one if there is just one.
         if len(compiled.validators) != 1:

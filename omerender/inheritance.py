@@ -263,6 +263,7 @@ class Resolver:
                 RuntimeResource,
                 data,
                 json_data=True,
+                strict=False,  # the merge of runtimes the catalog has checked
                 context={MERGED_FROM_CHECKED_PIECES: True} if proven else None,
             )
         except InvalidObjectError as exc:

@@ -511,15 +511,18 @@ def lint_objects(
     assume_ready: bool = False,
     parts: int = 1,
     run_parts: PartRunner | None = None,
+    strict: bool = True,
 ) -> LintReport:
     """:func:`lint` of the catalog these objects make; an object the catalog refuses (one OME could not
-    read, or a second object of the same kind and name) is a finding, and the rest are linted."""
+    read, one ``kubectl apply`` would refuse or of an ``ome.io`` kind OME does not define, or a second
+    object of the same kind and name) is a finding, and the rest are linted. ``strict=False`` skips the
+    CRD checks (objects :func:`omerender.load` has checked), as :meth:`Catalog.from_objects` does."""
     findings: list[Finding] = []
     try:
         # The usual catalog reads whole; only one that does not is read object by object to say which.
-        catalog = Catalog.from_objects(objects)
+        catalog = Catalog.from_objects(objects, strict=strict)
     except InvalidObjectError:
-        catalog = Catalog.from_objects(_readable(objects, findings))
+        catalog = Catalog.from_objects(_readable(objects, findings, strict), strict=strict)
     report = lint(
         catalog,
         validate=validate,
@@ -533,20 +536,22 @@ def lint_objects(
     return LintReport(renders=report.renders, findings=(*findings, *report.findings), notes=report.notes)
 
 
-def _readable(objects: Sequence[Mapping[str, Any]], findings: list[Finding]) -> list[Mapping[str, Any]]:
+def _readable(
+    objects: Sequence[Mapping[str, Any]], findings: list[Finding], strict: bool
+) -> list[Mapping[str, Any]]:
     """The objects a catalog can hold together; a finding for each of the others."""
     good: list[Mapping[str, Any]] = []
     seen: set[Any] = set()
     for obj in objects:
         try:
-            alone = Catalog.from_objects([obj])
+            alone = Catalog.from_objects([obj], strict=strict)
         except InvalidObjectError as exc:
             findings.append(_invalid(exc))
             continue
         keys = {*alone.models, *alone.runtimes, *alone.fine_tuned_weights, *alone.inference_services}
         if keys & seen:
             try:
-                Catalog.from_objects([obj, obj])
+                Catalog.from_objects([obj, obj], strict=strict)
             except InvalidObjectError as exc:
                 findings.append(_invalid(exc))
             continue

@@ -39,9 +39,8 @@ build DIR``), the document's number in it and, for a List's item, the item's ind
 
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal, TypeAlias
@@ -49,6 +48,7 @@ from typing import IO, Any, Final, Literal, TypeAlias
 import yaml
 
 from omerender.catalog import CATALOG_KINDS, CLUSTER_SCOPED, Catalog, is_operator_config
+from omerender.crds import unknown_kind
 from omerender.errors import OmeRenderError
 from omerender.models import (
     FineTunedWeight,
@@ -191,10 +191,12 @@ class LoadedObject:
 
     @property
     def kind(self) -> str:
+        """The object's ``kind`` (empty when it has none)."""
         return str(self.raw.get("kind") or "")
 
     @property
     def name(self) -> str:
+        """The object's ``metadata.name`` (empty when it has none)."""
         meta = self.raw.get("metadata")
         name = meta.get("name") if isinstance(meta, Mapping) else None
         return name if isinstance(name, str) else ""
@@ -244,8 +246,11 @@ class Loaded:
     notes: tuple[str, ...] = ()
     # Every input as given, in order, with the number of files it was read from.
     inputs: tuple[tuple[str, int], ...] = field(default=())
+    # Whether the catalog objects were checked against OME's CRDs as they were read (load's check).
+    checked: bool = True
 
     def of_kind(self, *kinds: str) -> tuple[LoadedObject, ...]:
+        """The kept objects of these kinds, in path order."""
         return tuple(o for o in self.objects if o.kind in kinds)
 
     def raw(self) -> list[dict[str, Any]]:
@@ -257,7 +262,9 @@ class Loaded:
         return [o.raw for o in self.objects if o.kind in CATALOG_KINDS or is_operator_config(o.raw)]
 
     def catalog(self, **options: Any) -> Catalog:
-        """:meth:`Catalog.from_objects` of :meth:`catalog_objects` (``options`` passed on)."""
+        """:meth:`Catalog.from_objects` of :meth:`catalog_objects` (``options`` passed on; objects the
+        load checked are not checked again)."""
+        options.setdefault("strict", not self.checked)
         return Catalog.from_objects(self.catalog_objects(), **options)
 
     def replicas(self) -> tuple[InferenceReplica, ...]:
@@ -277,7 +284,7 @@ class Loaded:
                     f"{obj.origin.source}: {obj.who()} appears twice (also in {seen[key]}); keep one"
                 )
             seen[key] = obj.origin.source
-            out.append(parse_object(InferenceReplica, obj.raw))
+            out.append(parse_object(InferenceReplica, obj.raw, strict=False))  # checked just above
         return tuple(out)
 
     def skipped_note(self) -> str | None:
@@ -460,10 +467,6 @@ def _units(source: Any, parallel: Parallel | None, notes: list[str]) -> tuple[st
 # -- sorting the documents ---------------------------------------------------------------------
 
 
-def _group(api_version: Any) -> str:
-    return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
-
-
 def _documents(unit: _Unit, parallel: Parallel | None) -> Iterator[tuple[Any, Origin]]:
     docs = (
         _read_file(unit.path, parallel)
@@ -492,15 +495,6 @@ def _documents(unit: _Unit, parallel: Parallel | None) -> Iterator[tuple[Any, Or
                     yield item, Origin(unit.where, number, index)
         else:
             yield doc, origin
-
-
-def _unknown_kind(kind: str) -> str:
-    from omerender.crds import ome_kinds
-
-    known = sorted(ome_kinds())
-    close = difflib.get_close_matches(kind, known, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]}?" if close else f"OME's kinds are {', '.join(known)}"
-    return f"kind: {kind!r} is not a kind OME defines; {hint}"
 
 
 def _key(obj: LoadedObject) -> tuple[str, str, str] | None:
@@ -544,14 +538,16 @@ def load(
     duplicates: Literal["last", "error"] = "last",
     check: bool = True,
     parallel: Parallel | None = None,
+    kinds: Collection[str] | None = READ_KINDS,
 ) -> Loaded:
     """Read every source in order (see the module docstring for what is kept, skipped and refused).
 
     A source is a path (file or folder), an open file or stream (``sys.stdin``), a :class:`Text`
     or a :class:`Kustomization`. ``duplicates="error"`` makes a repeated catalog object an error
     instead of "the later one wins"; ``check=False`` skips the strict field validation of catalog
-    objects (they are still parsed when a :class:`~omerender.Catalog` is built). Raises
-    :class:`LoadError` with every problem found.
+    objects (they are still parsed when a :class:`~omerender.Catalog` is built). ``kinds`` are the
+    kinds kept (besides the operator ConfigMap); None keeps every object (a Node list, say) and skips
+    only documents that are not objects. Raises :class:`LoadError` with every problem found.
     """
     if duplicates not in ("last", "error"):
         raise LoadError(f"duplicates must be 'last' or 'error', not {duplicates!r}")
@@ -569,16 +565,14 @@ def load(
                     skipped.append(Skipped(origin, "no kind or apiVersion", given))
                     continue
                 kind, api_version = doc.get("kind"), doc.get("apiVersion")
-                if kind in READ_KINDS or is_operator_config(doc):
+                if (kinds is None or kind in kinds) or is_operator_config(doc):
                     kept.append(LoadedObject(doc, origin, given))
                 elif not kind or not api_version:
                     skipped.append(Skipped(origin, "no kind or apiVersion", given))
-                elif _group(api_version) == "ome.io":
+                elif (unknown := unknown_kind(api_version, kind)) is not None:
                     meta = doc.get("metadata")
                     name = meta.get("name") if isinstance(meta, Mapping) else None
-                    problems.append(
-                        f"{origin.source}: {kind} {name or '<unnamed>'}: {_unknown_kind(str(kind))}"
-                    )
+                    problems.append(f"{origin.source}: {kind} {name or '<unnamed>'}: kind: {unknown}")
                 else:
                     skipped.append(Skipped(origin, f"kind {kind}", given))
     if check:
@@ -587,7 +581,7 @@ def load(
         problems += [
             f"{obj.origin.source}: {obj.who()}: {problem}"
             for obj in kept
-            if obj.kind != REPLICA
+            if obj.kind in CATALOG_KINDS or is_operator_config(obj.raw)
             for problem in object_problems(obj.raw)
         ]
     if problems:
@@ -596,7 +590,7 @@ def load(
             "kubectl apply with strict field validation reports them:\n  " + "\n  ".join(problems)
         )
     objects, lines = _without_duplicates(kept, duplicates == "error")
-    return Loaded(tuple(objects), tuple(skipped), lines, tuple(notes), tuple(inputs))
+    return Loaded(tuple(objects), tuple(skipped), lines, tuple(notes), tuple(inputs), check)
 
 
 def load_text(text: str | bytes, name: str = "<text>", **options: Any) -> Loaded:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from omerender import constants as c
+from omerender import kubetypes as kt
 from omerender.arguments import check_count, check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
@@ -21,7 +22,7 @@ from omerender.render.result import SharedRunner
 from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
 from omerender.stamps import headless_service, instance_pods, owner_reference, pod_group
 
-__all__ = ["Preview", "RevisionInfo", "preview", "revision_of", "scope_uid"]
+__all__ = ["Preview", "RevisionInfo", "TypedPreview", "preview", "revision_of", "scope_uid"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,29 @@ class Preview:
     controller_revision: dict[str, Any]
     pod_groups: tuple[dict[str, Any], ...]
     pods: tuple[dict[str, Any], ...]
+
+    @property
+    def typed(self) -> TypedPreview:
+        """The same objects as typed views (:mod:`omerender.kubetypes`): the very dicts, no copy."""
+        return TypedPreview(
+            service=cast(kt.Service, self.service),
+            controller_revision=cast(kt.ControllerRevision, self.controller_revision),
+            pod_groups=cast(tuple[kt.PodGroup, ...], self.pod_groups),
+            pods=cast(tuple[kt.Pod, ...], self.pods),
+            templates={r.name: r.typed_template for r in self.render.runners},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TypedPreview:
+    """:attr:`Preview.typed`: the objects of a preview typed for ``mypy --strict``, by runner name for
+    the pod templates."""
+
+    service: kt.Service
+    controller_revision: kt.ControllerRevision
+    pod_groups: tuple[kt.PodGroup, ...]
+    pods: tuple[kt.Pod, ...]
+    templates: Mapping[str, kt.PodTemplateSpec]
 
 
 def scope_uid(replica: InferenceReplica) -> str:

@@ -164,12 +164,12 @@ def review(request: AdmissionRequest, catalog: Catalog | None = None) -> Admissi
     if request.obj is None:
         return AdmissionDecision(False, CODE_BAD_REQUEST, (f"{operation} review carries no object",))
     try:
-        new = parse_object(InferenceReplica, request.obj, kind="InferenceReplica")
+        new = parse_object(InferenceReplica, request.obj, kind="InferenceReplica", strict=False)
         old = None
         if operation == "UPDATE":
             if request.old_obj is None:
                 return AdmissionDecision(False, CODE_BAD_REQUEST, ("UPDATE review carries no old object",))
-            old = parse_object(InferenceReplica, request.old_obj, kind="InferenceReplica")
+            old = parse_object(InferenceReplica, request.old_obj, kind="InferenceReplica", strict=False)
     except InvalidObjectError as exc:
         return AdmissionDecision(False, CODE_BAD_REQUEST, (str(exc),))
     ctx = _Ctx(

@@ -14,15 +14,44 @@ import os
 import sys
 from collections.abc import Sequence
 
-from omerender.cli import diff_cmd, lint_cmd, render_cmd, validate_cmd
 from omerender.cli.collector import collector_paused
-from omerender.cli.io import InputError, forget_origins, loading_in, origin_of, skipped_summary
 from omerender.errors import InvalidObjectError, OmeRenderError
 
 __all__ = ["main"]
 
+# Each command's module and one-line help. A command's module is imported only when that command
+# runs (or its help is asked for): ``omerender --help`` lists them without importing the library.
+# tests/unit/test_cli_startup.py checks that these lines are the ones the modules register.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "render": (
+        "omerender.cli.render_cmd",
+        "render a replica's pod templates, headless Service and ControllerRevision",
+    ),
+    "lint": (
+        "omerender.cli.lint_cmd",
+        "render every model and runtime of a catalog and report every problem",
+    ),
+    "validate": (
+        "omerender.cli.validate_cmd",
+        "check InferenceReplicas against the CRD schema and OME's admission webhook, offline",
+    ),
+    "diff": (
+        "omerender.cli.diff_cmd",
+        "what a catalog or replica change does to each replica: unchanged, rolls or blocks",
+    ),
+    "completion": ("omerender.cli.completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+}
 
-def _parser() -> argparse.ArgumentParser:
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command named on the command line (its first word that is not an option), if any."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in _COMMANDS else None
+
+
+def _parser(only: str | None = None, *, every: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser: every command's (``every``), or ``only`` that command's in full and
+    the others' names and help lines."""
     parser = argparse.ArgumentParser(
         prog="omerender", description="Render OME InferenceReplicas the way OME's controller does."
     )
@@ -33,10 +62,11 @@ def _parser() -> argparse.ArgumentParser:
         help="on an internal error, show the traceback (for a bug report) instead of one line",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    render_cmd.add_parser(sub)
-    lint_cmd.add_parser(sub)
-    validate_cmd.add_parser(sub)
-    diff_cmd.add_parser(sub)
+    for name, (module, help_line) in _COMMANDS.items():
+        if every or name == only:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
 
 
@@ -81,8 +111,9 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args, extra = parser.parse_known_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_command_of(words), every=False)
+    args, extra = parser.parse_known_args(words)
     stray = [word for word in extra if not word.startswith("-")]
     if args.command == "diff" and stray == extra:
         # argparse fills diff's positional list once; the paths it could not place join it, so that
@@ -90,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.folders = [*args.folders, *stray]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from omerender.cli.io import InputError, forget_origins, loading_in, origin_of, skipped_summary
+
     forget_origins()
     if (missing := _missing_extra(args)) is not None:
         print(missing, file=sys.stderr)

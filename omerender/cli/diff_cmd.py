@@ -263,7 +263,7 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
         if obj.get("kind") != KIND:
             continue
         check_replica(obj, where)
-        replica = parse_object(InferenceReplica, obj)
+        replica = parse_object(InferenceReplica, obj, strict=False)
         key = (replica.namespace, replica.metadata.name)
         if key in out:
             raise InputError(f"{where}: {KIND} {key[0]}/{key[1]} appears twice; keep one")
@@ -322,8 +322,9 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
 def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     """The arguments of :func:`add_input_arguments`, read and checked."""
     before_objects, after_objects, replica_paths = _objects(args)
-    before_catalog = Catalog.from_objects(before_objects)
-    after_catalog = Catalog.from_objects(after_objects)
+    # Checked as the loader read them.
+    before_catalog = Catalog.from_objects(before_objects, strict=False)
+    after_catalog = Catalog.from_objects(after_objects, strict=False)
     notes: list[str] = []
     unknown: tuple[frozenset[CatalogKey], frozenset[CatalogKey]] = (frozenset(), frozenset())
     if args.assume_models_ready:

@@ -11,6 +11,7 @@ import yaml
 
 from omerender.cli.shards import in_parts, parts_for
 from omerender.loader import (
+    READ_KINDS,
     Kustomization,
     Loaded,
     LoadError,
@@ -103,6 +104,7 @@ def read(
     *,
     check: bool,
     strict: bool = False,
+    every_kind: bool = False,
 ) -> Loaded:
     """:func:`omerender.load` of the paths a command was given (see :func:`sources`), remembering
     where each object came from (:func:`origin_of`) and what was skipped (:func:`skipped_summary`)."""
@@ -111,6 +113,7 @@ def read(
         check=check,
         duplicates="error" if strict else "last",
         parallel=_parallel(),
+        kinds=None if every_kind else READ_KINDS,
     )
     for obj in loaded.objects:
         _ORIGINS.append((obj.raw, Path(obj.origin.source)))
@@ -120,13 +123,13 @@ def read(
 
 
 def loaded_from(paths: Iterable[str | Path]) -> list[tuple[dict[str, Any], Path]]:
-    """Every object some command reads in the given files and folders (recursively) with its file, in
-    path order: the paths as given, a folder's files sorted by path, a file's documents in order."""
-    return [(obj.raw, Path(obj.origin.source)) for obj in read(paths, check=False).objects]
+    """Every object in the given files and folders (recursively) with its file, in path order: the
+    paths as given, a folder's files sorted by path, a file's documents in order."""
+    return [(obj.raw, Path(obj.origin.source)) for obj in read(paths, check=False, every_kind=True).objects]
 
 
 def load_objects(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Every object some command reads in the given files and folders (recursively)."""
+    """Every object in the given files and folders (recursively), multi-document YAML allowed."""
     return [doc for doc, _ in loaded_from(paths)]
 
 

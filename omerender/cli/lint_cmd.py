@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         assume_ready=args.assume_models_ready,
         parts=parts_for(args.jobs, len(objects), per_part=_OBJECTS_PER_PROCESS),
         run_parts=in_parts,
+        strict=False,  # checked as the loader read them
     )
     if args.output == "json":
         out = to_json(report, assume_ready=args.assume_models_ready)

@@ -100,8 +100,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     raw = load_one(args.replica, "InferenceReplica")
     check_replica(raw, args.replica)
-    replica = parse_object(InferenceReplica, raw)
-    catalog = Catalog.from_objects(catalog_objects(args.objects, args, kustomizations=args.kustomize))
+    replica = parse_object(InferenceReplica, raw, strict=False)  # checked above, as the CLI words it
+    # Checked as the loader read them.
+    catalog = Catalog.from_objects(
+        catalog_objects(args.objects, args, kustomizations=args.kustomize), strict=False
+    )
     assumed = None
     if args.assume_models_ready:
         assumed = assume_models_ready(catalog)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -16,7 +17,8 @@ __all__ = ["KubeModel", "ObjectMeta", "OwnerReference", "parse_object"]
 
 
 class KubeModel(BaseModel):
-    """camelCase on the wire, snake_case in Python; unknown fields kept; instances immutable."""
+    """camelCase on the wire, snake_case in Python; unknown fields kept; instances immutable and
+    hashable (a tool may key a dict or a set by replicas or runtimes)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -24,6 +26,11 @@ class KubeModel(BaseModel):
         extra="allow",
         frozen=True,
     )
+
+    def __hash__(self) -> int:
+        # pydantic's own hash of a frozen model hashes the field values, and pod specs, labels and
+        # unknown fields are dicts: hash the canonical JSON instead. Equal models dump equal JSON.
+        return hash((type(self), json.dumps(self.model_dump(mode="json"), sort_keys=True)))
 
 
 class OwnerReference(KubeModel):
@@ -99,6 +106,32 @@ def _identity(
     )
 
 
+# The kinds each top-level model reads, checked against OME's CRDs when parsing strictly.
+_KINDS: dict[str, frozenset[str]] = {
+    "InferenceReplica": frozenset({"InferenceReplica"}),
+    "ModelResource": frozenset({"BaseModel", "ClusterBaseModel"}),
+    "RuntimeResource": frozenset({"ServingRuntime", "ClusterServingRuntime"}),
+    "FineTunedWeight": frozenset({"FineTunedWeight"}),
+    "InferenceService": frozenset({"InferenceService"}),
+}
+
+
+def _crd_problems(model: type[BaseModel], obj: Mapping[str, Any]) -> tuple[FieldProblem, ...]:
+    """What ``kubectl apply`` with strict field validation refuses in ``obj`` (omerender.crds), for
+    the top-level models; nothing for a model no CRD defines or an object of another kind (the
+    model's own check names the kind)."""
+    kinds, kind = _KINDS.get(model.__name__), obj.get("kind")
+    if kinds is None or not isinstance(kind, str) or kind not in kinds:
+        return ()
+    from omerender.crds import object_problems
+
+    out: list[FieldProblem] = []
+    for problem in object_problems(obj):
+        path, _, message = problem.partition(": ")
+        out.append(FieldProblem(path, message))
+    return tuple(out)
+
+
 def parse_object(
     model: type[M],
     obj: Mapping[str, Any],
@@ -106,8 +139,18 @@ def parse_object(
     kind: str | None = None,
     json_data: bool = False,
     context: Mapping[str, Any] | None = None,
+    strict: bool = True,
 ) -> M:
-    """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming object and fields.
+    """Validate ``obj`` as ``model``; on failure raise InvalidObjectError naming the object and every
+    failing field, each with its fix.
+
+    ``strict`` (the default) checks an object of an OME kind (InferenceReplica, BaseModel,
+    ClusterBaseModel, ServingRuntime, ClusterServingRuntime, FineTunedWeight, InferenceService) as
+    ``kubectl apply`` with strict field validation and the command line check it: the ``apiVersion``
+    the CRD serves, unknown fields (``spec.replcias``), required fields, patterns and ``metadata.name``
+    a DNS-1123 subdomain (``Bad_Name``), and for a replica the names the render derives from it
+    (:func:`omerender.crds.object_problems`). ``strict=False`` reads as leniently as before: unknown
+    fields kept, names unchecked (objects the API server has validated already, or synthetic ones).
 
     ``obj`` may be anything: a value that is not a mapping of JSON-like data (a list, a cyclic or
     too deeply nested value, a non-string key) is an InvalidObjectError too, never a crash.
@@ -126,8 +169,15 @@ def parse_object(
     found = None if json_data else json_problem(obj)
     if found is not None:
         raise InvalidObjectError(*_identity(obj, model, kind), (FieldProblem(*found),))
+    found_crd = _crd_problems(model, obj) if strict else ()
     try:
-        return model.model_validate(obj, context=context)
+        parsed = model.model_validate(obj, context=context)
     except ValidationError as exc:
+        said = {p.path for p in found_crd}
         problems = tuple(_problem(err) for err in exc.errors(include_url=False))
-        raise InvalidObjectError(*_identity(obj, model, kind), problems) from None
+        raise InvalidObjectError(
+            *_identity(obj, model, kind), found_crd + tuple(p for p in problems if p.path not in said)
+        ) from None
+    if found_crd:
+        raise InvalidObjectError(*_identity(obj, model, kind), found_crd)
+    return parsed

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from omerender.kubetypes import PodTemplateSpec
 from omerender.models import InferenceReplica
 
 __all__ = ["Advisory", "Render", "RenderedRunner", "SharedRunner", "TemplateSource"]
@@ -21,6 +22,11 @@ class RenderedRunner:
     name: str
     size: int
     template: dict[str, Any]
+
+    @property
+    def typed_template(self) -> PodTemplateSpec:
+        """:attr:`template` as a typed view (:class:`omerender.kubetypes.PodTemplateSpec`): the same dict."""
+        return cast(PodTemplateSpec, self.template)
 
 
 # The slot that holds a runner's template; a SharedRunner fills it when its template is first read.

@@ -259,3 +259,18 @@ def test_diff_reads_kustomizations_on_each_side(
     code, out, err = run(capsys, "diff", "--before-kustomize", repo, "--after", CATALOG, "-f", REPLICA)
     assert code == 0, err
     assert "unchanged" in out
+
+
+def test_lint_refuses_a_misspelled_kind_naming_file_and_object(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    wrong = yaml.safe_load(MODEL.read_text())
+    wrong["kind"] = "ClusterBaseModle"
+    bad = tmp_path / "model.yaml"
+    bad.write_text(yaml.safe_dump(wrong))
+    code, _, err = run(capsys, "lint", "--no-schema", "--objects", RUNTIME, bad)
+    assert code == 2
+    assert (
+        f"{bad}: ClusterBaseModle llama-3-2-1b-instruct: kind: 'ClusterBaseModle' is not a kind OME "
+        "defines; did you mean ClusterBaseModel?"
+    ) in err

@@ -3,6 +3,7 @@ that names the object and every failing field path."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ def replica_obj(**spec: Any) -> dict[str, Any]:
 
 def problems(model: type[Any], obj: Any) -> InvalidObjectError:
     with pytest.raises(InvalidObjectError) as info:
-        parse_object(model, obj)
+        parse_object(model, obj, strict=False)  # the models' own (Go decoding) checks
     assert isinstance(info.value, OmeRenderError)
     return info.value
 
@@ -134,7 +135,7 @@ def test_field_problem_text() -> None:
 # -- unknown fields ------------------------------------------------------------------------------
 
 
-def test_unknown_fields_are_tolerated_and_kept() -> None:
+def test_unknown_fields_are_tolerated_and_kept_without_strict() -> None:
     model = parse_object(
         ModelResource,
         {
@@ -149,6 +150,7 @@ def test_unknown_fields_are_tolerated_and_kept() -> None:
             },
             "status": {"state": "Ready", "nodesReady": ["gpu-0"]},
         },
+        strict=False,
     )
     assert model.is_ready
     dumped = model.model_dump(by_alias=True)
@@ -159,7 +161,7 @@ def test_unknown_fields_are_tolerated_and_kept() -> None:
     assert dumped["status"]["nodesReady"] == ["gpu-0"]
 
 
-def test_unknown_runtime_and_replica_fields_are_tolerated() -> None:
+def test_unknown_runtime_and_replica_fields_are_tolerated_without_strict() -> None:
     runtime = parse_object(
         RuntimeResource,
         {
@@ -172,10 +174,11 @@ def test_unknown_runtime_and_replica_fields_are_tolerated() -> None:
                 "engineConfig": {"runner": {"name": "c"}, "somethingNew": 1},
             },
         },
+        strict=False,
     )
     assert runtime.piece("engine") == {"runner": {"name": "c"}, "somethingNew": 1}
     replica = parse_object(
-        InferenceReplica, replica_obj(futureKnob={"on": True}, lifecycle={"newPolicy": "x"})
+        InferenceReplica, replica_obj(futureKnob={"on": True}, lifecycle={"newPolicy": "x"}), strict=False
     )
     assert replica.spec.model_extra == {"futureKnob": {"on": True}}
 
@@ -230,15 +233,83 @@ def test_ref_kinds_default() -> None:
 
 def test_model_and_runtime_helpers() -> None:
     model = parse_object(
-        ModelResource, {"kind": "BaseModel", "metadata": {"name": "m"}, "spec": {"disabled": True}}
+        ModelResource,
+        {"kind": "BaseModel", "metadata": {"name": "m"}, "spec": {"disabled": True}},
+        strict=False,
     )
     assert model.is_disabled
     assert not model.is_ready
     runtime = parse_object(
         RuntimeResource,
         {"kind": "ServingRuntime", "metadata": {"name": "r"}, "spec": {"decoderConfig": {"runner": {}}}},
+        strict=False,
     )
     assert runtime.piece("decoder") == {"runner": {}}
     assert runtime.piece("engine") is None
     assert runtime.piece("sidecar") is None
     assert not runtime.is_disabled
+
+
+# -- strictness: the CLI's checks, in the library --------------------------------------------------
+
+
+def _seed_replica() -> dict[str, Any]:
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    loaded: dict[str, Any] = yaml.safe_load((root / "examples" / "llama-pool.yaml").read_text())
+    return loaded
+
+
+def test_strict_parse_refuses_what_the_api_server_refuses_listing_every_problem() -> None:
+    obj = _seed_replica()
+    obj["metadata"]["name"] = "Bad_Name"
+    obj["spec"]["replcias"] = 2
+    error = problems_strict(InferenceReplica, obj)
+    assert str(error) == (
+        "InferenceReplica llama-demo/Bad_Name is invalid: metadata.name: 'Bad_Name' is not a DNS-1123 "
+        "subdomain; use lowercase letters, digits, '-' and '.', starting and ending with a letter or "
+        "digit; spec.replcias: is not a known field; remove it or check its spelling against the CRD"
+    )
+    assert [p.path for p in error.problems] == ["metadata.name", "spec.replcias"]
+    lenient = parse_object(InferenceReplica, obj, strict=False)
+    assert lenient.metadata.name == "Bad_Name"
+
+
+def problems_strict(model: type[Any], obj: Any) -> InvalidObjectError:
+    with pytest.raises(InvalidObjectError) as info:
+        parse_object(model, obj)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda o: o.__setitem__("apiVersion", "ome.io/v1alpha9"),
+            "apiVersion: 'ome.io/v1alpha9' is not served",
+        ),
+        (lambda o: o["spec"].pop("component"), "spec.component: is required"),
+        (lambda o: o["metadata"].__setitem__("name", "x" * 64), "ome.io/inferenceservice label"),
+        (lambda o: o["metadata"].__setitem__("namespace", "Team_A"), "metadata.namespace: 'Team_A'"),
+    ],
+)
+def test_strict_parse_checks_version_required_fields_and_derived_names(edit: Any, expected: str) -> None:
+    obj = _seed_replica()
+    edit(obj)
+    assert expected in str(problems_strict(InferenceReplica, obj))
+
+
+def test_strict_parse_of_catalog_kinds_and_status_left_to_the_controller() -> None:
+    model = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ClusterBaseModel",
+        "metadata": {"name": "m"},
+        "spec": {"modelFormat": {"name": "safetensors"}, "modelFromat": {}},
+        # status is the controller's: the API server drops it from a create, so it is not checked
+        "status": {"state": "SomethingNew"},
+    }
+    error = problems_strict(ModelResource, model)
+    assert [p.path for p in error.problems] == ["spec.modelFromat"]
+    del model["spec"]["modelFromat"]
+    assert parse_object(ModelResource, model).status is not None

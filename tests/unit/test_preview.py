@@ -79,7 +79,7 @@ def refs_catalog(image: str = "img:1", **piece: Any) -> Catalog:
         "metadata": {"name": "rt"},
         "spec": {"engineConfig": {"runner": {"name": "ome-container", "image": image}, **piece}},
     }
-    return Catalog.from_objects([runtime])
+    return Catalog.from_objects([runtime], strict=False)  # a minimal runtime, no apiVersion
 
 
 REFS = {"component": "engine", "runtimeRef": {"name": "rt"}}

@@ -3,11 +3,11 @@ is needed to render a preview."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
-
-import pytest
-import yaml
 
 import omerender
 
@@ -19,15 +19,17 @@ def test_all_names_exist() -> None:
         assert hasattr(omerender, name), name
 
 
-def test_readme_library_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_library_example_is_a_complete_program_that_runs(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text()
-    example = re.search(r"## Using the library\n\n```python\n(.*?)```", readme, re.DOTALL)
+    example = re.search(
+        r"## Using the library\n\nA complete program.*?```python\n(.*?)```", readme, re.DOTALL
+    )
     assert example is not None
-    namespace = {
-        "replica_dict": yaml.safe_load((ROOT / "examples/llama-pool.yaml").read_text()),
-        "model_and_runtime_dicts": [
-            yaml.safe_load(p.read_text()) for p in sorted((ROOT / "examples/catalog").glob("*.yaml"))
-        ],
-    }
-    exec(compile(example.group(1), "README.md", "exec"), namespace)
-    assert re.fullmatch(r"llama-pool-engine-[0-9a-f]{8}\n", capsys.readouterr().out)
+    program = tmp_path / "example.py"
+    program.write_text(example.group(1))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(program)], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"llama-pool-engine-[0-9a-f]{8}\n", done.stdout)
