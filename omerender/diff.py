@@ -203,7 +203,9 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
         return ""
     model = catalog.model_for(replica)
     if model is not None and blocked.reason is BlockReason.RUNTIME_SELECTION_FAILED:
-        from omerender.lint import no_runtime_text
+        # Lint's finding for a model no runtime serves (its words, its closest runtimes), told with
+        # as many of the closest as fit on the line.
+        from omerender.lint import _no_runtime
         from omerender.selection import evaluate_runtimes
 
         try:
@@ -211,8 +213,16 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
         except RenderBlocked:
             report = None
         if report is not None and report.selected is None:
-            for shown in range(3, -1, -1):  # the closest few, as many as fit on the line
-                text = no_runtime_text(model, report, shown)
+            finding = _no_runtime(model, report)
+            head = finding.problem.removeprefix("RuntimeSelectionFailed: ").split("; closest: ")[0]
+            passed_over = len(report.excluded)
+            for shown in range(len(finding.closest), -1, -1):
+                closest = finding.closest[:shown]
+                text = head
+                if closest:
+                    text += "; closest: " + "; ".join(map(str, closest))
+                if passed_over > shown:
+                    text += f"; and {passed_over - shown} more" if closest else f"; {passed_over} passed over"
                 if len(text) <= _MESSAGE_LIMIT:
                     return text
     cut = message[:_MESSAGE_LIMIT]

@@ -57,7 +57,7 @@ from omerender.selection import (
     parse_model_size,
 )
 
-__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects", "no_runtime_text"]
+__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects"]
 
 COMPONENTS = ("engine", "decoder", "router")
 Validator = Callable[[Mapping[str, Any]], Sequence[str]]
@@ -235,13 +235,11 @@ def _closest(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Clo
     return tuple(Closest(ex.runtime.kind, ex.runtime.metadata.name, ex.reason) for ex in ranked[:CLOSEST])
 
 
-def no_runtime_text(model: ModelResource, report: SelectionReport, shown: int = CLOSEST) -> str:
-    """A model no runtime serves, in one line: how many runtimes were checked and the closest
-    ``shown`` (``omerender diff`` quotes it for a replica of that model)."""
+def _no_runtime(model: ModelResource, report: SelectionReport) -> Finding:
     checked = report.namespaced_runtimes + report.cluster_runtimes
-    closest = _closest(report.exclusions, model)[:shown]
+    closest = _closest(report.exclusions, model)
     text = (
-        f"no runtime found to support model {model.metadata.name} with format "
+        f"RuntimeSelectionFailed: no runtime found to support model {model.metadata.name} with format "
         f"{model.spec.model_format.name} in namespace {report.namespace}: none of the {checked} runtimes "
         f"checked qualifies ({report.namespaced_runtimes} namespace-scoped, {report.cluster_runtimes} "
         "cluster-scoped)"
@@ -249,13 +247,6 @@ def no_runtime_text(model: ModelResource, report: SelectionReport, shown: int = 
     if closest:
         more = len(report.exclusions) - len(closest)
         text += "; closest: " + "; ".join(map(str, closest)) + (f"; and {more} more" if more else "")
-    return text
-
-
-def _no_runtime(model: ModelResource, report: SelectionReport) -> Finding:
-    checked = report.namespaced_runtimes + report.cluster_runtimes
-    closest = _closest(report.exclusions, model)
-    text = f"RuntimeSelectionFailed: {no_runtime_text(model, report)}"
     return _finding(model, "engine", text, NO_RUNTIME, checked=checked, closest=closest)
 
 
