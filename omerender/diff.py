@@ -216,15 +216,19 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
             finding = _no_runtime(model, report)
             head = finding.problem.removeprefix("RuntimeSelectionFailed: ").split("; closest: ")[0]
             passed_over = len(report.excluded)
-            for shown in range(len(finding.closest), -1, -1):
-                closest = finding.closest[:shown]
-                text = head
-                if closest:
-                    text += "; closest: " + "; ".join(map(str, closest))
-                if passed_over > shown:
-                    text += f"; and {passed_over - shown} more" if closest else f"; {passed_over} passed over"
+            for shown in range(len(finding.closest), 0, -1):
+                text = head + "; closest: " + "; ".join(map(str, finding.closest[:shown]))
+                text += f"; and {passed_over - shown} more" if passed_over > shown else ""
                 if len(text) <= _MESSAGE_LIMIT:
                     return text
+            if finding.closest:  # the closest one's reason cut to the room left
+                more = f"; and {passed_over - 1} more" if passed_over > 1 else ""
+                room = _MESSAGE_LIMIT - len(head) - len("; closest: ") - len(more)
+                first = str(finding.closest[0])
+                if room > 40:
+                    first = first if len(first) <= room else first[: room - 2] + "…)"
+                    return f"{head}; closest: {first}{more}"
+            return f"{head}; {passed_over} passed over"
     cut = message[:_MESSAGE_LIMIT]
     return f"{cut}… ({len(message) - len(cut)} more characters: -o json has the whole message)"
 
