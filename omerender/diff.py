@@ -3,28 +3,36 @@
 :func:`diff_replicas` renders every replica against the objects before and after a change and says,
 per replica, what OME would do:
 
-==================  =====================================================================  ========
-status              meaning                                                                changed
-==================  =====================================================================  ========
-``unchanged``       renders to the same revision: nothing rolls
-``rolls``           renders to another revision: every Instance rolls to it               yes
-``blocks``          rendered (or blocked for another reason) before, cannot render now;    yes
-                    OME keeps the running pods as they are
-``still-blocked``   blocked before and after for the same reason: the change is not
-                    what blocks it
-``unblocks``        blocked before, renders now: OME creates its pods                      yes
-``new``             only among the after replicas                                          yes
-``removed``         only among the before replicas: OME tears its pods down                yes
-==================  =====================================================================  ========
+=============================  ==============================================================
+status (``--fail-on`` name)     meaning
+=============================  ==============================================================
+``rolls``                      renders to another revision: every Instance rolls to it
+``blocks``                     rendered before (or was unknown until downloaded), cannot render
+                               now; OME keeps the running pods as they are
+``unblocks``                   blocked (or unknown until downloaded) before, renders now
+``new``                        only among the after replicas (rendered, blocked or unknown)
+``removed``                    only among the before replicas: OME tears its pods down
+``unknown``                    "unknown until downloaded": its model, assumed Ready, has no
+                               format name, and OME reads the format from the weights, so the
+                               runtime it will select is unknown (the words and rule of
+                               ``omerender lint --assume-models-ready``)
+``still-blocks``               blocked before and after (for the same or another reason): the
+                               replica never rendered, so the change blocks nothing
+``unchanged``                  renders to the same revision: nothing rolls
+=============================  ==============================================================
 
-``changed`` is what the CLI's exit status reports (1 when any replica changed).
+:attr:`ReplicaDiff.changed` says whether the verdict is a change (a replica unknown on both sides, or
+blocked on both, is none); the CLI's exit status is 1 when a replica has a verdict its ``--fail-on``
+names (``rolls,blocks`` by default), as dyff's ``--set-exit-code``.
 
 Each rolling replica comes with a semantic diff of its runners' pod templates. Keyed lists are
 compared by identity, not position (Kubernetes' strategic-merge keys): containers, init and ephemeral
 containers, volumes, imagePullSecrets, resourceClaims and schedulingGates by ``name``; hostAliases by
 ``ip``; a container's env by ``name``, volumeMounts by ``mountPath`` (a volume may be mounted twice),
-volumeDevices by ``devicePath`` and ports by ``name`` (``containerPort/protocol`` when unnamed). Other
-lists (args, command, tolerations) are positional, as they are to the container runtime.
+volumeDevices by ``devicePath`` and ports by ``name`` (``containerPort/protocol`` when unnamed); any
+other list whose items all carry a distinct ``name`` by that name. A list of scalars (``args``,
+``command``) is aligned as a sequence (:class:`difflib.SequenceMatcher`): one inserted argument is one
+``added`` entry, not a change of every later index. Other lists (tolerations) are positional.
 
 Order still matters to OME: the revision hashes the pod spec's bytes, so reordering env changes the
 revision although no value changed. Such a replica ``rolls``, and its diff says ``order changed`` for
@@ -49,28 +57,35 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from enum import StrEnum
 from typing import Any, Final, Literal
 
-from omerender.catalog import Catalog
-from omerender.errors import RenderBlocked
-from omerender.models import InferenceReplica
+from omerender.catalog import CLUSTER_SCOPED, Catalog, CatalogKey
+from omerender.errors import BlockReason, RenderBlocked
+from omerender.models import InferenceReplica, ModelResource
 from omerender.preview import revision_of
 from omerender.render import RenderedRunner, render
 
 __all__ = [
+    "DEFAULT_FAIL_ON",
+    "DEFAULT_MARKDOWN_CHARS",
+    "LINE_LIMIT",
     "Blocked",
     "Change",
     "Outcome",
     "ReplicaDiff",
     "Status",
+    "counts",
     "diff_replica",
     "diff_replicas",
+    "fails",
     "natural_key",
     "normalise_template",
     "outcome",
+    "parse_fail_on",
     "summary",
     "template_changes",
     "to_json",
@@ -83,18 +98,50 @@ ChangeKind = Literal["changed", "added", "removed", "reordered"]
 
 
 class Status(StrEnum):
-    UNCHANGED = "unchanged"
+    """A replica's verdict; the value is its ``--fail-on`` and JSON name. Listed changes first."""
+
     ROLLS = "rolls"
     BLOCKS = "blocks"
-    STILL_BLOCKED = "still-blocked"
     UNBLOCKS = "unblocks"
     NEW = "new"
     REMOVED = "removed"
+    UNKNOWN = "unknown"
+    STILL_BLOCKS = "still-blocks"
+    UNCHANGED = "unchanged"
+
+    @property
+    def label(self) -> str:
+        """The verdict in words: ``still blocks``, ``unknown until downloaded``."""
+        return _LABELS.get(self, self.value)
 
 
+_LABELS: Final[Mapping[Status, str]] = {
+    Status.UNKNOWN: "unknown until downloaded",
+    Status.STILL_BLOCKS: "still blocks",
+}
 _CHANGED: Final = frozenset(
     {Status.ROLLS, Status.BLOCKS, Status.UNBLOCKS, Status.NEW, Status.REMOVED},
 )
+# What fails the check by default (``--fail-on``): what OME would do to running pods.
+DEFAULT_FAIL_ON: Final = frozenset({Status.ROLLS, Status.BLOCKS})
+# The longest line the text and markdown outputs print, and the longest block message they quote.
+LINE_LIMIT: Final = 500
+_MESSAGE_LIMIT: Final = 440
+
+
+def parse_fail_on(text: str) -> frozenset[Status]:
+    """``rolls,blocks`` -> the statuses; ``none`` (or empty) -> none. Raises ValueError naming the
+    unknown word and the accepted ones."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if words in ([], ["none"]):
+        return frozenset()
+    known = {s.value: s for s in Status}
+    bad = [w for w in words if w not in known]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)}: not a verdict; give a comma-separated list of {', '.join(known)}, or none"
+        )
+    return frozenset(known[w] for w in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,24 +164,97 @@ class Outcome:
     # The runtime the templates came from (None for spec.runners or a blocked render).
     runtime_kind: str | None = None
     runtime_name: str | None = None
+    # Blocked only because the model, assumed Ready, has no format name: unknown until downloaded.
+    unknown: bool = False
+    # The block message shortened for one line (a no-runtime message names every runtime checked).
+    short: str = ""
 
     @property
     def runtime(self) -> str | None:
         """``ClusterServingRuntime srt-x``, or None when no runtime made this render."""
         return f"{self.runtime_kind} {self.runtime_name}" if self.runtime_name else None
 
+    @property
+    def rendered(self) -> bool:
+        return self.revision is not None
 
-def outcome(replica: InferenceReplica, catalog: Catalog) -> Outcome:
+    @property
+    def message(self) -> str:
+        """The block message as the text and markdown print it (at most a few hundred characters)."""
+        if self.blocked is None:
+            return ""
+        return self.short or self.blocked.message
+
+
+def _model_key(model: ModelResource) -> CatalogKey:
+    kind = model.kind
+    return (
+        kind,
+        "" if kind in CLUSTER_SCOPED else (model.metadata.namespace or "default"),
+        model.metadata.name,
+    )
+
+
+def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderBlocked) -> str:
+    """A long block message cut for one line: a model no runtime serves as lint says it (how many
+    runtimes were checked and the closest few), anything else cut with a pointer to the JSON."""
+    message = blocked.message
+    if len(message) <= _MESSAGE_LIMIT:
+        return ""
+    model = catalog.model_for(replica)
+    if model is not None and blocked.reason is BlockReason.RUNTIME_SELECTION_FAILED:
+        # Lint's finding for a model no runtime serves (its words, its closest runtimes), told with
+        # as many of the closest as fit on the line.
+        from omerender.lint import _no_runtime
+        from omerender.selection import evaluate_runtimes
+
+        try:
+            report = evaluate_runtimes(model, catalog, replica.namespace, "engine")
+        except RenderBlocked:
+            report = None
+        if report is not None and report.selected is None:
+            finding = _no_runtime(model, report)
+            head = finding.problem.removeprefix("RuntimeSelectionFailed: ").split("; closest: ")[0]
+            passed_over = len(report.excluded)
+            for shown in range(len(finding.closest), 0, -1):
+                text = head + "; closest: " + "; ".join(map(str, finding.closest[:shown]))
+                text += f"; and {passed_over - shown} more" if passed_over > shown else ""
+                if len(text) <= _MESSAGE_LIMIT:
+                    return text
+            if finding.closest:  # the closest one's reason cut to the room left
+                more = f"; and {passed_over - 1} more" if passed_over > 1 else ""
+                room = _MESSAGE_LIMIT - len(head) - len("; closest: ") - len(more)
+                first = str(finding.closest[0])
+                if room > 40:
+                    first = first if len(first) <= room else first[: room - 2] + "…)"
+                    return f"{head}; closest: {first}{more}"
+            return f"{head}; {passed_over} passed over"
+    cut = message[:_MESSAGE_LIMIT]
+    return f"{cut}… ({len(message) - len(cut)} more characters: -o json has the whole message)"
+
+
+def outcome(
+    replica: InferenceReplica, catalog: Catalog, unknown_models: Collection[CatalogKey] = ()
+) -> Outcome:
     """Render ``replica`` against ``catalog`` and compute its revision as OME's controller does.
 
     A template holding a value Kubernetes' Go types refuse blocks as ``RenderFailed`` naming the
     field, like any other render that cannot proceed (the fault may be the runtime's, not the replica's).
+    ``unknown_models``: the models assumed Ready without a format name
+    (:attr:`omerender.readiness.AssumedReady.format_unknown`); a render of one that blocks is
+    :attr:`Outcome.unknown`.
     """
     try:
         result = render(replica, catalog)
         revision = revision_of(result)
     except RenderBlocked as blocked:
-        return Outcome(blocked=Blocked(blocked.reason.value, blocked.message))
+        model = catalog.model_for(replica) if unknown_models else None
+        unknown = model is not None and _model_key(model) in unknown_models
+        return Outcome(
+            blocked=Blocked(blocked.reason.value, blocked.message),
+            unknown=unknown,
+            short=_short_message(replica, catalog, blocked),
+        )
     return Outcome(
         revision=revision.name,
         runners=result.runners,
@@ -223,8 +343,24 @@ def normalise_template(template: Mapping[str, Any]) -> dict[str, Any]:
                             if sub in container:
                                 container[sub] = _keyed(container[sub], key)
                         containers[name] = container
-        out["spec"] = spec
+        out["spec"] = _named_lists(spec)
     return out
+
+
+def _named_lists(value: Any) -> Any:
+    """``value`` with every list whose items all carry a distinct ``name`` keyed by it (resources'
+    claims, a projected volume's items...), the lists keyed already walked into."""
+    if isinstance(value, _Keyed):
+        out: Any = _Keyed()
+        out.update((k, _named_lists(v)) for k, v in value.items())
+        return out
+    if isinstance(value, Mapping):
+        return {k: _named_lists(v) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        names = [v.get("name") for v in value]
+        if all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names):
+            return _named_lists(_keyed(value, _BY_NAME))
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -362,6 +498,45 @@ def _order_changes(
     return out
 
 
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _aligned(where: str, old: list[Any], new: list[Any], path: str) -> Iterator[Change]:
+    """A scalar list's difference by sequence alignment: entries removed (at their index before) and
+    added (at their index after); a run replaced by one as long is changed entry by entry."""
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                yield Change(where, f"{path}[{j1 + k}]", "changed", old[i1 + k], new[j1 + k])
+            continue
+        for i in range(i1, i2):
+            yield Change(where, f"{path}[{i}]", "removed", old[i], None)
+        for j in range(j1, j2):
+            yield Change(where, f"{path}[{j}]", "added", None, new[j])
+
+
+def _sequences(
+    where: str, old: Any, new: Any, parts: list[Any], roots: tuple[Any, Any], out: list[Change]
+) -> Any:
+    """``new`` with every list of scalars that differs from ``old``'s replaced by ``old``'s, the
+    differences appended to ``out`` as :func:`_aligned` finds them."""
+    if isinstance(old, list) and isinstance(new, list):
+        if old != new and all(_scalar(v) for v in (*old, *new)):
+            out.extend(_aligned(where, old, new, _path_text(parts, *roots)))
+            return old
+        return new
+    if not (isinstance(old, Mapping) and isinstance(new, Mapping)) or old == new:
+        return new
+    copy: Any = _Keyed() if isinstance(new, _Keyed) else {}
+    for key, value in new.items():
+        copy[key] = _sequences(where, old[key], value, [*parts, key], roots, out) if key in old else value
+    return copy
+
+
 def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     if before == after:  # the common case in a large fleet: skip deepdiff
         return []
@@ -370,7 +545,11 @@ def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, An
 
     old, new = normalise_template(before), normalise_template(after)
     changes: list[Change] = []
-    tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2)
+    # Lists of scalars are aligned here; deepdiff then sees them equal.
+    new = _sequences(where, old, new, [], (old, new), changes)
+    # threshold_to_diff_deeper=0: always compare keyed entries one by one (deepdiff's default reports
+    # a whole env as one change once two thirds of its keys are new).
+    tree = DeepDiff(old, new, ignore_order=False, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
     for report, levels in tree.items():
         kind = _REPORTS.get(report, "changed")
         for level in levels:
@@ -445,46 +624,52 @@ class ReplicaDiff:
 
     @property
     def changed(self) -> bool:
-        """Whether OME would act on it: it rolls, blocks, unblocks, appears or goes."""
+        """Whether the verdict is a change: it rolls, blocks, unblocks, appears or goes, or its
+        runtime became unknown until downloaded (a replica unknown or blocked on both sides is none)."""
+        if self.status is Status.UNKNOWN:
+            return self.before is not None and not self.before.unknown
         return self.status in _CHANGED
+
+    @property
+    def listed(self) -> bool:
+        """Whether the outputs list it without ``--show-unchanged``: a changed verdict, or template
+        differences the revision does not hash."""
+        return self.changed or (self.status is Status.UNCHANGED and bool(self.changes))
 
     @property
     def headline(self) -> str:
         old, new = self.before, self.after
         if self.status is Status.NEW and new is not None:
-            return f"new, blocks {new.blocked.reason}" if new.blocked else f"new -> {new.revision}"
+            return f"new, {_state(new)}" if not new.rendered else f"new -> {new.revision}"
         if self.status is Status.REMOVED and old is not None:
-            return (
-                f"removed (was blocked {old.blocked.reason})"
-                if old.blocked
-                else f"removed (was {old.revision})"
-            )
+            return f"removed (was {_state(old) if not old.rendered else old.revision})"
         if old is None or new is None:  # pragma: no cover - only NEW and REMOVED lack a side
-            return self.status.value
+            return self.status.label
+        was = _was(old, new)
         if self.status is Status.ROLLS:
             return f"rolls {old.revision} -> {new.revision}"
-        if self.status is Status.BLOCKS and new.blocked is not None:
-            was = f" (was {old.blocked.reason})" if old.blocked else ""
-            return f"blocks {new.blocked.reason}{was}"
-        if self.status is Status.STILL_BLOCKED and new.blocked is not None:
-            return f"still blocks {new.blocked.reason}"
+        if self.status is Status.UNKNOWN:
+            return f"{self.status.label}{was}"
+        if self.status in (Status.BLOCKS, Status.STILL_BLOCKS) and new.blocked is not None:
+            # A replica that ran: its notes name the revision OME keeps running.
+            return f"{self.status.label} {new.blocked.reason}{'' if old.rendered else was}"
         if self.status is Status.UNBLOCKS:
             return f"unblocks -> {new.revision}"
-        return self.status.value
+        return self.status.label
 
     @property
     def result(self) -> str:
-        """The status and the block reason, without revisions: ``rolls``, ``blocks ModelNotFound``."""
+        """The verdict and the block reason, without revisions: ``rolls``, ``blocks ModelNotFound``."""
         side = self.after if self.after is not None else self.before
+        if side is not None and side.unknown and self.status is not Status.UNKNOWN:
+            return f"{self.status.label}, unknown until downloaded"  # new or removed
         reason = side.blocked.reason if side is not None and side.blocked is not None else None
-        if reason is None:
+        if reason is None or self.status is Status.UNKNOWN:
             switch = self.runtime_change
-            return f"{self.status.value}, runtime {switch[0]} -> {switch[1]}" if switch else self.status.value
-        if self.status is Status.BLOCKS:
-            return f"blocks {reason}"
-        if self.status is Status.STILL_BLOCKED:
-            return f"still blocks {reason}"
-        return f"{self.status.value}, blocked {reason}"  # new or removed while blocked
+            return f"{self.status.label}, runtime {switch[0]} -> {switch[1]}" if switch else self.status.label
+        if self.status in (Status.BLOCKS, Status.STILL_BLOCKS):
+            return f"{self.status.label} {reason}"
+        return f"{self.status.label}, blocked {reason}"  # new or removed while blocked
 
     @property
     def runtime_change(self) -> tuple[str, str] | None:
@@ -502,13 +687,45 @@ class ReplicaDiff:
     @property
     def notes(self) -> tuple[str, ...]:
         out: list[str] = []
-        if self.after is not None and self.after.blocked is not None:
-            out.append(f"{self.after.blocked.reason}: {self.after.blocked.message}")
-            if self.before is not None and self.before.revision is not None:
-                out.append(f"OME keeps the running pods on {self.before.revision}")
+        after = self.after
+        if after is not None and after.unknown:
+            out.append(
+                "its model has no format name: the runtime is unknown until OME has downloaded the "
+                "weights and read the format from them"
+            )
+        elif after is not None and after.blocked is not None:
+            out.append(f"{after.blocked.reason}: {after.message}")
+        if after is not None and not after.rendered and self.before is not None and self.before.rendered:
+            out.append(f"OME keeps the running pods on {self.before.revision}")
         if self.status is Status.UNCHANGED and self.changes:
             out.append("these differences are outside the revision hash: OME replaces no pods")
+        if self.status is Status.NEW and after is not None and after.rendered:
+            out.append(f"OME creates its pods on {after.revision}")
+        if self.status is Status.REMOVED and self.before is not None and self.before.rendered:
+            out.append(f"OME deletes its pods (on {self.before.revision})")
         return tuple(out)
+
+
+def _state(side: Outcome) -> str:
+    """A side that did not render, in words: ``unknown until downloaded``, ``blocks ModelNotFound``."""
+    if side.unknown:
+        return Status.UNKNOWN.label
+    return f"blocks {side.blocked.reason}" if side.blocked is not None else "renders"
+
+
+def _was(old: Outcome, new: Outcome) -> str:
+    """`` (was ...)`` when the before side's state says more than the verdict does."""
+    if old.rendered:
+        return f" (was {old.revision})" if not new.rendered else ""
+    if old.unknown != new.unknown or (
+        old.blocked is not None and new.blocked is not None and old.blocked.reason != new.blocked.reason
+    ):
+        return f" (was {'unknown until downloaded' if old.unknown else _blocked_reason(old)})"
+    return ""
+
+
+def _blocked_reason(side: Outcome) -> str:
+    return side.blocked.reason if side.blocked is not None else "rendered"
 
 
 def _status(old: Outcome | None, new: Outcome | None) -> Status:
@@ -516,9 +733,12 @@ def _status(old: Outcome | None, new: Outcome | None) -> Status:
         return Status.NEW
     if new is None:
         return Status.REMOVED
+    if new.unknown:
+        return Status.UNKNOWN
     if new.blocked is not None:
-        same = old.blocked is not None and old.blocked.reason == new.blocked.reason
-        return Status.STILL_BLOCKED if same else Status.BLOCKS
+        # Blocks only what ran (or may run: unknown until downloaded); a replica that never rendered
+        # still blocks, whatever the reason is now.
+        return Status.BLOCKS if old.rendered or old.unknown else Status.STILL_BLOCKS
     if old.blocked is not None:
         return Status.UNBLOCKS
     return Status.UNCHANGED if old.revision == new.revision else Status.ROLLS
@@ -529,13 +749,17 @@ def diff_replica(
     after: InferenceReplica | None,
     before_catalog: Catalog,
     after_catalog: Catalog,
+    *,
+    before_unknown: Collection[CatalogKey] = (),
+    after_unknown: Collection[CatalogKey] = (),
 ) -> ReplicaDiff:
-    """Render the replica on both sides (either may be None: added or removed) and compare."""
+    """Render the replica on both sides (either may be None: added or removed) and compare.
+    ``before_unknown``/``after_unknown``: each side's models assumed Ready without a format name."""
     known = after or before
     if known is None:
         raise ValueError("diff_replica needs the replica on at least one side")
-    old = outcome(before, before_catalog) if before is not None else None
-    new = outcome(after, after_catalog) if after is not None else None
+    old = outcome(before, before_catalog, before_unknown) if before is not None else None
+    new = outcome(after, after_catalog, after_unknown) if after is not None else None
     changes: tuple[Change, ...] = ()
     if old is not None and new is not None and old.blocked is None and new.blocked is None:
         changes = (*template_changes(old.runners, new.runners), *_revision_changes(old, new))
@@ -547,35 +771,105 @@ def diff_replicas(
     after: Mapping[ReplicaKey, InferenceReplica],
     before_catalog: Catalog,
     after_catalog: Catalog,
+    *,
+    before_unknown: Collection[CatalogKey] = (),
+    after_unknown: Collection[CatalogKey] = (),
 ) -> tuple[ReplicaDiff, ...]:
     """Every replica of either side, matched by (namespace, name), sorted by namespace and name."""
+    old_unknown, new_unknown = frozenset(before_unknown), frozenset(after_unknown)
     return tuple(
-        diff_replica(before.get(key), after.get(key), before_catalog, after_catalog)
+        diff_replica(
+            before.get(key),
+            after.get(key),
+            before_catalog,
+            after_catalog,
+            before_unknown=old_unknown,
+            after_unknown=new_unknown,
+        )
         for key in sorted(set(before) | set(after))
     )
 
 
 # -- output -----------------------------------------------------------------------------------------------
 
+# Values quoted in a change line of the text and markdown outputs (two per line, within LINE_LIMIT).
+_SHOWN_VALUE = 200
+# Changes one markdown block lists before it counts the rest (the JSON lists them all).
+_SHOWN_CHANGES = 40
+DEFAULT_MARKDOWN_CHARS: Final = 60_000
+_ORDER: Final = {s: i for i, s in enumerate(Status)}
+
+
+def counts(diffs: Iterable[ReplicaDiff]) -> dict[Status, int]:
+    """How many replicas have each verdict, every verdict present (in :class:`Status` order)."""
+    found = Counter(d.status for d in diffs)
+    return {s: found[s] for s in Status}
+
+
+def fails(diffs: Iterable[ReplicaDiff], fail_on: Collection[Status] = DEFAULT_FAIL_ON) -> bool:
+    """Whether some replica has a verdict ``fail_on`` names: the CLI then exits 1."""
+    return any(d.status in fail_on for d in diffs)
+
 
 def summary(diffs: Iterable[ReplicaDiff]) -> str:
-    """``3 replicas: 1 rolls, 2 unchanged`` (statuses in a fixed order)."""
-    counts = Counter(d.status for d in diffs)
-    total = sum(counts.values())
-    parts = [f"{counts[s]} {s.value}" for s in Status if counts[s]]
+    """``3 replicas: 2 rolls, 1 unchanged`` (verdicts in :class:`Status` order)."""
+    found = counts(diffs)
+    total = sum(found.values())
+    parts = [f"{n} {s.label}" for s, n in found.items() if n]
     return f"{total} replica{'s' if total != 1 else ''}: {', '.join(parts) or 'none'}"
 
 
-def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> str:
-    """``notes`` (what the comparison assumed) first, then one headline per replica, then its changes
-    and notes indented by two spaces."""
-    lines: list[str] = [f"note: {note}" for note in notes]
-    for d in diffs:
-        lines.append(f"{d.key}: {d.headline}")
-        lines.extend(f"  {note}" for note in d.lead)
-        lines.extend(f"  {change.line()}" for change in d.changes)
-        lines.extend(f"  {note}" for note in d.notes)
-    return "".join(f"{line}\n" for line in lines)
+def _cap(line: str, limit: int = LINE_LIMIT) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
+    """A replica's lines under its headline: runtime switch, changes (the first ``shown``), notes."""
+    changes = d.changes if shown is None else d.changes[:shown]
+    out = [*d.lead, *(c.line(limit=_SHOWN_VALUE) for c in changes)]
+    if len(changes) < len(d.changes):
+        out.append(f"… and {len(d.changes) - len(changes)} more changes (-o json lists every one)")
+    out.extend(d.notes)
+    return [_cap(line) for line in out]
+
+
+def _merged(notes: Sequence[str]) -> list[str]:
+    """``before: X`` and ``after: X`` as one ``X (before and after)``; other notes as they are."""
+    out: list[str] = []
+    for note in notes:
+        side, _, text = note.partition(": ")
+        if side == "after" and f"before: {text}" in out:
+            out[out.index(f"before: {text}")] = f"{text} (before and after)"
+        else:
+            out.append(note)
+    return out
+
+
+def _hidden_note(hidden: Sequence[ReplicaDiff]) -> str:
+    found = Counter(d.status for d in hidden)
+    parts = ", ".join(f"{found[s]} {s.label}" for s in Status if found[s])
+    return (
+        f"{len(hidden)} replica{'s' if len(hidden) != 1 else ''} whose verdict did not change "
+        f"not listed ({parts}); --show-unchanged lists them"
+    )
+
+
+def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = (), show_unchanged: bool = False) -> str:
+    """``notes`` (what the comparison assumed) first, then one headline per replica whose verdict
+    changed (every replica with ``show_unchanged``), its changes and notes indented by two spaces,
+    then one note counting the replicas left unlisted. No line is longer than :data:`LINE_LIMIT`."""
+    items = list(diffs)
+    lines: list[str] = [_cap(f"note: {note}") for note in _merged(notes)]
+    hidden: list[ReplicaDiff] = []
+    for d in items:
+        if not (show_unchanged or d.listed):
+            hidden.append(d)
+            continue
+        lines.append(_cap(f"{d.key}: {d.headline}"))
+        lines.extend(f"  {line}" for line in _body(d))
+    if hidden:
+        lines.append(f"note: {_hidden_note(hidden)}")
+    return "".join(f"{_cap(line)}\n" for line in lines)
 
 
 def _outcome_json(side: Outcome | None) -> dict[str, Any] | None:
@@ -587,14 +881,20 @@ def _outcome_json(side: Outcome | None) -> dict[str, Any] | None:
         "revision": side.revision,
         "runtime": runtime,
         "blocked": {"reason": blocked.reason, "message": blocked.message} if blocked else None,
+        "unknownUntilDownloaded": side.unknown,
     }
 
 
-def to_json(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> dict[str, Any]:
-    """``{"replicas": [...], "summary": {status: count}, "changed": bool, "notes": [...]}``; values
-    unabridged; each side names the runtime it rendered from."""
+def to_json(
+    diffs: Iterable[ReplicaDiff],
+    *,
+    notes: Sequence[str] = (),
+    fail_on: Collection[Status] = DEFAULT_FAIL_ON,
+) -> dict[str, Any]:
+    """``{"replicas": [...], "summary": {verdict: count}, "changed": bool, "failOn": [...],
+    "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
+    rendered from."""
     items = list(diffs)
-    counts = Counter(d.status for d in items)
     return {
         "notes": list(notes),
         "replicas": [
@@ -612,8 +912,10 @@ def to_json(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> dict[
             }
             for d in items
         ],
-        "summary": {s.value: counts[s] for s in Status},
+        "summary": {s.value: n for s, n in counts(items).items()},
         "changed": any(d.changed for d in items),
+        "failOn": [s.value for s in Status if s in fail_on],
+        "fails": fails(items, fail_on),
     }
 
 
@@ -624,6 +926,8 @@ def _cell(text: str) -> str:
 def _side_cell(side: Outcome | None) -> str:
     if side is None:
         return "—"
+    if side.unknown:
+        return "unknown until downloaded"
     if side.blocked is not None:
         return f"blocked: {_cell(side.blocked.reason)}"
     return f"`{side.revision}`"
@@ -643,37 +947,75 @@ def _count(changes: int) -> str:
     return f" ({changes} change{'s' if changes != 1 else ''})" if changes else ""
 
 
-def to_markdown(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = ()) -> str:
-    """A pull-request comment: a table of the replicas that change, a collapsible block for each.
+def _verdict_table(items: Sequence[ReplicaDiff], fail_on: Collection[Status]) -> str:
+    rows = "".join(
+        f"| {s.label} | {n} | {'yes' if s in fail_on else 'no'} |\n"
+        for s, n in counts(items).items()
+        if n or s in fail_on
+    )
+    return f"| Verdict | Replicas | Fails the check |\n| --- | ---: | --- |\n{rows}"
 
-    Unchanged replicas are listed in one collapsed block at the end, so a large fleet stays readable.
+
+def _block(d: ReplicaDiff) -> str:
+    body = "".join(f"{line}\n" for line in _body(d, _SHOWN_CHANGES))
+    return (
+        f"\n<details>\n<summary><code>{_html(d.key)}</code> {_html(d.headline)}"
+        f"{_count(len(d.changes))}</summary>\n\n"
+        + (_fence(body) if body else "No template changes.\n")
+        + "\n</details>\n"
+    )
+
+
+def to_markdown(
+    diffs: Iterable[ReplicaDiff],
+    *,
+    notes: Sequence[str] = (),
+    fail_on: Collection[Status] = DEFAULT_FAIL_ON,
+    max_chars: int | None = DEFAULT_MARKDOWN_CHARS,
+    show_unchanged: bool = False,
+    full_report: str | None = None,
+) -> str:
+    """A pull-request comment: a table counting every verdict, then the replicas whose verdict
+    changed (every replica with ``show_unchanged``), those that fail the check first, one row each and
+    one collapsed ``<details>`` block each.
+
+    The comment stays within ``max_chars`` (None: no limit): replicas that do not fit are left out,
+    and a last line says how many and where the full report is (``full_report``, the file
+    ``--report`` wrote, else ``-o json``). No line is longer than :data:`LINE_LIMIT`.
     """
     items = list(diffs)
-    moving: list[ReplicaDiff] = []
-    still: list[ReplicaDiff] = []
-    for d in items:  # one pass: "d not in moving" compared every pair of a fleet
-        (moving if d.status is not Status.UNCHANGED or d.changes else still).append(d)
-    out = [f"### omerender diff: {summary(items)}\n\n"]
-    out.extend(f"> {_html(note)}\n\n" for note in notes)
-    if moving:
-        out.append("| Replica | Result | Before | After |\n| --- | --- | --- | --- |\n")
-        for d in moving:
-            out.append(
-                f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |\n"
-            )
-        for d in moving:
-            body = "".join(f"{n}\n" for n in d.lead)
-            body += "".join(f"{c.line(limit=None)}\n" for c in d.changes)
-            body += "".join(f"{n}\n" for n in d.notes)
-            out.append(
-                f"\n<details>\n<summary><code>{_html(d.key)}</code> {_html(d.headline)}"
-                f"{_count(len(d.changes))}</summary>\n\n"
-            )
-            out.append(_fence(body) if body else "No template changes.\n")
-            out.append("\n</details>\n")
-    else:
-        out.append("No replica rolls or blocks.\n")
-    if still:
-        names = "".join(f"- `{d.key}`\n" for d in still)
-        out.append(f"\n<details>\n<summary>{len(still)} unchanged</summary>\n\n{names}\n</details>\n")
+    shown = [d for d in items if show_unchanged or d.listed]
+    shown.sort(key=lambda d: (d.status not in fail_on, _ORDER[d.status], d.namespace, d.name))
+    hidden = [d for d in items if not (show_unchanged or d.listed)]
+    head = [f"### omerender diff: {summary(items)}\n\n", _verdict_table(items, fail_on), "\n"]
+    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in _merged(notes))
+    if hidden:
+        head.append(_hidden_note(hidden) + ".\n\n")
+    if not shown:
+        head.append("No replica changes its verdict.\n")
+        return "".join(head)
+    table = "| Replica | Result | Before | After |\n| --- | --- | --- | --- |\n"
+    rows = [
+        _cap(f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |") + "\n"
+        for d in shown
+    ]
+    blocks = [_block(d) for d in shown]
+    where = f"the file `{full_report}`" if full_report else "`omerender diff -o json` (or `--report PATH`)"
+    cut_line = (
+        "\n**{left} of {total} listed replicas left out** to keep this comment under {limit} "
+        f"characters; the full report: {where}.\n"
+    )
+    used = sum(map(len, head)) + len(table)
+    fit = len(shown)
+    if max_chars is not None:
+        reserve = len(cut_line) + 40
+        fit = 0
+        for row, block in zip(rows, blocks, strict=True):
+            if used + len(row) + len(block) + reserve > max_chars:
+                break
+            used += len(row) + len(block)
+            fit += 1
+    out = [*head, table, *rows[:fit], *blocks[:fit]]
+    if fit < len(shown):
+        out.append(cut_line.format(left=len(shown) - fit, total=len(shown), limit=max_chars))
     return "".join(out)

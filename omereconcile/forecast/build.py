@@ -1,7 +1,8 @@
 """From ``omerender diff``'s answer to a forecast: which replicas roll, and what each costs.
 
-Only replicas that ``rolls`` are forecast. Replicas that appear, go, block or unblock are listed with
-the diff's status (they are not a roll). Multi-pod Instances of one leader and a fixed number of
+Only replicas that ``rolls`` are forecast. Replicas that appear, go, block, unblock, still block or are
+unknown until downloaded are listed with the diff's verdict (they are not a roll). Replicas that do not
+roll hold their accelerators pod by pod (:class:`~omereconcile.forecast.world.Nodes`). Multi-pod Instances of one leader and a fixed number of
 workers are forecast as the planner rolls them, as whole gangs (a replacement gang at a new index),
 placed all-or-nothing as the gang scheduler binds them; other multi-pod shapes (a runner of several
 pods, a worker count that changes) are listed as not covered: the forecast does not guess.
@@ -28,6 +29,7 @@ __all__ = ["Forecast", "NotForecast", "forecast"]
 class NotForecast:
     key: str
     why: str
+    changed: bool = True  # the diff's: its verdict is a change (not still blocks or unknown twice)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Forecast:
     @property
     def changed(self) -> bool:
         """The diff's verdict: something rolls, blocks, unblocks, appears or goes."""
-        return bool(self.replicas) or any(n.why != "unchanged" for n in self.not_forecast)
+        return bool(self.replicas) or any(n.changed for n in self.not_forecast)
 
     @property
     def short_of_capacity(self) -> bool:
@@ -75,10 +77,13 @@ def _object(replica: InferenceReplica) -> dict[str, Any]:
     return replica.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def _gpus(o: Outcome | None, names: Sequence[str]) -> int:
+def _pod_gpus(o: Outcome | None, names: Sequence[str]) -> tuple[int, ...]:
+    """The accelerators of each pod of one Instance (a gang's leader and each worker), runner by runner."""
     if o is None:
-        return 0
-    return sum(pod_gpus({"spec": r.template.get("spec") or {}}, names) * r.size for r in o.runners)
+        return ()
+    return tuple(
+        gpus for r in o.runners for gpus in [pod_gpus({"spec": r.template.get("spec") or {}}, names)] * r.size
+    )
 
 
 def forecast(
@@ -102,7 +107,7 @@ def forecast(
     the operator's (None: the simulator's, OME's chart defaults)."""
     items: list[ReplicaInput] = []
     skipped: list[NotForecast] = []
-    reserved: list[int] = []
+    reserved: list[tuple[int, ...]] = []  # per Instance that stays, its pods' accelerators
     unchanged = 0
     for d in diffs:
         key = (d.namespace, d.name)
@@ -114,9 +119,9 @@ def forecast(
         if d.status is not Status.ROLLS:
             if d.status is Status.UNCHANGED:
                 unchanged += 1
-                reserved.extend([_gpus(d.after, gpu_names)] * size)
+                reserved.extend([_pod_gpus(d.after, gpu_names)] * size)
             else:
-                skipped.append(NotForecast(d.key, d.result))
+                skipped.append(NotForecast(d.key, d.result, d.changed))
             continue
         if old is None or new is None or d.before is None or d.after is None:  # pragma: no cover
             continue  # a replica that rolls is on both sides
@@ -142,13 +147,14 @@ def forecast(
                 workers,
             )
         )
-    nodes = Nodes(capacity, tuple(g for g in reserved if g))
+    held = sum(sum(pods) for pods in reserved)
+    nodes = Nodes(capacity, tuple(pods for pods in reserved if sum(pods)))
     if capacity is not None and nodes.unplaced_reserved():
         raise ForecastInputError(
             f"the capacity given ({len(capacity)} nodes, {sum(capacity)} accelerators) does not hold the "
-            f"replicas that do not roll ({sum(reserved)} accelerators); give the cluster's capacity"
+            f"replicas that do not roll ({held} accelerators, placed pod by pod); give the cluster's capacity"
         )
     per, totals = simulate(
         items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds, settings=settings
     )
-    return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, sum(reserved))
+    return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, held)

@@ -79,6 +79,21 @@ def _row(r: ReplicaForecast) -> list[str]:
     ]
 
 
+def _kept_out(f: Forecast) -> str | None:
+    """One line counting the replicas not forecast whose verdict did not change (unknown until
+    downloaded or blocked on both sides): a catalog kept in git has hundreds, listed by name in JSON."""
+    quiet = [n for n in f.not_forecast if not n.changed]
+    if not quiet:
+        return None
+    kinds: dict[str, int] = {}
+    for n in quiet:
+        verdict = n.why.split(" (")[0].split(",")[0]
+        verdict = "still blocks" if verdict.startswith("still blocks") else verdict
+        kinds[verdict] = kinds.get(verdict, 0) + 1
+    parts = ", ".join(f"{count} {verdict}" for verdict, count in kinds.items())
+    return f"{_plural(len(quiet), 'replica')} whose verdict did not change not forecast ({parts})"
+
+
 _HEAD = ["REPLICA", "REPLACED", "STEPS", "FLOOR", "PODS", "GPUS", "DURATION", "HOLDS"]
 _TITLES = {"GPUS": "GPUs", "PODS": "Pods"}
 
@@ -88,7 +103,9 @@ def to_text(f: Forecast) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
     lines = [ln.rstrip() for ln in lines] if f.replicas else []
-    lines.extend(f"{n.key}: not forecast ({n.why})" for n in f.not_forecast)
+    lines.extend(f"{n.key}: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+    if (quiet := _kept_out(f)) is not None:
+        lines.append(quiet)
     lines.append(f"total: {headline(f)}")
     return "\n".join(lines) + "\n"
 
@@ -100,7 +117,9 @@ def to_markdown(f: Forecast) -> str:
         out.append("|" + "---|" * len(_HEAD))
         out.extend("| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in f.replicas)
         out.append("")
-    out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast)
+    out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+    if (quiet := _kept_out(f)) is not None:
+        out.append(f"- {quiet}")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -142,6 +161,6 @@ def to_json(f: Forecast) -> dict[str, Any]:
             "cannotCompleteWithCapacity": f.short_of_capacity,
         },
         "replicas": [_replica_json(r) for r in f.replicas],
-        "notForecast": [{"replica": n.key, "why": n.why} for n in f.not_forecast],
+        "notForecast": [{"replica": n.key, "why": n.why, "changed": n.changed} for n in f.not_forecast],
         "unchanged": f.unchanged,
     }

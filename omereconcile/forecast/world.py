@@ -121,25 +121,28 @@ class ForecastSim(Sim):
 
 @dataclass
 class Nodes:
-    """GPU nodes (``None``: room for everything) and the pods placed on them, first fit."""
+    """GPU nodes (``None``: room for everything) and the pods placed on them, first fit, pod by pod:
+    the pods of one gang go on any nodes with room, all of them or none."""
 
     gpus_per_node: tuple[int, ...] | None = None
-    # Accelerators of pods that stay as they are (replicas the change does not roll), placed first.
-    reserved: tuple[int, ...] = ()
+    # Pods that stay as they are (replicas the change does not roll), placed first: one entry per
+    # Instance, the accelerators of each of its pods (a gang's leader and workers).
+    reserved: tuple[tuple[int, ...], ...] = ()
     sims: list[ForecastSim] = field(default_factory=list)
 
     def unplaced_reserved(self) -> int:
-        """How many of the ``reserved`` pods do not fit at all."""
+        """How many of the ``reserved`` Instances do not fit at all."""
         return len(self._base()[1])
 
-    def _base(self) -> tuple[list[int], list[int]]:
+    def _base(self) -> tuple[list[int], list[tuple[int, ...]]]:
         assert self.gpus_per_node is not None
         free, left = list(self.gpus_per_node), []
-        for need in self.reserved:
-            node = next((i for i, f in enumerate(free) if f >= need), None)
-            if node is None:
-                left.append(need)
-            else:
+        for pods in self.reserved:
+            nodes = _first_fit(free, pods)
+            if nodes is None:
+                left.append(pods)
+                continue
+            for need, node in zip(pods, nodes, strict=True):
                 free[node] -= need
         return free, left
 
@@ -192,12 +195,19 @@ class Nodes:
         """First fit of every need at once (None: not all of them fit)."""
         if self.gpus_per_node is None:
             return [0] * len(needs)
-        free = self._free()
-        out: list[int] = []
-        for need in needs:
-            node = 0 if need == 0 else next((i for i, f in enumerate(free) if f >= need), None)
-            if node is None:
-                return None
-            free[node] -= need
-            out.append(node)
-        return out
+        return _first_fit(self._free(), needs)
+
+
+def _first_fit(free: Sequence[int], needs: Sequence[int]) -> list[int] | None:
+    """The node of each need, first fit pod by pod on what is ``free`` (not changed), or None when
+    some need finds no node: a gang is placed whole or not at all, as the Coscheduling gang scheduler
+    binds a PodGroup. A pod asking for no accelerator goes on the first node."""
+    room = list(free)
+    out: list[int] = []
+    for need in needs:
+        node = 0 if need == 0 else next((i for i, f in enumerate(room) if f >= need), None)
+        if node is None:
+            return None
+        room[node] -= need
+        out.append(node)
+    return out

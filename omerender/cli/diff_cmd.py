@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omerender.catalog import CATALOG_KINDS, Catalog
+from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
 from omerender.cli.io import InputError, load_objects, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
@@ -25,7 +25,7 @@ from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
 if TYPE_CHECKING:
-    from omerender.diff import Outcome, ReplicaDiff
+    from omerender.diff import Outcome, ReplicaDiff, Status
 
 __all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
 
@@ -41,25 +41,37 @@ change too, appear ("new") or go ("removed"). Each flag takes one path and may r
 -f does, so the order of the arguments never changes their meaning. With -f, a --before or --after
 path that holds only InferenceReplicas is an error: replicas are named with -f.
 
-per replica:
-  unchanged                 renders to the same revision
-  rolls OLD -> NEW          renders to another revision: every Instance rolls (the changed template
-                            fields are listed, keyed lists matched by name, in natural order:
-                            command[2] before command[10]; a reorder of env or containers changes the
-                            revision too, listed as "order changed")
-  blocks REASON             cannot render any more; OME keeps the running pods
-  still blocks REASON       blocked before and after for the same reason
-  unblocks -> NEW           blocked before, renders now
-  new -> NEW | new, blocks  only among the after replicas
-  removed (was OLD)         only among the before replicas
+per replica, one verdict (its --fail-on name in brackets):
+  rolls OLD -> NEW          [rolls] renders to another revision: every Instance rolls (the changed
+                            template fields are listed, keyed lists matched by name, lists of
+                            arguments aligned so one inserted argument is one line, in natural
+                            order: command[2] before command[10]; a reorder of env or containers
+                            changes the revision too, listed as "order changed")
+  blocks REASON             [blocks] rendered before (or was unknown until downloaded), cannot render
+                            now; OME keeps the running pods
+  unblocks -> NEW           [unblocks] blocked or unknown before, renders now
+  new -> NEW | new, blocks  [new] only among the after replicas
+  removed (was OLD)         [removed] only among the before replicas
+  unknown until downloaded  [unknown] its model, assumed Ready, has no format name: OME reads the
+                            format from the weights, so the runtime it selects is not known yet
+                            (as omerender lint --assume-models-ready says)
+  still blocks REASON       [still-blocks] blocked before and after: it never rendered
+  unchanged                 [unchanged] renders to the same revision
 A replica that renders from another runtime says "runtime changed from KIND OLD to KIND NEW".
 
 catalog files kept in git carry no model status, and a replica of a model that is not Ready blocks
 (ModelNotFound) on both sides, hiding a roll: --assume-models-ready treats every model as Ready and
 the output says so.
 
-exit status (kubectl diff's convention): 0 nothing rolls, blocks, unblocks, appears or goes; 1 something
-does; 2 bad input or usage.
+output: text lists the replicas whose verdict changed (every one with --show-unchanged) and counts
+the rest; markdown is a pull-request comment: a table counting every verdict, then the replicas whose
+verdict changed in collapsed blocks, cut to --max-chars (60000 by default; a comment holds 65536) with
+a line saying how many were left out and where the full report is; --report PATH writes the full
+report (JSON for a .json name, markdown for .md, else text), nothing cut. No text or markdown line is
+longer than 500 characters; json lists everything, unabridged.
+
+exit status (dyff's --set-exit-code): 1 when some replica has a verdict --fail-on names (default
+rolls,blocks; "none" never), else 0; 2 bad input or usage.
 
 two folders: "omerender diff DIR1 DIR2" (exactly two folders, no other path) means --before DIR1
 --after DIR2 and reads every file in them, whatever its name. That is the KUBECTL_EXTERNAL_DIFF
@@ -94,6 +106,31 @@ def add_parser(sub: Any) -> None:
         choices=("text", "json", "markdown"),
         default="text",
         help="text (default), json, or markdown for a pull-request comment",
+    )
+    p.add_argument(
+        "--fail-on",
+        default="rolls,blocks",
+        metavar="VERDICTS",
+        help="exit 1 when a replica has one of these verdicts (comma-separated: rolls, blocks, unblocks, "
+        "new, removed, unknown, still-blocks, unchanged; none: never); default rolls,blocks",
+    )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        metavar="N",
+        help="cut the output to N characters, leaving out whole replicas and saying how many "
+        "(default 60000 for markdown, which a pull-request comment holds; 0: no limit)",
+    )
+    p.add_argument(
+        "--report",
+        metavar="PATH",
+        help="also write the full report to PATH, nothing cut: JSON for a .json name, markdown for .md, "
+        "else text with every replica",
+    )
+    p.add_argument(
+        "--show-unchanged",
+        action="store_true",
+        help="list every replica, not only those whose verdict changed",
     )
     p.set_defaults(func=run)
 
@@ -148,6 +185,10 @@ class Sides:
     before: dict[tuple[str, str], InferenceReplica]
     after: dict[tuple[str, str], InferenceReplica]
     notes: tuple[str, ...] = ()
+    # The models assumed Ready without a format name on each side (``--assume-models-ready``): their
+    # replicas are "unknown until downloaded".
+    before_unknown: frozenset[CatalogKey] = frozenset()
+    after_unknown: frozenset[CatalogKey] = frozenset()
 
     def diff(self, parts: int = 1) -> tuple[ReplicaDiff, ...]:
         """Every replica's diff, in :func:`omerender.diff.diff_replicas`'s order, rendered in ``parts``
@@ -156,15 +197,16 @@ class Sides:
         # deepdiff comes with the tools extra: imported only when a diff runs (the CLI checks it first).
         from omerender.diff import diff_replicas
 
+        unknown = {"before_unknown": self.before_unknown, "after_unknown": self.after_unknown}
         if parts <= 1:
-            return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog)
+            return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog, **unknown)
         keys = sorted(set(self.before) | set(self.after))
 
         def work(part: int, count: int) -> tuple[ReplicaDiff, ...]:
             mine = set(keys[part::count])
             before = {k: v for k, v in self.before.items() if k in mine}
             after = {k: v for k, v in self.after.items() if k in mine}
-            diffs = diff_replicas(before, after, self.before_catalog, self.after_catalog)
+            diffs = diff_replicas(before, after, self.before_catalog, self.after_catalog, **unknown)
             # A child's diffs travel pickled: without the templates, which would be rebuilt to pickle.
             return diffs if part == 0 else tuple(_portable(d) for d in diffs)
 
@@ -284,9 +326,11 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     before_catalog = Catalog.from_objects(before_objects, strict=False)
     after_catalog = Catalog.from_objects(after_objects, strict=False)
     notes: list[str] = []
+    unknown: tuple[frozenset[CatalogKey], frozenset[CatalogKey]] = (frozenset(), frozenset())
     if args.assume_models_ready:
         before_ready, after_ready = assume_models_ready(before_catalog), assume_models_ready(after_catalog)
         before_catalog, after_catalog = before_ready.catalog, after_ready.catalog
+        unknown = (frozenset(before_ready.format_unknown), frozenset(after_ready.format_unknown))
         for side, ready in (("before", before_ready), ("after", after_ready)):
             notes.extend(f"{side}: {note}" for note in (ready.note(), ready.format_note()) if note)
     if replica_paths:
@@ -313,26 +357,71 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
                 f"no {KIND} among the objects on either side; give the replicas to render with -f PATH "
                 "or include them in the --before and --after paths"
             )
-    return Sides(before_objects, after_objects, before_catalog, after_catalog, before, after, tuple(notes))
+    return Sides(
+        before_objects, after_objects, before_catalog, after_catalog, before, after, tuple(notes), *unknown
+    )
+
+
+def _fail_on(text: str) -> frozenset[Status]:
+    from omerender.diff import parse_fail_on
+
+    try:
+        return parse_fail_on(text)
+    except ValueError as exc:
+        raise InputError(f"--fail-on {text}: {exc}") from None
+
+
+def _render(
+    kind: str,
+    diffs: Sequence[ReplicaDiff],
+    args: argparse.Namespace,
+    fail_on: frozenset[Status],
+    notes: Sequence[str],
+    *,
+    full: bool = False,
+    report: str | None = None,
+) -> str:
+    """One output as ``kind`` (text, json, markdown); ``full``: every replica, nothing cut."""
+    from omerender.diff import DEFAULT_MARKDOWN_CHARS, to_json, to_markdown, to_text
+
+    show = full or args.show_unchanged
+    if kind == "json":
+        doc = to_json(diffs, notes=notes, fail_on=fail_on)
+        doc["assumeModelsReady"] = bool(args.assume_models_ready)
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    limit = None if full else args.max_chars
+    if kind == "markdown":
+        chars = DEFAULT_MARKDOWN_CHARS if limit is None else (limit or None)
+        return to_markdown(
+            diffs, notes=notes, fail_on=fail_on, max_chars=chars, show_unchanged=show, full_report=report
+        )
+    text = to_text(diffs, notes=notes, show_unchanged=show)
+    if limit and len(text) > limit:
+        kept = text[:limit].rsplit("\n", 1)[0]
+        left = text.count("\n") - kept.count("\n") - 1
+        where = report or "-o json, or --report PATH"
+        text = f"{kept}\n... {left} more lines left out (--max-chars {limit}); the full report: {where}\n"
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
-    from omerender.diff import summary, to_json, to_markdown, to_text
+    from omerender.diff import summary
 
+    fail_on = _fail_on(args.fail_on)
+    if args.max_chars is not None and args.max_chars < 0:
+        raise InputError(f"--max-chars {args.max_chars}: give a number of characters, or 0 for no limit")
     sides = read_sides(args)
     replicas = len(set(sides.before) | set(sides.after))
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
-    notes = list(sides.notes)
-    if args.output == "json":
-        doc = to_json(diffs, notes=notes)
-        doc["assumeModelsReady"] = bool(args.assume_models_ready)
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    elif args.output == "markdown":
-        sys.stdout.write(to_markdown(diffs, notes=notes))
-    else:
-        sys.stdout.write(to_text(diffs, notes=notes))
+    if args.report:
+        suffix = Path(args.report).suffix.lower()
+        kind = {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
+        Path(args.report).write_text(
+            _render(kind, diffs, args, fail_on, sides.notes, full=True), encoding="utf-8"
+        )
+    sys.stdout.write(_render(args.output, diffs, args, fail_on, sides.notes, report=args.report))
     print(f"diff: {summary(diffs)}", file=sys.stderr)
-    return 1 if any(d.changed for d in diffs) else 0
+    return 1 if any(d.status in fail_on for d in diffs) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -108,7 +108,9 @@ def test_diff_compares_the_winners_on_each_side(capsys: pytest.CaptureFixture[st
     r = write(tmp_path / "r.yaml", replica("r", "rt-a"))
     before = write(tmp_path / "before.yaml", runtime("rt-a", "img:0"), runtime("rt-a", "img:1"))
     after = write(tmp_path / "after.yaml", runtime("rt-a", "img:1"))
-    code, out, err = run(capsys, "diff", "--before", before, "--before", r, "--after", after, "--after", r)
+    code, out, err = run(
+        capsys, "diff", "--before", before, "--before", r, "--after", after, "--after", r, "--show-unchanged"
+    )
     assert code == 0, out
     assert "r: unchanged" in out.replace(f"{NS}/", "")
     assert err.count("warning") == 1

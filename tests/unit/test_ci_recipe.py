@@ -121,7 +121,7 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     comment = (repo / "omerender-diff.md").read_text()
     assert comment.startswith("### omerender diff: 1 replica: 1 rolls\n")
     assert (
-        "> before: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready"
+        "> treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and after)"
         in comment
     )
     assert (
@@ -129,15 +129,16 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
         "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2"
     ) in comment
     assert '"docker.io/vllm/vllm-openai:v0.9.0.1" -> "docker.io/vllm/vllm-openai:v0.10.0"' in comment
-    # The step reads the base from git and leaves the checkout as it was, but for the comment file.
-    assert _git(repo, "status", "--porcelain") == "?? omerender-diff.md\n"
+    # The step reads the base from git and leaves the checkout as it was, but for the comment and the
+    # full report.
+    assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
 
 
 def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:
     done, outputs = _diff_step(repo, shim, "HEAD")
     assert done.returncode == 0, done.stderr
     assert outputs == "changed=false\n"
-    assert "No replica rolls or blocks." in (repo / "omerender-diff.md").read_text()
+    assert "No replica changes its verdict." in (repo / "omerender-diff.md").read_text()
 
 
 def test_the_diff_step_fails_on_bad_input(repo: Path, shim: dict[str, str]) -> None:

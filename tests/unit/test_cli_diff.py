@@ -72,7 +72,12 @@ def bump(tmp_path: Path) -> tuple[str, str]:
 
 
 def headlines(out: str) -> dict[str, str]:
-    return dict(line.split(": ", 1) for line in out.splitlines() if not line.startswith("  "))
+    return dict(line.split(": ", 1) for line in out.splitlines() if not line.startswith(("  ", "note: ")))
+
+
+HIDDEN_ONE = (
+    "note: 1 replica whose verdict did not change not listed (1 unchanged); --show-unchanged lists them"
+)
 
 
 IMAGE_LINE = '  runner default: containers[ome-container].image: "img:1" -> "img:2"'
@@ -84,17 +89,25 @@ def test_an_image_bump_rolls_its_replicas_and_exits_1(
     code, out, err = run(capsys, "--before", bump[0], "--after", bump[1])
     assert code == 1
     heads = headlines(out)
-    assert list(heads) == [f"{NS}/a-1", f"{NS}/a-2", f"{NS}/b-1"]
+    # Only the replicas whose verdict changed; the rest are counted.
+    assert list(heads) == [f"{NS}/a-1", f"{NS}/a-2"]
     assert heads[f"{NS}/a-1"].startswith("rolls a-1-engine-")
-    assert heads[f"{NS}/b-1"] == "unchanged"
     assert out.splitlines()[1] == IMAGE_LINE
     assert out.count(IMAGE_LINE) == 2
-    assert err == "diff: 3 replicas: 1 unchanged, 2 rolls\n"
+    assert out.splitlines()[-1] == HIDDEN_ONE
+    assert err == "diff: 3 replicas: 2 rolls, 1 unchanged\n"
+    code, out, _ = run(capsys, "--before", bump[0], "--after", bump[1], "--show-unchanged")
+    assert headlines(out)[f"{NS}/b-1"] == "unchanged"
+    assert "note:" not in out
 
 
 def test_nothing_changes_exits_0(capsys: pytest.CaptureFixture[str], bump: tuple[str, str]) -> None:
     code, out, _ = run(capsys, "--before", bump[0], "--after", bump[0])
     assert code == 0
+    assert out == (
+        "note: 3 replicas whose verdict did not change not listed (3 unchanged); --show-unchanged lists them\n"
+    )
+    code, out, _ = run(capsys, "--before", bump[0], "--after", bump[0], "--show-unchanged")
     assert set(headlines(out).values()) == {"unchanged"}
 
 
@@ -115,7 +128,7 @@ def test_replicas_given_render_on_both_sides(capsys: pytest.CaptureFixture[str],
         ["-f", replicas, "--before", before, "--after", after],
         ["--before", before, "--after", after, "--filename", replicas],
     ):
-        code, out, _ = run(capsys, *argv)
+        code, out, _ = run(capsys, *argv, "--show-unchanged")
         assert code == 1
         heads = headlines(out)
         assert heads[f"{NS}/b-1"] == "unchanged"
@@ -127,7 +140,7 @@ def test_replicas_given_win_over_replicas_among_the_objects(
 ) -> None:
     objs = write(tmp_path / "objs.yaml", runtime("rt-a", "img:1"), replica("other", "rt-a"))
     replicas = write(tmp_path / "r.yaml", replica("a-1", "rt-a"))
-    code, out, err = run(capsys, "-f", replicas, "--before", objs, "--after", objs)
+    code, out, err = run(capsys, "-f", replicas, "--before", objs, "--after", objs, "--show-unchanged")
     assert (code, out) == (0, f"{NS}/a-1: unchanged\n")
     assert f"ignoring the InferenceReplicas among --before/--after ({NS}/other)" in err
 
@@ -136,10 +149,10 @@ def test_replicas_that_appear_and_go(capsys: pytest.CaptureFixture[str], tmp_pat
     rt = runtime("rt-a", "img:1")
     before = write(tmp_path / "b.yaml", rt, replica("a-1", "rt-a"), replica("gone", "rt-a"))
     after = write(tmp_path / "a.yaml", rt, replica("a-1", "rt-a"), replica("fresh", "rt-a"))
-    code, out, _ = run(capsys, "--before", before, "--after", after)
+    code, out, _ = run(capsys, "--before", before, "--after", after, "--fail-on", "new,removed")
     assert code == 1
     heads = headlines(out)
-    assert heads[f"{NS}/a-1"] == "unchanged"
+    assert f"{NS}/a-1" not in heads
     assert heads[f"{NS}/fresh"].startswith("new -> fresh-engine-")
     assert heads[f"{NS}/gone"].startswith("removed (was gone-engine-")
 
@@ -159,7 +172,7 @@ def test_two_folders_as_kubectl_external_diff_writes_them(
     assert out.splitlines()[1] == IMAGE_LINE
     # The order is kubectl's: live first, merged second.
     code, out, _ = run(capsys, merged, merged)
-    assert (code, out) == (0, f"{NS}/a-1: unchanged\n")
+    assert (code, out) == (0, f"{HIDDEN_ONE}\n")
 
 
 def test_a_separate_entry_point_takes_the_folders_first(
@@ -210,9 +223,9 @@ def test_json_output(capsys: pytest.CaptureFixture[str], bump: tuple[str, str]) 
 def test_markdown_output(capsys: pytest.CaptureFixture[str], bump: tuple[str, str]) -> None:
     code, out, _ = run(capsys, "--before", bump[0], "--after", bump[1], "-o", "markdown")
     assert code == 1
-    assert out.startswith("### omerender diff: 3 replicas: 1 unchanged, 2 rolls\n")
+    assert out.startswith("### omerender diff: 3 replicas: 2 rolls, 1 unchanged\n")
     assert "| Replica | Result | Before | After |" in out
-    assert out.count("<details>") == 3  # a-1, a-2, and the unchanged list
+    assert out.count("<details>") == 2  # a-1 and a-2; the unchanged one is counted
 
 
 # -- bad input ---------------------------------------------------------------------------------------------------

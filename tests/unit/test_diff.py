@@ -14,7 +14,9 @@ import pytest
 
 from omerender.catalog import Catalog
 from omerender.diff import (
+    Blocked,
     Change,
+    Outcome,
     ReplicaDiff,
     Status,
     diff_replica,
@@ -212,7 +214,7 @@ def test_a_replica_blocked_on_both_sides_for_the_same_reason_is_no_change() -> N
     objs = replace(base_objects(), model("m", state="InTransit"))
     after = replace(objs, runtime("rt-a", "img:2"))
     d = by_name(diff_replicas(FLEET, FLEET, catalog(*objs), catalog(*after)), "model-1")
-    assert d.status is Status.STILL_BLOCKED
+    assert d.status is Status.STILL_BLOCKS
     assert d.headline == "still blocks ModelNotFound"
     assert not d.changed
 
@@ -223,12 +225,13 @@ def test_a_replica_blocked_for_another_reason_blocks() -> None:
     d = by_name(diff_replicas(FLEET, FLEET, catalog(*before), catalog(*after)), "a-1")
     assert d.status is Status.BLOCKS
     assert d.headline == "blocks RuntimeNotFound"
-    # The model is back, the runtime gone: blocked before and after, for another reason.
+    # The model is back, the runtime gone: blocked before and after, for another reason. It never
+    # rendered, so the change blocks nothing (issue 22: no "blocks X (was ModelNotFound)").
     after = [o for o in base_objects() if o["metadata"]["name"] != "rt-a"]
     d = by_name(diff_replicas(FLEET, FLEET, catalog(*before), catalog(*after)), "model-1")
-    assert d.status is Status.BLOCKS
-    assert d.headline == "blocks RuntimeNotFound (was ModelNotFound)"
-    assert d.changed
+    assert d.status is Status.STILL_BLOCKS
+    assert d.headline == "still blocks RuntimeNotFound (was ModelNotFound)"
+    assert not d.changed
 
 
 # -- replicas that change, appear or go -----------------------------------------------------------------------
@@ -470,7 +473,10 @@ def test_text_output() -> None:
         f"demo/a-1: rolls {a1.before.revision} -> {a1.after.revision}",
         '  runner default: containers[ome-container].image: "img:1" -> "img:2"',
     ]
-    assert "demo/child-1: unchanged" in text
+    assert text[-1] == (
+        "note: 2 replicas whose verdict did not change not listed (2 unchanged); --show-unchanged lists them"
+    )
+    assert "demo/child-1: unchanged" in to_text(diffs, show_unchanged=True).splitlines()
     at = text.index("demo/model-1: blocks ModelNotFound")
     assert text[at + 1 : at + 3] == [
         f"  ModelNotFound: {model_1.after.blocked.message}",
@@ -482,14 +488,16 @@ def test_json_output_shape() -> None:
     doc = to_json(sample())
     assert doc["changed"] is True
     assert doc["summary"] == {
-        "unchanged": 2,
         "rolls": 2,
         "blocks": 1,
-        "still-blocked": 0,
         "unblocks": 0,
         "new": 0,
         "removed": 0,
+        "unknown": 0,
+        "still-blocks": 0,
+        "unchanged": 2,
     }
+    assert (doc["failOn"], doc["fails"]) == (["rolls", "blocks"], True)
     first = doc["replicas"][0]
     assert set(first) == {
         "namespace",
@@ -532,28 +540,33 @@ def test_markdown_output_shape() -> None:
     }
     a1 = by_name(diffs, "a-1")
     md = to_markdown(diffs)
-    assert md.startswith("### omerender diff: 5 replicas: 2 unchanged, 2 rolls, 1 blocks\n")
+    assert md.startswith("### omerender diff: 5 replicas: 2 rolls, 1 blocks, 2 unchanged\n")
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert rows == [
+        "| Verdict | Replicas | Fails the check |",
+        "| --- | ---: | --- |",
+        "| rolls | 2 | yes |",
+        "| blocks | 1 | yes |",
+        "| unchanged | 2 | no |",
         "| Replica | Result | Before | After |",
         "| --- | --- | --- | --- |",
         f"| `demo/a-1` | rolls | `{rev['a-1', 'b']}` | `{rev['a-1', 'a']}` |",
         f"| `demo/a-2` | rolls | `{rev['a-2', 'b']}` | `{rev['a-2', 'a']}` |",
         f"| `demo/model-1` | blocks ModelNotFound | `{rev['model-1', 'b']}` | blocked: ModelNotFound |",
     ]
-    # One collapsible block per replica that moves, one for the unchanged ones.
-    assert md.count("<details>") == 4
-    assert md.count("</details>") == 4
+    # One collapsible block per replica that moves; the unchanged ones are counted.
+    assert md.count("<details>") == 3
+    assert md.count("</details>") == 3
+    assert "2 replicas whose verdict did not change not listed (2 unchanged)" in md
     assert f"<summary><code>demo/a-1</code> {a1.headline.replace('>', '&gt;')} (1 change)</summary>" in md
     assert f"<summary><code>demo/a-1</code> rolls {rev['a-1', 'b']} -&gt; {rev['a-1', 'a']} (1 change)" in md
     assert '```text\nrunner default: containers[ome-container].image: "img:1" -> "img:2"\n```' in md
-    assert "<summary>2 unchanged</summary>\n\n- `demo/child-1`\n- `demo/other-1`\n" in md
 
 
 def test_markdown_when_nothing_moves() -> None:
     objs = catalog(*base_objects())
     md = to_markdown(diff_replicas(FLEET, FLEET, objs, objs))
-    assert "No replica rolls or blocks." in md
+    assert "No replica changes its verdict." in md
     assert "| Replica |" not in md
 
 
@@ -574,3 +587,7 @@ def test_markdown_fences_outlast_backticks_in_values() -> None:
 def test_changed_is_what_omes_acts_on(status: Status) -> None:
     moving = {Status.ROLLS, Status.BLOCKS, Status.UNBLOCKS, Status.NEW, Status.REMOVED}
     assert ReplicaDiff(NS, "x", status, None, None).changed is (status in moving)
+    # Unknown until downloaded is a change when the replica was known before.
+    unknown = Outcome(blocked=Blocked("RuntimeSelectionFailed", "no format"), unknown=True)
+    assert ReplicaDiff(NS, "x", Status.UNKNOWN, Outcome(revision="x-1"), unknown).changed
+    assert not ReplicaDiff(NS, "x", Status.UNKNOWN, unknown, unknown).changed

@@ -85,7 +85,7 @@ def test_argument_order_does_not_change_the_meaning(
     outputs = set()
     # Every order of the five flags: 120 runs of a small render.
     for order in itertools.permutations(pairs):
-        code, out, _ = run(capsys, *itertools.chain.from_iterable(order))
+        code, out, _ = run(capsys, *itertools.chain.from_iterable(order), "--show-unchanged")
         assert code == 1
         outputs.add(out)
     assert len(outputs) == 1
@@ -236,23 +236,27 @@ def test_assume_models_ready_shows_the_roll_a_status_less_catalog_hides(
         for obj in objects:
             obj.pop("status", None)  # as the files sit in git
         paths.append(write(tmp_path / "git" / Path(side).name, *objects))
-    code, out, _ = run(capsys, "--before", paths[0], "--after", paths[1])
+    code, out, _ = run(capsys, "--before", paths[0], "--after", paths[1], "--show-unchanged")
     assert code == 0  # both sides block the same way: the roll stays hidden
     assert out.startswith(f"{NS}/llama-pool: still blocks ModelNotFound")
 
     code, out, _ = run(capsys, "--before", paths[0], "--after", paths[1], "--assume-models-ready")
     assert code == 1
-    assert out.splitlines()[:3] == [
-        "note: before: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready",
-        "note: after: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready",
-        out.splitlines()[2],
+    # The same note on both sides is said once.
+    assert out.splitlines()[:2] == [
+        "note: treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready "
+        "(before and after)",
+        out.splitlines()[1],
     ]
-    assert out.splitlines()[2].startswith(f"{NS}/llama-pool: rolls ")
+    assert out.splitlines()[1].startswith(f"{NS}/llama-pool: rolls ")
 
     code, out, _ = run(
         capsys, "--before", paths[0], "--after", paths[1], "--assume-models-ready", "-o", "markdown"
     )
-    assert "> after: treating every model as Ready (--assume-models-ready)" in out
+    assert (
+        "> treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and"
+        in out
+    )
     code, out, _ = run(
         capsys, "--before", paths[0], "--after", paths[1], "--assume-models-ready", "-o", "json"
     )
@@ -273,7 +277,22 @@ def test_a_model_without_a_format_is_unknown_until_downloaded(
     code, out, _ = run(capsys, "--before", side, "--after", side, "--assume-models-ready")
     assert code == 0
     assert (
-        "note: after: 1 model without a format name: the runtime is unknown until OME has downloaded the "
-        "weights and read the format from them (llama-3-2-1b-instruct)"
+        "note: 1 model without a format name: the runtime is unknown until OME has downloaded the "
+        "weights and read the format from them (llama-3-2-1b-instruct) (before and after)"
     ) in out.splitlines()
-    assert f"{NS}/llama-pool: still blocks RuntimeSelectionFailed" in out.splitlines()
+    # Unknown on both sides: no change of verdict, counted and not listed.
+    assert out.splitlines()[-1] == (
+        "note: 1 replica whose verdict did not change not listed (1 unknown until downloaded); "
+        "--show-unchanged lists them"
+    )
+    code, out, _ = run(capsys, "--before", side, "--after", side, "--assume-models-ready", "--show-unchanged")
+    assert f"{NS}/llama-pool: unknown until downloaded" in out.splitlines()
+    assert (
+        "  its model has no format name: the runtime is unknown until OME has downloaded the weights and read the format from them"
+        in out.splitlines()
+    )
+    # As lint says it; --fail-on unknown fails the check on it.
+    code, _, _ = run(
+        capsys, "--before", side, "--after", side, "--assume-models-ready", "--fail-on", "unknown"
+    )
+    assert code == 1
