@@ -1,5 +1,5 @@
 """/metrics over HTTPS with TokenReview + SubjectAccessReview (the API server's answers stand in for a
-fake client here; tests/cluster/test_secure_metrics.py scrapes the real process against a real one)."""
+fake client here; tests/cluster/test_secure_metrics_scrape.py scrapes the real process against a real one)."""
 
 from __future__ import annotations
 
