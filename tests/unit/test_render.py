@@ -1220,9 +1220,8 @@ def test_render_leaves_its_inputs_alone_and_shares_nothing_with_them() -> None:
 def test_piece_label_with_a_null_value_is_empty_on_every_render() -> None:
     # Go decodes a null in a map[string]string as "": the merged piece and the memoized render agree.
     piece = {"labels": {"tier": None}, "runner": runner()}
-    catalog = Catalog.from_objects(
-        [runtime(engine=piece)], strict=False
-    )  # a null the CRD refuses: Go decodes it
+    # The CRD refuses the null (strict reading); Go's decoder reads it, so the render is asked leniently.
+    catalog = Catalog.from_objects([runtime(engine=piece)], strict=False)
     rep = replica(refs(model_ref=None, runtime_ref="rt"))
     first = render(rep, catalog)
     again = render(replica(refs(model_ref=None, runtime_ref="rt"), name="other"), catalog)
