@@ -205,7 +205,7 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
     if model is not None and blocked.reason is BlockReason.RUNTIME_SELECTION_FAILED:
         # Lint's finding for a model no runtime serves (its words, its closest runtimes), told with
         # as many of the closest as fit on the line.
-        from omerender.lint import _no_runtime
+        from omerender.lint import no_runtime_finding
         from omerender.selection import evaluate_runtimes
 
         try:
@@ -213,7 +213,7 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
         except RenderBlocked:
             report = None
         if report is not None and report.selected is None:
-            finding = _no_runtime(model, report)
+            finding = no_runtime_finding(model, report)
             head = finding.problem.removeprefix("RuntimeSelectionFailed: ").split("; closest: ")[0]
             passed_over = len(report.excluded)
             for shown in range(len(finding.closest), 0, -1):

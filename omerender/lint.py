@@ -57,7 +57,7 @@ from omerender.selection import (
     parse_model_size,
 )
 
-__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects"]
+__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects", "no_runtime_finding"]
 
 COMPONENTS = ("engine", "decoder", "router")
 Validator = Callable[[Mapping[str, Any]], Sequence[str]]
@@ -235,7 +235,9 @@ def _closest(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Clo
     return tuple(Closest(ex.runtime.kind, ex.runtime.metadata.name, ex.reason) for ex in ranked[:CLOSEST])
 
 
-def _no_runtime(model: ModelResource, report: SelectionReport) -> Finding:
+def no_runtime_finding(model: ModelResource, report: SelectionReport) -> Finding:
+    """The finding for a model no runtime can be selected for: Go's no-runtime words, how many runtimes
+    were checked and the closest few (``omerender diff`` words its blocked replicas the same way)."""
     checked = report.namespaced_runtimes + report.cluster_runtimes
     closest = _closest(report.exclusions, model)
     # NoRuntimeFoundError's opening in Go's words (the model named by its format, as getModelName
@@ -321,7 +323,7 @@ def _model_jobs(
     report = evaluate_runtimes(model, catalog, namespace, "engine")
     runtime = report.selected
     if runtime is None:
-        yield "engine", _no_runtime(model, report)
+        yield "engine", no_runtime_finding(model, report)
         return
     for warning in _selection_warnings(model, report):
         yield "engine", warning
