@@ -27,7 +27,7 @@ from omerender.readiness import assume_models_ready
 if TYPE_CHECKING:
     from omerender.diff import Outcome, ReplicaDiff, Status
 
-__all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
+__all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "render_output", "run"]
 
 KIND = "InferenceReplica"
 # Replicas per process at the least: below this a second process would not have started before the
@@ -371,7 +371,7 @@ def _fail_on(text: str) -> frozenset[Status]:
         raise InputError(f"--fail-on {text}: {exc}") from None
 
 
-def _render(
+def render_output(
     kind: str,
     diffs: Sequence[ReplicaDiff],
     args: argparse.Namespace,
@@ -417,9 +417,9 @@ def run(args: argparse.Namespace) -> int:
         suffix = Path(args.report).suffix.lower()
         kind = {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
         Path(args.report).write_text(
-            _render(kind, diffs, args, fail_on, sides.notes, full=True), encoding="utf-8"
+            render_output(kind, diffs, args, fail_on, sides.notes, full=True), encoding="utf-8"
         )
-    sys.stdout.write(_render(args.output, diffs, args, fail_on, sides.notes, report=args.report))
+    sys.stdout.write(render_output(args.output, diffs, args, fail_on, sides.notes, report=args.report))
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0
 
