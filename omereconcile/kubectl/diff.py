@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from omereconcile.kubectl.client import GROUP_VERSION, Client
@@ -183,13 +184,14 @@ def _run(ctx: Ctx) -> int:
     from omereconcile.kubectl.catalog import live_settings
     from omereconcile.observe import build_catalog, fetch_catalog_objects
     from omereconcile.settings import settings_from_configmap
-    from omerender import load
+    from omerender import Text, load
     from omerender.catalog import CATALOG_KINDS, is_operator_config
     from omerender.cli.diff_cmd import Sides, render_output
     from omerender.cli.io import InputError, sources
     from omerender.crds import replica_problems
     from omerender.diff import parse_fail_on, summary
     from omerender.errors import OmeRenderError
+    from omerender.loader import Source
     from omerender.models import InferenceReplica, parse_object
 
     args = ctx.args
@@ -201,7 +203,11 @@ def _run(ctx: Ctx) -> int:
         raise InputError(f"--fail-on {args.fail_on}: {exc}") from None
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars {args.max_chars}: give a number of characters, or 0 for no limit")
-    loaded = load(*sources(args.filename, args.kustomize), check=True)
+    if args.filename.count("-") > 1:
+        raise InputError("- (standard input) is given twice; it can be read once")
+    # "-" is the command's stdin (the process's, or the caller's stream); the rest as every command reads.
+    given: list[Source] = [Text(ctx.stdin.read(), "<stdin>") if p == "-" else Path(p) for p in args.filename]
+    loaded = load(*given, *sources((), args.kustomize), check=True)
     for line in (*loaded.notes, *loaded.duplicates, loaded.skipped_note()):
         if line:
             ctx.err.write(f"Note: {line}\n")
@@ -296,7 +302,12 @@ def _with_forecast(
     """``text`` followed by ``omereconcile forecast``'s report of the rolls; whether the live nodes
     are short of capacity for them."""
     from omereconcile.forecast.build import forecast
-    from omereconcile.forecast.inputs import capacity_from_nodes, parse_duration, sizes_from_dump
+    from omereconcile.forecast.inputs import (
+        ForecastInputError,
+        capacity_from_nodes,
+        parse_duration,
+        sizes_from_dump,
+    )
     from omereconcile.forecast.report import headline, to_json, to_markdown, to_text
     from omerender.accelerators import (
         ACCELERATOR_RESOURCES_KEY,
@@ -310,17 +321,24 @@ def _with_forecast(
     nodes = [{**n, "kind": "Node"} for n in client.items("/api/v1/nodes")]
     capacity = capacity_from_nodes(nodes, names)
     sizes = sizes_from_dump(live_irs) if live_irs else None
-    result = forecast(
-        diffs,
-        sides.before,
-        sides.after,
-        sides.after_objects,
-        startup_seconds=parse_duration(ctx.args.startup, "--startup"),
-        sizes=sizes,
-        capacity=capacity,
-        gpu_names=names,
-        settings=settings,
-    )
+    try:
+        result = forecast(
+            diffs,
+            sides.before,
+            sides.after,
+            sides.after_objects,
+            startup_seconds=parse_duration(ctx.args.startup, "--startup"),
+            sizes=sizes,
+            capacity=capacity,
+            gpu_names=names,
+            settings=settings,
+        )
+    except ForecastInputError as exc:
+        # Its hint names omereconcile forecast's flags; here the capacity is the live nodes'.
+        raise ForecastInputError(
+            f"--forecast: the live nodes' allocatable {', '.join(names)} ({sum(capacity)} on "
+            f"{len(capacity)} nodes) as capacity: {exc}"
+        ) from None
     ctx.err.write(f"forecast: {headline(result)}\n")
     if ctx.args.output == "json":
         doc = json.loads(text)
