@@ -102,3 +102,9 @@ def test_diff_of_a_runtime_image_bump_names_the_replica_on_it(
         (r["name"], r["status"], r["before"]["revision"], r["after"]["revision"]) for r in doc["replicas"]
     }
     assert verdicts == {("pool-a", "rolls", old_a, new_a), ("pool-b", "unchanged", old_b, old_b)}
+
+    # --forecast: the roll's cost against the live nodes (the fake kubelet's GPU nodes) completes.
+    cost = kubectl_ome(cluster, "diff", "-f", str(changed), "-n", namespace, "--forecast")
+    assert cost.returncode == 1, cost.stderr
+    assert "total: rolls 1 replica / 1 Instance" in cost.stdout
+    assert "forecast: rolls 1 replica" in cost.stderr
