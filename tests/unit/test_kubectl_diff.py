@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def _node(name: str, gpus: int) -> dict[str, Any]:
 class FakeKube:
     """The GETs and lists ``kubectl ome diff`` makes, answered from a list of objects."""
 
-    def __init__(self, objects: list[dict[str, Any]], nodes: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+    def __init__(self, objects: list[dict[str, Any]], nodes: Sequence[dict[str, Any]] = ()) -> None:
         self.objects = objects
         self.nodes = list(nodes)
         self.paths: list[str] = []
