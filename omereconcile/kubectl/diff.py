@@ -43,6 +43,8 @@ ObjectKey = tuple[str, str, str]  # (kind, namespace or "" for cluster scope, na
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    from omerender.cli.diff_flags import add_output_arguments
+
     p = sub.add_parser(
         "diff",
         parents=[common],
@@ -72,23 +74,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-A", "--all-namespaces", action="store_true", help="every namespace's replicas and catalog objects"
     )
-    p.add_argument("-o", "--output", choices=("text", "json", "markdown"), default="text")
-    p.add_argument(
-        "--fail-on",
-        default="rolls,blocks",
-        metavar="VERDICTS",
-        help="exit 1 when a replica has one of these verdicts (comma-separated: rolls, blocks, unblocks, "
-        "new, removed, unknown, still-blocks, unchanged; none: never); default rolls,blocks",
-    )
-    p.add_argument(
-        "--show-unchanged", action="store_true", help="list every replica, not only those that change"
-    )
-    p.add_argument(
-        "--max-chars",
-        type=int,
-        metavar="N",
-        help="cut the output to N characters (default 60000 for markdown; 0: no limit)",
-    )
+    # omerender diff's own output flags: -o, --fail-on, --max-chars, --report, --show-unchanged.
+    add_output_arguments(p)
     p.add_argument(
         "--forecast",
         action="store_true",
@@ -186,7 +173,7 @@ def _run(ctx: Ctx) -> int:
     from omereconcile.settings import settings_from_configmap
     from omerender import Text, load
     from omerender.catalog import CATALOG_KINDS, is_operator_config
-    from omerender.cli.diff_cmd import Sides, render_output
+    from omerender.cli.diff_cmd import Sides, render_output, write_report
     from omerender.cli.io import InputError, sources
     from omerender.crds import replica_problems
     from omerender.diff import parse_fail_on, summary
@@ -279,7 +266,8 @@ def _run(ctx: Ctx) -> int:
             f"Note: no {REPLICA_KIND} in {', '.join(namespaces) if namespaces else 'any namespace'}\n"
         )
 
-    text = render_output(args.output, diffs, args, fail_on, notes)
+    write_report(diffs, args, fail_on, notes)
+    text = render_output(args.output, diffs, args, fail_on, notes, report=args.report)
     code = 1 if any(d.status in fail_on for d in diffs) else 0
     if args.forecast:
         text, short = _with_forecast(ctx, client, sides, diffs, live_irs, after_settings, after_data, text)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -288,3 +290,23 @@ def test_bad_usage_exits_2_naming_the_problem(tmp_path: Path, args: tuple[str, .
     error = [line for line in err.splitlines() if not line.startswith("Note: ")]
     assert error[0].startswith(message), err
     assert all(line.startswith("  ") for line in error[1:]), err
+
+
+def test_report_writes_the_full_report_as_omerender_diff_does(tmp_path: Path) -> None:
+    report = tmp_path / "full.json"
+    path = _write(tmp_path, _runtime(NEW_IMAGE))
+    code, out, _ = _run(FakeKube(_live()), "-f", path, "--report", str(report))
+    assert code == 1
+    assert out.splitlines()[1].startswith(f"{NS}/llama-pool: rolls {_live_revision()} -> ")
+    assert json.loads(report.read_text())["replicas"][0]["status"] == "rolls"
+
+
+def test_building_the_parser_does_not_load_the_rendering_library() -> None:
+    # Every kubectl ome call builds the whole parser; diff's flags must not pull in the renderer.
+    code = (
+        "import sys, omereconcile.kubectl.app as app; app.parser(); "
+        "print(sorted(m for m in sys.modules if m in ('omerender.cli.diff_cmd', 'omerender.catalog', "
+        "'omerender.diff', 'omerender.models')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
