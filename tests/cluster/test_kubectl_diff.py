@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from helpers import REPO, apply
+from helpers import REPO, apply, example_replica
 from kubectl_plugin import kubectl_ome
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster
 
 RUNTIME_FILE = REPO / "examples" / "catalog" / "vllm-llama-3-2-1b-instruct.yaml"
-MODEL = "llama-3-2-1b-instruct"
 
 
 def runtime(namespace: str, name: str, image: str) -> dict[str, Any]:
@@ -34,17 +33,10 @@ def runtime(namespace: str, name: str, image: str) -> dict[str, Any]:
 
 
 def replica(namespace: str, name: str, runtime_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "ome.io/v1beta1",
-        "kind": "InferenceReplica",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "component": "engine",
-            "modelRef": {"name": MODEL},
-            "runtimeRef": {"name": runtime_name, "kind": "ServingRuntime"},
-            "replicas": 1,
-        },
-    }
+    """The example replica, named ``name``, on the namespaced runtime ``runtime_name``."""
+    doc = example_replica(namespace, runtimeRef={"name": runtime_name, "kind": "ServingRuntime"})
+    doc["metadata"]["name"] = name
+    return doc
 
 
 def live_revision(cluster: Cluster, namespace: str, name: str, rec: Reconciler) -> str:
