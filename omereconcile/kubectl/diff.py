@@ -214,6 +214,15 @@ def _run(ctx: Ctx) -> int:
 
     client = ctx.client()
     namespaces = _namespaces(args, client, files)
+    cluster_wide = sorted(
+        {f"{o['kind']} {o['metadata'].get('name')}" for o in files if not object_key(o, "-")[1]}
+    )
+    if namespaces is not None and cluster_wide:
+        ctx.err.write(
+            f"Note: {', '.join(cluster_wide)} {'is' if len(cluster_wide) == 1 else 'are'} cluster-scoped: "
+            f"replicas outside {', '.join(namespaces)} may use {'it' if len(cluster_wide) == 1 else 'them'} "
+            "too; -A diffs every namespace's\n"
+        )
     settings, data = live_settings(client, args.ome_namespace, ctx.err)
     live_catalog = fetch_catalog_objects(client.kube, namespaces)
     live_irs = _replicas(client, namespaces)

@@ -197,6 +197,13 @@ def test_an_image_bump_rolls_the_live_replica_from_its_live_revision(tmp_path: P
     assert lines[1].startswith(f"{NS}/llama-pool: rolls {old} -> llama-pool-engine-")
     assert f'.image: "{OLD_IMAGE}" -> "{NEW_IMAGE}"' in lines[2]
     assert err.endswith("diff: 1 replica: 1 rolls\n")
+    assert (
+        "Note: ClusterServingRuntime vllm-llama-3-2-1b-instruct is cluster-scoped: replicas outside "
+        f"{NS} may use it too; -A diffs every namespace's\n"
+    ) in err
+    code, _, err = _run(FakeKube(_live()), "-f", path, "-A")
+    assert code == 1
+    assert "cluster-scoped" not in err
     # Read-only: only GETs and lists, in -n's namespace and cluster scope.
     assert all(
         "/namespaces/" not in p or f"/namespaces/{NS}/" in p or "/namespaces/ome/" in p for p in kube.paths
