@@ -317,3 +317,13 @@ def test_building_the_parser_does_not_load_the_rendering_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
+
+
+def test_k_reads_a_kustomization_as_kubectl_apply_k(tmp_path: Path) -> None:
+    folder = tmp_path / "overlay"
+    folder.mkdir()
+    _write(folder, _runtime(NEW_IMAGE), name="runtime.yaml")
+    (folder / "kustomization.yaml").write_text("resources:\n  - runtime.yaml\n")
+    code, out, err = _run(FakeKube(_live()), "-k", str(folder), "-o", "json")
+    assert code == 1, err
+    assert json.loads(out)["replicas"][0]["status"] == "rolls"
