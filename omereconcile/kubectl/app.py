@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from omereconcile.kube import ApiError, Kube
-from omereconcile.kubectl import get, instance, logs, render, rollout, runtime, wait
+from omereconcile.kubectl import diff, get, instance, logs, render, rollout, runtime, wait
 from omereconcile.kubectl.client import CommandError, ConflictError, api_error
 from omereconcile.kubectl.context import Ctx, connect_kube
 
 __all__ = ["VERBS", "main", "parser"]
 
-VERBS = (get, logs, rollout, instance, runtime, wait, render)
+VERBS = (get, logs, rollout, instance, runtime, wait, render, diff)
 
 
 def common_flags() -> argparse.ArgumentParser:

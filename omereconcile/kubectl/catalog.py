@@ -15,10 +15,10 @@ from typing import TextIO
 from omereconcile.kube import ApiError, NotFound
 from omereconcile.kubectl.client import Client, segment
 from omereconcile.observe import build_catalog, fetch_catalog_objects
-from omereconcile.settings import SettingsError, settings_from_configmap
+from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omerender.catalog import CONFIG_MAP, Catalog
 
-__all__ = ["live_catalog"]
+__all__ = ["live_catalog", "live_settings"]
 
 
 def live_catalog(
@@ -26,6 +26,15 @@ def live_catalog(
 ) -> Catalog:
     """Catalog objects of ``namespaces`` (every namespace when None) and cluster scope."""
     objects = fetch_catalog_objects(client.kube, namespaces)
+    settings, data = live_settings(client, ome_namespace, err)
+    return build_catalog(objects, settings.controller_identity, settings.accelerator_resources, data)
+
+
+def live_settings(
+    client: Client, ome_namespace: str, err: TextIO
+) -> tuple[OperatorSettings, dict[str, str] | None]:
+    """The controller's settings from the live ``inferenceservice-config``, and its ``data`` (None when
+    it is missing or unreadable: the defaults apply, said on ``err``)."""
     data: dict[str, str] | None = None
     try:
         config = client.get(
@@ -43,4 +52,4 @@ def live_catalog(
     except SettingsError as exc:
         err.write(f"Warning: ConfigMap {ome_namespace}/{CONFIG_MAP} is unusable ({exc}); defaults apply\n")
         settings = settings_from_configmap(None)
-    return build_catalog(objects, settings.controller_identity, settings.accelerator_resources, data)
+    return settings, data

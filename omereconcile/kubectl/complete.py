@@ -23,7 +23,7 @@ __all__ = ["NO_FILE_COMP", "candidates", "main"]
 NO_FILE_COMP = 4
 
 TREE: dict[str, tuple[str, ...]] = {
-    "": ("get", "logs", "rollout", "instance", "runtime", "wait", "render"),
+    "": ("get", "logs", "rollout", "instance", "runtime", "wait", "render", "diff"),
     "rollout": ("status", "history", "undo", "pause", "resume", "restart"),
     "instance": ("list", "status", "retry-blocks", "release-held", "reset"),
     "runtime": ("explain", "tree"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
+from omerender.cli.diff_flags import add_output_arguments
 from omerender.cli.io import InputError, load_objects, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
@@ -27,7 +28,17 @@ from omerender.readiness import assume_models_ready
 if TYPE_CHECKING:
     from omerender.diff import Outcome, ReplicaDiff, Status
 
-__all__ = ["Sides", "add_input_arguments", "add_parser", "main", "read_sides", "run"]
+__all__ = [
+    "Sides",
+    "add_input_arguments",
+    "add_output_arguments",
+    "add_parser",
+    "main",
+    "read_sides",
+    "render_output",
+    "run",
+    "write_report",
+]
 
 KIND = "InferenceReplica"
 # Replicas per process at the least: below this a second process would not have started before the
@@ -100,38 +111,7 @@ def add_parser(sub: Any) -> None:
     )
     add_input_arguments(p)
     add_jobs_option(p)
-    p.add_argument(
-        "--output",
-        "-o",
-        choices=("text", "json", "markdown"),
-        default="text",
-        help="text (default), json, or markdown for a pull-request comment",
-    )
-    p.add_argument(
-        "--fail-on",
-        default="rolls,blocks",
-        metavar="VERDICTS",
-        help="exit 1 when a replica has one of these verdicts (comma-separated: rolls, blocks, unblocks, "
-        "new, removed, unknown, still-blocks, unchanged; none: never); default rolls,blocks",
-    )
-    p.add_argument(
-        "--max-chars",
-        type=int,
-        metavar="N",
-        help="cut the output to N characters, leaving out whole replicas and saying how many "
-        "(default 60000 for markdown, which a pull-request comment holds; 0: no limit)",
-    )
-    p.add_argument(
-        "--report",
-        metavar="PATH",
-        help="also write the full report to PATH, nothing cut: JSON for a .json name, markdown for .md, "
-        "else text with every replica",
-    )
-    p.add_argument(
-        "--show-unchanged",
-        action="store_true",
-        help="list every replica, not only those whose verdict changed",
-    )
+    add_output_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -371,7 +351,7 @@ def _fail_on(text: str) -> frozenset[Status]:
         raise InputError(f"--fail-on {text}: {exc}") from None
 
 
-def _render(
+def render_output(
     kind: str,
     diffs: Sequence[ReplicaDiff],
     args: argparse.Namespace,
@@ -404,6 +384,19 @@ def _render(
     return text
 
 
+def write_report(
+    diffs: Sequence[ReplicaDiff], args: argparse.Namespace, fail_on: frozenset[Status], notes: Sequence[str]
+) -> None:
+    """``--report PATH``: the full report, nothing cut (JSON for a .json name, markdown for .md)."""
+    if not args.report:
+        return
+    suffix = Path(args.report).suffix.lower()
+    kind = {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
+    Path(args.report).write_text(
+        render_output(kind, diffs, args, fail_on, notes, full=True), encoding="utf-8"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from omerender.diff import summary
 
@@ -413,13 +406,8 @@ def run(args: argparse.Namespace) -> int:
     sides = read_sides(args)
     replicas = len(set(sides.before) | set(sides.after))
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
-    if args.report:
-        suffix = Path(args.report).suffix.lower()
-        kind = {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
-        Path(args.report).write_text(
-            _render(kind, diffs, args, fail_on, sides.notes, full=True), encoding="utf-8"
-        )
-    sys.stdout.write(_render(args.output, diffs, args, fail_on, sides.notes, report=args.report))
+    write_report(diffs, args, fail_on, sides.notes)
+    sys.stdout.write(render_output(args.output, diffs, args, fail_on, sides.notes, report=args.report))
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0
 

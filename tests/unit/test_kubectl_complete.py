@@ -21,7 +21,8 @@ def names(what: str) -> list[str]:
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("", ["get", "logs", "rollout", "instance", "runtime", "wait", "render"]),
+        ("", ["get", "logs", "rollout", "instance", "runtime", "wait", "render", "diff"]),
+        ("d", ["diff"]),
         ("r", ["rollout", "runtime", "render"]),
         ("rollout ", ["status", "history", "undo", "pause", "resume", "restart"]),
         ("rollout status ", ["ir/llama-pool", "ir/pool"]),
