@@ -75,6 +75,12 @@ catalog files kept in git carry no model status, and a replica of a model that i
 (ModelNotFound) on both sides, hiding a roll: --assume-models-ready treats every model as Ready and
 the output says so.
 
+revision names: OME hashes a standalone replica's metadata.uid into its revision name, and files from
+git have none: their names are for an empty uid and the cluster's will differ. One note line counts
+those replicas (uidNotice per replica in json); the verdicts do not depend on the uid, as both sides
+are hashed with the same one. --uid NAMESPACE/NAME=UID (repeatable) gives a replica its uid, a bare
+--uid UID the only replica read; a --uid for a replica not read, or a bare one with several, is exit 2.
+
 output: text lists the replicas whose verdict changed (every one with --show-unchanged) and counts
 the rest; markdown is a pull-request comment: a table counting every verdict, then the replicas whose
 verdict changed in collapsed blocks, cut to --max-chars (60000 by default; a comment holds 65536) with
