@@ -5,6 +5,7 @@ verdicts do not depend on it. ``kubectl ome diff`` reads the live uids and says 
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import subprocess
@@ -17,7 +18,7 @@ import yaml
 
 from omereconcile.cli import main as omereconcile_main
 from omerender import Catalog, InferenceReplica, parse_object, render, revision_of
-from omerender.cli import main
+from omerender.cli import diff_cmd, main
 from omerender.cli.io import load_objects
 from omerender.diff import Status, diff_replicas, to_json, to_markdown, to_text, uid_note
 
@@ -250,3 +251,26 @@ def test_forecast_notes_the_empty_uid_and_takes_uid(
     assert doc["notes"][0].startswith(f"{NS}/a's {NOTE}")
     assert omereconcile_main([*args, "--uid", UID]) == 2
     assert "--uid NAMESPACE/NAME=UID" in capsys.readouterr().err
+
+
+def test_uids_reach_the_diffs_made_in_other_processes(files: dict[str, str]) -> None:
+    parser = argparse.ArgumentParser()
+    diff_cmd.add_input_arguments(parser)
+    argv = [
+        "--before",
+        files["before"],
+        "--after",
+        files["after"],
+        "-f",
+        files["two"],
+        "--uid",
+        f"{NS}/b={OTHER}",
+    ]
+    args = parser.parse_args(argv)
+    args.command = "diff"
+    sides = diff_cmd.read_sides(args)
+    assert sides.uids == {(NS, "b"): OTHER}
+    one, two = sides.diff(1), sides.diff(2)
+    after = [(d.key, d.after.revision if d.after else None, d.uid_notice is None) for d in one]
+    assert after == [(d.key, d.after.revision if d.after else None, d.uid_notice is None) for d in two]
+    assert after[1] == (f"{NS}/b", _name(_raw("b"), _catalogs()[1], OTHER), True)
