@@ -91,6 +91,7 @@ __all__ = [
     "to_json",
     "to_markdown",
     "to_text",
+    "uid_note",
 ]
 
 ReplicaKey = tuple[str, str]  # (namespace, name)
@@ -168,6 +169,8 @@ class Outcome:
     unknown: bool = False
     # The block message shortened for one line (a no-runtime message names every runtime checked).
     short: str = ""
+    # Set when the revision name is for an empty uid (:attr:`omerender.preview.RevisionInfo.uid_notice`).
+    uid_notice: str | None = None
 
     @property
     def runtime(self) -> str | None:
@@ -234,7 +237,11 @@ def _short_message(replica: InferenceReplica, catalog: Catalog, blocked: RenderB
 
 
 def outcome(
-    replica: InferenceReplica, catalog: Catalog, unknown_models: Collection[CatalogKey] = ()
+    replica: InferenceReplica,
+    catalog: Catalog,
+    unknown_models: Collection[CatalogKey] = (),
+    *,
+    uid: str | None = None,
 ) -> Outcome:
     """Render ``replica`` against ``catalog`` and compute its revision as OME's controller does.
 
@@ -242,11 +249,13 @@ def outcome(
     field, like any other render that cannot proceed (the fault may be the runtime's, not the replica's).
     ``unknown_models``: the models assumed Ready without a format name
     (:attr:`omerender.readiness.AssumedReady.format_unknown`); a render of one that blocks is
-    :attr:`Outcome.unknown`.
+    :attr:`Outcome.unknown`. ``uid``: the replica's ``metadata.uid`` in the cluster, in place of the
+    file's (:func:`omerender.preview.revision_of`); without one, :attr:`Outcome.uid_notice` says when
+    the name is for an empty uid.
     """
     try:
         result = render(replica, catalog)
-        revision = revision_of(result)
+        revision = revision_of(result, uid=uid)
     except RenderBlocked as blocked:
         model = catalog.model_for(replica) if unknown_models else None
         unknown = model is not None and _model_key(model) in unknown_models
@@ -263,6 +272,7 @@ def outcome(
         collision_count=revision.collision_count,
         runtime_kind=result.runtime_kind,
         runtime_name=result.runtime_name,
+        uid_notice=revision.uid_notice,
     )
 
 
@@ -672,6 +682,16 @@ class ReplicaDiff:
         return f"{self.status.label}, blocked {reason}"  # new or removed while blocked
 
     @property
+    def uid_notice(self) -> str | None:
+        """Set when a side's revision name is for an empty uid (the after side's notice first): the
+        cluster's names will differ, though the verdict, which compares two names hashed with the
+        same uid, does not."""
+        for side in (self.after, self.before):
+            if side is not None and side.uid_notice is not None:
+                return side.uid_notice
+        return None
+
+    @property
     def runtime_change(self) -> tuple[str, str] | None:
         """(old, new) runtime when the replica renders on both sides, from different runtimes."""
         old = self.before.runtime if self.before is not None else None
@@ -752,14 +772,17 @@ def diff_replica(
     *,
     before_unknown: Collection[CatalogKey] = (),
     after_unknown: Collection[CatalogKey] = (),
+    uid: str | None = None,
 ) -> ReplicaDiff:
     """Render the replica on both sides (either may be None: added or removed) and compare.
-    ``before_unknown``/``after_unknown``: each side's models assumed Ready without a format name."""
+    ``before_unknown``/``after_unknown``: each side's models assumed Ready without a format name.
+    ``uid``: the replica's ``metadata.uid`` in the cluster, hashed into both sides' revision names
+    in place of the files' (a file from git has none: :attr:`ReplicaDiff.uid_notice`)."""
     known = after or before
     if known is None:
         raise ValueError("diff_replica needs the replica on at least one side")
-    old = outcome(before, before_catalog, before_unknown) if before is not None else None
-    new = outcome(after, after_catalog, after_unknown) if after is not None else None
+    old = outcome(before, before_catalog, before_unknown, uid=uid) if before is not None else None
+    new = outcome(after, after_catalog, after_unknown, uid=uid) if after is not None else None
     changes: tuple[Change, ...] = ()
     if old is not None and new is not None and old.blocked is None and new.blocked is None:
         changes = (*template_changes(old.runners, new.runners), *_revision_changes(old, new))
@@ -774,9 +797,13 @@ def diff_replicas(
     *,
     before_unknown: Collection[CatalogKey] = (),
     after_unknown: Collection[CatalogKey] = (),
+    uids: Mapping[ReplicaKey, str] | None = None,
 ) -> tuple[ReplicaDiff, ...]:
-    """Every replica of either side, matched by (namespace, name), sorted by namespace and name."""
+    """Every replica of either side, matched by (namespace, name), sorted by namespace and name.
+    ``uids``: (namespace, name) -> the replica's ``metadata.uid`` in the cluster, for the replicas
+    whose files carry none (:func:`diff_replica`)."""
     old_unknown, new_unknown = frozenset(before_unknown), frozenset(after_unknown)
+    uids = uids or {}
     return tuple(
         diff_replica(
             before.get(key),
@@ -785,6 +812,7 @@ def diff_replicas(
             after_catalog,
             before_unknown=old_unknown,
             after_unknown=new_unknown,
+            uid=uids.get(key),
         )
         for key in sorted(set(before) | set(after))
     )
@@ -817,6 +845,37 @@ def summary(diffs: Iterable[ReplicaDiff]) -> str:
     total = sum(found.values())
     parts = [f"{n} {s.label}" for s, n in found.items() if n]
     return f"{total} replica{'s' if total != 1 else ''}: {', '.join(parts) or 'none'}"
+
+
+def uid_note(diffs: Iterable[ReplicaDiff]) -> str | None:
+    """One line for every replica whose revision names are for an empty uid (no ``metadata.uid`` in
+    its files and none given), or None when there is none.
+
+    OME hashes the uid the API server assigned into a standalone replica's revision name, so the names
+    the outputs print for those replicas (``rolls A -> B``) are not the cluster's; the verdict is
+    unaffected: both sides are hashed with the same uid, so they differ exactly when the cluster's do.
+    """
+    items = list(diffs)
+    empty = [d for d in items if d.uid_notice is not None]
+    if not empty:
+        return None
+    total = len(items)
+    who = (
+        f"{empty[0].key}'s revision names are"
+        if len(empty) == 1
+        else f"{len(empty)} of {total} replicas' revision names are"
+    )
+    return (
+        f"{who} for an empty uid (no metadata.uid in the files and no --uid): OME hashes the uid the "
+        "API server assigns into the name, so the cluster's names will differ; the verdicts (rolls, "
+        "unchanged, ...) do not depend on the uid, as both sides are hashed with the same one. For the "
+        "cluster's names give --uid NAMESPACE/NAME=UID (uids= in the API)"
+    )
+
+
+def _all_notes(notes: Sequence[str], diffs: Sequence[ReplicaDiff], with_uid: bool) -> list[str]:
+    line = uid_note(diffs) if with_uid else None
+    return [*notes, line] if line is not None else list(notes)
 
 
 def _cap(line: str, limit: int = LINE_LIMIT) -> str:
@@ -854,12 +913,19 @@ def _hidden_note(hidden: Sequence[ReplicaDiff]) -> str:
     )
 
 
-def to_text(diffs: Iterable[ReplicaDiff], *, notes: Sequence[str] = (), show_unchanged: bool = False) -> str:
-    """``notes`` (what the comparison assumed) first, then one headline per replica whose verdict
-    changed (every replica with ``show_unchanged``), its changes and notes indented by two spaces,
-    then one note counting the replicas left unlisted. No line is longer than :data:`LINE_LIMIT`."""
+def to_text(
+    diffs: Iterable[ReplicaDiff],
+    *,
+    notes: Sequence[str] = (),
+    show_unchanged: bool = False,
+    uid_notes: bool = True,
+) -> str:
+    """``notes`` (what the comparison assumed) and :func:`uid_note` (unless ``uid_notes`` is False)
+    first, then one headline per replica whose verdict changed (every replica with
+    ``show_unchanged``), its changes and notes indented by two spaces, then one note counting the
+    replicas left unlisted. No line is longer than :data:`LINE_LIMIT`."""
     items = list(diffs)
-    lines: list[str] = [_cap(f"note: {note}") for note in _merged(notes)]
+    lines: list[str] = [_cap(f"note: {note}") for note in _merged(_all_notes(notes, items, uid_notes))]
     hidden: list[ReplicaDiff] = []
     for d in items:
         if not (show_unchanged or d.listed):
@@ -882,6 +948,7 @@ def _outcome_json(side: Outcome | None) -> dict[str, Any] | None:
         "runtime": runtime,
         "blocked": {"reason": blocked.reason, "message": blocked.message} if blocked else None,
         "unknownUntilDownloaded": side.unknown,
+        "uidNotice": side.uid_notice,
     }
 
 
@@ -890,13 +957,15 @@ def to_json(
     *,
     notes: Sequence[str] = (),
     fail_on: Collection[Status] = DEFAULT_FAIL_ON,
+    uid_notes: bool = True,
 ) -> dict[str, Any]:
     """``{"replicas": [...], "summary": {verdict: count}, "changed": bool, "failOn": [...],
     "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
-    rendered from."""
+    rendered from. A replica's ``uidNotice`` (and its sides') is set when its revision names are for
+    an empty uid; ``notes`` then ends with :func:`uid_note` (unless ``uid_notes`` is False)."""
     items = list(diffs)
     return {
-        "notes": list(notes),
+        "notes": _all_notes(notes, items, uid_notes),
         "replicas": [
             {
                 "namespace": d.namespace,
@@ -904,6 +973,7 @@ def to_json(
                 "status": d.status.value,
                 "headline": d.headline,
                 "changed": d.changed,
+                "uidNotice": d.uid_notice,
                 "runtimeChanged": d.runtime_change is not None,
                 "before": _outcome_json(d.before),
                 "after": _outcome_json(d.after),
@@ -974,6 +1044,7 @@ def to_markdown(
     max_chars: int | None = DEFAULT_MARKDOWN_CHARS,
     show_unchanged: bool = False,
     full_report: str | None = None,
+    uid_notes: bool = True,
 ) -> str:
     """A pull-request comment: a table counting every verdict, then the replicas whose verdict
     changed (every replica with ``show_unchanged``), those that fail the check first, one row each and
@@ -981,14 +1052,15 @@ def to_markdown(
 
     The comment stays within ``max_chars`` (None: no limit): replicas that do not fit are left out,
     and a last line says how many and where the full report is (``full_report``, the file
-    ``--report`` wrote, else ``-o json``). No line is longer than :data:`LINE_LIMIT`.
+    ``--report`` wrote, else ``-o json``). No line is longer than :data:`LINE_LIMIT`. The notes
+    are quoted under the table, :func:`uid_note` last (unless ``uid_notes`` is False).
     """
     items = list(diffs)
     shown = [d for d in items if show_unchanged or d.listed]
     shown.sort(key=lambda d: (d.status not in fail_on, _ORDER[d.status], d.namespace, d.name))
     hidden = [d for d in items if not (show_unchanged or d.listed)]
     head = [f"### omerender diff: {summary(items)}\n\n", _verdict_table(items, fail_on), "\n"]
-    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in _merged(notes))
+    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in _merged(_all_notes(notes, items, uid_notes)))
     if hidden:
         head.append(_hidden_note(hidden) + ".\n\n")
     if not shown:

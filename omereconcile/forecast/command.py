@@ -33,6 +33,7 @@ from omerender.accelerators import (
 from omerender.catalog import CONFIG_MAP
 from omerender.cli.diff_cmd import add_input_arguments, read_sides
 from omerender.cli.io import InputError, load_objects
+from omerender.diff import uid_note
 from omerender.errors import OmeRenderError
 
 __all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
@@ -44,6 +45,11 @@ which replicas roll: exactly as omerender diff decides, from the same arguments 
 --help). Each
 rolling replica is run through the change by the reconciler's own planner in a simulated cluster with
 a simulated clock: pods start after the start-up time, become Ready and enter rotation.
+
+revision names: as omerender diff prints them; a replica without metadata.uid in its files (files
+from git have none) is hashed with an empty uid unless --uid gives it (NAMESPACE/NAME=UID,
+repeatable; a bare UID for a single replica), and the output notes it once: the cluster's names will
+differ, the verdicts and the forecast do not.
 
 start-up time: --startup, or per runtime the annotation {STARTUP_ANNOTATION} on the
 (Cluster)ServingRuntime the replica renders with after the change ("5m", "90s", "1h30m", seconds).
@@ -124,8 +130,9 @@ def _forecast_code(args: argparse.Namespace) -> int:
     elif args.nodes_from is not None:
         capacity = capacity_from_nodes(load_objects([args.nodes_from]), names)
     sizes = sizes_from_dump(load_objects([args.replicas_from])) if args.replicas_from else None
+    diffs = sides.diff()
     result = forecast(
-        sides.diff(),
+        diffs,
         sides.before,
         sides.after,
         sides.after_objects,
@@ -137,12 +144,16 @@ def _forecast_code(args: argparse.Namespace) -> int:
         shutdown_seconds=parse_duration(args.shutdown, "--shutdown"),
         settings=settings,
     )
+    # Files from git carry no uid: say once that the revision names are not the cluster's.
+    note = uid_note(diffs)
     if args.output == "json":
-        sys.stdout.write(json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n")
+        notices = {d.key: d.uid_notice for d in diffs if d.uid_notice is not None}
+        doc = to_json(result, uid_note=note, uid_notices=notices)
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
-        sys.stdout.write(to_markdown(result))
+        sys.stdout.write(to_markdown(result, uid_note=note))
     else:
-        sys.stdout.write(to_text(result))
+        sys.stdout.write(to_text(result, uid_note=note))
     print(f"forecast: {headline(result)}", file=sys.stderr)
     if result.short_of_capacity:
         return EXIT_SHORT_OF_CAPACITY

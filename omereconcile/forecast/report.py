@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from omereconcile.forecast.build import Forecast
@@ -98,7 +99,9 @@ _HEAD = ["REPLICA", "REPLACED", "STEPS", "FLOOR", "PODS", "GPUS", "DURATION", "H
 _TITLES = {"GPUS": "GPUs", "PODS": "Pods"}
 
 
-def to_text(f: Forecast) -> str:
+def to_text(f: Forecast, *, uid_note: str | None = None) -> str:
+    """The table, the replicas not forecast, and the totals; ``uid_note``
+    (:func:`omerender.diff.uid_note`) first, when given."""
     rows = [_HEAD, *(_row(r) for r in f.replicas)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
@@ -107,11 +110,16 @@ def to_text(f: Forecast) -> str:
     if (quiet := _kept_out(f)) is not None:
         lines.append(quiet)
     lines.append(f"total: {headline(f)}")
+    if uid_note is not None:
+        lines.insert(0, f"note: {uid_note}")
     return "\n".join(lines) + "\n"
 
 
-def to_markdown(f: Forecast) -> str:
+def to_markdown(f: Forecast, *, uid_note: str | None = None) -> str:
+    """A pull-request comment: the totals, a row per rolling replica, and ``uid_note`` quoted."""
     out = ["### Rollout forecast", "", f"**{headline(f)}**", ""]
+    if uid_note is not None:
+        out.extend([f"> {uid_note}", ""])
     if f.replicas:
         out.append("| " + " | ".join(_TITLES.get(h, h.title()) for h in _HEAD) + " |")
         out.append("|" + "---|" * len(_HEAD))
@@ -123,9 +131,10 @@ def to_markdown(f: Forecast) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _replica_json(r: ReplicaForecast) -> dict[str, Any]:
+def _replica_json(r: ReplicaForecast, uid_notices: Mapping[str, str]) -> dict[str, Any]:
     return {
         "replica": r.key,
+        "uidNotice": uid_notices.get(r.key),
         "instances": r.instances,
         "replaced": r.replaced,
         "steps": r.steps,
@@ -140,10 +149,17 @@ def _replica_json(r: ReplicaForecast) -> dict[str, Any]:
     }
 
 
-def to_json(f: Forecast) -> dict[str, Any]:
+def to_json(
+    f: Forecast, *, uid_note: str | None = None, uid_notices: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The forecast as data. ``uid_notices``: replica key -> why its revision names are for an empty
+    uid (:attr:`omerender.diff.ReplicaDiff.uid_notice`), each replica's ``uidNotice``; ``uid_note``
+    in ``notes``."""
     t = f.totals
+    notices = uid_notices or {}
     return {
         "summary": headline(f),
+        "notes": [uid_note] if uid_note is not None else [],
         "concurrent": f.concurrent,
         "capacity": None
         if f.capacity is None
@@ -160,7 +176,10 @@ def to_json(f: Forecast) -> dict[str, Any]:
             "durationSeconds": t.duration,
             "cannotCompleteWithCapacity": f.short_of_capacity,
         },
-        "replicas": [_replica_json(r) for r in f.replicas],
-        "notForecast": [{"replica": n.key, "why": n.why, "changed": n.changed} for n in f.not_forecast],
+        "replicas": [_replica_json(r, notices) for r in f.replicas],
+        "notForecast": [
+            {"replica": n.key, "why": n.why, "changed": n.changed, "uidNotice": notices.get(n.key)}
+            for n in f.not_forecast
+        ],
         "unchanged": f.unchanged,
     }

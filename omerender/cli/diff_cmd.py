@@ -10,7 +10,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from omerender.cli.io import InputError, load_objects, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.cli.strict import check_replica
+from omerender.cli.uids import add_uid_argument, resolve_uids, uids_of
 from omerender.loader import SUFFIXES
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
@@ -73,6 +74,12 @@ A replica that renders from another runtime says "runtime changed from KIND OLD 
 catalog files kept in git carry no model status, and a replica of a model that is not Ready blocks
 (ModelNotFound) on both sides, hiding a roll: --assume-models-ready treats every model as Ready and
 the output says so.
+
+revision names: OME hashes a standalone replica's metadata.uid into its revision name, and files from
+git have none: their names are for an empty uid and the cluster's will differ. One note line counts
+those replicas (uidNotice per replica in json); the verdicts do not depend on the uid, as both sides
+are hashed with the same one. --uid NAMESPACE/NAME=UID (repeatable) gives a replica its uid, a bare
+--uid UID the only replica read; a --uid for a replica not read, or a bare one with several, is exit 2.
 
 output: text lists the replicas whose verdict changed (every one with --show-unchanged) and counts
 the rest; markdown is a pull-request comment: a table counting every verdict, then the replicas whose
@@ -151,6 +158,7 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_objects_options(p)
     add_flag(p)
+    add_uid_argument(p)
 
 
 @dataclass(frozen=True)
@@ -169,6 +177,8 @@ class Sides:
     # replicas are "unknown until downloaded".
     before_unknown: frozenset[CatalogKey] = frozenset()
     after_unknown: frozenset[CatalogKey] = frozenset()
+    # (namespace, name) -> the replica's uid in the cluster (``--uid``), hashed into its revision names.
+    uids: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def diff(self, parts: int = 1) -> tuple[ReplicaDiff, ...]:
         """Every replica's diff, in :func:`omerender.diff.diff_replicas`'s order, rendered in ``parts``
@@ -178,15 +188,20 @@ class Sides:
         from omerender.diff import diff_replicas
 
         unknown = {"before_unknown": self.before_unknown, "after_unknown": self.after_unknown}
+        uids = dict(self.uids)
         if parts <= 1:
-            return diff_replicas(self.before, self.after, self.before_catalog, self.after_catalog, **unknown)
+            return diff_replicas(
+                self.before, self.after, self.before_catalog, self.after_catalog, **unknown, uids=uids
+            )
         keys = sorted(set(self.before) | set(self.after))
 
         def work(part: int, count: int) -> tuple[ReplicaDiff, ...]:
             mine = set(keys[part::count])
             before = {k: v for k, v in self.before.items() if k in mine}
             after = {k: v for k, v in self.after.items() if k in mine}
-            diffs = diff_replicas(before, after, self.before_catalog, self.after_catalog, **unknown)
+            diffs = diff_replicas(
+                before, after, self.before_catalog, self.after_catalog, **unknown, uids=uids
+            )
             # A child's diffs travel pickled: without the templates, which would be rebuilt to pickle.
             return diffs if part == 0 else tuple(_portable(d) for d in diffs)
 
@@ -337,8 +352,17 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
                 f"no {KIND} among the objects on either side; give the replicas to render with -f PATH "
                 "or include them in the --before and --after paths"
             )
+    uids = resolve_uids(uids_of(args), {*before, *after})
     return Sides(
-        before_objects, after_objects, before_catalog, after_catalog, before, after, tuple(notes), *unknown
+        before_objects,
+        after_objects,
+        before_catalog,
+        after_catalog,
+        before,
+        after,
+        tuple(notes),
+        *unknown,
+        uids=uids,
     )
 
 
@@ -360,22 +384,31 @@ def render_output(
     *,
     full: bool = False,
     report: str | None = None,
+    uid_notes: bool = False,
 ) -> str:
-    """One output as ``kind`` (text, json, markdown); ``full``: every replica, nothing cut."""
+    """One output as ``kind`` (text, json, markdown); ``full``: every replica, nothing cut;
+    ``uid_notes``: with :func:`omerender.diff.uid_note` when revision names are for an empty uid
+    (``omerender diff`` reads files; ``kubectl ome diff`` the live uids, and leaves it out)."""
     from omerender.diff import DEFAULT_MARKDOWN_CHARS, to_json, to_markdown, to_text
 
     show = full or args.show_unchanged
     if kind == "json":
-        doc = to_json(diffs, notes=notes, fail_on=fail_on)
+        doc = to_json(diffs, notes=notes, fail_on=fail_on, uid_notes=uid_notes)
         doc["assumeModelsReady"] = bool(args.assume_models_ready)
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     limit = None if full else args.max_chars
     if kind == "markdown":
         chars = DEFAULT_MARKDOWN_CHARS if limit is None else (limit or None)
         return to_markdown(
-            diffs, notes=notes, fail_on=fail_on, max_chars=chars, show_unchanged=show, full_report=report
+            diffs,
+            notes=notes,
+            fail_on=fail_on,
+            max_chars=chars,
+            show_unchanged=show,
+            full_report=report,
+            uid_notes=uid_notes,
         )
-    text = to_text(diffs, notes=notes, show_unchanged=show)
+    text = to_text(diffs, notes=notes, show_unchanged=show, uid_notes=uid_notes)
     if limit and len(text) > limit:
         kept = text[:limit].rsplit("\n", 1)[0]
         left = text.count("\n") - kept.count("\n") - 1
@@ -385,7 +418,12 @@ def render_output(
 
 
 def write_report(
-    diffs: Sequence[ReplicaDiff], args: argparse.Namespace, fail_on: frozenset[Status], notes: Sequence[str]
+    diffs: Sequence[ReplicaDiff],
+    args: argparse.Namespace,
+    fail_on: frozenset[Status],
+    notes: Sequence[str],
+    *,
+    uid_notes: bool = False,
 ) -> None:
     """``--report PATH``: the full report, nothing cut (JSON for a .json name, markdown for .md)."""
     if not args.report:
@@ -393,7 +431,7 @@ def write_report(
     suffix = Path(args.report).suffix.lower()
     kind = {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
     Path(args.report).write_text(
-        render_output(kind, diffs, args, fail_on, notes, full=True), encoding="utf-8"
+        render_output(kind, diffs, args, fail_on, notes, full=True, uid_notes=uid_notes), encoding="utf-8"
     )
 
 
@@ -406,8 +444,10 @@ def run(args: argparse.Namespace) -> int:
     sides = read_sides(args)
     replicas = len(set(sides.before) | set(sides.after))
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
-    write_report(diffs, args, fail_on, sides.notes)
-    sys.stdout.write(render_output(args.output, diffs, args, fail_on, sides.notes, report=args.report))
+    write_report(diffs, args, fail_on, sides.notes, uid_notes=True)
+    sys.stdout.write(
+        render_output(args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True)
+    )
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0
 

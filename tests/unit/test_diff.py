@@ -505,6 +505,7 @@ def test_json_output_shape() -> None:
         "status",
         "headline",
         "changed",
+        "uidNotice",
         "runtimeChanged",
         "before",
         "after",
@@ -515,6 +516,7 @@ def test_json_output_shape() -> None:
     assert first["before"]["blocked"] is None
     assert first["before"]["runtime"] == {"kind": "ClusterServingRuntime", "name": "rt-a"}
     assert first["runtimeChanged"] is False
+    assert (first["uidNotice"], first["before"]["uidNotice"]) == (None, None)  # the files carry uids
     assert first["changes"] == [
         {
             "where": "runner default",

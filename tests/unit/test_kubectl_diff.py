@@ -327,3 +327,21 @@ def test_k_reads_a_kustomization_as_kubectl_apply_k(tmp_path: Path) -> None:
     code, out, err = _run(FakeKube(_live()), "-k", str(folder), "-o", "json")
     assert code == 1, err
     assert json.loads(out)["replicas"][0]["status"] == "rolls"
+
+
+def test_live_uids_leave_no_empty_uid_notice(tmp_path: Path) -> None:
+    """The live replica's uid names its revisions (as the controller does), so no output says the
+    names are for an empty uid, not even for a file replica written without one."""
+    changed = _replica()
+    del changed["metadata"]["uid"], changed["status"]
+    path = _write(tmp_path, _runtime(NEW_IMAGE), changed)
+    for output in ("text", "markdown"):
+        code, out, err = _run(FakeKube(_live()), "-f", path, "-o", output)
+        assert code == 1, err
+        assert "empty uid" not in out + err
+    code, out, _ = _run(FakeKube(_live()), "-f", path, "-o", "json")
+    doc = json.loads(out)
+    [rep] = doc["replicas"]
+    assert rep["before"]["revision"] == _live_revision()
+    assert (rep["uidNotice"], rep["before"]["uidNotice"], rep["after"]["uidNotice"]) == (None, None, None)
+    assert not any("empty uid" in note for note in doc["notes"])
