@@ -73,6 +73,21 @@ def _line(event: Any) -> str:
 
 def _check_events(text: str) -> None:
     """Depth, cycles and alias expansion, from the event stream alone."""
+    try:
+        _check_event_stream(text)
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML 6.0.4 and later stop a flow collection nested past a limit of their own while
+        # scanning, ahead of the events that reach ours: the same refusal, in the same words.
+        if "maximum nesting depth" not in str(exc.problem):
+            raise
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}" if mark is not None else "somewhere"
+        raise YamlLimitError(
+            f"{where}: nested deeper than {MAX_DEPTH} levels; Kubernetes objects are far flatter, so flatten it"
+        ) from None
+
+
+def _check_event_stream(text: str) -> None:
     sizes: dict[str, int] = {}  # anchor -> values its node expands to
     open_anchors: set[str] = set()
     # (anchor, values so far) per open collection; the root's count is the document's expanded size

@@ -21,7 +21,7 @@ image_pid=$!
 
 # Releases that install (the built wheel in a fresh venv, every console script run from outside the
 # repository) and the lower bounds of pyproject.toml (the lowest versions, with the dependency-facing
-# unit tests): mostly downloads, so they run beside the Go builds too. About two minutes together.
+# unit tests): mostly downloads, so they run beside the Go builds too. About five minutes together (the minimum versions run the whole unit tier).
 release_log="$(mktemp)"
 if [[ $# -eq 0 ]]; then
   (bash scripts/wheel-smoke.sh && bash scripts/min-versions.sh) >"$release_log" 2>&1 &
