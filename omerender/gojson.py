@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -855,6 +856,7 @@ class _Compiler:
         self._encoders: dict[str, Encoder] = {}
         self._zeros: dict[str, str] = {}
         self._pending: dict[str, _Pending] = {}
+        self._lock = threading.RLock()  # reentrant: building []T builds T
 
     def field_encoder(self, typ: str) -> Encoder:
         """The encoder of a struct field's type: built already, or a stand-in that builds it.
@@ -874,8 +876,12 @@ class _Compiler:
     def encoder(self, typ: str) -> Encoder:
         enc = self._encoders.get(typ)
         if enc is None:
-            enc = self._build(typ)
-            self._encoders[typ] = enc
+            # One thread builds; an encoder is registered only once it is whole.
+            with self._lock:
+                enc = self._encoders.get(typ)
+                if enc is None:
+                    enc = self._build(typ)
+                    self._encoders[typ] = enc
         return enc
 
     def zero(self, typ: str) -> str:
@@ -954,9 +960,9 @@ class _Compiler:
             return _map_encoder(self.encoder(typ[11:]), typ[11:])
         if typ not in self._structs:
             raise KeyError(f"unknown Go type {typ!r}")
+        # Its fields' encoders are stand-ins until first used, so building a struct never
+        # builds another, and a recursive type needs no placeholder for itself.
         plan = _StructPlan(typ)
-        # Registered before the fields compile, so a recursive type refers to itself.
-        self._encoders[typ] = plan.encoder
         for idx, (jname, omitempty, omitzero, ftype) in enumerate(self._structs[typ]):
             prefix = _ebs(jname) + ":"
             empties = self.empties(ftype) if omitempty else None
@@ -974,7 +980,6 @@ class _Compiler:
             plan.template.append(None if empties is not None else prefix + self.zero(ftype))
         plan.zero = "{" + ",".join(filter(None, plan.template)) + "}"
         dense = _dense_encoder(plan, [(jname, *plan.by_name[jname][1:]) for jname, *_ in self._structs[typ]])
-        self._encoders[typ] = dense
         for i, (jname, *_) in enumerate(self._structs[typ]):
             f = plan.by_name[jname]
             if isinstance(f[2], _Pending):
@@ -998,12 +1003,13 @@ class _Pending:
 
     def __call__(self, v: Any) -> str:
         enc = self.compiler.encoder(self.typ)
-        for plan, jname, namespace, key in self.sites:
-            idx, prefix, _, empties, kind, null_slot = plan.by_name[jname]
-            plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
-            namespace[key] = enc
-        self.sites.clear()
-        self.compiler._pending.pop(self.typ, None)
+        with self.compiler._lock:
+            for plan, jname, namespace, key in self.sites:
+                idx, prefix, _, empties, kind, null_slot = plan.by_name[jname]
+                plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
+                namespace[key] = enc
+            self.sites.clear()
+            self.compiler._pending.pop(self.typ, None)
         return enc(v)
 
 

@@ -7,6 +7,7 @@ apimachinery v0.36.3); tests/differential compares the two implementations on ma
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from types import FunctionType
 from typing import Any, cast
@@ -520,3 +521,19 @@ def test_fields_are_built_on_first_use_and_then_patched_in_place() -> None:
     assert not compiler._pending.get("[]core/v1.Volume")
     generated = cast(FunctionType, pod_spec).__globals__
     assert generated["plan"].by_name["volumes"][2] is compiler._encoders["[]core/v1.Volume"]
+
+
+def test_threads_building_one_compiler_at_once_agree() -> None:
+    spec = {
+        "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}],
+        "volumes": [{"name": "v", "emptyDir": {}}, {"name": "w", "configMap": {"name": "cm"}}],
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
+        },
+    }
+    expected = gojson.encode("core/v1.PodSpec", spec).decode()
+    for _ in range(5):
+        encoder = gojson._Compiler(gojson.STRUCTS).encoder
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(lambda _, build=encoder: build("core/v1.PodSpec")(spec), range(32)))
+        assert set(results) == {expected}
