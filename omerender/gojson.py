@@ -38,11 +38,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from json.encoder import encode_basestring as _ebs  # the C encoder: escapes " \\ and < 0x20
-from typing import Any, Final
+from types import FunctionType
+from typing import Any, Final, cast
 
 from omerender._gofields import K8S_API_VERSION, KUBERNETES_VERSION, STRUCTS
 from omerender.errors import OmeRenderError
@@ -853,12 +855,33 @@ class _Compiler:
         self._structs = structs
         self._encoders: dict[str, Encoder] = {}
         self._zeros: dict[str, str] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.RLock()  # reentrant: building []T builds T
+
+    def field_encoder(self, typ: str) -> Encoder:
+        """The encoder of a struct field's type: built already, or a stand-in that builds it.
+
+        A struct's encoder is compiled when it is first asked for, its fields' encoders when a
+        value first holds them, so a process builds only the types it encodes (a Volume names
+        one source of thirty; importing the library builds none).
+        """
+        enc = self._encoders.get(typ)
+        if enc is not None:
+            return enc
+        pending = self._pending.get(typ)
+        if pending is None:
+            pending = self._pending[typ] = _Pending(self, typ)
+        return pending
 
     def encoder(self, typ: str) -> Encoder:
         enc = self._encoders.get(typ)
         if enc is None:
-            enc = self._build(typ)
-            self._encoders[typ] = enc
+            # One thread builds; an encoder is registered only once it is whole.
+            with self._lock:
+                enc = self._encoders.get(typ)
+                if enc is None:
+                    enc = self._build(typ)
+                    self._encoders[typ] = enc
         return enc
 
     def zero(self, typ: str) -> str:
@@ -870,9 +893,21 @@ class _Compiler:
             return "0"
         z = self._zeros.get(typ)
         if z is None:
-            z = self.encoder(typ)({})
+            z = self._struct_zero(typ) if typ in self._structs else self.encoder(typ)({})
             self._zeros[typ] = z
         return z
+
+    def _struct_zero(self, typ: str) -> str:
+        """What the struct's encoder writes for ``{}``, from the field table, compiling nothing."""
+        pieces = []
+        for jname, omitempty, omitzero, ftype in self._structs[typ]:
+            empties = self.empties(ftype) if omitempty else None
+            if omitzero:
+                empties = (empties or frozenset()) | self.zero_pieces(ftype)
+            piece = self.zero(ftype)
+            if empties is None or piece not in empties:
+                pieces.append(_ebs(jname) + ":" + piece)
+        return "{" + ",".join(pieces) + "}"
 
     @staticmethod
     def zero_pieces(typ: str) -> frozenset[str]:
@@ -925,9 +960,9 @@ class _Compiler:
             return _map_encoder(self.encoder(typ[11:]), typ[11:])
         if typ not in self._structs:
             raise KeyError(f"unknown Go type {typ!r}")
+        # Its fields' encoders are stand-ins until first used, so building a struct never
+        # builds another, and a recursive type needs no placeholder for itself.
         plan = _StructPlan(typ)
-        # Registered before the fields compile, so a recursive type refers to itself.
-        self._encoders[typ] = plan.encoder
         for idx, (jname, omitempty, omitzero, ftype) in enumerate(self._structs[typ]):
             prefix = _ebs(jname) + ":"
             empties = self.empties(ftype) if omitempty else None
@@ -937,7 +972,7 @@ class _Compiler:
             null_piece = self.zero(ftype)
             null_slot = None if empties is not None and null_piece in empties else prefix + null_piece
             # Null is handled by the loop, so a pointer field encodes with its element's encoder.
-            enc = self.encoder(ftype[1:] if ftype.startswith("*") else ftype)
+            enc = self.field_encoder(ftype[1:] if ftype.startswith("*") else ftype)
             kind = _INLINE_KINDS.get(ftype, _GENERIC)
             plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
             # A field Go never finds empty (a struct, Quantity, IntOrString, Time without
@@ -945,8 +980,37 @@ class _Compiler:
             plan.template.append(None if empties is not None else prefix + self.zero(ftype))
         plan.zero = "{" + ",".join(filter(None, plan.template)) + "}"
         dense = _dense_encoder(plan, [(jname, *plan.by_name[jname][1:]) for jname, *_ in self._structs[typ]])
-        self._encoders[typ] = dense
+        for i, (jname, *_) in enumerate(self._structs[typ]):
+            f = plan.by_name[jname]
+            if isinstance(f[2], _Pending):
+                f[2].sites.append((plan, jname, cast(FunctionType, dense).__globals__, f"E{i}"))
         return dense
+
+
+class _Pending:
+    """A field type's encoder not built yet: built on the first call, then put in its place.
+
+    Every struct plan and generated encoder that holds this stand-in is patched to the built
+    encoder, so later calls pay no indirection.
+    """
+
+    __slots__ = ("compiler", "sites", "typ")
+
+    def __init__(self, compiler: _Compiler, typ: str) -> None:
+        self.compiler = compiler
+        self.typ = typ
+        self.sites: list[tuple[_StructPlan, str, dict[str, Any], str]] = []
+
+    def __call__(self, v: Any) -> str:
+        enc = self.compiler.encoder(self.typ)
+        with self.compiler._lock:
+            for plan, jname, namespace, key in self.sites:
+                idx, prefix, _, empties, kind, null_slot = plan.by_name[jname]
+                plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
+                namespace[key] = enc
+            self.sites.clear()
+            self.compiler._pending.pop(self.typ, None)
+        return enc(v)
 
 
 _NamedField = tuple[str, str, Encoder, frozenset[str] | None, int, str | None]

@@ -181,7 +181,18 @@ def strip_nulls(value: Any) -> Any:
     return value
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter where PyYAML was built with it (about ten times faster than the pure-Python
+# one, which cost a render ~25 ms of its start-up); the two write the same bytes for every golden
+# case's output (tests/unit/test_yaml_c_dumper.py). The pure-Python one is used without libyaml,
+# and for the one difference found (`_keeps_final_breaks`).
+_BASE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BASE_DUMPER):  # type: ignore[misc]
+    pass
+
+
+class _PyDumper(yaml.SafeDumper):
     pass
 
 
@@ -191,10 +202,33 @@ def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _str)
+_PyDumper.add_representer(str, _str)
+
+
+def _dump(obj: Any, dumper: type[Any]) -> str:
+    text: str = yaml.dump(obj, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return text
+
+
+_BREAKS = "\n\r\x85\u2028\u2029"
+
+
+def _keeps_final_breaks(value: Any) -> bool:
+    """Whether a string in ``value`` (key or value) is written as a ``|+`` block: it ends with two
+    line breaks, or is one. After such a block libyaml ends the document with ``...`` even when
+    more keys follow, where PyYAML's emitter writes it only at the very end."""
+    if isinstance(value, str):
+        return len(value) > 0 and value[-1] in _BREAKS and (len(value) == 1 or value[-2] in _BREAKS)
+    if isinstance(value, Mapping):
+        return any(_keeps_final_breaks(k) or _keeps_final_breaks(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_keeps_final_breaks(v) for v in value)
+    return False
 
 
 def dump_yaml(obj: Any) -> str:
-    return yaml.dump(strip_nulls(obj), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    obj = strip_nulls(obj)
+    return _dump(obj, _PyDumper if _keeps_final_breaks(obj) else _Dumper)
 
 
 def dump_stream(documents: Iterable[tuple[str, Any]]) -> str:

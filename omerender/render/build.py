@@ -22,7 +22,7 @@ from omerender.render.inject import ModelContext, edit_pod, edit_runner
 from omerender.render.legacy import merge_legacy_node_selector, merge_legacy_resources
 from omerender.render.metadata import template_annotations, template_labels
 from omerender.render.pieces import PIECE_KEYS, PieceShape, RunnerPod, split_piece
-from omerender.render.placeholders import replace_placeholders, replica_meta
+from omerender.render.placeholders import has_delimiter, replace_placeholders, replica_meta
 from omerender.render.result import RenderedRunner
 
 __all__ = ["build_runners", "check_volume_mounts", "template_metadata"]
@@ -95,7 +95,7 @@ def _pod_for(
     containers = pod["containers"]
     position = main_container_index(pod, runner)
     main = containers[position]
-    if placeholders:
+    if placeholders and has_delimiter(main):  # the Go template's ObjectMeta only when it is used
         containers[position] = main = replace_placeholders(
             main, replica_meta(replica), worker=part.name == "worker"
         )

@@ -18,15 +18,20 @@ quotes to ``\\"``, which Go's lexer refuses. Jinja (``{{ system_message }}``) fa
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omerender import gojson
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.gojson_syntax import check_valid
-from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, GoValue, execute, object_meta, parse
 from omerender.models import InferenceReplica
 
-__all__ = ["replace_placeholders", "replica_meta"]
+if TYPE_CHECKING:
+    from omerender.gotemplate import GoValue
+
+# The gotemplate package (about 15 ms to import) is imported by the functions that use it: a
+# container without ``{{`` (most of them) never needs it, and the renderer asks `has_delimiter` first.
+
+__all__ = ["has_delimiter", "replace_placeholders", "replica_meta"]
 
 TEMPLATE_NAME = "container-tmpl"
 
@@ -35,6 +40,8 @@ def replica_meta(replica: InferenceReplica) -> GoValue:
     """The ObjectMeta OME's replica controller renders with (``serviceShell`` in
     ``pkg/controller/v1beta1/inferencereplica/render.go``): name prefix, namespace, UID, generation,
     labels and annotations; every other field is Go's zero value."""
+    from omerender.gotemplate import object_meta
+
     meta = replica.metadata
     return object_meta(
         name=replica.name_prefix,
@@ -46,15 +53,15 @@ def replica_meta(replica: InferenceReplica) -> GoValue:
     )
 
 
-def _has_delimiter(value: Any) -> bool:
+def has_delimiter(value: Any) -> bool:
     """Whether ``{{`` occurs in a key or string of the container. JSON's own punctuation never puts two
     braces side by side, so this says exactly whether Go's template text holds an action."""
     if isinstance(value, str):
         return "{{" in value
     if isinstance(value, dict):
-        return any("{{" in k or _has_delimiter(v) for k, v in value.items())
+        return any("{{" in k or has_delimiter(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(_has_delimiter(v) for v in value)
+        return any(has_delimiter(v) for v in value)
     return False
 
 
@@ -63,8 +70,10 @@ def replace_placeholders(container: dict[str, Any], meta: GoValue, *, worker: bo
 
     A container whose JSON holds no ``{{`` is text only for the template and comes back unchanged.
     """
-    if not _has_delimiter(container):
+    if not has_delimiter(container):
         return container
+    from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, execute, parse
+
     text = gojson.encode("core/v1.Container", container).decode("utf-8")
     where = "worker container" if worker else "container"
     try:

@@ -48,3 +48,17 @@ def test_the_help_lines_are_the_ones_the_commands_register() -> None:
     sub = next(a for a in full._actions if a.dest == "command")
     helps = {choice.dest: choice.help for choice in sub._choices_actions}  # type: ignore[attr-defined]
     assert helps == {name: line for name, (_, line) in _COMMANDS.items()}
+
+
+def test_a_render_of_the_seed_does_not_import_the_template_package() -> None:
+    # The seed's containers hold no {{: the Go template package (about 15 ms) is never imported.
+    probe = (
+        "import contextlib, io\n"
+        "from omerender.cli import main\n"
+        "argv = ['render', 'examples/llama-pool.yaml', '--objects', 'examples/catalog']\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    assert main(argv) == 0\n"
+    )
+    loaded = _modules_after(probe)
+    assert "omerender.preview" in loaded
+    assert "omerender.gotemplate" not in loaded

@@ -7,8 +7,10 @@ apimachinery v0.36.3); tests/differential compares the two implementations on ma
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from types import FunctionType
+from typing import Any, cast
 
 import pytest
 
@@ -486,3 +488,52 @@ def test_encoding_does_not_mutate_input() -> None:
 def test_versions_exported() -> None:
     assert gojson.K8S_API_VERSION == "v0.36.3"
     assert gojson.KUBERNETES_VERSION.startswith("1.36.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Lazy building: a struct's encoder is compiled on first use, its fields' when first met
+# ---------------------------------------------------------------------------------------------
+
+
+def test_struct_zero_from_the_table_equals_what_the_encoder_writes() -> None:
+    # The zero value of a struct is worked out from the field table without compiling it; it
+    # must be exactly what the compiled encoder writes for {} and for null, for every struct.
+    compiler = gojson._Compiler(gojson.STRUCTS)
+    for typ in gojson.STRUCTS:
+        zero = compiler.zero(typ)
+        assert compiler.encoder(typ)({}) == zero, typ
+        assert compiler.encoder(typ)(None) == zero, typ
+
+
+def test_fields_are_built_on_first_use_and_then_patched_in_place() -> None:
+    compiler = gojson._Compiler(gojson.STRUCTS)
+    pod_spec = compiler.encoder("core/v1.PodSpec")
+    assert "core/v1.Volume" not in compiler._encoders  # nothing below PodSpec is built yet
+    spec = {
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1"}}}],
+        "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}],
+    }
+    first = pod_spec(spec)
+    assert first == pod_spec(spec) == gojson.encode("core/v1.PodSpec", spec).decode()
+    assert "core/v1.EmptyDirVolumeSource" in compiler._encoders
+    assert "core/v1.NFSVolumeSource" not in compiler._encoders  # a source no value named
+    # Once built, the stand-in is gone from the plans and generated code that held it.
+    assert not compiler._pending.get("[]core/v1.Volume")
+    generated = cast(FunctionType, pod_spec).__globals__
+    assert generated["plan"].by_name["volumes"][2] is compiler._encoders["[]core/v1.Volume"]
+
+
+def test_threads_building_one_compiler_at_once_agree() -> None:
+    spec = {
+        "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}],
+        "volumes": [{"name": "v", "emptyDir": {}}, {"name": "w", "configMap": {"name": "cm"}}],
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
+        },
+    }
+    expected = gojson.encode("core/v1.PodSpec", spec).decode()
+    for _ in range(5):
+        encoder = gojson._Compiler(gojson.STRUCTS).encoder
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(lambda _, build=encoder: build("core/v1.PodSpec")(spec), range(32)))
+        assert set(results) == {expected}
