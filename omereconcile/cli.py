@@ -247,7 +247,9 @@ def _run(args: argparse.Namespace) -> int:
         rotator.start(stop)
 
     if args.webhook_cert:
-        reader = ClusterReader(kube, ome_namespace=args.ome_namespace, config_name=args.config_name)
+        reader = ClusterReader(
+            kube, ome_namespace=args.ome_namespace, config_name=args.config_name, namespaces=args.namespaces
+        )
         whost, wport = args.webhook_addr
         webhook = AdmissionServer(
             reader.handle, cert_file=args.webhook_cert, key_file=args.webhook_key, host=whost, port=wport

@@ -17,7 +17,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +62,14 @@ class ClusterReader:
         ome_namespace: str,
         config_name: str = "inferenceservice-config",
         cache_ttl: float = 2.0,
+        namespaces: Sequence[str] | None = None,
     ) -> None:
         self.kube = kube
+        # The watched namespaces (``run --namespace``), or None for every one. A one-namespace install's
+        # RBAC lets it list namespaced models and runtimes there only, and its webhook configuration
+        # sends it that namespace's replicas only (a namespaceSelector); cluster-scoped kinds are listed
+        # cluster-wide either way.
+        self.namespaces = list(namespaces) if namespaces else None
         self.ome_namespace = ome_namespace
         self.config_name = config_name
         self.cache_ttl = cache_ttl
@@ -77,7 +83,7 @@ class ClusterReader:
             if self._catalog is not None and now - self._catalog[0] < self.cache_ttl:
                 return self._catalog[1]
             try:
-                cat = build_catalog(fetch_catalog_objects(self.kube))
+                cat = build_catalog(fetch_catalog_objects(self.kube, self.namespaces))
             except ApiError as exc:
                 log.warning(
                     "webhook reader failed; runtime and collision checks skipped", extra={"error": str(exc)}

@@ -107,6 +107,24 @@ def test_identity_is_cached_between_requests() -> None:
     assert kube.gets == 1
 
 
+def test_a_one_namespace_reader_lists_namespaced_kinds_there_only() -> None:
+    # A one-namespace install may list models and runtimes in its namespace only (its RBAC); listing
+    # them cluster-wide was refused, and every review then went without its runtime checks.
+    listed: list[str] = []
+
+    class Recording(FakeKube):
+        def list(self, path: str, **q: Any) -> dict[str, Any]:
+            listed.append(path)
+            return {"items": []}
+
+    reader = ClusterReader(Recording({"data": {}}), ome_namespace="ome", namespaces=["inference"])  # type: ignore[arg-type]
+    assert reader.catalog() is not None
+    namespaced = [p for p in listed if "/namespaces/" in p]
+    assert namespaced, listed
+    assert all("/namespaces/inference/" in p for p in namespaced), listed
+    assert any("clusterservingruntimes" in p and "/namespaces/" not in p for p in listed), listed
+
+
 def test_https_round_trip(tmp_path: Path) -> None:
     ca = CertificateAuthority("test-ca")
     crt, key = ca.issue(
