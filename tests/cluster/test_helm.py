@@ -13,6 +13,7 @@ import os
 import socket
 import ssl
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 import uuid
@@ -23,7 +24,15 @@ import pytest
 import yaml
 from container import ContainerReconciler, build_image, service_account_dir
 from cryptography import x509
-from helpers import REPO, apply, delete_replicas, drop_finalizers, example_replica, kubectl_stdin, replica
+from helpers import (
+    REPO,
+    apply,
+    delete_replicas,
+    drop_finalizers,
+    example_replica,
+    kubectl_stdin,
+    replica,
+)
 from test_reconciler_rollout import RUNTIME, namespaced_runtime, ready_on
 
 from testbed.testing import Cluster
@@ -308,18 +317,47 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
 
         # An upgrade that changes the webhook configuration keeps the certificate, the caBundle and the
         # served chain: the chart never renders them, so helm's three-way merge leaves them alone.
-        upgrade = run_helm(
-            helm,
-            cluster,
-            "upgrade",
-            "rel",
-            str(CHART),
-            "-n",
-            release_ns,
-            *values,
-            "--set",
-            "webhook.timeoutSeconds=2",
-        )
+        # Admissions keep working throughout: while helm upgrades, the webhook configuration is read
+        # over and over, and each time its caBundle verifies the chain the webhook serves and the
+        # webhook answers a review. (This harness runs the webhook beside the cluster, so the API server
+        # is not the caller here: failurePolicy is Ignore above.)
+        answers: list[str] = []
+        upgraded = threading.Event()
+        vwc_path = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{vwc_name}"
+
+        def admit() -> None:
+            while not upgraded.is_set():
+                try:
+                    bundle = cluster.raw.get(vwc_path)["webhooks"][0]["clientConfig"].get("caBundle")
+                    if not bundle:
+                        answers.append("no caBundle")
+                    else:
+                        answer = _serves_for_the_service(port, bundle, service_dns)
+                        answers.append("ok" if answer.startswith("HTTP/1.1 200") else answer[:200])
+                except Exception as exc:  # a failed handshake or read is the finding
+                    answers.append(f"{type(exc).__name__}: {exc}")
+                upgraded.wait(0.1)
+
+        prober = threading.Thread(target=admit, daemon=True)
+        prober.start()
+        try:
+            upgrade = run_helm(
+                helm,
+                cluster,
+                "upgrade",
+                "rel",
+                str(CHART),
+                "-n",
+                release_ns,
+                *values,
+                "--set",
+                "webhook.timeoutSeconds=2",
+            )
+        finally:
+            upgraded.set()
+            prober.join(timeout=30)
+        assert answers, "no review was tried during the upgrade"
+        assert all(a == "ok" for a in answers), [a for a in answers if a != "ok"][:3]
         assert upgrade.returncode == 0, upgrade.stderr
         hook = get("validatingwebhookconfiguration", vwc_name, None)["webhooks"][0]  # type: ignore[index]
         assert hook["timeoutSeconds"] == 2
