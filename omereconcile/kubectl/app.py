@@ -17,7 +17,7 @@ from typing import TextIO
 
 from omereconcile.kube import ApiError, Kube
 from omereconcile.kubectl import diff, get, instance, logs, render, rollout, runtime, wait
-from omereconcile.kubectl.client import CommandError, ConflictError, api_error
+from omereconcile.kubectl.client import CommandError, ConflictError, UsageError, api_error
 from omereconcile.kubectl.context import Ctx, connect_kube
 
 __all__ = ["VERBS", "main", "parser"]
@@ -64,6 +64,9 @@ def main(
     except ConflictError as exc:
         stderr.write(f"error: {exc}\n")
         return 3
+    except UsageError as exc:
+        stderr.write(f"error: {exc}\n")
+        return 2
     except CommandError as exc:
         stderr.write(f"error: {exc}\n")
         return 1

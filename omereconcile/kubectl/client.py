@@ -27,6 +27,7 @@ __all__ = [
     "Client",
     "CommandError",
     "ConflictError",
+    "UsageError",
     "api_error",
     "default_namespace",
     "parse_duration",
@@ -55,6 +56,10 @@ REPLICA_TYPES: tuple[str, ...] = ("inferencereplicas", "inferencereplica", "ir")
 
 class CommandError(Exception):
     """Printed as ``error: <message>`` with exit code 1."""
+
+
+class UsageError(CommandError):
+    """A flag's value the command cannot use (a duration, a ``--for``): exit code 2, as argparse's."""
 
 
 class ConflictError(CommandError):
@@ -147,7 +152,7 @@ def parse_duration(flag: str, text: str) -> float:
         total += float(match.group(1)) * scale[match.group(2)]
         pos = match.end()
     if pos != len(value) or not value:
-        raise CommandError(f'invalid {flag} "{text}": give a duration such as 30s, 5m or 1h')
+        raise UsageError(f'invalid {flag} "{text}": give a duration such as 30s, 5m or 1h')
     return total
 
 

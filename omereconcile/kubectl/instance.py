@@ -27,7 +27,7 @@ from typing import Any
 from omereconcile import replica_table
 from omereconcile.kubectl import client as k
 from omereconcile.kubectl import state
-from omereconcile.kubectl.client import CommandError, replica_target
+from omereconcile.kubectl.client import CommandError, UsageError, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
 from omereconcile.kubectl.report import source, table
@@ -144,7 +144,7 @@ def run_status(ctx: Ctx) -> int:
     args = ctx.args
     name = replica_target(args.target)
     if args.index < 0:
-        raise CommandError(f"invalid INDEX {args.index}: an Instance index is not negative")
+        raise UsageError(f"invalid INDEX {args.index}: an Instance index is not negative")
     client = ctx.client()
     replica = client.replica(name)
     rows = {int(r["index"]): r for r in state.instance_rows(replica)}

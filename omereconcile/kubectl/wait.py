@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from omereconcile.kubectl import state
-from omereconcile.kubectl.client import CommandError, parse_duration, replica_target
+from omereconcile.kubectl.client import CommandError, UsageError, parse_duration, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
 from omereconcile.kubectl.report import source
@@ -63,7 +63,7 @@ def predicate(
         ctype, _, wanted = rest.partition("=")
         wanted = wanted or "True"
         if wanted not in ("True", "False", "Unknown"):
-            raise CommandError(f'invalid --for "{text}": a condition status is True, False or Unknown')
+            raise UsageError(f'invalid --for "{text}": a condition status is True, False or Unknown')
 
         def check_condition(obj: dict[str, Any]) -> tuple[bool, str]:
             cond = _condition(obj, ctype)
@@ -93,7 +93,7 @@ def predicate(
             return observed and have == (count, count), f"{have[0]} Instances, {have[1]} Ready"
 
         return check_replicas
-    raise CommandError(
+    raise UsageError(
         f'invalid --for "{text}": give condition=Ready[=True|False|Unknown], rollout=complete or replicas=N'
     )
 
@@ -104,7 +104,7 @@ def run(ctx: Ctx) -> int:
     predicate(args.for_)  # a bad value is refused before the kubeconfig is read
     timeout = parse_duration("--timeout", args.timeout)
     if timeout <= 0:
-        raise CommandError(f'invalid --timeout "{args.timeout}": it must be positive')
+        raise UsageError(f'invalid --timeout "{args.timeout}": it must be positive')
     client = ctx.client()
     check = predicate(args.for_, client.revisions)
     seen: dict[str, Any] = {}

@@ -75,3 +75,23 @@ def test_the_reading_verbs_do_not_load_the_rendering_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_flag_value_the_command_cannot_use_is_a_usage_error() -> None:
+    # Exit 2 is usage for every kubectl ome command (1 is a failed or held roll, an unmet wait, an API
+    # error): a bad duration or --for is refused before any kubeconfig is read.
+    import io
+
+    from omereconcile.kubectl.app import main
+
+    def no_cluster(_: object) -> object:
+        raise AssertionError("a usage error must not reach the cluster")
+
+    for argv in (
+        ["rollout", "status", "ir/pool", "--timeout", "soon"],
+        ["wait", "ir/pool", "--for=bogus"],
+        ["wait", "ir/pool", "--for=condition=Ready", "--timeout", "0s"],
+    ):
+        err = io.StringIO()
+        assert main(argv, out=io.StringIO(), err=err, connect=no_cluster) == 2, argv  # type: ignore[arg-type]
+        assert err.getvalue().startswith("error: invalid --"), err.getvalue()
