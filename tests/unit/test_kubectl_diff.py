@@ -1,7 +1,7 @@
 """``kubectl ome diff -f`` without a cluster: how the files are applied to the live objects in memory, and
 the verdicts, outputs and exit codes against a fake ``Kube`` serving the example catalog and replica.
 
-The cluster test (tests/cluster/test_kubectl_diff.py) runs it with the real kubectl and reconciler."""
+The cluster test (tests/cluster/test_kubectl_diff_live.py) runs it with the real kubectl and reconciler."""
 
 from __future__ import annotations
 
