@@ -18,9 +18,11 @@ output (:func:`omerender.cli.diff_cmd.render_output`): ``-o text|json|markdown``
 rolls, replica sizes from the live ``spec.replicas`` and capacity from the live Nodes' allocatable
 accelerators.
 
-Exit codes, ``omerender diff``'s: 0 no verdict ``--fail-on`` names; 1 some replica has one (or the
-cluster could not be read, as every ``kubectl ome`` command says on stderr); 2 bad files or usage;
-and ``omereconcile forecast``'s 4 with ``--forecast``: the change cannot complete on the live nodes.
+Exit codes, ``omerender diff``'s: 0 no verdict ``--fail-on`` names; 1 some replica has one; 2 bad
+files or usage; ``omereconcile forecast``'s 4 with ``--forecast``: the change cannot complete on the
+live nodes; and every ``kubectl ome`` command's 5: the cluster could not be read (kubeconfig,
+connection, an API error), with ``error:`` on stderr and nothing on stdout, so a pipeline never takes a
+diff that could not run for one that found a roll.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from omereconcile.kubectl.client import GROUP_VERSION, Client
+from omereconcile.kubectl.client import (
+    EXIT_FAILED,
+    EXIT_SHORT_OF_CAPACITY,
+    EXIT_USAGE,
+    GROUP_VERSION,
+    Client,
+)
 from omereconcile.kubectl.context import Ctx
 
-__all__ = ["EXIT_USAGE", "add_parsers", "applied", "object_key"]
+__all__ = ["add_parsers", "applied", "object_key"]
 
-EXIT_USAGE = 2
 REPLICA_KIND = "InferenceReplica"
 
 ObjectKey = tuple[str, str, str]  # (kind, namespace or "" for cluster scope, name)
@@ -277,10 +284,10 @@ def _run(ctx: Ctx) -> int:
 
     write_report(diffs, args, fail_on, notes)
     text = render_output(args.output, diffs, args, fail_on, notes, report=args.report)
-    code = 1 if any(d.status in fail_on for d in diffs) else 0
+    code = EXIT_FAILED if any(d.status in fail_on for d in diffs) else 0
     if args.forecast:
         text, short = _with_forecast(ctx, client, sides, diffs, live_irs, after_settings, after_data, text)
-        code = 4 if short else code
+        code = EXIT_SHORT_OF_CAPACITY if short else code
     ctx.out.write(text)
     ctx.err.write(f"diff: {summary(diffs)}\n")
     return code
