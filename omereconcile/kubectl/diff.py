@@ -181,9 +181,10 @@ def _run(ctx: Ctx) -> int:
     from omerender import Text, load
     from omerender.catalog import CATALOG_KINDS, is_operator_config
     from omerender.cli.diff_cmd import Sides, render_output, write_report
+    from omerender.cli.diff_flags import fail_on_from
     from omerender.cli.io import InputError, sources
     from omerender.crds import replica_problems
-    from omerender.diff import parse_fail_on, summary
+    from omerender.diff import summary
     from omerender.errors import OmeRenderError
     from omerender.loader import Source
     from omerender.models import InferenceReplica, parse_object
@@ -191,10 +192,7 @@ def _run(ctx: Ctx) -> int:
     args = ctx.args
     if not args.filename and not args.kustomize:
         raise InputError("give the objects to apply with -f PATH (files, folders, - for stdin) or -k DIR")
-    try:
-        fail_on = parse_fail_on(args.fail_on)
-    except ValueError as exc:
-        raise InputError(f"--fail-on {args.fail_on}: {exc}") from None
+    fail_on = fail_on_from(args.fail_on)
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars {args.max_chars}: give a number of characters, or 0 for no limit")
     if args.filename.count("-") > 1:
