@@ -60,6 +60,15 @@ def shim(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def forecast_shim(shim: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``shim`` with this checkout's ``omereconcile`` too (the forecast step's command)."""
+    script = tmp_path / "bin" / "omereconcile"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omereconcile "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return shim
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """main: the catalog (no status, as in git) and a replica; the second commit adds a runtime that
     scores higher for the replica's model, so the replica switches runtime and rolls."""
@@ -132,6 +141,42 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     # The step reads the base from git and leaves the checkout as it was, but for the comment and the
     # full report.
     assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
+
+
+def _forecast_step(
+    repo: Path, env: dict[str, str], base_ref: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the recipe's forecast step (its own marked block) as GitHub's runner does, in the repository."""
+    text = (ROOT / "docs" / "ci-recipe.md").read_text()
+    block = re.search(r"<!-- ci-recipe-forecast: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
+    assert block is not None
+    (step,) = yaml.safe_load(block.group(1))
+    outputs = repo.parent / "github-output"
+    outputs.write_text("")
+    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
+    script = repo.parent / "forecast.sh"
+    script.write_text(step["run"])
+    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
+    return done, outputs.read_text()
+
+
+def test_the_forecast_step_forecasts_the_roll_and_fails_only_on_bad_input(
+    repo: Path, forecast_shim: dict[str, str]
+) -> None:
+    # The pull request switches the replica's runtime: one Instance rolls, and fits on 4 nodes of 8.
+    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
+    assert done.returncode == 0, done.stderr
+    assert outputs == "short=false\n"
+    report = (repo / "omereconcile-forecast.md").read_text()
+    assert report.startswith("### Rollout forecast"), report
+    assert "| llama-demo/llama-pool | 1/1 | 1 |" in report, report
+    assert "forecast: rolls 1 replica / 1 Instance" in done.stderr
+    # --fail-on none: a roll is not a failure of this step (the diff step reports it); bad input is.
+    (repo / "catalog" / "runtimes.yaml").write_text("kind: [unclosed\n")
+    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
+    assert done.returncode == 2, done.stderr
+    assert "catalog/runtimes.yaml" in done.stderr
+    assert outputs == "short=false\n"
 
 
 def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:
