@@ -24,6 +24,7 @@ from omereconcile.kubectl.client import (
     EXIT_API,
     EXIT_CONFLICT,
     EXIT_FAILED,
+    EXIT_SHORT_OF_CAPACITY,
     EXIT_USAGE,
     ClusterError,
     CommandError,
@@ -51,7 +52,15 @@ def common_flags() -> argparse.ArgumentParser:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
-        prog="kubectl ome", description="OME's kubectl plugin (standalone replicas)"
+        prog="kubectl ome",
+        description="OME's kubectl plugin (standalone replicas)",
+        epilog=(
+            f"exit codes (every command): 0 ok; {EXIT_FAILED} the answer is a failure (a failed, held or "
+            f"paused roll, a timeout, a diff --fail-on verdict) or a lookup error; {EXIT_USAGE} bad usage; "
+            f"{EXIT_CONFLICT} a guarded write's precondition failed; {EXIT_SHORT_OF_CAPACITY} diff --forecast: "
+            f"the rolls cannot complete on the live nodes; {EXIT_API} the cluster could not be read "
+            "(kubeconfig, connection, an API error such as 403 or 404)"
+        ),
     )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = common_flags()

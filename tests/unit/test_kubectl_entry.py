@@ -163,6 +163,12 @@ def test_a_cluster_that_cannot_be_read_exits_5_in_every_verb(tmp_path: Path) -> 
         assert "not found" in err.getvalue(), (argv, err.getvalue())
 
 
+def test_help_lists_the_exit_codes() -> None:
+    text = " ".join(parser().format_help().split())
+    assert "5 the cluster could not be read (kubeconfig, connection, an API error such as 403 or 404)" in text
+    assert "2 bad usage" in text
+
+
 def test_an_unusable_kubeconfig_exits_5(tmp_path: Path) -> None:
     import io
 
