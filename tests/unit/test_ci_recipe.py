@@ -100,26 +100,39 @@ def _run(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedPro
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def _workflow() -> Obj:
+def _block(marker: str) -> Any:
+    """The YAML block of docs/ci-recipe.md after the ``<!-- marker: ... -->`` comment, parsed."""
     text = (ROOT / "docs" / "ci-recipe.md").read_text()
-    block = re.search(r"<!-- ci-recipe: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
+    block = re.search(rf"<!-- {marker}: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
     assert block is not None
-    workflow: Obj = yaml.safe_load(block.group(1))
+    return yaml.safe_load(block.group(1))
+
+
+def _workflow() -> Obj:
+    workflow: Obj = _block("ci-recipe")
     return workflow
+
+
+def _run_step(
+    repo: Path, env: dict[str, str], base_ref: str, step: Obj
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run a workflow step as GitHub's runner does (bash -eo pipefail), in the repository: its result and
+    what it wrote to ``$GITHUB_OUTPUT``."""
+    outputs = repo.parent / "github-output"
+    outputs.write_text("")
+    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
+    script = repo.parent / f"{step['id']}.sh"
+    script.write_text(step["run"])
+    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
+    return done, outputs.read_text()
 
 
 def _diff_step(
     repo: Path, env: dict[str, str], base_ref: str
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    """Run the workflow's diff step as GitHub's runner does (bash -eo pipefail), in the repository."""
+    """The workflow's diff step."""
     (step,) = [s for s in _workflow()["jobs"]["diff"]["steps"] if s.get("id") == "diff"]
-    outputs = repo.parent / "github-output"
-    outputs.write_text("")
-    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
-    script = repo.parent / "step.sh"
-    script.write_text(step["run"])
-    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
-    return done, outputs.read_text()
+    return _run_step(repo, env, base_ref, step)
 
 
 def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str, str]) -> None:
@@ -146,18 +159,9 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
 def _forecast_step(
     repo: Path, env: dict[str, str], base_ref: str
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    """Run the recipe's forecast step (its own marked block) as GitHub's runner does, in the repository."""
-    text = (ROOT / "docs" / "ci-recipe.md").read_text()
-    block = re.search(r"<!-- ci-recipe-forecast: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
-    assert block is not None
-    (step,) = yaml.safe_load(block.group(1))
-    outputs = repo.parent / "github-output"
-    outputs.write_text("")
-    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
-    script = repo.parent / "forecast.sh"
-    script.write_text(step["run"])
-    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
-    return done, outputs.read_text()
+    """The recipe's forecast step (its own marked block)."""
+    (step,) = _block("ci-recipe-forecast")
+    return _run_step(repo, env, base_ref, step)
 
 
 def test_the_forecast_step_forecasts_the_roll_and_fails_only_on_bad_input(
