@@ -39,7 +39,7 @@ import logging
 import random
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,7 +96,7 @@ class WorkQueue:
         self._cond = threading.Condition()
         # Called (under the queue's lock) when a delayed add made with a tag comes due.
         self.on_due = on_due
-        self._queue: list[Key] = []
+        self._queue: deque[Key] = deque()  # FIFO of ready keys: get pops from the left in O(1)
         self._dirty: set[Key] = set()
         self._processing: set[Key] = set()
         self._added_at: dict[Key, float] = {}
@@ -178,7 +178,7 @@ class WorkQueue:
             while True:
                 self._promote_locked()
                 if self._queue:
-                    key = self._queue.pop(0)
+                    key = self._queue.popleft()
                     self._dirty.discard(key)
                     self._processing.add(key)
                     added = self._added_at.pop(key, None)

@@ -12,6 +12,7 @@ __all__ = [
     "leader_address",
     "pod_group_name",
     "pod_name",
+    "truncate_name_with_max_length",
     "truncate_with_hash",
 ]
 
@@ -30,6 +31,25 @@ def truncate_with_hash(original: str, max_length: int) -> str:
     if tail <= 0:
         return digest[:max_length]
     return f"{digest}-{original[len(original) - tail :]}"
+
+
+def truncate_name_with_max_length(name: str, max_length: int) -> str:
+    """OME's ``TruncateNameWithMaxLength``, the bound on Service and PodGroup names: ``truncate_with_hash``
+    except that a hash starting with a digit has that digit replaced by ``a``, so the name is a valid
+    DNS-1035 label (which must start with a letter; the API server refuses a Service named otherwise).
+
+    Go: ome-projects/ome ``pkg/constants/constants.go``, ``TruncateNameWithMaxLength`` ->
+    ``truncateWithHashTweaks`` (the model label keys use ``truncateWithHash``, without the tweak).
+    """
+    if len(name) <= max_length:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:_HASH_PREFIX]
+    if digest[0].isdigit():
+        digest = "a" + digest[1:]
+    tail = max_length - _HASH_PREFIX - 1
+    if tail <= 0:
+        return digest[:max_length]
+    return f"{digest}-{name[len(name) - tail :]}"
 
 
 def cluster_base_model_label(model_name: str) -> str:
@@ -54,8 +74,13 @@ def pod_name(prefix: str, component: str, index: int, runner: str, ordinal: int)
 
 
 def headless_service_name(prefix: str, component: str) -> str:
-    """``{prefix}-{component}-headless``, hash-truncated to the DNS-1035 limit when longer."""
-    return truncate_with_hash(f"{prefix}-{component}-headless", _DNS1035_MAX)
+    """``{prefix}-{component}-headless``, hash-truncated to the DNS-1035 limit when longer, the hash
+    never starting with a digit (:func:`truncate_name_with_max_length`).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/query/names.go``, ``HeadlessServiceName``
+    (``boundedServiceName``: ``constants.TruncateNameWithMaxLength`` at ``DNS1035LabelMaxLength``).
+    """
+    return truncate_name_with_max_length(f"{prefix}-{component}-headless", _DNS1035_MAX)
 
 
 def instance_subdomain(prefix: str, component: str, index: int) -> str:
@@ -63,7 +88,9 @@ def instance_subdomain(prefix: str, component: str, index: int) -> str:
 
 
 def pod_group_name(prefix: str, component: str, index: int) -> str:
-    return truncate_with_hash(f"{prefix}-{component}-{index}", _DNS1035_MAX)
+    """``{prefix}-{component}-{index}``, bounded as Go's ``query.PodGroupName`` bounds it
+    (``constants.TruncateNameWithMaxLength`` at ``LabelValueMaxLength``, 63, as the DNS-1035 limit)."""
+    return truncate_name_with_max_length(f"{prefix}-{component}-{index}", _DNS1035_MAX)
 
 
 def leader_address(prefix: str, component: str, index: int) -> str:

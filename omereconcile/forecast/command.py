@@ -1,9 +1,10 @@
 """``omereconcile forecast``: what a change costs when it rolls, from the files ``omerender diff`` reads.
 
-Exit codes, ``omerender diff``'s convention plus one: 0 nothing rolls, blocks, unblocks, appears or
-goes; 1 something does (and the forecast says it can complete); 2 bad input or usage; 3 an internal
-error; 4 the forecast says the change cannot complete with the capacity given (a roll holds on pods
-that cannot be placed).
+Exit codes, ``omerender diff``'s plus one: 0 no replica has a verdict ``--fail-on`` names (``omerender
+diff``'s flag and words, read by the same code; default ``rolls,blocks``); 1 one does (and the forecast
+says the change can complete); 2 bad input or usage; 3 an internal error; 4 the forecast says the
+change cannot complete with the capacity given (a roll holds on pods that cannot be placed), whatever
+``--fail-on`` says.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from omerender.accelerators import (
 )
 from omerender.catalog import CONFIG_MAP
 from omerender.cli.diff_cmd import add_input_arguments, read_sides
+from omerender.cli.diff_flags import add_fail_on_argument, fail_on_from
 from omerender.cli.io import InputError, load_objects
-from omerender.diff import uid_note
+from omerender.diff import Status, fails, uid_note
 from omerender.errors import OmeRenderError
 
 __all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
@@ -54,8 +56,9 @@ differ, the verdicts and the forecast do not.
 start-up time: --startup, or per runtime the annotation {STARTUP_ANNOTATION} on the
 (Cluster)ServingRuntime the replica renders with after the change ("5m", "90s", "1h30m", seconds).
 
-exit status: 0 nothing rolls, blocks, unblocks, appears or goes; 1 something does; 2 bad input or
-usage; 3 internal error; {EXIT_SHORT_OF_CAPACITY} the change cannot complete with the capacity given.
+exit status: 0 no replica has a verdict --fail-on names (omerender diff's words; default rolls,blocks;
+none: never); 1 one does; 2 bad input or usage; 3 internal error; {EXIT_SHORT_OF_CAPACITY} the change cannot
+complete with the capacity given (whatever --fail-on says).
 
 operator settings: an inferenceservice-config ConfigMap (namespace ome) among the --after objects
 gives the planner its settings (instanceReadyTimeout, grace periods, updateRetry) and the accelerator
@@ -107,10 +110,12 @@ def add_parser(sub: Any) -> None:
         help="roll one replica after another (default: all at once, as the reconciler does)",
     )
     p.add_argument("--output", "-o", choices=("text", "json", "markdown"), default="text")
+    add_fail_on_argument(p)
     p.set_defaults(func=run)
 
 
 def _forecast_code(args: argparse.Namespace) -> int:
+    fail_on = fail_on_from(args.fail_on)
     sides = read_sides(args, "forecast")
     config = operator_config(sides.after_objects)
     try:
@@ -149,6 +154,9 @@ def _forecast_code(args: argparse.Namespace) -> int:
     if args.output == "json":
         notices = {d.key: d.uid_notice for d in diffs if d.uid_notice is not None}
         doc = to_json(result, uid_note=note, uid_notices=notices)
+        # As omerender diff's JSON says them: the verdicts that fail, and whether one is there.
+        doc["failOn"] = [s.value for s in Status if s in fail_on]
+        doc["fails"] = fails(diffs, fail_on)
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
         sys.stdout.write(to_markdown(result, uid_note=note))
@@ -157,7 +165,7 @@ def _forecast_code(args: argparse.Namespace) -> int:
     print(f"forecast: {headline(result)}", file=sys.stderr)
     if result.short_of_capacity:
         return EXIT_SHORT_OF_CAPACITY
-    return 1 if result.changed else 0
+    return 1 if fails(diffs, fail_on) else 0
 
 
 def run(args: argparse.Namespace) -> int:

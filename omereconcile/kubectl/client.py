@@ -22,9 +22,15 @@ import yaml
 from omereconcile.kube import MERGE_PATCH, ApiError, Kube, NotFound, WatchEvent
 
 __all__ = [
+    "EXIT_API",
+    "EXIT_CONFLICT",
+    "EXIT_FAILED",
+    "EXIT_SHORT_OF_CAPACITY",
+    "EXIT_USAGE",
     "GROUP_VERSION",
     "REPLICA_KIND",
     "Client",
+    "ClusterError",
     "CommandError",
     "ConflictError",
     "UsageError",
@@ -54,6 +60,14 @@ ANNOTATION_RELEASE_HELD_REVISION = "ome.io/release-held-revision"
 REPLICA_TYPES: tuple[str, ...] = ("inferencereplicas", "inferencereplica", "ir")
 
 
+# The exit codes every verb shares (``app.main`` maps the errors below to them).
+EXIT_FAILED = 1  # the answer is a failure: a held or failed roll, a timeout, a --fail-on verdict
+EXIT_USAGE = 2  # a flag or argument the command cannot use, or bad files
+EXIT_CONFLICT = 3  # a guarded write's precondition failed
+EXIT_SHORT_OF_CAPACITY = 4  # diff --forecast: the rolls cannot complete on the live nodes
+EXIT_API = 5  # the cluster could not be read: kubeconfig, connection, or an API error
+
+
 class CommandError(Exception):
     """Printed as ``error: <message>`` with exit code 1."""
 
@@ -64,6 +78,12 @@ class UsageError(CommandError):
 
 class ConflictError(CommandError):
     """A guarded write's precondition failed (the object changed since it was read): exit code 3."""
+
+
+class ClusterError(CommandError):
+    """The cluster could not be read: the kubeconfig is unusable, or the API server is unreachable or
+    refused a request (a 404 of the named replica included). Exit code 5, so that a caller tells "the
+    command could not run" from an answer (a verdict, a held roll, a timeout: 1)."""
 
 
 # -- kubeconfig ---------------------------------------------------------------------------------------
@@ -224,11 +244,11 @@ class Client:
         )
 
     def replica(self, name: str) -> dict[str, Any]:
-        """The replica, or ``CommandError`` worded as kubectl's NotFound."""
+        """The replica, or ``ClusterError`` worded as kubectl's NotFound."""
         try:
             return self.get(self.replica_path(name))
         except NotFound as exc:
-            raise CommandError(
+            raise ClusterError(
                 f'inferencereplicas.ome.io "{name}" not found in namespace "{self.namespace}"'
             ) from exc
 

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from omereconcile.kube import Kube
 from omereconcile.kubectl.client import (
     Client,
-    CommandError,
+    ClusterError,
     default_namespace,
     parse_duration,
     replica_target,
@@ -25,7 +25,7 @@ def connect_kube(args: argparse.Namespace) -> Kube:
     try:
         return Kube.from_kubeconfig(args.kubeconfig, context=args.context)
     except Exception as exc:  # the client's ConfigException; only omereconcile.kube may import its type
-        raise CommandError(f"cannot load the kubeconfig: {exc}") from exc
+        raise ClusterError(f"cannot load the kubeconfig: {exc}") from exc
 
 
 @dataclass

@@ -18,9 +18,11 @@ output (:func:`omerender.cli.diff_cmd.render_output`): ``-o text|json|markdown``
 rolls, replica sizes from the live ``spec.replicas`` and capacity from the live Nodes' allocatable
 accelerators.
 
-Exit codes, ``omerender diff``'s: 0 no verdict ``--fail-on`` names; 1 some replica has one (or the
-cluster could not be read, as every ``kubectl ome`` command says on stderr); 2 bad files or usage;
-and ``omereconcile forecast``'s 4 with ``--forecast``: the change cannot complete on the live nodes.
+Exit codes, ``omerender diff``'s: 0 no verdict ``--fail-on`` names; 1 some replica has one; 2 bad
+files or usage; ``omereconcile forecast``'s 4 with ``--forecast``: the change cannot complete on the
+live nodes; and every ``kubectl ome`` command's 5: the cluster could not be read (kubeconfig,
+connection, an API error), with ``error:`` on stderr and nothing on stdout, so a pipeline never takes a
+diff that could not run for one that found a roll.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from omereconcile.kubectl.client import GROUP_VERSION, Client
+from omereconcile.kubectl.client import (
+    EXIT_FAILED,
+    EXIT_SHORT_OF_CAPACITY,
+    EXIT_USAGE,
+    GROUP_VERSION,
+    Client,
+)
 from omereconcile.kubectl.context import Ctx
 
-__all__ = ["EXIT_USAGE", "add_parsers", "applied", "object_key"]
+__all__ = ["add_parsers", "applied", "object_key"]
 
-EXIT_USAGE = 2
 REPLICA_KIND = "InferenceReplica"
 
 ObjectKey = tuple[str, str, str]  # (kind, namespace or "" for cluster scope, name)
@@ -174,9 +181,10 @@ def _run(ctx: Ctx) -> int:
     from omerender import Text, load
     from omerender.catalog import CATALOG_KINDS, is_operator_config
     from omerender.cli.diff_cmd import Sides, render_output, write_report
+    from omerender.cli.diff_flags import fail_on_from
     from omerender.cli.io import InputError, sources
     from omerender.crds import replica_problems
-    from omerender.diff import parse_fail_on, summary
+    from omerender.diff import summary
     from omerender.errors import OmeRenderError
     from omerender.loader import Source
     from omerender.models import InferenceReplica, parse_object
@@ -184,10 +192,7 @@ def _run(ctx: Ctx) -> int:
     args = ctx.args
     if not args.filename and not args.kustomize:
         raise InputError("give the objects to apply with -f PATH (files, folders, - for stdin) or -k DIR")
-    try:
-        fail_on = parse_fail_on(args.fail_on)
-    except ValueError as exc:
-        raise InputError(f"--fail-on {args.fail_on}: {exc}") from None
+    fail_on = fail_on_from(args.fail_on)
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars {args.max_chars}: give a number of characters, or 0 for no limit")
     if args.filename.count("-") > 1:
@@ -277,10 +282,10 @@ def _run(ctx: Ctx) -> int:
 
     write_report(diffs, args, fail_on, notes)
     text = render_output(args.output, diffs, args, fail_on, notes, report=args.report)
-    code = 1 if any(d.status in fail_on for d in diffs) else 0
+    code = EXIT_FAILED if any(d.status in fail_on for d in diffs) else 0
     if args.forecast:
         text, short = _with_forecast(ctx, client, sides, diffs, live_irs, after_settings, after_data, text)
-        code = 4 if short else code
+        code = EXIT_SHORT_OF_CAPACITY if short else code
     ctx.out.write(text)
     ctx.err.write(f"diff: {summary(diffs)}\n")
     return code

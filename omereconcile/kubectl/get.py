@@ -14,7 +14,7 @@ from typing import Any
 
 from omereconcile import replica_table
 from omereconcile.kube import NotFound
-from omereconcile.kubectl.client import GROUP_VERSION, CommandError, segment
+from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, CommandError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document
 
@@ -57,7 +57,7 @@ def run(ctx: Ctx) -> int:
             items = [client.get(one)]
         except NotFound:
             ctx.err.write(f'Error from server (NotFound): {plural}.ome.io "{args.name}" not found\n')
-            return 1
+            return EXIT_API
     if args.output in ("json", "yaml"):
         for item in items:
             item.setdefault("apiVersion", GROUP_VERSION)

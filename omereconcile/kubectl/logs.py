@@ -6,7 +6,8 @@ is read in name order; with more than one pod each line is prefixed ``[pod/<pod>
 (kubectl's ``--prefix``). The container is ``--container``, else the pod's
 ``kubectl.kubernetes.io/default-container`` annotation, else its first container. A pod whose log the
 API refuses is reported on stderr as ``pod/<pod>: Error from server (<reason>): <message>`` (kubectl's
-wording of the API's answer) and the exit code is 1; the other pods are still read.
+wording of the API's answer) and the exit code is 5, every ``kubectl ome`` command's for an API error;
+the other pods are still read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 from typing import Any, TextIO
 
 from omereconcile.kube import ApiError, Kube
-from omereconcile.kubectl.client import CommandError, api_error, segment
+from omereconcile.kubectl.client import EXIT_API, CommandError, api_error, segment
 from omereconcile.kubectl.context import Ctx
 
 __all__ = ["DEFAULT_CONTAINER_ANNOTATION", "SELECTOR_LABEL", "add_parsers"]
@@ -106,7 +107,7 @@ def run(ctx: Ctx) -> int:
         items = kube.list(pods_path, labelSelector=selector)["items"]
     except ApiError as exc:
         err.write(api_error(exc) + "\n")
-        return 1
+        return EXIT_API
     pods = sorted(
         (p for p in items if not (p.get("metadata") or {}).get("deletionTimestamp")),
         key=lambda p: str(p["metadata"]["name"]),
@@ -146,4 +147,4 @@ def run(ctx: Ctx) -> int:
     else:
         for job in jobs:
             read_one(*job)
-    return 1 if failures else 0
+    return EXIT_API if failures else 0

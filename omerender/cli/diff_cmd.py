@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
-from omerender.cli.diff_flags import add_output_arguments
+from omerender.cli.diff_flags import add_output_arguments, fail_on_from
 from omerender.cli.io import InputError, load_objects, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
@@ -366,15 +366,6 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     )
 
 
-def _fail_on(text: str) -> frozenset[Status]:
-    from omerender.diff import parse_fail_on
-
-    try:
-        return parse_fail_on(text)
-    except ValueError as exc:
-        raise InputError(f"--fail-on {text}: {exc}") from None
-
-
 def render_output(
     kind: str,
     diffs: Sequence[ReplicaDiff],
@@ -438,7 +429,7 @@ def write_report(
 def run(args: argparse.Namespace) -> int:
     from omerender.diff import summary
 
-    fail_on = _fail_on(args.fail_on)
+    fail_on = fail_on_from(args.fail_on)
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars {args.max_chars}: give a number of characters, or 0 for no limit")
     sides = read_sides(args)

@@ -4,8 +4,37 @@ same flags without loading the rendering library to build its parser."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-__all__ = ["add_output_arguments"]
+__all__ = ["add_fail_on_argument", "add_output_arguments", "fail_on_from"]
+
+if TYPE_CHECKING:
+    from omerender.diff import Status
+
+
+def add_fail_on_argument(p: argparse.ArgumentParser) -> None:
+    """``--fail-on VERDICTS``: exit 1 when a replica's verdict is one of them (``omerender diff``,
+    ``kubectl ome diff`` and ``omereconcile forecast`` take the same words); read with
+    :func:`fail_on_from`."""
+    p.add_argument(
+        "--fail-on",
+        default="rolls,blocks",
+        metavar="VERDICTS",
+        help="exit 1 when a replica has one of these verdicts (comma-separated: rolls, blocks, unblocks, "
+        "new, removed, unknown, still-blocks, unchanged; none: never); default rolls,blocks",
+    )
+
+
+def fail_on_from(text: str) -> frozenset[Status]:
+    """The verdicts ``--fail-on TEXT`` names, or :class:`~omerender.cli.io.InputError` (exit 2) naming
+    the flag, the unknown word and the accepted ones."""
+    from omerender.cli.io import InputError
+    from omerender.diff import parse_fail_on
+
+    try:
+        return parse_fail_on(text)
+    except ValueError as exc:
+        raise InputError(f"--fail-on {text}: {exc}") from None
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -18,13 +47,7 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
         default="text",
         help="text (default), json, or markdown for a pull-request comment",
     )
-    p.add_argument(
-        "--fail-on",
-        default="rolls,blocks",
-        metavar="VERDICTS",
-        help="exit 1 when a replica has one of these verdicts (comma-separated: rolls, blocks, unblocks, "
-        "new, removed, unknown, still-blocks, unchanged; none: never); default rolls,blocks",
-    )
+    add_fail_on_argument(p)
     p.add_argument(
         "--max-chars",
         type=int,

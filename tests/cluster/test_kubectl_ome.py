@@ -88,14 +88,14 @@ def test_get_ir_shows_parent_and_lifecycle(
         'error: unknown resource "irep" (valid resources: inferencereplicas, inferencereplica, ir)'
     )
     missing = kubectl_ome(cluster, "get", "ir", "nope", "-n", namespace)
-    assert missing.returncode == 1
+    assert missing.returncode == 5  # the API's 404: the command could not run
     assert missing.stderr.strip() == 'Error from server (NotFound): inferencereplicas.ome.io "nope" not found'
 
 
 def test_logs_selects_the_replicas_pods(cluster: Cluster, seed_replica: Reconciler, namespace: str) -> None:
     """The fake kubelet serves no logs (its nodes have no reachable kubelet endpoint), so what is checked is
     the honest part: the plugin finds the replica's pod by ``ome.io/inferenceservice=llama-pool`` and asks
-    the API for that pod's container log, and it reports the API's answer (kubectl's wording, exit 1)
+    the API for that pod's container log, and it reports the API's answer (kubectl's wording, exit 5)
     instead of printing nothing or succeeding. On a real cluster the same request returns the log."""
     [pod] = pods(cluster, namespace)
     name = pod["metadata"]["name"]
@@ -105,7 +105,7 @@ def test_logs_selects_the_replicas_pods(cluster: Cluster, seed_replica: Reconcil
 
     for follow in ([], ["-f"]):
         proc = kubectl_ome(cluster, "logs", "llama-pool", "-n", namespace, *follow)
-        assert proc.returncode == 1, proc
+        assert proc.returncode == 5, proc
         assert proc.stdout == ""
         # The API server accepted the request for this pod and container and proxied it to the node.
         assert proc.stderr.startswith(f"pod/{name}: Error from server"), proc.stderr
@@ -113,7 +113,7 @@ def test_logs_selects_the_replicas_pods(cluster: Cluster, seed_replica: Reconcil
 
     # --container goes to the API as is: the API server itself rejects a name the pod does not have.
     other = kubectl_ome(cluster, "logs", "llama-pool", "-n", namespace, "--container", "nope")
-    assert other.returncode == 1
+    assert other.returncode == 5
     assert other.stderr.startswith(f"pod/{name}: Error from server (BadRequest): "), other.stderr
     assert "nope" in other.stderr
 
@@ -144,7 +144,7 @@ def test_names_cannot_change_the_request_path(cluster: Cluster, namespace: str) 
     # Unescaped, "llama-pool?x=" would GET llama-pool itself and "llama-pool#" likewise.
     for name in ("llama-pool?x=", "llama-pool#", "llama pool"):
         proc = kubectl_ome(cluster, "get", "ir", name, "-n", namespace)
-        assert proc.returncode == 1, proc
+        assert proc.returncode == 5, proc
         assert proc.stderr == f'Error from server (NotFound): inferencereplicas.ome.io "{name}" not found\n'
     assert kubectl_ome(cluster, "get", "ir", "llama-pool", "-n", namespace).returncode == 0
 

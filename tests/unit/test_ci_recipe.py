@@ -60,6 +60,15 @@ def shim(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def forecast_shim(shim: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``shim`` with this checkout's ``omereconcile`` too (the forecast step's command)."""
+    script = tmp_path / "bin" / "omereconcile"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omereconcile "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return shim
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """main: the catalog (no status, as in git) and a replica; the second commit adds a runtime that
     scores higher for the replica's model, so the replica switches runtime and rolls."""
@@ -91,26 +100,39 @@ def _run(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedPro
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def _workflow() -> Obj:
+def _block(marker: str) -> Any:
+    """The YAML block of docs/ci-recipe.md after the ``<!-- marker: ... -->`` comment, parsed."""
     text = (ROOT / "docs" / "ci-recipe.md").read_text()
-    block = re.search(r"<!-- ci-recipe: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
+    block = re.search(rf"<!-- {marker}: [^\n]*-->\n```yaml\n(.*?)```", text, re.DOTALL)
     assert block is not None
-    workflow: Obj = yaml.safe_load(block.group(1))
+    return yaml.safe_load(block.group(1))
+
+
+def _workflow() -> Obj:
+    workflow: Obj = _block("ci-recipe")
     return workflow
+
+
+def _run_step(
+    repo: Path, env: dict[str, str], base_ref: str, step: Obj
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run a workflow step as GitHub's runner does (bash -eo pipefail), in the repository: its result and
+    what it wrote to ``$GITHUB_OUTPUT``."""
+    outputs = repo.parent / "github-output"
+    outputs.write_text("")
+    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
+    script = repo.parent / f"{step['id']}.sh"
+    script.write_text(step["run"])
+    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
+    return done, outputs.read_text()
 
 
 def _diff_step(
     repo: Path, env: dict[str, str], base_ref: str
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    """Run the workflow's diff step as GitHub's runner does (bash -eo pipefail), in the repository."""
+    """The workflow's diff step."""
     (step,) = [s for s in _workflow()["jobs"]["diff"]["steps"] if s.get("id") == "diff"]
-    outputs = repo.parent / "github-output"
-    outputs.write_text("")
-    step_env = {**env, **step["env"], "BASE_REF": base_ref, "GITHUB_OUTPUT": str(outputs)}
-    script = repo.parent / "step.sh"
-    script.write_text(step["run"])
-    done = _run(repo, step_env, "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script))
-    return done, outputs.read_text()
+    return _run_step(repo, env, base_ref, step)
 
 
 def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str, str]) -> None:
@@ -132,6 +154,33 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     # The step reads the base from git and leaves the checkout as it was, but for the comment and the
     # full report.
     assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
+
+
+def _forecast_step(
+    repo: Path, env: dict[str, str], base_ref: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """The recipe's forecast step (its own marked block)."""
+    (step,) = _block("ci-recipe-forecast")
+    return _run_step(repo, env, base_ref, step)
+
+
+def test_the_forecast_step_forecasts_the_roll_and_fails_only_on_bad_input(
+    repo: Path, forecast_shim: dict[str, str]
+) -> None:
+    # The pull request switches the replica's runtime: one Instance rolls, and fits on 4 nodes of 8.
+    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
+    assert done.returncode == 0, done.stderr
+    assert outputs == "short=false\n"
+    report = (repo / "omereconcile-forecast.md").read_text()
+    assert report.startswith("### Rollout forecast"), report
+    assert "| llama-demo/llama-pool | 1/1 | 1 |" in report, report
+    assert "forecast: rolls 1 replica / 1 Instance" in done.stderr
+    # --fail-on none: a roll is not a failure of this step (the diff step reports it); bad input is.
+    (repo / "catalog" / "runtimes.yaml").write_text("kind: [unclosed\n")
+    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
+    assert done.returncode == 2, done.stderr
+    assert "catalog/runtimes.yaml" in done.stderr
+    assert outputs == "short=false\n"
 
 
 def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:

@@ -112,3 +112,26 @@ def test_a_key_in_backoff_never_delays_the_others() -> None:
     assert q.get(timeout=0) is None
     clock.t = 1.0
     assert q.get(timeout=0) == stuck  # its first retry is due; the later adds collapse into it
+
+
+def test_get_serves_keys_first_in_first_out_from_a_deque() -> None:
+    """Ready keys leave in the order they became ready (a key re-added while processing goes to the
+    back once done, a due delayed add after the keys already waiting), and the FIFO is a deque, so
+    ``get`` costs O(1) however deep the queue (a list's ``pop(0)`` moved every waiting key)."""
+    from collections import deque
+
+    clock = Clock()
+    q = WorkQueue(clock=clock)
+    assert isinstance(q._queue, deque)
+    keys = [("ns", f"r{i}") for i in range(2000)]
+    for key in keys:
+        q.add(key)
+    q.add_after(("ns", "late"), 1.0)
+    first = q.get(timeout=0)
+    assert first == keys[0]
+    q.add(first)  # dirty while processing: queued again only when done, behind the others
+    q.done(first)
+    clock.t = 1.0
+    served = [q.get(timeout=0) for _ in range(len(keys) + 1)]
+    assert served == [*keys[1:], first, ("ns", "late")]
+    assert q.get(timeout=0) is None

@@ -240,6 +240,39 @@ def test_cli_exit_codes_follow_diff_plus_one_for_capacity(
     assert "--startup: 'soon' is not a duration" in capsys.readouterr().err
 
 
+def test_cli_fail_on_takes_diffs_words_and_semantics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--fail-on`` as ``omerender diff`` reads it: exit 1 only for a verdict it names (default
+    rolls,blocks), ``none`` never; 4 (short of capacity) whatever it says; a word that is no verdict
+    is bad usage (2) before any file is read."""
+    surge = {"lifecycle": _strategy("SurgeThenDrain", maxSurge=1)}
+    assert _cli(tmp_path, "--fail-on", "rolls", spec=surge) == 1
+    assert _cli(tmp_path, "--fail-on", "blocks,new", spec=surge) == 0
+    capsys.readouterr()
+    assert _cli(tmp_path, "--fail-on", "none", "-o", "json", spec=surge) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["failOn"], doc["fails"], doc["total"]["replicas"]) == ([], False, 1)
+    assert _cli(tmp_path, "-o", "json", spec=surge) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["failOn"], doc["fails"]) == (["rolls", "blocks"], True)
+    short = ("--capacity", "1x3", "--fail-on", "none")
+    assert _cli(tmp_path, *short, spec=surge) == EXIT_SHORT_OF_CAPACITY
+    capsys.readouterr()
+    assert _cli(tmp_path, "--fail-on", "rolls,bogus", spec=surge) == 2
+    assert capsys.readouterr().err.startswith(
+        "omereconcile forecast: --fail-on rolls,bogus: bogus: not a verdict; give a comma-separated list of "
+    )
+    # A replica the change adds is a verdict the default does not fail on (it did exit 1 before
+    # --fail-on: every change did); naming it fails.
+    before_objs, _ = _catalogs()
+    (tmp_path / "before.yaml").write_text(json.dumps({"kind": "List", "items": before_objs}))
+    (tmp_path / "after.yaml").write_text(json.dumps({"kind": "List", "items": [*before_objs, _replica()]}))
+    args = ["forecast", "--before", str(tmp_path / "before.yaml"), "--after", str(tmp_path / "after.yaml")]
+    assert omereconcile_main(args) == 0
+    assert omereconcile_main([*args, "--fail-on", "new"]) == 1
+
+
 def test_cli_nothing_rolls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before_objs, _ = _catalogs()
     (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [*before_objs, _replica()]}))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from omereconcile.kube import NotFound
+from omereconcile.kube import ApiError, Forbidden, NotFound
 from omereconcile.kubectl import main
 from omereconcile.kubectl.diff import applied, object_key
 from omerender.catalog import Catalog
@@ -345,3 +345,41 @@ def test_live_uids_leave_no_empty_uid_notice(tmp_path: Path) -> None:
     assert rep["before"]["revision"] == _live_revision()
     assert (rep["uidNotice"], rep["before"]["uidNotice"], rep["after"]["uidNotice"]) == (None, None, None)
     assert not any("empty uid" in note for note in doc["notes"])
+
+
+class RefusingKube(FakeKube):
+    """The API server refuses or cannot be reached: ``error`` is raised for every catalog request."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(_live())
+        self.error = error
+
+    def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        if "/configmaps/" not in path:
+            raise self.error
+        return super().request(method, path, **kw)
+
+    def list(self, path: str, **_: Any) -> dict[str, Any]:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (ApiError(0, "", "connection refused (server 127.0.0.1:1)"), "error: connection refused"),
+        (
+            Forbidden(403, "Forbidden", "inferencereplicas.ome.io is forbidden"),
+            "Error from server (Forbidden)",
+        ),
+        (NotFound(404, "NotFound", 'namespaces "nope" not found'), "Error from server (NotFound)"),
+    ],
+)
+def test_a_diff_that_cannot_read_the_cluster_exits_5_not_a_verdicts_1(
+    tmp_path: Path, error: ApiError, said: str
+) -> None:
+    # CI must tell "the diff found a roll" (1) from "the diff could not run" (5), whatever --fail-on says.
+    path = _write(tmp_path, _runtime(NEW_IMAGE))
+    for fail_on in ("rolls,blocks", "none"):
+        code, out, err = _run(RefusingKube(error), "-f", path, "--fail-on", fail_on)
+        assert (code, out) == (5, ""), err
+        assert err.splitlines()[-1].startswith(said), err

@@ -95,3 +95,112 @@ def test_a_flag_value_the_command_cannot_use_is_a_usage_error() -> None:
         err = io.StringIO()
         assert main(argv, out=io.StringIO(), err=err, connect=no_cluster) == 2, argv  # type: ignore[arg-type]
         assert err.getvalue().startswith("error: invalid --"), err.getvalue()
+
+
+class _Unreachable:
+    """A ``Kube`` whose every request fails as ``error`` (the server unreachable, or refusing)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> object:
+        def fail(*_: object, **__: object) -> object:
+            raise self.error
+
+        return fail
+
+
+# Every verb that reads the cluster (guarded writes read the replica first).
+_READING = (
+    ["get", "ir"],
+    ["get", "ir", "pool"],
+    ["logs", "pool"],
+    ["rollout", "status", "ir/pool"],
+    ["rollout", "history", "ir/pool"],
+    ["rollout", "undo", "ir/pool", "--yes"],
+    ["rollout", "pause", "ir/pool", "--yes"],
+    ["rollout", "resume", "ir/pool", "--yes"],
+    ["rollout", "restart", "ir/pool", "--yes"],
+    ["instance", "list", "ir/pool"],
+    ["instance", "status", "ir/pool", "0"],
+    ["instance", "retry-blocks", "ir/pool"],
+    ["instance", "release-held", "ir/pool", "--revision", "abcd1234", "--yes"],
+    ["instance", "reset", "ir/pool", "all", "--yes"],
+    ["runtime", "explain", "--model", "m"],
+    ["runtime", "tree", "rt"],
+    ["wait", "ir/pool", "--for=condition=Ready", "--timeout=1m"],
+    ["render", "ir/pool"],
+)
+
+
+def test_a_cluster_that_cannot_be_read_exits_5_in_every_verb(tmp_path: Path) -> None:
+    # 1 is an answer (a held roll, a timeout, a diff verdict); 5 says the command could not run at all,
+    # so CI can tell them apart.
+    import io
+
+    from omereconcile.kube import ApiError, NotFound
+    from omereconcile.kubectl.app import main
+
+    changed = tmp_path / "rt.yaml"
+    changed.write_text((REPO / "examples" / "catalog" / "vllm-llama-3-2-1b-instruct.yaml").read_text())
+    unreachable = ApiError(0, "", "connection refused")
+    for argv in (*_READING, ["diff", "-f", str(changed)]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main([*argv, "-n", "ns"], out=out, err=err, connect=lambda _a: _Unreachable(unreachable))  # type: ignore[arg-type,return-value]
+        assert (code, out.getvalue()) == (5, ""), (argv, err.getvalue())
+        assert err.getvalue().splitlines()[-1] == "error: connection refused", (argv, err.getvalue())
+    # A replica that is not there (404) is the API's answer too, not a failed roll or an unmet wait.
+    missing = NotFound(404, "NotFound", 'inferencereplicas.ome.io "pool" not found')
+    for argv in _READING:
+        if argv[0] in ("runtime", "logs") or (argv[:2] == ["get", "ir"] and len(argv) == 2):
+            continue
+        err = io.StringIO()
+        code = main([*argv, "-n", "ns"], out=io.StringIO(), err=err, connect=lambda _a: _Unreachable(missing))  # type: ignore[arg-type,return-value]
+        assert code == 5, (argv, err.getvalue())
+        assert "not found" in err.getvalue(), (argv, err.getvalue())
+
+
+def test_help_lists_the_exit_codes() -> None:
+    text = " ".join(parser().format_help().split())
+    assert "5 the cluster could not be read (kubeconfig, connection, an API error such as 403 or 404)" in text
+    assert "2 bad usage" in text
+
+
+def test_an_unusable_kubeconfig_exits_5(tmp_path: Path) -> None:
+    import io
+
+    from omereconcile.kubectl.app import main
+
+    err = io.StringIO()
+    code = main(["get", "ir", "-n", "ns", "--kubeconfig", str(tmp_path / "none")], out=io.StringIO(), err=err)
+    assert code == 5
+    assert err.getvalue().startswith("error: cannot load the kubeconfig: "), err.getvalue()
+
+
+def test_an_unreachable_api_server_exits_5_through_the_real_client(tmp_path: Path) -> None:
+    # The real Kubernetes client against a port nothing listens on: the connection error reaches the
+    # caller as an API error (exit 5), not as bad files (2) or a verdict (1).
+    import io
+    import socket
+
+    from omereconcile.kubectl.app import main
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "config"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\n"
+        f"clusters:\n- name: dead\n  cluster: {{server: 'https://127.0.0.1:{port}'}}\n"
+        "users:\n- name: u\n  user: {token: t}\n"
+        "contexts:\n- name: dead\n  context: {cluster: dead, user: u, namespace: ns}\n"
+    )
+    runtime = str(REPO / "examples" / "catalog" / "vllm-llama-3-2-1b-instruct.yaml")
+    for argv in (["diff", "-f", runtime], ["rollout", "status", "ir/pool"], ["get", "ir"]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main([*argv, "--kubeconfig", str(config)], out=out, err=err)
+        assert (code, out.getvalue()) == (5, ""), (argv, err.getvalue())
+        assert "Connection refused" in err.getvalue().splitlines()[-1], (argv, err.getvalue())

@@ -131,7 +131,7 @@ def test_a_refused_log_is_reported_in_kubectls_words() -> None:
         {"p-engine-0-default-0": (400, status), "p-engine-1-default-0": (200, b"ok\n")},
     )
     code, out, err = _run_logs(kube, "p", "-n", "ns")
-    assert code == 1
+    assert code == 5  # an API error, as in every kubectl ome command
     assert out == "[pod/p-engine-1-default-0/c] ok\n"
     assert err == "pod/p-engine-0-default-0: Error from server (BadRequest): container x is not valid\n"
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +18,7 @@ from omerender.naming import (
     leader_address,
     pod_group_name,
     pod_name,
+    truncate_name_with_max_length,
     truncate_with_hash,
 )
 
@@ -108,14 +111,50 @@ def test_pod_and_instance_names() -> None:
     assert leader_address("p", "engine", 2) == "p-engine-2-leader-0.p-engine-headless"
 
 
+def go_hash(text: str) -> str:
+    """The hash prefix of Go's ``truncateWithHashTweaks``: a leading digit becomes ``a``."""
+    digest = sha8(text)
+    return "a" + digest[1:] if digest[0].isdigit() else digest
+
+
 def test_long_names_are_hash_truncated_to_63() -> None:
     prefix = "a-very-long-replica-name-that-is-allowed-by-the-regex"
     service = headless_service_name(prefix, "decoder")
     full = f"{prefix}-decoder-headless"
     assert len(full) > 63
-    assert service == f"{sha8(full)}-{full[-54:]}"
+    assert service == f"{go_hash(full)}-{full[-54:]}"
     assert len(service) == 63
     group = pod_group_name(prefix * 2, "engine", 7)
     assert len(group) == 63
     assert group.endswith("-engine-7")
     assert leader_address(prefix, "decoder", 0).endswith(f".{service}")
+
+
+DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+
+
+def test_a_hash_starting_with_a_digit_gets_a_letter_as_go_bounds_service_names() -> None:
+    """A 48-character replica name whose Service name's hash starts with a digit: Go's
+    ``TruncateNameWithMaxLength`` replaces that digit with ``a`` (the API server refuses a Service
+    name that does not start with a letter); the pods' subdomain and leader address follow."""
+    name = "p1-" + "x" * 45
+    full = f"{name}-engine-headless"
+    assert sha8(full) == "37ee34d9"  # starts with a digit
+    service = headless_service_name(name, "engine")
+    assert service == f"a7ee34d9-{full[-54:]}"
+    assert DNS1035_LABEL.fullmatch(service)
+    assert leader_address(name, "engine", 0) == f"{name}-engine-0-leader-0.{service}"
+    # The model label keys keep Go's plain truncateWithHash: a key segment may start with a digit.
+    assert truncate_with_hash(full, 63).startswith("37ee34d9-")
+    assert truncate_name_with_max_length(full, 63) == service
+    assert truncate_name_with_max_length(full, 5) == "a7ee3"
+
+
+@settings(max_examples=int(os.environ.get("OMERENDER_FUZZ_EXAMPLES", "300")), deadline=None)
+@given(name=st.from_regex(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", fullmatch=True), index=st.integers(0, 10**6))
+def test_service_and_pod_group_names_are_dns_1035_labels(name: str, index: int) -> None:
+    # Every replica name the webhook admits (its pattern, at most 63 characters) and every component.
+    for component in ("engine", "decoder", "router"):
+        for derived in (headless_service_name(name, component), pod_group_name(name, component, index)):
+            assert len(derived) <= 63
+            assert DNS1035_LABEL.fullmatch(derived), derived
