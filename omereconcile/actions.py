@@ -30,6 +30,7 @@ __all__ = [
     "RemoveAnnotation",
     "RemoveFinalizer",
     "SetServingGate",
+    "WriteLedger",
     "WriteStatus",
 ]
 
@@ -210,6 +211,22 @@ class WriteStatus:
     counters_only: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class WriteLedger:
+    """Persist the migration audit ledger ConfigMap ``name`` (``history.json`` = ``data``), as Go's
+    ``audit.PersistLedgerForOwner`` does: compare-and-swap on ``resource_version`` (a JSON merge patch
+    carrying it), or a create when the ledger did not exist (``None``; AlreadyExists is a conflict).
+    Either way a conflict replans. ``owner_references``: the list to write when the controller
+    reference must be claimed (None: leave it as it is)."""
+
+    name: str
+    data: str
+    resource_version: str | None
+    labels: Mapping[str, str]
+    owner_references: tuple[Mapping[str, Any], ...] | None
+    reason: str
+
+
 Action = (
     CreatePod
     | DeletePod
@@ -228,6 +245,7 @@ Action = (
     | RemoveAnnotation
     | RecordEvent
     | WriteStatus
+    | WriteLedger
 )
 
 

@@ -23,6 +23,8 @@
   replica's resourceVersion.
 - ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
   replica's resourceVersion; nothing is sent when the annotation is already gone.
+- ``WriteLedger``: the migration audit ledger ConfigMap (``write_ledger``): a create, or a merge
+  patch pinned to the resourceVersion it was read at; AlreadyExists and NotFound are conflicts.
 - ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
   (``omereconcile/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
   Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
@@ -63,10 +65,10 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
-from omereconcile.world import format_time
+from omereconcile.world import LEDGER_KEY, format_time
 from omerender import constants as c
 
-__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place"]
+__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place", "write_ledger"]
 
 COMPONENT = "omereconcile"
 log = logging.getLogger("omereconcile.executor")
@@ -257,6 +259,9 @@ class Executor:
         if isinstance(act, A.RecordEvent):
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
+        if isinstance(act, A.WriteLedger):
+            write_ledger(kube, ns, act)
+            return None
         raise TypeError(f"unknown action {act!r}")
 
     def _record_quota_refusal(self, act: A.CreatePod, replica: JSON, message: str) -> None:
@@ -353,6 +358,33 @@ def force_delete_pod(kube: Kube, namespace: str, act: A.ForceDeletePod) -> None:
     body["gracePeriodSeconds"] = 0
     with contextlib.suppress(NotFound, Conflict):
         kube.delete(f"{paths.pods(namespace)}/{act.name}", body)
+
+
+def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> None:
+    """Go ``audit.PersistLedgerForOwner``: a create when the ledger did not exist (AlreadyExists, a
+    concurrent create, is a conflict), else a JSON merge patch pinned to the resourceVersion it was
+    read at (409 on a concurrent write; NotFound, a ledger deleted since, is a conflict too). Either
+    conflict replans from a fresh read."""
+    path = paths.configmap(namespace, act.name)
+    if act.resource_version is None:
+        meta: JSON = {"name": act.name, "namespace": namespace, "labels": dict(act.labels)}
+        if act.owner_references is not None:
+            meta["ownerReferences"] = [dict(r) for r in act.owner_references]
+        body: JSON = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta,
+            "data": {LEDGER_KEY: act.data},
+        }
+        kube.post(path.rsplit("/", 1)[0], body)
+        return
+    patch_meta: JSON = {"resourceVersion": act.resource_version}
+    if act.owner_references is not None:
+        patch_meta["ownerReferences"] = [dict(r) for r in act.owner_references]
+    try:
+        kube.patch(path, {"metadata": patch_meta, "data": {LEDGER_KEY: act.data}})
+    except NotFound as exc:
+        raise Conflict(409, "Conflict", f"audit configmap {act.name} deleted since ledger load") from exc
 
 
 def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> None:

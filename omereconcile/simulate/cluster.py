@@ -17,9 +17,11 @@ from typing import Any
 from omereconcile import actions as A
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
+    LEDGER_KEY,
     UNREACHABLE_TAINT,
     DesiredRevision,
     Endpoints,
+    LedgerView,
     NodeView,
     PodGroupView,
     PodView,
@@ -46,6 +48,28 @@ def fnv32a(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
     return h
+
+
+def _admits(pod: dict[str, Any] | None, node: str) -> bool:
+    """Does the pod's required node affinity admit ``node``? Terms are ORed, their requirements ANDed;
+    only ``kubernetes.io/hostname`` In/NotIn are modelled (what the tests write)."""
+    na = (((pod or {}).get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    terms = (na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    if not terms:
+        return True
+    for term in terms:
+        ok = True
+        for e in term.get("matchExpressions") or []:
+            if e.get("key") != "kubernetes.io/hostname":
+                continue
+            values = e.get("values") or []
+            if (e.get("operator") == "In" and node not in values) or (
+                e.get("operator") == "NotIn" and node in values
+            ):
+                ok = False
+        if ok:
+            return True
+    return False
 
 
 def base_replica(name: str = "llama-pool", **spec: Any) -> dict[str, Any]:
@@ -121,6 +145,10 @@ class Sim:
         default_factory=lambda: {n: _node_obj(n) for n in ("sim-node", "sim-node-b")}
     )
     silent: set[str] = field(default_factory=set)  # nodes whose kubelet stopped reporting
+    # Faults of a node: a pod bound to it takes this behaviour (crash, never, ...) instead of its own.
+    node_behaviour: dict[str, str] = field(default_factory=dict)
+    # The migration audit ledger ConfigMap (planner/relocation.py), None until it is written.
+    ledger: dict[str, Any] | None = None
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -252,6 +280,7 @@ class Sim:
             pod_groups=tuple(PodGroupView.from_dict(g) for _, g in sorted(self.pod_groups.items())),
             gang_scheduling=self.gang_scheduling,
             nodes=self._node_views(),
+            ledger=LedgerView.from_dict(self.ledger),
         )
 
     # -- nodes: a kubelet that stops, the node controller's marks, a deleted Node --------------------------
@@ -267,12 +296,17 @@ class Sim:
                 views[n] = None if n in self.silent else NodeView(n, ready="True")
         return views
 
-    def _schedulable_node(self) -> str:
-        for name, node in sorted(self.node_objs.items()):
-            tainted = any(t.get("key") == UNREACHABLE_TAINT for t in node["spec"].get("taints", []))
-            if not tainted and not node["spec"].get("unschedulable"):
-                return name
-        return "sim-node"
+    def _schedulable_node(self, pod: dict[str, Any] | None = None) -> str | None:
+        """The first node (by name) that is not tainted unreachable, not cordoned, and that the pod's
+        required node affinity admits (hostname In/NotIn requirements, as the relocation overlay and a
+        template pinning hosts write them); None when no node fits."""
+        fits = [
+            name
+            for name, node in sorted(self.node_objs.items())
+            if not node["spec"].get("unschedulable")
+            and not any(t.get("key") == UNREACHABLE_TAINT for t in node["spec"].get("taints", []))
+        ] or ["sim-node"]  # with every node down, the first one (its pods never run)
+        return next((name for name in fits if _admits(pod, name)), None)
 
     def node_of(self, pod: str) -> str:
         return str(self.pods[pod].obj["spec"].get("nodeName") or "")
@@ -441,6 +475,21 @@ class Sim:
             for ct in pod.obj["spec"]["containers"]:
                 ct["image"] = act.images.get(ct["name"], ct["image"])
             self._stamp(pod.obj)
+        elif isinstance(act, A.WriteLedger):
+            self.writes.append(f"ledger {act.name}")
+            if act.resource_version is None:
+                if self.ledger is not None:
+                    raise Conflict(f"configmap {act.name} exists")
+                self.ledger = {
+                    "metadata": {"name": act.name, "labels": dict(act.labels), "ownerReferences": []},
+                    "data": {},
+                }
+            elif self.ledger is None or self.ledger["metadata"]["resourceVersion"] != act.resource_version:
+                raise Conflict(f"configmap {act.name} changed since it was read")
+            if act.owner_references is not None:
+                self.ledger["metadata"]["ownerReferences"] = [dict(r) for r in act.owner_references]
+            self.ledger["data"][LEDGER_KEY] = act.data
+            self._stamp(self.ledger)
         elif isinstance(act, A.WriteStatus):
             if self.replica["metadata"]["resourceVersion"] != replica_rv:
                 raise Conflict("replica changed since it was read")
@@ -565,13 +614,20 @@ class Sim:
         if obj["spec"].get("nodeName") in self.silent:
             return  # no kubelet reports this pod any more
         changed = False
+        if not obj["spec"].get("nodeName") and p.behaviour != "unschedulable":
+            node = self._schedulable_node(obj)  # the scheduler's binding
+            if node is None:
+                changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
+                if changed:
+                    self._stamp(obj)
+                return
+            obj["spec"]["nodeName"] = node
+            p.behaviour = self.node_behaviour.get(node, p.behaviour)
+            changed = True
         if p.behaviour == "unschedulable":
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
-            if not obj["spec"].get("nodeName"):
-                obj["spec"]["nodeName"] = self._schedulable_node()  # the scheduler's binding
-                changed = True
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"
                 changed = True
