@@ -223,10 +223,11 @@ class LedgerBook:
 
     def newest(self, component: str, index: int) -> Mapping[str, Any] | None:
         """``NewestAutoRecoverEntry``."""
-        for e in reversed(self.entries):
+        found: Mapping[str, Any] | None = None
+        for e in self.entries:
             if _is_for(e, component, index):
-                return e
-        return None
+                found = e
+        return found
 
     def release(self, component: str, index: int, revision: str) -> list[str]:
         """``ReleaseAutoRecoverExclusions``: mark released every exclusion held for ``revision``; the

@@ -149,6 +149,8 @@ class Sim:
     node_behaviour: dict[str, str] = field(default_factory=dict)
     # The migration audit ledger ConfigMap (planner/relocation.py), None until it is written.
     ledger: dict[str, Any] | None = None
+    # The template's affinity, as a user writes it in the runtime (rendered into every pod).
+    affinity: dict[str, Any] | None = None
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -254,8 +256,15 @@ class Sim:
                 "subdomain": "llama-pool-engine-headless",
                 "readinessGates": [{"conditionType": c.SERVING_GATE}],
                 "containers": [{"name": "ome-container", "image": image}],
+                **({"affinity": copy.deepcopy(self.affinity)} if self.affinity else {}),
             },
         }
+
+    def ledger_entries(self) -> list[dict[str, Any]]:
+        """The relocation ledger's ``history.json`` entries (none before it is written)."""
+        if self.ledger is None:
+            return []
+        return list(json.loads(self.ledger["data"][LEDGER_KEY]).get("entries") or [])
 
     # -- observe ------------------------------------------------------------------------------------
     def observe(self) -> World:
