@@ -64,6 +64,7 @@ from omereconcile.observe import (
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.world import LEDGER_SUFFIX
 from omerender import constants as c
 from omerender.catalog import Catalog
 from omerender.inheritance import Resolver
@@ -497,6 +498,9 @@ class CachedOwned:
     def pod(self, namespace: str, name: str) -> JSON | None:
         return self._named("pods", namespace, name)
 
+    def ledger(self, namespace: str, name: str) -> JSON | None:
+        return self._named("ledgers", namespace, name)
+
 
 # -- the controller --------------------------------------------------------------------------------------
 
@@ -556,7 +560,7 @@ class Controller:
         self._threads: list[threading.Thread] = []
         self.reflectors: dict[str, list[Reflector]] = {}
         self.owned = CachedOwned(lambda resource: self.reflectors.get(resource, []))
-        self.expectations = Expectations(self.owned.pod, expectations_timeout)
+        self.expectations = Expectations(self.owned.pod, expectations_timeout, ledgers=self.owned.ledger)
         self.last_progress = time.monotonic()
         self.passes = 0
         # What enqueued each pass (the first trigger since the key's last pass), for benchmarks; the
@@ -637,6 +641,9 @@ class Controller:
                     relevant=self._owned_relevant(resource),
                     labelSelector=managed,
                 )
+            # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
+            # the audit ConfigMap; a change enqueues the replica the ledger is named for.
+            self._reflect("ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed)
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
         # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
@@ -769,6 +776,13 @@ class Controller:
         for r in self.reflectors.get("inferencereplicas", []):
             for rep in r.by_index(value):
                 self._enqueue(_key_of(rep), trigger)
+
+    def _on_ledger(self, etype: str, obj: JSON) -> None:
+        """A relocation ledger changed (our own write showing in the cache, which the replica's next
+        pass waits for): its replica looks again."""
+        ns, name = _key_of(obj)
+        if name.endswith(LEDGER_SUFFIX):
+            self._enqueue((ns, name[: -len(LEDGER_SUFFIX)]), "ledger")
 
     def _may_read_nodes(self) -> bool:
         try:
