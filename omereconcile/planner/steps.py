@@ -57,6 +57,7 @@ __all__ = [
     "fail",
     "new_operation",
     "recycle_terminal",
+    "recycled_on_excluded_node",
     "release_exclusions",
     "relocate",
     "render_pod",
@@ -451,6 +452,28 @@ def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, t
             "expiries dispose terminal without relocation",
         )
     return True
+
+
+def recycled_on_excluded_node(ctx: Ctx, failed: Row, pod: PodView, out: Out) -> None:
+    """``FailedSurgeTargetRecycled`` (Go ``ops/update_surge.go`` ``recycleFailedCreateContainerTarget``,
+    newest stored version): a failed surge target whose failure is ``CreateContainerError`` and that
+    sits on a node the relocation ledger excludes for its revision (the disposition authorized the
+    move) is deleted, the source serving on. Here every failed surge target is retired (see
+    docs/planner.md, "Failed surge"); the event names the ones Go would recycle."""
+    failure = failed.last_failure or {}
+    revision = failed.target_revision
+    if failure.get("reason") != "CreateContainerError" or not pod.node_name or ctx.ledger is None:
+        return
+    if pod.terminating or pod.revision_hash != hash_of(revision) or pod.gate == "True" or pod.ready:
+        return
+    if pod.node_name not in ctx.ledger.excluded_nodes(ctx.component, failed.index, revision):
+        return
+    out.event(
+        "Normal",
+        "FailedSurgeTargetRecycled",
+        f"OMENative {ctx.instance_key(failed.index)} deleted failed non-serving surge target {pod.name} on "
+        f"excluded node {pod.node_name}; retry will create a fresh pod",
+    )
 
 
 def release_exclusions(ctx: Ctx, row: Row, out: Out) -> None:

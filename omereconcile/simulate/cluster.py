@@ -123,7 +123,7 @@ class Sim:
     block: tuple[str, str] | None = None  # (reason, message) while the render is blocked
     behaviour: dict[str, str] = field(
         default_factory=dict
-    )  # image -> ok|crash|imagepull|initconfig|never|unschedulable
+    )  # image -> ok|crash|imagepull|createerror|initconfig|never|unschedulable
     replica: dict[str, Any] | None = None
     # A multi-pod replica: a leader and this many workers per Instance (0: single-pod). Workers may
     # misbehave on their own: image -> behaviour for worker pods only.
@@ -594,7 +594,7 @@ class Sim:
                 times.append(p.created + timedelta(seconds=self.ready_delay))
                 if p.restarted_at is not None:
                     times.append(p.restarted_at + timedelta(seconds=self.ready_delay))
-            elif p.behaviour in ("crash", "imagepull"):
+            elif p.behaviour in ("crash", "imagepull", "createerror"):
                 times.append(p.created + timedelta(seconds=self.stuck_after))
         future = [t for t in times if t > self.now]
         return min(future) if future else None
@@ -671,6 +671,8 @@ class Sim:
                 waiting = "CrashLoopBackOff"
             elif p.behaviour == "imagepull" and age >= self.stuck_after:
                 waiting = "ImagePullBackOff"
+            elif p.behaviour == "createerror" and age >= self.stuck_after:
+                waiting = "CreateContainerError"  # the runtime refused to create the container
             init_waiting = "CreateContainerConfigError" if p.behaviour == "initconfig" else None
             ics = (
                 [{"name": "model-init", "state": {"waiting": {"reason": init_waiting}}}]

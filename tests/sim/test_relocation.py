@@ -261,3 +261,27 @@ def test_the_budget_is_read_from_the_lifecycle_block() -> None:
     assert settings_from_configmap({}).auto_migrate_max_attempts == 0
     with pytest.raises(SettingsError, match=r"lifecycle\.autoMigrate\.maxAttempts"):
         settings_from_configmap({"lifecycle": '{"autoMigrate": {"maxAttempts": "3"}}'})
+
+
+def test_a_failed_surge_target_on_an_excluded_node_is_recycled_with_the_event() -> None:
+    """Go ``recycleFailedCreateContainerTarget``: a surge replacement refused by the runtime
+    (``CreateContainerError``) on the node its directive excludes goes, the source serving on."""
+    sim, driver = _setup()
+    sim.update_spec(pacing={"partition": 1})  # Instance 1 rolls first: the new revision serves there
+    sim.image = "vllm:v2"
+    driver.run(
+        lambda s: any(
+            r["index"] == 1 and r.get("runningRevision", "").endswith(s.render().hash) for r in s.rows()
+        )
+    )  # type: ignore[union-attr]
+    sim.node_behaviour[NODE_A] = "createerror"
+    sim.update_spec(pacing={"partition": 0})
+    driver.run(lambda s: bool(_messages(s, "FailedSurgeTargetRecycled")))
+    (recycled,) = _messages(sim, "FailedSurgeTargetRecycled")
+    assert recycled == (
+        "OMENative component=engine instance=0 deleted failed non-serving surge target "
+        f"llama-pool-engine-0-default-1 on excluded node {NODE_A}; retry will create a fresh pod"
+    )
+    assert sim.gate_of(POD0) == "True"  # the source never left rotation
+    driver.run(converged)
+    assert sim.node_of("llama-pool-engine-0-default-1") == NODE_B
