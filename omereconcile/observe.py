@@ -379,7 +379,7 @@ class OwnedReader(Protocol):
 
 
 class LiveOwned:
-    """Reads straight from the API server: four requests (used by ``omereconcile plan``)."""
+    """Reads straight from the API server: five requests (used by ``omereconcile plan``)."""
 
     def __init__(self, kube: Kube) -> None:
         self.kube = kube
