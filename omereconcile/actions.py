@@ -217,7 +217,9 @@ class WriteLedger:
     ``audit.PersistLedgerForOwner`` does: compare-and-swap on ``resource_version`` (a JSON merge patch
     carrying it), or a create when the ledger did not exist (``None``; AlreadyExists is a conflict).
     Either way a conflict replans. ``owner_references``: the list to write when the controller
-    reference must be claimed (None: leave it as it is)."""
+    reference must be claimed (None: leave it as it is). ``chained``: a second write of the same plan,
+    pinned to the version the plan's previous ``WriteLedger`` left (the force-delete rows, written after
+    the pod writes)."""
 
     name: str
     data: str
@@ -225,6 +227,7 @@ class WriteLedger:
     labels: Mapping[str, str]
     owner_references: tuple[Mapping[str, Any], ...] | None
     reason: str
+    chained: bool = False
 
 
 Action = (

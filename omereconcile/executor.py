@@ -24,7 +24,8 @@
 - ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
   replica's resourceVersion; nothing is sent when the annotation is already gone.
 - ``WriteLedger``: the migration audit ledger ConfigMap (``write_ledger``): a create, or a merge
-  patch pinned to the resourceVersion it was read at; AlreadyExists and NotFound are conflicts.
+  patch pinned to the resourceVersion it was read at (a ``chained`` one: the version the plan's
+  previous ledger write left); AlreadyExists and NotFound are conflicts.
 - ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
   (``omereconcile/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
   Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -110,9 +112,16 @@ class Executor:
         lg: logging.Logger | logging.LoggerAdapter[Any] = logger or log
         res = ExecResult()
         current = replica
+        ledger_version: str | None = None  # what this plan's last WriteLedger left
         for act in plan.actions:
+            if isinstance(act, A.WriteLedger) and act.chained and ledger_version is not None:
+                act = dataclasses.replace(act, resource_version=ledger_version)
             try:
-                updated = self._apply(act, current)
+                if isinstance(act, A.WriteLedger):
+                    ledger_version = write_ledger(self.kube, str(current["metadata"]["namespace"]), act)
+                    updated = None
+                else:
+                    updated = self._apply(act, current)
             except ApiError as exc:
                 if isinstance(act, A.DeleteRevision | A.RecordEvent):
                     lg.warning(
@@ -259,9 +268,6 @@ class Executor:
         if isinstance(act, A.RecordEvent):
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
-        if isinstance(act, A.WriteLedger):
-            write_ledger(kube, ns, act)
-            return None
         raise TypeError(f"unknown action {act!r}")
 
     def _record_quota_refusal(self, act: A.CreatePod, replica: JSON, message: str) -> None:
@@ -360,11 +366,11 @@ def force_delete_pod(kube: Kube, namespace: str, act: A.ForceDeletePod) -> None:
         kube.delete(f"{paths.pods(namespace)}/{act.name}", body)
 
 
-def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> None:
+def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> str:
     """Go ``audit.PersistLedgerForOwner``: a create when the ledger did not exist (AlreadyExists, a
     concurrent create, is a conflict), else a JSON merge patch pinned to the resourceVersion it was
     read at (409 on a concurrent write; NotFound, a ledger deleted since, is a conflict too). Either
-    conflict replans from a fresh read."""
+    conflict replans from a fresh read. Returns the version written (a chained write pins to it)."""
     path = paths.configmap(namespace, act.name)
     if act.resource_version is None:
         meta: JSON = {"name": act.name, "namespace": namespace, "labels": dict(act.labels)}
@@ -376,15 +382,19 @@ def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> None:
             "metadata": meta,
             "data": {LEDGER_KEY: act.data},
         }
-        kube.post(path.rsplit("/", 1)[0], body)
-        return
+        return _version_of(kube.post(path.rsplit("/", 1)[0], body))
     patch_meta: JSON = {"resourceVersion": act.resource_version}
     if act.owner_references is not None:
         patch_meta["ownerReferences"] = [dict(r) for r in act.owner_references]
     try:
-        kube.patch(path, {"metadata": patch_meta, "data": {LEDGER_KEY: act.data}})
+        written = kube.patch(path, {"metadata": patch_meta, "data": {LEDGER_KEY: act.data}})
     except NotFound as exc:
         raise Conflict(409, "Conflict", f"audit configmap {act.name} deleted since ledger load") from exc
+    return _version_of(written)
+
+
+def _version_of(obj: JSON) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> None:

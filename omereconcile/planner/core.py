@@ -19,7 +19,7 @@ from omereconcile.planner.journal import counters_only
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
 from omereconcile.planner.release import answer_release
-from omereconcile.planner.relocation import merge_migrations
+from omereconcile.planner.relocation import merge_migrations, owner_reference
 from omereconcile.planner.reset import answer_reset
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
@@ -109,7 +109,7 @@ def plan(world: World) -> Plan:
         )
         if migrations or "migrations" in status:
             status["migrations"] = migrations
-        ledger_write = ctx.ledger.write(_owner_reference(world))
+        ledger_write = ctx.ledger.write(owner_reference(world))
 
     actions: list[Action] = []
     if decision.create is not None:
@@ -122,6 +122,8 @@ def plan(world: World) -> Plan:
     if status != dict(rep.status):
         actions.append(_status_write(rep.status, status))
     actions.extend(out.actions)
+    if ctx.ledger is not None and (late := ctx.ledger.write_after_pods(owner_reference(world))) is not None:
+        actions.append(late)  # the force-delete audit rows, after the deletes they record
     actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
     actions.extend(out.events)
     if reset.remove is not None:
@@ -134,19 +136,6 @@ def plan(world: World) -> Plan:
         actions.extend(release.events)
     summary = _summary(status, result.hold)
     return Plan(tuple(actions), out.requeue_after(), summary)
-
-
-def _owner_reference(world: World) -> dict[str, Any]:
-    """The replica as the ledger ConfigMap's controller owner (``metav1.NewControllerRef``)."""
-    rep = world.replica
-    return {
-        "apiVersion": c.API_VERSION,
-        "kind": c.REPLICA_KIND,
-        "name": rep.name,
-        "uid": rep.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def _status_write(old: Mapping[str, Any], status: dict[str, Any]) -> WriteStatus:

@@ -24,12 +24,13 @@ import copy
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from omereconcile.actions import WriteLedger
 from omereconcile.planner.rows import READY, Row
-from omereconcile.world import LEDGER_SUFFIX, LedgerView, PodView, format_time, parse_time
+from omereconcile.world import LEDGER_SUFFIX, LedgerView, PodView, World, format_time, parse_time
 from omerender import constants as c
 
 __all__ = [
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 AUTO_RECOVER = "AutoRecover"  # audit.ReasonAutoRecover
+FORCE_DELETE = "ForceDelete"  # audit.ReasonForceDelete
+FORCE_DELETE_UNREACHABLE = "force-delete-unreachable"  # audit.OutcomeForceDeleteUnreachable
+FINALIZER_REPORT = "finalizer-report"  # audit.OutcomeForceDeleteFinalizerReport
 RELOCATE_RECREATE = "relocate-recreate"  # audit.OutcomeRelocateRecreate
 PHASE_COMPLETED = "Completed"
 PHASE_FAILED = "Failed"
@@ -180,6 +184,10 @@ class LedgerBook:
         self.entries: list[dict[str, Any]] = [dict(e) for e in view.entries] if view is not None else []
         self.dirty = False
         self.records: list[dict[str, Any]] = []  # Relocated status records made this pass
+        # Force-delete rows (Go ``recordForceDeleteLedgerEntry``): persisted after the pod writes, as
+        # Go writes them after the delete (a crash loses the record, never repeats the action).
+        self.after_pods: list[dict[str, Any]] = []
+        self.wrote_early = False
 
     # -- audit/autorecover.go --------------------------------------------------------------------
     def count_attempts(self, component: str, index: int) -> int:
@@ -312,13 +320,63 @@ class LedgerBook:
         self.upsert(_entry(request, component, index, node, revision, now))
         return True, attempts + 1, request
 
-    # -- the write ---------------------------------------------------------------------------------
+    # -- force-delete records (ops/force_delete.go) --------------------------------------------------
+    def record_force_delete(
+        self, *, component: str, index: int, pod: PodView, outcome: str, now: datetime
+    ) -> None:
+        """``recordForceDeleteLedgerEntry``: the terminal ForceDelete row keyed by the pod's UID (one per
+        pod object, replaced on a repeat), written after the pass's pod writes."""
+        if not self.available:
+            return
+        stamp = format_time(now)
+        self.after_pods.append(
+            {
+                "requestUUID": pod.uid,
+                "component": component,
+                "sourceInstance": index,
+                "phase": PHASE_COMPLETED,
+                "reason": FORCE_DELETE,
+                "fromNode": pod.node_name or "",
+                "startedAt": stamp,
+                "completedAt": stamp,
+                "outcome": outcome,
+            }
+        )
+
+    def finalizer_reported(self, uid: str) -> bool:
+        """``reportFinalizerBlockedPod``'s dedup: a finalizer-report row for this pod UID already stands
+        (an unreachable row does not count: a pod that outlived its force-delete warns anew)."""
+        return any(
+            e.get("requestUUID") == uid
+            and e.get("reason") == FORCE_DELETE
+            and e.get("outcome") == FINALIZER_REPORT
+            for e in [*self.entries, *self.after_pods]
+        )
+
+    # -- the writes --------------------------------------------------------------------------------
+    def write_after_pods(self, owner: Mapping[str, Any]) -> WriteLedger | None:
+        """The force-delete rows of the pass, after its pod writes: chained to the pass's first ledger
+        write when there was one (the executor pins it to the version that write left)."""
+        if not self.after_pods or not self.available or self.view is None:
+            return None
+        for row in self.after_pods:
+            self.upsert(dict(row))
+        self.after_pods = []
+        chained = self.wrote_early
+        self.wrote_early = False  # the rows are in; ``write`` would now carry them too
+        write = self.write(owner)
+        if write is None:
+            return None
+        return replace(write, chained=chained, reason="persist the force-delete audit rows of this pass")
+
     def write(self, owner: Mapping[str, Any]) -> WriteLedger | None:
         """The pass's ``WriteLedger``, or None when nothing changed. The body is what Go's
         ``json.Marshal(ledger)`` writes; the controller reference is claimed as ``claimControllerRef``
         does (a stale controller reference replaced, other references kept)."""
         if not self.dirty or not self.available or self.view is None:
             return None
+        self.dirty = False
+        self.wrote_early = True
         data = json.dumps({"entries": self.entries or None}, separators=(",", ":"), ensure_ascii=False)
         refs = [dict(r) for r in self.view.owner_references]
         ours = any(r.get("controller") and r.get("uid") == owner.get("uid") for r in refs)
@@ -333,6 +391,19 @@ class LedgerBook:
             owner_references=tuple(owner_refs) if owner_refs is not None else None,
             reason="persist the relocation ledger (compare-and-swap on the version read)",
         )
+
+
+def owner_reference(world: World) -> dict[str, Any]:
+    """The replica as the ledger ConfigMap's controller owner (``metav1.NewControllerRef``)."""
+    rep = world.replica
+    return {
+        "apiVersion": c.API_VERSION,
+        "kind": c.REPLICA_KIND,
+        "name": rep.name,
+        "uid": rep.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def relocation_record(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -149,6 +149,7 @@ class Sim:
     node_behaviour: dict[str, str] = field(default_factory=dict)
     # The migration audit ledger ConfigMap (planner/relocation.py), None until it is written.
     ledger: dict[str, Any] | None = None
+    _ledger_written_at: str | None = None  # the version the last ledger write left
     # The template's affinity, as a user writes it in the runtime (rendered into every pod).
     affinity: dict[str, Any] | None = None
 
@@ -486,6 +487,9 @@ class Sim:
             self._stamp(pod.obj)
         elif isinstance(act, A.WriteLedger):
             self.writes.append(f"ledger {act.name}")
+            if act.chained and self._ledger_written_at is not None:
+                # Pinned to what the plan's previous ledger write left (the executor tracks it).
+                act = replace(act, resource_version=self._ledger_written_at)
             if act.resource_version is None:
                 if self.ledger is not None:
                     raise Conflict(f"configmap {act.name} exists")
@@ -499,6 +503,7 @@ class Sim:
                 self.ledger["metadata"]["ownerReferences"] = [dict(r) for r in act.owner_references]
             self.ledger["data"][LEDGER_KEY] = act.data
             self._stamp(self.ledger)
+            self._ledger_written_at = self.ledger["metadata"]["resourceVersion"]
         elif isinstance(act, A.WriteStatus):
             if self.replica["metadata"]["resourceVersion"] != replica_rv:
                 raise Conflict("replica changed since it was read")
