@@ -103,6 +103,10 @@ class SetServingGate:
     condition_reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+    # The Instance whose in-place drain this is: a refusal because an admission webhook could not be
+    # called is recorded on its row as the AdmissionUnavailable wait (Go ``ops/update_inplace.go``
+    # ``admissionWait`` around ``MarkPodNotServing``); None for every other gate write, as in Go.
+    admission_wait_index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

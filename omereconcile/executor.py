@@ -16,7 +16,8 @@
   annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
-  reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
+  reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion. An in-place drain
+  refused because an admission webhook could not be called is recorded as the admission wait.
 - ``WriteStatus``: a PUT of the replica as read, with the new status, through the status subresource
   (the resourceVersion and UID in the body are the preconditions).
 - ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
@@ -214,7 +215,12 @@ class Executor:
                     ]
                 },
             }
-            kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            try:
+                kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            except ApiError as exc:
+                if act.admission_wait_index is not None and is_admission_unavailable(exc.status, exc.message):
+                    self._record_admission_wait(act.admission_wait_index, act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.PatchPodInPlace):
             try:
