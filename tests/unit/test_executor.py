@@ -246,3 +246,20 @@ def test_a_ledger_written_or_deleted_since_it_was_read_replans(verb: str, exc: E
     res = _exec(kube, _ledger(None if verb == "POST" else "7"), A.WriteStatus({}, "s"))
     assert res.conflict
     assert [c[0] for c in kube.calls] == [verb]
+
+
+def test_the_gang_scheduler_advisory_is_recorded_once_per_process_and_component() -> None:
+    """Go ``maybeWarnNoGangScheduler``: deduplicated per ``<namespace>/<name>/<component>`` per process."""
+    kube = FakeKube()
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    advisory = A.RecordEvent("Warning", "MaybeNoGangScheduler", "m")
+    other = {**REPLICA, "metadata": {**REPLICA["metadata"], "name": "other-pool"}}
+    for replica in (REPLICA, REPLICA, other, REPLICA):
+        assert ex.execute(A.Plan((advisory, A.RecordEvent("Normal", "InstanceCreated", "c"))), replica).ok
+    sent = [c[2]["reason"] for c in kube.calls if c[0] == "POST"]
+    assert sent.count("MaybeNoGangScheduler") == 2  # llama-pool once, other-pool once
+    # A new process (a restart) announces again.
+    again = FakeKube()
+    fresh = Executor(again, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    assert fresh.execute(A.Plan((advisory,)), REPLICA).ok
+    assert [c[2]["reason"] for c in again.calls if c[0] == "POST"] == ["MaybeNoGangScheduler"]
