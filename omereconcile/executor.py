@@ -410,7 +410,11 @@ def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> str:
             "metadata": meta,
             "data": {LEDGER_KEY: act.data},
         }
-        return _version_of(kube.post(path.rsplit("/", 1)[0], body))
+        try:
+            return _version_of(kube.post(path.rsplit("/", 1)[0], body))
+        except AlreadyExists:
+            _label_foreign_ledger(kube, path, act)
+            raise
     patch_meta: JSON = {"resourceVersion": act.resource_version}
     if act.owner_references is not None:
         patch_meta["ownerReferences"] = [dict(r) for r in act.owner_references]
@@ -419,6 +423,20 @@ def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> str:
     except NotFound as exc:
         raise Conflict(409, "Conflict", f"audit configmap {act.name} deleted since ledger load") from exc
     return _version_of(written)
+
+
+def _label_foreign_ledger(kube: Kube, path: str, act: A.WriteLedger) -> None:
+    """A ConfigMap of the ledger's name that the label-selected watch cannot see (made without the
+    ``ome.io/managed-by`` label) would turn every create into a conflict. Go reads it by name and claims
+    it; here it gets the label (pinned to its version), so the watch shows it and the next pass reads
+    its entries and claims it with its write."""
+    cm = kube.get_or_none(path)
+    labels = ((cm or {}).get("metadata") or {}).get("labels") or {}
+    if cm is None or all(labels.get(k) == v for k, v in act.labels.items()):
+        return
+    rv = (cm.get("metadata") or {}).get("resourceVersion")
+    with contextlib.suppress(Conflict, NotFound):
+        kube.patch(path, {"metadata": {"resourceVersion": rv, "labels": dict(act.labels)}})
 
 
 def _version_of(obj: JSON) -> str:

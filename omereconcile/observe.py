@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from omereconcile.kube import JSON, Kube, NotFound
+from omereconcile.kube import JSON, Forbidden, Kube, NotFound
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
     LEDGER_SUFFIX,
@@ -399,7 +399,10 @@ class LiveOwned:
         return list(self.kube.list(paths.slices(namespace), labelSelector=sel)["items"])
 
     def ledger(self, namespace: str, name: str) -> JSON | None:
-        return self.kube.get_or_none(paths.configmap(namespace, name))
+        try:
+            return self.kube.get_or_none(paths.configmap(namespace, name))
+        except Forbidden:
+            return None  # a reader without ConfigMap access plans as if no directive were recorded
 
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"

@@ -300,7 +300,8 @@ class LedgerBook:
         a replay (the directive of this very attempt already persisted) is recorded with ordinal 0 and
         nothing new is written or announced."""
         newest = self.newest(component, index)
-        if newest is not None and newest.get("fromNode") == node:
+        # An operation with no start (the epoch) cannot prove the entry postdates it: record normally.
+        if newest is not None and newest.get("fromNode") == node and attempt_started.timestamp() > 0:
             completed = parse_time(newest.get("completedAt"))
             if completed is not None and completed > attempt_started:
                 return True, 0, str(newest.get("requestUUID") or "")

@@ -221,9 +221,16 @@ class LedgerKube(FakeKube):
             return {"metadata": {"resourceVersion": str(self.version)}}
         return out
 
+    def get_or_none(self, path: str, **q: Any) -> dict[str, Any] | None:
+        self.calls.append(("GET", path, None))
+        return {"metadata": {"name": path.rsplit("/", 1)[-1], "resourceVersion": "5", "labels": {"x": "y"}}}
+
+
+LABELS = {"ome.io/managed-by": "OMENative"}
+
 
 def _ledger(rv: str | None, chained: bool = False) -> A.WriteLedger:
-    return A.WriteLedger("llama-pool-ome-migration-audit", '{"entries":null}', rv, {}, None, "r", chained)
+    return A.WriteLedger("llama-pool-ome-migration-audit", '{"entries":null}', rv, LABELS, None, "r", chained)
 
 
 def test_ledger_writes_are_compare_and_swap_and_a_chained_one_follows_the_first() -> None:
@@ -245,7 +252,13 @@ def test_a_ledger_written_or_deleted_since_it_was_read_replans(verb: str, exc: E
     kube = LedgerKube({(verb, "-ome-migration-audit" if verb == "PATCH" else "/configmaps"): exc})
     res = _exec(kube, _ledger(None if verb == "POST" else "7"), A.WriteStatus({}, "s"))
     assert res.conflict
-    assert [c[0] for c in kube.calls] == [verb]
+    if verb == "PATCH":
+        assert [c[0] for c in kube.calls] == [verb]
+        return
+    # A ConfigMap of that name the label-selected watch cannot see gets the label, pinned to its
+    # version, so the next pass reads it instead of creating again.
+    assert [c[0] for c in kube.calls] == ["POST", "GET", "PATCH"]
+    assert kube.calls[2][2] == {"metadata": {"resourceVersion": "5", "labels": LABELS}}
 
 
 def test_the_gang_scheduler_advisory_is_recorded_once_per_process_and_component() -> None:
