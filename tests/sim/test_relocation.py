@@ -15,7 +15,7 @@ from omereconcile import actions as A
 from omereconcile.planner.relocation import LedgerBook, apply_exclusions, exclusions_conflict
 from omereconcile.settings import SettingsError, settings_from_configmap
 from omereconcile.simulate.cluster import Sim, base_replica
-from omereconcile.simulate.driver import Driver, applied, converged
+from omereconcile.simulate.driver import Driver, applied, baseline, converged, end_state
 from omereconcile.world import LedgerView, parse_time
 
 POD0 = "llama-pool-engine-0-default-0"
@@ -285,3 +285,30 @@ def test_a_failed_surge_target_on_an_excluded_node_is_recycled_with_the_event() 
     assert sim.gate_of(POD0) == "True"  # the source never left rotation
     driver.run(converged)
     assert sim.node_of("llama-pool-engine-0-default-1") == NODE_B
+
+
+def _relocation_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
+    """Instance 0 loses its pod, the rebuild crash-loops on node A, a directive steers it to node B."""
+    sim = Sim()
+    sim.settings = replace(sim.settings, auto_migrate_max_attempts=3)
+    sim.apply_replica(base_replica(replicas=2))
+    driver = Driver(sim, crash_at=crash_at)
+    driver.run(converged)
+    _lose_pod_onto_a_bad_node(sim, driver)
+    driver.run(lambda s: converged(s) and s.node_of(POD0) == NODE_B and not s.ledger_entries())
+    triggered = _messages(sim, "AutoMigrationTriggered")
+    assert len(triggered) <= 1  # a replayed directive is never announced twice
+    assert all("attempt 1/3" in m for m in triggered)  # nor counted twice on the budget
+    assert all(m["attempt"] == 1 for m in sim.status.get("migrations") or [])
+    return driver, (end_state(sim), sim.node_of(POD0), sim.ledger_entries())
+
+
+RELOCATION_TOTAL, RELOCATION_END = baseline(_relocation_scenario)
+
+
+@pytest.mark.parametrize("k", range(1, RELOCATION_TOTAL + 1))
+def test_a_crash_after_any_action_of_a_relocation_reaches_the_same_end(k: int) -> None:
+    """Go ``recordRelocationDirective``'s REPLAY guard: a directive persisted by a pass that died
+    before its status write is this attempt's own; nothing is recorded or announced twice."""
+    _, state = _relocation_scenario(frozenset({k}))
+    assert state == RELOCATION_END
