@@ -642,8 +642,12 @@ class Controller:
                     labelSelector=managed,
                 )
             # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
-            # the audit ConfigMap; a change enqueues the replica the ledger is named for.
-            self._reflect("ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed)
+            # the audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC
+            # to read them (an older manifest) relocation is unavailable; the start says so.
+            if self._may_read_ledgers(ns, managed):
+                self._reflect(
+                    "ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed
+                )
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
         # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
@@ -777,12 +781,31 @@ class Controller:
             for rep in r.by_index(value):
                 self._enqueue(_key_of(rep), trigger)
 
+    def _ledgers_watched(self, namespace: str) -> bool:
+        """Whether a ledger watch covers ``namespace`` (all namespaces, or this one)."""
+        return any(
+            r.path in (paths.configmaps(None), paths.configmaps(namespace))
+            for r in self.reflectors.get("ledgers", [])
+        )
+
     def _on_ledger(self, etype: str, obj: JSON) -> None:
         """A relocation ledger changed (our own write showing in the cache, which the replica's next
         pass waits for): its replica looks again."""
         ns, name = _key_of(obj)
         if name.endswith(LEDGER_SUFFIX):
             self._enqueue((ns, name[: -len(LEDGER_SUFFIX)]), "ledger")
+
+    def _may_read_ledgers(self, namespace: str | None, selector: str) -> bool:
+        try:
+            self.kube.list(paths.configmaps(namespace), labelSelector=selector, limit="1")
+        except Forbidden as exc:
+            log.warning(
+                "cannot list configmaps: relocation (autoMigrate) and the force-delete audit rows are "
+                "unavailable (grant get/list/watch/create/patch on configmaps, as deploy/base/rbac.yaml does)",
+                extra={"error": str(exc), "namespace": namespace or "all"},
+            )
+            return False
+        return True
 
     def _may_read_nodes(self) -> bool:
         try:
@@ -956,6 +979,7 @@ class Controller:
                 resolver=resolver,
                 owned=self.owned,
                 nodes=self.node if "nodes" in self.reflectors else None,
+                ledgers=self._ledgers_watched(ns),
             )
         except TooManyRequests as exc:
             return PassResult("error", requeue_after=exc.retry_after, error=str(exc))

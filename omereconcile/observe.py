@@ -419,6 +419,7 @@ def observe(
     resolver: Resolver | None = None,
     owned: OwnedReader | None = None,
     nodes: NodeLookup | None = None,
+    ledgers: bool = True,
 ) -> Observation | None:
     """Read one replica (live) and what it owns (from ``owned``, live by default); None when the replica
     is gone. ``nodes`` looks up the Node of each pod (the controller's Node watch); without it the
@@ -450,7 +451,8 @@ def observe(
         now=now,
         resolver=resolver,
     )
-    obs = with_ledger(obs, reader.ledger(namespace, f"{meta.get('name')}{LEDGER_SUFFIX}"))
+    if ledgers:  # False: the ledgers are not watched (no RBAC); World.ledger stays None (unavailable)
+        obs = with_ledger(obs, reader.ledger(namespace, f"{meta.get('name')}{LEDGER_SUFFIX}"))
     return with_nodes(with_pod_groups(kube, obs, prefix, component), nodes)
 
 
