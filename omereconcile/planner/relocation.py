@@ -67,7 +67,7 @@ def ledger_name(replica_name: str) -> str:
 
 def migration_mode_allows(mode: str | None) -> bool:
     """``migrationModeAllowsRelocation``: Auto, or its alias Surge. An unset mode is the CRD's
-    default, Auto (01 §2 ``migrationPolicy.mode``); Never turns relocation off."""
+    default, Auto (01 §1.3 ``migrationPolicy.mode``); Never turns relocation off."""
     return (mode or "Auto") in ("Auto", "Surge")
 
 

@@ -419,8 +419,13 @@ def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, t
     node = attempt_suspect_node(attempt, hash_of(target))
     if not node:
         return False
+    # The guard judges the spec's own templates (Go captures DispositionDeps.PodSpec/WorkerPodSpec from
+    # the spec render, not a rollback's stored revision).
     runners = sorted({runner for runner, _ in ctx.gang_slots}) or [c.RUNNER_DEFAULT]
-    specs = [ctx.world.pod_factory(target, row.index, row.incarnation, r, 0).get("spec") for r in runners]
+    specs = [
+        ctx.world.pod_factory(ctx.spec_revision, row.index, row.incarnation, r, 0).get("spec")
+        for r in runners
+    ]
     recorded, attempt_no, request = book.record(
         component=ctx.component,
         index=row.index,
