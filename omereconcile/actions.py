@@ -30,6 +30,7 @@ __all__ = [
     "RemoveAnnotation",
     "RemoveFinalizer",
     "SetServingGate",
+    "WriteLedger",
     "WriteStatus",
 ]
 
@@ -102,6 +103,10 @@ class SetServingGate:
     condition_reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+    # The Instance whose in-place drain this is: a refusal because an admission webhook could not be
+    # called is recorded on its row as the AdmissionUnavailable wait (Go ``ops/update_inplace.go``
+    # ``admissionWait`` around ``MarkPodNotServing``); None for every other gate write, as in Go.
+    admission_wait_index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +215,25 @@ class WriteStatus:
     counters_only: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class WriteLedger:
+    """Persist the migration audit ledger ConfigMap ``name`` (``history.json`` = ``data``), as Go's
+    ``audit.PersistLedgerForOwner`` does: compare-and-swap on ``resource_version`` (a JSON merge patch
+    carrying it), or a create when the ledger did not exist (``None``; AlreadyExists is a conflict).
+    Either way a conflict replans. ``owner_references``: the list to write when the controller
+    reference must be claimed (None: leave it as it is). ``chained``: a second write of the same plan,
+    pinned to the version the plan's previous ``WriteLedger`` left (the force-delete rows, written after
+    the pod writes)."""
+
+    name: str
+    data: str
+    resource_version: str | None
+    labels: Mapping[str, str]
+    owner_references: tuple[Mapping[str, Any], ...] | None
+    reason: str
+    chained: bool = False
+
+
 Action = (
     CreatePod
     | DeletePod
@@ -228,6 +252,7 @@ Action = (
     | RemoveAnnotation
     | RecordEvent
     | WriteStatus
+    | WriteLedger
 )
 
 

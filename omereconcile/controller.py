@@ -64,6 +64,7 @@ from omereconcile.observe import (
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.world import LEDGER_SUFFIX
 from omerender import constants as c
 from omerender.catalog import Catalog
 from omerender.inheritance import Resolver
@@ -497,6 +498,9 @@ class CachedOwned:
     def pod(self, namespace: str, name: str) -> JSON | None:
         return self._named("pods", namespace, name)
 
+    def ledger(self, namespace: str, name: str) -> JSON | None:
+        return self._named("ledgers", namespace, name)
+
 
 # -- the controller --------------------------------------------------------------------------------------
 
@@ -556,7 +560,7 @@ class Controller:
         self._threads: list[threading.Thread] = []
         self.reflectors: dict[str, list[Reflector]] = {}
         self.owned = CachedOwned(lambda resource: self.reflectors.get(resource, []))
-        self.expectations = Expectations(self.owned.pod, expectations_timeout)
+        self.expectations = Expectations(self.owned.pod, expectations_timeout, ledgers=self.owned.ledger)
         self.last_progress = time.monotonic()
         self.passes = 0
         # What enqueued each pass (the first trigger since the key's last pass), for benchmarks; the
@@ -636,6 +640,13 @@ class Controller:
                     trim=True,
                     relevant=self._owned_relevant(resource),
                     labelSelector=managed,
+                )
+            # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
+            # the audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC
+            # to read them (an older manifest) relocation is unavailable; the start says so.
+            if self._may_read_ledgers(ns, managed):
+                self._reflect(
+                    "ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed
                 )
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
@@ -769,6 +780,32 @@ class Controller:
         for r in self.reflectors.get("inferencereplicas", []):
             for rep in r.by_index(value):
                 self._enqueue(_key_of(rep), trigger)
+
+    def _ledgers_watched(self, namespace: str) -> bool:
+        """Whether a ledger watch covers ``namespace`` (all namespaces, or this one)."""
+        return any(
+            r.path in (paths.configmaps(None), paths.configmaps(namespace))
+            for r in self.reflectors.get("ledgers", [])
+        )
+
+    def _on_ledger(self, etype: str, obj: JSON) -> None:
+        """A relocation ledger changed (our own write showing in the cache, which the replica's next
+        pass waits for): its replica looks again."""
+        ns, name = _key_of(obj)
+        if name.endswith(LEDGER_SUFFIX):
+            self._enqueue((ns, name[: -len(LEDGER_SUFFIX)]), "ledger")
+
+    def _may_read_ledgers(self, namespace: str | None, selector: str) -> bool:
+        try:
+            self.kube.list(paths.configmaps(namespace), labelSelector=selector, limit="1")
+        except Forbidden as exc:
+            log.warning(
+                "cannot list configmaps: relocation (autoMigrate) and the force-delete audit rows are "
+                "unavailable (grant get/list/watch/create/patch on configmaps, as deploy/base/rbac.yaml does)",
+                extra={"error": str(exc), "namespace": namespace or "all"},
+            )
+            return False
+        return True
 
     def _may_read_nodes(self) -> bool:
         try:
@@ -942,6 +979,7 @@ class Controller:
                 resolver=resolver,
                 owned=self.owned,
                 nodes=self.node if "nodes" in self.reflectors else None,
+                ledgers=self._ledgers_watched(ns),
             )
         except TooManyRequests as exc:
             return PassResult("error", requeue_after=exc.retry_after, error=str(exc))

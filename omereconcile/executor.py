@@ -16,17 +16,22 @@
   annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
-  reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion.
+  reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion. An in-place drain
+  refused because an admission webhook could not be called is recorded as the admission wait.
 - ``WriteStatus``: a PUT of the replica as read, with the new status, through the status subresource
   (the resourceVersion and UID in the body are the preconditions).
 - ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
   replica's resourceVersion.
 - ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
   replica's resourceVersion; nothing is sent when the annotation is already gone.
+- ``WriteLedger``: the migration audit ledger ConfigMap (``write_ledger``): a create, or a merge
+  patch pinned to the resourceVersion it was read at (a ``chained`` one: the version the plan's
+  previous ledger write left); AlreadyExists and NotFound are conflicts.
 - ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
   (``omereconcile/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
   Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
-  Event and revision-pruning failures are logged and never fail the pass.
+  Event and revision-pruning failures are logged and never fail the pass. ``MaybeNoGangScheduler`` is
+  recorded once per process for each replica component, as Go's process-wide memory keeps it.
 
 A 409 (stale resourceVersion, UID precondition) or a 422 on a pinned pod write ends the pass with
 ``conflict``: the next pass replans from fresh reads.
@@ -36,8 +41,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -63,12 +70,14 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
-from omereconcile.world import format_time
+from omereconcile.world import LEDGER_KEY, format_time
 from omerender import constants as c
 
-__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place"]
+__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place", "write_ledger"]
 
 COMPONENT = "omereconcile"
+# Advisories Go records once per process and replica component (``maybeWarnNoGangScheduler``).
+ONCE_PER_PROCESS = frozenset({"MaybeNoGangScheduler"})
 log = logging.getLogger("omereconcile.executor")
 
 
@@ -101,6 +110,10 @@ class Executor:
         self.instance = reporting_instance or os.uname().nodename
         self.clock = clock
         self.events = EventCorrelator(clock)
+        # Go maybeWarnNoGangScheduler's process-wide memory (maybeNoGangSchedulerSeen): the advisory is
+        # recorded once per <namespace>/<name>/<component> for the life of the process.
+        self._once_seen: set[str] = set()
+        self._once_lock = threading.Lock()
 
     def execute(
         self, plan: A.Plan, replica: JSON, *, logger: logging.LoggerAdapter[Any] | None = None
@@ -108,9 +121,16 @@ class Executor:
         lg: logging.Logger | logging.LoggerAdapter[Any] = logger or log
         res = ExecResult()
         current = replica
+        ledger_version: str | None = None  # what this plan's last WriteLedger left
         for act in plan.actions:
+            if isinstance(act, A.WriteLedger) and act.chained and ledger_version is not None:
+                act = dataclasses.replace(act, resource_version=ledger_version)
             try:
-                updated = self._apply(act, current)
+                if isinstance(act, A.WriteLedger):
+                    ledger_version = write_ledger(self.kube, str(current["metadata"]["namespace"]), act)
+                    updated = None
+                else:
+                    updated = self._apply(act, current)
             except ApiError as exc:
                 if isinstance(act, A.DeleteRevision | A.RecordEvent):
                     lg.warning(
@@ -203,7 +223,12 @@ class Executor:
                     ]
                 },
             }
-            kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            try:
+                kube.patch(f"{paths.pods(ns)}/{act.name}/status", patch, content_type=STRATEGIC_MERGE_PATCH)
+            except ApiError as exc:
+                if act.admission_wait_index is not None and is_admission_unavailable(exc.status, exc.message):
+                    self._record_admission_wait(act.admission_wait_index, act.name, replica, exc.message)
+                raise
             return None
         if isinstance(act, A.PatchPodInPlace):
             try:
@@ -255,6 +280,8 @@ class Executor:
             patch = {"metadata": {"annotations": {act.key: None}, "resourceVersion": meta["resourceVersion"]}}
             return kube.patch(paths.replica(ns, name), patch)
         if isinstance(act, A.RecordEvent):
+            if act.event_reason in ONCE_PER_PROCESS and not self._first_time(act.event_reason, replica):
+                return None
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
         raise TypeError(f"unknown action {act!r}")
@@ -300,6 +327,18 @@ class Executor:
                 self.record_event(replica, "Normal", reason, text)
         except ApiError as exc:
             log.warning("refusal not recorded", extra={"pod": pod, "reason": reason, "error": str(exc)})
+
+    def _first_time(self, reason: str, replica: Mapping[str, Any]) -> bool:
+        """Whether this process has not yet recorded ``reason`` for the replica's component (Go's
+        ``LoadOrStore`` on ``<namespace>/<name>/<component>``: stored before the event is sent)."""
+        meta = replica.get("metadata") or {}
+        component = (replica.get("spec") or {}).get("component") or ""
+        key = f"{reason}/{meta.get('namespace')}/{meta.get('name')}/{component}"
+        with self._once_lock:
+            if key in self._once_seen:
+                return False
+            self._once_seen.add(key)
+            return True
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]
@@ -353,6 +392,55 @@ def force_delete_pod(kube: Kube, namespace: str, act: A.ForceDeletePod) -> None:
     body["gracePeriodSeconds"] = 0
     with contextlib.suppress(NotFound, Conflict):
         kube.delete(f"{paths.pods(namespace)}/{act.name}", body)
+
+
+def write_ledger(kube: Kube, namespace: str, act: A.WriteLedger) -> str:
+    """Go ``audit.PersistLedgerForOwner``: a create when the ledger did not exist (AlreadyExists, a
+    concurrent create, is a conflict), else a JSON merge patch pinned to the resourceVersion it was
+    read at (409 on a concurrent write; NotFound, a ledger deleted since, is a conflict too). Either
+    conflict replans from a fresh read. Returns the version written (a chained write pins to it)."""
+    path = paths.configmap(namespace, act.name)
+    if act.resource_version is None:
+        meta: JSON = {"name": act.name, "namespace": namespace, "labels": dict(act.labels)}
+        if act.owner_references is not None:
+            meta["ownerReferences"] = [dict(r) for r in act.owner_references]
+        body: JSON = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta,
+            "data": {LEDGER_KEY: act.data},
+        }
+        try:
+            return _version_of(kube.post(path.rsplit("/", 1)[0], body))
+        except AlreadyExists:
+            _label_foreign_ledger(kube, path, act)
+            raise
+    patch_meta: JSON = {"resourceVersion": act.resource_version}
+    if act.owner_references is not None:
+        patch_meta["ownerReferences"] = [dict(r) for r in act.owner_references]
+    try:
+        written = kube.patch(path, {"metadata": patch_meta, "data": {LEDGER_KEY: act.data}})
+    except NotFound as exc:
+        raise Conflict(409, "Conflict", f"audit configmap {act.name} deleted since ledger load") from exc
+    return _version_of(written)
+
+
+def _label_foreign_ledger(kube: Kube, path: str, act: A.WriteLedger) -> None:
+    """A ConfigMap of the ledger's name that the label-selected watch cannot see (made without the
+    ``ome.io/managed-by`` label) would turn every create into a conflict. Go reads it by name and claims
+    it; here it gets the label (pinned to its version), so the watch shows it and the next pass reads
+    its entries and claims it with its write."""
+    cm = kube.get_or_none(path)
+    labels = ((cm or {}).get("metadata") or {}).get("labels") or {}
+    if cm is None or all(labels.get(k) == v for k, v in act.labels.items()):
+        return
+    rv = (cm.get("metadata") or {}).get("resourceVersion")
+    with contextlib.suppress(Conflict, NotFound):
+        kube.patch(path, {"metadata": {"resourceVersion": rv, "labels": dict(act.labels)}})
+
+
+def _version_of(obj: JSON) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def patch_pod_in_place(kube: Kube, namespace: str, act: A.PatchPodInPlace) -> None:

@@ -16,7 +16,9 @@ check of the cache, which a relist cannot skip past:
 - ``DeletePod``: the cache holds no pod of that name and UID, or holds it terminating;
 - ``ForceDeletePod``: the cache holds no pod of that name and UID;
 - ``SetServingGate`` and ``PatchPodInPlace``: the cache holds no pod of that name and UID at the resourceVersion the patch was
-  pinned to (the patch bumped it; a later version includes it).
+  pinned to (the patch bumped it; a later version includes it);
+- ``WriteLedger``: the relocation ledger cache holds the ConfigMap at a version other than the one the write
+  was pinned to (a create: holds it at all), so the rebuild that follows renders the new exclusions.
 
 Go's ``ExpectationsTimeout`` (5 minutes) bounds a wait whose event never comes; here a pass waits at
 most ``timeout`` seconds (30 by default), after which it plans from the cache as it is: a missed
@@ -31,7 +33,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omereconcile.actions import Action, CreatePod, DeletePod, ForceDeletePod, PatchPodInPlace, SetServingGate
+from omereconcile.actions import (
+    Action,
+    CreatePod,
+    DeletePod,
+    ForceDeletePod,
+    PatchPodInPlace,
+    SetServingGate,
+    WriteLedger,
+)
 
 __all__ = ["DEFAULT_TIMEOUT", "Expectations", "PodLookup"]
 
@@ -43,7 +53,7 @@ PodLookup = Callable[[str, str], Mapping[str, Any] | None]
 
 @dataclass(frozen=True, slots=True)
 class _Expect:
-    kind: str  # create | delete | gone | patch
+    kind: str  # create | delete | gone | patch | ledger
     name: str
     uid: str | None  # create: the UID cached when it was sent (None: no pod of that name)
     resource_version: str = ""
@@ -55,6 +65,8 @@ def _meta(pod: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 def _observed(e: _Expect, pod: Mapping[str, Any] | None) -> bool:
     meta = _meta(pod)
+    if e.kind == "ledger":  # ``pod`` is the ledger ConfigMap here
+        return pod is not None and str(meta.get("resourceVersion") or "") != e.resource_version
     if e.kind == "create":
         return pod is not None and meta.get("uid") != e.uid
     if pod is None or meta.get("uid") != e.uid:
@@ -76,10 +88,12 @@ class Expectations:
         timeout: float = DEFAULT_TIMEOUT,
         *,
         clock: Callable[[], float] = time.monotonic,
+        ledgers: PodLookup | None = None,
     ) -> None:
         if timeout < 0:
             raise ValueError(f"expectations timeout must be >= 0 seconds, got {timeout}")
         self.lookup = lookup
+        self.ledgers = ledgers  # (namespace, ConfigMap name) -> the cached ledger; None: not awaited
         self.timeout = timeout
         self.clock = clock
         self._pending: dict[tuple[str, str], tuple[float, tuple[_Expect, ...]]] = {}
@@ -102,6 +116,8 @@ class Expectations:
                 items.append(_Expect("gone", act.name, act.uid))
             elif isinstance(act, SetServingGate | PatchPodInPlace):
                 items.append(_Expect("patch", act.name, act.uid, act.resource_version))
+            elif isinstance(act, WriteLedger) and self.ledgers is not None:
+                items.append(_Expect("ledger", act.name, None, act.resource_version or ""))
         with self._lock:
             if items:
                 self._pending[key] = (self.clock() + self.timeout, tuple(items))
@@ -117,7 +133,7 @@ class Expectations:
             return None
         deadline, items = entry
         left = deadline - self.clock()
-        unseen = [e for e in items if not _observed(e, self.lookup(key[0], e.name))]
+        unseen = [e for e in items if not _observed(e, self._cached(key[0], e))]
         with self._lock:
             if not unseen or left <= 0:
                 if self._pending.get(key) is entry:
@@ -127,6 +143,11 @@ class Expectations:
                 return None
             self._pending[key] = (deadline, tuple(unseen))
         return left
+
+    def _cached(self, namespace: str, e: _Expect) -> Mapping[str, Any] | None:
+        if e.kind == "ledger" and self.ledgers is not None:
+            return self.ledgers(namespace, e.name)
+        return self.lookup(namespace, e.name)
 
     def forget(self, key: tuple[str, str]) -> None:
         with self._lock:

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from omereconcile.kube import JSON, Kube, NotFound
+from omereconcile.kube import JSON, Forbidden, Kube, NotFound
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
+    LEDGER_SUFFIX,
     DesiredRevision,
     Endpoints,
+    LedgerView,
     NodeView,
     PodGroupView,
     PodView,
@@ -63,6 +65,7 @@ __all__ = [
     "paths",
     "render_world",
     "runners_from_payload",
+    "with_ledger",
     "with_nodes",
 ]
 
@@ -143,6 +146,10 @@ class paths:
     @staticmethod
     def configmap(ns: str, name: str) -> str:
         return f"/api/v1/namespaces/{ns}/configmaps/{name}"
+
+    @staticmethod
+    def configmaps(ns: str | None) -> str:
+        return f"/api/v1/namespaces/{ns}/configmaps" if ns else "/api/v1/configmaps"
 
     @staticmethod
     def catalog(plural: str, namespaced: bool, ns: str | None) -> str:
@@ -368,9 +375,11 @@ class OwnedReader(Protocol):
 
     def slices(self, namespace: str, service_name: str) -> list[JSON]: ...
 
+    def ledger(self, namespace: str, name: str) -> JSON | None: ...
+
 
 class LiveOwned:
-    """Reads straight from the API server: four requests (used by ``omereconcile plan``)."""
+    """Reads straight from the API server: five requests (used by ``omereconcile plan``)."""
 
     def __init__(self, kube: Kube) -> None:
         self.kube = kube
@@ -389,6 +398,12 @@ class LiveOwned:
         sel = f"{SERVICE_NAME_LABEL}={service_name}"
         return list(self.kube.list(paths.slices(namespace), labelSelector=sel)["items"])
 
+    def ledger(self, namespace: str, name: str) -> JSON | None:
+        try:
+            return self.kube.get_or_none(paths.configmap(namespace, name))
+        except Forbidden:
+            return None  # a reader without ConfigMap access plans as if no directive were recorded
+
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
@@ -404,6 +419,7 @@ def observe(
     resolver: Resolver | None = None,
     owned: OwnedReader | None = None,
     nodes: NodeLookup | None = None,
+    ledgers: bool = True,
 ) -> Observation | None:
     """Read one replica (live) and what it owns (from ``owned``, live by default); None when the replica
     is gone. ``nodes`` looks up the Node of each pod (the controller's Node watch); without it the
@@ -435,7 +451,16 @@ def observe(
         now=now,
         resolver=resolver,
     )
+    if ledgers:  # False: the ledgers are not watched (no RBAC); World.ledger stays None (unavailable)
+        obs = with_ledger(obs, reader.ledger(namespace, f"{meta.get('name')}{LEDGER_SUFFIX}"))
     return with_nodes(with_pod_groups(kube, obs, prefix, component), nodes)
+
+
+def with_ledger(obs: Observation, cm: JSON | None) -> Observation:
+    """Add the replica's migration audit ledger (``planner/relocation.py``) to the world. As Go's
+    ``PersistLedgerForOwner``, a ConfigMap of that name is taken up whoever it names as controller
+    (the next write claims it)."""
+    return replace(obs, world=replace(obs.world, ledger=LedgerView.from_dict(cm)))
 
 
 # A Node by name (None: no such Node), as the controller's Node watch holds it.

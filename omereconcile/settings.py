@@ -156,6 +156,9 @@ class OperatorSettings:
     accelerator_resources: tuple[str, ...] = ()
     # lifecycle.forceDelete; None: no pod is ever force-deleted.
     force_delete: ForceDeletePolicy | None = None
+    # lifecycle.autoMigrate.maxAttempts: relocation directives per Instance (planner/relocation.py);
+    # zero (unset) turns relocation off, as OME's manager without an autoMigrate budget.
+    auto_migrate_max_attempts: int = 0
 
 
 def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
@@ -234,7 +237,25 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         controller_identity=_identity(_load_json(data, "inferenceReplica")),
         accelerator_resources=_accelerators(data),
         force_delete=_force_delete(lifecycle.get("forceDelete")),
+        auto_migrate_max_attempts=_auto_migrate(lifecycle.get("autoMigrate")),
     )
+
+
+def _auto_migrate(block: Any) -> int:
+    """``lifecycle.autoMigrate.maxAttempts``: a non-negative integer (the chart sets 3); absent is 0,
+    relocation off. Anything else stops the manager with the field named."""
+    if block is None:
+        return 0
+    if not isinstance(block, Mapping):
+        raise SettingsError(f"lifecycle.autoMigrate: {block!r} is not an object")
+    value = block.get("maxAttempts")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise SettingsError(
+            f"lifecycle.autoMigrate.maxAttempts: {value!r} is not a non-negative integer (e.g. 3; 0 turns relocation off)"
+        )
+    return value
 
 
 def _force_delete(block: Any) -> ForceDeletePolicy | None:

@@ -7,6 +7,7 @@ API. The time is an input (``World.now``): the planner never reads a clock.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ __all__ = [
     "DesiredRevision",
     "EndpointView",
     "Endpoints",
+    "LedgerView",
     "NodeView",
     "PodCondition",
     "PodFactory",
@@ -538,6 +540,44 @@ class NodeView:
         )
 
 
+LEDGER_SUFFIX = "-ome-migration-audit"  # Go audit.ConfigMapNameSuffix
+LEDGER_KEY = "history.json"  # Go audit.LedgerKey
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerView:
+    """The replica's migration audit ledger, the ConfigMap ``<replica>-ome-migration-audit`` (Go
+    ``workload/audit`` ``LoadLedgerForOwner``): its ``history.json`` entries and the resourceVersion a
+    write is pinned to (compare-and-swap). ``exists`` False: no ConfigMap yet (a write creates it).
+    ``unreadable`` names why ``history.json`` did not parse; such a ledger is not used."""
+
+    exists: bool = False
+    resource_version: str = ""
+    entries: tuple[Mapping[str, Any], ...] = ()
+    owner_references: tuple[Mapping[str, Any], ...] = ()
+    unreadable: str | None = None
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any] | None) -> LedgerView:
+        if obj is None:
+            return cls()
+        meta = obj.get("metadata", {}) or {}
+        rv = str(meta.get("resourceVersion", "") or "")
+        refs = tuple(MappingProxyType(dict(r)) for r in meta.get("ownerReferences", []) or [])
+        raw = (obj.get("data") or {}).get(LEDGER_KEY)
+        if not raw:
+            return cls(exists=True, resource_version=rv, owner_references=refs)
+        try:
+            parsed = json.loads(raw)
+            listed = parsed.get("entries") if isinstance(parsed, dict) else None
+            if listed is not None and not isinstance(listed, list):
+                raise ValueError("entries is not a list")
+            entries = tuple(MappingProxyType(dict(e)) for e in listed or [] if isinstance(e, dict))
+        except (ValueError, AttributeError) as exc:
+            return cls(exists=True, resource_version=rv, owner_references=refs, unreadable=str(exc))
+        return cls(exists=True, resource_version=rv, entries=entries, owner_references=refs)
+
+
 @dataclass(frozen=True, slots=True)
 class World:
     """Everything one planner pass may read."""
@@ -562,3 +602,6 @@ class World:
     # does not hold (deleted). ``nodes`` itself is None when Nodes were not observed at all, which no
     # lost-node rule reads as evidence.
     nodes: Mapping[str, NodeView | None] | None = None
+    # The migration audit ledger (relocation directives, ``planner/relocation.py``); None when it was
+    # not observed, which leaves relocation unavailable and renders no node exclusion.
+    ledger: LedgerView | None = None

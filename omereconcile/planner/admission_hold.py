@@ -3,7 +3,8 @@
 Go (ome-projects/ome, newest stored ``workload/evidence`` ``AdmissionUnavailable`` and
 ``ClassifyAPIError``, their tests, ``types`` ``EventReasonInstanceAdmissionUnavailable``, and the
 ``recordAdmissionWait`` / ``releaseAdmissionWait`` calls of ``ops/update_inplace.go``): when the API
-server cannot consult an admission webhook it answers a pod create or patch with an InternalError,
+server cannot consult an admission webhook it answers a pod create or patch (the in-place image patch,
+or the in-place drain's serving-gate write) with an InternalError,
 Timeout or ServiceUnavailable (500, 504, 503) whose message carries the dispatcher's phrase ``failed
 calling webhook``. That is a wait, not a verdict: the attempt is not failed and no retry is charged.
 The refused pass records it on the Instance's row — ``operation.waiting: AdmissionUnavailable``, the

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omereconcile.planner.budgets import resolve_budget
+from omereconcile.planner.relocation import LedgerBook
 from omereconcile.settings import SettingsError, parse_go_duration
 from omereconcile.world import DesiredRevision, World
 from omerender import constants as c
@@ -57,6 +58,10 @@ class Ctx:
     # before its in-place patch, and whether the pod leaves rotation at all (default true).
     in_place_grace: timedelta = timedelta(0)
     mark_not_ready: bool = True
+    # lifecycle.migrationPolicy.mode as written (None: unset, the CRD's Auto) and the pass's copy of
+    # the relocation ledger (planner/relocation.py); None where no pass plans relocation.
+    migration_mode: str | None = None
+    ledger: LedgerBook | None = None
 
     @property
     def gang(self) -> bool:
@@ -149,4 +154,12 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
         restart_policy=restart,
         in_place_grace=timedelta(seconds=grace if isinstance(grace, int) and grace > 0 else 0),
         mark_not_ready=mark is not False,
+        migration_mode=_migration_mode(world),
+        ledger=LedgerBook(world.ledger, world.replica.name, world.settings.auto_migrate_max_attempts),
     )
+
+
+def _migration_mode(world: World) -> str | None:
+    lc = world.replica.model.spec.lifecycle
+    mode = ((lc.migration_policy if lc is not None else None) or {}).get("mode")
+    return str(mode) if isinstance(mode, str) and mode else None

@@ -19,6 +19,7 @@ from omereconcile.planner.journal import counters_only
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
 from omereconcile.planner.release import answer_release
+from omereconcile.planner.relocation import merge_migrations, owner_reference
 from omereconcile.planner.reset import answer_reset
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.revisions import live_revisions, prune_actions, resolve_revision, roll_target
@@ -90,21 +91,39 @@ def plan(world: World) -> Plan:
     )
     # The operator's release of a Held block is answered before any attempt consults the book.
     release = answer_release(rep.annotations, retry, rep.namespace, rep.name)
+    observed = load_rows(rep.status)
+    if ctx.ledger is not None:
+        # reconcileRelocationDirectives: an Instance Ready with no operation proved its placement.
+        ctx.ledger.prune_ready(ctx.component, observed)
     # The operator's reset request journals its resets on the rows before the instances are planned.
-    reset = answer_reset(ctx, load_rows(rep.status), group_pods(ctx, world.pods))
+    reset = answer_reset(ctx, observed, group_pods(ctx, world.pods))
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     by_index = group_pods(ctx, world.pods)
     # Go SweepStuckTerminatingPods: every Terminating pod, whether or not an operation waits on it.
     sweep_terminating(ctx, by_index, out)
     status = build_status(ctx, result.rows, by_index, result.hold, result.held_indices, retry, out)
+    ledger_write = None
+    if ctx.ledger is not None:
+        migrations = merge_migrations(
+            rep.status.get("migrations") or [], ctx.ledger.records, observed, world.now
+        )
+        if migrations or "migrations" in status:
+            status["migrations"] = migrations
+        ledger_write = ctx.ledger.write(owner_reference(world))
 
     actions: list[Action] = []
     if decision.create is not None:
         actions.append(decision.create)
     actions.extend(service_actions(ctx))
+    if ledger_write is not None:
+        # Go persists the ledger ahead of the status that clears the attempt: a pass that dies
+        # between the two finds its directive again (the replay guard) instead of losing it.
+        actions.append(ledger_write)
     if status != dict(rep.status):
         actions.append(_status_write(rep.status, status))
     actions.extend(out.actions)
+    if ctx.ledger is not None and (late := ctx.ledger.write_after_pods(owner_reference(world))) is not None:
+        actions.append(late)  # the force-delete audit rows, after the deletes they record
     actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
     actions.extend(out.events)
     if reset.remove is not None:

@@ -27,6 +27,7 @@ from omereconcile.planner.steps import (
     check_failure,
     fail,
     recycle_terminal,
+    render_pod,
     retire,
     terminal_failure,
 )
@@ -112,7 +113,7 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
 
 
 def _create(ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str) -> None:
-    pod = ctx.world.pod_factory(target, row.index, row.incarnation, runner, ordinal)
+    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal)
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
 

@@ -335,7 +335,13 @@ def step_in_place(
 
     if ctx.mark_not_ready and not on_target:
         if pod.gate != "False":
-            out.gate(pod, False, "in-place update: leave rotation before the images are patched", IN_PLACE)
+            out.gate(
+                pod,
+                False,
+                "in-place update: leave rotation before the images are patched",
+                IN_PLACE,
+                row.index,
+            )
             return _evidence(ctx, row, pod, name, out, retry)
         if not drained(pod, ctx.world.service, ctx.world.endpoints):
             return _evidence(ctx, row, pod, name, out, retry)
@@ -350,7 +356,13 @@ def step_in_place(
             out.wake(out_since + ctx.in_place_grace)
             return _evidence(ctx, row, pod, name, out, retry)
     elif ctx.mark_not_ready and patches and pod.gate == "True":
-        out.gate(pod, False, "in-place update: re-mark the pod out of rotation before its patch", IN_PLACE)
+        out.gate(
+            pod,
+            False,
+            "in-place update: re-mark the pod out of rotation before its patch",
+            IN_PLACE,
+            row.index,
+        )
         return row
 
     marker = _desired_marker(pod, target_images, patches)

@@ -18,9 +18,11 @@ Read from OME ``workload/evidence/terminating.go`` (``StuckTerminating``, ``Node
   force-deleted on the node evidence alone (no graceful window to respect), otherwise the step waits
   (``planner/holds.py`` ``node_unknown_hold``).
 - The delete is grace 0 pinned to the pod's UID, and the ``PodForceDeleted`` Warning follows it in Go's
-  words. Go's audit ledger row and its once-per-UID ``PodDeleteBlockedByFinalizer`` Warning (deduplicated
-  through that ledger, which lives on the parent InferenceService) are not written; a pod with finalizers
-  is only left alone.
+  words; the audit ledger (``planner/relocation.py``) gets a terminal ``ForceDelete`` row keyed by the
+  pod's UID (``recordForceDeleteLedgerEntry``, outcome ``force-delete-unreachable``), written after the
+  pod writes. An overdue pod pinned by finalizers is left alone with one ``PodDeleteBlockedByFinalizer``
+  Warning per pod UID, deduplicated through a ``finalizer-report`` row of that ledger
+  (``reportFinalizerBlockedPod``); with the ledger unavailable the Warning is not recorded.
 
 Go reads the Node live on every use; here it comes from the controller's Node watch
 (``World.nodes``). A node the watch does not hold is gone; when Nodes were not observed at all nothing
@@ -36,6 +38,7 @@ from datetime import datetime, timedelta
 from omereconcile.actions import ForceDeletePod
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.out import Out
+from omereconcile.planner.relocation import FINALIZER_REPORT, FORCE_DELETE_UNREACHABLE
 from omereconcile.settings import ForceDeletePolicy, format_go_duration
 from omereconcile.world import NodeView, PodView
 
@@ -184,6 +187,9 @@ def sweep_terminating(ctx: Ctx, by_index: Mapping[int, Sequence[PodView]], out: 
             if not pod.terminating:
                 continue
             ev = stuck_terminating(ctx.world.nodes, pod, policy, ctx.now)
+            if ev.kind == FOREIGN_FINALIZERS:
+                _report_finalizers(ctx, index, pod, ev, out)
+                continue
             if not ev.actionable:
                 out.wake(ev.requeue_at)
                 continue
@@ -197,6 +203,29 @@ def sweep_terminating(ctx: Ctx, by_index: Mapping[int, Sequence[PodView]], out: 
                 f"{pod.node_name} (evidence={ev.kind}, {_overdue_text(ev.overdue)} past the pod's own "
                 "deletion deadline)",
             )
+            _record(ctx, index, pod, FORCE_DELETE_UNREACHABLE)
+
+
+def _record(ctx: Ctx, index: int, pod: PodView, outcome: str) -> None:
+    if ctx.ledger is not None:
+        ctx.ledger.record_force_delete(
+            component=ctx.component, index=index, pod=pod, outcome=outcome, now=ctx.now
+        )
+
+
+def _report_finalizers(ctx: Ctx, index: int, pod: PodView, ev: Evidence, out: Out) -> None:
+    """Go ``reportFinalizerBlockedPod``: once per pod UID (the ledger's ``finalizer-report`` row is the
+    marker), a Warning that the overdue pod is pinned by finalizers OME never strips."""
+    if ctx.ledger is None or not ctx.ledger.available or ctx.ledger.finalizer_reported(pod.uid):
+        return
+    out.event(
+        "Warning",
+        "PodDeleteBlockedByFinalizer",
+        f"OMENative {ctx.instance_key(index)}: pod {pod.name} is {_overdue_text(ev.overdue)} past its own "
+        f"deletion deadline but pinned by finalizers [{' '.join(pod.finalizers)}]; OME never strips another "
+        "controller's finalizer — the finalizer owner must resolve it",
+    )
+    _record(ctx, index, pod, FINALIZER_REPORT)
 
 
 def force_delete_silent(ctx: Ctx, index: int, pod: PodView, out: Out) -> Evidence:
@@ -217,4 +246,5 @@ def force_delete_silent(ctx: Ctx, index: int, pod: PodView, out: Out) -> Evidenc
         f"OMENative {ctx.instance_key(index)}: force-deleted pod {pod.name} on node {pod.node_name}, which its "
         f"kubelet stopped reporting (evidence={ev.kind})",
     )
+    _record(ctx, index, pod, FORCE_DELETE_UNREACHABLE)
     return ev

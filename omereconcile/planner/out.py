@@ -33,10 +33,18 @@ class Out:
             return  # never delete twice: a terminating pod is already on its way out
         self.actions.append(DeletePod(pod.name, pod.uid, pod.resource_version, why, grace))
 
-    def gate(self, pod: PodView, value: bool, why: str, writer: str = DELETE_DRAIN) -> None:
+    def gate(
+        self,
+        pod: PodView,
+        value: bool,
+        why: str,
+        writer: str = DELETE_DRAIN,
+        admission_wait: int | None = None,
+    ) -> None:
         """Serve the pod, or hold it out of rotation as ``writer`` (``planner/gate.py``). A pod taken
         out to be deleted is held by ``Delete-drain``, as Go's scale-down and its unrouting of a
-        superseded pod do; the surge and recreate drains name their own writer."""
+        superseded pod do; the surge and recreate drains name their own writer. ``admission_wait``: the
+        Instance whose row records a refusal for an unreachable admission webhook (the in-place drain)."""
         if pod.terminating:
             return
         write = serve_write(pod, self.now) if value else hold_write(pod, drain_hold(writer, pod), self.now)
@@ -52,6 +60,7 @@ class Out:
                 condition_reason=write.reason,
                 message=write.message,
                 last_transition_time=write.last_transition_time,
+                admission_wait_index=admission_wait,
             )
         )
 

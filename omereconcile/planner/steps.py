@@ -30,6 +30,12 @@ from omereconcile.planner.podstate import (
     workload_caused_container,
 )
 from omereconcile.planner.quota import quota_hold
+from omereconcile.planner.relocation import (
+    apply_exclusions,
+    attempt_suspect_node,
+    migration_mode_allows,
+    relocation_record,
+)
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
@@ -51,6 +57,10 @@ __all__ = [
     "fail",
     "new_operation",
     "recycle_terminal",
+    "recycled_on_excluded_node",
+    "release_exclusions",
+    "relocate",
+    "render_pod",
     "retire",
     "retire_abandoned",
     "terminal_failure",
@@ -138,8 +148,19 @@ def retire_abandoned(ctx: Ctx, pod: PodView, out: Out, why: str) -> bool:
 
 def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str) -> None:
     name = ctx.pod_name(row.index, ordinal)
-    pod = ctx.world.pod_factory(target, row.index, row.incarnation, c.RUNNER_DEFAULT, ordinal)
+    pod = render_pod(ctx, target, row.index, row.incarnation, c.RUNNER_DEFAULT, ordinal)
     out.actions.append(CreatePod(name, pod, why))
+
+
+def render_pod(
+    ctx: Ctx, target: str, index: int, incarnation: int, runner: str, ordinal: int
+) -> dict[str, object]:
+    """The pod to create, with the node exclusions the relocation ledger holds for this Instance at
+    ``target`` (Go ``RenderWithRevision``: ``applyRequiredNodeExclusion`` for each of
+    ``InstancePlan.ExcludedNodes``; ``planner/relocation.py``)."""
+    pod = ctx.world.pod_factory(target, index, incarnation, runner, ordinal)
+    nodes = ctx.ledger.excluded_nodes(ctx.component, index, target) if ctx.ledger is not None else []
+    return apply_exclusions(pod, nodes) if nodes else pod
 
 
 def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
@@ -276,7 +297,7 @@ def fail(
 
 
 # escalation/disposition.go DisposeExpiredAttempt: the detail its InstanceFailed Warning appends to
-# the reason of a failure with no workload-caused evidence (branch 3; relocation is not built).
+# the reason of a failure with no workload-caused evidence (branch 3).
 TERMINAL_DETAIL = (
     "attempt disposed terminal (no workload-caused evidence, relocation unavailable); "
     "operation-specific recovery decides whether another attempt is safe"
@@ -285,6 +306,8 @@ TERMINAL_COUNTED_DETAIL = (
     "attempt disposed terminal (no workload-caused evidence, relocation unavailable) and counted on "
     "the revision's retry ladder"
 )
+# Branch 2: a relocation directive stands for the attempt.
+RELOCATED_DETAIL = "attempt disposed with relocation directive; the rebuild is steered off the recorded node"
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,9 +351,11 @@ def dispose(
     Branch 1: a container of the attempt's pod waiting in a workload-caused reason names the cause
     whichever path fired (``evidence.FirstWorkloadCausedPod``): the revision's block is charged and
     the Warning names the pod, ``<reason>: workload-caused failure; revision <rev> held for retry —
-    fix the image/config and publish a corrected revision``. Otherwise (branch 3) the Warning blames
-    no pod, reads ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason``
-    already records this reason (``sameTerminalFailure``: an attempt failing the same way again).
+    fix the image/config and publish a corrected revision``. Otherwise a relocation directive is
+    recorded when ``relocate`` allows (branch 2: no retry charge, the detail says the rebuild is
+    steered off the node), else branch 3. Either way the Warning blames no pod, reads
+    ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason`` already records this
+    reason (``sameTerminalFailure``: an attempt failing the same way again).
     """
     op = row.operation
     assert op is not None
@@ -345,8 +370,9 @@ def dispose(
         )
         msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
         return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
-    counted = retry.policy is not None and bool(target)
-    detail = TERMINAL_COUNTED_DETAIL if counted else TERMINAL_DETAIL
+    relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out)
+    counted = not relocated and retry.policy is not None and bool(target)
+    detail = RELOCATED_DETAIL if relocated else TERMINAL_COUNTED_DETAIL if counted else TERMINAL_DETAIL
     repeat = row.last_failure is not None and row.last_failure.get("reason") == failure.reason
     return fail(
         ctx,
@@ -356,12 +382,122 @@ def dispose(
         failure.reason,
         failure.message,
         out,
-        retry,
+        None if relocated else retry,
         event_reason=f"{failure.escalation}: {detail}",
         event_pod="",
         announce=not repeat,
         record=failure.record,
     )
+
+
+# The limbo evidence (Go's limboDetail) a relocation record carries: what went wrong on the node.
+_LIMBO_REASONS = ("ContainersNotReady", "ReadinessGateNotSatisfied")
+
+
+def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, target: str, out: Out) -> bool:
+    """``DisposeExpiredAttempt`` branch 2 and ``recordRelocationDirective``
+    (ome-projects/ome 58a57f25 ``workload/escalation/disposition.go``): an attempt with no
+    workload-caused evidence, under ``migrationPolicy.mode`` Auto (or Surge), with the operator's
+    ``autoMigrate.maxAttempts`` > 0, at a revision some Instance has run (``revisionHasServed``: a row's
+    ``runningRevision`` as the pass found it), whose own pods sit on exactly one node
+    (``AttemptSuspectNode``), records a relocation directive on the ledger unless it replays this
+    attempt's own directive, would make the template's required node affinity unsatisfiable, or the
+    budget is spent. True when a directive stands for this attempt (the caller then charges no retry).
+    A new one is announced (``AutoMigrationTriggered``; ``AutoMigrationCapReached`` when it fills the
+    last slot) and mirrored as a born-terminal ``Relocated`` record in ``status.migrations``."""
+    book = ctx.ledger
+    op = row.operation
+    if book is None or op is None or not book.available or book.max_attempts <= 0:
+        return False
+    if not migration_mode_allows(ctx.migration_mode) or not target:
+        return False
+    served = row.running_revision == target or any(
+        r.running_revision == target for r in R.load_rows(ctx.world.replica.status)
+    )
+    if not served:
+        return False
+    node = attempt_suspect_node(attempt, hash_of(target))
+    if not node:
+        return False
+    # The guard judges the spec's own templates (Go captures DispositionDeps.PodSpec/WorkerPodSpec from
+    # the spec render, not a rollback's stored revision).
+    runners = sorted({runner for runner, _ in ctx.gang_slots}) or [c.RUNNER_DEFAULT]
+    specs = [
+        ctx.world.pod_factory(ctx.spec_revision, row.index, row.incarnation, r, 0).get("spec")
+        for r in runners
+    ]
+    recorded, attempt_no, request = book.record(
+        component=ctx.component,
+        index=row.index,
+        node=node,
+        revision=target,
+        attempt_started=op.started_at,
+        attempt_id=op.id,
+        replica_uid=ctx.world.replica.uid,
+        now=ctx.now,
+        specs=specs,
+    )
+    if not recorded or attempt_no == 0:
+        return recorded
+    record = failure.record or {}
+    detail = str(record.get("message") or "") if record.get("reason") in _LIMBO_REASONS else ""
+    book.records.append(relocation_record(request, row.index, node, attempt_no, detail, ctx.now))
+    key = f"OMENative {ctx.instance_key(row.index)}"
+    out.event(
+        "Normal",
+        "AutoMigrationTriggered",
+        f"{key} relocation directive recorded: attempt {attempt_no}/{book.max_attempts}, rebuild steered "
+        f"off node {node} (uuid={request})",
+    )
+    if attempt_no == book.max_attempts:
+        out.event(
+            "Warning",
+            "AutoMigrationCapReached",
+            f"{key} relocation budget exhausted ({attempt_no}/{book.max_attempts} attempts); further "
+            "expiries dispose terminal without relocation",
+        )
+    return True
+
+
+def recycled_on_excluded_node(ctx: Ctx, failed: Row, pod: PodView, out: Out) -> None:
+    """``FailedSurgeTargetRecycled`` (Go ``ops/update_surge.go`` ``recycleFailedCreateContainerTarget``,
+    newest stored version): a failed surge target whose failure is ``CreateContainerError`` and that
+    sits on a node the relocation ledger excludes for its revision (the disposition authorized the
+    move) is deleted, the source serving on. Here every failed surge target is retired (see
+    docs/planner.md, "Failed surge"); the event names the ones Go would recycle."""
+    failure = failed.last_failure or {}
+    revision = failed.target_revision
+    if failure.get("reason") != "CreateContainerError" or not pod.node_name or ctx.ledger is None:
+        return
+    if pod.terminating or pod.revision_hash != hash_of(revision) or pod.gate == "True" or pod.ready:
+        return
+    if pod.node_name not in ctx.ledger.excluded_nodes(ctx.component, failed.index, revision):
+        return
+    out.event(
+        "Normal",
+        "FailedSurgeTargetRecycled",
+        f"OMENative {ctx.instance_key(failed.index)} deleted failed non-serving surge target {pod.name} on "
+        f"excluded node {pod.node_name}; retry will create a fresh pod",
+    )
+
+
+def release_exclusions(ctx: Ctx, row: Row, out: Out) -> None:
+    """``releaseNodeExclusions``: an attempt the scheduler could not place past the operator's grace
+    lets go of the exclusions its Instance holds for the revision it rendered, so the rebuild may land
+    anywhere, the blamed node included; announced once with the nodes freed
+    (``NodeExclusionReleased``). The entries stay on the budget."""
+    op = row.operation
+    if ctx.ledger is None or op is None:
+        return
+    revision = op.target_revision or ctx.spec_revision
+    released = ctx.ledger.release(ctx.component, row.index, revision)
+    if released:
+        out.event(
+            "Normal",
+            "NodeExclusionReleased",
+            f"OMENative {ctx.instance_key(row.index)} node exclusion released for revision {revision}: no "
+            f"other node had room for the rebuild; it may land on {', '.join(released)} again",
+        )
 
 
 def check_failure(
@@ -397,6 +533,8 @@ def check_failure(
     assert op is not None
     if no_room is not None:
         msg = unschedulable_failure_message(no_room.message)
+        if disposable(op):
+            release_exclusions(ctx, row, out)
         return row, fail(
             ctx, row, "", None, UNSCHEDULABLE, msg, out, None, event_reason=msg, event_pod=no_room.pod
         )

@@ -24,7 +24,15 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import bring_up, by_name, check_failure, complete, retire, retire_abandoned
+from omereconcile.planner.steps import (
+    bring_up,
+    by_name,
+    check_failure,
+    complete,
+    recycled_on_excluded_node,
+    retire,
+    retire_abandoned,
+)
 from omereconcile.world import PodView
 
 __all__ = ["STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "step_surge"]
@@ -159,7 +167,11 @@ def step_surge(
         if failed is None:
             return row
         if live_surge is not None:
-            retire(live_surge, out, "the surge failed: remove the replacement, the source keeps serving")
+            deleted = retire(
+                live_surge, out, "the surge failed: remove the replacement, the source keeps serving"
+            )
+            if deleted:
+                recycled_on_excluded_node(ctx, failed, live_surge, out)
         return failed
     # SurgeDrain: the source leaves rotation, is proven drained and deleted; then the promote.
     if surge is None:

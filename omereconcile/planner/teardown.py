@@ -10,6 +10,7 @@ from omereconcile.planner.gang import POD_GROUP_RECHECK
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import owned
+from omereconcile.planner.relocation import owner_reference
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
@@ -68,6 +69,8 @@ def plan_teardown(world: World) -> Plan:
     if new_status != dict(status):
         actions.append(WriteStatus(new_status, "record the drains of the teardown"))
     actions.extend(out.actions)
+    if ctx.ledger is not None and (late := ctx.ledger.write_after_pods(owner_reference(world))) is not None:
+        actions.append(late)  # the force-delete audit rows of the sweep, after its deletes
     if remaining or groups:
         if deadline is None:
             why = (

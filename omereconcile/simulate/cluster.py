@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
+    LEDGER_KEY,
     UNREACHABLE_TAINT,
     DesiredRevision,
     Endpoints,
+    LedgerView,
     NodeView,
     PodGroupView,
     PodView,
@@ -46,6 +48,28 @@ def fnv32a(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
     return h
+
+
+def _admits(pod: dict[str, Any] | None, node: str) -> bool:
+    """Does the pod's required node affinity admit ``node``? Terms are ORed, their requirements ANDed;
+    only ``kubernetes.io/hostname`` In/NotIn are modelled (what the tests write)."""
+    na = (((pod or {}).get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    terms = (na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    if not terms:
+        return True
+    for term in terms:
+        ok = True
+        for e in term.get("matchExpressions") or []:
+            if e.get("key") != "kubernetes.io/hostname":
+                continue
+            values = e.get("values") or []
+            if (e.get("operator") == "In" and node not in values) or (
+                e.get("operator") == "NotIn" and node in values
+            ):
+                ok = False
+        if ok:
+            return True
+    return False
 
 
 def base_replica(name: str = "llama-pool", **spec: Any) -> dict[str, Any]:
@@ -99,7 +123,7 @@ class Sim:
     block: tuple[str, str] | None = None  # (reason, message) while the render is blocked
     behaviour: dict[str, str] = field(
         default_factory=dict
-    )  # image -> ok|crash|imagepull|initconfig|never|unschedulable
+    )  # image -> ok|crash|imagepull|createerror|initconfig|never|unschedulable
     replica: dict[str, Any] | None = None
     # A multi-pod replica: a leader and this many workers per Instance (0: single-pod). Workers may
     # misbehave on their own: image -> behaviour for worker pods only.
@@ -121,6 +145,13 @@ class Sim:
         default_factory=lambda: {n: _node_obj(n) for n in ("sim-node", "sim-node-b")}
     )
     silent: set[str] = field(default_factory=set)  # nodes whose kubelet stopped reporting
+    # Faults of a node: a pod bound to it takes this behaviour (crash, never, ...) instead of its own.
+    node_behaviour: dict[str, str] = field(default_factory=dict)
+    # The migration audit ledger ConfigMap (planner/relocation.py), None until it is written.
+    ledger: dict[str, Any] | None = None
+    _ledger_written_at: str | None = None  # the version the last ledger write left
+    # The template's affinity, as a user writes it in the runtime (rendered into every pod).
+    affinity: dict[str, Any] | None = None
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -226,8 +257,15 @@ class Sim:
                 "subdomain": "llama-pool-engine-headless",
                 "readinessGates": [{"conditionType": c.SERVING_GATE}],
                 "containers": [{"name": "ome-container", "image": image}],
+                **({"affinity": copy.deepcopy(self.affinity)} if self.affinity else {}),
             },
         }
+
+    def ledger_entries(self) -> list[dict[str, Any]]:
+        """The relocation ledger's ``history.json`` entries (none before it is written)."""
+        if self.ledger is None:
+            return []
+        return list(json.loads(self.ledger["data"][LEDGER_KEY]).get("entries") or [])
 
     # -- observe ------------------------------------------------------------------------------------
     def observe(self) -> World:
@@ -252,6 +290,7 @@ class Sim:
             pod_groups=tuple(PodGroupView.from_dict(g) for _, g in sorted(self.pod_groups.items())),
             gang_scheduling=self.gang_scheduling,
             nodes=self._node_views(),
+            ledger=LedgerView.from_dict(self.ledger),
         )
 
     # -- nodes: a kubelet that stops, the node controller's marks, a deleted Node --------------------------
@@ -267,12 +306,17 @@ class Sim:
                 views[n] = None if n in self.silent else NodeView(n, ready="True")
         return views
 
-    def _schedulable_node(self) -> str:
-        for name, node in sorted(self.node_objs.items()):
-            tainted = any(t.get("key") == UNREACHABLE_TAINT for t in node["spec"].get("taints", []))
-            if not tainted and not node["spec"].get("unschedulable"):
-                return name
-        return "sim-node"
+    def _schedulable_node(self, pod: dict[str, Any] | None = None) -> str | None:
+        """The first node (by name) that is not tainted unreachable, not cordoned, and that the pod's
+        required node affinity admits (hostname In/NotIn requirements, as the relocation overlay and a
+        template pinning hosts write them); None when no node fits."""
+        fits = [
+            name
+            for name, node in sorted(self.node_objs.items())
+            if not node["spec"].get("unschedulable")
+            and not any(t.get("key") == UNREACHABLE_TAINT for t in node["spec"].get("taints", []))
+        ] or ["sim-node"]  # with every node down, the first one (its pods never run)
+        return next((name for name in fits if _admits(pod, name)), None)
 
     def node_of(self, pod: str) -> str:
         return str(self.pods[pod].obj["spec"].get("nodeName") or "")
@@ -441,6 +485,25 @@ class Sim:
             for ct in pod.obj["spec"]["containers"]:
                 ct["image"] = act.images.get(ct["name"], ct["image"])
             self._stamp(pod.obj)
+        elif isinstance(act, A.WriteLedger):
+            self.writes.append(f"ledger {act.name}")
+            if act.chained and self._ledger_written_at is not None:
+                # Pinned to what the plan's previous ledger write left (the executor tracks it).
+                act = replace(act, resource_version=self._ledger_written_at)
+            if act.resource_version is None:
+                if self.ledger is not None:
+                    raise Conflict(f"configmap {act.name} exists")
+                self.ledger = {
+                    "metadata": {"name": act.name, "labels": dict(act.labels), "ownerReferences": []},
+                    "data": {},
+                }
+            elif self.ledger is None or self.ledger["metadata"]["resourceVersion"] != act.resource_version:
+                raise Conflict(f"configmap {act.name} changed since it was read")
+            if act.owner_references is not None:
+                self.ledger["metadata"]["ownerReferences"] = [dict(r) for r in act.owner_references]
+            self.ledger["data"][LEDGER_KEY] = act.data
+            self._stamp(self.ledger)
+            self._ledger_written_at = self.ledger["metadata"]["resourceVersion"]
         elif isinstance(act, A.WriteStatus):
             if self.replica["metadata"]["resourceVersion"] != replica_rv:
                 raise Conflict("replica changed since it was read")
@@ -536,7 +599,7 @@ class Sim:
                 times.append(p.created + timedelta(seconds=self.ready_delay))
                 if p.restarted_at is not None:
                     times.append(p.restarted_at + timedelta(seconds=self.ready_delay))
-            elif p.behaviour in ("crash", "imagepull"):
+            elif p.behaviour in ("crash", "imagepull", "createerror"):
                 times.append(p.created + timedelta(seconds=self.stuck_after))
         future = [t for t in times if t > self.now]
         return min(future) if future else None
@@ -565,13 +628,20 @@ class Sim:
         if obj["spec"].get("nodeName") in self.silent:
             return  # no kubelet reports this pod any more
         changed = False
+        if not obj["spec"].get("nodeName") and p.behaviour != "unschedulable":
+            node = self._schedulable_node(obj)  # the scheduler's binding
+            if node is None:
+                changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
+                if changed:
+                    self._stamp(obj)
+                return
+            obj["spec"]["nodeName"] = node
+            p.behaviour = self.node_behaviour.get(node, p.behaviour)
+            changed = True
         if p.behaviour == "unschedulable":
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
-            if not obj["spec"].get("nodeName"):
-                obj["spec"]["nodeName"] = self._schedulable_node()  # the scheduler's binding
-                changed = True
             if st.get("phase") == "Pending":
                 st["phase"] = "Running"
                 changed = True
@@ -606,6 +676,8 @@ class Sim:
                 waiting = "CrashLoopBackOff"
             elif p.behaviour == "imagepull" and age >= self.stuck_after:
                 waiting = "ImagePullBackOff"
+            elif p.behaviour == "createerror" and age >= self.stuck_after:
+                waiting = "CreateContainerError"  # the runtime refused to create the container
             init_waiting = "CreateContainerConfigError" if p.behaviour == "initconfig" else None
             ics = (
                 [{"name": "model-init", "state": {"waiting": {"reason": init_waiting}}}]

@@ -96,19 +96,6 @@ MSG_PINNED: Final = (
 MSG_LIFECYCLE_MIN_READY: Final = (
     "spec.lifecycle.minReadySeconds is not read on an InferenceReplica; set spec.minReadySeconds"
 )
-# Not Go's: OME relocates (``lifecycle.migrationPolicy.mode`` Auto, and Surge its alias, with the
-# operator's autoMigrate budget); this controller has no relocation, so an explicit request for it is
-# refused rather than silently not honored. Never, which turns relocation off, is what it does.
-MIGRATION_MODES_NOT_SUPPORTED: Final = frozenset({"Auto", "Surge"})
-
-
-def migration_mode_message(mode: str) -> str:
-    return (
-        f"spec.lifecycle.migrationPolicy.mode {go_quote(mode)} is not supported by this controller: it does "
-        "not relocate Instances off a failing node (autoMigrate); remove the field or set it to Never"
-    )
-
-
 MSG_NAME: Final = (
     "a standalone replica's name is the prefix of its pod and Service names and must match "
     + go_quote(NAME_PATTERN)
@@ -433,19 +420,7 @@ def _standalone_spec_errors(replica: InferenceReplica) -> list[str]:
         out.append(_autoscaler_message(str(cls)))
     if spec.lifecycle is not None and spec.lifecycle.min_ready_seconds is not None:
         out.append(MSG_LIFECYCLE_MIN_READY)
-    out += _unsupported_lifecycle(replica)
     return out
-
-
-def _unsupported_lifecycle(replica: InferenceReplica) -> list[str]:
-    """Lifecycle fields the CRD accepts and this controller does not implement: refused, never
-    silently substituted (docs/decisions.md). Not a Go rule: OME implements them."""
-    lc = replica.spec.lifecycle
-    policy = (lc.migration_policy if lc is not None else None) or {}
-    mode = policy.get("mode")
-    if isinstance(mode, str) and mode in MIGRATION_MODES_NOT_SUPPORTED:
-        return [migration_mode_message(mode)]
-    return []
 
 
 def _runtime_piece(ctx: _Ctx) -> list[Denial]:

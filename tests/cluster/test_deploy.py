@@ -132,7 +132,11 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("get", "secrets/other", "ome", False),
     ("list", "secrets", "any", False),
     ("get", "configmaps/inferenceservice-config", "ome", True),
-    ("get", "configmaps/other", "ome", False),
+    # The relocation ledgers <replica>-ome-migration-audit (docs/planner.md, "Relocation"): any name, as
+    # create, list and watch cannot be limited by name; never deleted (the replica owns them).
+    ("get", "configmaps/other", "any", True),
+    ("patch", "configmaps", "any", True),
+    ("delete", "configmaps", "any", False),
     ("update", "configmaps/inferenceservice-config", "ome", False),
     ("create", "leases.coordination.k8s.io", "ome", True),
     ("update", "leases.coordination.k8s.io/omereconcile-leader", "ome", True),

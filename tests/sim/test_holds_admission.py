@@ -5,7 +5,7 @@ function (``planner/admission_hold.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -38,12 +38,17 @@ UNREACHABLE = (
 class OutageSim(Sim):
     admission_down: bool = False
     refusals: int = 0
+    refused: list[str] = field(default_factory=list)  # the kinds of the refused writes, in order
 
     def apply(self, act: A.Action, replica_rv: str) -> None:
-        if self.admission_down and isinstance(act, A.CreatePod | A.PatchPodInPlace):
+        drain = isinstance(act, A.SetServingGate) and act.admission_wait_index is not None
+        if self.admission_down and (isinstance(act, A.CreatePod | A.PatchPodInPlace) or drain):
             self.refusals += 1
+            self.refused.append(type(act).__name__)
             if isinstance(act, A.CreatePod):
                 index: int | None = int(act.pod["metadata"]["labels"][c.LABEL_INSTANCE_INDEX])
+            elif isinstance(act, A.SetServingGate):
+                index = act.admission_wait_index
             else:
                 index = act.index
             assert index is not None
@@ -109,9 +114,13 @@ def test_a_refused_scale_up_waits_parked_and_announced_once_then_completes() -> 
     assert _op(sim, 1) == {}
 
 
-def test_a_refused_in_place_patch_waits_then_the_roll_finishes() -> None:
+@pytest.mark.parametrize(
+    ("mark_not_ready", "refused"), [(True, "SetServingGate"), (False, "PatchPodInPlace")]
+)
+def test_a_refused_in_place_patch_waits_then_the_roll_finishes(mark_not_ready: bool, refused: str) -> None:
     sim = OutageSim(settings=SETTINGS)
-    lc = {"updateStrategy": {"type": "InPlaceIfPossible"}}
+    strategy = {"markNotReadyDuringLifecycle": mark_not_ready}
+    lc = {"updateStrategy": {"type": "InPlaceIfPossible", "inPlaceUpdateStrategy": strategy}}
     sim.apply_replica(base_replica(lifecycle=lc))
     driver = Driver(sim)
     driver.run(converged)
@@ -126,3 +135,6 @@ def test_a_refused_in_place_patch_waits_then_the_roll_finishes() -> None:
     v2 = sim.render().name  # type: ignore[union-attr]
     driver.run(lambda s: converged(s) and s.status["currentRevision"] == v2)
     assert sim.pods["llama-pool-engine-0-default-0"].obj["spec"]["containers"][0]["image"] == "vllm:v2"
+    # The first write of the step is what the outage refused: the drain that takes the pod out of
+    # rotation (Go's MarkPodNotServing), or with no drain the patch itself.
+    assert set(sim.refused) == {refused}

@@ -223,6 +223,18 @@ def test_a_stuck_terminating_pod_on_a_dead_node_is_force_deleted_and_replaced() 
         "(evidence=node-unreachable-taint, "
     )
     assert warning.message.endswith(" past the pod's own deletion deadline)")
+    # Go recordForceDeleteLedgerEntry: a terminal ForceDelete row keyed by the pod's UID, written after
+    # the delete it records.
+    (row,) = sim.ledger_entries()
+    assert (row["requestUUID"], row["reason"], row["outcome"], row["fromNode"], row["sourceInstance"]) == (
+        forced[0][1].uid,  # type: ignore[attr-defined]
+        "ForceDelete",
+        "force-delete-unreachable",
+        "sim-node",
+        0,
+    )
+    kinds = [type(a).__name__ for _, a in driver.log]
+    assert kinds.index("WriteLedger") > kinds.index("ForceDeletePod")
 
 
 @pytest.mark.parametrize("case", ["off by default", "finalizers"])
@@ -233,6 +245,19 @@ def test_no_force_delete_off_by_default_or_for_a_pod_with_finalizers(case: str) 
     assert sim.pods[POD0].obj["metadata"].get("deletionTimestamp")
     assert "PodForceDeleted" not in sim.event_reasons()
     assert sim.rows()[0]["phase"] == "Ready"  # the Terminating pod still backs it
+    blocked = [e.message for e in sim.events if e.event_reason == "PodDeleteBlockedByFinalizer"]
+    if policy is None:
+        assert blocked == []
+        return
+    # Go reportFinalizerBlockedPod: one Warning for the pod's lifetime, the ledger row its marker.
+    (message,) = blocked
+    assert message.startswith(f"OMENative component=engine instance=0: pod {POD0} is ")
+    assert message.endswith(
+        " past its own deletion deadline but pinned by finalizers [example.com/hold]; OME never strips "
+        "another controller's finalizer — the finalizer owner must resolve it"
+    )
+    (row,) = sim.ledger_entries()
+    assert (row["reason"], row["outcome"]) == ("ForceDelete", "finalizer-report")
 
 
 def _pod(node: str | None = "n1", deleting: bool = True, finalizers: tuple[str, ...] = ()) -> PodView:

@@ -207,3 +207,72 @@ def test_event_lands_on_the_replica() -> None:
     assert ev["involvedObject"]["uid"] == "u-1"
     assert (ev["type"], ev["reason"], ev["message"]) == ("Warning", "ModelNotFound", "model x not found")
     assert ev["source"]["component"] == "omereconcile"
+
+
+class LedgerKube(FakeKube):
+    """A ConfigMap endpoint that answers each write with the next resourceVersion."""
+
+    version = 40
+
+    def _do(self, verb: str, path: str, body: Any = None) -> dict[str, Any]:
+        out = super()._do(verb, path, body)
+        if "/configmaps" in path:
+            self.version += 1
+            return {"metadata": {"resourceVersion": str(self.version)}}
+        return out
+
+    def get_or_none(self, path: str, **q: Any) -> dict[str, Any] | None:
+        self.calls.append(("GET", path, None))
+        return {"metadata": {"name": path.rsplit("/", 1)[-1], "resourceVersion": "5", "labels": {"x": "y"}}}
+
+
+LABELS = {"ome.io/managed-by": "OMENative"}
+
+
+def _ledger(rv: str | None, chained: bool = False) -> A.WriteLedger:
+    return A.WriteLedger("llama-pool-ome-migration-audit", '{"entries":null}', rv, LABELS, None, "r", chained)
+
+
+def test_ledger_writes_are_compare_and_swap_and_a_chained_one_follows_the_first() -> None:
+    kube = LedgerKube()
+    res = _exec(kube, _ledger(None), _ledger(None, chained=True))
+    assert res.ok
+    (create, patch) = kube.calls
+    assert (create[0], create[1]) == ("POST", f"/api/v1/namespaces/{NS}/configmaps")
+    assert create[2]["data"] == {"history.json": '{"entries":null}'}
+    # The second write is pinned to the version the create left, not to what the pass read.
+    assert (patch[0], patch[2]["metadata"]) == ("PATCH", {"resourceVersion": "41"})
+
+
+@pytest.mark.parametrize(
+    ("verb", "exc"),
+    [("POST", AlreadyExists(409, "AlreadyExists", "exists")), ("PATCH", NotFound(404, "NotFound", "gone"))],
+)
+def test_a_ledger_written_or_deleted_since_it_was_read_replans(verb: str, exc: Exception) -> None:
+    kube = LedgerKube({(verb, "-ome-migration-audit" if verb == "PATCH" else "/configmaps"): exc})
+    res = _exec(kube, _ledger(None if verb == "POST" else "7"), A.WriteStatus({}, "s"))
+    assert res.conflict
+    if verb == "PATCH":
+        assert [c[0] for c in kube.calls] == [verb]
+        return
+    # A ConfigMap of that name the label-selected watch cannot see gets the label, pinned to its
+    # version, so the next pass reads it instead of creating again.
+    assert [c[0] for c in kube.calls] == ["POST", "GET", "PATCH"]
+    assert kube.calls[2][2] == {"metadata": {"resourceVersion": "5", "labels": LABELS}}
+
+
+def test_the_gang_scheduler_advisory_is_recorded_once_per_process_and_component() -> None:
+    """Go ``maybeWarnNoGangScheduler``: deduplicated per ``<namespace>/<name>/<component>`` per process."""
+    kube = FakeKube()
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    advisory = A.RecordEvent("Warning", "MaybeNoGangScheduler", "m")
+    other = {**REPLICA, "metadata": {**REPLICA["metadata"], "name": "other-pool"}}
+    for replica in (REPLICA, REPLICA, other, REPLICA):
+        assert ex.execute(A.Plan((advisory, A.RecordEvent("Normal", "InstanceCreated", "c"))), replica).ok
+    sent = [c[2]["reason"] for c in kube.calls if c[0] == "POST"]
+    assert sent.count("MaybeNoGangScheduler") == 2  # llama-pool once, other-pool once
+    # A new process (a restart) announces again.
+    again = FakeKube()
+    fresh = Executor(again, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    assert fresh.execute(A.Plan((advisory,)), REPLICA).ok
+    assert [c[2]["reason"] for c in again.calls if c[0] == "POST"] == ["MaybeNoGangScheduler"]

@@ -64,3 +64,23 @@ def test_an_unreachable_webhook_is_recorded_on_the_row_and_announced() -> None:
     assert row["lastFailure"]["message"] == UNREACHABLE
     event = kube.calls[2][2]
     assert (event["reason"], event["type"]) == ("InstanceAdmissionUnavailable", "Normal")
+
+
+def test_a_refused_in_place_drain_is_the_admission_wait_and_other_gate_writes_are_not() -> None:
+    """Go ``update_inplace.go``: ``MarkPodNotServing`` refused for an unreachable webhook is recorded
+    with ``recordAdmissionWait``; any other gate write's refusal is an ordinary error."""
+    refused = ApiError(500, "InternalError", UNREACHABLE)
+    drain = A.SetServingGate("p0", "uid-0", "42", False, "r", admission_wait_index=0)
+    kube = FakeKube({("PATCH", "/p0/status"): refused})
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    assert not ex.execute(A.Plan((drain,)), _replica_with_row()).ok
+    assert [(c[0], c[1].rsplit("/", 1)[-1]) for c in kube.calls] == [
+        ("PATCH", "status"),
+        ("PUT", "status"),
+        ("POST", "events"),
+    ]
+    assert kube.calls[1][2]["status"]["instanceStatuses"][0]["operation"]["waiting"] == "AdmissionUnavailable"
+    other = FakeKube({("PATCH", "/p0/status"): refused})
+    plain = A.SetServingGate("p0", "uid-0", "42", False, "r")
+    assert not _exec(other, plain).ok
+    assert [c[0] for c in other.calls] == ["PATCH"]

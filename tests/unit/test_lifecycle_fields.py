@@ -31,13 +31,12 @@ IMPLEMENTED: dict[str, tuple[Any, str]] = {
     ),
     "readyPolicy": ("AllPodReady", "docs/planner.md"),
     "instanceReadyTimeout": ("10m", "omereconcile/planner/context.py"),
-    # Never turns relocation off, which is what this controller does.
-    "migrationPolicy.mode": ("Never", "docs/planner.md"),
+    # Auto (and its alias Surge) relocates under the operator's autoMigrate budget; Never turns it off.
+    "migrationPolicy.mode": ("Auto", "omereconcile/planner/context.py"),
 }
 # Refused: the field path -> (the value, the message's start).
 REFUSED: dict[str, tuple[Any, str]] = {
     "minReadySeconds": (5, "spec.lifecycle.minReadySeconds is not read on an InferenceReplica"),
-    "migrationPolicy.mode": ("Auto", 'spec.lifecycle.migrationPolicy.mode "Auto" is not supported'),
 }
 
 
@@ -88,12 +87,13 @@ def test_refused_fields_say_they_are_not_supported(path: str) -> None:
     assert decision.messages[0].startswith(f"InferenceReplica {NS}/pool-a: {start}")
 
 
-@pytest.mark.parametrize("mode", ["Auto", "Surge"])
-def test_relocation_modes_are_refused_on_update_too(mode: str) -> None:
+@pytest.mark.parametrize("mode", ["Auto", "Surge", "Never"])
+def test_every_migration_mode_is_admitted_on_create_and_update(mode: str) -> None:
     from test_admission import update
 
-    old = standalone()
-    decision = review(update(old, _with("migrationPolicy.mode", mode)), EMPTY)
-    assert not decision.allowed
-    assert "not supported by this controller" in decision.messages[0]
-    assert "set it to Never" in decision.messages[0]
+    for request in (
+        create(_with("migrationPolicy.mode", mode)),
+        update(standalone(), _with("migrationPolicy.mode", mode)),
+    ):
+        decision = review(request, EMPTY)
+        assert decision.allowed, decision.messages
