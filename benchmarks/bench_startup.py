@@ -27,11 +27,12 @@ PY = sys.executable
 COMMANDS: dict[str, list[str]] = {
     "python -c pass": [PY, "-c", "pass"],
     "import yaml, pydantic, jsonschema": [PY, "-c", "import yaml, pydantic, jsonschema"],
-    "omerender --help": [PY, "-m", "omerender.cli", "--help"],
+    # The console script's own start (omerender_entry), as the installed ``omerender`` runs it.
+    "omerender --help": [PY, "-m", "omerender_entry", "--help"],
     "omerender render (seed)": [
         PY,
         "-m",
-        "omerender.cli",
+        "omerender_entry",
         "render",
         "examples/llama-pool.yaml",
         "--objects",
