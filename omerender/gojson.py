@@ -979,11 +979,19 @@ class _Compiler:
             # omitzero) is always written: its zero value stands in when the key is missing.
             plan.template.append(None if empties is not None else prefix + self.zero(ftype))
         plan.zero = "{" + ",".join(filter(None, plan.template)) + "}"
+        for jname, field in plan.by_name.items():
+            if isinstance(field[2], _Pending | _Tiered):  # the loop reads it from the plan: patch it there
+                field[2].sites.append((plan, jname, None, None))
+        return _Tiered(self, typ, plan)
+
+    def compile_dense(self, typ: str, plan: _StructPlan) -> Encoder:
+        """Generate ``typ``'s dense encoder; the stand-ins and tiered encoders it holds patch it later."""
         dense = _dense_encoder(plan, [(jname, *plan.by_name[jname][1:]) for jname, *_ in self._structs[typ]])
+        namespace = cast(FunctionType, dense).__globals__
         for i, (jname, *_) in enumerate(self._structs[typ]):
-            f = plan.by_name[jname]
-            if isinstance(f[2], _Pending):
-                f[2].sites.append((plan, jname, cast(FunctionType, dense).__globals__, f"E{i}"))
+            enc = plan.by_name[jname][2]
+            if isinstance(enc, _Pending | _Tiered):
+                enc.sites.append((plan, jname, namespace, f"E{i}"))
         return dense
 
 
@@ -999,18 +1007,80 @@ class _Pending:
     def __init__(self, compiler: _Compiler, typ: str) -> None:
         self.compiler = compiler
         self.typ = typ
-        self.sites: list[tuple[_StructPlan, str, dict[str, Any], str]] = []
+        self.sites: list[_Site] = []
 
     def __call__(self, v: Any) -> str:
         enc = self.compiler.encoder(self.typ)
         with self.compiler._lock:
-            for plan, jname, namespace, key in self.sites:
-                idx, prefix, _, empties, kind, null_slot = plan.by_name[jname]
-                plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
-                namespace[key] = enc
+            _patch(self.sites, enc)
+            if isinstance(enc, _Tiered) and enc.dense is None:
+                enc.sites.extend(self.sites)  # patched again when it compiles
             self.sites.clear()
             self.compiler._pending.pop(self.typ, None)
         return enc(v)
+
+
+# Where an encoder is held: a struct plan's field, and the generated code's global for it once that
+# code exists.
+_Site = tuple[_StructPlan, str, dict[str, Any] | None, str | None]
+
+
+def _patch(sites: list[_Site], enc: Encoder) -> None:
+    for plan, jname, namespace, key in sites:
+        idx, prefix, _, empties, kind, null_slot = plan.by_name[jname]
+        plan.by_name[jname] = (idx, prefix, enc, empties, kind, null_slot)
+        if namespace is not None and key is not None:
+            namespace[key] = enc
+
+
+# A struct's first encodings take the sparse loop (``_StructPlan.encoder``), which needs no code
+# generated; after this many, its dense encoder is generated (compiling it costs about as much as a
+# few hundred encodings save) and takes the loop's place. A render of one replica encodes each struct
+# a few times and compiles none (about 10 ms of a command's start-up); lint and diff, which render
+# hundreds, compile the structs they use.
+_COMPILE_AFTER: Final = 32
+
+
+class _Tiered:
+    """A struct's encoder: the sparse loop for its first :data:`_COMPILE_AFTER` calls, then the
+    generated dense encoder, patched in wherever this one is held (plans, generated code, the
+    compiler's table).
+
+    Both write the same bytes. An encoding the loop refuses is done again by the dense encoder, so
+    that the error names the first bad field in Go's field order, as the dense encoder reports it.
+    """
+
+    __slots__ = ("calls", "compiler", "dense", "plan", "sites", "typ")
+
+    def __init__(self, compiler: _Compiler, typ: str, plan: _StructPlan) -> None:
+        self.compiler = compiler
+        self.typ = typ
+        self.plan = plan
+        self.calls = 0
+        self.dense: Encoder | None = None
+        self.sites: list[_Site] = []
+
+    def __call__(self, v: Any) -> str:
+        dense = self.dense
+        if dense is not None:
+            return dense(v)
+        self.calls += 1
+        if self.calls > _COMPILE_AFTER:
+            return self._compile()(v)
+        try:
+            return self.plan.encoder(v)
+        except GoJSONError:
+            return self._compile()(v)
+
+    def _compile(self) -> Encoder:
+        with self.compiler._lock:
+            if self.dense is None:
+                dense = self.compiler.compile_dense(self.typ, self.plan)
+                _patch(self.sites, dense)
+                self.sites.clear()
+                self.compiler._encoders[self.typ] = dense
+                self.dense = dense
+            return self.dense
 
 
 _NamedField = tuple[str, str, Encoder, frozenset[str] | None, int, str | None]

@@ -83,10 +83,12 @@ def _stdin() -> Text:
 def sources(paths: Iterable[str | Path], kustomizations: Iterable[str | Path] = ()) -> list[Source]:
     """The loader's sources for paths as a command line gives them: ``-`` is standard input, and each
     of ``kustomizations`` is a folder read as ``kubectl apply -k`` reads it."""
-    from omerender.cli.kustomize import build
-
     out: list[Source] = [_stdin() if str(p) == STDIN else Path(p) for p in paths]
-    out += [Kustomization(k, build) for k in kustomizations]
+    folders = list(kustomizations)
+    if folders:  # the module that runs a program (subprocess) only for a command that needs it
+        from omerender.cli.kustomize import build
+
+        out += [Kustomization(k, build) for k in folders]
     return out
 
 

@@ -9,7 +9,6 @@ from typing import Any
 from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
 from omerender.cli.io import dump_stream, load_one
-from omerender.cli.kubeschema import kube_problems
 from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.strict import check_replica
 from omerender.errors import RenderBlocked
@@ -147,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"render: note: {result.revision.uid_notice}{hint}", file=sys.stderr)
     sys.stdout.write(dump_stream(docs))
     if args.validate:
+        from omerender.cli.kubeschema import kube_problems  # the tools extra's schemas: --validate only
+
         problems = [p for _, doc in docs for p in kube_problems(doc)]
         for problem in problems:
             print(f"Invalid: {problem}", file=sys.stderr)

@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import pickle
-import signal
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -27,7 +25,6 @@ __all__ = ["add_jobs_option", "available_cores", "in_parts", "parts_for"]
 
 T = TypeVar("T")
 
-_PROTOCOL = pickle.HIGHEST_PROTOCOL
 # More processes than this buys little: the parent's serial share (loading, merging, printing) remains.
 _MAX_PARTS = 8
 
@@ -54,6 +51,10 @@ def in_parts(work: Callable[[int, int], T], parts: int) -> list[T]:
     """``[work(0, parts), …, work(parts - 1, parts)]``, parts 1 and up computed in forked children."""
     if parts <= 1 or not hasattr(os, "fork"):
         return [work(part, parts) for part in range(max(1, parts))]
+    # Imported here, before the children fork: a one-part command (a render) never pays for them.
+    import pickle  # noqa: F401  (the children and _collect use it)
+    import signal
+
     children: dict[int, tuple[int, int]] = {}  # part -> (pid, read end), until collected
     try:
         for part in range(1, parts):
@@ -90,7 +91,9 @@ def _fork(work: Callable[[int, int], T], part: int, parts: int) -> tuple[int, in
         status = 1
         try:
             os.close(read)
-            data = pickle.dumps(work(part, parts), _PROTOCOL)
+            import pickle
+
+            data = pickle.dumps(work(part, parts), pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as out:
                 out.write(data)
             status = 0
@@ -108,6 +111,8 @@ def _collect(child: tuple[int, int]) -> tuple[Any] | None:
     _, status = os.waitpid(pid, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
+    import pickle
+
     try:
         return (pickle.loads(data),)
     except Exception:  # a torn or unreadable result: recompute it here

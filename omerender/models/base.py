@@ -1,6 +1,7 @@
 """Shared model plumbing: the camelCase base class, object metadata, and error translation."""
 
-from __future__ import annotations
+# Annotations are evaluated as written (no `from __future__ import annotations`): pydantic would
+# otherwise parse and compile each of them from a string when the class is created, at every start-up.
 
 import json
 from collections.abc import Mapping

@@ -4,7 +4,8 @@ Only the fields selection and rendering read are typed. Runtime pieces (``engine
 ``decoderConfig``, ``routerConfig``) stay raw dicts: they are pod specs and merge as data.
 """
 
-from __future__ import annotations
+# Annotations are evaluated as written (no `from __future__ import annotations`): pydantic would
+# otherwise parse and compile each of them from a string when the class is created, at every start-up.
 
 from typing import Any, Final, Literal
 

@@ -1,6 +1,7 @@
 """The InferenceReplica (``ome.io/v1beta1``): spec and status, as in OME v1.3's newest types."""
 
-from __future__ import annotations
+# Annotations are evaluated as written (no `from __future__ import annotations`): pydantic would
+# otherwise parse and compile each of them from a string when the class is created, at every start-up.
 
 from typing import Any, Literal
 

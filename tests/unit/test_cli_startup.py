@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import omerender
@@ -62,3 +64,39 @@ def test_a_render_of_the_seed_does_not_import_the_template_package() -> None:
     loaded = _modules_after(probe)
     assert "omerender.preview" in loaded
     assert "omerender.gotemplate" not in loaded
+
+
+def _plugins_variable_seen(entry: str, env: dict[str, str]) -> str:
+    """What PYDANTIC_DISABLE_PLUGINS holds when the command runs, started from ``entry``."""
+    probe = (
+        "import os, sys\n"
+        "import omerender.cli\n"
+        "omerender.cli.main = lambda argv=None: print(os.environ.get('PYDANTIC_DISABLE_PLUGINS', '<unset>')) or 0\n"
+        f"sys.argv = ['omerender', '--help']\n{entry}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_console_script_skips_pydantic_plugins_unless_the_user_set_the_variable() -> None:
+    base = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    start = "import omerender_entry\nomerender_entry.main()"
+    assert _plugins_variable_seen(start, base) == "__all__"
+    # A value the user set, even empty (every plugin runs), is kept.
+    assert _plugins_variable_seen(start, {**base, "PYDANTIC_DISABLE_PLUGINS": ""}) == ""
+    assert _plugins_variable_seen(start, {**base, "PYDANTIC_DISABLE_PLUGINS": "logfire"}) == "logfire"
+    # The library itself leaves the environment alone.
+    assert _plugins_variable_seen("omerender.cli.main()", base) == "<unset>"
+
+
+def test_the_console_scripts_start_in_omerender_entry() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["omerender"] == "omerender_entry:main"
+    assert scripts["omerender-kdiff"] == "omerender_entry:kdiff"
+    done = subprocess.run(
+        [sys.executable, "-m", "omerender_entry", "--version"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("omerender ")

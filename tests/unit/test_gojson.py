@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from types import FunctionType
 from typing import Any, cast
 
 import pytest
+import yaml
 
 from omerender import gojson
 from omerender.gojson import (
@@ -519,8 +521,102 @@ def test_fields_are_built_on_first_use_and_then_patched_in_place() -> None:
     assert "core/v1.NFSVolumeSource" not in compiler._encoders  # a source no value named
     # Once built, the stand-in is gone from the plans and generated code that held it.
     assert not compiler._pending.get("[]core/v1.Volume")
-    generated = cast(FunctionType, pod_spec).__globals__
+    assert isinstance(pod_spec, gojson._Tiered)
+    assert pod_spec.plan.by_name["volumes"][2] is compiler._encoders["[]core/v1.Volume"]
+    dense = pod_spec._compile()
+    generated = cast(FunctionType, dense).__globals__
     assert generated["plan"].by_name["volumes"][2] is compiler._encoders["[]core/v1.Volume"]
+    assert dense(spec) == first
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pod_specs() -> list[Any]:
+    """Every pod spec of the golden snapshots, and a few of awkward shapes."""
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            spec = node.get("spec")
+            if isinstance(spec, dict) and "containers" in spec:
+                found.append(spec)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in sorted((ROOT / "golden" / "snapshots").rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            walk(doc)
+    return [
+        *found,
+        {},
+        {"containers": None, "volumes": [{"name": "v"}], "hostNetwork": False, "priority": 0},
+        {"containers": [{"name": "c", "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]},
+    ]
+
+
+def test_the_sparse_loop_and_the_generated_encoder_write_the_same_bytes() -> None:
+    # A struct's first encodings take the sparse loop, later ones the generated code: one output.
+    specs = _pod_specs()
+    assert len(specs) > 20
+    generated = gojson._Compiler(gojson.STRUCTS)
+    for spec in specs:
+        for _ in range(gojson._COMPILE_AFTER + 1):  # past the loop's share: every struct it meets compiles
+            generated.encoder("core/v1.PodSpec")(spec)
+    structs = [enc for typ, enc in generated._encoders.items() if typ in gojson.STRUCTS]
+    assert len(structs) > 10
+    assert all(isinstance(enc, FunctionType) for enc in structs)
+    for spec in specs:
+        fresh = gojson._Compiler(gojson.STRUCTS)  # nothing generated: the loop encodes every struct
+        assert fresh.encoder("core/v1.PodSpec")(spec) == generated.encoder("core/v1.PodSpec")(spec)
+        assert all(
+            isinstance(enc, gojson._Tiered) for typ, enc in fresh._encoders.items() if typ in gojson.STRUCTS
+        )
+
+
+def test_a_struct_compiles_after_its_first_encodings_and_is_patched_where_it_is_held() -> None:
+    compiler = gojson._Compiler(gojson.STRUCTS)
+    spec = {"containers": [{"name": "c", "image": "i"}]}
+    pod_spec = compiler.encoder("core/v1.PodSpec")
+    expected = pod_spec(spec)
+    container = compiler._encoders["core/v1.Container"]
+    assert isinstance(container, gojson._Tiered)
+    assert container.dense is None
+    for _ in range(gojson._COMPILE_AFTER):
+        assert pod_spec(spec) == expected
+    assert isinstance(compiler._encoders["core/v1.PodSpec"], FunctionType)
+    assert isinstance(compiler._encoders["core/v1.Container"], FunctionType)
+    # The list of containers' encoder (a closure over Container's) still calls the tiered one, which
+    # hands over to the generated code.
+    assert container.dense is compiler._encoders["core/v1.Container"]
+    assert pod_spec(spec) == expected
+
+
+def test_an_error_in_the_sparse_loop_is_reported_as_the_generated_encoder_reports_it() -> None:
+    # Two bad fields, the later one in Go's order first in the dict: the first encoding (the loop)
+    # reports what the generated encoder reports, for a value with few fields (which it hands to the
+    # loop) as for one with many (which it walks in Go's order).
+    few = {"nodeSelector": {"a": 1}, "containers": ["x"]}
+    many = {
+        "nodeSelector": {"a": 1},
+        **dict.fromkeys(("volumes", "initContainers", "ephemeralContainers", "restartPolicy")),
+        **dict.fromkeys(("activeDeadlineSeconds", "dnsPolicy", "serviceAccountName", "hostname")),
+        **dict.fromkeys(("subdomain", "affinity", "schedulerName", "tolerations", "hostAliases")),
+        "containers": ["x"],
+    }
+    for value in (few, many):
+        compiled = gojson._Compiler(gojson.STRUCTS)
+        pod_spec = compiled.encoder("core/v1.PodSpec")
+        assert isinstance(pod_spec, gojson._Tiered)
+        with pytest.raises(GoJSONError) as generated:
+            pod_spec._compile()(value)
+        with pytest.raises(GoJSONError) as first:
+            gojson._Compiler(gojson.STRUCTS).encoder("core/v1.PodSpec")(value)
+        assert first.value.path == generated.value.path
+    assert generated.value.path == ("containers", 0)
 
 
 def test_threads_building_one_compiler_at_once_agree() -> None:

@@ -1,0 +1,42 @@
+"""The ``omerender`` and ``omerender-kdiff`` console scripts: where the process starts, outside the library.
+
+One thing is done here before handing over to :mod:`omerender.cli`. The first time pydantic builds a
+validator it looks for plugins: it imports ``importlib.metadata`` and reads the entry points of every
+installed distribution, about 12 ms of a command that uses no plugin (a render of the seed takes about
+a quarter of a second in all). Pydantic's only switch for that is the ``PYDANTIC_DISABLE_PLUGINS``
+environment variable, so these commands set it to ``__all__`` when it is not set at all. A value the
+user sets is kept as it is: ``PYDANTIC_DISABLE_PLUGINS=`` (empty) runs every installed pydantic plugin
+over the command's validation, a comma-separated list runs all but those. Processes the command starts
+inherit the variable.
+
+The library (``import omerender``, and ``python -m omerender.cli``) never reads or sets the
+environment: a program that imports it keeps pydantic's default and its own plugins.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["PLUGINS_VARIABLE", "kdiff", "main"]
+
+PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
+
+
+def _skip_pydantic_plugins_unless_asked() -> None:
+    os.environ.setdefault(PLUGINS_VARIABLE, "__all__")
+
+
+def main() -> int:
+    """``omerender``: the command line of :mod:`omerender.cli`."""
+    _skip_pydantic_plugins_unless_asked()
+    from omerender.cli import main as cli_main
+
+    return cli_main()
+
+
+def kdiff() -> int:
+    """``omerender-kdiff``: ``KUBECTL_EXTERNAL_DIFF``'s program, :func:`omerender.cli.diff_cmd.main`."""
+    _skip_pydantic_plugins_unless_asked()
+    from omerender.cli.diff_cmd import main as kdiff_main
+
+    return kdiff_main()
