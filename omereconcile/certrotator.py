@@ -18,7 +18,8 @@ reads again and uses the winner's. Every replica runs the rotator (the webhook i
 too), not only the leader (cert-controller's ``RequireLeaderElection: false``). Unlike cert-controller,
 which waits for the kubelet to refresh a mounted Secret volume, each replica writes the files itself from
 the Secret it read, so a new certificate is served within one check period. Keys are ECDSA P-256 (the
-API server accepts them; cert-controller uses RSA 2048).
+API server accepts them; cert-controller uses RSA 2048). When the CA changes, the caBundle carries the
+previous CA beside the new one (:func:`ca_bundle`), so pods still serving the previous pair stay trusted.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "SERVER_VALIDITY",
     "Bundle",
     "CertRotator",
+    "ca_bundle",
     "dns_names",
     "issue",
     "needs_refresh",
@@ -207,6 +209,27 @@ def issue(
     return Bundle(ca_crt, ca_key, tls_crt, tls_key)
 
 
+def ca_bundle(ca_crt: bytes, live_b64: str | None, now: dt.datetime) -> bytes:
+    """The caBundle to inject: the CA, then the newest other CA of the ``live`` caBundle that is still
+    valid, if any. Carrying that one previous CA keeps a webhook pod still serving a certificate of it
+    (the old pods of a rollout, or an install whose certificate came from another CA, e.g. chart 0.1.0's)
+    trusted until it is replaced; it leaves the bundle at the next CA change or when it expires.
+    Gatekeeper's cert-controller injects the CA alone (``injectCert``); this is where it differs."""
+    try:
+        live = x509.load_pem_x509_certificates(base64.b64decode(live_b64 or "", validate=True))
+    except ValueError:
+        live = []
+    own = x509.load_pem_x509_certificate(ca_crt)
+    for cert in live:
+        try:
+            is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            is_ca = False
+        if is_ca and cert != own and cert.not_valid_before_utc <= now < cert.not_valid_after_utc:
+            return ca_crt + cert.public_bytes(serialization.Encoding.PEM)
+    return ca_crt
+
+
 def _write_atomic(path: Path, data: bytes) -> bool:
     """Replace ``path`` with ``data`` in one rename; False when it already holds exactly that."""
     try:
@@ -295,20 +318,20 @@ class CertRotator:
         return current
 
     def _inject(self, ca_crt: bytes) -> None:
-        bundle = base64.b64encode(ca_crt).decode()
         vwc = self.kube.get(_VWC + self.webhook_config)
-        stale = [
-            h["name"]
-            for h in vwc.get("webhooks") or []
-            if (h.get("clientConfig") or {}).get("caBundle") != bundle
-        ]
-        if not stale:
+        patches: list[dict[str, Any]] = []
+        for h in vwc.get("webhooks") or []:
+            live = (h.get("clientConfig") or {}).get("caBundle")
+            want = base64.b64encode(ca_bundle(ca_crt, live, self._now())).decode()
+            if live != want:
+                patches.append({"name": h["name"], "clientConfig": {"caBundle": want}})
+        if not patches:
             return
         # Strategic merge: webhooks merge by name, so only their caBundle changes.
-        patch = {"webhooks": [{"name": n, "clientConfig": {"caBundle": bundle}} for n in stale]}
-        self.kube.patch(_VWC + self.webhook_config, patch, content_type=_STRATEGIC)
+        self.kube.patch(_VWC + self.webhook_config, {"webhooks": patches}, content_type=_STRATEGIC)
         log.info(
-            "webhook caBundle injected", extra={"webhook_config": self.webhook_config, "webhooks": stale}
+            "webhook caBundle injected",
+            extra={"webhook_config": self.webhook_config, "webhooks": [p["name"] for p in patches]},
         )
 
     def ensure(self, stop: threading.Event, *, retry: float = 2.0) -> bool:

@@ -360,9 +360,10 @@ class ControlPlane:
             namespace=namespace,
         )
 
-    def route_service(self, namespace: str, name: str, port: int, to_port: int) -> str:
+    def route_service(self, namespace: str, name: str, port: int, *to_ports: int) -> str:
         """Route the API server's calls to Service ``namespace/name`` port ``port`` (at its ClusterIP, as
-        kube-proxy would) to ``127.0.0.1:to_port``; returns the ClusterIP. Needs ``cluster_egress``."""
+        kube-proxy would) to ``127.0.0.1:<each of to_ports>`` in turn; returns the ClusterIP. Needs
+        ``cluster_egress``."""
         if self.egress is None:
             raise ControlPlaneError("route_service needs ControlPlane(cluster_egress=True)")
         raw = self.raw()
@@ -370,7 +371,7 @@ class ControlPlane:
             ip = str(raw.get(f"/api/v1/namespaces/{namespace}/services/{name}")["spec"]["clusterIP"])
         finally:
             raw.api_client.close()  # type: ignore[no-untyped-call]
-        self.egress.route(ip, port, ("127.0.0.1", to_port))
+        self.egress.route(ip, port, *[("127.0.0.1", p) for p in to_ports])
         return ip
 
     # ------------------------------------------------------------------ internals

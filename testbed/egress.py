@@ -52,17 +52,19 @@ class ClusterEgress:
         self.service_network = ipaddress.ip_network(service_cidr)
         self._dir = Path(tempfile.mkdtemp(prefix="tb-egress-"))  # short: a socket path has ~100 bytes
         self.socket_path = self._dir / "cluster.sock"
-        self._routes: dict[tuple[str, int], tuple[str, int]] = {}
+        self._routes: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        self._turn = 0
         self._lock = threading.Lock()
         # CONNECTs by the address asked for, and how each ended: "routed", "refused", "direct".
         self.tunnels: Counter[tuple[str, int, str]] = Counter()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._thread: threading.Thread | None = None
 
-    def route(self, ip: str, port: int, to: tuple[str, int]) -> None:
-        """Send the API server's connections to ``ip:port`` (a ClusterIP) to ``to``."""
+    def route(self, ip: str, port: int, *to: tuple[str, int]) -> None:
+        """Send the API server's connections to ``ip:port`` (a ClusterIP) to the addresses ``to`` in
+        turn, as kube-proxy spreads them over a Service's endpoints; a new call replaces them."""
         with self._lock:
-            self._routes[(ip, port)] = to
+            self._routes[(ip, port)] = list(to)
 
     def unroute(self, ip: str, port: int) -> None:
         with self._lock:
@@ -93,7 +95,9 @@ class ClusterEgress:
 
     def _target(self, host: str, port: int) -> tuple[tuple[str, int] | None, str]:
         with self._lock:
-            routed = self._routes.get((host, port))
+            routes = self._routes.get((host, port))
+            self._turn += 1
+            routed = routes[self._turn % len(routes)] if routes else None
         if routed is not None:
             return routed, "routed"
         try:

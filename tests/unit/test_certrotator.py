@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import ssl
 from pathlib import Path
@@ -13,6 +14,7 @@ from omereconcile.certrotator import (
     LOOKAHEAD,
     SERVER_VALIDITY,
     Bundle,
+    ca_bundle,
     dns_names,
     issue,
     needs_refresh,
@@ -80,3 +82,23 @@ def test_a_pair_from_another_ca_or_for_another_service_or_with_a_wrong_key_is_re
     assert needs_refresh(Bundle(b.ca_crt, b.ca_key, b.tls_crt, other.tls_key), DNS, NOW) == "server"
     assert needs_refresh(b, dns_names("renamed", "ome"), NOW) == "server"
     assert Bundle.from_data({"ca.crt": "%%%"}).ca_crt == b""
+
+
+def _b64(*pems: bytes) -> str:
+    return base64.b64encode(b"".join(pems)).decode()
+
+
+def test_the_ca_bundle_carries_the_one_previous_ca_still_valid() -> None:
+    new, old, older = _first(), _first(), _first()
+    assert ca_bundle(new.ca_crt, None, NOW) == new.ca_crt  # a fresh install: the CA alone
+    assert ca_bundle(new.ca_crt, _b64(new.ca_crt), NOW) == new.ca_crt
+    # The CA changed: the one it replaces stays trusted beside it, and the result is stable.
+    carried = ca_bundle(new.ca_crt, _b64(old.ca_crt), NOW)
+    assert carried == new.ca_crt + old.ca_crt
+    assert ca_bundle(new.ca_crt, _b64(carried), NOW) == carried
+    # At the next change the newest previous CA is carried and the older one leaves.
+    assert ca_bundle(older.ca_crt, _b64(carried), NOW) == older.ca_crt + new.ca_crt
+    # An expired CA, a serving certificate and garbage are never carried.
+    assert ca_bundle(new.ca_crt, _b64(old.ca_crt), NOW + CA_VALIDITY) == new.ca_crt
+    assert ca_bundle(new.ca_crt, _b64(old.tls_crt), NOW) == new.ca_crt
+    assert ca_bundle(new.ca_crt, "not base64!", NOW) == new.ca_crt
