@@ -306,19 +306,15 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         first = replica(cluster, namespace)["status"]["updateRevision"]
 
         # An upgrade that changes the webhook configuration keeps the certificate and the caBundle: the
-        # chart never renders them, so helm's three-way merge leaves them alone. Meanwhile the serving
-        # certificate rotates (its pair dropped from the Secret: the rotator issues a new one from the
-        # same CA within its check period and the webhook serves it). Admissions keep working throughout:
-        # every request sent through the API server in that window gets the webhook's own answer.
+        # chart never renders the Secret's data and renders the caBundle the cluster holds, so helm's
+        # three-way merge keeps both. Then the CA rotates (the Secret emptied: within its check period
+        # the rotator issues a new CA and pair, injects the new CA beside the old one, then serves the
+        # new pair). Admissions keep working throughout: every request sent through the API server from
+        # before the upgrade to after the new pair is served gets the webhook's own answer.
         served_before = presented_certificate("127.0.0.1", port)
         loop_raw = cluster.cp.raw()
         with AdmissionLoop(loop_raw, probe) as loop:
             rec.wait("admissions before the upgrade", lambda: len(loop) >= 4, timeout=60)
-            cluster.raw.patch(
-                secret_path,
-                [{"op": "remove", "path": "/data/tls.crt"}, {"op": "remove", "path": "/data/tls.key"}],
-                content_type=JSON_PATCH,
-            )
             upgrade = run_helm(
                 helm,
                 cluster,
@@ -331,8 +327,13 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
                 "--set",
                 "webhook.timeoutSeconds=8",
             )
+            after = len(loop)
+            rec.wait("admissions after the upgrade", lambda: len(loop) >= after + 4, timeout=60)
+            cluster.raw.patch(
+                secret_path, [{"op": "replace", "path": "/data", "value": {}}], content_type=JSON_PATCH
+            )
             rec.wait(
-                "the rotated serving certificate served",
+                "the pair of the new CA served",
                 lambda: presented_certificate("127.0.0.1", port) != served_before,
                 timeout=60,
             )
@@ -341,7 +342,7 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         loop_raw.api_client.close()  # type: ignore[no-untyped-call]
         counts = loop.counts()
         print(
-            f"\nadmissions through the API server during helm upgrade + serving certificate rotation "
+            f"\nadmissions through the API server during helm upgrade + CA rotation "
             f"(failurePolicy Fail): requests {counts['requests']}, answered {counts['answered']} "
             f"(valid admitted {counts['valid answered']}, invalid refused by the webhook "
             f"{counts['invalid answered']}), failed {counts['failed']}; "
@@ -353,11 +354,12 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         assert upgrade.returncode == 0, upgrade.stderr
         hook = get("validatingwebhookconfiguration", vwc_name, None)["webhooks"][0]  # type: ignore[index]
         assert (hook["timeoutSeconds"], hook["failurePolicy"]) == (8, "Fail")
-        assert hook["clientConfig"]["caBundle"] == ca_b64
         rotated = get("secret", secret_name)["data"]
         assert isinstance(rotated, dict)
-        assert (rotated["ca.crt"], rotated["ca.key"]) == (data["ca.crt"], data["ca.key"])
-        assert rotated["tls.crt"] != data["tls.crt"]
+        assert rotated["ca.crt"] != data["ca.crt"]
+        # The new CA, then the one it replaced (still trusted for a replica serving its pair).
+        new_ca, old_ca = (base64.b64decode(rotated["ca.crt"]), base64.b64decode(ca_b64))
+        assert base64.b64decode(hook["clientConfig"]["caBundle"]) == new_ca + old_ca
 
         apply(cluster, namespaced_runtime(namespace, image="docker.io/vllm/vllm-openai:v0.9.2"))
         rec.wait(
