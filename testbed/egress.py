@@ -50,8 +50,7 @@ class ClusterEgress:
 
     def __init__(self, service_cidr: str) -> None:
         self.service_network = ipaddress.ip_network(service_cidr)
-        self._dir = Path(tempfile.mkdtemp(prefix="tb-egress-"))  # short: a socket path has ~100 bytes
-        self.socket_path = self._dir / "cluster.sock"
+        self._dir: Path | None = None  # made by start(), short: a socket path has ~100 bytes
         self._routes: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self._turn = 0
         self._lock = threading.Lock()
@@ -75,8 +74,13 @@ class ClusterEgress:
         with self._lock:
             return self.tunnels[(ip, port, outcome)]
 
+    @property
+    def socket_path(self) -> Path:
+        assert self._dir is not None, "start() first"
+        return self._dir / "cluster.sock"
+
     def config_file(self, path: Path) -> Path:
-        """Write the EgressSelectorConfiguration that sends the ``cluster`` egress here."""
+        """Write the EgressSelectorConfiguration that sends the ``cluster`` egress here (after start())."""
         doc = {
             "apiVersion": "apiserver.k8s.io/v1beta1",
             "kind": "EgressSelectorConfiguration",
@@ -110,8 +114,7 @@ class ClusterEgress:
         """Listen (once; a second call is a no-op)."""
         if self._server is not None:
             return self
-        self._dir.mkdir(parents=True, exist_ok=True)
-        self.socket_path.unlink(missing_ok=True)
+        self._dir = Path(tempfile.mkdtemp(prefix="tb-egress-"))
         egress = self
 
         class _Handler(socketserver.BaseRequestHandler):
@@ -161,4 +164,6 @@ class ClusterEgress:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

@@ -95,5 +95,14 @@ class AdmissionLoop:
             out[f"{kind} {'answered' if ok else 'failed'}"] += 1
         return out
 
+    def report(self, window: str) -> str:
+        """The counts, in one line for the test's output."""
+        c = self.counts()
+        return (
+            f"admissions through the API server during {window}: requests {c['requests']}, "
+            f"answered {c['answered']} (valid admitted {c['valid answered']}, invalid refused by the "
+            f"webhook {c['invalid answered']}), failed {c['failed']}"
+        )
+
     def failures(self) -> list[tuple[str, str]]:
         return [o for o in self.outcomes if o[1] != "answered"]

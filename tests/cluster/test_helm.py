@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from admissions import HOOK, AdmissionLoop, admit_once, invalid
-from container import ContainerReconciler, build_image, service_account_dir
+from container import ContainerReconciler, build_image, release_container, webhook_port
 from cryptography import x509
 from helpers import (
     REPO,
@@ -152,6 +152,17 @@ def test_helm_template_passes_server_side_dry_run(
     assert len(out.stdout.splitlines()) == len(docs), out.stdout
 
 
+def image_values(image: str, namespace: str) -> list[str]:
+    """helm values for a release that watches ``namespace`` and runs the built ``image`` (never pulled)."""
+    repository, _, tag = image.rpartition(":")
+    return [
+        "--set", f"watchNamespace={namespace}",
+        "--set", f"image.repository={repository}",
+        "--set", f"image.tag={tag}",
+        "--set", "image.pullPolicy=Never",
+    ]  # fmt: skip
+
+
 @pytest.fixture
 def release_ns(cluster: Cluster) -> Iterator[str]:
     name = f"rel-{uuid.uuid4().hex[:8]}"
@@ -169,16 +180,12 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
     tmp_path: Path,
 ) -> None:
     image = build_image()
-    repository, _, tag = image.rpartition(":")
     # The chart's own failurePolicy (Fail) and timeout: the API server calls the webhook through its
     # Service, whose ClusterIP the testbed's cluster egress routes to the container (kube-proxy's part,
     # testbed/egress.py). The CRDs exist already (the testbed's); test_helm_crd_upgrade.py installs them
     # with the chart.
     values = [
-        "--set", f"watchNamespace={namespace}",
-        "--set", f"image.repository={repository}",
-        "--set", f"image.tag={tag}",
-        "--set", "image.pullPolicy=Never",
+        *image_values(image, namespace),
         "--set", "webhook.certificate.selfManaged.checkPeriodSeconds=2",
         "--set", "crds.enabled=false",
     ]  # fmt: skip
@@ -237,40 +244,12 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         deploy = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
         container = deploy["spec"]["template"]["spec"]["containers"][0]
         assert container["image"] == image
-        addrs = ("--probe-addr=", "--webhook-addr=", "--metrics-bind-address=")
-        args = [a for a in container["args"][1:] if not a.startswith(addrs)]
         cluster.kubectl(
-            "create",
-            "configmap",
-            "inferenceservice-config",
-            "-n",
-            release_ns,
+            "create", "configmap", "inferenceservice-config", "-n", release_ns,
             "--from-literal=inferenceReplica={}",
-        )
-        sa = service_account_dir(cluster, tmp_path / "serviceaccount", release_ns, "rel-omereconcile")
-        rec = ContainerReconciler(
-            cluster,
-            image,
-            sa,
-            tmp_path / "container.log",
-            [
-                *args,
-                "--ome-namespace",
-                release_ns,
-                "--webhook-addr",
-                "127.0.0.1:0",
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--watch-timeout",
-                "20",
-            ],
-        )
-        rec.start()
-        port = rec.wait(
-            "the webhook to listen",
-            lambda: next((int(r["port"]) for r in rec.lines() if r.get("msg") == "webhook listening"), None),
-            timeout=90,
-        )
+        )  # fmt: skip
+        rec = release_container(cluster, image, manifest, release_ns, tmp_path)
+        port = webhook_port(rec)
         cluster_ip = cluster.cp.route_service(release_ns, service, 443, port)
 
         def injected() -> tuple[dict[str, str], str] | None:
@@ -342,10 +321,7 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         loop_raw.api_client.close()  # type: ignore[no-untyped-call]
         counts = loop.counts()
         print(
-            f"\nadmissions through the API server during helm upgrade + CA rotation "
-            f"(failurePolicy Fail): requests {counts['requests']}, answered {counts['answered']} "
-            f"(valid admitted {counts['valid answered']}, invalid refused by the webhook "
-            f"{counts['invalid answered']}), failed {counts['failed']}; "
+            f"\n{loop.report('helm upgrade + CA rotation (failurePolicy Fail)')}; "
             f"API server tunnels to the Service {cluster_ip}:443: {egress.count(cluster_ip, 443)}"
         )
         assert not loop.failures(), loop.failures()[:3]

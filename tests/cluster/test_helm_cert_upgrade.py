@@ -13,12 +13,11 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-import yaml
 from admissions import HOOK, AdmissionLoop, admit_once, invalid
-from container import ContainerReconciler, build_image, readable, service_account_dir
+from container import ContainerReconciler, build_image, readable, release_container, webhook_port
 from cryptography import x509
 from helpers import example_replica
-from test_helm import CHART, helm_binary, run_helm
+from test_helm import CHART, helm_binary, image_values, run_helm
 from test_helm import release_ns as release_ns  # the fixture, shared
 from test_helm_crd_upgrade import previous_chart
 
@@ -36,51 +35,11 @@ def _bundle(cluster: Cluster) -> list[x509.Certificate]:
     return x509.load_pem_x509_certificates(base64.b64decode(ca)) if ca else []
 
 
-def _container(
-    cluster: Cluster, image: str, manifest: str, release_ns: str, tmp: Path, cert_dir: Path | None = None
-) -> ContainerReconciler:
-    """The image as the release's Deployment runs it, listening on free loopback ports."""
-    deploy = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
-    addrs = ("--probe-addr=", "--webhook-addr=", "--metrics-bind-address=")
-    args = [
-        a for a in deploy["spec"]["template"]["spec"]["containers"][0]["args"][1:] if not a.startswith(addrs)
-    ]
-    sa = service_account_dir(cluster, tmp / "serviceaccount", release_ns, "rel-omereconcile")
-    rec = ContainerReconciler(
-        cluster,
-        image,
-        sa,
-        tmp / "container.log",
-        [
-            *args,
-            *("--ome-namespace", release_ns, "--webhook-addr", "127.0.0.1:0"),
-            *("--metrics-bind-address", "127.0.0.1:0", "--watch-timeout", "20"),
-        ],
-        cert_dir=cert_dir,
-    )
-    rec.start()
-    return rec
-
-
-def _port(rec: ContainerReconciler) -> int:
-    return rec.wait(
-        "the webhook to listen",
-        lambda: next((int(r["port"]) for r in rec.lines() if r.get("msg") == "webhook listening"), None),
-        timeout=90,
-    )
-
-
 def test_upgrade_from_chart_0_1_0_to_the_self_managed_certificate_refuses_no_write(
     cluster: Cluster, namespace: str, release_ns: str, tmp_path: Path
 ) -> None:
     helm, image = helm_binary(), build_image()
-    repository, _, tag = image.rpartition(":")
-    values = [
-        "--set", f"watchNamespace={namespace}",
-        "--set", f"image.repository={repository}",
-        "--set", f"image.tag={tag}",
-        "--set", "image.pullPolicy=Never",
-    ]  # fmt: skip
+    values = image_values(image, namespace)
     egress = cluster.cp.egress
     assert egress is not None
     old_chart = previous_chart(tmp_path / "previous")
@@ -106,8 +65,8 @@ def test_upgrade_from_chart_0_1_0_to_the_self_managed_certificate_refuses_no_wri
             (certs / key).write_bytes(base64.b64decode(secret["data"][key]))
         readable(certs)
         manifest = run_helm(helm, cluster, "get", "manifest", "rel", "-n", release_ns).stdout
-        old = _container(cluster, image, manifest, release_ns, tmp_path / "old", cert_dir=certs)
-        old_port = _port(old)
+        old = release_container(cluster, image, manifest, release_ns, tmp_path / "old", cert_dir=certs)
+        old_port = webhook_port(old)
         cluster_ip = cluster.cp.route_service(release_ns, SERVICE, 443, old_port)
         probe = example_replica(namespace)
         probe["metadata"]["name"] = "admission-probe"
@@ -125,8 +84,8 @@ def test_upgrade_from_chart_0_1_0_to_the_self_managed_certificate_refuses_no_wri
             assert upgrade.returncode == 0, upgrade.stderr
             # The Deployment rolls: a new pod starts beside the old one, both endpoints of the Service.
             manifest = run_helm(helm, cluster, "get", "manifest", "rel", "-n", release_ns).stdout
-            new = _container(cluster, image, manifest, release_ns, tmp_path / "new")
-            new_port = _port(new)
+            new = release_container(cluster, image, manifest, release_ns, tmp_path / "new")
+            new_port = webhook_port(new)
 
             def injected() -> list[x509.Certificate] | None:
                 data = cluster.raw.get(f"/api/v1/namespaces/{release_ns}/secrets/{NEW_SECRET}").get("data")
@@ -146,13 +105,7 @@ def test_upgrade_from_chart_0_1_0_to_the_self_managed_certificate_refuses_no_wri
             alone = len(loop)
             new.wait("admissions after the old pod", lambda: len(loop) >= alone + 4, timeout=60)
         loop_raw.api_client.close()  # type: ignore[no-untyped-call]
-        counts = loop.counts()
-        print(
-            f"\nadmissions through the API server during helm upgrade 0.1.0 -> self-managed certificate "
-            f"(failurePolicy Fail): requests {counts['requests']}, answered {counts['answered']} "
-            f"(valid admitted {counts['valid answered']}, invalid refused by the webhook "
-            f"{counts['invalid answered']}), failed {counts['failed']}"
-        )
+        print("\n" + loop.report("helm upgrade 0.1.0 -> self-managed certificate (failurePolicy Fail)"))
         assert not loop.failures(), loop.failures()[:3]
         # The caBundle after the upgrade: the new CA, then chart 0.1.0's, which the old pod served.
         old_ca = x509.load_pem_x509_certificate(base64.b64decode(old_ca_b64))
