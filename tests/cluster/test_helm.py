@@ -2,7 +2,8 @@
 version is the control plane's, so no test passes --kube-version): lint, byte-identical templates in
 every certificate mode, server-side dry-run of the rendered chart, and a real install watching one
 namespace with the built image running under the chart's ServiceAccount and RBAC: it issues its own
-webhook certificate, injects the CA, completes a roll, and keeps all of it through an upgrade."""
+webhook certificate, injects the CA, completes a roll, and keeps all of it through an upgrade and a CA
+rotation while the API server calls it through its Service with the chart's failurePolicy (Fail)."""
 
 from __future__ import annotations
 
