@@ -18,7 +18,10 @@ reads again and uses the winner's. Every replica runs the rotator (the webhook i
 too), not only the leader (cert-controller's ``RequireLeaderElection: false``). Unlike cert-controller,
 which waits for the kubelet to refresh a mounted Secret volume, each replica writes the files itself from
 the Secret it read, so a new certificate is served within one check period. Keys are ECDSA P-256 (the
-API server accepts them; cert-controller uses RSA 2048).
+API server accepts them; cert-controller uses RSA 2048). When the CA changes, the caBundle carries the
+previous CA beside the new one (:func:`ca_bundle`), so pods still serving the previous pair stay trusted,
+and the new CA is injected before its pair is served (cert-controller's order differs: it writes the
+Secret, the kubelet refreshes the volume, and its webhook reconciler injects the CA alone).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +52,7 @@ __all__ = [
     "SERVER_VALIDITY",
     "Bundle",
     "CertRotator",
+    "ca_bundle",
     "dns_names",
     "issue",
     "needs_refresh",
@@ -207,6 +212,27 @@ def issue(
     return Bundle(ca_crt, ca_key, tls_crt, tls_key)
 
 
+def ca_bundle(ca_crt: bytes, live_b64: str | None, now: dt.datetime) -> bytes:
+    """The caBundle to inject: the CA, then the newest other CA of the ``live`` caBundle that is still
+    valid, if any. Carrying that one previous CA keeps a webhook pod still serving a certificate of it
+    (the old pods of a rollout, or an install whose certificate came from another CA, e.g. chart 0.1.0's)
+    trusted until it is replaced; it leaves the bundle at the next CA change or when it expires.
+    Gatekeeper's cert-controller injects the CA alone (``injectCert``); this is where it differs."""
+    try:
+        live = x509.load_pem_x509_certificates(base64.b64decode(live_b64 or "", validate=True))
+    except ValueError:
+        live = []
+    own = x509.load_pem_x509_certificate(ca_crt)
+    for cert in live:
+        try:
+            is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            is_ca = False
+        if is_ca and cert != own and cert.not_valid_before_utc <= now < cert.not_valid_after_utc:
+            return ca_crt + cert.public_bytes(serialization.Encoding.PEM)
+    return ca_crt
+
+
 def _write_atomic(path: Path, data: bytes) -> bool:
     """Replace ``path`` with ``data`` in one rename; False when it already holds exactly that."""
     try:
@@ -241,7 +267,9 @@ class CertRotator:
         cert_file: str | Path,
         key_file: str | Path,
         check_every: float = 60.0,
+        inject_settle: float = 1.0,
         now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.kube = kube
         self.namespace = namespace
@@ -251,7 +279,9 @@ class CertRotator:
         self.cert_file = Path(cert_file)
         self.key_file = Path(key_file)
         self.check_every = check_every
+        self.inject_settle = inject_settle
         self._now = now
+        self._sleep = sleep
         self.rotations = 0
         self._thread: threading.Thread | None = None
 
@@ -287,29 +317,36 @@ class CertRotator:
             raise ApiError(
                 409, "Conflict", f"Secret {self.namespace}/{self.secret} kept changing under five writes"
             )
+        # The CA into the caBundle before its pair is served: the previous CA stays beside it, so the pair
+        # served now is verified before and after. The API server reads webhook configurations through an
+        # informer, so a changed caBundle gets a moment to arrive there first.
+        if self._inject(current.ca_crt):
+            self._sleep(self.inject_settle)
         # The key first: a reload that sees the new key with the old certificate fails and keeps serving
         # the previous pair; the certificate's rename a moment later completes the new one.
         _write_atomic(self.key_file, current.tls_key)
         _write_atomic(self.cert_file, current.tls_crt)
-        self._inject(current.ca_crt)
         return current
 
-    def _inject(self, ca_crt: bytes) -> None:
-        bundle = base64.b64encode(ca_crt).decode()
+    def _inject(self, ca_crt: bytes) -> bool:
+        """Put the CA (and the previous one, :func:`ca_bundle`) in every webhook's caBundle; True when
+        that changed one."""
         vwc = self.kube.get(_VWC + self.webhook_config)
-        stale = [
-            h["name"]
-            for h in vwc.get("webhooks") or []
-            if (h.get("clientConfig") or {}).get("caBundle") != bundle
-        ]
-        if not stale:
-            return
+        patches: list[dict[str, Any]] = []
+        for h in vwc.get("webhooks") or []:
+            live = (h.get("clientConfig") or {}).get("caBundle")
+            want = base64.b64encode(ca_bundle(ca_crt, live, self._now())).decode()
+            if live != want:
+                patches.append({"name": h["name"], "clientConfig": {"caBundle": want}})
+        if not patches:
+            return False
         # Strategic merge: webhooks merge by name, so only their caBundle changes.
-        patch = {"webhooks": [{"name": n, "clientConfig": {"caBundle": bundle}} for n in stale]}
-        self.kube.patch(_VWC + self.webhook_config, patch, content_type=_STRATEGIC)
+        self.kube.patch(_VWC + self.webhook_config, {"webhooks": patches}, content_type=_STRATEGIC)
         log.info(
-            "webhook caBundle injected", extra={"webhook_config": self.webhook_config, "webhooks": stale}
+            "webhook caBundle injected",
+            extra={"webhook_config": self.webhook_config, "webhooks": [p["name"] for p in patches]},
         )
+        return True
 
     def ensure(self, stop: threading.Event, *, retry: float = 2.0) -> bool:
         """Sync until it succeeds (True) or ``stop`` is set (False): the webhook cannot start without it."""

@@ -31,6 +31,7 @@ from kubernetes import config as kube_config
 from kubernetes.client import ApiClient
 
 from testbed import assets as _assets
+from testbed.egress import ClusterEgress
 from testbed.pki import CertificateAuthority, KeyPair, key_to_pem, new_rsa_key, public_key_to_pem
 from testbed.rawkube import RawKube
 
@@ -153,6 +154,7 @@ class ControlPlane:
         controller_manager: bool = True,
         extra_apiserver_args: Sequence[str] = (),
         start_timeout: float = 90.0,
+        cluster_egress: bool = True,
     ) -> None:
         self._assets_dir = assets_dir
         self._own_run_dir = run_dir is None
@@ -166,6 +168,8 @@ class ControlPlane:
         self.with_controller_manager = controller_manager
         self.extra_apiserver_args = tuple(extra_apiserver_args)
         self.start_timeout = start_timeout
+        # The API server reaches Services through this proxy (testbed.egress): route_service().
+        self.egress: ClusterEgress | None = ClusterEgress(SERVICE_CIDR) if cluster_egress else None
         self._procs: list[_Proc] = []
         self._atexit_registered = False
         self.startup_seconds: float | None = None
@@ -198,6 +202,8 @@ class ControlPlane:
             atexit.register(self.stop)
             self._atexit_registered = True
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.egress is not None:
+            self.egress.start()
         for attempt in range(3):
             try:
                 self._make_pki()
@@ -229,6 +235,8 @@ class ControlPlane:
     def stop(self) -> None:
         """SIGTERM each component by its stored PID in reverse start order, SIGKILL after 10 s."""
         self._stop_processes()
+        if self.egress is not None:
+            self.egress.stop()
         if self._own_run_dir and os.environ.get("TESTBED_KEEP_RUN_DIR") != "1":
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
@@ -351,6 +359,20 @@ class ControlPlane:
             token=token,
             namespace=namespace,
         )
+
+    def route_service(self, namespace: str, name: str, port: int, *to_ports: int) -> str:
+        """Route the API server's calls to Service ``namespace/name`` port ``port`` (at its ClusterIP, as
+        kube-proxy would) to ``127.0.0.1:<each of to_ports>`` in turn; returns the ClusterIP. Needs
+        ``cluster_egress``."""
+        if self.egress is None:
+            raise ControlPlaneError("route_service needs ControlPlane(cluster_egress=True)")
+        raw = self.raw()
+        try:
+            ip = str(raw.get(f"/api/v1/namespaces/{namespace}/services/{name}")["spec"]["clusterIP"])
+        finally:
+            raw.api_client.close()  # type: ignore[no-untyped-call]
+        self.egress.route(ip, port, *[("127.0.0.1", p) for p in to_ports])
+        return ip
 
     # ------------------------------------------------------------------ internals
 
@@ -485,6 +507,7 @@ class ControlPlane:
             "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
             "--profiling=false",
             "--v=1",
+            *self._egress_args(),
             *self.extra_apiserver_args,
         ]
         proc = self._spawn("kube-apiserver", args)
@@ -493,6 +516,12 @@ class ControlPlane:
         write_kubeconfig(
             self.kubeconfig, server=self.server, ca_pem=self.ca_pem, user="testbed-admin", client=self._admin
         )
+
+    def _egress_args(self) -> list[str]:
+        if self.egress is None:
+            return []
+        config = self.egress.config_file(self.run_dir / "egress-selector.yaml")
+        return [f"--egress-selector-config-file={config}"]
 
     def _component_args(self, name: str, kubeconfig: Path, port: int) -> list[str]:
         return [

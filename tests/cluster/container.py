@@ -15,6 +15,7 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
+import yaml
 from reconciler_proc import REPO, Reconciler
 
 from testbed.testing import Cluster
@@ -134,3 +135,35 @@ class ContainerReconciler(Reconciler):
             [*PODMAN, "inspect", "--format", fmt, self.name], capture_output=True, text=True, check=False
         )
         return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def release_container(
+    cluster: Cluster, image: str, manifest: str, namespace: str, directory: Path, cert_dir: Path | None = None
+) -> ContainerReconciler:
+    """The image as a release's Deployment (in ``manifest``, from ``helm get manifest``) runs it: its
+    args and its ServiceAccount's token, listening on free loopback ports (host network); started."""
+    deploy = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
+    pod = deploy["spec"]["template"]["spec"]
+    addrs = ("--probe-addr=", "--webhook-addr=", "--metrics-bind-address=")
+    args = [a for a in pod["containers"][0]["args"][1:] if not a.startswith(addrs)]
+    sa = service_account_dir(cluster, directory / "serviceaccount", namespace, pod["serviceAccountName"])
+    listen = ["--webhook-addr", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0"]
+    rec = ContainerReconciler(
+        cluster,
+        image,
+        sa,
+        directory / "container.log",
+        [*args, "--ome-namespace", namespace, *listen, "--watch-timeout", "20"],
+        cert_dir=cert_dir,
+    )
+    rec.start()
+    return rec
+
+
+def webhook_port(rec: Reconciler) -> int:
+    """The port the webhook of ``rec`` listens on, once it does."""
+    return rec.wait(
+        "the webhook to listen",
+        lambda: next((int(r["port"]) for r in rec.lines() if r.get("msg") == "webhook listening"), None),
+        timeout=90,
+    )

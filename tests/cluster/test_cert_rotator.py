@@ -87,7 +87,9 @@ def test_the_reconciler_issues_injects_serves_and_repairs_its_certificate(
 
     def settled() -> tuple[Bundle, str] | None:
         bundle, ca = state()
-        return (bundle, ca) if bundle.ca_crt and ca == base64.b64encode(bundle.ca_crt).decode() else None
+        # The Secret's CA first in the caBundle (then the previous CA, once the CA has changed).
+        injected = bundle.ca_crt and base64.b64decode(ca).startswith(bundle.ca_crt)
+        return (bundle, ca) if injected else None
 
     first, ca = rec.wait("the CA in the Secret and the caBundle", settled, timeout=30)
     served = _peer(port, ca)
@@ -139,7 +141,9 @@ def test_the_reconciler_issues_injects_serves_and_repairs_its_certificate(
         got = settled()
         return got if got is not None and got[0].ca_crt != first.ca_crt else None
 
-    _, third_ca = rec.wait("a new CA, injected", new_ca, timeout=30)
+    third, third_ca = rec.wait("a new CA, injected", new_ca, timeout=30)
+    # The previous CA stays in the caBundle beside it: a replica still serving its pair stays trusted.
+    assert base64.b64decode(third_ca) == third.ca_crt + first.ca_crt
 
     def verified() -> x509.Certificate | None:
         try:

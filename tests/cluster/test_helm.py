@@ -2,18 +2,16 @@
 version is the control plane's, so no test passes --kube-version): lint, byte-identical templates in
 every certificate mode, server-side dry-run of the rendered chart, and a real install watching one
 namespace with the built image running under the chart's ServiceAccount and RBAC: it issues its own
-webhook certificate, injects the CA, completes a roll, and keeps all of it through an upgrade."""
+webhook certificate, injects the CA, completes a roll, and keeps all of it through an upgrade and a CA
+rotation while the API server calls it through its Service with the chart's failurePolicy (Fail)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
-import socket
 import ssl
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 import uuid
@@ -22,7 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from container import ContainerReconciler, build_image, service_account_dir
+from admissions import HOOK, AdmissionLoop, admit_once, invalid
+from container import ContainerReconciler, build_image, release_container, webhook_port
 from cryptography import x509
 from helpers import (
     REPO,
@@ -35,6 +34,8 @@ from helpers import (
 )
 from test_reconciler_rollout import RUNTIME, namespaced_runtime, ready_on
 
+from testbed.pki import presented_certificate
+from testbed.rawkube import JSON_PATCH
 from testbed.testing import Cluster
 
 CHART = REPO / "charts" / "omereconcile"
@@ -152,37 +153,23 @@ def test_helm_template_passes_server_side_dry_run(
     assert len(out.stdout.splitlines()) == len(docs), out.stdout
 
 
+def image_values(image: str, namespace: str) -> list[str]:
+    """helm values for a release that watches ``namespace`` and runs the built ``image`` (never pulled)."""
+    repository, _, tag = image.rpartition(":")
+    return [
+        "--set", f"watchNamespace={namespace}",
+        "--set", f"image.repository={repository}",
+        "--set", f"image.tag={tag}",
+        "--set", "image.pullPolicy=Never",
+    ]  # fmt: skip
+
+
 @pytest.fixture
 def release_ns(cluster: Cluster) -> Iterator[str]:
     name = f"rel-{uuid.uuid4().hex[:8]}"
     cluster.kubectl("create", "namespace", name)
     yield name
     cluster.kubectl("delete", "namespace", name, "--wait=false")
-
-
-def _serves_for_the_service(port: int, ca_b64: str, service_dns: str) -> str:
-    """A TLS handshake to the webhook as the API server makes it (CA from the caBundle, the Service's
-    name as the server name) and one AdmissionReview; returns the review's answer."""
-    ctx = ssl.create_default_context(cadata=base64.b64decode(ca_b64).decode())
-    review = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {"uid": "u1", "operation": "DELETE", "kind": {"kind": "InferenceReplica"}},
-    }
-    body = json.dumps(review).encode()
-    head = (
-        f"POST /validate-ome-io-v1beta1-inferencereplica HTTP/1.1\r\nHost: {service_dns}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-        ctx.wrap_socket(raw, server_hostname=service_dns) as tls,
-    ):
-        tls.sendall(head + body)
-        chunks = []
-        while chunk := tls.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks).decode(errors="replace")
 
 
 def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_certificate(
@@ -194,17 +181,12 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
     tmp_path: Path,
 ) -> None:
     image = build_image()
-    repository, _, tag = image.rpartition(":")
-    # The API server cannot reach a Service here, so the registration is made non-blocking for the roll
-    # (the test makes the API server's TLS handshake itself). The CRDs exist already (the testbed's);
-    # test_helm_crd_upgrade.py installs them with the chart.
+    # The chart's own failurePolicy (Fail) and timeout: the API server calls the webhook through its
+    # Service, whose ClusterIP the testbed's cluster egress routes to the container (kube-proxy's part,
+    # testbed/egress.py). The CRDs exist already (the testbed's); test_helm_crd_upgrade.py installs them
+    # with the chart.
     values = [
-        "--set", f"watchNamespace={namespace}",
-        "--set", f"image.repository={repository}",
-        "--set", f"image.tag={tag}",
-        "--set", "image.pullPolicy=Never",
-        "--set", "webhook.failurePolicy=Ignore",
-        "--set", "webhook.timeoutSeconds=1",
+        *image_values(image, namespace),
         "--set", "webhook.certificate.selfManaged.checkPeriodSeconds=2",
         "--set", "crds.enabled=false",
     ]  # fmt: skip
@@ -227,7 +209,11 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
     cluster.raw.delete(f"{slices}/kubernetes")
     rec: ContainerReconciler | None = None
     secret_name, vwc_name = "rel-omereconcile-webhook-server-cert", "rel-omereconcile-inferencereplica"
-    service_dns = f"rel-omereconcile-webhook.{release_ns}.svc"
+    service, cluster_ip = "rel-omereconcile-webhook", ""
+    service_dns = f"{service}.{release_ns}.svc"
+    secret_path = f"/api/v1/namespaces/{release_ns}/secrets/{secret_name}"
+    egress = cluster.cp.egress
+    assert egress is not None, "the testbed's control plane routes Services through its cluster egress"
     try:
         assert install.returncode == 0, install.stderr
         assert "STATUS: deployed" in install.stdout
@@ -241,10 +227,16 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         assert not get("secret", secret_name).get("data")
         hook = get("validatingwebhookconfiguration", vwc_name, None)["webhooks"][0]  # type: ignore[index]
         assert "caBundle" not in hook["clientConfig"]
+        assert hook["failurePolicy"] == "Fail"  # the chart's default, not overridden here
         assert hook["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
         netpol = get("networkpolicy", "rel-omereconcile")
         webhook_rule = netpol["spec"]["ingress"][0]  # type: ignore[index]
         assert [p["ipBlock"]["cidr"] for p in webhook_rule["from"]] == ["192.0.2.10/32"]
+        # Until a webhook answers, the chart's failurePolicy refuses InferenceReplica writes.
+        valid = example_replica(namespace, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"})
+        probe = {**valid, "metadata": {"name": "admission-probe", "namespace": namespace}}
+        unanswered = admit_once(cluster.raw, probe, refused=False)
+        assert f'failed calling webhook "{HOOK}"' in unanswered, unanswered
 
         # The image, run as the Deployment runs it: its args, its ServiceAccount's token (so the chart's
         # RBAC is what authorizes it), a read-only root with /tmp writable. Only the listen addresses
@@ -253,40 +245,13 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         deploy = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
         container = deploy["spec"]["template"]["spec"]["containers"][0]
         assert container["image"] == image
-        addrs = ("--probe-addr=", "--webhook-addr=", "--metrics-bind-address=")
-        args = [a for a in container["args"][1:] if not a.startswith(addrs)]
         cluster.kubectl(
-            "create",
-            "configmap",
-            "inferenceservice-config",
-            "-n",
-            release_ns,
+            "create", "configmap", "inferenceservice-config", "-n", release_ns,
             "--from-literal=inferenceReplica={}",
-        )
-        sa = service_account_dir(cluster, tmp_path / "serviceaccount", release_ns, "rel-omereconcile")
-        rec = ContainerReconciler(
-            cluster,
-            image,
-            sa,
-            tmp_path / "container.log",
-            [
-                *args,
-                "--ome-namespace",
-                release_ns,
-                "--webhook-addr",
-                "127.0.0.1:0",
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--watch-timeout",
-                "20",
-            ],
-        )
-        rec.start()
-        port = rec.wait(
-            "the webhook to listen",
-            lambda: next((int(r["port"]) for r in rec.lines() if r.get("msg") == "webhook listening"), None),
-            timeout=90,
-        )
+        )  # fmt: skip
+        rec = release_container(cluster, image, manifest, release_ns, tmp_path)
+        port = webhook_port(rec)
+        cluster_ip = cluster.cp.route_service(release_ns, service, 443, port)
 
         def injected() -> tuple[dict[str, str], str] | None:
             data = get("secret", secret_name).get("data") or {}
@@ -306,41 +271,30 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(f"https://127.0.0.1:{mport}/metrics", timeout=10, context=insecure)
         assert denied.value.code == 401
-        answer = _serves_for_the_service(port, ca_b64, service_dns)
-        assert answer.startswith("HTTP/1.1 200"), answer[:300]
-        assert '"uid": "u1"' in answer or '"uid":"u1"' in answer, answer[-300:]
 
         apply(cluster, namespaced_runtime(namespace))
-        apply(cluster, example_replica(namespace, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}))
+        # The API server itself calls the webhook (caBundle, the Service's name, its ClusterIP): the
+        # valid replica is admitted and the invalid one refused with the webhook's own message.
+        first_answers = [
+            admit_once(cluster.raw, probe, refused=False),
+            admit_once(cluster.raw, invalid(probe), refused=True),
+        ]
+        assert first_answers == ["answered", "answered"], first_answers
+        assert egress.count(cluster_ip, 443) >= 1, egress.tunnels
+        apply(cluster, valid)
         rec.wait("Ready on the first revision", lambda: ready_on(cluster, namespace), timeout=90)
         first = replica(cluster, namespace)["status"]["updateRevision"]
 
-        # An upgrade that changes the webhook configuration keeps the certificate, the caBundle and the
-        # served chain: the chart never renders them, so helm's three-way merge leaves them alone.
-        # Admissions keep working throughout: while helm upgrades, the webhook configuration is read
-        # over and over, and each time its caBundle verifies the chain the webhook serves and the
-        # webhook answers a review. (This harness runs the webhook beside the cluster, so the API server
-        # is not the caller here: failurePolicy is Ignore above.)
-        answers: list[str] = []
-        upgraded = threading.Event()
-        vwc_path = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{vwc_name}"
-
-        def admit() -> None:
-            while not upgraded.is_set():
-                try:
-                    bundle = cluster.raw.get(vwc_path)["webhooks"][0]["clientConfig"].get("caBundle")
-                    if not bundle:
-                        answers.append("no caBundle")
-                    else:
-                        answer = _serves_for_the_service(port, bundle, service_dns)
-                        answers.append("ok" if answer.startswith("HTTP/1.1 200") else answer[:200])
-                except Exception as exc:  # a failed handshake or read is the finding
-                    answers.append(f"{type(exc).__name__}: {exc}")
-                upgraded.wait(0.1)
-
-        prober = threading.Thread(target=admit, daemon=True)
-        prober.start()
-        try:
+        # An upgrade that changes the webhook configuration keeps the certificate and the caBundle: the
+        # chart never renders the Secret's data and renders the caBundle the cluster holds, so helm's
+        # three-way merge keeps both. Then the CA rotates (the Secret emptied: within its check period
+        # the rotator issues a new CA and pair, injects the new CA beside the old one, then serves the
+        # new pair). Admissions keep working throughout: every request sent through the API server from
+        # before the upgrade to after the new pair is served gets the webhook's own answer.
+        served_before = presented_certificate("127.0.0.1", port)
+        loop_raw = cluster.cp.raw()
+        with AdmissionLoop(loop_raw, probe) as loop:
+            rec.wait("admissions before the upgrade", lambda: len(loop) >= 4, timeout=60)
             upgrade = run_helm(
                 helm,
                 cluster,
@@ -351,19 +305,38 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
                 release_ns,
                 *values,
                 "--set",
-                "webhook.timeoutSeconds=2",
+                "webhook.timeoutSeconds=8",
             )
-        finally:
-            upgraded.set()
-            prober.join(timeout=30)
-        assert answers, "no review was tried during the upgrade"
-        assert all(a == "ok" for a in answers), [a for a in answers if a != "ok"][:3]
+            after = len(loop)
+            rec.wait("admissions after the upgrade", lambda: len(loop) >= after + 4, timeout=60)
+            cluster.raw.patch(
+                secret_path, [{"op": "replace", "path": "/data", "value": {}}], content_type=JSON_PATCH
+            )
+            rec.wait(
+                "the pair of the new CA served",
+                lambda: presented_certificate("127.0.0.1", port) != served_before,
+                timeout=60,
+            )
+            after = len(loop)
+            rec.wait("admissions after the rotation", lambda: len(loop) >= after + 4, timeout=60)
+        loop_raw.api_client.close()  # type: ignore[no-untyped-call]
+        counts = loop.counts()
+        print(
+            f"\n{loop.report('helm upgrade + CA rotation (failurePolicy Fail)')}; "
+            f"API server tunnels to the Service {cluster_ip}:443: {egress.count(cluster_ip, 443)}"
+        )
+        assert not loop.failures(), loop.failures()[:3]
+        assert counts["valid answered"] >= 4, counts
+        assert counts["invalid answered"] >= 4, counts
         assert upgrade.returncode == 0, upgrade.stderr
         hook = get("validatingwebhookconfiguration", vwc_name, None)["webhooks"][0]  # type: ignore[index]
-        assert hook["timeoutSeconds"] == 2
-        assert hook["clientConfig"]["caBundle"] == ca_b64
-        assert get("secret", secret_name)["data"] == data
-        assert _serves_for_the_service(port, ca_b64, service_dns).startswith("HTTP/1.1 200")
+        assert (hook["timeoutSeconds"], hook["failurePolicy"]) == (8, "Fail")
+        rotated = get("secret", secret_name)["data"]
+        assert isinstance(rotated, dict)
+        assert rotated["ca.crt"] != data["ca.crt"]
+        # The new CA, then the one it replaced (still trusted for a replica serving its pair).
+        new_ca, old_ca = (base64.b64decode(rotated["ca.crt"]), base64.b64decode(ca_b64))
+        assert base64.b64decode(hook["clientConfig"]["caBundle"]) == new_ca + old_ca
 
         apply(cluster, namespaced_runtime(namespace, image="docker.io/vllm/vllm-openai:v0.9.2"))
         rec.wait(
@@ -389,8 +362,12 @@ def test_helm_install_upgrade_uninstall_with_the_image_running_a_self_managed_ce
             delete_replicas(cluster, namespace)
         if rec is not None:
             rec.stop()
-        drop_finalizers(cluster, namespace)
+        # Uninstall first: with failurePolicy Fail and the webhook gone, lifting a finalizer (an update)
+        # would be refused while the webhook configuration remains.
         uninstall = run_helm(helm, cluster, "uninstall", "rel", "-n", release_ns)
+        if cluster_ip:
+            egress.unroute(cluster_ip, 443)
+        drop_finalizers(cluster, namespace)
     assert uninstall.returncode == 0, uninstall.stderr
     for kind, name, ns in (
         ("validatingwebhookconfiguration", vwc_name, None),
