@@ -6,7 +6,9 @@ dict form stays available and the typed form costs nothing (``Preview.typed``,
 declared; Kubernetes owns the full schema, and a field not declared here is still in the dict.
 """
 
-from __future__ import annotations
+# Annotations are evaluated as written (no ``from __future__ import annotations``): Python 3.11's
+# TypedDict compiles each string annotation at import, and cannot see ``NotRequired`` inside a string,
+# so ``__required_keys__`` listed the optional keys too.
 
 from typing import Any, Literal, NotRequired, TypedDict
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import pickle
+import typing
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,20 @@ def test_renders_in_a_process_pool_from_a_pickled_catalog() -> None:
         pooled = pool.map(_revision, [(catalog, r) for r in replicas])
     assert pooled == serial
     assert len(set(pooled)) == len(replicas)
+
+
+def test_typed_views_required_keys_follow_not_required() -> None:
+    """``NotRequired`` keys are optional at run time too, as mypy reads them."""
+    from omerender import kubetypes
+
+    assert kubetypes.VolumeMount.__required_keys__ == {"name", "mountPath"}
+    assert kubetypes.VolumeMount.__optional_keys__ == {"readOnly", "subPath"}
+    assert kubetypes.OwnerReference.__optional_keys__ == {"controller", "blockOwnerDeletion"}
+    for name in kubetypes.__all__:
+        view = getattr(kubetypes, name)
+        hints = typing.get_type_hints(view, include_extras=True)
+        if view.__total__:
+            optional = {key for key, hint in hints.items() if typing.get_origin(hint) is typing.NotRequired}
+            assert view.__optional_keys__ == optional, name
+        else:
+            assert view.__required_keys__ == set(), name
