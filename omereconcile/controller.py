@@ -644,14 +644,23 @@ class Controller:
             # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
             # the audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC
             # to read them (an older manifest) relocation is unavailable; the start says so.
-            if self._may_read_ledgers(ns, managed):
+            if self._may_list(
+                paths.configmaps(ns),
+                "relocation (autoMigrate) and the force-delete audit rows are unavailable",
+                "get/list/watch/create/patch on configmaps",
+                labelSelector=managed,
+            ):
                 self._reflect(
                     "ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed
                 )
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
         # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
-        if self._may_read_nodes():
+        if self._may_list(
+            paths.nodes(),
+            "the NodeUnknown hold and force-delete escalation read no Node",
+            "get/list/watch on nodes",
+        ):
             self._reflect(
                 "nodes", paths.nodes(), self._on_node, trim=True, relevant=self._owned_relevant("nodes")
             )
@@ -795,26 +804,16 @@ class Controller:
         if name.endswith(LEDGER_SUFFIX):
             self._enqueue((ns, name[: -len(LEDGER_SUFFIX)]), "ledger")
 
-    def _may_read_ledgers(self, namespace: str | None, selector: str) -> bool:
+    def _may_list(self, path: str, unavailable: str, grant: str, **params: str) -> bool:
+        """Whether the RBAC lets this controller list ``path`` (one item asked for). Without it (an
+        older manifest) the rules that read it are off, and the start says which and how to grant it."""
         try:
-            self.kube.list(paths.configmaps(namespace), labelSelector=selector, limit="1")
+            self.kube.list(path, limit="1", **params)
         except Forbidden as exc:
             log.warning(
-                "cannot list configmaps: relocation (autoMigrate) and the force-delete audit rows are "
-                "unavailable (grant get/list/watch/create/patch on configmaps, as deploy/base/rbac.yaml does)",
-                extra={"error": str(exc), "namespace": namespace or "all"},
-            )
-            return False
-        return True
-
-    def _may_read_nodes(self) -> bool:
-        try:
-            self.kube.list(paths.nodes(), limit="1")
-        except Forbidden as exc:
-            log.warning(
-                "cannot list nodes: the NodeUnknown hold and force-delete escalation read no Node "
-                "(grant get/list/watch on nodes, as deploy/base/rbac.yaml does)",
-                extra={"error": str(exc)},
+                f"cannot list {path.rsplit('/', 1)[-1]}: {unavailable} (grant {grant}, as "
+                "deploy/base/rbac.yaml does)",
+                extra={"error": str(exc), "path": path},
             )
             return False
         return True
