@@ -9,10 +9,11 @@ Lookups follow ``kind`` exactly (DECISIONS §3.1): a ``BaseModel`` lives in the 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from omerender._records import record
 from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.deploy import (
     DEPLOY_KEY,
@@ -54,7 +55,7 @@ CLUSTER_SCOPED = frozenset({"ClusterBaseModel", "ClusterServingRuntime", "FineTu
 CATALOG_KINDS = _MODEL_KINDS | _RUNTIME_KINDS | {"FineTunedWeight", "InferenceService"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ControllerIdentity:
     """The InferenceService controller's identity from ``inferenceservice-config`` (§7.1)."""
 
@@ -70,7 +71,7 @@ def _empty() -> Mapping[CatalogKey, Any]:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Catalog:
     """The models, runtimes, fine-tuned weights and InferenceServices a render may read.
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from omerender._records import record
 from omerender.errors import OmeRenderError
 from omerender.gojson_syntax import check_valid
 from omerender.jsonlike import clone
@@ -49,7 +49,7 @@ class DeployConfigError(OmeRenderError):
     """The ``deploy`` key is unusable; the text is the error Go's controller fails the render with."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeployDefaults:
     """What the ``deploy`` key configures. ``None`` is unconfigured, and fills nothing."""
 

@@ -58,11 +58,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
 from typing import Any, Final, Literal
 
+from omerender._records import record
 from omerender.catalog import CLUSTER_SCOPED, Catalog, CatalogKey
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, ModelResource
@@ -145,13 +145,13 @@ def parse_fail_on(text: str) -> frozenset[Status]:
     return frozenset(known[w] for w in words)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Blocked:
     reason: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     """A replica rendered against one set of objects: its revision and runners, or why it is blocked."""
 
@@ -398,7 +398,7 @@ def _fmt(value: Any, limit: int | None = _VALUE_LIMIT) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Change:
     """One difference: ``where`` is ``runner <name>`` or ``revision``; ``path`` is empty for a whole runner."""
 
@@ -617,7 +617,7 @@ def _revision_changes(old: Outcome, new: Outcome) -> list[Change]:
 # -- per replica ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ReplicaDiff:
     """What one replica does across the change. ``before``/``after`` are None when it is absent there."""
 

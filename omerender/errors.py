@@ -17,8 +17,9 @@ of omerender is a bug (the property tests assert this).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from omerender._records import record
 
 __all__ = [
     "BlockReason",
@@ -35,7 +36,7 @@ class OmeRenderError(Exception):
     """Base class of every error omerender raises on purpose."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldProblem:
     """One thing wrong with one field: ``path`` is dotted (``spec.runners[0].size``)."""
 

@@ -51,10 +51,11 @@ A head that is not the catalog's object (a webhook's candidate) is checked in fu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any, Final
 
+from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.constants import ANNOTATION_INHERIT_FROM, ANNOTATION_RUNTIME_PROFILE
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
@@ -113,7 +114,7 @@ class InheritanceError(OmeRenderError):
         super().__init__(message)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResolvedRuntime:
     """A runtime with its inheritance applied.
 
@@ -159,7 +160,7 @@ def _parent_name(runtime: RuntimeResource) -> str:
 _CacheKey = tuple[str, str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResolverMemory:
     """What a :class:`Resolver` remembers. It holds no reference to the catalog, so the catalog can keep
     it (:func:`catalog_resolver`) without a reference cycle: a cycle would keep a whole catalog, its

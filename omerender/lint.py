@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
@@ -84,7 +84,7 @@ CODES: Final[Mapping[str, str]] = {
 CLOSEST = 3
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Closest:
     """A runtime automatic selection passed over, and the first reason it did."""
 
@@ -96,7 +96,7 @@ class Closest:
         return f"{self.kind} {self.name} ({self.reason})"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """One problem and the object that causes it (``ClusterServingRuntime srt-x``)."""
 
@@ -131,7 +131,7 @@ class Finding:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LintReport:
     renders: int
     findings: tuple[Finding, ...]
@@ -398,7 +398,7 @@ def _plan(catalog: Catalog, assume_ready: bool) -> tuple[Catalog, frozenset[Any]
 PartRunner = Callable[[Callable[[int, int], "_Part"], int], Sequence["_Part"]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Part:
     """One part's renders and findings, each finding with its subject's position in the catalog."""
 

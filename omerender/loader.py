@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, Final, Literal, TypeAlias
 
 import yaml
 
+from omerender._records import record
 from omerender.catalog import CATALOG_KINDS, CLUSTER_SCOPED, Catalog, is_operator_config
 from omerender.crds import unknown_kind
 from omerender.errors import OmeRenderError
@@ -116,7 +117,7 @@ class LoadError(OmeRenderError, ValueError):
     """Input that cannot be read or is refused; the message names the file (and object) and the fix."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Text:
     """Manifests given as text (or bytes, UTF-8); ``name`` stands for the file in messages."""
 
@@ -128,7 +129,7 @@ class Text:
 KustomizeBuild: TypeAlias = Callable[[Path], bytes | None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Kustomization:
     """A folder read as ``kubectl apply -k`` reads it.
 
@@ -142,7 +143,7 @@ class Kustomization:
     build: KustomizeBuild | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Parallel:
     """Load a large file's documents in several parts: ``parts(size)`` says how many for a file of
     ``size`` bytes, ``run`` builds them (the command line's forked processes)."""
@@ -154,7 +155,7 @@ class Parallel:
 Source: TypeAlias = "str | os.PathLike[str] | Text | Kustomization | IO[str] | IO[bytes]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Origin:
     """Where an object was read: ``source`` (a file's path, ``<stdin>``, a text's name or ``kustomize
     build DIR``), the document's number in it (from 1), and the item's index in a List (from 0)."""
@@ -180,7 +181,7 @@ _MODELS: Final[Mapping[str, type[Any]]] = {
 }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class LoadedObject:
     """One kept object as read (``raw``, a dict of JSON data), where it was read, and the input it
     came from as given (``given``: the path, stream or text passed to :func:`load`)."""
@@ -225,7 +226,7 @@ class LoadedObject:
         return parsed
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Skipped:
     """A document no command reads: ``why`` is ``"no kind or apiVersion"`` or ``"kind <Kind>"``."""
 
@@ -234,7 +235,7 @@ class Skipped:
     given: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Loaded:
     """What :func:`load` read: the kept objects in path order (duplicates resolved), what it skipped,
     each duplicate resolved (one line each, naming both files), and notes (a kustomization read
@@ -378,7 +379,7 @@ def kustomization_file(folder: Path) -> Path | None:
     return next((folder / n for n in KUSTOMIZATION_FILES if (folder / n).is_file()), None)
 
 
-@dataclass
+@record(frozen=False)
 class _Unit:
     """One stream of documents to read: a file, or bytes already read."""
 

@@ -12,11 +12,11 @@ read from a file has none, so its name is for an empty uid; ``uid=`` supplies th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
 from omerender import constants as c
 from omerender import kubetypes as kt
+from omerender._records import record
 from omerender.arguments import check_count, check_replica_and_catalog
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, InvalidArgumentError, RenderBlocked
@@ -30,7 +30,7 @@ from omerender.stamps import headless_service, instance_pods, owner_reference, p
 __all__ = ["Preview", "RevisionInfo", "TypedPreview", "preview", "revision_of", "scope_uid", "with_uid"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RevisionInfo:
     """The revision a render hashes to: canonical payload bytes, 8-hex hash and object name.
 
@@ -47,7 +47,7 @@ class RevisionInfo:
     uid_notice: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Preview:
     """What :func:`preview` builds: the render, its revision, and the objects OME would create from it.
 
@@ -74,7 +74,7 @@ class Preview:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TypedPreview:
     """:attr:`Preview.typed`: the objects of a preview typed for ``mypy --strict``, by runner name for
     the pod templates."""

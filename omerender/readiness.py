@@ -19,10 +19,10 @@ Pure: the catalog is copied, never changed.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from omerender._records import record
 from omerender.catalog import Catalog, CatalogKey
 from omerender.models import ModelResource
 from omerender.models.catalog_objects import ModelStatus
@@ -40,7 +40,7 @@ def is_model_ready(model: ModelResource) -> bool:
     return model.is_ready and (not is_sharded(model) or sharded_ready(model)[0])
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AssumedReady:
     """The catalog with every model Ready, and which models it changed."""
 

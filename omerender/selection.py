@@ -31,10 +31,11 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
+from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import ModelFormat, ModelResource, ModelSpec, RuntimeResource, SupportedModelFormat
@@ -493,7 +494,7 @@ _CAUSE_TEXT = {
 _GO_LISTED = frozenset({ExclusionCause.DISABLED, ExclusionCause.INCOMPATIBLE})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Candidate:
     """A runtime automatic selection may pick, with what ranked it."""
 
@@ -506,7 +507,7 @@ class Candidate:
         return self.runtime.kind == "ClusterServingRuntime"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Exclusion:
     """A runtime automatic selection passed over. ``reason`` is worded for people."""
 
@@ -524,7 +525,7 @@ class Exclusion:
         return _CAUSE_TEXT[self.cause]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SelectionReport:
     """Every runtime automatic selection considered: the candidates best first, and the rest.
 

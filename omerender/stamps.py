@@ -7,10 +7,10 @@ Instance, ordinal or replica count.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from omerender import constants as c
+from omerender._records import record
 from omerender.models import InferenceReplica
 from omerender.naming import (
     headless_service_name,
@@ -39,7 +39,7 @@ _PODGROUP_TIMEOUT_MIN = 60
 _PODGROUP_TIMEOUT_MAX = 600
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodCoordinates:
     """Where a pod sits: Instance ``index`` at ``incarnation``, runner and ordinal within it."""
 

@@ -11,7 +11,8 @@ A version that does not parse never matches.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+
+from omerender._records import record
 
 __all__ = ["Version", "VersionError", "compare_versions", "parse_version", "version_matches"]
 
@@ -23,7 +24,7 @@ class VersionError(ValueError):
     """A version string OME's ``modelver.Parse`` rejects."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Version:
     """A parsed version. ``precision`` counts the dot parts written (1 to 3)."""
 

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from omerender._records import record
 from omerender.admission.identity import identity_load_error
 from omerender.admission.shape import go_quote, validate_autoscaler, validate_pacing, validate_runner_volumes
 from omerender.admission.types import (
@@ -127,7 +127,7 @@ def _autoscaler_message(cls: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Ctx:
     request: AdmissionRequest
     catalog: Catalog | None

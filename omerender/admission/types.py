@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from omerender._records import record
 from omerender.catalog import ControllerIdentity
 
 __all__ = [
@@ -26,7 +26,7 @@ CODE_IDENTITY_UNAVAILABLE: Final = 500  # the controller identity setting cannot
 CODE_RUNTIME_UNRESOLVED: Final = 500  # admission.Errored: a named runtime exists but cannot be resolved
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AdmissionRequest:
     """One create/update/delete of an InferenceReplica, as the webhook sees it.
 
@@ -50,7 +50,7 @@ class AdmissionRequest:
     name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AdmissionDecision:
     """The answer. A denial lists every rule that rejects the write, in OME's check order.
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
+
+from omerender._records import record
 
 __all__ = ["Item", "Kind", "go_quote", "lex", "unicode_verb"]
 
@@ -109,7 +110,7 @@ def unicode_verb(ch: str) -> str:
     return f"{code} '{ch}'" if _is_print(ch) else code
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Item:
     kind: Kind
     pos: int  # offset in characters; the parser converts to Go's byte offsets where it reports them

@@ -6,7 +6,9 @@ Go's ``writeTo`` methods.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from omerender._records import record
 
 __all__ = [
     "Action",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Text:
     pos: int
     text: str
@@ -41,7 +43,7 @@ class Text:
         return go_quote(self.text)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Dot:
     pos: int
 
@@ -49,7 +51,7 @@ class Dot:
         return "."
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Nil:
     pos: int
 
@@ -57,7 +59,7 @@ class Nil:
         return "nil"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Bool:
     pos: int
     value: bool
@@ -66,7 +68,7 @@ class Bool:
         return "true" if self.value else "false"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Number:
     pos: int
     text: str
@@ -76,7 +78,7 @@ class Number:
         return self.text
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class StringNode:
     pos: int
     quoted: str
@@ -86,7 +88,7 @@ class StringNode:
         return self.quoted
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Identifier:
     pos: int
     name: str
@@ -95,7 +97,7 @@ class Identifier:
         return self.name
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Field:
     pos: int
     idents: tuple[str, ...]
@@ -104,7 +106,7 @@ class Field:
         return "".join("." + i for i in self.idents)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Variable:
     pos: int
     idents: tuple[str, ...]
@@ -113,7 +115,7 @@ class Variable:
         return ".".join(self.idents)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Chain:
     pos: int
     node: Node
@@ -126,7 +128,7 @@ class Chain:
         return inner + "".join("." + f for f in self.fields)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Command:
     pos: int
     args: list[Node] = field(default_factory=list)
@@ -138,7 +140,7 @@ class Command:
         return " ".join(parts)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Pipe:
     pos: int
     decl: list[Variable] = field(default_factory=list)
@@ -152,7 +154,7 @@ class Pipe:
         return head + " | ".join(str(c) for c in self.cmds)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Action:
     pos: int
     pipe: Pipe
@@ -161,7 +163,7 @@ class Action:
         return "{{" + str(self.pipe) + "}}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ListNode:
     pos: int
     nodes: list[Node] = field(default_factory=list)
@@ -170,7 +172,7 @@ class ListNode:
         return "".join(str(n) for n in self.nodes)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Branch:
     """``if``, ``with`` and ``range`` (``keyword``), with their ``else`` list."""
 
@@ -187,7 +189,7 @@ class Branch:
         return text + "{{end}}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class TemplateCall:
     pos: int
     name: str
@@ -201,7 +203,7 @@ class TemplateCall:
         return "{{template " + go_quote(self.name) + " " + str(self.pipe) + "}}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class LoopControl:
     pos: int
     keyword: str  # "break" or "continue"

@@ -7,13 +7,14 @@ type v1.ObjectMeta``) and ``fmt.Sprint`` formats by type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from omerender._records import record
 
 __all__ = ["INVALID", "NIL", "GoValue", "object_meta", "sprint", "sprint_args"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GoValue:
     typ: str  # Go's reflect.Type.String(), "" for an untyped nil, "invalid" for a missing value
     val: Any

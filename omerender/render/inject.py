@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from omerender._records import record
 from omerender.constants import ENV_MODEL_PATH
 from omerender.models import FineTunedWeight, ModelResource, RuntimeResource
 from omerender.models.catalog_objects import Storage
@@ -20,7 +20,7 @@ OVERLAY_ROOT = "/opt/ml/model-overlays"
 OVERLAY_VOLUME_PREFIX = "model-overlay-"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModelContext:
     """What a modelRef render injects; absent for runtimeRef-alone and runners replicas."""
 

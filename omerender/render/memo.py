@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 
+from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, RuntimeResource
@@ -59,7 +60,7 @@ __all__ = [
 _PROTOCOL: Final = 5
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shape:
     """What every replica with one key renders alike: resolution, and the pods when they are shared."""
 
@@ -106,7 +107,7 @@ def build_key(
     return ("build", replica.spec.component, namespace, *map(id, objects)), objects
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Built:
     """A shared build's outcome: the pods (None: not plain data, built per replica) or its block."""
 

@@ -7,9 +7,9 @@ multi-node runtimes, ``leader`` / ``worker`` blocks (02 §1.4, §10 rule 15). Th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from omerender._records import record
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.render.data import clone
 
@@ -44,7 +44,7 @@ _NOT_POD = frozenset(
 )
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class RunnerPod:
     """A runner's pod spec and its main container override before they are merged."""
 
@@ -54,7 +54,7 @@ class RunnerPod:
     runner: dict[str, Any] | None
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class PieceShape:
     """What OME renders from a piece (``RenderEngine`` / ``RenderDecoder`` / ``RenderRouter``).
 

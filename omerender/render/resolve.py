@@ -10,9 +10,9 @@ reason ``classifyResolveError``/``classifyRenderError`` give it and Go's error t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
@@ -31,7 +31,7 @@ __all__ = ["Resolved", "resolve_refs"]
 ADVISORY_REASON = "RuntimeCompatibilityAdvisory"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Resolved:
     runtime: RuntimeResource  # what renders: a named runtime's effective spec, a selected one's own
     model: ModelResource | None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast
 
+from omerender._records import record
 from omerender.kubetypes import PodTemplateSpec
 from omerender.models import InferenceReplica
 
@@ -15,7 +16,7 @@ __all__ = ["Advisory", "Render", "RenderedRunner", "SharedRunner", "TemplateSour
 TemplateSource = Literal["modelRef", "runtimeRef", "runners"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RenderedRunner:
     """One role of every Instance: ``default``, or ``leader`` + ``worker``, with its pod template."""
 
@@ -103,7 +104,7 @@ class SharedRunner(RenderedRunner):
         return (RenderedRunner, (self.name, self.size, self.template))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Advisory:
     """A warning that rides along with a successful render (e.g. ``RuntimeCompatibilityAdvisory``)."""
 
@@ -111,7 +112,7 @@ class Advisory:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Render:
     """A replica's pod templates for this pass.
 

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from omerender._records import record
 from omerender.models import ModelResource
 from omerender.models.catalog_objects import Storage
 
@@ -23,7 +23,7 @@ SHARDED = "Sharded"
 _NAMESPACE = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PVC:
     claim: str
     sub_path: str
