@@ -1,6 +1,6 @@
 """The ``omerender`` and ``omerender-kdiff`` console scripts: where the process starts, outside the library.
 
-Two things are done here before handing over to :mod:`omerender.cli`.
+Three things are done here before handing over to :mod:`omerender.cli`.
 
 The cyclic garbage collector is paused from the first import to the end of the process
 (:mod:`omerender.cli.collector` pauses it for the command itself; this covers the imports before it, and
@@ -17,7 +17,8 @@ a quarter of a second in all). Pydantic's only switch for that is the ``PYDANTIC
 environment variable, so these commands set it to ``__all__`` when it is not set at all. A value the
 user sets is kept as it is: ``PYDANTIC_DISABLE_PLUGINS=`` (empty) runs every installed pydantic plugin
 over the command's validation, a comma-separated list runs all but those. Processes the command starts
-inherit the variable.
+inherit the variable. When it disables every plugin, pydantic's plugin loader module, which imports
+``importlib.metadata`` before it reads the variable, is not imported either (:mod:`omerender_entry.plugins_off`).
 
 The library (``import omerender``, and ``python -m omerender.cli``) never reads or sets the
 environment: a program that imports it keeps pydantic's default and its own plugins.
@@ -28,6 +29,8 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable
+
+from omerender_entry import plugins_off
 
 __all__ = ["PLUGINS_VARIABLE", "kdiff", "main"]
 
@@ -40,6 +43,7 @@ def _skip_pydantic_plugins_unless_asked() -> None:
 
 def _run(load: Callable[[], Callable[[], int]]) -> int:
     _skip_pydantic_plugins_unless_asked()
+    plugins_off.install(os.environ.get(PLUGINS_VARIABLE))
     gc.disable()
     return load()()
 

@@ -100,3 +100,70 @@ def test_the_console_scripts_start_in_omerender_entry() -> None:
     )
     assert done.returncode == 0
     assert done.stdout.startswith("omerender ")
+
+
+def _console_render(variable: str | None, tail: str) -> dict[str, object]:
+    """Run the console script's ``main`` on the seed in a fresh process with PYDANTIC_DISABLE_PLUGINS set
+    to ``variable`` (None: unset), then ``tail``; what the probe prints as JSON."""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if variable is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = variable
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "import omerender_entry\n"
+        "sys.argv = ['omerender', 'render', 'examples/llama-pool.yaml', '--objects', 'examples/catalog']\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):\n"
+        "    code = omerender_entry.main()\n"
+        "loader = sys.modules.get('pydantic.plugin._loader')\n"
+        "seen = {'code': code, 'rendered': 'PodTemplate' in out.getvalue(),\n"
+        "        'metadata': 'importlib.metadata' in sys.modules,\n"
+        "        'stand_in': type(loader).__name__ == '_NoPlugins'}\n"
+        f"{tail}\n"
+        "print(json.dumps(seen))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_with_every_plugin_disabled_the_console_script_never_imports_pydantics_plugin_loader() -> None:
+    for variable in (None, "__all__", "1", "true"):  # unset: the console script sets __all__
+        seen = _console_render(variable, "")
+        assert seen == {"code": 0, "rendered": True, "metadata": False, "stand_in": True}, variable
+
+
+def test_a_value_that_enables_plugins_keeps_pydantics_loader() -> None:
+    for variable in ("", "logfire"):
+        seen = _console_render(variable, "")
+        assert seen == {"code": 0, "rendered": True, "metadata": True, "stand_in": False}, variable
+
+
+def test_the_stand_in_answers_as_pydantics_loader_and_hands_over_anything_else() -> None:
+    # What pydantic's own get_plugins answers for the same value, then any other name: the real module.
+    tail = (
+        "seen['stand_in_plugins'] = list(loader.get_plugins())\n"
+        "seen['group'] = loader.PYDANTIC_ENTRY_POINT_GROUP\n"
+        "real = sys.modules['pydantic.plugin._loader']\n"
+        "seen['now_real'] = type(real).__name__ == 'module' and real is not loader\n"
+        "seen['real_plugins'] = list(real.get_plugins())\n"
+    )
+    seen = _console_render("__all__", tail)
+    assert seen["stand_in_plugins"] == seen["real_plugins"] == []
+    assert seen["group"] == "pydantic"
+    assert seen["now_real"] is True
+
+
+def test_python_m_omerender_cli_leaves_pydantics_loader_alone() -> None:
+    env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+    probe = (
+        "import contextlib, io, sys\n"
+        "from omerender.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['render', 'examples/llama-pool.yaml', '--objects', 'examples/catalog'])\n"
+        "print(type(sys.modules['pydantic.plugin._loader']).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "module"
