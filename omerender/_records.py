@@ -9,9 +9,10 @@ some fifty at import, so a render's start-up spent about an eighth of its time t
 Here the standard library still makes the class (its fields, ``__slots__``, ``__match_args__``), so
 ``dataclasses.fields``, ``replace``, ``asdict``, ``astuple`` and ``is_dataclass`` work as before, but it
 is asked for no method. Only ``__init__`` is compiled, from the source ``dataclasses`` writes, and only
-when the class is first instantiated (one ``exec`` where there were up to six, and none for the many
-classes a command imports but never makes); the others are closures over the field names, made without
-compiling anything, that compare, hash and print the same tuples ``dataclasses`` does:
+for a class instantiated more than a few times (one ``exec`` where there were up to six, and none for
+the many classes a command makes rarely or never: a generic binder sets their fields); the others are
+closures over the field names, made without compiling anything, that compare, hash and print the same
+tuples ``dataclasses`` does:
 
 - ``__eq__``: same class, then the tuple of the fields with ``compare=True``;
 - ``__hash__`` (frozen and ``eq`` only, and only when the class does not set one): the hash of that tuple
@@ -112,12 +113,13 @@ def _make(cls: _C, *, frozen: bool, eq: bool) -> _C:
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> Callable[..., None]:
-    """A stand-in ``__init__`` with the real one's signature, which compiles the real one on its first call.
+    """A stand-in ``__init__`` with the real one's signature, which compiles the real one only for a
+    class instantiated often (:func:`_stand_in`).
 
-    Most classes an import makes are never instantiated by one command, so their ``__init__`` is never
-    compiled. The stand-in carries the signature ``dataclasses`` gives (``inspect``, pdoc and help read
-    ``__signature__``) and refuses a non-default field after a default one when the class is made, as
-    ``dataclasses`` does; the class holds the real ``__init__`` from the first instance on.
+    Most classes an import makes are never instantiated by one command, or a few times, so their
+    ``__init__`` is never compiled. The stand-in carries the signature ``dataclasses`` gives (``inspect``,
+    pdoc and help read ``__signature__``) and refuses a non-default field after a default one when the
+    class is made, as ``dataclasses`` does.
     """
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
     parameters = [inspect.Parameter("self", positional)]
@@ -144,14 +146,32 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -
     return stub
 
 
+# A class's first instances are made by a generic binder (no compiling); past this many, its __init__ is
+# compiled. One command makes most classes a handful of times, where compiling costs more than it saves.
+GENERIC_CALLS = 16
+
+
 def _stand_in(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> Callable[..., None]:
     """The stand-in, as a function of the class's module (``typing.get_type_hints`` resolves the
-    fields' annotations in a function's ``__globals__``, which is the module's for ``dataclasses``' too)."""
-    compile_init = _compile_init
+    fields' annotations in a function's ``__globals__``, which is the module's for ``dataclasses``' too).
+
+    Its first :data:`GENERIC_CALLS` calls bind the arguments with :func:`_binder`; a call the binder
+    cannot take as given (too many, unknown or missing arguments) goes to the compiled ``__init__``,
+    which raises Python's own ``TypeError``. Past that, the compiled one replaces the stand-in.
+    """
+    compile_init, make_binder, limit = _compile_init, _binder, GENERIC_CALLS
+    calls = [0]
+    binder: list[Callable[[Any, tuple[Any, ...], dict[str, Any]], bool]] = []  # made on the first call
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        calls[0] += 1
+        if calls[0] <= limit:
+            if not binder:
+                binder.append(make_binder(cls, fields, frozen))
+            if binder[0](self, args, kwargs):
+                return
         real = compile_init(cls, fields, frozen)
-        if getattr(cls.__dict__.get("__init__"), "__record_stand_in__", False):
+        if calls[0] > limit and getattr(cls.__dict__.get("__init__"), "__record_stand_in__", False):
             cls.__init__ = real  # type: ignore[misc]  # later instances call it directly
         real(self, *args, **kwargs)
 
@@ -160,6 +180,57 @@ def _stand_in(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: boo
     stub.__qualname__ = f"{cls.__qualname__}.__init__"
     stub.__module__ = cls.__module__
     return stub
+
+
+def _binder(
+    cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool
+) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], bool]:
+    """Sets the fields as the compiled ``__init__`` would (same order, defaults, factories, then
+    ``__post_init__``) and answers True; answers False, having set nothing, for arguments it would refuse."""
+    missing = dataclasses.MISSING
+    plan: list[
+        tuple[str, int, Any, Any]
+    ] = []  # (name, position among the parameters or -1, default, factory)
+    position: dict[str, int] = {}
+    required: list[tuple[int, str]] = []
+    for f in fields:
+        if f.init:
+            position[f.name] = len(position)
+            if f.default is missing and f.default_factory is missing:
+                required.append((position[f.name], f.name))
+            plan.append((f.name, position[f.name], f.default, f.default_factory))
+        elif f.default is not missing or f.default_factory is not missing:
+            plan.append((f.name, -1, f.default, f.default_factory))
+    count = len(position)
+    post_init = hasattr(cls, "__post_init__")
+    setter: Callable[[Any, str, Any], None] = object.__setattr__ if frozen else setattr
+
+    def bind(self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        given = len(args)
+        if given > count:
+            return False
+        for name in kwargs:
+            at = position.get(name)
+            if at is None or at < given:
+                return False
+        for at, name in required:
+            if at >= given and name not in kwargs:
+                return False
+        for name, at, default, factory in plan:
+            if 0 <= at < given:
+                value = args[at]
+            elif at >= 0 and name in kwargs:
+                value = kwargs[name]
+            elif default is not missing:
+                value = default
+            else:
+                value = factory()
+            setter(self, name, value)
+        if post_init:
+            self.__post_init__()
+        return True
+
+    return bind
 
 
 def _module_globals(cls: type) -> dict[str, Any]:

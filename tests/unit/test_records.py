@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from omerender._records import record
+from omerender._records import GENERIC_CALLS, record
 
 
 def _stdlib(frozen: bool = True, eq: bool = True) -> Callable[[type], type]:
@@ -294,7 +294,8 @@ def test_init_type_hints_resolve_in_the_class_module_before_and_after_the_first_
     expected = typing.get_type_hints(std.__init__)
     ours = _point(_ours, "OurPointHints")
     assert typing.get_type_hints(ours.__init__) == expected
-    ours(1)
+    for _ in range(GENERIC_CALLS + 1):  # past the generic binder's calls: the compiled __init__
+        ours(1)
     assert not getattr(ours.__init__, "__record_stand_in__", False)
     assert typing.get_type_hints(ours.__init__) == expected
 
@@ -308,3 +309,49 @@ def test_a_class_without_a_docstring_gets_the_standard_librarys() -> None:
             b: tuple[str, ...] = ()
 
         assert Bare.__doc__ == "Bare(a: 'int', b: 'tuple[str, ...]' = ())"
+
+
+CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+    ((1,), {}),
+    ((1, "b"), {}),
+    ((1, "b", ("t",), {"e": 1}, 5), {}),
+    ((), {"x": 1, "hidden": 3}),
+    ((1,), {"tags": ("u",), "y": "q"}),
+    ((), {}),  # missing x
+    ((1, "b", (), {}, 0, "extra"), {}),  # too many
+    ((1,), {"x": 2}),  # x twice
+    ((1,), {"nope": 2}),  # unknown
+    ((), {"y": "b"}),  # missing x, with a keyword
+]
+
+
+def _outcome(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, Any]:
+    try:
+        made = cls(*args, **kwargs)
+    except TypeError as exc:
+        return ("error", str(exc))
+    return ("made", tuple(getattr(made, f.name) for f in dataclasses.fields(made)))
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+@pytest.mark.parametrize(("args", "kwargs"), CALLS)
+def test_the_generic_binder_and_the_compiled_init_agree_with_the_standard_library(
+    args: tuple[Any, ...], kwargs: dict[str, Any], frozen: bool
+) -> None:
+    std = _point(_stdlib, frozen=frozen)
+    expected = _outcome(std, args, kwargs)
+    ours = _point(_ours, frozen=frozen)
+    generic = _outcome(ours, args, kwargs)  # the first call: the binder (or, refused, the compiled one)
+    for _ in range(GENERIC_CALLS):
+        ours(1)
+    assert not getattr(ours.__init__, "__record_stand_in__", False)
+    compiled = _outcome(ours, args, kwargs)
+    assert generic == compiled == expected
+
+
+def test_the_binder_sets_factories_and_post_init_fields_as_the_compiled_init() -> None:
+    std, ours = _derived(_stdlib), _derived(_ours)
+    a, b = std((1, 2)), ours((1, 2))  # b: the binder
+    assert (b.items, b.total, b.seen, b.marker) == (a.items, a.total, a.seen, a.marker)
+    assert b.seen is not ours((3,)).seen
+    assert getattr(ours.__init__, "__record_stand_in__", False)  # still the stand-in: few instances
