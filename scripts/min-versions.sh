@@ -14,6 +14,7 @@ venv="$work/venv"
 core_tests="${MIN_VERSIONS_CORE_TESTS:-
   tests/unit/test_models.py tests/unit/test_public_api.py
   tests/unit/test_crdschema.py tests/unit/test_revision.py
+  tests/unit/test_cli_startup.py tests/unit/test_records.py
 }"
 tests="${MIN_VERSIONS_TESTS:-tests/unit}"
 
