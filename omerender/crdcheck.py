@@ -23,8 +23,10 @@ The rules are jsonschema's (4.x, ``jsonschema/_types.py``, ``_keywords.py``, ``_
 - ``multipleOf`` divides as jsonschema does (a float divisor by float division, falling back to
   fractions on overflow; an integer divisor by ``%``).
 
-Where jsonschema itself raises (a ``multipleOf`` of an integer too large for a float, a value no JSON
-parser makes), the compiled check may raise too; callers treat an exception as "ask jsonschema".
+Where jsonschema itself raises (``multipleOf`` of NaN or infinity, of an integer too large for a float
+divided by a float) it has no answer to match: such a value is not a multiple here. A value no JSON or
+YAML parser makes (a complex number, a ``Decimal`` NaN) may make the check raise; callers treat any
+exception as "ask jsonschema".
 """
 
 from __future__ import annotations
@@ -454,16 +456,21 @@ def _number_body(schema: Mapping[str, Any], prepare: Prepare | None) -> Check:
 
 def _multiple(value: Any, step: int | float) -> bool:
     # jsonschema's multipleOf: a float divisor by float division (exact fractions when the quotient
-    # overflows), an integer one by the remainder.
-    if isinstance(step, float):
-        quotient = value / step
-        try:
-            return bool(int(quotient) == quotient)
-        except OverflowError:
-            from fractions import Fraction
+    # overflows), an integer one by the remainder. Where its arithmetic raises (NaN, infinity, an
+    # integer too large for a float divided by a float) jsonschema has no answer, or reaches it only
+    # when an earlier keyword has not already failed; here such a value is not a multiple.
+    try:
+        if isinstance(step, float):
+            quotient = value / step
+            try:
+                return bool(int(quotient) == quotient)
+            except OverflowError:
+                from fractions import Fraction
 
-            return (Fraction(value) / Fraction(step)).denominator == 1
-    return not (value % step)
+                return (Fraction(value) / Fraction(step)).denominator == 1
+        return not (value % step)
+    except (ArithmeticError, ValueError):
+        return False
 
 
 _GROUPS: tuple[tuple[frozenset[str], Check, Callable[[Mapping[str, Any], Prepare | None], Check]], ...] = (
