@@ -309,13 +309,27 @@ def _when(guard: Check, body: Check) -> Check:
     return lambda v: not guard(v) or body(v)
 
 
+# ``subs`` is read on each call: its stand-ins replace themselves in it. Plain loops, as in _all.
+
+
 def _all_of(subs: list[Check]) -> Check:
-    # ``subs`` is read on each call: its stand-ins replace themselves in it.
-    return lambda v: all(sub(v) for sub in subs)
+    def check(value: Any) -> bool:
+        for sub in subs:  # noqa: SIM110
+            if not sub(value):
+                return False
+        return True
+
+    return check
 
 
 def _any_of(subs: list[Check]) -> Check:
-    return lambda v: any(sub(v) for sub in subs)
+    def check(value: Any) -> bool:
+        for sub in subs:  # noqa: SIM110
+            if sub(value):
+                return True
+        return False
+
+    return check
 
 
 def _one_of(subs: list[Check]) -> Check:
