@@ -20,6 +20,11 @@ Enums, minimums/maximums, lengths, patterns, item counts and ``required`` carry 
 CEL rules (``x-kubernetes-validations``) and the uniqueness of ``map`` list keys; the API server checks
 them, this module does not. Defaults are not applied.
 
+Whether an object fits is decided by :mod:`omerender.crdcheck` (pure Python, compiled from the
+translation, each node translated and compiled when a value first reaches it); only an object it
+refuses is walked by jsonschema, for the problems' words, and only then is the whole schema
+translated and jsonschema imported.
+
 The CRD dicts are inputs: this module never reads files. Validators are built once per CRD dict and
 version and memoized; treat a CRD dict passed here as immutable.
 """
