@@ -39,6 +39,7 @@ from typing import Any
 
 from omerender.crdcheck import compile_schema
 from omerender.errors import FieldProblem
+from omerender.jsonlike import clone
 
 __all__ = ["crd_json_schema", "to_json_schema", "validate_against_crd"]
 
@@ -327,6 +328,12 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
     if obj.get("kind") != compiled.kind:
         problems.append(FieldProblem("kind", f"must be {compiled.kind!r}, got {obj.get('kind')!r}"))
     check = compiled.fast.get(version)
+    if not problems and check is not None and check(obj):
+        return ()
+    # JSON-like data (omerender.jsonlike) holds tuples and other mappings where JSON Schema knows only
+    # lists and dicts (a frozen model's dump has tuples): refused as given, the object is read again
+    # as JSON would carry it, and jsonschema names the problems of that reading.
+    obj = clone(obj)
     if not problems and check is not None and check(obj):
         return ()
     validator = compiled.validators.get(version)
