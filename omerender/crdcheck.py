@@ -289,16 +289,7 @@ def _all(checks: Sequence[Check]) -> Check:
         return checks[0]
     if len(checks) == 2:
         return _both(*checks)
-    every = tuple(checks)
-
-    def check(value: Any) -> bool:
-        # A plain loop: all() over a generator costs a frame per call on the hot path.
-        for one in every:  # noqa: SIM110
-            if not one(value):
-                return False
-        return True
-
-    return check
+    return _all_of(list(checks))
 
 
 def _both(first: Check, second: Check) -> Check:
@@ -309,7 +300,8 @@ def _when(guard: Check, body: Check) -> Check:
     return lambda v: not guard(v) or body(v)
 
 
-# ``subs`` is read on each call: its stand-ins replace themselves in it. Plain loops, as in _all.
+# ``subs`` is read on each call: its stand-ins replace themselves in it. Plain loops: all() or any()
+# over a generator costs a frame per call on the hot path.
 
 
 def _all_of(subs: list[Check]) -> Check:
