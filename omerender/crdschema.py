@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -333,7 +334,8 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
     # JSON-like data (omerender.jsonlike) holds tuples and other mappings where JSON Schema knows only
     # lists and dicts (a frozen model's dump has tuples): refused as given, the object is read again
     # as JSON would carry it, and jsonschema names the problems of that reading.
-    obj = clone(obj)
+    with suppress(RecursionError):  # a value that contains itself: read as given, along the schema
+        obj = clone(obj)
     if not problems and check is not None and check(obj):
         return ()
     validator = compiled.validators.get(version)

@@ -279,3 +279,13 @@ class TestJSONLikeInput:
     def test_a_real_problem_beside_a_tuple_is_the_only_one_named(self) -> None:
         spec = {"tags": ("a", 1), "other": 1}
         assert check(self.SCHEMA, spec) == ["spec.other", "spec.tags[1]"]
+
+    def test_a_value_that_contains_itself_is_read_along_the_schema(self) -> None:
+        loop: list[Any] = []
+        loop.append(loop)
+        schema = obj_schema(
+            tags={"type": "array", "items": {"type": "string"}},
+            free={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        )
+        assert check(schema, {"tags": ["a"], "free": {"loop": loop}}) == []
+        assert check(schema, {"tags": [1], "free": {"loop": loop}}) == ["spec.tags[0]"]
