@@ -1,23 +1,27 @@
 """Say "valid?" for the JSON Schemas :func:`omerender.crdschema.to_json_schema` builds, in pure Python,
 as ``jsonschema.Draft202012Validator(schema).is_valid(obj)`` says it.
 
-:func:`compile_schema` turns a schema into nested closures once; each call then runs only the checks
-that apply to the value's type. It knows exactly the keywords the translation emits — ``type`` (a name
+:func:`compile_schema` turns a schema into nested closures, each subschema once, when a value first
+reaches it (a render's three objects reach about a fifth of their CRDs' nodes); each call then runs
+only the checks that apply to the value's type. It knows exactly the keywords the translation emits — ``type`` (a name
 or a list of names), ``properties``, ``additionalProperties``, ``items``, ``required``, ``enum``,
 ``minimum``/``maximum``, numeric ``exclusiveMinimum``/``exclusiveMaximum``, ``minLength``/``maxLength``,
 ``pattern``, ``minItems``/``maxItems``, ``uniqueItems``, ``minProperties``/``maxProperties``,
 ``multipleOf``, ``allOf``/``anyOf``/``oneOf``/``not`` — plus ``format`` and the draft 2020-12
 ``$schema``, which are annotations (jsonschema checks formats only when given a format checker). Any
 other keyword, or a keyword whose value is not of the shape the meta-schema requires, makes it refuse
-(return None): the caller then asks jsonschema, never a silent "valid".
+(at the root, :func:`compile_schema` returns None; deeper, the check raises :class:`Undecided` when a
+value reaches that subschema): the caller then asks jsonschema, never a silent "valid".
 
-The rules are jsonschema's (4.x, ``jsonschema/_types.py``, ``_keywords.py``, ``_utils.py``), restated:
+The rules are jsonschema's (4.22 and later: ``jsonschema/_types.py``, ``_keywords.py``, ``_utils.py``),
+restated:
 
 - types: ``object`` is a ``dict``, ``array`` a ``list``, ``string`` a ``str``, ``null`` is ``None``;
   ``number`` is a :class:`numbers.Number` that is not a ``bool``; ``integer`` an ``int`` that is not a
   ``bool``, or a ``float`` with no fraction (``1.0``). A keyword for one type ignores other values.
 - ``enum`` and ``uniqueItems`` compare with jsonschema's ``equal``: ``True`` equals neither ``1`` nor
-  ``1.0``, ``1`` equals ``1.0``, sequences and mappings compare element by element; ``uniqueItems``
+  ``1.0``, ``1`` equals ``1.0``, a value equals itself (the one NaN object PyYAML makes for ``.nan``),
+  sequences and mappings compare element by element; ``uniqueItems``
   follows ``uniq`` (sort and compare neighbours, or compare every pair when the items do not sort).
 - ``pattern`` is :func:`re.search` (not anchored); lengths count code points (``len``).
 - ``multipleOf`` divides as jsonschema does (a float divisor by float division, falling back to
