@@ -20,6 +20,11 @@ Enums, minimums/maximums, lengths, patterns, item counts and ``required`` carry 
 CEL rules (``x-kubernetes-validations``) and the uniqueness of ``map`` list keys; the API server checks
 them, this module does not. Defaults are not applied.
 
+Whether an object fits is decided by :mod:`omerender.crdcheck` (pure Python, compiled from the
+translation, each node translated and compiled when a value first reaches it); only an object it
+refuses is walked by jsonschema, for the problems' words, and only then is the whole schema
+translated and jsonschema imported.
+
 The CRD dicts are inputs: this module never reads files. Validators are built once per CRD dict and
 version and memoized; treat a CRD dict passed here as immutable.
 """
@@ -29,15 +34,21 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
+from omerender.crdcheck import compile_schema
 from omerender.errors import FieldProblem
+from omerender.jsonlike import clone
 
 __all__ = ["crd_json_schema", "to_json_schema", "validate_against_crd"]
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
+
+# Translates a subschema: wholly (_translate) or when first reached (_OpenAPI).
+_Child = Callable[[Mapping[str, Any]], Any]
 
 # Keywords copied verbatim (their meaning is the same in OpenAPI 3.0 and draft 2020-12).
 _VERBATIM = (
@@ -77,12 +88,16 @@ def to_json_schema(node: Mapping[str, Any], *, root: bool = True) -> dict[str, A
     ``root`` marks the resource root, whose ``metadata`` gets the ObjectMeta shape the API server
     enforces (names and namespace are strings, labels and annotations map strings to strings).
     """
-    out = _translate(node)
+    return _translated(node, root=root, child=_translate)
+
+
+def _translated(node: Mapping[str, Any], *, root: bool, child: _Child) -> dict[str, Any]:
+    out = _translate(node, child)
     out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     if root:
         props = out.get("properties")
         if isinstance(props, dict) and "metadata" in props:
-            meta = dict(props["metadata"])
+            meta = dict(_prepared(props["metadata"]))
             # ObjectMeta has fields the CRD never lists: never close it.
             meta.pop("type", None)
             meta.pop("additionalProperties", None)
@@ -90,7 +105,23 @@ def to_json_schema(node: Mapping[str, Any], *, root: bool = True) -> dict[str, A
     return out
 
 
-def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
+class _OpenAPI:
+    """An OpenAPI node not translated yet: the compiled check translates it (:func:`_prepared`) when
+    a value first reaches it, so a render translates the fields its objects hold, not the whole CRD."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Mapping[str, Any]) -> None:
+        self.node = node
+
+
+def _prepared(schema: Any) -> Any:
+    return _translate(schema.node, _OpenAPI) if isinstance(schema, _OpenAPI) else schema
+
+
+def _translate(node: Mapping[str, Any], child: _Child | None = None) -> dict[str, Any]:
+    """One node translated; its subschemas by ``child`` (the whole tree by default)."""
+    sub = _translate if child is None else child
     out: dict[str, Any] = {}
     for key in _VERBATIM:
         if key in node:
@@ -130,11 +161,11 @@ def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
 
     props = node.get("properties")
     if isinstance(props, Mapping):
-        out["properties"] = {name: _translate(sub) for name, sub in props.items() if isinstance(sub, Mapping)}
+        out["properties"] = {name: sub(each) for name, each in props.items() if isinstance(each, Mapping)}
 
     extra = node.get("additionalProperties")
     if isinstance(extra, Mapping):
-        out["additionalProperties"] = _translate(extra)
+        out["additionalProperties"] = sub(extra)
     elif isinstance(extra, bool):
         out["additionalProperties"] = extra
     elif (
@@ -148,7 +179,7 @@ def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
 
     items = node.get("items")
     if isinstance(items, Mapping):
-        out["items"] = _translate(items)
+        out["items"] = sub(items)
     if node.get("x-kubernetes-list-type") == "set":
         out["uniqueItems"] = True
 
@@ -158,10 +189,10 @@ def _translate(node: Mapping[str, Any]) -> dict[str, Any]:
             # int-or-string nodes carry an anyOf that only restates the type; the type list covers it.
             if combinator == "anyOf" and node.get("x-kubernetes-int-or-string") is True:
                 continue
-            out[combinator] = [_translate(sub) for sub in subs if isinstance(sub, Mapping)]
+            out[combinator] = [sub(each) for each in subs if isinstance(each, Mapping)]
     negated = node.get("not")
     if isinstance(negated, Mapping):
-        out["not"] = _translate(negated)
+        out["not"] = sub(negated)
     return out
 
 
@@ -173,57 +204,66 @@ class _Compiled:
     crd: Mapping[str, Any]  # held so its id() cannot be reused while the entry lives
     group: str
     kind: str
-    validators: Mapping[str, Any]  # served version name -> jsonschema validator
-    # served version name -> the same schema compiled by jsonschema-rs (``tools`` extra), when it
-    # compiles: it says "valid" in microseconds where jsonschema takes a millisecond, and only an
-    # object it refuses is walked again by jsonschema for the problems' words.
+    validators: _Validators  # served version name -> jsonschema validator
+    # served version name -> the same schema compiled by :mod:`omerender.crdcheck`, when it compiles:
+    # it says "valid" in microseconds where jsonschema takes a millisecond, and only an object it
+    # refuses is walked again by jsonschema for the problems' words.
     fast: Mapping[str, Callable[[Any], bool]]
 
 
-def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
-    try:
-        import jsonschema_rs
-    except ImportError:
+def _fast_check(openapi: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """The compiled check of ``openapi``'s translation, each node translated when first reached."""
+    check = compile_schema(_translated(openapi, root=True, child=_OpenAPI), prepare=_prepared)
+    if check is None:  # a keyword it does not decide: jsonschema alone decides then
         return None
-    try:
-        validator = jsonschema_rs.Draft202012Validator(dict(schema))
-    except Exception:  # e.g. a pattern its regex engine lacks: jsonschema alone decides then
-        return None
+    compiled = check
 
     def is_valid(obj: Any) -> bool:
         try:
-            return bool(validator.is_valid(obj))
-        except Exception:  # a value it cannot take (an integer past 64 bits): ask jsonschema
+            return compiled(obj)
+        except Exception:  # Undecided, or where jsonschema raises too (omerender.crdcheck): ask it
             return False
 
     return is_valid
 
 
 class _Validators(Mapping[str, Any]):
-    """Served version -> jsonschema validator, each built when first asked for: where jsonschema-rs
-    says "valid", jsonschema is never imported (a tenth of a second of a command's start-up)."""
+    """Served version -> jsonschema validator, each built when first asked for: where the compiled
+    check says "valid", jsonschema is never imported (a tenth of a second of a command's start-up),
+    nor is the whole schema translated."""
 
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]]) -> None:
-        self._schemas = schemas
+    def __init__(self, openapi: Mapping[str, Mapping[str, Any]]) -> None:
+        self._openapi = openapi
+        self._schemas: dict[str, dict[str, Any]] = {}
         self._built: dict[str, Any] = {}
 
     def __getitem__(self, version: str) -> Any:
         validator = self._built.get(version)
         if validator is None:
+            schema = self.schema(version)
+            if schema is None:
+                raise KeyError(version)
             import jsonschema
 
-            validator = jsonschema.Draft202012Validator(self._schemas[version])
+            validator = jsonschema.Draft202012Validator(schema)
             self._built[version] = validator
         return validator
 
+    def schema(self, version: str) -> dict[str, Any] | None:
+        """The translated schema of ``version`` (translated when first asked for), None when not served."""
+        schema = self._schemas.get(version)
+        if schema is None and version in self._openapi:
+            schema = self._schemas[version] = to_json_schema(self._openapi[version])
+        return schema
+
     def __contains__(self, version: object) -> bool:
-        return version in self._schemas
+        return version in self._openapi
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._schemas)
+        return iter(self._openapi)
 
     def __len__(self) -> int:
-        return len(self._schemas)
+        return len(self._openapi)
 
 
 _CACHE: OrderedDict[int, _Compiled] = OrderedDict()
@@ -244,11 +284,11 @@ def _compiled(crd: Mapping[str, Any]) -> _Compiled:
             continue
         schema = version.get("schema")
         openapi = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
-        translated = to_json_schema(openapi if isinstance(openapi, Mapping) else {})
-        schemas[str(version.get("name", ""))] = translated
-        check = _fast_check(translated)
+        name = str(version.get("name", ""))
+        schemas[name] = openapi if isinstance(openapi, Mapping) else {}
+        check = _fast_check(schemas[name])
         if check is not None:
-            fast[str(version.get("name", ""))] = check
+            fast[name] = check
     validators = _Validators(schemas)
     compiled = _Compiled(crd, str(spec.get("group", "")), str(names.get("kind", "")), validators, fast)
     _CACHE[id(crd)] = compiled
@@ -263,8 +303,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def crd_json_schema(crd: Mapping[str, Any], version: str) -> dict[str, Any] | None:
     """The translated JSON Schema of ``version`` of ``crd``, or None when it is not served."""
-    validator = _compiled(crd).validators.get(version)
-    return copy.deepcopy(dict(validator.schema)) if validator is not None else None
+    schema = _compiled(crd).validators.schema(version)
+    return copy.deepcopy(dict(schema)) if schema is not None else None
 
 
 def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem, ...]:
@@ -289,6 +329,13 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
     if obj.get("kind") != compiled.kind:
         problems.append(FieldProblem("kind", f"must be {compiled.kind!r}, got {obj.get('kind')!r}"))
     check = compiled.fast.get(version)
+    if not problems and check is not None and check(obj):
+        return ()
+    # JSON-like data (omerender.jsonlike) holds tuples and other mappings where JSON Schema knows only
+    # lists and dicts (a frozen model's dump has tuples): refused as given, the object is read again
+    # as JSON would carry it, and jsonschema names the problems of that reading.
+    with suppress(RecursionError):  # a value that contains itself: read as given, along the schema
+        obj = clone(obj)
     if not problems and check is not None and check(obj):
         return ()
     validator = compiled.validators.get(version)

@@ -258,3 +258,34 @@ class TestCache:
         assert validate_against_crd(widget({"x": 1}), crds[0]) == (
             FieldProblem("spec.x", "is not a known field"),
         )
+
+
+class TestJSONLikeInput:
+    """Tuples and read-only mappings are JSON arrays and objects (omerender.jsonlike), as a frozen model's
+    dump holds them: the check reads them as JSON would carry them, and names only real problems."""
+
+    SCHEMA = obj_schema(
+        tags={"type": "array", "items": {"type": "string"}},
+        limits={"type": "object", "additionalProperties": {"type": "integer"}},
+    )
+
+    def test_tuples_and_mappings_fit(self) -> None:
+        from types import MappingProxyType
+
+        spec = {"tags": ("a", "b"), "limits": MappingProxyType({"gpu": 1})}
+        obj = widget(spec, metadata=MappingProxyType({"name": "w", "finalizers": ("f",)}))
+        assert validate_against_crd(obj, make_crd(self.SCHEMA)) == ()
+
+    def test_a_real_problem_beside_a_tuple_is_the_only_one_named(self) -> None:
+        spec = {"tags": ("a", 1), "other": 1}
+        assert check(self.SCHEMA, spec) == ["spec.other", "spec.tags[1]"]
+
+    def test_a_value_that_contains_itself_is_read_along_the_schema(self) -> None:
+        loop: list[Any] = []
+        loop.append(loop)
+        schema = obj_schema(
+            tags={"type": "array", "items": {"type": "string"}},
+            free={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        )
+        assert check(schema, {"tags": ["a"], "free": {"loop": loop}}) == []
+        assert check(schema, {"tags": [1], "free": {"loop": loop}}) == ["spec.tags[0]"]

@@ -1,5 +1,5 @@
-"""The compiled (jsonschema-rs) check only ever short-cuts a verdict jsonschema gives too: an object
-it calls valid has no problems by jsonschema's reading either."""
+"""The compiled check (omerender.crdcheck) only ever short-cuts a verdict jsonschema gives too: an object
+it calls valid has no problems by jsonschema's reading either, and one it refuses has some."""
 
 from __future__ import annotations
 
