@@ -35,9 +35,9 @@ import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any
 
+from omerender._records import record
 from omerender.crdcheck import compile_schema
 from omerender.errors import FieldProblem
 from omerender.jsonlike import clone
@@ -199,7 +199,7 @@ def _translate(node: Mapping[str, Any], child: _Child | None = None) -> dict[str
 # -- validators, built once -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Compiled:
     crd: Mapping[str, Any]  # held so its id() cannot be reused while the entry lives
     group: str
