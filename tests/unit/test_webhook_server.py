@@ -216,6 +216,11 @@ def test_a_huge_body_actually_sent_still_gets_its_413(served: Served) -> None:
         sender = threading.Thread(target=lambda: _send_quietly(tls, b"x" * (1024 * 1024)), daemon=True)
         sender.start()
         code, _ = read_response(tls)
+        # The socket closes when the block ends: the sender must be done with it first (a write on an
+        # SSL socket another thread has closed is a use-after-free in the ssl module: a segfault). The
+        # server closes the connection after its 413, so the sender's write ends, sent or refused.
+        sender.join(timeout=30)
+        assert not sender.is_alive(), "the sender still writes after the 413"
     assert code == 413
 
 
