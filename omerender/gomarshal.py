@@ -19,7 +19,7 @@ passed through unchanged for the validation that reports it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from omerender._gofields import STRUCTS as K8S_STRUCTS
@@ -63,21 +63,6 @@ def _opaque(value: Any) -> Any:
     return value
 
 
-def _omitted(value: Any, typ: str) -> bool:
-    """Whether ``omitempty`` drops ``value`` of Go type ``typ`` (structs and set pointers never are)."""
-    if typ == "bool":
-        return value is False
-    if typ in _INTS:
-        return not isinstance(value, bool) and isinstance(value, int | float) and value == 0
-    if typ == "string":
-        return bool(value == "")
-    if typ.startswith(("[]", "map[")):
-        return isinstance(value, list | dict) and not value
-    if typ == _OPAQUE:
-        return _unset(value)
-    return False
-
-
 def _zero(typ: str) -> Any:
     """What Go writes for a field without ``omitempty`` that the input leaves out (None: ``null``)."""
     if typ == "string":
@@ -100,52 +85,152 @@ def marshalled(value: Any, typ: str, *, nulls: bool = False) -> Any:
     side that is the patch: such a null deletes); otherwise leave it out. Nulls the input holds for
     ``omitempty`` fields are dropped either way.
     """
+    return _marshaller(typ, nulls)(value)
+
+
+# A marshaller per (Go type, nulls), built once from the field tables and kept: the type's dispatch
+# (pointer, slice, map, struct) and each field's omitempty test are settled when it is built, not at
+# every node of every value (as omerender.gojson builds its encoders per struct).
+_Marshal = Callable[[Any], Any]
+_MARSHALLERS: dict[tuple[str, bool], _Marshal] = {}
+
+
+def _marshaller(typ: str, nulls: bool) -> _Marshal:
+    fn = _MARSHALLERS.get((typ, nulls))
+    if fn is None:
+        fn = _build(typ, nulls)
+    return fn
+
+
+def _scalar(value: Any) -> bool:
+    # a scalar is written as it is, whatever its field's type says
     cls = type(value)
-    if cls is str or cls is int or cls is bool or cls is float:
-        return value  # a scalar is written as it is, whatever its field's type says
+    return cls is str or cls is int or cls is bool or cls is float
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _opaque_of(value: Any) -> Any:
+    return value if _scalar(value) else _opaque(value)
+
+
+def _build(typ: str, nulls: bool) -> _Marshal:
+    """The marshaller of ``typ``; a struct's is registered before its fields' are built, so a
+    recursive type finds itself."""
+    fn: _Marshal
     if typ.startswith("*"):
-        return marshalled(value, typ[1:], nulls=nulls)
-    if typ.startswith("[]"):
-        elem = typ[2:]
-        return [_element(v, elem, nulls) for v in value] if isinstance(value, list) else value
-    if typ.startswith("map[string]"):
-        elem = typ[len("map[string]") :]
-        if not isinstance(value, Mapping):
+        fn = _marshaller(typ[1:], nulls)
+    elif typ.startswith("[]"):
+        fn = _list_marshaller(_element_marshaller(typ[2:], nulls))
+    elif typ.startswith("map[string]"):
+        fn = _map_marshaller(_element_marshaller(typ[len("map[string]") :], nulls))
+    elif typ == _OPAQUE:
+        fn = _opaque_of
+    else:
+        fields = _table(typ)
+        if fields is None:
+            fn = _as_is  # a scalar, a special with its own JSON form, or a value Go would refuse
+        else:
+            return _struct_marshaller(typ, fields, nulls)
+    _MARSHALLERS[(typ, nulls)] = fn
+    return fn
+
+
+def _list_marshaller(element: _Marshal) -> _Marshal:
+    def marshal(value: Any) -> Any:
+        if type(value) is list:
+            return [element(v) for v in value]
+        if _scalar(value) or not isinstance(value, list):
             return value
-        return {k: _element(v, elem, nulls) for k, v in value.items()}
-    if typ == _OPAQUE:
-        return _opaque(value)
-    fields = _table(typ)
-    if fields is None or not isinstance(value, Mapping):
-        return value  # a scalar, a special with its own JSON form, or a value Go would refuse
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        omitempty, ftype = fields.get(key, (True, _OPAQUE))
-        if item is None:
-            continue  # nil: written below if the field has no omitempty
-        kept = marshalled(item, ftype, nulls=nulls)
-        if omitempty and _omitted(kept, ftype):
-            continue
-        out[key] = kept
-    for name, (omitempty, ftype) in fields.items():
-        if omitempty or name in out:
-            continue
-        zero = _zero(ftype)
-        if zero is _SKIP or (zero is None and not nulls):
-            continue
-        out[name] = zero
-    return out
+        return [element(v) for v in value]
+
+    return marshal
 
 
-def _element(value: Any, typ: str, nulls: bool) -> Any:
+def _map_marshaller(element: _Marshal) -> _Marshal:
+    def marshal(value: Any) -> Any:
+        if _scalar(value) or not isinstance(value, Mapping):
+            return value
+        return {k: element(v) for k, v in value.items()}
+
+    return marshal
+
+
+def _element_marshaller(typ: str, nulls: bool) -> _Marshal:
     """A list item or map value: a null decodes to the element type's zero (``""``, ``0``, an empty
     struct), which is what Go then writes; a null pointer, list or map stays null."""
-    if value is not None:
-        return marshalled(value, typ, nulls=nulls)
+    inner = _marshaller(typ, nulls)
     zero = _zero(typ)
     if zero is _SKIP:
-        return marshalled({}, typ, nulls=nulls) if _table(typ) is not None else None
-    return zero
+        if _table(typ) is None:
+            zero = None
+        else:
+
+            def struct_element(value: Any) -> Any:
+                return inner({} if value is None else value)
+
+            return struct_element
+
+    def element(value: Any) -> Any:
+        return zero if value is None else inner(value)
+
+    return element
+
+
+def _omit_test(typ: str) -> Callable[[Any], bool] | None:
+    """What ``omitempty`` drops of a field of Go type ``typ`` (None: nothing; structs and set
+    pointers never are)."""
+    if typ == "bool":
+        return lambda value: value is False
+    if typ in _INTS:
+        return lambda value: not isinstance(value, bool) and isinstance(value, int | float) and value == 0
+    if typ == "string":
+        return lambda value: bool(value == "")
+    if typ.startswith(("[]", "map[")):
+        return lambda value: isinstance(value, list | dict) and not value
+    if typ == _OPAQUE:
+        return _unset
+    return None
+
+
+def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: bool) -> _Marshal:
+    # name -> (marshaller, omitempty test or None); filled once this marshaller is registered
+    known: dict[str, tuple[_Marshal, Callable[[Any], bool] | None]] = {}
+    # the fields without omitempty and what Go writes for each when the input leaves it out
+    missing: list[tuple[str, Any]] = []
+
+    def marshal(value: Any) -> Any:
+        if _scalar(value) or not isinstance(value, Mapping):
+            return value
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if item is None:
+                continue  # nil: written below if the field has no omitempty
+            spec = known.get(key)
+            if spec is None:  # a key Go does not know: opaque, omitempty
+                kept = _opaque_of(item)
+                if _unset(kept):
+                    continue
+            else:
+                kept = spec[0](item)
+                if spec[1] is not None and spec[1](kept):
+                    continue
+            out[key] = kept
+        for name, zero in missing:
+            if name not in out:
+                out[name] = zero
+        return out
+
+    _MARSHALLERS[(typ, nulls)] = marshal
+    for name, (omitempty, ftype) in fields.items():
+        known[name] = (_marshaller(ftype, nulls), _omit_test(ftype) if omitempty else None)
+        if not omitempty:
+            zero = _zero(ftype)
+            if zero is not _SKIP and (zero is not None or nulls):
+                missing.append((name, zero))
+    return marshal
 
 
 def strip_nulls(value: Any) -> Any:
