@@ -179,43 +179,66 @@ def _element_marshaller(typ: str, nulls: bool) -> _Marshal:
     return element
 
 
-def _omit_test(typ: str) -> Callable[[Any], bool] | None:
-    """What ``omitempty`` drops of a field of Go type ``typ`` (None: nothing; structs and set
-    pointers never are)."""
+# How ``omitempty`` tests a field's value, by the field's Go type (see _omit_kind); tested inline in
+# the struct marshaller, the commonest fields' tests without a call.
+_KEEP, _BOOL, _INT, _STRING, _COLLECTION, _UNSET = range(6)
+_SCALARS: Final = frozenset({str, int, bool, float})
+
+
+def _omit_kind(typ: str) -> int:
+    """What ``omitempty`` drops of a field of Go type ``typ`` (structs and set pointers never are)."""
     if typ == "bool":
-        return lambda value: value is False
+        return _BOOL  # false
     if typ in _INTS:
-        return lambda value: not isinstance(value, bool) and isinstance(value, int | float) and value == 0
+        return _INT  # a number equal to 0, not a bool
     if typ == "string":
-        return lambda value: bool(value == "")
+        return _STRING  # ""
     if typ.startswith(("[]", "map[")):
-        return lambda value: isinstance(value, list | dict) and not value
+        return _COLLECTION  # an empty list or dict
     if typ == _OPAQUE:
-        return _unset
-    return None
+        return _UNSET  # null, "" or []
+    return _KEEP
 
 
 def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: bool) -> _Marshal:
-    # name -> (marshaller, omitempty test or None); filled once this marshaller is registered
-    known: dict[str, tuple[_Marshal, Callable[[Any], bool] | None]] = {}
+    # name -> (marshaller, omit kind); filled once this marshaller is registered
+    known: dict[str, tuple[_Marshal, int]] = {}
     # the fields without omitempty and what Go writes for each when the input leaves it out
     missing: list[tuple[str, Any]] = []
+    scalars = _SCALARS
 
     def marshal(value: Any) -> Any:
-        if _scalar(value) or not isinstance(value, Mapping):
+        if type(value) is not dict and (type(value) in scalars or not isinstance(value, Mapping)):
             return value
         out: dict[str, Any] = {}
+        get = known.get
         for key, item in value.items():
             if item is None:
                 continue  # nil: written below if the field has no omitempty
-            spec = known.get(key)
+            spec = get(key)
             if spec is None:  # a key Go does not know: opaque, omitempty
                 kept = _opaque_of(item)
                 if _unset(kept):
                     continue
-            else:
-                kept = spec[0](item)
-                if spec[1] is not None and spec[1](kept):
+                out[key] = kept
+                continue
+            # every marshaller writes a scalar as it is
+            kept = item if type(item) in scalars else spec[0](item)
+            omit = spec[1]
+            if omit:
+                if omit == _STRING:
+                    if kept == "":
+                        continue
+                elif omit == _BOOL:
+                    if kept is False:
+                        continue
+                elif omit == _INT:
+                    if not isinstance(kept, bool) and isinstance(kept, int | float) and kept == 0:
+                        continue
+                elif omit == _COLLECTION:
+                    if isinstance(kept, list | dict) and not kept:
+                        continue
+                elif _unset(kept):
                     continue
             out[key] = kept
         for name, zero in missing:
@@ -225,7 +248,7 @@ def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: 
 
     _MARSHALLERS[(typ, nulls)] = marshal
     for name, (omitempty, ftype) in fields.items():
-        known[name] = (_marshaller(ftype, nulls), _omit_test(ftype) if omitempty else None)
+        known[name] = (_marshaller(ftype, nulls), _omit_kind(ftype) if omitempty else _KEEP)
         if not omitempty:
             zero = _zero(ftype)
             if zero is not _SKIP and (zero is not None or nulls):
