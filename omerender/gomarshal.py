@@ -23,9 +23,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from omerender._gofields import STRUCTS as K8S_STRUCTS
+from omerender.jsonlike import clone
 from omerender.runtime_gotypes import STRUCTS as OME_STRUCTS
 
-__all__ = ["CONTAINER", "OME_POD_SPEC", "marshalled", "strip_nulls"]
+__all__ = ["CONTAINER", "OME_POD_SPEC", "marshalled", "owned_marshalled", "strip_nulls"]
 
 CONTAINER: Final = "core/v1.Container"
 # OME's v1beta1.PodSpec: corev1.PodSpec with `containers` omitempty (ome-projects/ome podspec.go).
@@ -85,20 +86,27 @@ def marshalled(value: Any, typ: str, *, nulls: bool = False) -> Any:
     side that is the patch: such a null deletes); otherwise leave it out. Nulls the input holds for
     ``omitempty`` fields are dropped either way.
     """
-    return _marshaller(typ, nulls)(value)
+    return _marshaller(typ, nulls, False)(value)
 
 
-# A marshaller per (Go type, nulls), built once from the field tables and kept: the type's dispatch
+def owned_marshalled(value: Any, typ: str) -> Any:
+    """:func:`marshalled` (``nulls=False``) sharing nothing with ``value``: what the encoder leaves as it
+    is (a value of the wrong type, a special's non-scalar form) is a :func:`~omerender.jsonlike.clone`,
+    so the result is plain dicts, lists and scalars that the caller may keep without copying."""
+    return _marshaller(typ, False, True)(value)
+
+
+# A marshaller per (Go type, nulls, owned), built once from the field tables and kept: the type's dispatch
 # (pointer, slice, map, struct) and each field's omitempty test are settled when it is built, not at
 # every node of every value (as omerender.gojson builds its encoders per struct).
 _Marshal = Callable[[Any], Any]
-_MARSHALLERS: dict[tuple[str, bool], _Marshal] = {}
+_MARSHALLERS: dict[tuple[str, bool, bool], _Marshal] = {}
 
 
-def _marshaller(typ: str, nulls: bool) -> _Marshal:
-    fn = _MARSHALLERS.get((typ, nulls))
+def _marshaller(typ: str, nulls: bool, own: bool) -> _Marshal:
+    fn = _MARSHALLERS.get((typ, nulls, own))
     if fn is None:
-        fn = _build(typ, nulls)
+        fn = _build(typ, nulls, own)
     return fn
 
 
@@ -112,56 +120,69 @@ def _as_is(value: Any) -> Any:
     return value
 
 
+def _owned_leaf(value: Any) -> Any:
+    return value if _scalar(value) else clone(value)
+
+
 def _opaque_of(value: Any) -> Any:
     return value if _scalar(value) else _opaque(value)
 
 
-def _build(typ: str, nulls: bool) -> _Marshal:
+def _owned_opaque(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _owned_opaque(v) for k, v in value.items() if not _unset(v)}
+    if isinstance(value, list):
+        return [_owned_opaque(v) for v in value]
+    return _owned_leaf(value)
+
+
+def _build(typ: str, nulls: bool, own: bool) -> _Marshal:
     """The marshaller of ``typ``; a struct's is registered before its fields' are built, so a
-    recursive type finds itself."""
+    recursive type finds itself. ``own``: what is left as it is is a copy (:func:`owned_marshalled`)."""
     fn: _Marshal
+    leaf = _owned_leaf if own else _as_is
     if typ.startswith("*"):
-        fn = _marshaller(typ[1:], nulls)
+        fn = _marshaller(typ[1:], nulls, own)
     elif typ.startswith("[]"):
-        fn = _list_marshaller(_element_marshaller(typ[2:], nulls))
+        fn = _list_marshaller(_element_marshaller(typ[2:], nulls, own), leaf)
     elif typ.startswith("map[string]"):
-        fn = _map_marshaller(_element_marshaller(typ[len("map[string]") :], nulls))
+        fn = _map_marshaller(_element_marshaller(typ[len("map[string]") :], nulls, own), leaf)
     elif typ == _OPAQUE:
-        fn = _opaque_of
+        fn = _owned_opaque if own else _opaque_of
     else:
         fields = _table(typ)
         if fields is None:
-            fn = _as_is  # a scalar, a special with its own JSON form, or a value Go would refuse
+            fn = leaf  # a scalar, a special with its own JSON form, or a value Go would refuse
         else:
-            return _struct_marshaller(typ, fields, nulls)
-    _MARSHALLERS[(typ, nulls)] = fn
+            return _struct_marshaller(typ, fields, nulls, own)
+    _MARSHALLERS[(typ, nulls, own)] = fn
     return fn
 
 
-def _list_marshaller(element: _Marshal) -> _Marshal:
+def _list_marshaller(element: _Marshal, leaf: _Marshal) -> _Marshal:
     def marshal(value: Any) -> Any:
         if type(value) is list:
             return [element(v) for v in value]
         if _scalar(value) or not isinstance(value, list):
-            return value
+            return leaf(value)
         return [element(v) for v in value]
 
     return marshal
 
 
-def _map_marshaller(element: _Marshal) -> _Marshal:
+def _map_marshaller(element: _Marshal, leaf: _Marshal) -> _Marshal:
     def marshal(value: Any) -> Any:
         if _scalar(value) or not isinstance(value, Mapping):
-            return value
+            return leaf(value)
         return {k: element(v) for k, v in value.items()}
 
     return marshal
 
 
-def _element_marshaller(typ: str, nulls: bool) -> _Marshal:
+def _element_marshaller(typ: str, nulls: bool, own: bool) -> _Marshal:
     """A list item or map value: a null decodes to the element type's zero (``""``, ``0``, an empty
     struct), which is what Go then writes; a null pointer, list or map stays null."""
-    inner = _marshaller(typ, nulls)
+    inner = _marshaller(typ, nulls, own)
     zero = _zero(typ)
     if zero is _SKIP:
         if _table(typ) is None:
@@ -200,30 +221,54 @@ def _omit_kind(typ: str) -> int:
     return _KEEP
 
 
-def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: bool) -> _Marshal:
-    # name -> (marshaller, omit kind); filled once this marshaller is registered
-    known: dict[str, tuple[_Marshal, int]] = {}
+def _omits(kind: int, value: Any) -> bool:
+    """Whether ``omitempty`` of ``kind`` drops ``value`` (the struct marshaller inlines these tests)."""
+    if kind == _STRING:
+        return bool(value == "")
+    if kind == _BOOL:
+        return value is False
+    if kind == _INT:
+        return not isinstance(value, bool) and isinstance(value, int | float) and value == 0
+    if kind == _COLLECTION:
+        return isinstance(value, list | dict) and not value
+    if kind == _UNSET:
+        return _unset(value)
+    return False
+
+
+def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: bool, own: bool) -> _Marshal:
+    # name -> (marshaller, omit kind, the marshaller without own); filled once this one is registered
+    known: dict[str, tuple[_Marshal, int, _Marshal]] = {}
     # the fields without omitempty and what Go writes for each when the input leaves it out
     missing: list[tuple[str, Any]] = []
     scalars = _SCALARS
+    leaf = _owned_leaf if own else _as_is
+    opaque = _owned_opaque if own else _opaque_of
 
     def marshal(value: Any) -> Any:
         if type(value) is not dict and (type(value) in scalars or not isinstance(value, Mapping)):
-            return value
+            return leaf(value)
         out: dict[str, Any] = {}
         get = known.get
         for key, item in value.items():
             if item is None:
                 continue  # nil: written below if the field has no omitempty
             spec = get(key)
-            if spec is None:  # a key Go does not know: opaque, omitempty
-                kept = _opaque_of(item)
-                if _unset(kept):
-                    continue
-                out[key] = kept
+            if spec is None:  # a key Go does not know: opaque, omitempty (unset as its input is)
+                if not _unset(item):
+                    out[key] = opaque(item)
                 continue
-            # every marshaller writes a scalar as it is
-            kept = item if type(item) in scalars else spec[0](item)
+            cls = type(item)
+            if cls in scalars:
+                kept = item  # every marshaller writes a scalar as it is
+            elif own and cls is not dict and cls is not list:
+                # omitempty reads what the encoder writes, before the copy makes a tuple a list
+                kept = spec[2](item)
+                if not _omits(spec[1], kept):
+                    out[key] = clone(kept)
+                continue
+            else:
+                kept = spec[0](item)
             omit = spec[1]
             if omit:
                 if omit == _STRING:
@@ -246,9 +291,10 @@ def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: 
                 out[name] = zero
         return out
 
-    _MARSHALLERS[(typ, nulls)] = marshal
+    _MARSHALLERS[(typ, nulls, own)] = marshal
     for name, (omitempty, ftype) in fields.items():
-        known[name] = (_marshaller(ftype, nulls), _omit_kind(ftype) if omitempty else _KEEP)
+        omit = _omit_kind(ftype) if omitempty else _KEEP
+        known[name] = (_marshaller(ftype, nulls, own), omit, _marshaller(ftype, nulls, False))
         if not omitempty:
             zero = _zero(ftype)
             if zero is not _SKIP and (zero is not None or nulls):
