@@ -139,6 +139,18 @@ def unknown_kind(api_version: Any, kind: Any) -> str | None:
 
 def crd_for(kind: str) -> dict[str, Any]:
     """The CRD defining ``kind``; treat it as read-only (validators are cached per CRD dict)."""
+    # Once per kind and process, as the files themselves are read (_read_crd): a diff checks every
+    # replica, and finding the folder lists it.
+    crd = _CRD_BY_KIND.get(kind)
+    if crd is None:
+        crd = _CRD_BY_KIND[kind] = _find_crd(kind)
+    return crd
+
+
+_CRD_BY_KIND: dict[str, dict[str, Any]] = {}
+
+
+def _find_crd(kind: str) -> dict[str, Any]:
     # OME's files are named for the plural (ome.io_clusterbasemodels.yaml): read only the one needed
     # (a command checks two or three kinds; each file is 5-20 KB of YAML).
     path = crd_dir() / f"ome.io_{kind.lower()}s.yaml"

@@ -55,6 +55,7 @@ reconciler image, which installs only the ``reconcile`` extra, imports ``omereco
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -550,6 +551,48 @@ def _sequences(
 def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     if before == after:  # the common case in a large fleet: skip deepdiff
         return []
+    key = _diff_key(where, before, after)
+    if key is None:
+        return _template_diff_of(where, before, after)
+    changes = _TEMPLATE_DIFFS.get(key)
+    if changes is None:
+        if len(_TEMPLATE_DIFFS) >= _TEMPLATE_DIFFS_MAX:
+            _TEMPLATE_DIFFS.clear()  # keep the memory bounded
+        # Metadata equal, order and types included, gives no change and no path through it.
+        rest_before = {k: v for k, v in before.items() if k != "metadata"}
+        rest_after = {k: v for k, v in after.items() if k != "metadata"}
+        changes = _TEMPLATE_DIFFS[key] = tuple(_template_diff_of(where, rest_before, rest_after))
+    return list(changes)
+
+
+# A change to a runtime changes the pod specs of every replica on it alike, while each replica's template
+# metadata is its own: the diffs of templates whose metadata is unchanged are remembered by their other
+# parts' pickles (equal pickles are equal data, order and types included).
+_TEMPLATE_DIFFS: dict[tuple[str, bytes, bytes], tuple[Change, ...]] = {}
+_TEMPLATE_DIFFS_MAX: Final = 512
+
+
+def _diff_key(
+    where: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[str, bytes, bytes] | None:
+    """The memo key of a template diff whose metadata is unchanged; None when it changed or the
+    templates are not plain data."""
+    if type(before) is not dict or type(after) is not dict:
+        return None
+    try:
+        if pickle.dumps(before.get("metadata"), _PICKLE) != pickle.dumps(after.get("metadata"), _PICKLE):
+            return None
+        rest_before = pickle.dumps([(k, v) for k, v in before.items() if k != "metadata"], _PICKLE)
+        rest_after = pickle.dumps([(k, v) for k, v in after.items() if k != "metadata"], _PICKLE)
+    except Exception:  # not plain data: diffed every time
+        return None
+    return (where, rest_before, rest_after)
+
+
+_PICKLE: Final = 5
+
+
+def _template_diff_of(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     from deepdiff import DeepDiff
     from deepdiff.helper import notpresent
 

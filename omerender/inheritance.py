@@ -171,6 +171,11 @@ class ResolverMemory:
     # never reused). Ancestors are the catalog's objects: the cache is bounded by the catalog. Shared
     # by every child's merge, which never mutates its inputs (omerender.merge).
     specs: dict[int, tuple[RuntimeResource, dict[str, Any]]] = field(default_factory=dict)
+    # The merge of each chain prefix (root first) of the catalog's own runtimes, by the members' ids (the
+    # entry holds them): heads sharing ancestors merge the shared part once. Read-only, as ``specs``.
+    merged: dict[tuple[int, ...], tuple[tuple[RuntimeResource, ...], dict[str, Any]]] = field(
+        default_factory=dict
+    )
 
 
 class Resolver:
@@ -190,6 +195,7 @@ class Resolver:
         self.memory = memory if memory is not None else ResolverMemory()
         self._cache = self.memory.answers
         self._specs = self.memory.specs
+        self._merged = self.memory.merged
 
     @property
     def catalog(self) -> Catalog:
@@ -235,7 +241,15 @@ class Resolver:
             return ResolvedRuntime(head, root_first)
 
         effective = self._ancestor_spec(root_first[0])
-        for rt in root_first[1:]:
+        # A head from elsewhere (a webhook's candidate) is merged afresh: only the catalog's own are kept.
+        head_kept = self._key(head) is not None
+        for end in range(2, len(root_first) + 1):
+            rt = root_first[end - 1]
+            key = tuple(map(id, root_first[:end])) if rt is not head or head_kept else None
+            known = self._merged.get(key) if key is not None else None
+            if known is not None:
+                effective = known[1]
+                continue
             try:
                 child = _spec_dict(rt) if rt is head else self._ancestor_spec(rt)
                 effective = merge_inherited(effective, child)
@@ -246,13 +260,17 @@ class Resolver:
                     f"merge {rt.metadata.name} onto effective: {exc.message}",
                     walked,
                 ) from None
+            if key is not None:
+                self._merged[key] = (root_first[:end], effective)
+        effective = dict(effective)  # its top level is changed below; the nested values are shared
         if not self._inherit_disabled:
             effective.pop("disabled", None)
             if "disabled" in head.spec.model_fields_set:  # the head's own, as _spec_dict would give it
                 effective["disabled"] = head.spec.disabled
 
         data = head.model_dump(by_alias=True, exclude_unset=True, mode="json", exclude={"spec"})
-        # The merge's result is fresh and ours: the typed runtime keeps it (``spec`` copies it when read).
+        # The merge's result, its top level ours and its nested values shared with the memory (read-only):
+        # the typed runtime keeps it (``spec`` copies it when read).
         data["spec"] = effective
         # Go decodes the merged spec (sgl-project/ome pkg/runtimeinheritance/merge.go, Merge: "unmarshal
         # merged" into a ServingRuntimeSpec); its pieces need no second check_piece when every chain

@@ -29,7 +29,7 @@ from typing import Any, Final
 from omerender._gofields import STRUCTS as K8S_STRUCTS
 from omerender.constants import MAIN_CONTAINER
 from omerender.errors import BlockReason, RenderBlocked
-from omerender.gomarshal import CONTAINER, OME_POD_SPEC, marshalled, strip_nulls
+from omerender.gomarshal import CONTAINER, OME_POD_SPEC, marshalled, owned_marshalled, strip_nulls
 from omerender.jsonlike import clone
 from omerender.runtime_gotypes import RUNTIME_SPEC
 
@@ -114,8 +114,11 @@ def strategic_merge(
 
 def _merged(original: Mapping[str, Any], patch: Mapping[str, Any], path: str) -> dict[str, Any]:
     """:func:`strategic_merge` with the nulls Go's typed decode reads as unset left out as it goes:
-    those an item a keyed list takes as it is may hold, and those inside a list taken whole."""
-    return _merge_map(original, patch, path, True)
+    those an item a keyed list takes as it is may hold, and those inside a list taken whole.
+
+    ``original`` is :func:`~omerender.gomarshal.owned_marshalled` output, this merge's own: its values
+    go into the result without another copy."""
+    return _merge_map(original, patch, path, True, True)
 
 
 def _kind(value: Any) -> str:
@@ -136,7 +139,7 @@ def _kind(value: Any) -> str:
 
 
 def _merge_map(
-    original: Mapping[str, Any], patch: Mapping[str, Any], path: str, drop: bool
+    original: Mapping[str, Any], patch: Mapping[str, Any], path: str, drop: bool, owned: bool = False
 ) -> dict[str, Any]:
     out: dict[str, Any] = dict(original)
     made: set[str] = set()
@@ -150,12 +153,15 @@ def _merge_map(
         if key not in out or _kind(current) != kind:
             out[key] = strip_nulls(value)
         elif kind == "map":
-            out[key] = _merge_map(current, value, f"{path}.{key}" if path else key, drop)
+            out[key] = _merge_map(current, value, f"{path}.{key}" if path else key, drop, owned)
         elif kind == "list" and key in MERGE_KEYS:
-            out[key] = _merge_list(current, value, MERGE_KEYS[key], f"{path}.{key}" if path else key, drop)
+            where = f"{path}.{key}" if path else key
+            out[key] = _merge_list(current, value, MERGE_KEYS[key], where, drop, owned)
         else:
             out[key] = strip_nulls(value) if drop else clone(value)
         made.add(key)
+    if owned:
+        return out  # the original's values are this merge's own: no copy
     for key, value in out.items():
         if key not in made:
             out[key] = clone(value)  # replaces the value of a key already there: no resize
@@ -178,7 +184,7 @@ def _key_of(item: Any, merge_key: str, where: str) -> tuple[str, Any]:
 
 
 def _merge_list(
-    original: Sequence[Any], patch: Sequence[Any], merge_key: str, path: str, drop: bool
+    original: Sequence[Any], patch: Sequence[Any], merge_key: str, path: str, drop: bool, owned: bool
 ) -> list[Any]:
     """``mergeSlice`` for a list of objects with a merge key (see :func:`strategic_merge`)."""
     if not original and not patch:
@@ -192,7 +198,7 @@ def _merge_list(
         key = _key_of(item, merge_key, f"{path}[{n}]")
         for i, candidate in enumerate(work):
             if merge_key in candidate and (_kind(candidate[merge_key]), candidate[merge_key]) == key:
-                merged = _merge_map(candidate, item, f"{path}[{n}]", drop)
+                merged = _merge_map(candidate, item, f"{path}[{n}]", drop, owned)
                 fresh.discard(id(candidate))
                 fresh.add(id(merged))
                 work[i] = merged
@@ -257,7 +263,7 @@ def merge_inherited(parent_spec: Mapping[str, Any], child_spec: Mapping[str, Any
     child's new variables placed among them); other lists (``supportedModelFormats``, ``args``,
     ``tolerations``) are replaced.
     """
-    parent = marshalled(parent_spec, RUNTIME_SPEC)
+    parent = owned_marshalled(parent_spec, RUNTIME_SPEC)
     child = marshalled(child_spec, RUNTIME_SPEC)  # nulls=False: what StripJSONNulls leaves
     return _merged(parent, child, "spec")
 
@@ -276,7 +282,7 @@ def merge_containers(
     else ``ome-container`` (``constants.MainContainerName``, as ``TestMergeRuntimeContainers_NamePrecedence``
     pins it).
     """
-    base = marshalled(runtime_container, CONTAINER)
+    base = owned_marshalled(runtime_container, CONTAINER)
     override = marshalled(predictor_container, CONTAINER, nulls=True)
     merged = _merged(base, override, path)
     if not merged.get("name"):
@@ -358,12 +364,14 @@ def merge_component_spec(
         merged = {k: clone(v) for k, v in service_spec.items()}
     else:
         carried = {k: v for k, v in runtime_piece.items() if k not in _NOT_CARRIED or component == "router"}
-        base = marshalled(carried, typ)
+        base = owned_marshalled(carried, typ)
         override = marshalled(service_spec, typ, nulls=True)
         merged = _merged(base, override, f"{component}Config")
     if component == "router":
         return merged
-    return fold_component_pod_spec(merged, path=f"{component}Config")
+    # A copy, or a merge under an empty service spec (a standalone replica's, which adds only
+    # scalars): plain data that is all this call's own, folded without another copy.
+    return _fold(merged, f"{component}Config", owned=runtime_piece is None or not service_spec)
 
 
 def fold_component_pod_spec(piece: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
@@ -377,7 +385,13 @@ def fold_component_pod_spec(piece: Mapping[str, Any], *, path: str = "") -> dict
     name, ``tolerations`` is replaced by the leader's own, ``nodeSelector`` merges key by key. A piece
     without ``leader`` and ``worker`` is returned unchanged; the component level itself stays as it is.
     """
-    out = {k: clone(v) for k, v in piece.items()}
+    return _fold(piece, path, owned=False)
+
+
+def _fold(piece: Mapping[str, Any], path: str, *, owned: bool) -> dict[str, Any]:
+    """:func:`fold_component_pod_spec`; ``owned``: ``piece`` is the caller's own plain data (dicts,
+    lists, scalars, nothing shared), taken into the result instead of copied."""
+    out = dict(piece) if owned else {k: clone(v) for k, v in piece.items()}
     component_pod = {k: v for k, v in piece.items() if k in POD_SPEC_FIELDS}
     for block in ("leader", "worker"):
         part = out.get(block)
@@ -385,7 +399,7 @@ def fold_component_pod_spec(piece: Mapping[str, Any], *, path: str = "") -> dict
             continue
         own_pod = {k: v for k, v in part.items() if k in POD_SPEC_FIELDS}
         folded = _merged(
-            marshalled(component_pod, OME_POD_SPEC),
+            owned_marshalled(component_pod, OME_POD_SPEC),
             marshalled(own_pod, OME_POD_SPEC, nulls=True),
             f"{path}.{block}" if path else block,
         )
@@ -393,14 +407,24 @@ def fold_component_pod_spec(piece: Mapping[str, Any], *, path: str = "") -> dict
     return out
 
 
-def fill_scheduler_name(piece: Mapping[str, Any], scheduler_name: Any) -> dict[str, Any]:
+def fill_scheduler_name(
+    piece: Mapping[str, Any], scheduler_name: Any, *, copy: bool = True
+) -> dict[str, Any]:
     """The runtime's top-level ``schedulerName`` given to every level of the merged piece that has none
     (the piece, its ``leader`` and its ``worker``), as OME's ``MergeSchedulerName`` does after the
     merges in ``MergeRuntimeSpecs`` (its body is not in the index; this follows what ome-projects/ome
     ``merging_test.go`` ``TestMergeSchedulerName`` pins: set levels keep theirs, an empty top-level name
     changes nothing).
+
+    ``copy=False``: ``piece`` is the caller's own plain dict (as :func:`merge_component_spec` returns
+    it), filled in place and returned.
     """
-    out = {k: clone(v) for k, v in piece.items()}
+    out: dict[str, Any]
+    if copy:
+        out = {k: clone(v) for k, v in piece.items()}
+    else:
+        assert isinstance(piece, dict)
+        out = piece
     if not isinstance(scheduler_name, str) or not scheduler_name:
         return out
     for level in (out, out.get("leader"), out.get("worker")):

@@ -149,10 +149,12 @@ def build_runners(
         )
     # MergeRuntimeSpecs: the piece under serviceShell's empty role spec (MergeEngineSpec & co., which
     # fold the piece's pod fields into its leader and worker), then MergeSchedulerName.
+    # Both return data of this render's own, so neither it nor the split copies it again: the runners
+    # are edited in place, and the piece is read afterwards only for which blocks it has.
     piece = merge_component_spec(piece, {}, component) or {}
-    piece = fill_scheduler_name(piece, (runtime.spec.model_extra or {}).get("schedulerName"))
+    piece = fill_scheduler_name(piece, (runtime.spec.model_extra or {}).get("schedulerName"), copy=False)
     metadata = template_metadata(replica, runtime, piece, ctx)
-    shape = split_piece(piece, component)
+    shape = split_piece(piece, component, copy=False)
     # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.
     parts = [shape.primary, *([shape.worker] if shape.worker else [])]
     specs = {

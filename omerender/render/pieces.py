@@ -73,13 +73,15 @@ class PieceShape:
         return [self.primary, self.worker] if self.multi_pod and self.worker else [self.primary]
 
 
-def _pod_part(block: dict[str, Any]) -> dict[str, Any]:
-    return {k: clone(v) for k, v in block.items() if k not in _NOT_POD}
+def _pod_part(block: dict[str, Any], copy: bool) -> dict[str, Any]:
+    return {k: clone(v) if copy else v for k, v in block.items() if k not in _NOT_POD}
 
 
-def _runner(block: dict[str, Any]) -> dict[str, Any] | None:
+def _runner(block: dict[str, Any], copy: bool) -> dict[str, Any] | None:
     runner = block.get("runner")
-    return clone(runner) if isinstance(runner, dict) else None
+    if not isinstance(runner, dict):
+        return None
+    return clone(runner) if copy else runner
 
 
 def _worker_size(worker: dict[str, Any], key: str, *, multi_pod: bool) -> int:
@@ -100,7 +102,7 @@ def _worker_size(worker: dict[str, Any], key: str, *, multi_pod: bool) -> int:
     return size
 
 
-def split_piece(piece: dict[str, Any], component: str) -> PieceShape:
+def split_piece(piece: dict[str, Any], component: str, *, copy: bool = True) -> PieceShape:
     """The runner pods of a piece, shaped as ``RenderEngine`` / ``RenderDecoder`` shape them.
 
     Multi-pod only when the piece has both ``leader`` and ``worker`` (``Templates.MultiPod``). A ``leader``
@@ -108,17 +110,24 @@ def split_piece(piece: dict[str, Any], component: str) -> PieceShape:
     runner from the top level whose worker size still counts toward ``PARALLELISM_SIZE``. The leader
     never borrows the top-level runner (``EnginePodSpec`` takes ``Leader.Runner`` only). A router has no
     leader or worker (``RouterSpec`` has no such fields).
+
+    ``copy=False``: the pods and runners are the piece's own values, not copies, for a caller whose
+    piece is its own and is read afterwards only for which blocks it has.
     """
     if component == "router":
-        return PieceShape(RunnerPod("default", 1, _pod_part(piece), _runner(piece)), None, 0, False)
+        return PieceShape(
+            RunnerPod("default", 1, _pod_part(piece, copy), _runner(piece, copy)), None, 0, False
+        )
     key = PIECE_KEYS[component]
     leader, worker = piece.get("leader"), piece.get("worker")
     leader = leader if isinstance(leader, dict) else None
     worker = worker if isinstance(worker, dict) else None
     multi_pod = leader is not None and worker is not None
     block = leader if leader is not None else piece
-    primary = RunnerPod("leader" if multi_pod else "default", 1, _pod_part(block), _runner(block))
+    primary = RunnerPod("leader" if multi_pod else "default", 1, _pod_part(block, copy), _runner(block, copy))
     if worker is None:
         return PieceShape(primary, None, 0, False)
     size = _worker_size(worker, key, multi_pod=multi_pod)
-    return PieceShape(primary, RunnerPod("worker", size, _pod_part(worker), _runner(worker)), size, multi_pod)
+    return PieceShape(
+        primary, RunnerPod("worker", size, _pod_part(worker, copy), _runner(worker, copy)), size, multi_pod
+    )

@@ -518,3 +518,23 @@ def test_resolution_is_deterministic_and_leaves_the_catalog_untouched() -> None:
     first.spec["engineConfig"]["volumes"][0]["name"] = "mutated"
     assert [rt.model_dump(by_alias=True) for rt in (child, parent)] == before
     assert resolve_runtime(child, catalog).spec == second.spec
+
+
+def test_heads_sharing_ancestors_merge_the_shared_part_once_with_the_same_answer() -> None:
+    # n0 <- n1 <- n2 <- {n3, leaf-b}: each head's chain prefix n0..n2 is merged once per resolver.
+    objects = [*_chain(4), _rt("leaf-b", "n2", spec={"engineConfig": {"runner": {"image": "b"}}})]
+    catalog = Catalog.from_objects(objects)
+    shared = Resolver(catalog)
+    names = ["n3", "leaf-b", "n2", "n1"]
+    remembered = [shared.resolve(_get(catalog, name)) for name in names]
+    fresh = [Resolver(Catalog.from_objects(objects)).resolve(_get(catalog, name)) for name in names]
+    assert [r.spec for r in remembered] == [r.spec for r in fresh]
+    assert [r.runtime.spec for r in remembered] == [r.runtime.spec for r in fresh]
+    # Prefixes n0..n1, n0..n2, n0..n3, n0..n2+leaf-b: one entry each.
+    assert len(shared.memory.merged) == 4
+    # A head from outside the catalog is merged, not remembered; its ancestors' prefixes serve it.
+    candidate = RuntimeResource.model_validate(
+        _rt("leaf-c", "n2", spec={"engineConfig": {"runner": {"image": "c"}}})
+    )
+    assert shared.resolve(candidate).spec["engineConfig"]["runner"]["image"] == "c"
+    assert len(shared.memory.merged) == 4
