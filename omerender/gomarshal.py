@@ -237,8 +237,10 @@ def _omits(kind: int, value: Any) -> bool:
 
 
 def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: bool, own: bool) -> _Marshal:
-    # name -> (marshaller, omit kind, the marshaller without own); filled once this one is registered
+    # name -> (marshaller, omit kind, the marshaller without own): a field's entry is made when a value
+    # first holds it (a type's whole graph, built at once, cost a one-off render more than it saved)
     known: dict[str, tuple[_Marshal, int, _Marshal]] = {}
+    declared: dict[str, tuple[str, int]] = {}  # name -> (Go type, omit kind)
     # the fields without omitempty and what Go writes for each when the input leaves it out
     missing: list[tuple[str, Any]] = []
     scalars = _SCALARS
@@ -254,10 +256,13 @@ def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: 
             if item is None:
                 continue  # nil: written below if the field has no omitempty
             spec = get(key)
-            if spec is None:  # a key Go does not know: opaque, omitempty (unset as its input is)
-                if not _unset(item):
-                    out[key] = opaque(item)
-                continue
+            if spec is None:
+                if key in declared:
+                    spec = known[key] = field(key)
+                else:  # a key Go does not know: opaque, omitempty (unset as its input is)
+                    if not _unset(item):
+                        out[key] = opaque(item)
+                    continue
             cls = type(item)
             if cls in scalars:
                 kept = item  # every marshaller writes a scalar as it is
@@ -291,10 +296,13 @@ def _struct_marshaller(typ: str, fields: Mapping[str, tuple[bool, str]], nulls: 
                 out[name] = zero
         return out
 
+    def field(name: str) -> tuple[_Marshal, int, _Marshal]:
+        ftype, omit = declared[name]
+        return (_marshaller(ftype, nulls, own), omit, _marshaller(ftype, nulls, False))
+
     _MARSHALLERS[(typ, nulls, own)] = marshal
     for name, (omitempty, ftype) in fields.items():
-        omit = _omit_kind(ftype) if omitempty else _KEEP
-        known[name] = (_marshaller(ftype, nulls, own), omit, _marshaller(ftype, nulls, False))
+        declared[name] = (ftype, _omit_kind(ftype) if omitempty else _KEEP)
         if not omitempty:
             zero = _zero(ftype)
             if zero is not _SKIP and (zero is not None or nulls):
