@@ -81,7 +81,13 @@ def _make(cls: _C, *, frozen: bool, eq: bool) -> _C:
     undocumented = not cls.__doc__
     if undocumented:
         cls.__doc__ = cls.__name__
-    made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=True)
+    # Over a dataclass base, the standard library is told the truth about frozenness, so that its own
+    # check (a frozen and a non-frozen dataclass do not inherit from each other) applies; it then writes
+    # __setattr__/__delattr__, replaced below. Without such a base it is asked for no method at all.
+    over_dataclass = any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:])
+    made: Any = dataclasses.dataclass(
+        cls, init=False, repr=False, eq=False, slots=True, frozen=frozen and over_dataclass
+    )
     fields = dataclasses.fields(made)
     for field in fields:
         if field.kw_only is True:

@@ -355,3 +355,36 @@ def test_the_binder_sets_factories_and_post_init_fields_as_the_compiled_init() -
     assert (b.items, b.total, b.seen, b.marker) == (a.items, a.total, a.seen, a.marker)
     assert b.seen is not ours((3,)).seen
     assert getattr(ours.__init__, "__record_stand_in__", False)  # still the stand-in: few instances
+
+
+def test_a_record_over_a_record_or_dataclass_inherits_as_with_the_standard_library() -> None:
+    for make in (_stdlib, _ours):
+        base = _point(make)
+
+        @make()
+        class Child(base):  # type: ignore[valid-type, misc]
+            """A frozen class over a frozen base."""
+
+            z: int = 0
+
+        c = Child(1, z=3)
+        assert (c.x, c.z) == (1, 3)
+        assert repr(c).endswith("Child(x=1, y='y', tags=(), extra={}, z=3)")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            c.z = 4
+        with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+
+            @make(frozen=False)
+            class Thawed(base):  # type: ignore[valid-type, misc]
+                """Refused."""
+
+                w: int = 0
+
+        thawed_base = _point(make, frozen=False)
+        with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+
+            @make()
+            class Frozen(thawed_base):  # type: ignore[valid-type, misc]
+                """Refused."""
+
+                w: int = 0
