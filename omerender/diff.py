@@ -551,16 +551,19 @@ def _sequences(
 def _template_diff(where: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     if before == after:  # the common case in a large fleet: skip deepdiff
         return []
-    key = _diff_key(where, before, after)
-    if key is None:
+    rest = _unchanged_metadata_rest(before, after)
+    if rest is None:
+        return _template_diff_of(where, before, after)
+    rest_before, rest_after = rest
+    try:
+        key = (where, pickle.dumps(rest_before, _PICKLE), pickle.dumps(rest_after, _PICKLE))
+    except Exception:  # not plain data: diffed every time
         return _template_diff_of(where, before, after)
     changes = _TEMPLATE_DIFFS.get(key)
     if changes is None:
         if len(_TEMPLATE_DIFFS) >= _TEMPLATE_DIFFS_MAX:
             _TEMPLATE_DIFFS.clear()  # keep the memory bounded
         # Metadata equal, order and types included, gives no change and no path through it.
-        rest_before = {k: v for k, v in before.items() if k != "metadata"}
-        rest_after = {k: v for k, v in after.items() if k != "metadata"}
         changes = _TEMPLATE_DIFFS[key] = tuple(_template_diff_of(where, rest_before, rest_after))
     return list(changes)
 
@@ -572,21 +575,22 @@ _TEMPLATE_DIFFS: dict[tuple[str, bytes, bytes], tuple[Change, ...]] = {}
 _TEMPLATE_DIFFS_MAX: Final = 512
 
 
-def _diff_key(
-    where: str, before: Mapping[str, Any], after: Mapping[str, Any]
-) -> tuple[str, bytes, bytes] | None:
-    """The memo key of a template diff whose metadata is unchanged; None when it changed or the
-    templates are not plain data."""
+def _unchanged_metadata_rest(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Both templates without their metadata, when that metadata is unchanged (equal pickles); None
+    when it changed or the templates are not plain data."""
     if type(before) is not dict or type(after) is not dict:
         return None
     try:
         if pickle.dumps(before.get("metadata"), _PICKLE) != pickle.dumps(after.get("metadata"), _PICKLE):
             return None
-        rest_before = pickle.dumps([(k, v) for k, v in before.items() if k != "metadata"], _PICKLE)
-        rest_after = pickle.dumps([(k, v) for k, v in after.items() if k != "metadata"], _PICKLE)
-    except Exception:  # not plain data: diffed every time
+    except Exception:
         return None
-    return (where, rest_before, rest_after)
+    return (
+        {k: v for k, v in before.items() if k != "metadata"},
+        {k: v for k, v in after.items() if k != "metadata"},
+    )
 
 
 _PICKLE: Final = 5
