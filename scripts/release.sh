@@ -65,6 +65,7 @@ sed -i -E "s/(rev: v|@v)[0-9]+\.[0-9]+\.[0-9]+/\1$version/g" docs/ci-recipe.md R
 sed -i -E "s/omerender-[0-9]+\.[0-9]+\.[0-9]+-py3-none-any\.whl/omerender-$version-py3-none-any.whl/g" README.md
 
 rm -rf "$dist"
+mkdir -p "$(dirname "$dist")"
 python3 -m build --outdir "$dist" . >/dev/null 2>"$dist.log" || { cat "$dist.log" >&2; fail "the build failed"; }
 rm -f "$dist.log"
 test -f "$dist/omerender-$version.tar.gz" && test -f "$dist/omerender-$version-py3-none-any.whl" \

@@ -56,11 +56,13 @@ def test_a_release_sets_one_version_moves_the_changelog_builds_checks_and_tags(c
 
     done = _release(clone, version)
     assert done.returncode == 0, done.stderr + done.stdout
-    assert "Checking" in done.stdout and "PASSED" in done.stdout  # twine check --strict on both files
+    assert "Checking" in done.stdout
+    assert "PASSED" in done.stdout
 
     assert f'__version__ = "{version}"' in (clone / "omerender/__init__.py").read_text()
     chart = (clone / "charts/omereconcile/Chart.yaml").read_text()
-    assert f"\nversion: {version}\n" in chart and f'\nappVersion: "{version}"\n' in chart
+    assert f"\nversion: {version}\n" in chart
+    assert f'\nappVersion: "{version}"\n' in chart
     assert f"omereconcile:{version}\n" in (clone / "deploy/base/deployment.yaml").read_text()
     changelog = (clone / "CHANGELOG.md").read_text()
     fresh, released = changelog.split("## [Unreleased]\n", 1)[1].split(f"\n## [{version}] - ", 1)
@@ -83,10 +85,13 @@ def test_a_release_sets_one_version_moves_the_changelog_builds_checks_and_tags(c
 def test_a_release_is_refused_on_a_dirty_tree_or_a_version_that_is_not_newer(clone: Path) -> None:
     (clone / "README.md").write_text("changed\n")
     dirty = _release(clone, _next_version(clone))
-    assert dirty.returncode == 1 and "the working tree has changes" in dirty.stderr
+    assert dirty.returncode == 1
+    assert "the working tree has changes" in dirty.stderr
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", "README.md"], check=True)
 
     old = _release(clone, "0.0.1")
-    assert old.returncode == 1 and "must be newer than the package" in old.stderr
+    assert old.returncode == 1
+    assert "must be newer than the package" in old.stderr
     bad = _release(clone, "v1.0")
-    assert bad.returncode == 1 and "is not MAJOR.MINOR.PATCH" in bad.stderr
+    assert bad.returncode == 1
+    assert "is not MAJOR.MINOR.PATCH" in bad.stderr
