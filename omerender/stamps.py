@@ -78,16 +78,16 @@ def replica_selector(replica: InferenceReplica) -> dict[str, str]:
     return selector_of(replica.name_prefix, replica.spec.component)
 
 
-def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]], lws: list[tuple[str, str]]) -> None:
-    """``injectOMENativeEnv`` (workload/ops/render.go): drop the container's variables named like OME's,
-    then append OME's block. ``LWS_*`` come after it, only where the container does not set them."""
+def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]]) -> None:
+    """``injectOMENativeEnv`` (ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @ 4dfb96b1
+    and 7307c238, the same body): drop the container's variables named like OME's, then append OME's
+    block. Nothing else: Go sets no ``LWS_*`` variable (DECISIONS §3.6; ``omerender lint`` warns a
+    runtime that reads one, :mod:`omerender.lint_lws`)."""
     names = {name for name, _ in owned}
     env = [
         var for var in container.get("env") or () if not (isinstance(var, dict) and var.get("name") in names)
     ]
     env += [{"name": name, "value": value} for name, value in owned]
-    present = {var.get("name") for var in env if isinstance(var, dict)}
-    env += [{"name": name, "value": value} for name, value in lws if name not in present]
     container["env"] = env
 
 
@@ -193,7 +193,6 @@ def materialize_pod(
         (c.ENV_RUNNER_INDEX, str(runner_index)),
         (c.ENV_INSTANCE_SUBDOMAIN, instance_subdomain(prefix, component, at.index)),
     ]
-    lws: list[tuple[str, str]] = []
     if multi_pod:
         rank = 0
         for r in runners:
@@ -207,12 +206,6 @@ def materialize_pod(
             (c.ENV_INSTANCE_POD_RANK, str(rank)),
             (c.ENV_INSTANCE_POD_COUNT, str(pod_count)),
         ]
-        # LeaderWorkerSet's names, for multi-node runtimes written against LWS (DECISIONS §3.6).
-        lws = [
-            (c.ENV_LWS_LEADER_ADDRESS, address),
-            (c.ENV_LWS_GROUP_SIZE, str(pod_count)),
-            (c.ENV_LWS_WORKER_INDEX, str(rank)),
-        ]
     # backfillEmptyContainerNames names init containers too; only regular containers get the env.
     for container in spec.get("initContainers") or ():
         if not container.get("name"):
@@ -220,7 +213,7 @@ def materialize_pod(
     for container in spec.get("containers") or ():
         if not container.get("name"):
             container["name"] = c.MAIN_CONTAINER
-        _inject_env(container, env, lws)
+        _inject_env(container, env)
 
     if at.runner == c.RUNNER_WORKER and replica.spec.topology_key:
         _leader_affinity(spec, labels, replica.spec.topology_key)

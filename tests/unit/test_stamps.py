@@ -30,7 +30,7 @@ OME_ENV = [
     "OME_INSTANCE_SUBDOMAIN",
 ]
 MULTI_POD_ENV = ["OME_LEADER_ADDRESS", "OME_INSTANCE_POD_RANK", "OME_INSTANCE_POD_COUNT"]
-LWS_ENV = ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+LWS_ENV = ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]  # LeaderWorkerSet's; Go sets none
 
 
 def replica(name: str = "pool", component: str = "engine", **spec: Any) -> InferenceReplica:
@@ -247,7 +247,7 @@ def test_runner_index_is_zero_for_a_size_one_runner_even_at_ordinal_one() -> Non
 def test_multi_pod_env(runner: str, ordinal: int, rank: str, runner_index: str, size: str) -> None:
     p = make(replica(), gang(3), runner, ordinal, index=5)
     values = env(p["spec"]["containers"][0])
-    assert env_names(p["spec"]["containers"][0]) == OME_ENV + MULTI_POD_ENV + LWS_ENV
+    assert env_names(p["spec"]["containers"][0]) == OME_ENV + MULTI_POD_ENV
     address = "pool-engine-5-leader-0.pool-engine-headless"
     assert values["OME_RUNNER"] == runner
     assert values["OME_RUNNER_SIZE"] == size
@@ -255,9 +255,6 @@ def test_multi_pod_env(runner: str, ordinal: int, rank: str, runner_index: str, 
     assert values["OME_LEADER_ADDRESS"] == address
     assert values["OME_INSTANCE_POD_RANK"] == rank
     assert values["OME_INSTANCE_POD_COUNT"] == "4"
-    assert values["LWS_LEADER_ADDRESS"] == address
-    assert values["LWS_GROUP_SIZE"] == "4"
-    assert values["LWS_WORKER_INDEX"] == rank
 
 
 def test_single_pod_has_no_leader_address_or_lws_aliases() -> None:
@@ -265,13 +262,15 @@ def test_single_pod_has_no_leader_address_or_lws_aliases() -> None:
     assert names.isdisjoint(MULTI_POD_ENV + LWS_ENV)
 
 
-def test_lws_aliases_only_when_the_container_does_not_set_them() -> None:
+def test_multi_pod_pods_carry_no_lws_variables_but_keep_the_runtimes_own() -> None:
+    """Go's buildOMENativeEnv sets no LWS_* variable: a runtime's own LWS_GROUP_SIZE stays as written,
+    and no other LWS_* variable appears (DECISIONS §3.6)."""
     leader = tpl({"name": "ome-container", "env": [{"name": "LWS_GROUP_SIZE", "value": "custom"}]})
-    p = make(replica(), gang(2, leader=leader), "leader")
-    values = env(p["spec"]["containers"][0])
-    assert values["LWS_GROUP_SIZE"] == "custom"
-    assert values["LWS_LEADER_ADDRESS"] == "pool-engine-0-leader-0.pool-engine-headless"
-    assert env_names(p["spec"]["containers"][0]).count("LWS_GROUP_SIZE") == 1
+    for runner in ("leader", "worker"):
+        p = make(replica(), gang(2, leader=leader), runner)
+        names = env_names(p["spec"]["containers"][0])
+        own = ["LWS_GROUP_SIZE"] if runner == "leader" else []
+        assert [n for n in names if n.startswith("LWS_")] == own
 
 
 def test_empty_or_missing_container_name_becomes_ome_container() -> None:
