@@ -34,6 +34,11 @@ __all__ = [
     "selector_of",
 ]
 
+# The extended resource whose request makes a pod a TPU pod (constants.GoogleTPUResourceType), and the
+# inter-host port JAX/libtpu's mesh handshake uses (tpuProcessPort in workload/ops/render.go).
+TPU_RESOURCE = "google.com/tpu"
+TPU_PROCESS_PORT = 8476
+
 # PodGroup scheduleTimeoutSeconds: OME clamps the ready timeout into this window (01 §3.6).
 _PODGROUP_TIMEOUT_MIN = 60
 _PODGROUP_TIMEOUT_MAX = 600
@@ -89,6 +94,43 @@ def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]]) -> None
     ]
     env += [{"name": name, "value": value} for name, value in owned]
     container["env"] = env
+
+
+def _requests_tpu(spec: Mapping[str, Any]) -> bool:
+    """``podRequestsResource(pod, google.com/tpu)``: a regular container names the resource in its
+    limits or requests (any quantity, zero included: Go tests the key)."""
+    for container in spec.get("containers") or ():
+        resources = container.get("resources") or {}
+        for part in ("limits", "requests"):
+            if TPU_RESOURCE in (resources.get(part) or {}):
+                return True
+    return False
+
+
+def _tpu_env(
+    replica: InferenceReplica, runners: tuple[RenderedRunner, ...], index: int, rank: int
+) -> list[tuple[str, str]]:
+    """``buildTPUTopologyEnv`` (ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @
+    4dfb96b1 and 7307c238, the same body): the multi-host TPU coordinator variables of a pod in an
+    Instance of two pods or more; none for a single-pod Instance. The peer hosts are every pod's short
+    DNS name (``<pod>.<headless-service>``) in rank order, runners in declared order
+    (``buildInstancePeerHostnames``), so ``TPU_WORKER_HOSTNAMES[TPU_WORKER_ID]`` is the pod itself."""
+    prefix, component = replica.name_prefix, replica.spec.component
+    headless = headless_service_name(prefix, component)
+    hosts = [
+        f"{pod_name(prefix, component, index, r.name, ordinal)}.{headless}"
+        for r in runners
+        for ordinal in range(r.size)
+    ]
+    if len(hosts) < 2:
+        return []
+    return [
+        ("TPU_WORKER_HOSTNAMES", ",".join(hosts)),
+        ("TPU_WORKER_ID", str(rank)),
+        ("TPU_PROCESS_ADDRESSES", ",".join(f"{h}:{TPU_PROCESS_PORT}" for h in hosts)),
+        ("TPU_PROCESS_PORT", str(TPU_PROCESS_PORT)),
+        ("TPU_NAME", instance_subdomain(prefix, component, index)),
+    ]
 
 
 def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_key: str) -> None:
@@ -193,19 +235,23 @@ def materialize_pod(
         (c.ENV_RUNNER_INDEX, str(runner_index)),
         (c.ENV_INSTANCE_SUBDOMAIN, instance_subdomain(prefix, component, at.index)),
     ]
+    # instancePodRank: the sizes of the runners declared before this one, plus the ordinal.
+    rank = 0
+    for r in runners:
+        if r.name == at.runner:
+            rank += at.ordinal
+            break
+        rank += r.size
     if multi_pod:
-        rank = 0
-        for r in runners:
-            if r.name == at.runner:
-                rank += at.ordinal
-                break
-            rank += r.size
         address = leader_address(prefix, component, at.index)
         env += [
             (c.ENV_LEADER_ADDRESS, address),
             (c.ENV_INSTANCE_POD_RANK, str(rank)),
             (c.ENV_INSTANCE_POD_COUNT, str(pod_count)),
         ]
+    # injectOMENativeEnv: a pod that requests google.com/tpu also gets the TPU topology variables.
+    if _requests_tpu(spec):
+        env += _tpu_env(replica, runners, at.index, rank)
     # backfillEmptyContainerNames names init containers too; only regular containers get the env.
     for container in spec.get("initContainers") or ():
         if not container.get("name"):

@@ -479,3 +479,42 @@ def test_worker_pods_carry_the_leader_template_metadata() -> None:
     assert p["metadata"]["labels"]["role"] == "head"
     assert "only-worker" not in p["metadata"]["labels"]
     assert p["metadata"]["annotations"] == {"a": "leader"}
+
+
+TPU_ENV = ["TPU_WORKER_HOSTNAMES", "TPU_WORKER_ID", "TPU_PROCESS_ADDRESSES", "TPU_PROCESS_PORT", "TPU_NAME"]
+
+
+@pytest.mark.parametrize(
+    ("resources", "tpu"),
+    [
+        ({"limits": {"google.com/tpu": "4"}}, True),
+        ({"requests": {"google.com/tpu": "0"}}, True),  # Go tests the key, not the quantity
+        ({"limits": {"nvidia.com/gpu": "8"}}, False),
+    ],
+)
+def test_tpu_topology_env_follows_a_tpu_request(resources: dict[str, Any], tpu: bool) -> None:
+    """injectOMENativeEnv → buildTPUTopologyEnv: a pod naming google.com/tpu in any regular container's
+    limits or requests gets the TPU variables after OME's block, on every regular container."""
+    leader = tpl({"name": "ome-container", "resources": resources}, {"name": "side"})
+    p = make(replica(), gang(2, leader=leader), "leader")
+    for container in p["spec"]["containers"]:
+        assert env_names(container) == OME_ENV + MULTI_POD_ENV + (TPU_ENV if tpu else [])
+
+
+def test_tpu_env_values_and_a_tpu_request_in_an_init_container_only() -> None:
+    worker = tpl({"name": "ome-container", "resources": {"limits": {"google.com/tpu": "4"}}})
+    p = make(replica(), gang(2, worker=worker), "worker", 1, index=3)
+    values = env(p["spec"]["containers"][0])
+    hosts = [f"pool-engine-3-{r}.pool-engine-headless" for r in ("leader-0", "worker-0", "worker-1")]
+    assert values["TPU_WORKER_HOSTNAMES"] == ",".join(hosts)
+    assert values["TPU_WORKER_ID"] == "2"
+    assert values["TPU_PROCESS_ADDRESSES"] == ",".join(f"{h}:8476" for h in hosts)
+    assert values["TPU_PROCESS_PORT"] == "8476"
+    assert values["TPU_NAME"] == "pool-engine-3"
+    # podRequestsResource reads regular containers only.
+    init_only = tpl(initContainers=[{"name": "warm", "resources": {"limits": {"google.com/tpu": "4"}}}])
+    names = env_names(make(replica(), gang(2, leader=init_only), "leader")["spec"]["containers"][0])
+    assert not set(TPU_ENV) & set(names)
+    # A single-pod Instance has one peer host: no TPU variables.
+    single_tpu = tpl({"name": "ome-container", "resources": {"limits": {"google.com/tpu": "8"}}})
+    assert env_names(make(replica(), single(single_tpu))["spec"]["containers"][0]) == OME_ENV
