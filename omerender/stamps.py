@@ -31,6 +31,7 @@ __all__ = [
     "owner_reference_of",
     "pod_group",
     "replica_selector",
+    "schedule_timeout_seconds",
     "selector_of",
 ]
 
@@ -38,10 +39,6 @@ __all__ = [
 # inter-host port JAX/libtpu's mesh handshake uses (tpuProcessPort in workload/ops/render.go).
 TPU_RESOURCE = "google.com/tpu"
 TPU_PROCESS_PORT = 8476
-
-# PodGroup scheduleTimeoutSeconds: OME clamps the ready timeout into this window (01 §3.6).
-_PODGROUP_TIMEOUT_MIN = 60
-_PODGROUP_TIMEOUT_MAX = 600
 
 
 @record
@@ -320,20 +317,41 @@ def headless_service(replica: InferenceReplica) -> dict[str, Any]:
     }
 
 
+def schedule_timeout_seconds(
+    instance_ready_timeout_seconds: float | None, bounds: tuple[float, float] | None = None
+) -> int | None:
+    """A gang's ``scheduleTimeoutSeconds``, or None to leave it unset (the scheduler's own default).
+
+    ``scheduleTimeoutSeconds`` in ome-projects/ome ``pkg/controller/v1beta1/workload/podgroup/podgroup.go``
+    @ dcfb4135 (the one stored ome-projects version): the Instance ready timeout's whole seconds
+    (``int32(d.Seconds())``, truncated); with no operator bounds (``plan.GangScheduleTimeout`` nil) that
+    value as it is when positive and unset otherwise; with bounds ``(min, max)`` a value that is not
+    positive or under ``min`` becomes ``min``, one over ``max`` becomes ``max``. The earlier
+    sgl-project/ome version (bb4fa1ee, ``clampScheduleTimeoutSeconds``) always clamped into [60, 600];
+    the standalone one replaced that. Where the operator's bounds are configured (a ConfigMap key) is
+    not in the index, so the reconciler passes none."""
+    derived = int(instance_ready_timeout_seconds or 0)
+    if bounds is None:
+        return derived if derived > 0 else None
+    low, high = int(bounds[0]), int(bounds[1])
+    if derived <= 0 or derived < low:
+        return low
+    if derived > high:
+        return high
+    return derived
+
+
 def pod_group(
     replica: InferenceReplica,
     index: int,
     pod_count: int,
     *,
     instance_ready_timeout_seconds: float | None,
+    schedule_timeout_bounds: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """The scheduler-plugins PodGroup of a multi-pod Instance, created before its pods (01 §3.6)."""
-    timeout = int(instance_ready_timeout_seconds or 0)
-    timeout = (
-        _PODGROUP_TIMEOUT_MIN
-        if timeout <= 0
-        else min(max(timeout, _PODGROUP_TIMEOUT_MIN), _PODGROUP_TIMEOUT_MAX)
-    )
+    """The scheduler-plugins PodGroup of a multi-pod Instance, created before its pods
+    (``BuildPodGroup``, ome-projects/ome ``workload/podgroup/podgroup.go`` @ dcfb4135):
+    ``scheduleTimeoutSeconds`` from :func:`schedule_timeout_seconds`, absent when that is None."""
     labels = replica_selector(replica)
     labels[c.LABEL_INSTANCE_INDEX] = str(index)
     metadata: dict[str, Any] = {
@@ -344,9 +362,13 @@ def pod_group(
     }
     if replica.spec.topology_key:
         metadata["annotations"] = {c.ANNOTATION_TOPOLOGY_KEY: replica.spec.topology_key}
+    spec: dict[str, Any] = {"minMember": pod_count}
+    timeout = schedule_timeout_seconds(instance_ready_timeout_seconds, schedule_timeout_bounds)
+    if timeout is not None:
+        spec["scheduleTimeoutSeconds"] = timeout
     return {
         "apiVersion": "scheduling.x-k8s.io/v1alpha1",
         "kind": "PodGroup",
         "metadata": metadata,
-        "spec": {"minMember": pod_count, "scheduleTimeoutSeconds": timeout},
+        "spec": spec,
     }

@@ -461,12 +461,29 @@ def test_pod_group() -> None:
 
 
 @pytest.mark.parametrize(
-    ("timeout", "expected"), [(None, 60), (0, 60), (-5, 60), (10, 60), (600, 600), (1800, 600)]
+    ("timeout", "expected"),
+    [(None, None), (0, None), (-5, None), (0.9, None), (10, 10), (90.7, 90), (600, 600), (1800, 1800)],
 )
-def test_pod_group_timeout_is_clamped(timeout: float | None, expected: int) -> None:
+def test_pod_group_timeout_is_the_ready_timeout_without_operator_bounds(
+    timeout: float | None, expected: int | None
+) -> None:
+    """podgroup.go scheduleTimeoutSeconds @ dcfb4135, no GangScheduleTimeout clamp: the ready timeout's
+    whole seconds when positive, else the field is left unset (the scheduler's default)."""
     group = pod_group(replica(), 0, 2, instance_ready_timeout_seconds=timeout)
-    assert group["spec"]["scheduleTimeoutSeconds"] == expected
+    assert group["spec"].get("scheduleTimeoutSeconds") == expected
+    assert group["spec"]["minMember"] == 2
     assert "annotations" not in group["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("timeout", "expected"), [(None, 60), (0, 60), (-5, 60), (10, 60), (300, 300), (600, 600), (1800, 600)]
+)
+def test_pod_group_timeout_with_operator_bounds(timeout: float | None, expected: int) -> None:
+    """With a GangScheduleTimeout clamp {Min: 1m, Max: 10m}: unusable or short → Min, long → Max."""
+    group = pod_group(
+        replica(), 0, 2, instance_ready_timeout_seconds=timeout, schedule_timeout_bounds=(60, 600)
+    )
+    assert group["spec"]["scheduleTimeoutSeconds"] == expected
 
 
 def test_worker_pods_carry_the_leader_template_metadata() -> None:
