@@ -24,6 +24,8 @@ a block reason             error     the render blocks (``ParentNotFound``, ``Ru
 ``RuntimeForAnotherSize``  warning   the selected runtime declares a ``modelSizeRange`` the model's
                                      size was never checked against (the model declares none, or one
                                      OME reads as 0)
+``LwsVariableUnset``       warning   a multi-pod runtime reads ``LWS_*`` variables OMENative pods do not
+                                     carry; names the ``OME_*`` one to use (:mod:`omerender.lint_lws`)
 =========================  ========  ================================================================
 """
 
@@ -37,6 +39,7 @@ from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
+from omerender.lint_lws import LWS_VARIABLE, lws_problems
 from omerender.models import (
     InferenceReplica,
     InferenceReplicaSpec,
@@ -79,6 +82,7 @@ CODES: Final[Mapping[str, str]] = {
     SCHEMA: "rendered templates the API server would refuse",
     NAME_TIE_BREAK: "selections decided by the runtime's name alone",
     OTHER_SIZE: "selected runtimes built for another model size",
+    LWS_VARIABLE: "multi-pod runtimes reading LeaderWorkerSet variables OME does not set",
 }
 # How many of the runtimes passed over a no-runtime finding names.
 CLOSEST = 3
@@ -435,6 +439,9 @@ def _lint_part(
         except OmeRenderError as exc:
             findings.append((position, _finding(subject, component, str(exc), type(exc).__name__)))
             continue
+        if isinstance(subject, RuntimeResource):  # once per runtime, not per model that selects it
+            for problem in lws_problems(result.runners):
+                findings.append((position, _finding(subject, component, problem, LWS_VARIABLE, "warning")))
         if validate is None:
             continue
         for runner in result.runners:
