@@ -139,15 +139,15 @@ TEMPLATES = [
     "{{" + "(" * 100 + "1" + ")" * 100 + "}}",
     "{{ if 1 }}" * 3000 + "{{ end }}" * 3000,
     "{{ with 1 }}" * 80 + "{{ end }}" * 80,
-    "{{ printf \"%d\" 1e309 }}",
-    "{{ printf \"%0999999999d\" 1 }}",
-    "{{ printf \"%*d\" 999999999 1 }}",
-    "{{ printf \"%.999999999f\" 1.0 }}",
+    '{{ printf "%d" 1e309 }}',
+    '{{ printf "%0999999999d" 1 }}',
+    '{{ printf "%*d" 999999999 1 }}',
+    '{{ printf "%.999999999f" 1.0 }}',
     "{{ index .Name 99999999999999999999 }}",
     "{{ slice .Name 0 99999999999 }}",
     "{{ len 1 }}",
     "{{ print " + "1 " * 20000 + "}}",
-    "{{ .Name | printf \"%q\" | printf \"%q\" }}",
+    '{{ .Name | printf "%q" | printf "%q" }}',
     "{{ $x := 1 }}" * 2000,
     "{{ and " + "1 " * 5000 + "}}",
     "{{ eq 1 1.5 }}",
@@ -156,12 +156,12 @@ TEMPLATES = [
     "{{ .Name.Foo.Bar }}",
     "{{ /* c */ }}",
     "{{- -}}",
-    "{{ template \"x\" }}",
-    "{{ block \"b\" . }}{{ end }}",
-    "{{ define \"d\" }}{{ end }}",
+    '{{ template "x" }}',
+    '{{ block "b" . }}{{ end }}',
+    '{{ define "d" }}{{ end }}',
     "{{ break }}",
     "{{ .Name",
-    "{{ \"\\ud800\" }}",
+    '{{ "\\ud800" }}',
     "{{ '\\U0010ffff' }}",
     "{{ '\\U00110000' }}",
 ]
@@ -202,7 +202,9 @@ class Mutation:
     value: Any = None
 
     def __repr__(self) -> str:
-        return f"{self.kind} doc{self.doc} at {'.'.join(map(str, self.path)) or '(root)'}: {self.value!r:.120}"
+        return (
+            f"{self.kind} doc{self.doc} at {'.'.join(map(str, self.path)) or '(root)'}: {self.value!r:.120}"
+        )
 
 
 @dataclass
@@ -306,7 +308,9 @@ def propose(rng: random.Random, docs: list[Any]) -> Mutation:
     if roll < 0.72:
         cms = [i for i, x in enumerate(docs) if isinstance(x, dict) and x.get("kind") == "ConfigMap"]
         if cms:
-            return Mutation("config", rng.choice(cms), ("data", rng.choice(CONFIG_KEYS)), rng.choice(CONFIG_VALUES))
+            return Mutation(
+                "config", rng.choice(cms), ("data", rng.choice(CONFIG_KEYS)), rng.choice(CONFIG_VALUES)
+            )
         return Mutation("add-config", d, (), (rng.choice(CONFIG_KEYS), rng.choice(CONFIG_VALUES)))
     if roll < 0.78:
         return Mutation(
@@ -333,13 +337,19 @@ def apply(docs: list[Any], m: Mutation) -> list[Any]:
         target = _get(docs[m.doc], m.path[:-1]) if m.path else None
         if m.path and not isinstance(target, dict | list):
             return docs
-        if m.path and isinstance(target, list) and not (
-            isinstance(m.path[-1], int) and m.path[-1] < len(target)
+        if (
+            m.path
+            and isinstance(target, list)
+            and not (isinstance(m.path[-1], int) and m.path[-1] < len(target))
         ):
             return docs
-        if m.path and isinstance(target, dict) and m.kind != "config" and m.path[-1] not in target:
-            if m.kind != "name":
-                return docs
+        if (
+            m.path
+            and isinstance(target, dict)
+            and m.kind not in ("config", "name")
+            and m.path[-1] not in target
+        ):
+            return docs
     except (KeyError, IndexError, TypeError):
         return docs
     if m.kind in ("hostile", "retype", "template", "name"):

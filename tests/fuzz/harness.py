@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tests.fuzz.generate import Case, build, files_of
 
@@ -202,7 +202,7 @@ def run_library(case: Case, folder: Path, pick: int) -> Finding | None:
 class _Kube:
     """The cluster the webhook reads: the case's objects (listed by kind) and its ConfigMap."""
 
-    PLURALS = {
+    PLURALS: ClassVar[dict[str, str]] = {
         "clusterservingruntimes": "ClusterServingRuntime",
         "servingruntimes": "ServingRuntime",
         "clusterbasemodels": "ClusterBaseModel",
@@ -282,7 +282,9 @@ def run(case: Case, index: int = 0) -> Finding | None:
         return run_cli(case, folder)
 
 
-def shrink(case: Case, finding: Finding, index: int, runner: Callable[[Case, int], Finding | None] = run) -> Case:
+def shrink(
+    case: Case, finding: Finding, index: int, runner: Callable[[Case, int], Finding | None] = run
+) -> Case:
     """The case with as few mutations as still give a finding of the same kind."""
     current = case
     changed = True
