@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from omereconcile.simulate.cluster import Sim
@@ -136,15 +137,44 @@ def test_rollback_to_a_stored_revision_and_forward_again(sim: Sim, driver: Drive
     driver.run(lambda s: _rolled(s, v2))
 
 
-def test_rollback_to_a_missing_revision_rolls_to_spec_and_warns(sim: Sim, driver: Driver) -> None:
+def test_rollback_to_a_missing_revision_rolls_to_spec_silently(sim: Sim, driver: Driver) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler.go @ 4dfb96b1,
+    Reconcile's canary-rollback block: a name that resolves to no ControllerRevision ("stable CR
+    GC'd — nothing to roll back to; proceed normally") rolls to the spec and records nothing."""
     _start(sim, driver)
     v2 = _new_revision(sim)
     sim.update_spec(pacing={"rollbackToRevision": "llama-pool-engine-deadbeef"})
     driver.run(lambda s: _rolled(s, v2))
+    assert [e for e in sim.events if "Rollback" in e.event_reason] == []
+
+
+def test_rollback_to_a_foreign_revision_rolls_to_spec_and_warns(sim: Sim, driver: Driver) -> None:
+    """A revision another object controls is never rolled onto (Go reads it without checking the
+    controller; ours refuses it): the replica rolls to the spec and one Warning says why and what to do."""
+    v1 = _start(sim, driver)
+    foreign = copy.deepcopy(sim.revisions[v1])
+    foreign["metadata"]["name"] = "llama-pool-engine-f0e1d2c3"
+    foreign["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "other",
+            "uid": "other-uid",
+            "controller": True,
+        }
+    ]
+    sim.revisions["llama-pool-engine-f0e1d2c3"] = foreign
+    v2 = _new_revision(sim)
+    sim.update_spec(pacing={"rollbackToRevision": "llama-pool-engine-f0e1d2c3"})
+    driver.run(lambda s: _rolled(s, v2))
     warnings = [e for e in sim.events if e.event_reason == "RollbackRevisionNotFound"]
     assert len(warnings) == 1
     assert warnings[0].type == "Warning"
-    assert "llama-pool-engine-deadbeef" in warnings[0].message
+    assert warnings[0].message == (
+        "pacing.rollbackToRevision llama-pool-engine-f0e1d2c3 names a ControllerRevision that "
+        f"InferenceReplica {sim.replica['metadata']['namespace']}/llama-pool does not control; rolling "
+        f"to the spec's revision {v2} (name one of this replica's revisions, or remove the field)"
+    )
 
 
 def test_pause_holds_updates_and_new_instances_then_releases(sim: Sim, driver: Driver) -> None:
