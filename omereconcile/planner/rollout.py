@@ -191,8 +191,12 @@ def plan_instances(
         serving = _serving(ctx, pods_r)
         if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
             # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
-            # its revision's backoff. Freeze stops repair; Recover keeps it (at the Instance's own revision).
-            if ctx.freeze:
+            # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
+            # CreateCommittedIndices) runs the Create pass only for a create already committed, and
+            # PauseModeRecover repairs through the RestartPolicy alone: so under Recover only an
+            # Instance whose restart policy repairs (a gang by default) is rebuilt, at its own
+            # revision; a single-pod Instance (policy None) and every Instance under Freeze wait.
+            if ctx.paused and (ctx.freeze or ctx.restart_policy == "None"):
                 new_rows.append(r)
                 continue
             rt = row_target(r)

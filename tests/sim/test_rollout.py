@@ -213,7 +213,12 @@ def _kill(sim: Sim, name: str) -> None:
     del sim.pods[name]
 
 
-def test_pause_recover_repairs_freeze_does_not(sim: Sim, driver: Driver) -> None:
+def test_pause_rebuilds_no_lost_single_pod_instance_in_either_mode(sim: Sim, driver: Driver) -> None:
+    """Go ``workload/plan_decision.go`` ``Plan`` / ``ops/create.go`` ``CreateCommittedIndices``
+    (ome-projects/ome): a paused Component runs the Create pass only for a committed create, and
+    ``PauseModeRecover`` repairs through the RestartPolicy alone, which a single-pod Instance leaves at
+    ``None``. So a lost single-pod Instance stays ``Pending`` under Freeze and under Recover, and the
+    unpause rebuilds it (incarnation kept)."""
     _start(sim, driver)
     sim.update_spec(paused=True, pauseMode="Freeze")
     _kill(sim, "llama-pool-engine-0-default-0")
@@ -224,8 +229,26 @@ def test_pause_recover_repairs_freeze_does_not(sim: Sim, driver: Driver) -> None
     assert sim.rows()[0]["phase"] == "Pending"
     assert "InstanceDemoted" in sim.event_reasons()
     sim.update_spec(pauseMode="Recover")
+    for _ in range(5):
+        driver.one_pass()
+        sim.advance(5)
+    assert sim.live_pods() == []
+    assert sim.rows()[0]["phase"] == "Pending"
+    sim.update_spec(paused=False)
     driver.run(lambda s: ready(s) and s.live_pods() == ["llama-pool-engine-0-default-0"])
     assert sim.rows()[0]["incarnation"] == 1  # the rebuild of a Pending Instance keeps it
+
+
+def test_freeze_lets_a_committed_create_finish(sim: Sim, driver: Driver) -> None:
+    """Go ``holds/pause.go`` ``pauseHeldOperation``: "a committed create finishes the set it
+    started", under Freeze too; ``CreateCommittedIndices`` completes and promotes it while paused."""
+    _start(sim, driver)
+    sim.update_spec(replicas=2)
+    driver.run(lambda s: any(r["index"] == 1 and r["phase"] == "Creating" for r in s.rows()))
+    sim.update_spec(paused=True, pauseMode="Freeze")
+    driver.run(lambda s: all(r["phase"] == "Ready" and not r.get("operation") for r in s.rows()))
+    assert len(sim.rows()) == 2
+    assert sorted(sim.live_pods()) == ["llama-pool-engine-0-default-0", "llama-pool-engine-1-default-0"]
 
 
 def test_min_ready_seconds_paces_the_drain_exactly(sim: Sim, driver: Driver) -> None:
