@@ -54,6 +54,8 @@ reconciler image, which installs only the ``reconcile`` extra, imports ``omereco
 
 from __future__ import annotations
 
+from omerender.diff.catalog_changes import CatalogChange, catalog_changes
+from omerender.diff.comment import to_markdown as review_to_markdown
 from omerender.diff.outcome import Blocked, Outcome, outcome
 from omerender.diff.replicas import ReplicaDiff, diff_replica, diff_replicas
 from omerender.diff.reports import (
@@ -66,6 +68,7 @@ from omerender.diff.reports import (
     to_text,
     uid_note,
 )
+from omerender.diff.review import Cost, Group, Review, build_review
 from omerender.diff.templates import (
     Change,
     natural_key,
@@ -79,10 +82,16 @@ __all__ = [
     "DEFAULT_MARKDOWN_CHARS",
     "LINE_LIMIT",
     "Blocked",
+    "CatalogChange",
     "Change",
+    "Cost",
+    "Group",
     "Outcome",
     "ReplicaDiff",
+    "Review",
     "Status",
+    "build_review",
+    "catalog_changes",
     "counts",
     "diff_replica",
     "diff_replicas",
@@ -91,6 +100,7 @@ __all__ = [
     "normalise_template",
     "outcome",
     "parse_fail_on",
+    "review_to_markdown",
     "summary",
     "template_changes",
     "to_json",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from omerender._records import record
+from omerender.accelerators import accelerator_count, accelerator_resource_names
 from omerender.catalog import CLUSTER_SCOPED, Catalog, CatalogKey
 from omerender.diff.verdicts import _MESSAGE_LIMIT
-from omerender.errors import BlockReason, RenderBlocked
-from omerender.models import InferenceReplica, ModelResource
+from omerender.errors import BlockReason, OmeRenderError, RenderBlocked
+from omerender.inheritance import catalog_resolver
+from omerender.models import InferenceReplica, ModelResource, RuntimeResource
 from omerender.preview import revision_of
 from omerender.render import RenderedRunner, render
 
@@ -39,6 +41,15 @@ class Outcome:
     short: str = ""
     # Set when the revision name is for an empty uid (:attr:`omerender.preview.RevisionInfo.uid_notice`).
     uid_notice: str | None = None
+    # The catalog objects this render read (the runtime's inheritance chain root first, the model, its
+    # fine-tuned weights): the review names the changed ones as a roll's cause.
+    reads: tuple[CatalogKey, ...] = ()
+    # Instances (``spec.replicas``, at least 1), and one Instance's pods and accelerators as OME counts
+    # them (:func:`omerender.accelerators.accelerator_count` per container, the catalog's
+    # ``acceleratorResources``): they survive the trip from a worker process, the runners do not.
+    instances: int = 1
+    pods: int = 0
+    gpus: int = 0
 
     @property
     def runtime(self) -> str | None:
@@ -121,17 +132,26 @@ def outcome(
     file's (:func:`omerender.preview.revision_of`); without one, :attr:`Outcome.uid_notice` says when
     the name is for an empty uid.
     """
+    model = catalog.model_for(replica)
+    weights = tuple(
+        ("FineTunedWeight", "", name)
+        for name in (replica.spec.model_ref.fine_tuned_weights or () if replica.spec.model_ref else ())
+    )
+    model_reads = ((_model_key(model),) if model is not None else ()) + weights
     try:
         result = render(replica, catalog)
         revision = revision_of(result, uid=uid)
     except RenderBlocked as blocked:
-        model = catalog.model_for(replica) if unknown_models else None
         unknown = model is not None and _model_key(model) in unknown_models
         return Outcome(
             blocked=Blocked(blocked.reason.value, blocked.message),
             unknown=unknown,
             short=_short_message(replica, catalog, blocked),
+            reads=model_reads,
+            instances=replica.spec.effective_replicas,
         )
+    chain = _chain(catalog, result.runtime_kind, replica.namespace, result.runtime_name)
+    names = accelerator_resource_names(catalog.accelerator_resources)
     return Outcome(
         revision=revision.name,
         runners=result.runners,
@@ -141,4 +161,41 @@ def outcome(
         runtime_kind=result.runtime_kind,
         runtime_name=result.runtime_name,
         uid_notice=revision.uid_notice,
+        reads=chain + model_reads,
+        instances=replica.spec.effective_replicas,
+        pods=sum(r.size for r in result.runners),
+        gpus=sum(r.size * _pod_gpus(r, names) for r in result.runners),
     )
+
+
+def _pod_gpus(runner: RenderedRunner, names: tuple[str, ...]) -> int:
+    """One pod's accelerators: each container's as ``isvcutils.GetGpuCountFromContainer`` counts them."""
+    spec = runner.template.get("spec") or {}
+    try:
+        return sum(accelerator_count(c, names) for c in spec.get("containers") or ())
+    except RenderBlocked:  # a malformed quantity: the render reported it already, if it matters
+        return 0
+
+
+def runtime_key(runtime: RuntimeResource) -> CatalogKey:
+    """A runtime's key in :class:`~omerender.catalog.Catalog`: (kind, namespace or "", name)."""
+    namespace = "" if runtime.kind in CLUSTER_SCOPED else (runtime.metadata.namespace or "default")
+    return (runtime.kind, namespace, runtime.metadata.name)
+
+
+def _chain(catalog: Catalog, kind: str | None, namespace: str, name: str | None) -> tuple[CatalogKey, ...]:
+    """The keys of the runtime's inheritance chain, root first (OME's ``status.inheritanceChain``)."""
+    if name is None:
+        return ()
+    runtime = catalog.named_runtime(kind, namespace, name)
+    if runtime is None:
+        return ()
+
+    def resolve() -> tuple[CatalogKey, ...]:
+        try:
+            chain = catalog_resolver(catalog).resolve(runtime).chain
+        except OmeRenderError:
+            return (runtime_key(runtime),)
+        return tuple(runtime_key(rt) for rt in chain)
+
+    return catalog.memoized(("diff-chain", runtime_key(runtime)), resolve)
