@@ -344,3 +344,103 @@ def test_captures_are_unchanged_by_a_copy_of_the_inputs() -> None:
     before = copy.deepcopy(obj)
     _screen(obj)
     assert obj == before  # the tree does not write into what it read
+
+
+# -- --watch: redrawn from watch events, throttled ------------------------------------------------------
+
+
+class WatchingKube(FakeKube):
+    """``FakeKube`` with watches: the replica's changes come from ``push``; other watches stay quiet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import queue
+
+        self.current = replica()
+        self.changes: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.watches: list[tuple[str, str]] = []
+
+    def request(self, method: str, path: str, *, query: Any = None, **kw: Any) -> dict[str, Any]:
+        if path.endswith("/inferencereplicas"):
+            return {"metadata": {"resourceVersion": "359"}, "items": [copy.deepcopy(self.current)]}
+        if path.endswith("/inferencereplicas/pool"):
+            return copy.deepcopy(self.current)
+        out = super().request(method, path, query=query, **kw)
+        out.setdefault("metadata", {"resourceVersion": "359"})
+        return out
+
+    def list(self, path: str, **query: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query)
+
+    def get(self, path: str, **query: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query)
+
+    def watch(self, path: str, *, resource_version: str, **_: Any) -> Any:
+        import queue
+
+        from omereconcile.kube import WatchEvent
+
+        self.watches.append((path, resource_version))
+        if not path.endswith("/inferencereplicas"):
+            import time
+
+            time.sleep(0.3)
+            return
+        while True:
+            try:
+                obj = self.changes.get(timeout=0.3)
+            except queue.Empty:
+                return
+            self.current = obj
+            yield WatchEvent("MODIFIED", copy.deepcopy(obj))
+
+
+def _steps(kube: WatchingKube, n: int) -> None:
+    import time
+
+    for i in range(n):
+        obj = replica()
+        obj["metadata"]["resourceVersion"] = str(400 + i)
+        op = obj["status"]["instanceStatuses"][0]["operation"]
+        op["step"] = "Drain" if i == n - 1 else f"Surge{i}"
+        kube.changes.put(obj)
+        time.sleep(0.02)
+
+
+def _watch(out: io.StringIO, kube: WatchingKube, n: int) -> int:
+    import threading
+
+    pusher = threading.Timer(0.3, _steps, (kube, n))
+    pusher.start()
+    try:
+        return main(
+            ["rollout", "get", "ir/pool", "-n", NS, "--watch", "--timeout", "2s"],
+            out=out,
+            err=io.StringIO(),
+            connect=lambda _a: kube,  # type: ignore[arg-type,return-value]
+        )
+    finally:
+        pusher.join()
+
+
+def test_watch_redraws_from_watch_events_at_most_four_times_a_second_as_snapshots_when_piped() -> None:
+    kube = WatchingKube()
+    out = io.StringIO()
+    assert _watch(out, kube, 30) == 0
+    snapshots = out.getvalue().split("\n\nName:")
+    # 30 changes in ~0.6 s: the first screen, then at most 4 a second over the 2 s.
+    assert 2 <= len(snapshots) <= 1 + 2 * 4 + 1, len(snapshots)
+    assert "Update/Drain" in snapshots[-1]
+    assert "\x1b[" not in out.getvalue()
+    # list then watch from the list's resourceVersion (not a GET's), as the controller's reflector does
+    assert (f"/apis/ome.io/v1beta1/namespaces/{NS}/inferencereplicas", "359") in kube.watches
+
+
+def test_watch_on_a_terminal_redraws_in_place() -> None:
+    kube = WatchingKube()
+    out = Tty()
+    assert _watch(out, kube, 3) == 0
+    screens = out.getvalue().split("\x1b[H\x1b[2J")
+    assert screens[0] == ""
+    assert len(screens) >= 3
+    assert "Update/Drain" in screens[-1]
