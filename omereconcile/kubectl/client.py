@@ -282,5 +282,10 @@ class Client:
         items = self.items(self.ns_path("v1", "pods"), labelSelector=selector)
         return sorted(items, key=lambda p: str(p["metadata"]["name"]))
 
-    def events(self, involved: str) -> list[dict[str, Any]]:
-        return self.items(self.ns_path("v1", "events"), fieldSelector=f"involvedObject.name={involved}")
+    def events(self, kind: str, name: str, uid: str, event_type: str = "") -> list[dict[str, Any]]:
+        """The events of one object: its kind, name and UID (a name alone also matches the events of an
+        earlier object of that name, such as a pod deleted and created again, or another kind)."""
+        selector = f"involvedObject.kind={kind},involvedObject.name={name},involvedObject.uid={uid}"
+        if event_type:
+            selector += f",type={event_type}"
+        return self.items(self.ns_path("v1", "events"), fieldSelector=selector)

@@ -153,13 +153,14 @@ def run_status(ctx: Ctx) -> int:
         known = ",".join(map(str, sorted(rows))) or "none"
         raise CommandError(f'inferencereplica "{name}" reports no Instance {args.index} (Instances: {known})')
     component = (replica.get("spec") or {}).get("component") or ""
-    pods = [
-        _pod_view(p)
-        for p in client.pods(name, f"{k.LABEL_COMPONENT}={component},{k.LABEL_INSTANCE_INDEX}={args.index}")
-    ]
-    events = [e for e in client.events(name) if e.get("type") == "Warning"]
-    for pod in pods:
-        events += [e for e in client.events(str(pod["name"])) if e.get("type") == "Warning"]
+    listed = client.pods(name, f"{k.LABEL_COMPONENT}={component},{k.LABEL_INSTANCE_INDEX}={args.index}")
+    pods = [_pod_view(p) for p in listed]
+    # By kind, name and UID: a name alone also picks up an earlier pod's (or another kind's) events.
+    meta = replica.get("metadata") or {}
+    events = client.events(k.REPLICA_KIND, name, str(meta.get("uid") or ""), "Warning")
+    for pod in listed:
+        pmeta = pod.get("metadata") or {}
+        events += client.events("Pod", str(pmeta.get("name")), str(pmeta.get("uid") or ""), "Warning")
     events.sort(key=_event_time)
     recent = [
         {

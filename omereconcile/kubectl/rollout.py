@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from omereconcile import replica_table
-from omereconcile.kubectl import state
+from omereconcile.kubectl import live, state
 from omereconcile.kubectl.client import CommandError, parse_duration, replica_target
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
@@ -60,7 +60,7 @@ def watch_flag(argv: list[str]) -> list[str]:
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     rollout = sub.add_parser(
-        "rollout", help="the roll of a replica: status, history, undo, pause, resume, restart"
+        "rollout", help="the roll of a replica: status, get, history, undo, pause, resume, restart"
     )
     verbs = rollout.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -76,6 +76,30 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     status.add_argument("--timeout", default="0", help="stop following after this long (0: never)")
     status.add_argument("-o", "--output", choices=["table", "json", "yaml"], default="table")
     status.set_defaults(func=run_status)
+
+    get = verbs.add_parser(
+        "get",
+        parents=[common],
+        help="the roll as a tree: replica, revisions, Instances, pods, recent Warning events",
+    )
+    get.add_argument("target", metavar="ir/NAME")
+    get.add_argument(
+        "-w",
+        "--watch",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="redraw on every change (watch events, at most a few times a second) until interrupted",
+    )
+    get.add_argument("--timeout", default="0", help="with --watch: stop after this long, exit 0 (0: never)")
+    get.add_argument("--events-since", default="5m", help="Warning events of this last while (default 5m)")
+    get.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="auto (default): on a terminal, unless NO_COLOR is set",
+    )
+    get.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table")
+    get.set_defaults(func=live.run_get)
 
     history = verbs.add_parser("history", parents=[common], help="the replica's ControllerRevisions")
     history.add_argument("target", metavar="ir/NAME")
