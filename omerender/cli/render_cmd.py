@@ -183,13 +183,14 @@ def run(args: argparse.Namespace) -> int:
     if result.revision.uid_notice is not None:
         hint = "" if replica.metadata.isvc_controller_ref else "; pass --uid with the replica's uid"
         uid_note = f"{result.revision.uid_notice}{hint}"
-        print(f"render: note: {uid_note}", file=sys.stderr)
     if args.output == "json":
         _print_json(docs)
-        return _invalid(docs) if args.validate else 0
-    if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
-        sys.stdout.write(f"# {assumed.note()}\n")
-    if uid_note is not None:  # so does one whose revision name is provisional
-        sys.stdout.write(f"# {uid_note}\n")
-    sys.stdout.write(dump_stream(docs))
+    else:
+        if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
+            sys.stdout.write(f"# {assumed.note()}\n")
+        if uid_note is not None:  # so does one whose revision name is provisional
+            sys.stdout.write(f"# {uid_note}\n")
+        sys.stdout.write(dump_stream(docs))
+    if uid_note is not None:  # after the output: an output that cannot be written is said first
+        print(f"render: note: {uid_note}", file=sys.stderr)
     return _invalid(docs) if args.validate else 0
