@@ -161,6 +161,12 @@ class OperatorSettings:
     # lifecycle.autoMigrate.maxAttempts: relocation directives per Instance (planner/relocation.py);
     # zero (unset) turns relocation off, as OME's manager without an autoMigrate budget.
     auto_migrate_max_attempts: int = 0
+    # lifecycle.retryBlockHistoryLimit: how many RetryBlocks of revisions other than the update
+    # revision status keeps (Go inferencereplica/reconciler.go lifecycleSettings.RetryBlockHistoryLimit,
+    # ome-projects/ome 4dfb96b1: "Nil keeps every historical block"). None: no cap.
+    retry_block_history_limit: int | None = None
+    # Why a present retryBlockHistoryLimit was not usable (Go treats it as unconfigured).
+    retry_block_history_limit_invalid: str | None = None
 
 
 def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
@@ -200,6 +206,20 @@ def _identity(block: Mapping[str, Any] | None) -> ControllerIdentity | None:
     )
 
 
+def _history_limit(raw: Any) -> tuple[int | None, str | None]:
+    """``lifecycle.retryBlockHistoryLimit`` (Go ``LifecycleConfig.ToRetryBlockHistoryLimit``, read
+    through its test at ome-projects/ome: absent yields no cap; a non-positive value is an error the
+    caller treats as unconfigured, so it does not stop the manager)."""
+    if raw is None:
+        return None, None
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw < 1:
+        return None, (
+            f"lifecycle.retryBlockHistoryLimit: {raw!r} is not a positive integer; every RetryBlock "
+            "is kept (set a positive count, or remove the key)"
+        )
+    return raw, None
+
+
 def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
     """Build settings from a ConfigMap's ``data``. ``None`` (no ConfigMap) gives the defaults."""
     data = data or {}
@@ -214,6 +234,7 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
     teardown_deadline: timedelta | None = None
     teardown_invalid: str | None = None
     retry_policy, retry_invalid = _retry_policy(lifecycle.get("updateRetry"))
+    history, history_invalid = _history_limit(lifecycle.get("retryBlockHistoryLimit"))
     teardown = lifecycle.get("teardown")
     if isinstance(teardown, Mapping) and teardown.get("deadline") not in (None, ""):
         raw = teardown["deadline"]
@@ -240,6 +261,8 @@ def settings_from_configmap(data: Mapping[str, str] | None) -> OperatorSettings:
         accelerator_resources=_accelerators(data),
         force_delete=_force_delete(lifecycle.get("forceDelete")),
         auto_migrate_max_attempts=_auto_migrate(lifecycle.get("autoMigrate")),
+        retry_block_history_limit=history,
+        retry_block_history_limit_invalid=history_invalid,
     )
 
 

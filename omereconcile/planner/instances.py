@@ -264,8 +264,7 @@ def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row |
             # Go workload/ops delete_batch.go announceOverdueDrains: once per overdue episode, recorded
             # on the row as lastFailure (reason DrainOverdue, time = the deadline), which the
             # DrainOverdue condition reads; the drain itself goes on.
-            names = sorted(p.name for p in pods)
-            detail = f"{len(pods)} pod(s) still Terminating ({', '.join(names)})"
+            detail, pod_name = overdue_drain_detail(pods)
             overdue = timedelta(seconds=round((ctx.now - op.deadline).total_seconds()))
             out.event(
                 "Warning",
@@ -274,7 +273,7 @@ def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row |
                 f"(deadline {format_time(op.deadline)}); {detail}",
             )
             failure = {
-                "podName": names[0],
+                "podName": pod_name,
                 "reason": "DrainOverdue",
                 "message": detail,
                 "time": format_time(op.deadline),
@@ -282,6 +281,25 @@ def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row |
             return replace(row, last_failure=failure)
         out.wake(op.deadline)
     return row
+
+
+def overdue_drain_detail(pods: Sequence[PodView]) -> tuple[str, str]:
+    """What an overdue drain still waits on, and the record's pod: Go ``ops/delete_batch.go``
+    ``overdueDrainPodDetail`` and ``overdueDrainPodName`` (ome-projects/ome, the version that carries
+    ``announceOverdueDrains``). Pods with a deletion timestamp are "still Terminating", the others
+    (not yet asked to terminate, still in rotation) "still draining", each list by name; the record
+    names the first Terminating pod, else the first pod."""
+    ordered = sorted(pods, key=lambda p: p.name)
+    terminating = [p.name for p in ordered if p.terminating]
+    pending = [p.name for p in ordered if not p.terminating]
+    parts = []
+    if terminating:
+        parts.append(f"{len(terminating)} pod(s) still Terminating ({', '.join(terminating)})")
+    if pending:
+        parts.append(f"{len(pending)} pod(s) still draining ({', '.join(pending)})")
+    detail = "; ".join(parts) or "no pods observed"
+    first = terminating[0] if terminating else (ordered[0].name if ordered else "")
+    return detail, first
 
 
 def _overdue_announced(row: Row, deadline: datetime) -> bool:

@@ -125,11 +125,19 @@ class RetryBook:
         if block is not None and block.state == BACKOFF_STATE:
             self.blocks[target] = replace(block, state=IN_PROGRESS_STATE)
 
-    def cap_history(self, update: str) -> None:
-        """Go ``pruneRetryBlocks``: the update revision's block stays; of the others, the oldest by
-        ``lastFailureAt`` go until three remain (a stable sort, so ties keep their order)."""
+    def cap_history(self, update: str, limit: int | None) -> None:
+        """The end-of-pass RetryBlock cap: the update revision's block stays; of the others, the
+        oldest by ``lastFailureAt`` go until ``limit`` remain (a stable sort, so ties keep their order).
+
+        Go: the newest stored reconciler (``inferencereplica/reconciler.go`` 4dfb96b1) takes the cap
+        from the operator's ``lifecycle.retryBlockHistoryLimit`` ("Nil keeps every historical
+        block"); the order is the earlier ``status_writer.go`` ``pruneRetryBlocks`` (ae43378d), whose
+        fixed cap was ``MAX_HISTORICAL_BLOCKS``. The newest prune's own body is not in the index.
+        ``None``: nothing is capped."""
+        if limit is None:
+            return
         others = [k for k in self.blocks if not update or k != update]
-        excess = len(others) - MAX_HISTORICAL_BLOCKS
+        excess = len(others) - limit
         if excess <= 0:
             return
         for key in sorted(others, key=lambda k: self.blocks[k].last_failure_at)[:excess]:

@@ -183,7 +183,7 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
         in_play = {str(old.get("currentRevision") or ""), str(old.get("updateRevision") or ""), ctx.target}
         in_play |= {r.operation.target_revision for r in old_rows if r.operation is not None}
         retry.prune_superseded(in_play)
-    retry.cap_history(ctx.spec_revision)
+    retry.cap_history(ctx.spec_revision, ctx.world.settings.retry_block_history_limit)
 
 
 def build_status(

@@ -13,8 +13,10 @@ from datetime import timedelta
 from typing import Any
 
 from omereconcile.planner.counters import component_counters, instance_counters
+from omereconcile.planner.instances import overdue_drain_detail
 from omereconcile.planner.out import Out
 from omereconcile.planner.rows import Operation, Row
+from omereconcile.settings import OperatorSettings, settings_from_configmap
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import Endpoints, PodView, format_time
@@ -178,11 +180,13 @@ def test_a_successful_retry_removes_its_block_and_promotes(sim: Sim, driver: Dri
     assert "retryBlocks" not in sim.status
 
 
-def test_retry_blocks_keep_three_historical_and_drop_superseded_ones_unless_paused(
-    sim: Sim, driver: Driver
-) -> None:
-    """status_writer.go pruneRetryBlocks (3 historical, oldest lastFailureAt first, order kept) and
-    retryblock_prune.go PruneSupersededRetryBlocks (not while paused)."""
+def test_retry_blocks_keep_the_configured_history_and_drop_superseded_ones_unless_paused() -> None:
+    """lifecycle.retryBlockHistoryLimit 3 (reconciler.go 4dfb96b1; the order of status_writer.go
+    pruneRetryBlocks: oldest lastFailureAt first, order kept) and retryblock_prune.go
+    PruneSupersededRetryBlocks (not while paused)."""
+    sim = Sim(settings=OperatorSettings(retry_block_history_limit=3))
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
     _start(sim, driver)
     sim.update_spec(paused=True)
     driver.run(lambda s: s.status.get("observedGeneration") == 2)
@@ -199,6 +203,30 @@ def test_retry_blocks_keep_three_historical_and_drop_superseded_ones_unless_paus
     sim.update_spec(paused=None)
     driver.one_pass()
     assert "retryBlocks" not in sim.status  # none names a revision still in play
+
+
+def test_retry_blocks_are_all_kept_without_a_history_limit(sim: Sim, driver: Driver) -> None:
+    """No lifecycle.retryBlockHistoryLimit: "Nil keeps every historical block" (reconciler.go
+    4dfb96b1 lifecycleSettings); the fixed cap of three is gone."""
+    _start(sim, driver)
+    sim.update_spec(paused=True)
+    driver.run(lambda s: s.status.get("observedGeneration") == 2)
+    t = [format_time(sim.now - timedelta(minutes=m)) for m in (50, 40, 30, 20, 10)]
+    sim.status["retryBlocks"] = [_block(f"old-{i}", "Held", t[i]) for i in range(5)]
+    driver.one_pass()
+    assert [b["targetRevision"] for b in sim.status["retryBlocks"]] == [f"old-{i}" for i in range(5)]
+
+
+def test_retry_block_history_limit_is_read_from_the_operator_configmap() -> None:
+    """A positive count is the cap; a non-positive one is reported and treated as unset (Go
+    ToRetryBlockHistoryLimit: "a non-positive value is an error the caller treats as unconfigured")."""
+    ok = settings_from_configmap({"lifecycle": '{"retryBlockHistoryLimit": 2}'})
+    assert (ok.retry_block_history_limit, ok.retry_block_history_limit_invalid) == (2, None)
+    bad = settings_from_configmap({"lifecycle": '{"retryBlockHistoryLimit": 0}'})
+    assert bad.retry_block_history_limit is None
+    assert bad.retry_block_history_limit_invalid is not None
+    assert "lifecycle.retryBlockHistoryLimit" in bad.retry_block_history_limit_invalid
+    assert settings_from_configmap({}).retry_block_history_limit is None
 
 
 # -- conditions (status.go) ------------------------------------------------------------------------------
@@ -252,6 +280,25 @@ def test_drain_overdue_is_announced_once_on_the_row_and_read_back_as_the_conditi
     assert f"(deadline {deadline}); 1 pod(s) still Terminating ({POD1})" in events[0]
     cond = sim.condition("DrainOverdue") or {}
     assert (cond["status"], cond["message"]) == ("False", "no drain is past its deadline")
+
+
+def test_drain_overdue_detail_tells_terminating_pods_from_pods_still_draining() -> None:
+    """ops delete_batch.go overdueDrainPodDetail / overdueDrainPodName: pods with a deletion timestamp
+    are "still Terminating", the rest "still draining"; the record names the first Terminating pod."""
+
+    def pod(name: str, deleting: bool) -> PodView:
+        meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": name}
+        if deleting:
+            meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        return PodView.from_dict({"metadata": meta, "spec": {}, "status": {}})
+
+    pods = [pod("p-c", False), pod("p-b", True), pod("p-a", False)]
+    assert overdue_drain_detail(pods) == (
+        "1 pod(s) still Terminating (p-b); 2 pod(s) still draining (p-a, p-c)",
+        "p-b",
+    )
+    assert overdue_drain_detail([pod("p-a", False)]) == ("1 pod(s) still draining (p-a)", "p-a")
+    assert overdue_drain_detail([]) == ("no pods observed", "")
 
 
 def test_instance_ready_timeout_condition_texts(sim: Sim, driver: Driver) -> None:

@@ -1,0 +1,118 @@
+"""The reconciler's Go-parity classes (issue 37) on the real control plane: a rollback naming no
+revision, which Instance a scale-down keeps, and what a Recover pause repairs. Each expectation is
+OME's Go (cited per test); the planner rules are pinned in the sim tier, these show them on a cluster."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from helpers import apply, events, example_replica, live_pods, replica
+from reconciler_proc import Reconciler
+from test_reconciler_rollout import _patch
+from test_status_truth import _node, _one_more_elsewhere, silenced  # noqa: F401 (the fixture)
+
+from testbed.testing import Cluster
+
+POD = "llama-pool-engine-{}-default-0"
+
+
+def _settled(cluster: Cluster, ns: str, n: int) -> bool:
+    st = replica(cluster, ns).get("status") or {}
+    rows = st.get("instanceStatuses") or []
+    return (
+        len(rows) == n
+        and all(r["phase"] == "Ready" and not r.get("operation") for r in rows)
+        and st.get("servingReplicas") == n
+    )
+
+
+def _rows(cluster: Cluster, ns: str) -> list[dict[str, Any]]:
+    return list((replica(cluster, ns).get("status") or {}).get("instanceStatuses") or [])
+
+
+def test_rollback_to_a_missing_revision_rolls_to_the_spec_without_an_event(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go inferencereplica/reconciler.go @ 4dfb96b1, Reconcile's canary-rollback block: a name that
+    resolves to no ControllerRevision is "nothing to roll back to; proceed normally": no event."""
+    rec = reconcilers()
+    apply(cluster, example_replica(namespace, replicas=1))
+    rec.wait("Ready", lambda: _settled(cluster, namespace, 1), timeout=60)
+    _patch(cluster, namespace, {"pacing": {"rollbackToRevision": "llama-pool-engine-deadbeef"}})
+    rec.wait(
+        "the generation observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    time.sleep(2)
+    assert _settled(cluster, namespace, 1)
+    reasons = sorted({e["reason"] for e in events(cluster, namespace)})
+    print("events after the rollback pin:", reasons)
+    assert "RollbackRevisionNotFound" not in reasons
+
+
+def test_scale_down_keeps_the_serving_instance(
+    cluster: Cluster,
+    reconcilers: Callable[..., Reconciler],
+    namespace: str,
+    silenced: list[str],  # noqa: F811
+) -> None:
+    """Go workload/plan.go @ 4dfb96b1 instancePlanIndices / scaleDownRank / keepsPreference: a Ready
+    Instance whose pod left rotation (its node stopped reporting) ranks below a serving one, so 2 -> 1
+    retires Instance 0 and keeps Instance 1."""
+    rec = reconcilers()
+    apply(cluster, example_replica(namespace, replicas=1))
+    rec.wait("Instance 0 Ready", lambda: _settled(cluster, namespace, 1), timeout=60)
+    node_a = _node(cluster, namespace, POD.format(0))
+    _one_more_elsewhere(cluster, rec, namespace, 2, [node_a])
+    rec.wait("2 Instances Ready", lambda: _settled(cluster, namespace, 2), timeout=60)
+    silenced.append(node_a)
+    cluster.kubelet.silence_node(node_a)
+    rec.wait(
+        "Instance 0 out of rotation",
+        lambda: any(r["index"] == 0 and r.get("servingPodCount") == 0 for r in _rows(cluster, namespace)),
+    )
+    cluster.kubectl("scale", "inferencereplica", "llama-pool", "-n", namespace, "--replicas=1")
+
+    def retired() -> list[int] | None:
+        rows = _rows(cluster, namespace)
+        gone = [i for i in (0, 1) if i not in {r["index"] for r in rows}]
+        going = [r["index"] for r in rows if r["phase"] == "Deleting"]
+        return sorted(gone + going) or None
+
+    chosen = rec.wait("an Instance retired", retired)
+    print("retired after 2 -> 1 with Instance 0 out of rotation:", chosen)
+    assert chosen == [0]
+    assert POD.format(1) in [p["metadata"]["name"] for p in live_pods(cluster, namespace)]
+
+
+def test_recover_pause_does_not_rebuild_a_lost_single_pod_instance(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go workload/plan_decision.go Plan + ops/create.go CreateCommittedIndices (a paused Component
+    creates only what a committed create started) and PauseModeRecover (repair is the RestartPolicy,
+    None for a single-pod Instance): a deleted pod is not recreated until the unpause."""
+    rec = reconcilers()
+    apply(cluster, example_replica(namespace, replicas=1))
+    rec.wait("Ready", lambda: _settled(cluster, namespace, 1), timeout=60)
+    _patch(cluster, namespace, {"paused": True, "pauseMode": "Recover"})
+    rec.wait(
+        "the pause observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    uid = live_pods(cluster, namespace)[0]["metadata"]["uid"]
+    cluster.kubectl("delete", "pod", POD.format(0), "-n", namespace, "--wait=true")
+    time.sleep(4)
+    names = [p["metadata"]["name"] for p in live_pods(cluster, namespace) if p["metadata"]["uid"] != uid]
+    phases = [r["phase"] for r in _rows(cluster, namespace)]
+    print("4 s after the loss under pauseMode Recover: pods", names, "rows", phases)
+    assert (names, phases) == ([], ["Pending"])
+    _patch(cluster, namespace, {"paused": False})
+    rec.wait("rebuilt on unpause", lambda: _settled(cluster, namespace, 1), timeout=60)
