@@ -9,7 +9,6 @@ its operator asked for.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 from omerender.accelerators import ACCELERATOR_RESOURCES_KEY, parse_accelerator_resources
 from omerender.catalog import ControllerIdentity
+from omerender.jsonlike import loads_bounded
 
 __all__ = [
     "ForceDeletePolicy",
@@ -50,6 +50,8 @@ _UNIT_SECONDS = {
     "m": 60.0,
     "h": 3600.0,
 }
+# time.Duration is int64 nanoseconds: time.ParseDuration refuses a longer one (about 2,562,047 hours).
+_MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
 _TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
@@ -75,7 +77,7 @@ def parse_go_duration(text: str) -> timedelta:
             raise SettingsError(f"time: invalid duration {text!r}")
         total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
         pos = m.end()
-    if pos == 0:
+    if pos == 0 or total > _MAX_DURATION_SECONDS:  # Go's int64 nanoseconds overflow: the same error
         raise SettingsError(f"time: invalid duration {text!r}")
     return timedelta(seconds=sign * total)
 
@@ -166,8 +168,8 @@ def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
     if raw is None:
         return None
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = loads_bounded(raw)
+    except ValueError:  # JsonLimitError included: past the depth or digit limits
         return None  # OME ignores a key whose JSON does not parse
     return value if isinstance(value, Mapping) else None
 

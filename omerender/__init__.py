@@ -3,6 +3,28 @@
 Import from here; everything else is an implementation module. :func:`load` reads manifests from
 files, folders, streams, text and kustomizations (the one reader of files, and only those given). The error tree is documented in
 :mod:`omerender.errors`.
+
+Rendering the seed example, from the repository's root (CI runs this as a doctest)::
+
+    >>> from omerender import load, preview
+    >>> loaded = load("examples/catalog", "examples/llama-pool.yaml")
+    >>> (replica,) = loaded.replicas()
+    >>> result = preview(replica, loaded.catalog(), instances=2)
+    >>> result.render.runtime_name, result.render.model_name
+    ('vllm-llama-3-2-1b-instruct', 'llama-3-2-1b-instruct')
+    >>> [pod["metadata"]["name"] for pod in result.pods]
+    ['llama-pool-engine-0-default-0', 'llama-pool-engine-1-default-0']
+    >>> result.revision.name  # for an empty uid: a file's replica has none (see uid_notice)
+    'llama-pool-engine-b6933b21'
+
+A replica that cannot render raises :class:`RenderBlocked` with OME's reason and words::
+
+    >>> from omerender import Catalog, RenderBlocked
+    >>> try:
+    ...     preview(replica, Catalog.from_objects([]))
+    ... except RenderBlocked as blocked:
+    ...     print(blocked.reason.value)
+    ModelNotFound
 """
 
 from __future__ import annotations

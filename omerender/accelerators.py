@@ -7,7 +7,6 @@ names. Absent, blank or empty means NVIDIA only (``InferenceServicesConfig.Accel
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
@@ -15,6 +14,7 @@ from typing import Any, Final
 
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.gojson import InvalidQuantityError, canonical_quantity
+from omerender.jsonlike import loads_bounded
 
 __all__ = [
     "ACCELERATOR_RESOURCES_KEY",
@@ -44,7 +44,7 @@ def parse_accelerator_resources(text: str | None) -> tuple[str, ...]:
     if text is None or not text.strip():
         return ()
     try:
-        value = json.loads(text)
+        value = loads_bounded(text)
     except ValueError as exc:
         raise ValueError(f"{ACCELERATOR_RESOURCES_KEY} is not valid JSON ({exc})") from None
     if value is None:

@@ -17,7 +17,6 @@ value fails the render in Go too) but change no pod.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 from omerender._records import record
 from omerender.errors import OmeRenderError
 from omerender.gojson_syntax import check_valid
-from omerender.jsonlike import clone
+from omerender.jsonlike import JsonLimitError, clone, loads_bounded
 
 __all__ = [
     "CONFIG_MAP_NAME",
@@ -150,7 +149,10 @@ def parse_deploy_config(text: str) -> DeployDefaults:
     syntax = check_valid(text)
     if syntax is not None:
         raise DeployConfigError(f"unable to parse deploy config json: {syntax}")
-    block = json.loads(text, parse_float=_Float)
+    try:
+        block = loads_bounded(text, parse_float=_Float)
+    except JsonLimitError as exc:
+        raise DeployConfigError(f"unable to parse deploy config json: {exc}") from None
     if block is None:
         block = {}
     if not isinstance(block, dict):

@@ -7,6 +7,8 @@ exactly this message.
 
 from __future__ import annotations
 
+from omerender.jsonlike import MAX_DEPTH
+
 __all__ = ["check_valid"]
 
 _WS = " \t\r\n"
@@ -32,6 +34,15 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
+        self.depth = 0
+
+    def enter(self) -> None:
+        # Go's scanner refuses nesting past maxNestingDepth (10,000: "invalid character '[' exceeded
+        # max depth"); this recursive scan stops at MAX_DEPTH, far below Python's recursion limit and
+        # far above any value OME reads (a deploy block, a container).
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Fail(f"nested deeper than {MAX_DEPTH} levels (the limit); flatten the value")
 
     def fail(self, c: str, context: str) -> _Fail:
         return _Fail(f"invalid character {_quote_char(c)} {context}")
@@ -54,9 +65,13 @@ class _Scan:
         self.skip_ws()
         c = self.take()
         if c == "{":
+            self.enter()
             self.obj()
+            self.depth -= 1
         elif c == "[":
+            self.enter()
             self.arr()
+            self.depth -= 1
         elif c == '"':
             self.string()
         elif c == "-" or "0" <= c <= "9":

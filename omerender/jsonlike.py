@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "clone", "json_problem"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_NODES", "JsonLimitError", "clone", "json_problem", "loads_bounded"]
 
 # Kubernetes objects nest a few dozen levels at most (a CRD's schema of a PodSpec is the deepest
 # thing users write); the recursive code downstream (merges, encoders, YAML dumps) stays far from
@@ -15,6 +17,10 @@ MAX_DEPTH: Final = 100
 # Far above any real object; bounds the cost of a value that shares sub-values many times over (what a
 # YAML alias bomb becomes once loaded), since every copy and merge walks each shared value again.
 MAX_NODES: Final = 500_000
+
+# The longest integer a JSON value read from a user may hold: Kubernetes integers have at most 19 digits,
+# and a longer one only costs (Python's int() is quadratic in the digits and refuses past 4,300).
+MAX_DIGITS: Final = 400
 
 # date covers datetime: a YAML loader turns unquoted timestamps into them, and the Go encoder reads them.
 _SCALARS: Final = (str, int, float, bool, date, type(None))
@@ -112,3 +118,46 @@ def json_problem(value: Any) -> tuple[str, str] | None:
                 path
             ), f"a {type(item).__name__} is not JSON data; use a string, number, list or map"
     return None
+
+
+class JsonLimitError(ValueError):
+    """A JSON text breaks :data:`MAX_DEPTH` or :data:`MAX_DIGITS`; the message names the limit."""
+
+
+_STRING_OR_BRACKET: Final = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped; one flat pass, any depth."""
+    depth = deepest = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise JsonLimitError(
+            f"an integer of {digits} digits is out of range (Kubernetes integers have at most 19)"
+        )
+    return int(text)
+
+
+def loads_bounded(text: str | bytes, **options: Any) -> Any:
+    """``json.loads`` for text a user wrote (a ConfigMap value): nesting past :data:`MAX_DEPTH` and
+    integers past :data:`MAX_DIGITS` digits raise :class:`JsonLimitError` naming the limit, before
+    Python's recursion limit or its integer-length limit is reached with their own words. Go's
+    ``encoding/json`` bounds nesting too (at 10,000: ``exceeded max depth``); no configuration nests
+    past a handful of levels. Other errors are ``json.loads``'s ValueError."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    if _depth(text) > MAX_DEPTH:
+        raise JsonLimitError(f"nested deeper than {MAX_DEPTH} levels (the limit); flatten the value")
+    options.setdefault("parse_int", _bounded_int)
+    return json.loads(text, **options)

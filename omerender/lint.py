@@ -24,6 +24,8 @@ a block reason             error     the render blocks (``ParentNotFound``, ``Ru
 ``RuntimeForAnotherSize``  warning   the selected runtime declares a ``modelSizeRange`` the model's
                                      size was never checked against (the model declares none, or one
                                      OME reads as 0)
+``LwsVariableUnset``       warning   a multi-pod runtime reads ``LWS_*`` variables OMENative pods do not
+                                     carry; names the ``OME_*`` one to use (:mod:`omerender.lint_lws`)
 =========================  ========  ================================================================
 """
 
@@ -37,6 +39,7 @@ from omerender._records import record
 from omerender.catalog import Catalog
 from omerender.errors import InvalidObjectError, OmeRenderError, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
+from omerender.lint_lws import LWS_VARIABLE, lws_problems
 from omerender.models import (
     InferenceReplica,
     InferenceReplicaSpec,
@@ -57,7 +60,16 @@ from omerender.selection import (
     parse_model_size,
 )
 
-__all__ = ["CODES", "Closest", "Finding", "LintReport", "lint", "lint_objects", "no_runtime_finding"]
+__all__ = [
+    "CODES",
+    "Closest",
+    "Finding",
+    "LintReport",
+    "closest_runtimes",
+    "lint",
+    "lint_objects",
+    "no_runtime_finding",
+]
 
 COMPONENTS = ("engine", "decoder", "router")
 Validator = Callable[[Mapping[str, Any]], Sequence[str]]
@@ -79,6 +91,7 @@ CODES: Final[Mapping[str, str]] = {
     SCHEMA: "rendered templates the API server would refuse",
     NAME_TIE_BREAK: "selections decided by the runtime's name alone",
     OTHER_SIZE: "selected runtimes built for another model size",
+    LWS_VARIABLE: "multi-pod runtimes reading LeaderWorkerSet variables OME does not set",
 }
 # How many of the runtimes passed over a no-runtime finding names.
 CLOSEST = 3
@@ -208,29 +221,39 @@ def _size_fits(runtime: RuntimeResource, model: ModelResource) -> bool:
     )
 
 
-def _likeness(runtime: RuntimeResource, model: ModelResource) -> int:
-    """How many of the model's architecture, format, framework and size the runtime's best entry
-    shares: a display order for the runtimes passed over, which decides nothing."""
+def _likeness(runtime: RuntimeResource, model: ModelResource) -> tuple[int, int, int, int]:
+    """What of the model the runtime's best entry shares, in the selector's own order of importance:
+    (architecture, format, framework, size fits). Compared as a tuple, so a runtime of another
+    architecture never ranks ahead of one that matches, and size only separates runtimes alike in
+    format and architecture (selector.go checks format and architecture before it reads the size). A
+    display order for the runtimes passed over, which decides nothing."""
     spec = model.spec
-    best = 0
+    best = (0, 0, 0)
     for entry in runtime.spec.supported_model_formats:
         ours, theirs = entry.model_framework, spec.model_framework
         shared = (
-            (entry.model_architecture == spec.model_architecture)
-            + (entry.model_format is not None and entry.model_format.name == spec.model_format.name)
-            + (
+            int(entry.model_architecture == spec.model_architecture),
+            int(entry.model_format is not None and entry.model_format.name == spec.model_format.name),
+            int(
                 (ours is None and theirs is None)
                 or (ours is not None and theirs is not None and ours.name == theirs.name)
-            )
+            ),
         )
         best = max(best, shared)
-    return best + _size_fits(runtime, model) if best else 0
+    return (*best, int(_size_fits(runtime, model))) if any(best) else (0, 0, 0, 0)
 
 
-def _closest(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Closest, ...]:
+def closest_runtimes(exclusions: Sequence[Exclusion], model: ModelResource) -> tuple[Closest, ...]:
+    """The :data:`CLOSEST` runtimes selection passed over that come nearest to serving ``model``:
+    matching architecture first, then format, framework, size fit, then how far the selector's
+    checks got (``evaluateRuntime``'s order), then name."""
     ranked = sorted(
         exclusions,
-        key=lambda ex: (-_likeness(ex.runtime, model), -_STAGE[ex.cause], ex.runtime.metadata.name),
+        key=lambda ex: (
+            tuple(-x for x in _likeness(ex.runtime, model)),
+            -_STAGE[ex.cause],
+            ex.runtime.metadata.name,
+        ),
     )
     return tuple(Closest(ex.runtime.kind, ex.runtime.metadata.name, ex.reason) for ex in ranked[:CLOSEST])
 
@@ -239,7 +262,7 @@ def no_runtime_finding(model: ModelResource, report: SelectionReport) -> Finding
     """The finding for a model no runtime can be selected for: Go's no-runtime words, how many runtimes
     were checked and the closest few (``omerender diff`` words its blocked replicas the same way)."""
     checked = report.namespaced_runtimes + report.cluster_runtimes
-    closest = _closest(report.exclusions, model)
+    closest = closest_runtimes(report.exclusions, model)
     # NoRuntimeFoundError's opening in Go's words (the model named by its format, as getModelName
     # does); the finding's own subject names the model object.
     fmt = model.spec.model_format.name
@@ -435,6 +458,9 @@ def _lint_part(
         except OmeRenderError as exc:
             findings.append((position, _finding(subject, component, str(exc), type(exc).__name__)))
             continue
+        if isinstance(subject, RuntimeResource):  # once per runtime, not per model that selects it
+            for problem in lws_problems(result.runners):
+                findings.append((position, _finding(subject, component, problem, LWS_VARIABLE, "warning")))
         if validate is None:
             continue
         for runner in result.runners:

@@ -548,7 +548,10 @@ def load(
     instead of "the later one wins"; ``check=False`` skips the strict field validation of catalog
     objects (they are still parsed when a :class:`~omerender.Catalog` is built). ``kinds`` are the
     kinds kept (besides the operator ConfigMap); None keeps every object (a Node list, say) and skips
-    only documents that are not objects. Raises :class:`LoadError` with every problem found.
+    only documents that are not objects. ``parallel`` reads a large file's documents in several parts
+    (:class:`Parallel`: how many parts for a size, and the runner that builds them; the command line
+    passes forked processes); None, the default, reads everything in this process. Raises
+    :class:`LoadError` with every problem found.
     """
     if duplicates not in ("last", "error"):
         raise LoadError(f"duplicates must be 'last' or 'error', not {duplicates!r}")

@@ -31,12 +31,14 @@ __all__ = [
     "owner_reference_of",
     "pod_group",
     "replica_selector",
+    "schedule_timeout_seconds",
     "selector_of",
 ]
 
-# PodGroup scheduleTimeoutSeconds: OME clamps the ready timeout into this window (01 §3.6).
-_PODGROUP_TIMEOUT_MIN = 60
-_PODGROUP_TIMEOUT_MAX = 600
+# The extended resource whose request makes a pod a TPU pod (constants.GoogleTPUResourceType), and the
+# inter-host port JAX/libtpu's mesh handshake uses (tpuProcessPort in workload/ops/render.go).
+TPU_RESOURCE = "google.com/tpu"
+TPU_PROCESS_PORT = 8476
 
 
 @record
@@ -78,17 +80,54 @@ def replica_selector(replica: InferenceReplica) -> dict[str, str]:
     return selector_of(replica.name_prefix, replica.spec.component)
 
 
-def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]], lws: list[tuple[str, str]]) -> None:
-    """``injectOMENativeEnv`` (workload/ops/render.go): drop the container's variables named like OME's,
-    then append OME's block. ``LWS_*`` come after it, only where the container does not set them."""
+def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]]) -> None:
+    """``injectOMENativeEnv`` (ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @ 4dfb96b1
+    and 7307c238, the same body): drop the container's variables named like OME's, then append OME's
+    block. Nothing else: Go sets no ``LWS_*`` variable (DECISIONS §3.6; ``omerender lint`` warns a
+    runtime that reads one, :mod:`omerender.lint_lws`)."""
     names = {name for name, _ in owned}
     env = [
         var for var in container.get("env") or () if not (isinstance(var, dict) and var.get("name") in names)
     ]
     env += [{"name": name, "value": value} for name, value in owned]
-    present = {var.get("name") for var in env if isinstance(var, dict)}
-    env += [{"name": name, "value": value} for name, value in lws if name not in present]
     container["env"] = env
+
+
+def _requests_tpu(spec: Mapping[str, Any]) -> bool:
+    """``podRequestsResource(pod, google.com/tpu)``: a regular container names the resource in its
+    limits or requests (any quantity, zero included: Go tests the key)."""
+    for container in spec.get("containers") or ():
+        resources = container.get("resources") or {}
+        for part in ("limits", "requests"):
+            if TPU_RESOURCE in (resources.get(part) or {}):
+                return True
+    return False
+
+
+def _tpu_env(
+    replica: InferenceReplica, runners: tuple[RenderedRunner, ...], index: int, rank: int
+) -> list[tuple[str, str]]:
+    """``buildTPUTopologyEnv`` (ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @
+    4dfb96b1 and 7307c238, the same body): the multi-host TPU coordinator variables of a pod in an
+    Instance of two pods or more; none for a single-pod Instance. The peer hosts are every pod's short
+    DNS name (``<pod>.<headless-service>``) in rank order, runners in declared order
+    (``buildInstancePeerHostnames``), so ``TPU_WORKER_HOSTNAMES[TPU_WORKER_ID]`` is the pod itself."""
+    prefix, component = replica.name_prefix, replica.spec.component
+    headless = headless_service_name(prefix, component)
+    hosts = [
+        f"{pod_name(prefix, component, index, r.name, ordinal)}.{headless}"
+        for r in runners
+        for ordinal in range(r.size)
+    ]
+    if len(hosts) < 2:
+        return []
+    return [
+        ("TPU_WORKER_HOSTNAMES", ",".join(hosts)),
+        ("TPU_WORKER_ID", str(rank)),
+        ("TPU_PROCESS_ADDRESSES", ",".join(f"{h}:{TPU_PROCESS_PORT}" for h in hosts)),
+        ("TPU_PROCESS_PORT", str(TPU_PROCESS_PORT)),
+        ("TPU_NAME", instance_subdomain(prefix, component, index)),
+    ]
 
 
 def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_key: str) -> None:
@@ -193,26 +232,23 @@ def materialize_pod(
         (c.ENV_RUNNER_INDEX, str(runner_index)),
         (c.ENV_INSTANCE_SUBDOMAIN, instance_subdomain(prefix, component, at.index)),
     ]
-    lws: list[tuple[str, str]] = []
+    # instancePodRank: the sizes of the runners declared before this one, plus the ordinal.
+    rank = 0
+    for r in runners:
+        if r.name == at.runner:
+            rank += at.ordinal
+            break
+        rank += r.size
     if multi_pod:
-        rank = 0
-        for r in runners:
-            if r.name == at.runner:
-                rank += at.ordinal
-                break
-            rank += r.size
         address = leader_address(prefix, component, at.index)
         env += [
             (c.ENV_LEADER_ADDRESS, address),
             (c.ENV_INSTANCE_POD_RANK, str(rank)),
             (c.ENV_INSTANCE_POD_COUNT, str(pod_count)),
         ]
-        # LeaderWorkerSet's names, for multi-node runtimes written against LWS (DECISIONS §3.6).
-        lws = [
-            (c.ENV_LWS_LEADER_ADDRESS, address),
-            (c.ENV_LWS_GROUP_SIZE, str(pod_count)),
-            (c.ENV_LWS_WORKER_INDEX, str(rank)),
-        ]
+    # injectOMENativeEnv: a pod that requests google.com/tpu also gets the TPU topology variables.
+    if _requests_tpu(spec):
+        env += _tpu_env(replica, runners, at.index, rank)
     # backfillEmptyContainerNames names init containers too; only regular containers get the env.
     for container in spec.get("initContainers") or ():
         if not container.get("name"):
@@ -220,7 +256,7 @@ def materialize_pod(
     for container in spec.get("containers") or ():
         if not container.get("name"):
             container["name"] = c.MAIN_CONTAINER
-        _inject_env(container, env, lws)
+        _inject_env(container, env)
 
     if at.runner == c.RUNNER_WORKER and replica.spec.topology_key:
         _leader_affinity(spec, labels, replica.spec.topology_key)
@@ -281,20 +317,41 @@ def headless_service(replica: InferenceReplica) -> dict[str, Any]:
     }
 
 
+def schedule_timeout_seconds(
+    instance_ready_timeout_seconds: float | None, bounds: tuple[float, float] | None = None
+) -> int | None:
+    """A gang's ``scheduleTimeoutSeconds``, or None to leave it unset (the scheduler's own default).
+
+    ``scheduleTimeoutSeconds`` in ome-projects/ome ``pkg/controller/v1beta1/workload/podgroup/podgroup.go``
+    @ dcfb4135 (the one stored ome-projects version): the Instance ready timeout's whole seconds
+    (``int32(d.Seconds())``, truncated); with no operator bounds (``plan.GangScheduleTimeout`` nil) that
+    value as it is when positive and unset otherwise; with bounds ``(min, max)`` a value that is not
+    positive or under ``min`` becomes ``min``, one over ``max`` becomes ``max``. The earlier
+    sgl-project/ome version (bb4fa1ee, ``clampScheduleTimeoutSeconds``) always clamped into [60, 600];
+    the standalone one replaced that. Where the operator's bounds are configured (a ConfigMap key) is
+    not in the index, so the reconciler passes none."""
+    derived = int(instance_ready_timeout_seconds or 0)
+    if bounds is None:
+        return derived if derived > 0 else None
+    low, high = int(bounds[0]), int(bounds[1])
+    if derived <= 0 or derived < low:
+        return low
+    if derived > high:
+        return high
+    return derived
+
+
 def pod_group(
     replica: InferenceReplica,
     index: int,
     pod_count: int,
     *,
     instance_ready_timeout_seconds: float | None,
+    schedule_timeout_bounds: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """The scheduler-plugins PodGroup of a multi-pod Instance, created before its pods (01 §3.6)."""
-    timeout = int(instance_ready_timeout_seconds or 0)
-    timeout = (
-        _PODGROUP_TIMEOUT_MIN
-        if timeout <= 0
-        else min(max(timeout, _PODGROUP_TIMEOUT_MIN), _PODGROUP_TIMEOUT_MAX)
-    )
+    """The scheduler-plugins PodGroup of a multi-pod Instance, created before its pods
+    (``BuildPodGroup``, ome-projects/ome ``workload/podgroup/podgroup.go`` @ dcfb4135):
+    ``scheduleTimeoutSeconds`` from :func:`schedule_timeout_seconds`, absent when that is None."""
     labels = replica_selector(replica)
     labels[c.LABEL_INSTANCE_INDEX] = str(index)
     metadata: dict[str, Any] = {
@@ -305,9 +362,13 @@ def pod_group(
     }
     if replica.spec.topology_key:
         metadata["annotations"] = {c.ANNOTATION_TOPOLOGY_KEY: replica.spec.topology_key}
+    spec: dict[str, Any] = {"minMember": pod_count}
+    timeout = schedule_timeout_seconds(instance_ready_timeout_seconds, schedule_timeout_bounds)
+    if timeout is not None:
+        spec["scheduleTimeoutSeconds"] = timeout
     return {
         "apiVersion": "scheduling.x-k8s.io/v1alpha1",
         "kind": "PodGroup",
         "metadata": metadata,
-        "spec": {"minMember": pod_count, "scheduleTimeoutSeconds": timeout},
+        "spec": spec,
     }

@@ -42,7 +42,26 @@ def _string(loader: Any, node: yaml.ScalarNode) -> str:
     return str(loader.construct_scalar(node))
 
 
+def _cannot_hold(node: yaml.ScalarNode, tag: str) -> yaml.constructor.ConstructorError:
+    shown = node.value if len(node.value) <= 40 else node.value[:40] + "…"
+    return yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"!!{tag} cannot hold {shown!r}; write {_TAG_WORDS[tag]} or remove the tag",
+        node.start_mark,
+    )
+
+
+_TAG_WORDS: Final = {"int": "a whole number", "float": "a number", "bool": "true or false"}
+
+
 def _integer(loader: Any, node: yaml.ScalarNode) -> int:
+    digits = str(node.value).lstrip("+-").replace("_", "")
+    if not digits.isdigit() or not digits.isascii():  # !!int '', !!int 1.5: not a whole number at all
+        try:
+            return int(yaml.SafeLoader.construct_yaml_int(loader, node))
+        except (ValueError, IndexError, KeyError):
+            raise _cannot_hold(node, "int") from None
     try:
         return int(yaml.SafeLoader.construct_yaml_int(loader, node))
     except ValueError:
@@ -54,6 +73,24 @@ def _integer(loader: Any, node: yaml.ScalarNode) -> int:
         ) from None
 
 
+def _checked(tag: str, construct: Callable[[Any, yaml.ScalarNode], Any]) -> Callable[[Any, Any], Any]:
+    """PyYAML's constructor for ``!!tag``, with a value the tag cannot hold (``!!bool 1.5``, ``!!float
+    ~``) an error naming its line instead of Python's KeyError or ValueError. An untagged value never
+    gets here with such text: the resolver only gives a plain scalar the tag its text matches."""
+
+    def construct_checked(loader: Any, node: Any) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"!!{tag} cannot hold a list or map; remove the tag", node.start_mark
+            )
+        try:
+            return construct(loader, node)
+        except (ValueError, KeyError, IndexError, OverflowError):
+            raise _cannot_hold(node, tag) from None
+
+    return construct_checked
+
+
 def _refused(loader: Any, node: yaml.Node) -> None:
     raise yaml.constructor.ConstructorError(
         None, None, f"{node.tag} values are not JSON data; use a string, number, list or map", node.start_mark
@@ -62,6 +99,8 @@ def _refused(loader: Any, node: yaml.Node) -> None:
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _string)
 _Loader.add_constructor("tag:yaml.org,2002:int", _integer)
+_Loader.add_constructor("tag:yaml.org,2002:bool", _checked("bool", yaml.SafeLoader.construct_yaml_bool))
+_Loader.add_constructor("tag:yaml.org,2002:float", _checked("float", yaml.SafeLoader.construct_yaml_float))
 for _tag in ("binary", "set", "omap", "pairs"):
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 

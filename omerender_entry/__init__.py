@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 from collections.abc import Callable
 
 from omerender_entry import plugins_off
@@ -66,5 +67,12 @@ def main() -> int:
 
 
 def kdiff() -> int:
-    """``omerender-kdiff``: ``KUBECTL_EXTERNAL_DIFF``'s program, :func:`omerender.cli.diff_cmd.main`."""
+    """``omerender-kdiff``: ``KUBECTL_EXTERNAL_DIFF``'s program, :func:`omerender.cli.diff_cmd.main`.
+
+    kubectl passes two folders; ``--version`` alone answers as every other console script does."""
+    if sys.argv[1:] == ["--version"]:
+        from omerender import __version__
+
+        print(f"omerender-kdiff {__version__}")
+        return 0
     return _run(_kdiff_main)

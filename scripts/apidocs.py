@@ -22,6 +22,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,10 +44,37 @@ def build(output: Path, specs: tuple[str, ...] = SPECS) -> list[str]:
         module = importlib.import_module(package)
         for name in getattr(module, "__all__", ()):
             getattr(module, name)
+    _reader_view(pdoc)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pdoc.pdoc(*specs, output_directory=output)
     return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def _reader_view(pdoc: Any) -> None:
+    """What a reader sees, not the machinery: a pydantic field without a default shows none (pdoc 16
+    prints pydantic's ``PydanticUndefined`` sentinel), and a record's constructor shows the record's
+    declaration as its source (``@record`` builds ``__init__`` lazily; its stand-in's code is ours, not
+    the API). Both are changes to this process's view only: the build imports the modules, nothing else."""
+    import pdoc._pydantic
+    import pdoc.doc_types
+    from pydantic_core import PydanticUndefined
+
+    original = pdoc._pydantic.default_value
+
+    def default_value(parent: Any, name: str, obj: Any) -> Any:
+        value = original(parent, name, obj)
+        return pdoc.doc_types.empty if value is PydanticUndefined else value
+
+    pdoc._pydantic.default_value = default_value
+    pdoc.doc.__dict__["_pydantic"].default_value = default_value
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            init = getattr(value, "__dict__", {}).get("__init__") if isinstance(value, type) else None
+            if getattr(init, "__record_stand_in__", False):
+                init.__wrapped__ = value  # inspect.getsource follows it; the signature is __signature__
 
 
 def missing_names(output: Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
@@ -59,6 +87,20 @@ def missing_names(output: Path, packages: tuple[str, ...] = PACKAGES) -> list[st
             f"{package}.{name}" for name in importlib.import_module(package).__all__ if name not in anchors
         ]
     return missing
+
+
+# Words that only the machinery says: a page that shows one shows an implementation detail as the API.
+INTERNALS = ("__record_stand_in__", "PydanticUndefined", "_HAS_FACTORY")
+
+
+def internals_shown(output: Path) -> list[str]:
+    """Each page that shows one of :data:`INTERNALS`."""
+    return [
+        f"{page.relative_to(output).as_posix()} shows {word}"
+        for page in sorted(output.rglob("*.html"))
+        for word in INTERNALS
+        if word in page.read_text(encoding="utf-8")
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         output = args.output or Path(scratch)
         problems = build(output)
         problems += [f"not on the page: {name}" for name in missing_names(output)]
+        problems += internals_shown(output)
         pages = sorted(p.relative_to(output).as_posix() for p in output.rglob("*.html"))
     elapsed = time.perf_counter() - started
     for problem in problems:

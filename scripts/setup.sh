@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the project and every Python tool it needs into the current Python (idempotent), and the
-# Debian packages that build and run the reconciler image (buildah, podman, runc, mmdebstrap).
+# Debian packages that build and run the reconciler image (buildah, podman, runc, mmdebstrap) and render
+# Mermaid (chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e '.[reconcile,tools,dev]'
 
-debs=(buildah podman runc mmdebstrap uidmap)
+# chromium: runs Mermaid's renderer for the forecast diagram test (scripts/mermaid-cli.sh; npm comes with nodejs).
+debs=(buildah podman runc mmdebstrap uidmap chromium)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

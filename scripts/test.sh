@@ -46,6 +46,9 @@ test -x "$STRATEGICMERGE_BIN"
 echo "== helm (Go build from the module proxy, cached by version)"
 eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
 
+echo "== mermaid-cli on Debian's chromium (npm, pinned, cached outside the repository)"
+eval "$(bash scripts/mermaid-cli.sh | tail -n 1)"   # export MMDC=... MMDC_PUPPETEER_CONFIG=...
+
 echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud; started with the Go builds)"
 image_ok=0
 wait "$image_pid" || image_ok=$?

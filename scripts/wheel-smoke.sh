@@ -52,7 +52,7 @@ check_help() {  # $1: "core" (2 naming the extra allowed) or "full" (0 only)
       echo "wheel-smoke: $cmd --help ($1 install) exited $code:" >&2; echo "$out" >&2; exit 1
     fi
   done
-  for cmd in omerender omereconcile kubectl-ome; do
+  for cmd in omerender omerender-kdiff omereconcile kubectl-ome; do
     out="$("$venv/bin/$cmd" --version)"
     [[ $out == "$cmd $version" ]] || { echo "wheel-smoke: $cmd --version printed '$out'" >&2; exit 1; }
   done

@@ -24,8 +24,10 @@ from omereconcile.forecast.inputs import (
     parse_duration,
     sizes_from_dump,
 )
-from omereconcile.forecast.report import headline, to_json, to_markdown, to_text
+from omereconcile.forecast.report import headline, to_json, to_text
+from omereconcile.forecast.section import forecast_section, groups_by_runtime, timeline
 from omereconcile.settings import SettingsError, settings_from_configmap
+from omereconcile.timeline import to_svg
 from omerender.accelerators import (
     ACCELERATOR_RESOURCES_KEY,
     accelerator_resource_names,
@@ -110,6 +112,12 @@ def add_parser(sub: Any) -> None:
         help="roll one replica after another (default: all at once, as the reconciler does)",
     )
     p.add_argument("--output", "-o", choices=("text", "json", "markdown"), default="text")
+    p.add_argument(
+        "--svg",
+        metavar="PATH",
+        help="also write the roll drawn as an SVG file (the groups over time, the serving floor and the "
+        "extra GPUs): the picture of -o markdown's Mermaid diagram, for CI systems that show files",
+    )
     add_fail_on_argument(p)
     p.set_defaults(func=run)
 
@@ -159,9 +167,12 @@ def _forecast_code(args: argparse.Namespace) -> int:
         doc["fails"] = fails(diffs, fail_on)
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
-        sys.stdout.write(to_markdown(result, uid_note=note))
+        sys.stdout.write(forecast_section(result, groups_by_runtime(diffs), uid_note=note))
     else:
         sys.stdout.write(to_text(result, uid_note=note))
+    if args.svg is not None:
+        with open(args.svg, "w", encoding="utf-8") as fh:
+            fh.write(to_svg(timeline(result, groups_by_runtime(diffs))))
     print(f"forecast: {headline(result)}", file=sys.stderr)
     if result.short_of_capacity:
         return EXIT_SHORT_OF_CAPACITY

@@ -86,6 +86,10 @@ class ReplicaForecast:
     completes: bool
     duration: float  # seconds from the change until the last Instance serves the new revision (or stalls)
     holds: tuple[Hold, ...] = ()
+    started_at: float = 0.0  # seconds after the change this replica's roll started (later when sequential)
+    # (seconds after the change, serving Instances, GPUs above the steady state) from the roll's start,
+    # one sample each time either changes: what a drawing of the roll or a sum over a group reads
+    series: tuple[tuple[float, int, int], ...] = ()
 
     @property
     def key(self) -> str:
@@ -131,6 +135,8 @@ class _Track:
     wake_at: datetime | None = None  # the last pass's requeue
     last_progress: datetime | None = None  # the last pass that wrote to a pod
     stalled: str | None = None  # the last RolloutStalled message seen True during the roll
+    change_at: datetime | None = None  # when the change landed (the forecast's origin)
+    series: list[tuple[float, int, int]] = field(default_factory=list)
 
     def finished_or_stuck(self, now: datetime, patience: float) -> bool:
         """Done, or nothing of it moved for ``patience`` seconds (held)."""
@@ -161,6 +167,7 @@ def _start(t: _Track) -> None:
     t.baseline_gpus = sim.gpus_held()
     t.floor = len(sim.serving_indices())
     t.started = sim.now
+    t.series.append(((sim.now - (t.change_at or sim.now)).total_seconds(), t.floor, 0))
     sim.switch(t.item.after)
     if t.settings is not None:
         sim.settings = t.settings
@@ -174,9 +181,12 @@ def _sample(t: _Track) -> None:
     if t.started is None or t.ended is not None or sim.replica is None:
         return
     since = (sim.now - t.started).total_seconds()
+    extra = sim.gpus_held() - t.baseline_gpus
     t.peak_pods = max(t.peak_pods, len(sim.pods) - t.baseline_pods)
-    t.peak_gpus = max(t.peak_gpus, sim.gpus_held() - t.baseline_gpus)
+    t.peak_gpus = max(t.peak_gpus, extra)
     serving = len(sim.serving_indices())
+    if not t.series or t.series[-1][1:] != (serving, extra):
+        t.series.append(((sim.now - (t.change_at or t.started)).total_seconds(), serving, extra))
     if t.floor is None or serving < t.floor:
         t.floor, t.floor_at = serving, since
     new_ops = False
@@ -309,6 +319,8 @@ def simulate(
             "cluster's capacity (--capacity NODESxGPUS or --nodes-from)"
         )
     t0 = tracks[0].sim.now
+    for t in tracks:
+        t.change_at = t0
     peak = _ClusterPeak(tracks, t0)
     queue = list(tracks) if not concurrent else []
     for t in tracks if concurrent else queue[:1]:
@@ -328,7 +340,7 @@ def simulate(
     last = _lockstep(tracks, until, stall)
     for t in tracks:
         _settled_holds(t)
-    per = tuple(_result(t, last) for t in tracks)
+    per = tuple(_result(t, last, t0) for t in tracks)
     end = max((t.ended or last) for t in tracks)
     totals = Totals(
         instances=sum(r.instances for r in per),
@@ -367,7 +379,7 @@ class _ClusterPeak:
             self.floor, self.floor_at = serving, (now - self.t0).total_seconds()
 
 
-def _result(t: _Track, last: datetime) -> ReplicaForecast:
+def _result(t: _Track, last: datetime, t0: datetime) -> ReplicaForecast:
     sim = t.sim
     replaced = sum(1 for r in sim.rows() if r.get("runningRevision") == t.item.after.name)
     per_instance = (t.baseline_gpus // t.item.instances) if t.item.instances else 0
@@ -388,4 +400,6 @@ def _result(t: _Track, last: datetime) -> ReplicaForecast:
         completes=t.ended is not None,
         duration=max((end - start).total_seconds(), 0.0),
         holds=tuple(Hold(g, r) for g, r in t.holds),
+        started_at=(start - t0).total_seconds(),
+        series=tuple(t.series),
     )

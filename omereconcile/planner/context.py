@@ -46,7 +46,7 @@ class Ctx:
     ready_timeout: timedelta | None
     spec_revision: str  # updateRevision: the render of the spec
     target: str  # the roll target: rollbackToRevision when it names one of ours, else spec_revision
-    rollback_missing: str | None  # a rollbackToRevision that names nothing we control
+    rollback_missing: str | None  # a rollbackToRevision naming a revision another object controls
     # (runner, ordinal) of every pod of a multi-pod Instance; empty for a single-pod one, whose one
     # pod sits in the SurgeThenDrain slot ``activeOrdinal``.
     gang_slots: tuple[tuple[str, int], ...] = ()

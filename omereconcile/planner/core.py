@@ -33,8 +33,9 @@ from omerender import constants as c
 
 __all__ = ["ROLLBACK_NOT_FOUND", "plan"]
 
-# Our name for "rollbackToRevision names no ControllerRevision this replica controls" (OME's reason
-# is not public, 01 §11.5): the replica rolls to the spec instead.
+# Our name for "rollbackToRevision names a ControllerRevision another object controls" (Go has no
+# event for it: its reconciler does not check the controller, 01 §11.5): the replica rolls to the
+# spec instead. A name that resolves to nothing rolls to the spec silently, as Go does.
 ROLLBACK_NOT_FOUND = "RollbackRevisionNotFound"
 
 
@@ -80,8 +81,9 @@ def plan(world: World) -> Plan:
         out.event(
             "Warning",
             ROLLBACK_NOT_FOUND,
-            f"pacing.rollbackToRevision {missing} names no ControllerRevision of InferenceReplica "
-            f"{rep.namespace}/{rep.name}; rolling to the spec's revision {desired.name}",
+            f"pacing.rollbackToRevision {missing} names a ControllerRevision that InferenceReplica "
+            f"{rep.namespace}/{rep.name} does not control; rolling to the spec's revision "
+            f"{desired.name} (name one of this replica's revisions, or remove the field)",
         )
     retry = RetryBook(
         load_retry_blocks(rep.status),

@@ -340,8 +340,11 @@ def step_row(
     if is_reset_journal(op):
         # The operator's reset runs even under Freeze; the rebuild after it waits for the normal gates.
         return step_reset(ctx, row, pods, out)
-    # Pause parks in-flight work (clock stopped, 01 §4.6); Recover still lets repairs (Create) run.
-    if ctx.paused and (ctx.freeze or op.type == R.OP_UPDATE):
+    # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
+    # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
+    # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.
+    committed_create = op.type == R.OP_CREATE and op.step == R.STEP_CREATE_PODS and row.phase == R.CREATING
+    if ctx.paused and ((ctx.freeze and not committed_create) or op.type == R.OP_UPDATE):
         parked = _park(ctx, row)
         if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step == R.STEP_SURGE and not ctx.freeze:
             # ops/update_surge.go: a paused surge still reaches the promote bar; the drain waits.

@@ -80,13 +80,26 @@ def resolve_revision(world: World, desired: DesiredRevision) -> RevisionDecision
 
 
 def roll_target(world: World, spec_revision: str) -> tuple[str, str | None]:
-    """The roll target and, when ``rollbackToRevision`` names nothing we control, that name."""
+    """The roll target and, when ``rollbackToRevision`` names a revision another object controls,
+    that name (the caller warns).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/inferencereplica/reconciler.go`` ``Reconcile``,
+    the "Canary rollback" block (read at 4dfb96b1, the newest stored version; 55ce6311 and
+    sgl-project 26b21f53 hold the same block). A name that resolves to no ControllerRevision
+    ("stable CR GC'd — nothing to roll back to; proceed normally") rolls to the spec with no event
+    and no condition: so does ours. Go reads the named revision without checking its controller;
+    we do not roll a replica onto a revision another object controls (its payload is not ours to
+    trust): that case rolls to the spec and is the one we warn about (a kept difference; Go has no
+    event for it to copy).
+    """
     pacing = world.replica.model.spec.pacing
     name = pacing.rollback_to_revision if pacing is not None else None
     if not name:
         return spec_revision, None
     rev = next((r for r in world.revisions if r.name == name), None)
-    if rev is None or rev.owner_uid != world.replica.uid:
+    if rev is None:
+        return spec_revision, None
+    if rev.owner_uid != world.replica.uid:
         return spec_revision, name
     return name, None
 

@@ -30,7 +30,7 @@ from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import ladder, owned
-from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
@@ -87,13 +87,44 @@ def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> 
     return sorted(rows, key=lambda r: r.index)
 
 
-def _scale(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], out: Out) -> list[Row]:
+def keeps_preference(row: Row) -> bool:
+    """Go ``workload/plan.go`` ``keepsPreference`` (ome-projects/ome 4dfb96b1): a Ready row with every
+    pod its published counts hold in rotation (a row with no published pods is read by its phase)."""
+    if row.phase != R.READY:
+        return False
+    return row.pod_count == 0 or row.serving_pod_count >= row.pod_count
+
+
+def row_on_failing_revision(row: Row, retry: RetryBook) -> bool:
+    """Go ``workload/plan.go`` ``rowOnFailingRevision`` (4dfb96b1): the revision the row's attempt is
+    pinned to, else the one it runs, carries a ``Held`` or ``Backoff`` RetryBlock. Go also counts a
+    ``RetryInProgress`` block when the row remembers a crash of its promoted set
+    (``types.RemembersCrash``, whose body is not in the index): that case is read as sound here."""
+    rev = row.target_revision or row.running_revision
+    if not rev:
+        return False
+    block = retry.blocks.get(rev)
+    return block is not None and block.state in (HELD_STATE, BACKOFF_STATE)
+
+
+def scale_down_rank(row: Row, retry: RetryBook) -> int:
+    """Go ``workload/plan.go`` ``scaleDownRank`` (4dfb96b1): 0 a serving row on a sound revision, 1
+    any other row on a sound revision, 2 a serving row on a failing revision, 3 the rest."""
+    return (0 if keeps_preference(row) else 1) + (2 if row_on_failing_revision(row, retry) else 0)
+
+
+def _scale(
+    ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], retry: RetryBook, out: Out
+) -> list[Row]:
     # A gang surge's replacement is not an Instance of its own until it is promoted.
     active = [r for r in rows if r.phase != R.DELETING and not is_gang_surge_target(r)]
     if len(active) > ctx.desired:
-        # Keep Instances a gang surge is handing over first (with their replacements), then Ready
-        # Instances, lowest index first (01 §4.1); the rest drain and go.
-        order = sorted(active, key=lambda r: (not is_gang_surge_source(r), r.phase != R.READY, r.index))
+        # Go ``instancePlanIndices`` (workload/plan.go, 4dfb96b1): Instances a gang surge is handing
+        # over are pinned first (with their replacements), then the steady rows are kept in
+        # ``scaleDownRank`` order, the oldest (lowest index) first within a rank; the rest drain and go.
+        order = sorted(
+            active, key=lambda r: (not is_gang_surge_source(r), scale_down_rank(r, retry), r.index)
+        )
         keep = {r.index for r in order[: ctx.desired]} | {r.index for r in rows if is_gang_surge_target(r)}
         rows = [r if r.phase == R.DELETING or r.index in keep else start_delete(ctx, r, out) for r in rows]
     elif len(active) < ctx.desired and not ctx.paused:
@@ -125,7 +156,7 @@ def plan_instances(
 ) -> RolloutResult:
     by_index = group_pods(ctx, pods)
     rows = _adopt(ctx, list(rows), by_index)
-    rows = _scale(ctx, rows, by_index, out)
+    rows = _scale(ctx, rows, by_index, retry, out)
     target = ctx.target
 
     # Partition counts Instances: the lowest-indexed off-target ones not already moving stay (01 §5.4).
@@ -160,8 +191,12 @@ def plan_instances(
         serving = _serving(ctx, pods_r)
         if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
             # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
-            # its revision's backoff. Freeze stops repair; Recover keeps it (at the Instance's own revision).
-            if ctx.freeze:
+            # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
+            # CreateCommittedIndices) runs the Create pass only for a create already committed, and
+            # PauseModeRecover repairs through the RestartPolicy alone: so under Recover only an
+            # Instance whose restart policy repairs (a gang by default) is rebuilt, at its own
+            # revision; a single-pod Instance (policy None) and every Instance under Freeze wait.
+            if ctx.paused and (ctx.freeze or ctx.restart_policy == "None"):
                 new_rows.append(r)
                 continue
             rt = row_target(r)

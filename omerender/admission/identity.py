@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from omerender.catalog import ControllerIdentity
 from omerender.errors import OmeRenderError
+from omerender.jsonlike import loads_bounded
 
 __all__ = ["CONFIG_KEY", "IdentityConfigError", "identity_load_error", "parse_identity_config"]
 
@@ -53,7 +54,7 @@ def _object(text: str, allowed: tuple[str, ...]) -> dict[str, Any]:
         return out
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs_hook)
+        value = loads_bounded(text, object_pairs_hook=pairs_hook)
     except IdentityConfigError:
         raise
     except ValueError as exc:

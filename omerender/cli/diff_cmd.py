@@ -27,7 +27,7 @@ from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
 if TYPE_CHECKING:
-    from omerender.diff import Outcome, ReplicaDiff, Status
+    from omerender.diff import Outcome, ReplicaDiff, Review, Status
 
 __all__ = [
     "Sides",
@@ -208,6 +208,20 @@ class Sides:
         merged = [d for done in in_parts(work, parts) for d in done]
         return tuple(sorted(merged, key=lambda d: (d.namespace, d.name)))
 
+    def review(self, diffs: Sequence[ReplicaDiff], fail_on: frozenset[Status]) -> Review:
+        """The grouped review of ``diffs`` (:func:`omerender.diff.build_review`) over these sides."""
+        from omerender.diff import build_review
+
+        return build_review(
+            diffs,
+            self.before_catalog,
+            self.after_catalog,
+            self.before,
+            self.after,
+            fail_on=fail_on,
+            notes=self.notes,
+        )
+
 
 def _portable(diff: ReplicaDiff) -> ReplicaDiff:
     def slim(side: Outcome | None) -> Outcome | None:
@@ -376,11 +390,14 @@ def render_output(
     full: bool = False,
     report: str | None = None,
     uid_notes: bool = False,
+    review: Review | None = None,
 ) -> str:
     """One output as ``kind`` (text, json, markdown); ``full``: every replica, nothing cut;
     ``uid_notes``: with :func:`omerender.diff.uid_note` when revision names are for an empty uid
-    (``omerender diff`` reads files; ``kubectl ome diff`` the live uids, and leaves it out)."""
-    from omerender.diff import DEFAULT_MARKDOWN_CHARS, to_json, to_markdown, to_text
+    (``omerender diff`` reads files; ``kubectl ome diff`` the live uids, and leaves it out);
+    ``review``: the grouped review (:func:`omerender.diff.build_review`), which markdown then writes
+    (without one, markdown lists replica by replica)."""
+    from omerender.diff import DEFAULT_MARKDOWN_CHARS, review_to_markdown, to_json, to_markdown, to_text
 
     show = full or args.show_unchanged
     if kind == "json":
@@ -390,6 +407,8 @@ def render_output(
     limit = None if full else args.max_chars
     if kind == "markdown":
         chars = DEFAULT_MARKDOWN_CHARS if limit is None else (limit or None)
+        if review is not None and not full:
+            return review_to_markdown(review, max_chars=chars, full_report=report)
         return to_markdown(
             diffs,
             notes=notes,
@@ -436,8 +455,11 @@ def run(args: argparse.Namespace) -> int:
     replicas = len(set(sides.before) | set(sides.after))
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
     write_report(diffs, args, fail_on, sides.notes, uid_notes=True)
+    review = sides.review(diffs, fail_on) if args.output == "markdown" else None
     sys.stdout.write(
-        render_output(args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True)
+        render_output(
+            args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True, review=review
+        )
     )
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0

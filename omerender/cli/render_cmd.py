@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
 from omerender.catalog import Catalog
 from omerender.cli.assume import add_flag
-from omerender.cli.io import dump_stream, load_one
+from omerender.cli.io import dump_stream, load_one, strip_nulls
 from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.strict import check_replica
-from omerender.errors import RenderBlocked
+from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, parse_object
 from omerender.preview import Preview, preview
 from omerender.readiness import assume_models_ready
@@ -55,6 +56,14 @@ def add_parser(sub: Any) -> None:
         metavar="UID",
         help="the replica's metadata.uid in the cluster, which OME hashes into a standalone replica's "
         "revision name (a file has none; kubectl get inferencereplica NAME -n NS -o jsonpath='{.metadata.uid}')",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json"),
+        default="yaml",
+        help="yaml: a stream, each object after a '# Source:' line (default); json: one v1 List, as "
+        "kubectl get -o json prints several objects (the sources and notes go to standard error)",
     )
     add_flag(p)
     p.set_defaults(func=run)
@@ -102,6 +111,29 @@ def documents(replica: InferenceReplica, result: Preview) -> list[tuple[str, Any
     return docs
 
 
+# A block that says the catalog lacks something: when no catalog was given at all, that is a usage error.
+_CATALOG_REASONS = frozenset(
+    {BlockReason.MODEL_NOT_FOUND, BlockReason.RUNTIME_NOT_FOUND, BlockReason.RUNTIME_SELECTION_FAILED}
+)
+
+
+def _print_json(docs: list[tuple[str, Any]]) -> None:
+    """``-o json``: the objects as one ``v1`` List, nulls dropped as in the YAML (the notes the YAML stream carries as comments are on
+    standard error only: JSON has no comments)."""
+    listing = {"apiVersion": "v1", "kind": "List", "items": [strip_nulls(doc) for _, doc in docs]}
+    sys.stdout.write(json.dumps(listing, indent=2) + "\n")
+
+
+def _invalid(docs: list[tuple[str, Any]]) -> int:
+    """``--validate``: every printed object against the Kubernetes schemas; 1 when any fails."""
+    from omerender.cli.kubeschema import kube_problems  # the tools extra's schemas: --validate only
+
+    problems = [p for _, doc in docs for p in kube_problems(doc)]
+    for problem in problems:
+        print(f"Invalid: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 # Each Instance is a few pods of a few kilobytes; far more than any replica runs, and a bound on the
 # memory and time a mistyped count can cost.
 MAX_INSTANCES = 1000
@@ -133,24 +165,31 @@ def run(args: argparse.Namespace) -> int:
             if unknown
             else ""
         )
+        if blocked.reason in _CATALOG_REASONS and not args.objects and not args.kustomize:
+            # Not a verdict on the replica: nothing was given to find its model or runtime in.
+            print(
+                f"omerender render: {args.replica} reads a model and a serving runtime, and no catalog was "
+                f"given ({blocked.reason.value}: {blocked.message}): pass the files or folders that hold "
+                "them with --objects PATH (or a kustomization with -k DIR)",
+                file=sys.stderr,
+            )
+            return 2
         print(f"{blocked.reason.value}: {blocked.message}{why}", file=sys.stderr)
         return 1
     for advisory in result.render.advisories:
         print(f"Warning {advisory.reason}: {advisory.message}", file=sys.stderr)
     docs = documents(replica, result)
+    uid_note = None
+    if result.revision.uid_notice is not None:
+        hint = "" if replica.metadata.isvc_controller_ref else "; pass --uid with the replica's uid"
+        uid_note = f"{result.revision.uid_notice}{hint}"
+        print(f"render: note: {uid_note}", file=sys.stderr)
+    if args.output == "json":
+        _print_json(docs)
+        return _invalid(docs) if args.validate else 0
     if assumed is not None:  # a saved rendering says what it assumed, not only the terminal
         sys.stdout.write(f"# {assumed.note()}\n")
-    if result.revision.uid_notice is not None:  # so does one whose revision name is provisional
-        hint = "" if replica.metadata.isvc_controller_ref else "; pass --uid with the replica's uid"
-        sys.stdout.write(f"# {result.revision.uid_notice}{hint}\n")
-        print(f"render: note: {result.revision.uid_notice}{hint}", file=sys.stderr)
+    if uid_note is not None:  # so does one whose revision name is provisional
+        sys.stdout.write(f"# {uid_note}\n")
     sys.stdout.write(dump_stream(docs))
-    if args.validate:
-        from omerender.cli.kubeschema import kube_problems  # the tools extra's schemas: --validate only
-
-        problems = [p for _, doc in docs for p in kube_problems(doc)]
-        for problem in problems:
-            print(f"Invalid: {problem}", file=sys.stderr)
-        if problems:
-            return 1
-    return 0
+    return _invalid(docs) if args.validate else 0

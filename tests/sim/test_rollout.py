@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from omereconcile.simulate.cluster import Sim
@@ -136,15 +137,44 @@ def test_rollback_to_a_stored_revision_and_forward_again(sim: Sim, driver: Drive
     driver.run(lambda s: _rolled(s, v2))
 
 
-def test_rollback_to_a_missing_revision_rolls_to_spec_and_warns(sim: Sim, driver: Driver) -> None:
+def test_rollback_to_a_missing_revision_rolls_to_spec_silently(sim: Sim, driver: Driver) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler.go @ 4dfb96b1,
+    Reconcile's canary-rollback block: a name that resolves to no ControllerRevision ("stable CR
+    GC'd — nothing to roll back to; proceed normally") rolls to the spec and records nothing."""
     _start(sim, driver)
     v2 = _new_revision(sim)
     sim.update_spec(pacing={"rollbackToRevision": "llama-pool-engine-deadbeef"})
     driver.run(lambda s: _rolled(s, v2))
+    assert [e for e in sim.events if "Rollback" in e.event_reason] == []
+
+
+def test_rollback_to_a_foreign_revision_rolls_to_spec_and_warns(sim: Sim, driver: Driver) -> None:
+    """A revision another object controls is never rolled onto (Go reads it without checking the
+    controller; ours refuses it): the replica rolls to the spec and one Warning says why and what to do."""
+    v1 = _start(sim, driver)
+    foreign = copy.deepcopy(sim.revisions[v1])
+    foreign["metadata"]["name"] = "llama-pool-engine-f0e1d2c3"
+    foreign["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "other",
+            "uid": "other-uid",
+            "controller": True,
+        }
+    ]
+    sim.revisions["llama-pool-engine-f0e1d2c3"] = foreign
+    v2 = _new_revision(sim)
+    sim.update_spec(pacing={"rollbackToRevision": "llama-pool-engine-f0e1d2c3"})
+    driver.run(lambda s: _rolled(s, v2))
     warnings = [e for e in sim.events if e.event_reason == "RollbackRevisionNotFound"]
     assert len(warnings) == 1
     assert warnings[0].type == "Warning"
-    assert "llama-pool-engine-deadbeef" in warnings[0].message
+    assert warnings[0].message == (
+        "pacing.rollbackToRevision llama-pool-engine-f0e1d2c3 names a ControllerRevision that "
+        f"InferenceReplica {sim.replica['metadata']['namespace']}/llama-pool does not control; rolling "
+        f"to the spec's revision {v2} (name one of this replica's revisions, or remove the field)"
+    )
 
 
 def test_pause_holds_updates_and_new_instances_then_releases(sim: Sim, driver: Driver) -> None:
@@ -183,7 +213,12 @@ def _kill(sim: Sim, name: str) -> None:
     del sim.pods[name]
 
 
-def test_pause_recover_repairs_freeze_does_not(sim: Sim, driver: Driver) -> None:
+def test_pause_rebuilds_no_lost_single_pod_instance_in_either_mode(sim: Sim, driver: Driver) -> None:
+    """Go ``workload/plan_decision.go`` ``Plan`` / ``ops/create.go`` ``CreateCommittedIndices``
+    (ome-projects/ome): a paused Component runs the Create pass only for a committed create, and
+    ``PauseModeRecover`` repairs through the RestartPolicy alone, which a single-pod Instance leaves at
+    ``None``. So a lost single-pod Instance stays ``Pending`` under Freeze and under Recover, and the
+    unpause rebuilds it (incarnation kept)."""
     _start(sim, driver)
     sim.update_spec(paused=True, pauseMode="Freeze")
     _kill(sim, "llama-pool-engine-0-default-0")
@@ -194,8 +229,26 @@ def test_pause_recover_repairs_freeze_does_not(sim: Sim, driver: Driver) -> None
     assert sim.rows()[0]["phase"] == "Pending"
     assert "InstanceDemoted" in sim.event_reasons()
     sim.update_spec(pauseMode="Recover")
+    for _ in range(5):
+        driver.one_pass()
+        sim.advance(5)
+    assert sim.live_pods() == []
+    assert sim.rows()[0]["phase"] == "Pending"
+    sim.update_spec(paused=False)
     driver.run(lambda s: ready(s) and s.live_pods() == ["llama-pool-engine-0-default-0"])
     assert sim.rows()[0]["incarnation"] == 1  # the rebuild of a Pending Instance keeps it
+
+
+def test_freeze_lets_a_committed_create_finish(sim: Sim, driver: Driver) -> None:
+    """Go ``holds/pause.go`` ``pauseHeldOperation``: "a committed create finishes the set it
+    started", under Freeze too; ``CreateCommittedIndices`` completes and promotes it while paused."""
+    _start(sim, driver)
+    sim.update_spec(replicas=2)
+    driver.run(lambda s: any(r["index"] == 1 and r["phase"] == "Creating" for r in s.rows()))
+    sim.update_spec(paused=True, pauseMode="Freeze")
+    driver.run(lambda s: all(r["phase"] == "Ready" and not r.get("operation") for r in s.rows()))
+    assert len(sim.rows()) == 2
+    assert sorted(sim.live_pods()) == ["llama-pool-engine-0-default-0", "llama-pool-engine-1-default-0"]
 
 
 def test_min_ready_seconds_paces_the_drain_exactly(sim: Sim, driver: Driver) -> None:

@@ -224,8 +224,13 @@ def test_markdown_output(capsys: pytest.CaptureFixture[str], bump: tuple[str, st
     code, out, _ = run(capsys, "--before", bump[0], "--after", bump[1], "-o", "markdown")
     assert code == 1
     assert out.startswith("### omerender diff: 3 replicas: 2 rolls, 1 unchanged\n")
-    assert "| Replica | Result | Before | After |" in out
-    assert out.count("<details>") == 2  # a-1 and a-2; the unchanged one is counted
+    # The two rolling replicas change alike: one group, its change shown once, its cause named.
+    assert "**Fails the check:** 2 rolls." in out
+    assert "#### 1. rolls: containers[ome-container].image — 2 replicas — fails the check" in out
+    assert out.count('containers[ome-container].image: "') == 1
+    assert "- cause: ClusterServingRuntime rt-a changed" in out
+    assert "Replicas: `demo/a-1`, `demo/a-2`" in out
+    assert "1 replica whose verdict did not change: counted above, not listed" in out
 
 
 # -- bad input ---------------------------------------------------------------------------------------------------

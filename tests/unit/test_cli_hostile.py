@@ -68,6 +68,19 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
         ),
         ("kind.yaml", "kind: [a]\nmetadata: {name: x}\n", "kind is a list"),
         ("binarytag.yaml", "kind: ConfigMap\ndata: !!binary aGk=\n", "not JSON data"),
+        ("booltag.yaml", "kind: ConfigMap\ndata: {a: !!bool 1.5}\n", "!!bool cannot hold '1.5'; write true"),
+        (
+            "floattag.yaml",
+            "kind: ConfigMap\ndata: {a: !!float ~}\n",
+            "!!float cannot hold '~'; write a number",
+        ),
+        (
+            "inttag.yaml",
+            "kind: ConfigMap\ndata: {a: !!int ''}\n",
+            "!!int cannot hold ''; write a whole number",
+        ),
+        ("intfloat.yaml", "kind: ConfigMap\ndata: {a: !!int 1.5}\n", "!!int cannot hold '1.5'"),
+        ("booltagmap.yaml", "kind: ConfigMap\ndata: {a: !!bool [1]}\n", "!!bool cannot hold a list or map"),
     ],
 )
 def test_unreadable_objects_exit_2_naming_the_file(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,24 @@ def test_operator_configmap_among_objects_applies_its_deploy_defaults(
     assert capsys.readouterr().err.startswith(
         "RenderFailed: load deploy config: invalid deploy config, terminationGracePeriodSeconds must be > 0, got -1"
     )
+
+
+def test_output_json_is_one_list_of_the_same_objects(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", REPLICA, "--objects", CATALOG, "--instances", "2"]) == 0
+    stream = _docs(capsys.readouterr().out)
+    assert main(["render", REPLICA, "--objects", CATALOG, "--instances", "2", "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    listing = json.loads(captured.out)  # no comments: the notes are on standard error
+    assert (listing["apiVersion"], listing["kind"]) == ("v1", "List")
+    assert listing["items"] == stream
+    assert "is for an empty uid" in captured.err
+
+
+def test_a_replica_that_needs_a_catalog_and_got_none_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["render", REPLICA]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"omerender render: {REPLICA} reads a model and a serving runtime, and no catalog")
+    assert "--objects PATH" in err
+    assert "ModelNotFound" in err  # what the render said, kept

@@ -217,11 +217,11 @@ def test_the_markdown_table_names_the_switch(
 ) -> None:
     code, out, _ = run(capsys, "--before", switch[0], "--after", switch[1], "-o", "markdown")
     assert code == 1
-    row = next(line for line in out.splitlines() if line.startswith(f"| `{NS}/llama-pool`"))
     assert (
-        "| rolls, runtime ClusterServingRuntime vllm-llama-3-2-1b-instruct -> "
-        "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 |"
-    ) in row
+        "rolls: runtime ClusterServingRuntime vllm-llama-3-2-1b-instruct -> "
+        "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 — 1 replica"
+    ) in out
+    assert "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 " in out
 
 
 # -- catalogs kept in git -------------------------------------------------------------------------------------
@@ -254,7 +254,7 @@ def test_assume_models_ready_shows_the_roll_a_status_less_catalog_hides(
         capsys, "--before", paths[0], "--after", paths[1], "--assume-models-ready", "-o", "markdown"
     )
     assert (
-        "> treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and"
+        "- treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and"
         in out
     )
     code, out, _ = run(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from omerender import diff as diff_module
 from omerender.diff import template_changes
+from omerender.diff import templates as diff_module
 from omerender.render import RenderedRunner
 
 

@@ -158,24 +158,24 @@ def test_markdown_is_cut_to_max_chars_naming_what_was_left_out(
     assert len(md) <= 6000
     lines = md.splitlines()
     assert lines[0] == "### omerender diff: 40 replicas: 30 rolls, 10 unknown until downloaded"
-    assert lines[2:6] == [
+    # The grouped review (issue 36): the 30 replicas change alike, one group, the change once.
+    assert lines[4:8] == [
         "| Verdict | Replicas | Fails the check |",
         "| --- | ---: | --- |",
-        "| rolls | 30 | yes |",
-        "| blocks | 0 | yes |",
+        "| rolls | 30 | yes: the job fails |",
+        "| blocks | 0 | yes: the job fails |",
     ]
-    shown = md.count("<details>")
-    assert 0 < shown < 30
-    assert lines[-1] == (
-        f"**{30 - shown} of 30 listed replicas left out** to keep this comment under 6000 characters; "
-        f"the full report: the file `{report}`."
-    )
+    assert md.count("#### 1. rolls: ") == 1
+    assert "— 30 replicas — fails the check" in md
     assert max(map(len, lines)) <= LINE_LIMIT
     full = report.read_text()
-    assert full.count("<details>") == 40  # every replica, unknown ones too, nothing cut
+    assert full.count("<details>") == 40  # the --report file: every replica, unknown ones too, nothing cut
+    # Cut to a smaller budget, the comment says what was left out and where the full report is.
+    code, md = diff(capsys, *fleet, "-o", "markdown", "--max-chars", "1500", "--report", str(report))
+    assert len(md) <= 1500
+    assert f"the full report: the file `{report}`" in md
     # The default for markdown keeps a pull-request comment postable (65,536 characters).
     code, md = diff(capsys, *fleet, "-o", "markdown")
-    assert md.count("<details>") == 30
     assert "left out" not in md
 
 

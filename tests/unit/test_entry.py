@@ -54,3 +54,19 @@ def test_with_the_extra_the_command_runs() -> None:
         cwd=ROOT,
     )
     assert (done.returncode, done.stdout) == (0, f"kubectl-ome {__version__}\n")
+
+
+def test_kdiff_answers_version() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from omerender_entry import kdiff; sys.exit(kdiff())",
+            "--version",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stdout) == (0, f"omerender-kdiff {__version__}\n")

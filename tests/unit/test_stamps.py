@@ -30,7 +30,7 @@ OME_ENV = [
     "OME_INSTANCE_SUBDOMAIN",
 ]
 MULTI_POD_ENV = ["OME_LEADER_ADDRESS", "OME_INSTANCE_POD_RANK", "OME_INSTANCE_POD_COUNT"]
-LWS_ENV = ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+LWS_ENV = ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]  # LeaderWorkerSet's; Go sets none
 
 
 def replica(name: str = "pool", component: str = "engine", **spec: Any) -> InferenceReplica:
@@ -247,7 +247,7 @@ def test_runner_index_is_zero_for_a_size_one_runner_even_at_ordinal_one() -> Non
 def test_multi_pod_env(runner: str, ordinal: int, rank: str, runner_index: str, size: str) -> None:
     p = make(replica(), gang(3), runner, ordinal, index=5)
     values = env(p["spec"]["containers"][0])
-    assert env_names(p["spec"]["containers"][0]) == OME_ENV + MULTI_POD_ENV + LWS_ENV
+    assert env_names(p["spec"]["containers"][0]) == OME_ENV + MULTI_POD_ENV
     address = "pool-engine-5-leader-0.pool-engine-headless"
     assert values["OME_RUNNER"] == runner
     assert values["OME_RUNNER_SIZE"] == size
@@ -255,9 +255,6 @@ def test_multi_pod_env(runner: str, ordinal: int, rank: str, runner_index: str, 
     assert values["OME_LEADER_ADDRESS"] == address
     assert values["OME_INSTANCE_POD_RANK"] == rank
     assert values["OME_INSTANCE_POD_COUNT"] == "4"
-    assert values["LWS_LEADER_ADDRESS"] == address
-    assert values["LWS_GROUP_SIZE"] == "4"
-    assert values["LWS_WORKER_INDEX"] == rank
 
 
 def test_single_pod_has_no_leader_address_or_lws_aliases() -> None:
@@ -265,13 +262,15 @@ def test_single_pod_has_no_leader_address_or_lws_aliases() -> None:
     assert names.isdisjoint(MULTI_POD_ENV + LWS_ENV)
 
 
-def test_lws_aliases_only_when_the_container_does_not_set_them() -> None:
+def test_multi_pod_pods_carry_no_lws_variables_but_keep_the_runtimes_own() -> None:
+    """Go's buildOMENativeEnv sets no LWS_* variable: a runtime's own LWS_GROUP_SIZE stays as written,
+    and no other LWS_* variable appears (DECISIONS §3.6)."""
     leader = tpl({"name": "ome-container", "env": [{"name": "LWS_GROUP_SIZE", "value": "custom"}]})
-    p = make(replica(), gang(2, leader=leader), "leader")
-    values = env(p["spec"]["containers"][0])
-    assert values["LWS_GROUP_SIZE"] == "custom"
-    assert values["LWS_LEADER_ADDRESS"] == "pool-engine-0-leader-0.pool-engine-headless"
-    assert env_names(p["spec"]["containers"][0]).count("LWS_GROUP_SIZE") == 1
+    for runner in ("leader", "worker"):
+        p = make(replica(), gang(2, leader=leader), runner)
+        names = env_names(p["spec"]["containers"][0])
+        own = ["LWS_GROUP_SIZE"] if runner == "leader" else []
+        assert [n for n in names if n.startswith("LWS_")] == own
 
 
 def test_empty_or_missing_container_name_becomes_ome_container() -> None:
@@ -462,12 +461,29 @@ def test_pod_group() -> None:
 
 
 @pytest.mark.parametrize(
-    ("timeout", "expected"), [(None, 60), (0, 60), (-5, 60), (10, 60), (600, 600), (1800, 600)]
+    ("timeout", "expected"),
+    [(None, None), (0, None), (-5, None), (0.9, None), (10, 10), (90.7, 90), (600, 600), (1800, 1800)],
 )
-def test_pod_group_timeout_is_clamped(timeout: float | None, expected: int) -> None:
+def test_pod_group_timeout_is_the_ready_timeout_without_operator_bounds(
+    timeout: float | None, expected: int | None
+) -> None:
+    """podgroup.go scheduleTimeoutSeconds @ dcfb4135, no GangScheduleTimeout clamp: the ready timeout's
+    whole seconds when positive, else the field is left unset (the scheduler's default)."""
     group = pod_group(replica(), 0, 2, instance_ready_timeout_seconds=timeout)
-    assert group["spec"]["scheduleTimeoutSeconds"] == expected
+    assert group["spec"].get("scheduleTimeoutSeconds") == expected
+    assert group["spec"]["minMember"] == 2
     assert "annotations" not in group["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("timeout", "expected"), [(None, 60), (0, 60), (-5, 60), (10, 60), (300, 300), (600, 600), (1800, 600)]
+)
+def test_pod_group_timeout_with_operator_bounds(timeout: float | None, expected: int) -> None:
+    """With a GangScheduleTimeout clamp {Min: 1m, Max: 10m}: unusable or short → Min, long → Max."""
+    group = pod_group(
+        replica(), 0, 2, instance_ready_timeout_seconds=timeout, schedule_timeout_bounds=(60, 600)
+    )
+    assert group["spec"]["scheduleTimeoutSeconds"] == expected
 
 
 def test_worker_pods_carry_the_leader_template_metadata() -> None:
@@ -480,3 +496,42 @@ def test_worker_pods_carry_the_leader_template_metadata() -> None:
     assert p["metadata"]["labels"]["role"] == "head"
     assert "only-worker" not in p["metadata"]["labels"]
     assert p["metadata"]["annotations"] == {"a": "leader"}
+
+
+TPU_ENV = ["TPU_WORKER_HOSTNAMES", "TPU_WORKER_ID", "TPU_PROCESS_ADDRESSES", "TPU_PROCESS_PORT", "TPU_NAME"]
+
+
+@pytest.mark.parametrize(
+    ("resources", "tpu"),
+    [
+        ({"limits": {"google.com/tpu": "4"}}, True),
+        ({"requests": {"google.com/tpu": "0"}}, True),  # Go tests the key, not the quantity
+        ({"limits": {"nvidia.com/gpu": "8"}}, False),
+    ],
+)
+def test_tpu_topology_env_follows_a_tpu_request(resources: dict[str, Any], tpu: bool) -> None:
+    """injectOMENativeEnv → buildTPUTopologyEnv: a pod naming google.com/tpu in any regular container's
+    limits or requests gets the TPU variables after OME's block, on every regular container."""
+    leader = tpl({"name": "ome-container", "resources": resources}, {"name": "side"})
+    p = make(replica(), gang(2, leader=leader), "leader")
+    for container in p["spec"]["containers"]:
+        assert env_names(container) == OME_ENV + MULTI_POD_ENV + (TPU_ENV if tpu else [])
+
+
+def test_tpu_env_values_and_a_tpu_request_in_an_init_container_only() -> None:
+    worker = tpl({"name": "ome-container", "resources": {"limits": {"google.com/tpu": "4"}}})
+    p = make(replica(), gang(2, worker=worker), "worker", 1, index=3)
+    values = env(p["spec"]["containers"][0])
+    hosts = [f"pool-engine-3-{r}.pool-engine-headless" for r in ("leader-0", "worker-0", "worker-1")]
+    assert values["TPU_WORKER_HOSTNAMES"] == ",".join(hosts)
+    assert values["TPU_WORKER_ID"] == "2"
+    assert values["TPU_PROCESS_ADDRESSES"] == ",".join(f"{h}:8476" for h in hosts)
+    assert values["TPU_PROCESS_PORT"] == "8476"
+    assert values["TPU_NAME"] == "pool-engine-3"
+    # podRequestsResource reads regular containers only.
+    init_only = tpl(initContainers=[{"name": "warm", "resources": {"limits": {"google.com/tpu": "4"}}}])
+    names = env_names(make(replica(), gang(2, leader=init_only), "leader")["spec"]["containers"][0])
+    assert not set(TPU_ENV) & set(names)
+    # A single-pod Instance has one peer host: no TPU variables.
+    single_tpu = tpl({"name": "ome-container", "resources": {"limits": {"google.com/tpu": "8"}}})
+    assert env_names(make(replica(), single(single_tpu))["spec"]["containers"][0]) == OME_ENV

@@ -1,0 +1,212 @@
+"""A roll drawn over time: labelled steps as bars, and a serving floor and extra GPUs as a series.
+
+Neutral about where the rows come from (the forecast's rolling groups today, ``kubectl ome rollout
+history --timeline`` later): the input is :class:`Step` rows (label, start, end, kind) and :class:`Point`
+samples of the serving floor and the extra GPUs, all in seconds from one origin (the change). Two
+outputs of one picture:
+
+- :func:`to_mermaid`: Mermaid text, a ``gantt`` of the steps and an ``xychart-beta`` of the series (GitHub
+  and GitLab render Mermaid code blocks in comments);
+- :func:`to_svg`: a self-contained SVG file of the same picture, written here (no browser, no Node), for
+  CI systems that show files.
+
+Pure: no I/O, clock or environment.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "Point", "Step", "Timeline", "bins", "to_mermaid", "to_svg"]
+
+# What a step's bar says, and its Mermaid gantt tag: a step that completes, one that holds (does not
+# complete) and one that waits for room before completing.
+KINDS = {"done": "", "held": "crit", "waits": "active"}
+_COLOURS = {"done": "#4c78a8", "held": "#e45756", "waits": "#f2a93b"}
+_AREA, _LINE = "#72b7b2", "#1f3f6e"  # extra GPUs, serving floor
+
+
+@dataclass(frozen=True)
+class Step:
+    """One bar: ``label`` from ``start`` to ``end`` seconds; ``kind`` one of :data:`KINDS`."""
+
+    label: str
+    start: float
+    end: float
+    kind: str = "done"
+
+
+@dataclass(frozen=True)
+class Point:
+    """From ``at`` seconds on (until the next point): ``floor`` serving Instances, ``extra_gpus`` above
+    the steady state."""
+
+    at: float
+    floor: int
+    extra_gpus: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The picture: ``steps`` (one bar each, in this order), ``series`` (sorted by time), ``of``: the
+    Instances the floor is out of (0: not shown as a share)."""
+
+    title: str
+    steps: tuple[Step, ...]
+    series: tuple[Point, ...] = ()
+    of: int = 0
+
+    @property
+    def end(self) -> float:
+        ends = [s.end for s in self.steps] + [p.at for p in self.series]
+        return max([1.0, *ends])
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if sec else f"{m}m") if m else f"{sec}s"
+
+
+def _mermaid_text(label: str) -> str:
+    """A label as a gantt task or section name: Mermaid reads ``:`` as the end of the name and ``#``
+    and ``;`` as comment and statement marks, so they are replaced."""
+    out = label.replace(":", " ").replace(";", ",").replace("#", "no. ").replace("\n", " ")
+    return " ".join(out.split()) or "-"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'
+
+
+def bins(tl: Timeline, count: int = 12) -> list[tuple[float, int, int]]:
+    """The series over ``count`` equal slices of the time shown, as ``(slice start, lowest floor,
+    highest extra GPUs)``: what holds at the slice's start and every sample inside it."""
+    pts = tl.series
+    if not pts:
+        return []
+    width = tl.end / count
+    out: list[tuple[float, int, int]] = []
+    cur, i = pts[0], 0
+    for b in range(count):
+        lo, hi = b * width, (b + 1) * width
+        while i < len(pts) and pts[i].at <= lo:
+            cur, i = pts[i], i + 1
+        low, high = cur.floor, cur.extra_gpus
+        j = i
+        while j < len(pts) and pts[j].at < hi:
+            low, high = min(low, pts[j].floor), max(high, pts[j].extra_gpus)
+            j += 1
+        out.append((lo, low, high))
+    return out
+
+
+def to_mermaid(tl: Timeline) -> str:
+    """Two Mermaid code blocks (fenced, for markdown): the steps as a gantt (time since the origin on
+    the axis, each bar's duration in its label) and the series as an xychart (floor as a line, extra GPUs
+    as bars)."""
+    lines = [
+        "```mermaid",
+        "gantt",
+        f"    title {_mermaid_text(tl.title)}",
+        "    dateFormat X",
+        # Seconds from the origin read as a clock from midnight: minutes:seconds under an hour.
+        f"    axisFormat {'%M:%S' if tl.end < 3600 else '%H:%M'}",
+    ]
+    for n, s in enumerate(tl.steps):
+        tag = KINDS.get(s.kind, "")
+        start, end = math.floor(s.start), max(math.ceil(s.end), math.floor(s.start) + 1)
+        lines.append(f"    section {_mermaid_text(s.label)}")
+        meta = ", ".join(x for x in (tag, f"s{n}", str(start), str(end)) if x)
+        lines.append(f"    {_mermaid_text(_clock(s.end - s.start) + ' ' + s.kind)} :{meta}")
+    lines.append("```")
+    pts = bins(tl)
+    if pts:
+        top = max([1, *(max(f, e) for _, f, e in pts)])
+        floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
+        lines += [
+            "",
+            "```mermaid",
+            "xychart-beta",
+            f"    title {_quoted(f'{floor_name} (line), extra GPUs (bars)')}",
+            f"    x-axis {_quoted('time since the change')} [{', '.join(_quoted(_clock(t)) for t, _, _ in pts)}]",
+            f"    y-axis {_quoted('count')} 0 --> {top}",
+            f"    bar [{', '.join(str(e) for _, _, e in pts)}]",
+            f"    line [{', '.join(str(f) for _, f, _ in pts)}]",
+            "```",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def to_svg(tl: Timeline) -> str:
+    """The same picture as one SVG document: a bar per step on a time axis, and below it the extra GPUs
+    (bars) and the serving floor (a step line) on the same axis."""
+    label_w, chart_w, row_h, pad = 260, 560, 22, 10
+    width = label_w + chart_w + 2 * pad + 60  # room for the last bar's duration
+    rows_h = max(1, len(tl.steps)) * row_h
+    series_h = 140 if tl.series else 0
+    height = 40 + rows_h + 30 + (series_h + 80 if series_h else 0)
+    end = tl.end
+
+    def x(t: float) -> float:
+        return label_w + pad + chart_w * max(0.0, min(t, end)) / end
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{pad}" y="20" font-size="14" font-weight="bold">{_e(tl.title)}</text>',
+    ]
+    top = 32
+    for n, s in enumerate(tl.steps):
+        y = top + n * row_h
+        x0, x1 = x(s.start), x(s.end)
+        colour = _COLOURS.get(s.kind, _COLOURS["done"])
+        out.append(f'<text x="{pad}" y="{y + 15}">{_e(s.label)}</text>')
+        out.append(
+            f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1.0):.1f}" height="{row_h - 6}" '
+            f'fill="{colour}"><title>{_e(f"{s.label}: {_clock(s.end - s.start)} {s.kind}")}</title></rect>'
+        )
+        out.append(f'<text x="{x1 + 4:.1f}" y="{y + 15}" fill="#333">{_e(_clock(s.end - s.start))}</text>')
+    axis_y = top + rows_h + 4
+    out.append(f'<line x1="{x(0):.1f}" y1="{axis_y}" x2="{x(end):.1f}" y2="{axis_y}" stroke="#888"/>')
+    for k in range(5):
+        t = end * k / 4
+        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+        out.append(
+            f'<text x="{x(t):.1f}" y="{axis_y + 16}" text-anchor="{anchor}" fill="#555">{_e(_clock(t))}</text>'
+        )
+    if tl.series:
+        base = axis_y + 70 + series_h
+        peak = max([1, *(max(p.floor, p.extra_gpus) for p in tl.series)])
+
+        def yv(v: int) -> float:
+            return base - series_h * v / peak
+
+        floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
+        out.append(
+            f'<text x="{pad}" y="{axis_y + 40}" fill="{_LINE}">{_e(floor_name)} (line)</text>'
+            f'<text x="{pad}" y="{axis_y + 56}" fill="{_AREA}">extra GPUs (area)</text>'
+            f'<text x="{label_w}" y="{base}" text-anchor="end" fill="#555">0</text>'
+            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="#555">{peak}</text>'
+        )
+        pts = list(tl.series)
+        extra = [f"{x(pts[0].at):.1f},{base}"]
+        floor = []
+        for i, p in enumerate(pts):
+            nxt = pts[i + 1].at if i + 1 < len(pts) else end
+            extra += [f"{x(p.at):.1f},{yv(p.extra_gpus):.1f}", f"{x(nxt):.1f},{yv(p.extra_gpus):.1f}"]
+            floor += [f"{x(p.at):.1f},{yv(p.floor):.1f}", f"{x(nxt):.1f},{yv(p.floor):.1f}"]
+        extra.append(f"{x(end):.1f},{base}")
+        out.append(f'<polygon points="{" ".join(extra)}" fill="{_AREA}" fill-opacity="0.5"/>')
+        out.append(f'<polyline points="{" ".join(floor)}" fill="none" stroke="{_LINE}" stroke-width="2"/>')
+        out.append(f'<line x1="{x(0):.1f}" y1="{base}" x2="{x(end):.1f}" y2="{base}" stroke="#888"/>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

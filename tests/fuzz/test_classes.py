@@ -1,0 +1,100 @@
+"""One test per class of hostile input the fuzz tier found (issue 35): each a minimal reproducer, run
+through the layer that was fixed and, where a user meets it, through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
+from omerender.accelerators import parse_accelerator_resources
+from omerender.admission.identity import IdentityConfigError, parse_identity_config
+from omerender.cli import main
+from omerender.deploy import DeployConfigError, parse_deploy_config
+from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
+
+ROOT = Path(__file__).resolve().parents[2]
+REPLICA = (ROOT / "examples" / "llama-pool.yaml").read_text()
+CATALOG = ROOT / "examples" / "catalog"
+DEEP = "[" * 5000 + "]" * 5000
+DEEP_OBJECT = '{"a":' * 5000 + "1" + "}" * 5000
+HUGE = "9" * 5000
+
+
+def _configmap(key: str, value: str) -> str:
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: inferenceservice-config, namespace: ome}\n"
+        f"data:\n  {key}: {json.dumps(value)}\n"
+    )
+
+
+# -- ConfigMap values: JSON nested thousands deep, integers of thousands of digits ---------------------
+
+
+@pytest.mark.parametrize("text", [DEEP, DEEP_OBJECT, '{"a": ' + DEEP + "}"])
+def test_json_nested_past_the_limit_is_refused_naming_it(text: str) -> None:
+    with pytest.raises(JsonLimitError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        loads_bounded(text)
+
+
+def test_json_brackets_inside_strings_do_not_count() -> None:
+    assert loads_bounded(json.dumps(["[" * 500, '\\"{' * 500])) == ["[" * 500, '\\"{' * 500]
+
+
+def test_json_integers_past_the_limit_are_refused_in_our_words() -> None:
+    with pytest.raises(JsonLimitError, match="an integer of 5000 digits is out of range"):
+        loads_bounded(HUGE)
+    assert loads_bounded("[-9223372036854775808, 18446744073709551615]") == [-(2**63), 2**64 - 1]
+
+
+@pytest.mark.parametrize("value", [DEEP, DEEP_OBJECT, '{"controllerIdentity": {"usernames": ' + DEEP + "}}"])
+def test_every_configmap_reader_bounds_nesting(value: str) -> None:
+    with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+        parse_accelerator_resources(value)
+    with pytest.raises(DeployConfigError, match="unable to parse deploy config json: nested deeper than 100"):
+        parse_deploy_config(value)
+    with pytest.raises(IdentityConfigError, match="nested deeper than 100 levels"):
+        parse_identity_config(value)
+    # lifecycle: OME ignores a key whose JSON does not parse; the manager starts on the defaults.
+    assert settings_from_configmap({"lifecycle": value}).revision_history_limit is None
+
+
+def test_configmap_integers_of_thousands_of_digits() -> None:
+    with pytest.raises(DeployConfigError, match="an integer of 5000 digits is out of range"):
+        parse_deploy_config('{"terminationGracePeriodSeconds": ' + HUGE + "}")
+    with pytest.raises(IdentityConfigError, match="an integer of 5000 digits"):
+        parse_identity_config('{"controllerIdentity": ' + HUGE + "}")
+
+
+@pytest.mark.parametrize("text", ["9999999999999999999h", "2562048h", "-9999999999999999999s"])
+def test_durations_past_go_int64_nanoseconds_are_go_s_invalid_duration(text: str) -> None:
+    with pytest.raises(SettingsError, match="time: invalid duration"):
+        parse_go_duration(text)
+    with pytest.raises(SettingsError, match="time: invalid duration"):
+        settings_from_configmap({"lifecycle": json.dumps({"instanceReadyTimeout": text})})
+    assert parse_go_duration("2562047h").total_seconds() == 2562047 * 3600
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "exit_code", "expected"),
+    [
+        ("acceleratorResources", DEEP, 2, "nested deeper than 100 levels"),
+        # An unusable deploy block blocks the render (RenderFailed), as OME's renderFromRefs does.
+        ("deploy", DEEP_OBJECT, 1, "load deploy config: unable to parse deploy config json: nested deeper"),
+        ("deploy", '{"minReadySeconds": ' + HUGE + "}", 1, "an integer of 5000 digits is out of range"),
+    ],
+)
+def test_render_with_a_hostile_configmap_names_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str, exit_code: int, expected: str
+) -> None:
+    replica = tmp_path / "replica.yaml"
+    replica.write_text(REPLICA)
+    config = tmp_path / "config.yaml"
+    config.write_text(_configmap(key, value))
+    code = main(["render", str(replica), "--objects", str(CATALOG), str(config)])
+    err = capsys.readouterr().err
+    assert code == exit_code, err
+    assert expected in err
+    assert "internal error" not in err

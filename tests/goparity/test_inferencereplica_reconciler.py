@@ -1,0 +1,140 @@
+"""OME's ``inferencereplica/reconciler_test.go``, through the pure planner in the simulated world.
+
+Go: ome-projects/ome ``pkg/controller/v1beta1/inferencereplica/reconciler_test.go`` @ ae43378d (the
+newest stored version of the test; the reconciler it drives is ``reconciler.go`` @ 4dfb96b1 and
+``status.go`` @ 4dfb96b1). Go runs ``Reconciler.Reconcile`` against a fake client seeded with status
+rows and pods; here :class:`omereconcile.simulate.cluster.Sim` holds the objects and
+:class:`omereconcile.simulate.driver.Driver` runs passes of :func:`omereconcile.planner.plan` and
+applies their actions. Go's replica ``llama-engine`` with parent ``llama`` is the sim's
+``llama-pool`` (pod and Service names carry the prefix the render gives it). Which test functions
+have no counterpart, and why, is in ``docs/goparity.md`` ("The reconciler tier").
+"""
+
+from __future__ import annotations
+
+from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
+from omereconcile.planner.rollout import scale_down_rank
+from omereconcile.planner.rows import READY, Row
+from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
+
+GO = "ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d"
+PREFIX = "llama-pool-engine"
+
+
+def _sim(replicas: int) -> tuple[Sim, Driver]:
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=replicas))
+    return sim, Driver(sim)
+
+
+def _settle(sim: Sim, driver: Driver, ready: int) -> None:
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == ready)
+
+
+def test_reconcile_create_materializes_pods() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_Create_MaterializesPods: a new replica with replicas=2 creates one pod per Instance,
+    named ``<prefix>-<index>-default-0``, each controller-owned by the InferenceReplica; status carries
+    replicas 2, observedGeneration, the three-label selector and an updateRevision."""
+    sim, driver = _sim(2)
+    driver.run(lambda s: len(s.live_pods()) == 2)
+    assert sorted(sim.live_pods()) == [f"{PREFIX}-0-default-0", f"{PREFIX}-1-default-0"]
+    for name in sim.live_pods():
+        refs = sim.pods[name].obj["metadata"]["ownerReferences"]
+        assert len(refs) == 1
+        assert (refs[0]["kind"], refs[0]["controller"]) == ("InferenceReplica", True)
+        assert refs[0]["uid"] == sim.replica["metadata"]["uid"]
+    st = sim.status
+    assert st["replicas"] == 2
+    assert st["observedGeneration"] == sim.replica["metadata"]["generation"]
+    for label in ("component=engine", "ome.io/inferenceservice=llama-pool", "ome.io/managed-by=OMENative"):
+        assert label in st["labelSelector"]
+    assert st["labelSelector"].count("=") == 3  # not narrowed to a runner (status.go irLabelSelectorString)
+    assert st["updateRevision"]
+
+
+def test_reconcile_create_also_creates_headless_service() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_Create_AlsoCreatesHeadlessService: the first pass also makes the headless Service:
+    ClusterIP None, publishNotReadyAddresses, the selector trio, controller-owned by the replica."""
+    sim, driver = _sim(2)
+    driver.run(lambda s: s.service is not None)
+    svc = sim.service
+    assert svc is not None
+    assert svc["metadata"]["name"] == f"{PREFIX}-headless"
+    assert svc["spec"]["clusterIP"] == "None"
+    assert svc["spec"]["publishNotReadyAddresses"] is True
+    assert svc["spec"]["selector"] == {
+        "ome.io/inferenceservice": "llama-pool",
+        "component": "engine",
+        "ome.io/managed-by": "OMENative",
+    }
+    refs = svc["metadata"]["ownerReferences"]
+    assert [(r["kind"], r["uid"], r["controller"]) for r in refs] == [
+        ("InferenceReplica", sim.replica["metadata"]["uid"], True)
+    ]
+
+
+def test_reconcile_scale_up_adds_pods() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_ScaleUp_AddsPods: a Ready replica grown from 1 to 2 adds Instance 1's pod beside
+    Instance 0's, which is not recreated."""
+    sim, driver = _sim(1)
+    _settle(sim, driver, 1)
+    uid0 = sim.pods[f"{PREFIX}-0-default-0"].obj["metadata"]["uid"]
+    sim.update_spec(replicas=2)
+    driver.run(lambda s: len(s.live_pods()) == 2)
+    assert sorted(sim.live_pods()) == [f"{PREFIX}-0-default-0", f"{PREFIX}-1-default-0"]
+    assert sim.pods[f"{PREFIX}-0-default-0"].obj["metadata"]["uid"] == uid0
+
+
+def test_reconcile_scale_down_deletes_excess_instances() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_ScaleDown_DeletesExcessInstances: two Ready Instances, replicas=1: Instance 1 (the
+    highest index of equal rank) is deleted. Go admits the Delete in one pass and deletes in the next;
+    the planner journals the Delete and takes the pod out in the same pass (gate first, then delete)."""
+    sim, driver = _sim(2)
+    _settle(sim, driver, 2)
+    sim.update_spec(replicas=1)
+    driver.run(lambda s: converged(s) and s.status.get("replicas") == 1)
+    assert sim.live_pods() == [f"{PREFIX}-0-default-0"]
+
+
+def test_reconcile_scale_down_highest_index_victims() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_ScaleDownTwoThousandUsesOneAuthoritativePodList (its victim-choice assertion, at a
+    size the sim runs in a second: 5 -> 2): rows of equal rank lose their highest indices. Its pod-list
+    counts and the ``ScaleDownPodBatchSize`` wave are the executor's, not mapped."""
+    sim, driver = _sim(5)
+    _settle(sim, driver, 5)
+    sim.update_spec(replicas=2)
+    driver.one_pass()
+    assert sorted(r["index"] for r in sim.rows() if r["phase"] == "Deleting") == [2, 3, 4]
+
+
+def test_reconcile_status_aggregator_rolls_up_counters() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_StatusAggregator_RollsUpCounters: two Ready Instances and one whose pod never gets
+    ready publish replicas 3, readyReplicas 2, servingReplicas 2."""
+    sim, driver = _sim(2)
+    _settle(sim, driver, 2)
+    sim.behaviour["vllm:never"] = "never"
+    sim.image = "vllm:never"
+    sim.update_spec(replicas=3, pacing={"partition": 3})
+    driver.run(lambda s: len(s.live_pods()) == 3)
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(2)
+    st = sim.status
+    assert (st["replicas"], st["readyReplicas"], st["servingReplicas"]) == (3, 2, 2)
+
+
+def test_scale_down_rank_is_read_from_the_rows() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan.go @ 4dfb96b1, scaleDownRank (the
+    function the reconciler tests' victim choice rests on): a Held revision ranks a serving row 2."""
+    book = RetryBook(
+        {"r": RetryBlock("r", HELD_STATE, 1, T0, T0, None, "ImagePullBackOff")}, "ns/n", "engine"
+    )
+    row = Row(index=0, phase=READY, running_revision="r", pod_count=1, serving_pod_count=1)
+    assert scale_down_rank(row, book) == 2

@@ -1,0 +1,68 @@
+"""The neutral roll drawing (omereconcile.timeline): Mermaid text and our own SVG from steps and a
+floor/extra-GPU series, on hand-made inputs."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from omereconcile.timeline import Point, Step, Timeline, bins, to_mermaid, to_svg
+
+TL = Timeline(
+    "Rollout forecast",
+    (
+        Step("router image: v0.2.3 -> v0.2.4 (150)", 0.0, 1200.0, "done"),
+        Step("engine args #2; <tuned>", 300.0, 900.0, "held"),
+    ),
+    (Point(0.0, 10, 0), Point(60.0, 9, 4), Point(600.0, 10, 2), Point(1200.0, 10, 0)),
+    of=10,
+)
+
+
+def _svg_texts(svg: str) -> list[str]:
+    root = ET.fromstring(svg)  # well-formed XML, or this raises
+    return ["".join(e.itertext()) for e in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def test_svg_is_well_formed_and_shows_each_step_label_escaped() -> None:
+    texts = _svg_texts(to_svg(TL))
+    assert "router image: v0.2.3 -> v0.2.4 (150)" in texts
+    assert "engine args #2; <tuned>" in texts  # escaped in the file, read back as written
+    assert "20m" in texts
+    assert "10m" in texts
+    assert "serving Instances of 10 (line)" in texts
+
+
+def test_svg_bars_are_placed_on_the_time_axis() -> None:
+    root = ET.fromstring(to_svg(TL))
+    bars = [
+        e
+        for e in root.iter("{http://www.w3.org/2000/svg}rect")
+        if e.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
+    assert len(bars) == 2
+    full, held = (float(b.get("width", "0")) for b in bars)
+    assert abs(held / full - 0.5) < 0.01  # 600 s of 1200 s
+    assert held > 0
+    assert float(bars[1].get("x", "0")) > float(bars[0].get("x", "0"))
+    assert bars[1].get("fill") != bars[0].get("fill")  # a held step looks different
+
+
+def test_mermaid_names_each_step_without_the_marks_mermaid_reads() -> None:
+    text = to_mermaid(TL)
+    assert text.count("```mermaid") == 2
+    assert "section router image v0.2.3 -> v0.2.4 (150)" in text  # ':' ends a task name in a gantt
+    assert "section engine args no. 2, <tuned>" in text
+    assert ":crit, s1, 300, 900" in text  # the held step, in seconds from the change
+    assert "axisFormat %M:%S" in text  # under an hour
+
+
+def test_bins_keep_the_lowest_floor_and_highest_extra_of_each_slice() -> None:
+    out = bins(TL, count=4)  # slices of 300 s
+    assert out == [(0.0, 9, 4), (300.0, 9, 4), (600.0, 10, 2), (900.0, 10, 2)]  # 600 s: the new value
+
+
+def test_xychart_series_match_the_bins() -> None:
+    text = to_mermaid(Timeline("t", (Step("a", 0, 60),), (Point(0, 2, 0), Point(30, 1, 1)), of=2))
+    assert "bar [0, " in text
+    assert "line [2, " in text
+    assert text.rstrip().endswith("```")
