@@ -24,7 +24,7 @@ NO_FILE_COMP = 4
 
 TREE: dict[str, tuple[str, ...]] = {
     "": ("get", "logs", "rollout", "instance", "runtime", "wait", "render", "diff"),
-    "rollout": ("status", "history", "undo", "pause", "resume", "restart"),
+    "rollout": ("status", "get", "history", "undo", "pause", "resume", "restart"),
     "instance": ("list", "status", "retry-blocks", "release-held", "reset"),
     "runtime": ("explain", "tree"),
 }
@@ -37,6 +37,8 @@ VALUE_FLAGS = {
     "--kubeconfig",
     "--request-timeout",
     "--timeout",
+    "--events-since",
+    "--color",
     "-o",
     "--output",
     "--for",

@@ -35,12 +35,20 @@ from typing import Any
 import yaml
 
 from omereconcile import replica_table
-from omereconcile.kubectl import live, state
-from omereconcile.kubectl.client import CommandError, parse_duration, replica_target
+from omereconcile.kubectl import live, rolltimeline, state
+from omereconcile.kubectl.client import (
+    REPLICA_KIND,
+    Client,
+    CommandError,
+    UsageError,
+    parse_duration,
+    replica_target,
+)
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
 from omereconcile.kubectl.report import source, table
+from omereconcile.timeline import to_svg
 
 __all__ = ["RESTARTED_AT", "add_parsers", "watch_flag"]
 
@@ -104,7 +112,18 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     history = verbs.add_parser("history", parents=[common], help="the replica's ControllerRevisions")
     history.add_argument("target", metavar="ir/NAME")
     history.add_argument("--revision", help="one revision (number, name or hash): print its template")
-    history.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table")
+    history.add_argument(
+        "--timeline",
+        action="store_true",
+        help="draw the roll to --revision (default: the roll target) as it happened: steps, waits, serving floor",
+    )
+    history.add_argument(
+        "-o",
+        "--output",
+        choices=["table", "wide", "json", "yaml", "svg"],
+        default="table",
+        help="svg: --timeline only",
+    )
     history.set_defaults(func=run_history)
 
     undo = verbs.add_parser("undo", parents=[common], help="roll back (sets spec.pacing.rollbackToRevision)")
@@ -190,10 +209,41 @@ def _template(rev: Mapping[str, Any]) -> Any:
     return data
 
 
+def run_timeline(
+    ctx: Ctx, name: str, client: Client, replica: dict[str, Any], revisions: list[dict[str, Any]]
+) -> int:
+    """``history --timeline``: the roll read back from the replica's events and its pods
+    (:mod:`omereconcile.kubectl.rolltimeline`); nothing is written."""
+    args = ctx.args
+    uid = str((replica.get("metadata") or {}).get("uid") or "")
+    events = client.events(REPLICA_KIND, name, uid, "Normal")
+    pods = client.pods(name)
+    try:
+        tl = rolltimeline.build_timeline(replica, revisions, pods, events, args.revision)
+    except LookupError as exc:
+        raise CommandError(
+            f'unable to find revision "{exc.args[0]}" in the history of inferencereplica "{name}"'
+        ) from exc
+    if args.output == "svg":
+        ctx.out.write(to_svg(rolltimeline.to_drawing(tl, name)))
+        return 0
+    srcs = [source(replica)] + [
+        source(r) for r in revisions if (r.get("metadata") or {}).get("name") == tl["name"]
+    ]
+    ctx.report(
+        "RolloutTimelineReport", {"name": name}, tl, rolltimeline.render_text(tl, name), srcs, tl["notes"]
+    )
+    return 0
+
+
 def run_history(ctx: Ctx) -> int:
     args = ctx.args
     name, client, replica = ctx.target()
     revisions = client.revisions(replica)
+    if args.timeline:
+        return run_timeline(ctx, name, client, replica, revisions)
+    if args.output == "svg":
+        raise UsageError("-o svg draws a timeline: add --timeline")
     rows = state.instance_rows(replica)
     now = datetime.now(UTC)
     entries = []

@@ -21,12 +21,14 @@ Where each part comes from:
   since that recycle. The deadline is the operation's ``deadline``;
 - a pod sits under the Instance its ``ome.io/instance-index`` label names, with its node's state
   (``Ready`` condition, ``node.kubernetes.io/unreachable`` taint, cordon);
-- a Warning event sits under the Instance of the pod it concerns (by ``involvedObject.uid``), or under
-  the replica when it concerns the replica; events older than the window are left out.
+- a Warning event sits under the Instance of the pod it concerns (by ``involvedObject.uid``); an event
+  of the replica (by its UID) sits under the Instance its message names as the controller names one
+  (``component=C instance=N``), else under the replica; events older than the window are left out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -43,6 +45,9 @@ LABEL_REVISION_HASH = "ome.io/revision-hash"
 SERVING_GATE = "ome.io/serving"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 DEFAULT_STRATEGY = "SurgeThenDrain"  # omereconcile.planner.context.SURGE
+# How the controller names an Instance in a replica's event (``planner.context.Ctx.instance_key``,
+# Go's ``component=%s instance=%d``): such an event concerns that Instance.
+_INSTANCE_SUBJECT = re.compile(r"\bcomponent=\S+ instance=(\d+)\b")
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -219,7 +224,11 @@ def build_tree(
         if inv.get("kind") == "Pod" and inv_uid in pod_index:
             instances[pod_index[inv_uid]]["warningEvents"].append(_event(ev, now))
         elif inv.get("kind") == state_kind(replica) and inv_uid and inv_uid == uid:
-            replica_events.append(_event(ev, now))
+            named = _INSTANCE_SUBJECT.search(str(ev.get("message") or ""))
+            if named and int(named.group(1)) in instances:
+                instances[int(named.group(1))]["warningEvents"].append(_event(ev, now))
+            else:
+                replica_events.append(_event(ev, now))
     # The roles ``rollout history`` prints: current, update, and a rollback's target.
     roles = {
         "current": str(status.get("currentRevision") or ""),
@@ -441,7 +450,9 @@ def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool) ->
     if failure:
         items.append(
             c("red", "last failure")
-            + f": {failure.get('reason', '-')} in {failure.get('podName', '-')} exit {failure.get('exitCode', '-')} at {failure.get('time', '-')}"
+            + f": {failure.get('reason', '-')} in {failure.get('podName', '-')}"
+            + (f" exit {failure['exitCode']}" if failure.get("exitCode") is not None else "")
+            + f" at {failure.get('time', '-')}"
         )
     for p in inst.get("pods") or []:
         node = p.get("node") or "-"

@@ -171,6 +171,14 @@ def events() -> list[dict[str, Any]]:
         event("uid-pool-engine-0-b", "Pod", "pool-engine-0-b", "Pulling", "a Normal event", 10, "Normal"),
         event("uid-other", "Pod", "pool-engine-0-b", "BackOff", "a former pod of the same name", 15),
         event(UID, "InferenceReplica", "pool", "InstanceNotReady", "Instance 0 surge pod not ready", 30),
+        event(
+            UID,
+            "InferenceReplica",
+            "pool",
+            "InstanceFailed",
+            "InferenceReplica llama-demo/pool component=engine instance=1 escalated to Phase=Failed",
+            25,
+        ),
     ]
 
 
@@ -247,7 +255,8 @@ def test_tree_document_places_pods_and_events_under_their_instance() -> None:
     assert zero["operation"]["deadlineInSeconds"] == 520
     assert [e["reason"] for e in zero["warningEvents"]] == ["BackOff"]
     assert [e["reason"] for e in tree["replica"]["warningEvents"]] == ["InstanceNotReady"]
-    assert tree["instances"][1]["warningEvents"] == []
+    # a replica's event naming an Instance as the controller names one sits under that Instance
+    assert [e["reason"] for e in tree["instances"][1]["warningEvents"]] == ["InstanceFailed"]
     no_nodes = build_tree(replica(), revs, pods(), None, events(), NOW)
     assert {p["nodeState"] for i in no_nodes["instances"] for p in i["pods"]} == {"?"}
 
