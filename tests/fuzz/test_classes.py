@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
 from omerender.accelerators import parse_accelerator_resources
 from omerender.admission.identity import IdentityConfigError, parse_identity_config
 from omerender.cli import main
 from omerender.deploy import DeployConfigError, parse_deploy_config
+from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, GoValue, execute, parse
+from omerender.gotemplate.execute import MAX_RANGE_STEPS
+from omerender.gotemplate.parse import MAX_NESTING
 from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +102,75 @@ def test_render_with_a_hostile_configmap_names_the_limit(
     assert code == exit_code, err
     assert expected in err
     assert "internal error" not in err
+
+
+# -- Go templates: numbers past float range, deep nesting, a range over a huge integer -----------------
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        ("1e309", 'illegal number syntax: "1e309"'),
+        ("-1e309", 'illegal number syntax: "-1e309"'),
+        ("0x1p2000", 'illegal number syntax: "0x1p2000"'),
+        ("9" * 5000, "illegal number syntax"),
+        ("0x" + "f" * 40, "illegal number syntax"),  # ParseFloat needs a p exponent for hexadecimal
+        ("99999999999999999999999999", 'integer overflow: "99999999999999999999999999"'),
+    ],
+)
+def test_template_numbers_past_range_are_go_s_parse_errors(number: str, message: str) -> None:
+    with pytest.raises(GoTemplateError, match=f"^template: x:1: {message}"):
+        parse("x", "{{ " + number + " }}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{" + "(" * 5000 + "1" + ")" * 5000 + "}}",
+        "{{ if 1 }}" * 3000 + "{{ end }}" * 3000,
+        "{{ range 3 }}" * 200 + "{{ end }}" * 200,
+    ],
+)
+def test_template_nesting_past_the_limit_is_unsupported_naming_it(text: str) -> None:
+    with pytest.raises(GoTemplateUnsupported, match=f"nested deeper than {MAX_NESTING} levels"):
+        parse("x", text)
+
+
+def test_template_nesting_within_the_limit_runs() -> None:
+    text = "{{" + "(" * 50 + "1" + ")" * 50 + "}}" + "{{ if 1 }}" * 40 + "y" + "{{ end }}" * 40
+    assert execute(parse("x", text), GoValue("string", "a")) == "1y"
+
+
+@pytest.mark.parametrize("body", ["", "x"])
+def test_a_range_over_a_huge_integer_stops_at_the_limit_without_building_it(body: str) -> None:
+    tree = parse("x", "{{ range 100000000000000 }}" + body + "{{ end }}")
+    with pytest.raises(GoTemplateUnsupported, match=f"more than {MAX_RANGE_STEPS:,} iterations"):
+        execute(tree, GoValue("string", "a"))
+
+
+def test_a_range_whose_output_passes_the_api_server_limit_stops() -> None:
+    tree = parse("x", "{{ range 2000 }}" + "a" * 5000 + "{{ end }}")
+    with pytest.raises(GoTemplateUnsupported, match="output past 3 MiB"):
+        execute(tree, GoValue("string", "a"))
+
+
+def test_a_small_range_over_an_integer_still_runs() -> None:
+    assert execute(parse("x", "{{ range 3 }}{{ . }}{{ end }}"), GoValue("string", "a")) == "012"
+    assert execute(parse("x", "{{ range 0 }}a{{ else }}b{{ end }}"), GoValue("string", "a")) == "b"
+
+
+def test_render_with_a_hostile_placeholder_blocks_with_a_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime = yaml.safe_load((CATALOG / "vllm-llama-3-2-1b-instruct.yaml").read_text())
+    runtime["spec"]["engineConfig"]["runner"]["args"] = ["{{ range 100000000000000 }}x{{ end }}"]
+    (tmp_path / "runtime.yaml").write_text(yaml.safe_dump(runtime))
+    (tmp_path / "model.yaml").write_text((CATALOG / "llama-3-2-1b-instruct.yaml").read_text())
+    replica = tmp_path / "replica.yaml"
+    replica.write_text(REPLICA)
+    code = main(
+        ["render", str(replica), "--objects", str(tmp_path / "runtime.yaml"), str(tmp_path / "model.yaml")]
+    )
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "cannot preview the placeholders in the container: ranges of more than 100,000 iterations" in err
