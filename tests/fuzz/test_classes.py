@@ -4,12 +4,16 @@ through the layer that was fixed and, where a user meets it, through the command
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
+from omerender import Catalog, InferenceReplica, InvalidArgumentError, parse_object, preview, render
 from omerender.accelerators import parse_accelerator_resources
 from omerender.admission.identity import IdentityConfigError, parse_identity_config
 from omerender.cli import main
@@ -18,6 +22,7 @@ from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, GoValue
 from omerender.gotemplate.execute import MAX_RANGE_STEPS
 from omerender.gotemplate.parse import MAX_NESTING
 from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
+from omerender.preview import MAX_INSTANCES, revision_of
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICA = (ROOT / "examples" / "llama-pool.yaml").read_text()
@@ -174,3 +179,38 @@ def test_render_with_a_hostile_placeholder_blocks_with_a_reason(
     err = capsys.readouterr().err
     assert code == 1, err
     assert "cannot preview the placeholders in the container: ranges of more than 100,000 iterations" in err
+
+
+# -- the library with values the CLI never passes ------------------------------------------------------
+
+
+def _example() -> tuple[InferenceReplica, Catalog]:
+    docs = [yaml.safe_load(p.read_text()) for p in sorted(CATALOG.glob("*.yaml"))]
+    return parse_object(InferenceReplica, yaml.safe_load(REPLICA)), Catalog.from_objects(docs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"instances": 1_000_000}, "instances must be a whole number from 0 to 1,000"),
+        ({"instances": 10**30}, "instances must be a whole number from 0 to 1,000"),
+        ({"instance_ready_timeout_seconds": math.nan}, "must be a finite number of seconds or None"),
+        ({"instance_ready_timeout_seconds": math.inf}, "must be a finite number of seconds or None"),
+        ({"instance_ready_timeout_seconds": "60"}, "must be a finite number of seconds or None"),
+        ({"uid": "\ud800"}, "uid must be a str of valid Unicode (no lone surrogates)"),
+    ],
+)
+def test_preview_refuses_values_past_its_bounds_with_a_typed_error(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    replica, catalog = _example()
+    with pytest.raises(InvalidArgumentError, match=re.escape(message)):
+        preview(replica, catalog, **kwargs)
+
+
+def test_preview_takes_the_cap_and_finite_timeouts() -> None:
+    replica, catalog = _example()
+    assert len(preview(replica, catalog, instances=MAX_INSTANCES).pods) == MAX_INSTANCES
+    assert preview(replica, catalog, instance_ready_timeout_seconds=1e308, uid="é-✓").revision.name
+    with pytest.raises(InvalidArgumentError, match="revision_of"):
+        revision_of(render(replica, catalog), uid="\udfff")
