@@ -11,8 +11,9 @@ read from a file has none, so its name is for an empty uid; ``uid=`` supplies th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from omerender import constants as c
 from omerender import kubetypes as kt
@@ -27,7 +28,20 @@ from omerender.render.result import SharedRunner
 from omerender.revision import controller_revision, revision_hash, revision_name, revision_payload
 from omerender.stamps import headless_service, instance_pods, owner_reference, pod_group
 
-__all__ = ["Preview", "RevisionInfo", "TypedPreview", "preview", "revision_of", "scope_uid", "with_uid"]
+__all__ = [
+    "MAX_INSTANCES",
+    "Preview",
+    "RevisionInfo",
+    "TypedPreview",
+    "preview",
+    "revision_of",
+    "scope_uid",
+    "with_uid",
+]
+
+# Pods are built for Instances 0..instances-1 in memory: a million of them take minutes and gigabytes.
+# The CLI caps --instances at the same number (omerender.cli.render_cmd.MAX_INSTANCES).
+MAX_INSTANCES: Final = 1000
 
 
 @record
@@ -112,7 +126,38 @@ def _uid_notice(replica: InferenceReplica, name: str, scope: str) -> str | None:
 def _checked_uid(function: str, uid: object) -> str | None:
     if uid is not None and not isinstance(uid, str):
         raise InvalidArgumentError(function, "uid", "a str (the replica's metadata.uid) or None", uid)
+    if uid is not None and not uid.isascii():
+        try:
+            uid.encode("utf-8")  # hashed into the revision name as UTF-8, as Go's string bytes
+        except UnicodeEncodeError:
+            raise InvalidArgumentError(
+                function,
+                "uid",
+                "a str of valid Unicode (no lone surrogates), the replica's metadata.uid",
+                uid,
+            ) from None
     return uid
+
+
+def _checked_instances(function: str, instances: object) -> int:
+    check_count(function, "instances", instances)
+    assert isinstance(instances, int)
+    if instances > MAX_INSTANCES:
+        raise InvalidArgumentError(
+            function,
+            "instances",
+            f"a whole number from 0 to {MAX_INSTANCES:,} (the CLI's --instances cap)",
+            instances,
+        )
+    return instances
+
+
+def _checked_seconds(function: str, argument: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidArgumentError(function, argument, "a finite number of seconds or None", value)
+    return value
 
 
 def with_uid(replica: InferenceReplica, uid: str) -> InferenceReplica:
@@ -203,10 +248,13 @@ def preview(
     name is for an empty uid and that the cluster's will differ.
 
     Raises RenderBlocked (and nothing else on purpose) when the replica cannot render, and
-    InvalidArgumentError for arguments of the wrong type.
+    InvalidArgumentError for arguments of the wrong type or out of bounds: ``instances`` past
+    :data:`MAX_INSTANCES` (the CLI's ``--instances`` cap), a NaN or infinite
+    ``instance_ready_timeout_seconds``, a ``uid`` with lone surrogates (it has no UTF-8 bytes to hash).
     """
     check_replica_and_catalog("preview", replica, catalog)
-    check_count("preview", "instances", instances)
+    _checked_instances("preview", instances)
+    _checked_seconds("preview", "instance_ready_timeout_seconds", instance_ready_timeout_seconds)
     uid = _checked_uid("preview", uid)
     if uid is not None:
         replica = with_uid(replica, uid)

@@ -11,9 +11,9 @@ executed with Go's results and error texts; a construct outside that set raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Final
 
-from omerender.errors import OmeRenderError
 from omerender.gotemplate.lex import go_quote
 from omerender.gotemplate.nodes import (
     Action,
@@ -35,17 +35,19 @@ from omerender.gotemplate.nodes import (
     Text,
     Variable,
 )
-from omerender.gotemplate.parse import GoTemplateError, Tree
+from omerender.gotemplate.parse import GoTemplateError, GoTemplateUnsupported, Tree
 from omerender.gotemplate.values import INVALID, NIL, GoValue, sprint, sprint_args
 
-__all__ = ["GoTemplateUnsupported", "execute"]
+__all__ = ["MAX_OUTPUT", "MAX_RANGE_STEPS", "GoTemplateUnsupported", "execute"]
+
+# What one placeholder pass may cost: Go runs any range to its end, but a container whose JSON is past
+# the API server's 3 MiB request limit can never be created, and a hundred thousand iterations is far past any
+# placeholder a runtime writes.
+MAX_RANGE_STEPS: Final = 100_000
+MAX_OUTPUT: Final = 3 * 1024 * 1024
 
 _PREDEFINED_ESCAPERS = ("html", "urlquery")
 _HTML_ESCAPER = "_html_template_htmlescaper"
-
-
-class GoTemplateUnsupported(OmeRenderError):
-    """The template uses something Go accepts that omerender does not reproduce."""
 
 
 _HTML_TEMPLATE_TABLE = {
@@ -97,6 +99,15 @@ class _State:
         self.node: Node | None = None
         self.vars: list[tuple[str, GoValue]] = [("$", data)]
         self.out: list[str] = []
+        self.steps = 0  # range iterations so far, every range counted
+        self._measured = (0, 0)  # (parts of out, their length) when last measured
+
+    def size(self) -> int:
+        """The output's length so far, measuring only what was appended since the last call."""
+        parts, length = self._measured
+        length += sum(len(part) for part in self.out[parts:])
+        self._measured = (len(self.out), length)
+        return length
 
     # -- errors ---------------------------------------------------------------------------------
     def errorf(self, message: str) -> GoTemplateError:
@@ -161,7 +172,7 @@ class _State:
     def walk_range(self, dot: GoValue, node: Branch) -> None:
         depth = len(self.vars)
         value = self.eval_pipeline(dot, node.pipe)
-        items: list[tuple[GoValue, GoValue]] = []
+        items: Iterable[tuple[GoValue, GoValue]] = []
         if value.kind == "map":
             elem_type = value.typ[value.typ.index("]") + 1 :]
             mapping = value.val or {}
@@ -171,12 +182,26 @@ class _State:
                 raise self.unsupported(f"range over {value.typ}")
             items = [(GoValue("int", i), GoValue("string", x)) for i, x in enumerate(value.val or [])]
         elif value.typ in ("int", "int64"):
-            items = [(GoValue("int", i), GoValue("int", i)) for i in range(int(value.val))]
+            # Go iterates an integer lazily (reflect.Value.Seq), so neither does this build the range.
+            items = ((GoValue("int", i), GoValue("int", i)) for i in range(int(value.val)))
         elif value.typ in ("invalid", ""):
             items = []
         else:
             raise self.unsupported(f"range over {value.typ}")
+        ran = False
         for key, elem in items:
+            ran = True
+            self.steps += 1
+            if self.steps > MAX_RANGE_STEPS:
+                raise GoTemplateUnsupported(
+                    f"ranges of more than {MAX_RANGE_STEPS:,} iterations in all (at <{node.pipe}>) are not "
+                    "reproduced by omerender"
+                )
+            if self.size() > MAX_OUTPUT:
+                raise GoTemplateUnsupported(
+                    f"output past {MAX_OUTPUT >> 20} MiB (at <{node.pipe}>) is not reproduced by omerender: "
+                    "a container that large is past the API server's request limit"
+                )
             decl = node.pipe.decl
             if len(decl) == 1:
                 self.vars.append((decl[0].idents[0], elem))
@@ -191,7 +216,7 @@ class _State:
                 break
             finally:
                 del self.vars[depth + (1 if node.pipe.decl else 0) :]
-        if not items and node.else_body is not None:
+        if not ran and node.else_body is not None:
             self.walk(dot, node.else_body)
         del self.vars[depth:]
 

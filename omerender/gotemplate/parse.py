@@ -6,7 +6,10 @@ Only the built-in functions exist at parse time: ``html/template`` adds its esca
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
+from typing import Final
 
 from omerender.errors import OmeRenderError
 from omerender.gotemplate.lex import Item, Kind, go_quote, lex
@@ -79,6 +82,17 @@ class GoTemplateError(OmeRenderError):
     """Go's ``text/template`` or ``html/template`` refuses the template; the text is Go's."""
 
 
+class GoTemplateUnsupported(OmeRenderError):
+    """The template uses something Go accepts that omerender does not reproduce."""
+
+
+# Parenthesized pipelines and if/with/range bodies nested together. Go's parser caps parentheses at
+# 10,000 (text/template/parse/parse.go, Tree.term: maxStackDepth, "max expression depth exceeded") and
+# leaves control nesting to its growable goroutine stacks; this recursive parser and executor stay far
+# below Python's recursion limit at this depth, and no placeholder nests past a handful of levels.
+MAX_NESTING: Final = 100
+
+
 class _End:
     def __init__(self, pos: int) -> None:
         self.pos = pos
@@ -105,6 +119,7 @@ class Tree:
         self.i = 0
         self.vars: list[str] = ["$"]
         self.range_depth = 0
+        self.nesting = 0
         self.trees: dict[str, ListNode] = {}
         self.last: Item = self.items[0]
 
@@ -235,7 +250,22 @@ class Tree:
         start = self.peek()
         return Action(start.pos, self.pipeline("command", Kind.RIGHT_DELIM))
 
+    def _nest(self) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise GoTemplateUnsupported(
+                f"parentheses and if/with/range nested deeper than {MAX_NESTING} levels are not reproduced "
+                "by omerender (Go's parser allows 10,000 levels of parentheses)"
+            )
+
     def _control(self, context: str) -> Branch:
+        self._nest()
+        try:
+            return self._control_body(context)
+        finally:
+            self.nesting -= 1
+
+    def _control_body(self, context: str) -> Branch:
         depth = len(self.vars)
         pipe = self.pipeline(context, Kind.RIGHT_DELIM)
         if context == "range":
@@ -381,7 +411,11 @@ class Tree:
         if kind in (Kind.CHAR_CONSTANT, Kind.COMPLEX, Kind.NUMBER):
             return self._number(token)
         if kind == Kind.LEFT_PAREN:
-            return self.pipeline("parenthesized pipeline", Kind.RIGHT_PAREN)
+            self._nest()
+            try:
+                return self.pipeline("parenthesized pipeline", Kind.RIGHT_PAREN)
+            finally:
+                self.nesting -= 1
         if kind in (Kind.STRING, Kind.RAW_STRING):
             return StringNode(token.pos, token.val, self._unquote(token))
         self.backup()
@@ -407,20 +441,39 @@ class Tree:
             return Number(token.pos, text, ord(value))
         if token.kind == Kind.COMPLEX or text.endswith("i"):
             return Number(token.pos, text, None)  # parses in Go; evaluating it is not reproduced
-        try:
-            # Go reads a leading 0 as octal; Python's int(..., 0) refuses it.
-            value_int = int(text.replace("_", ""), 8) if _OCTAL.fullmatch(text) else int(text, 0)
-        except ValueError:
-            try:
-                f = float(text.replace("_", ""))
-            except ValueError:
-                raise self.errorf(f"illegal number syntax: {go_quote(text)}") from None
-            if not any(c in text for c in ".eEpP"):
-                raise self.errorf(f"integer overflow: {go_quote(text)}") from None
-            return Number(token.pos, text, f)
-        if not -(1 << 63) <= value_int < (1 << 64):
+        # Go's Tree.newNumber (text/template/parse/node.go): ParseUint, then ParseInt, then ParseFloat;
+        # a float that ParseFloat refuses (out of float64's range: ErrRange) is "illegal number syntax",
+        # one it reads from text with no '.', 'e' or 'p' is "integer overflow".
+        digits = text.replace("_", "")
+        value_int: int | None = None
+        if len(digits.lstrip("+-").lstrip("0")) <= 400:  # longer is past float64's range anyway
+            with contextlib.suppress(ValueError):
+                # Go reads a leading 0 as octal; Python's int(..., 0) refuses it.
+                value_int = int(digits, 8) if _OCTAL.fullmatch(text) else int(text, 0)
+        if value_int is not None and -(1 << 63) <= value_int < (1 << 64):
+            return Number(token.pos, text, value_int)
+        f = _go_parse_float(digits)
+        if f is None:
+            raise self.errorf(f"illegal number syntax: {go_quote(text)}")
+        if not any(c in text for c in ".eEpP"):
             raise self.errorf(f"integer overflow: {go_quote(text)}")
-        return Number(token.pos, text, value_int)
+        return Number(token.pos, text, f)
+
+
+def _go_parse_float(digits: str) -> float | None:
+    """``strconv.ParseFloat(s, 64)`` where it succeeds, else None: hexadecimal needs a ``p`` exponent,
+    octal and binary prefixes are refused, and a value past float64's range is ErrRange."""
+    bare = digits.lstrip("+-").lower()
+    try:
+        if bare.startswith("0x"):
+            value = float.fromhex(digits) if "p" in bare else None
+        elif bare.startswith(("0o", "0b")) or len(bare) > 10_000:
+            value = None
+        else:
+            value = float(digits)
+    except (ValueError, OverflowError):
+        return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _variable(item: Item) -> Variable:

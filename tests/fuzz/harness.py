@@ -137,10 +137,15 @@ def run_cli(case: Case, folder: Path) -> Finding | None:
         if leak in text:
             return Finding("leak", f"{leak!r} in: {text.strip()}")
     if code == 2:
-        lines = [ln for ln in text.splitlines() if ln.startswith("omerender ") and ": note: " not in ln]
-        for ln in lines[:1]:
-            if not _located(ln, folder):
-                return Finding("unlocated", ln)
+        lines = [ln for ln in text.splitlines() if ": note: " not in ln]
+        # The first line names its subject, or heads a list whose every item (indented) names its own.
+        head, items = (lines[0], [ln for ln in lines[1:] if ln.startswith("  /")]) if lines else ("", [])
+        if head.endswith(":") and items:
+            unlocated = [ln for ln in items if not _located(ln, folder)]
+            if unlocated:
+                return Finding("unlocated", unlocated[0])
+        elif head and not _located(head, folder):
+            return Finding("unlocated", head)
     return None
 
 

@@ -4,16 +4,25 @@ through the layer that was fixed and, where a user meets it, through the command
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
+from omerender import Catalog, InferenceReplica, InvalidArgumentError, parse_object, preview, render
 from omerender.accelerators import parse_accelerator_resources
 from omerender.admission.identity import IdentityConfigError, parse_identity_config
 from omerender.cli import main
 from omerender.deploy import DeployConfigError, parse_deploy_config
+from omerender.gotemplate import GoTemplateError, GoTemplateUnsupported, GoValue, execute, parse
+from omerender.gotemplate.execute import MAX_RANGE_STEPS
+from omerender.gotemplate.parse import MAX_NESTING
 from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
+from omerender.preview import MAX_INSTANCES, revision_of
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICA = (ROOT / "examples" / "llama-pool.yaml").read_text()
@@ -98,3 +107,110 @@ def test_render_with_a_hostile_configmap_names_the_limit(
     assert code == exit_code, err
     assert expected in err
     assert "internal error" not in err
+
+
+# -- Go templates: numbers past float range, deep nesting, a range over a huge integer -----------------
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        ("1e309", 'illegal number syntax: "1e309"'),
+        ("-1e309", 'illegal number syntax: "-1e309"'),
+        ("0x1p2000", 'illegal number syntax: "0x1p2000"'),
+        ("9" * 5000, "illegal number syntax"),
+        ("0x" + "f" * 40, "illegal number syntax"),  # ParseFloat needs a p exponent for hexadecimal
+        ("99999999999999999999999999", 'integer overflow: "99999999999999999999999999"'),
+    ],
+)
+def test_template_numbers_past_range_are_go_s_parse_errors(number: str, message: str) -> None:
+    with pytest.raises(GoTemplateError, match=f"^template: x:1: {message}"):
+        parse("x", "{{ " + number + " }}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{" + "(" * 5000 + "1" + ")" * 5000 + "}}",
+        "{{ if 1 }}" * 3000 + "{{ end }}" * 3000,
+        "{{ range 3 }}" * 200 + "{{ end }}" * 200,
+    ],
+)
+def test_template_nesting_past_the_limit_is_unsupported_naming_it(text: str) -> None:
+    with pytest.raises(GoTemplateUnsupported, match=f"nested deeper than {MAX_NESTING} levels"):
+        parse("x", text)
+
+
+def test_template_nesting_within_the_limit_runs() -> None:
+    text = "{{" + "(" * 50 + "1" + ")" * 50 + "}}" + "{{ if 1 }}" * 40 + "y" + "{{ end }}" * 40
+    assert execute(parse("x", text), GoValue("string", "a")) == "1y"
+
+
+@pytest.mark.parametrize("body", ["", "x"])
+def test_a_range_over_a_huge_integer_stops_at_the_limit_without_building_it(body: str) -> None:
+    tree = parse("x", "{{ range 100000000000000 }}" + body + "{{ end }}")
+    with pytest.raises(GoTemplateUnsupported, match=f"more than {MAX_RANGE_STEPS:,} iterations"):
+        execute(tree, GoValue("string", "a"))
+
+
+def test_a_range_whose_output_passes_the_api_server_limit_stops() -> None:
+    tree = parse("x", "{{ range 2000 }}" + "a" * 5000 + "{{ end }}")
+    with pytest.raises(GoTemplateUnsupported, match="output past 3 MiB"):
+        execute(tree, GoValue("string", "a"))
+
+
+def test_a_small_range_over_an_integer_still_runs() -> None:
+    assert execute(parse("x", "{{ range 3 }}{{ . }}{{ end }}"), GoValue("string", "a")) == "012"
+    assert execute(parse("x", "{{ range 0 }}a{{ else }}b{{ end }}"), GoValue("string", "a")) == "b"
+
+
+def test_render_with_a_hostile_placeholder_blocks_with_a_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime = yaml.safe_load((CATALOG / "vllm-llama-3-2-1b-instruct.yaml").read_text())
+    runtime["spec"]["engineConfig"]["runner"]["args"] = ["{{ range 100000000000000 }}x{{ end }}"]
+    (tmp_path / "runtime.yaml").write_text(yaml.safe_dump(runtime))
+    (tmp_path / "model.yaml").write_text((CATALOG / "llama-3-2-1b-instruct.yaml").read_text())
+    replica = tmp_path / "replica.yaml"
+    replica.write_text(REPLICA)
+    code = main(
+        ["render", str(replica), "--objects", str(tmp_path / "runtime.yaml"), str(tmp_path / "model.yaml")]
+    )
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "cannot preview the placeholders in the container: ranges of more than 100,000 iterations" in err
+
+
+# -- the library with values the CLI never passes ------------------------------------------------------
+
+
+def _example() -> tuple[InferenceReplica, Catalog]:
+    docs = [yaml.safe_load(p.read_text()) for p in sorted(CATALOG.glob("*.yaml"))]
+    return parse_object(InferenceReplica, yaml.safe_load(REPLICA)), Catalog.from_objects(docs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"instances": 1_000_000}, "instances must be a whole number from 0 to 1,000"),
+        ({"instances": 10**30}, "instances must be a whole number from 0 to 1,000"),
+        ({"instance_ready_timeout_seconds": math.nan}, "must be a finite number of seconds or None"),
+        ({"instance_ready_timeout_seconds": math.inf}, "must be a finite number of seconds or None"),
+        ({"instance_ready_timeout_seconds": "60"}, "must be a finite number of seconds or None"),
+        ({"uid": "\ud800"}, "uid must be a str of valid Unicode (no lone surrogates)"),
+    ],
+)
+def test_preview_refuses_values_past_its_bounds_with_a_typed_error(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    replica, catalog = _example()
+    with pytest.raises(InvalidArgumentError, match=re.escape(message)):
+        preview(replica, catalog, **kwargs)
+
+
+def test_preview_takes_the_cap_and_finite_timeouts() -> None:
+    replica, catalog = _example()
+    assert len(preview(replica, catalog, instances=MAX_INSTANCES).pods) == MAX_INSTANCES
+    assert preview(replica, catalog, instance_ready_timeout_seconds=1e308, uid="é-✓").revision.name
+    with pytest.raises(InvalidArgumentError, match="revision_of"):
+        revision_of(render(replica, catalog), uid="\udfff")
