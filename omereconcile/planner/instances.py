@@ -339,10 +339,15 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
 
 
 def _park(ctx: Ctx, row: Row) -> Row:
+    """Go ``holds/pause.go`` ``pauseHold``: the weakest authority on the row. A row another authority
+    already holds (quota, the scheduler, a silent node: its ``waiting`` token) keeps that token; the
+    pause only stops the next step and the clock."""
     op = row.operation
     assert op is not None
     if op.waiting == "Paused":
         return row
+    if op.waiting:
+        return row  # that authority owns the token and its clock; the pause only withholds the step
     return replace(row, operation=replace(op, waiting="Paused", deadline=None))
 
 
@@ -368,8 +373,9 @@ def step_row(
             # ops/update_surge.go: a paused surge still reaches the promote bar; the drain waits.
             return step_surge(ctx, parked, pods, out, retry, paused=True)
         return parked
-    if op.waiting == "Paused":
-        # Unpaused: the full window again from now (01 §4.6).
+    if op.waiting == "Paused" and not ctx.paused:
+        # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
+        # not hold (a committed Create) keeps the token the episode left (Go reportPause).
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
     op = row.operation
     assert op is not None
