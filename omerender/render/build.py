@@ -6,7 +6,7 @@ decoder.go, router.go) for the pods, ``Runners`` / ``TemplateObjectMeta`` (runne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omerender.accelerators import set_parallelism
@@ -18,9 +18,9 @@ from omerender.merge import (
     merge_runner_into_pod,
 )
 from omerender.models import InferenceReplica, RuntimeResource
-from omerender.render.inject import ModelContext, edit_pod, edit_runner
+from omerender.render.inject import ModelContext, edit_pod, edit_runner, empty_model_dir_required
 from omerender.render.legacy import merge_legacy_node_selector, merge_legacy_resources
-from omerender.render.metadata import template_annotations, template_labels
+from omerender.render.metadata import component_annotations, template_annotations, template_labels
 from omerender.render.pieces import PIECE_KEYS, PieceShape, RunnerPod, split_piece
 from omerender.render.placeholders import has_delimiter, replace_placeholders, replica_meta
 from omerender.render.result import RenderedRunner
@@ -67,8 +67,11 @@ def _pod_for(
     piece: dict[str, Any],
     accelerator_names: Sequence[str],
     placeholders: bool,
+    annotations: Mapping[str, str],
 ) -> dict[str, Any]:
-    """One pod, as ``EnginePodSpec`` / ``EngineWorkerPodSpec`` (and the decoder/router twins) build it."""
+    """One pod, as ``EnginePodSpec`` / ``EngineWorkerPodSpec`` (and the decoder/router twins) build it.
+    ``annotations`` are the component's (``ReconcileComponentObjectMeta``), which the model injection
+    reads."""
     component = replica.spec.component
     workload = component in ("engine", "decoder")
     runner = part.runner
@@ -79,6 +82,7 @@ def _pod_for(
             component=component,
             ctx=ctx,
             router_config=router_config if isinstance(router_config, dict) else None,
+            annotations=annotations,
         )
         if workload:
             merge_legacy_resources(runner, runtime)
@@ -99,8 +103,15 @@ def _pod_for(
         containers[position] = main = replace_placeholders(
             main, replica_meta(replica), worker=part.name == "worker"
         )
-    if ctx is not None:
-        edit_pod(pod, main, component=component, ctx=ctx, runtime=runtime, namespace=replica.namespace)
+    if ctx is not None or empty_model_dir_required(annotations):
+        edit_pod(
+            pod,
+            component=component,
+            ctx=ctx,
+            runtime=runtime,
+            namespace=replica.namespace,
+            annotations=annotations,
+        )
     # UpdatePodSpecNodeSelector: a merged fine-tuned weight needs nothing from the node, not even this.
     if workload and not (ctx is not None and ctx.merged):
         merge_legacy_node_selector(pod, runtime)
@@ -108,7 +119,11 @@ def _pod_for(
 
 
 def template_metadata(
-    replica: InferenceReplica, runtime: RuntimeResource, piece: dict[str, Any], ctx: ModelContext | None
+    replica: InferenceReplica,
+    runtime: RuntimeResource,
+    piece: dict[str, Any],
+    ctx: ModelContext | None,
+    component: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The metadata every runner's template carries (``TemplateObjectMeta``), the worker's too: the
     only part of a refs render that reads the replica's name, labels and annotations (besides
@@ -116,7 +131,9 @@ def template_metadata(
     model = ctx.model if ctx else None
     fine_tuned = ctx.fine_tuned if ctx else None
     labels = template_labels(replica, piece, runtime.metadata.name, model, fine_tuned)
-    annotations = template_annotations(replica, piece, runtime.metadata.name, model, fine_tuned)
+    annotations = template_annotations(
+        replica, piece, runtime.metadata.name, model, fine_tuned, dict(component) if component else None
+    )
     metadata: dict[str, Any] = {}
     if labels:
         metadata["labels"] = labels
@@ -153,12 +170,15 @@ def build_runners(
     # are edited in place, and the piece is read afterwards only for which blocks it has.
     piece = merge_component_spec(piece, {}, component) or {}
     piece = fill_scheduler_name(piece, (runtime.spec.model_extra or {}).get("schedulerName"), copy=False)
-    metadata = template_metadata(replica, runtime, piece, ctx)
+    notes = component_annotations(
+        replica, piece, runtime.metadata.name, ctx.model if ctx else None, ctx.fine_tuned if ctx else None
+    )
+    metadata = template_metadata(replica, runtime, piece, ctx, notes)
     shape = split_piece(piece, component, copy=False)
     # The worker pod is rendered even when it is dropped (a worker without a leader): Go renders it first.
     parts = [shape.primary, *([shape.worker] if shape.worker else [])]
     specs = {
-        id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names, placeholders)
+        id(p): _pod_for(p, replica, ctx, runtime, shape, piece, accelerator_names, placeholders, notes)
         for p in parts
     }
     rendered = []

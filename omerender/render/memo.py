@@ -3,10 +3,12 @@
 A fleet of thousands of replicas over a few hundred runtimes renders a few hundred distinct things:
 what a refs render computes from the catalog depends on the replica only through
 
-- the **key**: namespace, component, ``spec.modelRef`` and ``spec.runtimeRef`` (whole, as JSON) and
-  the ``ome.io/accelerator-class`` annotation runtime matching reads: all that model lookup, runtime
-  selection and inheritance, fine-tuned weights, overlays, ``PrepareRole`` and the pod build read
-  (``omerender.render.resolve``, ``omerender.render.build``);
+- the **key**: namespace, component, ``spec.modelRef`` and ``spec.runtimeRef`` (whole, as JSON), the
+  ``ome.io/accelerator-class`` annotation runtime matching reads and the five annotations the model
+  injection reads (:data:`~omerender.render.inject.INJECTION_ANNOTATIONS`: merged weights, adapter,
+  strategy, vendor, format): all that model lookup, runtime selection and inheritance, fine-tuned
+  weights, overlays, ``PrepareRole`` and the pod build read (``omerender.render.resolve``,
+  ``omerender.render.build``);
 - the template **metadata** (name prefix, labels, annotations): recomputed for every replica by
   :func:`~omerender.render.build.template_metadata`, the same function a full build calls;
 - **placeholders** (``{{.Name}}`` …) in the containers, which read the replica's name prefix,
@@ -42,7 +44,7 @@ from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, RuntimeResource
 from omerender.models.base import KubeModel
 from omerender.render.build import build_runners, template_metadata
-from omerender.render.inject import ModelContext
+from omerender.render.inject import INJECTION_ANNOTATIONS, ModelContext
 from omerender.render.resolve import Resolved
 from omerender.render.result import RenderedRunner, SharedRunner
 from omerender.selection import required_accelerator_classes
@@ -87,7 +89,15 @@ def memo_key(replica: InferenceReplica) -> Hashable:
         spec.model_ref.model_dump_json() if spec.model_ref is not None else None,
         spec.runtime_ref.model_dump_json() if spec.runtime_ref is not None else None,
         required_accelerator_classes(replica.metadata.annotations),
+        _injection_annotations(replica),
     )
+
+
+def _injection_annotations(replica: InferenceReplica) -> tuple[tuple[str, str], ...]:
+    """The replica's values of the annotations the pod build reads (``UpdateVolumeMounts``,
+    ``UpdateEnvVariables``, ``UpdatePodSpecVolumes`` read them off the component's annotations)."""
+    notes = replica.metadata.annotations
+    return tuple((k, notes[k]) for k in INJECTION_ANNOTATIONS if k in notes)
 
 
 def build_key(
@@ -104,7 +114,8 @@ def build_key(
         objects += (ctx.model, ctx.fine_tuned, *ctx.overlays)
         if ctx.model.kind != "ClusterBaseModel":
             namespace = replica.namespace  # edit_pod: base_model_label(model namespace or this one)
-    return ("build", replica.spec.component, namespace, *map(id, objects)), objects
+    key = ("build", replica.spec.component, namespace, _injection_annotations(replica), *map(id, objects))
+    return key, objects
 
 
 @record

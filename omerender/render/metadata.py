@@ -15,7 +15,7 @@ from omerender.constants import ANNOTATION_IN_PLACE_IMAGE_TRANSITION, LABEL_COMP
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource
 
-__all__ = ["DISALLOWED_ANNOTATIONS", "template_annotations", "template_labels"]
+__all__ = ["DISALLOWED_ANNOTATIONS", "component_annotations", "template_annotations", "template_labels"]
 
 # constants.ServiceAnnotationDisallowedList: the replica's annotations that never reach its pods.
 DISALLOWED_ANNOTATIONS = frozenset(
@@ -68,7 +68,7 @@ def template_labels(
         labels["base-model-name"] = model.metadata.name
         labels["base-model-size"] = model.metadata.annotations.get("models.ome.io/category", "SMALL")
         labels["base-model-type"] = "Serving"
-        if model.spec.vendor:
+        if model.spec.vendor is not None:
             labels["base-model-vendor"] = model.spec.vendor
     if fine_tuned is not None:
         # ProcessBaseLabels (pkg/render/metadata.go).
@@ -78,31 +78,47 @@ def template_labels(
     return labels
 
 
-def template_annotations(
+def component_annotations(
     replica: InferenceReplica,
     piece: dict[str, Any],
     runtime_name: str,
     model: ModelResource | None,
     fine_tuned: FineTunedWeight | None,
 ) -> dict[str, str]:
-    piece_notes = _string_map(piece, "annotations")
+    """The component's ``ObjectMeta.Annotations`` as ``ReconcileComponentObjectMeta`` builds them
+    (``ProcessComponentAnnotations`` then ``ProcessBaseAnnotations``, ome-projects/ome
+    ``pkg/render/metadata.go`` @ f0c4ef77), before ``TemplateObjectMeta``: what the pod build's
+    annotation checks read (``UpdateVolumeMounts``, ``UpdateEnvVariables``, ``UpdatePodSpecVolumes``)."""
     notes = {k: v for k, v in replica.metadata.annotations.items() if k not in DISALLOWED_ANNOTATIONS}
-    notes.update(piece_notes)
+    notes.update(_string_map(piece, "annotations"))
     notes.pop(ANNOTATION_IN_PLACE_IMAGE_TRANSITION, None)  # ProcessComponentAnnotations
-    if model is not None:
-        notes["ome.io/base-model-name"] = model.metadata.name
-        if model.spec.vendor:
-            notes["ome.io/base-model-vendor"] = model.spec.vendor
-        if model.spec.model_format.name:
-            notes["ome.io/base-model-format"] = model.spec.model_format.name
-        if model.spec.model_format.version:
-            notes["ome.io/base-model-format-version"] = model.spec.model_format.version
-    notes["ome.io/serving-runtime"] = runtime_name
     if fine_tuned is not None:
-        # ProcessBaseAnnotations (pkg/render/metadata.go) writes these three and nothing else.
+        # ProcessBaseAnnotations writes these three and nothing else.
         notes["ome.io/inject-fine-tuned-adapter"] = fine_tuned.metadata.name
         notes["ome.io/fine-tuned-weight-ft-strategy"] = _strategy(fine_tuned)
         if _merged(fine_tuned):
             notes["ome.io/fine-tuned-serving-with-merged-weights"] = "true"
-    notes.update(piece_notes)  # TemplateObjectMeta
+    if model is not None:
+        notes["ome.io/base-model-name"] = model.metadata.name
+        if model.spec.vendor is not None:  # a pointer in Go: an empty vendor is written too
+            notes["ome.io/base-model-vendor"] = model.spec.vendor
+        notes["ome.io/base-model-format"] = model.spec.model_format.name or ""  # a string: always written
+        if model.spec.model_format.version is not None:
+            notes["ome.io/base-model-format-version"] = model.spec.model_format.version
+    notes["ome.io/serving-runtime"] = runtime_name
+    return notes
+
+
+def template_annotations(
+    replica: InferenceReplica,
+    piece: dict[str, Any],
+    runtime_name: str,
+    model: ModelResource | None,
+    fine_tuned: FineTunedWeight | None,
+    component: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The template's annotations: :func:`component_annotations` (``component`` when the caller has
+    them) with the piece's ``annotations`` laid over them (``TemplateObjectMeta``)."""
+    notes = dict(component or component_annotations(replica, piece, runtime_name, model, fine_tuned))
+    notes.update(_string_map(piece, "annotations"))  # TemplateObjectMeta
     return notes

@@ -921,15 +921,25 @@ def test_meta_vendor_check_is_exact(vendor: str) -> None:
     assert env(container(result))["SERVED_MODEL_NAME"] == "old"
 
 
-def test_fine_tuned_mount_skipped_when_something_is_mounted_at_opt_ml_model() -> None:
-    piece = {
+def test_fine_tuned_mount_keys_on_the_volume_name_not_the_path() -> None:
+    """AppendVolumeMountIfNotExist (isvcutils, used by UpdateVolumeMounts) compares names: a runner
+    mount of another volume at /opt/ml/model does not stop model-empty-dir, one named model-empty-dir
+    elsewhere does."""
+    spec = refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]})
+    other = {
         "volumes": [{"name": "mine", "emptyDir": {}}],
         "runner": runner(volumeMounts=[{"name": "mine", "mountPath": "/opt/ml/model"}]),
     }
-    spec = refs(model_ref={"name": "m", "fineTunedWeights": ["ft"]})
-    result = do_render(spec, model(), runtime(engine=piece), ftw())
+    result = do_render(spec, model(), runtime(engine=other), ftw())
     mounts = [m for m in container(result)["volumeMounts"] if m["mountPath"] == "/opt/ml/model"]
-    assert mounts == [{"name": "mine", "mountPath": "/opt/ml/model"}]
+    assert mounts == [
+        {"name": "mine", "mountPath": "/opt/ml/model"},
+        {"name": "model-empty-dir", "mountPath": "/opt/ml/model"},
+    ]
+    same_name = {"runner": runner(volumeMounts=[{"name": "model-empty-dir", "mountPath": "/scratch"}])}
+    result = do_render(spec, model(), runtime(engine=same_name), ftw())
+    names = [m["name"] for m in container(result)["volumeMounts"]]
+    assert names.count("model-empty-dir") == 1
 
 
 def test_fine_tuned_weight_without_strategy_is_render_failed() -> None:

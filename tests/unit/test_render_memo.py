@@ -267,3 +267,41 @@ def test_a_spec_changed_by_its_caller_hashes_as_changed() -> None:
     assert revision_of(changed).payload == expected
     assert b"img:2" in expected
     assert revision_of(render(replica, catalog)) == untouched
+
+
+def test_the_annotations_the_model_injection_reads_are_part_of_the_key() -> None:
+    """Two replicas of one model and runtime, one annotated as serving merged weights: the memo must not
+    hand the second the first's pods (UpdateVolumeMounts reads that annotation)."""
+    objects = [
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "ClusterBaseModel",
+            "metadata": {"name": "m"},
+            "spec": {"modelFormat": {"name": "safetensors"}, "storage": {"path": "/models/m"}},
+            "status": {"state": "Ready"},
+        },
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "ClusterServingRuntime",
+            "metadata": {"name": "rt"},
+            "spec": {
+                "supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "autoSelect": True}],
+                "engineConfig": {"runner": {"name": "ome-container", "image": "i:1"}},
+            },
+        },
+    ]
+    catalog = Catalog.from_objects(objects)
+
+    def replica(name: str, notes: dict[str, str]) -> InferenceReplica:
+        meta = {"name": name, "namespace": "demo", "uid": f"u-{name}", "annotations": notes}
+        body = {"component": "engine", "modelRef": {"name": "m"}, "runtimeRef": {"name": "rt"}}
+        doc = {"apiVersion": "ome.io/v1beta1", "kind": "InferenceReplica", "metadata": meta, "spec": body}
+        return parse_object(InferenceReplica, doc)
+
+    plain = replica("a", {})
+    merged = replica("b", {"ome.io/fine-tuned-serving-with-merged-weights": "true"})
+    assert memo_key(plain) != memo_key(merged)
+    first = render(plain, catalog).runners[0].template["spec"]["containers"][0]
+    second = render(merged, catalog).runners[0].template["spec"]["containers"][0]
+    assert [m["mountPath"] for m in first["volumeMounts"]] == ["/models/m"]
+    assert "volumeMounts" not in second
