@@ -156,6 +156,14 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="replicas to render on both sides (repeatable)",
     )
+    p.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a note to print with the others (repeatable): what the job assumed, such as a folder "
+        "missing on the base branch read as empty",
+    )
     add_objects_options(p)
     add_flag(p)
     add_uid_argument(p)
@@ -334,7 +342,7 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     # Checked as the loader read them.
     before_catalog = Catalog.from_objects(before_objects, strict=False)
     after_catalog = Catalog.from_objects(after_objects, strict=False)
-    notes: list[str] = []
+    notes: list[str] = list(getattr(args, "note", None) or ())
     unknown: tuple[frozenset[CatalogKey], frozenset[CatalogKey]] = (frozenset(), frozenset())
     if args.assume_models_ready:
         before_ready, after_ready = assume_models_ready(before_catalog), assume_models_ready(after_catalog)
