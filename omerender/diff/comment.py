@@ -40,8 +40,9 @@ def _cap(line: str, limit: int = LINE_LIMIT) -> str:
 
 
 def _html(text: str) -> str:
-    """Text safe in markdown's inline HTML: ``<`` and ``&`` escaped (``->`` reads as it is)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;")
+    """Text safe in markdown's inline HTML: ``&`` escaped, and ``<`` where it could open a tag
+    (``<replica>``); ``->`` and ``<-`` read as they are."""
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text.replace("&", "&amp;"))
 
 
 def _code(text: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from omerender._records import record
 from omerender.catalog import Catalog, CatalogKey
-from omerender.diff.catalog_changes import CatalogChange, catalog_changes, changed_keys, key_text
+from omerender.diff.catalog_changes import CatalogChange, catalog_changes, changed_keys, key_text, whole_name
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
 from omerender.diff.reports import counts, uid_note
@@ -170,8 +170,10 @@ def _placeholders(d: ReplicaDiff, replica: InferenceReplica | None) -> list[tupl
 
 
 def _generic(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each name replaced where it stands as a whole name (not inside a longer word: a
+    model called ``m`` leaves ``image`` alone)."""
     for value, placeholder in pairs:
-        text = text.replace(value, placeholder)
+        text = whole_name(value).sub(placeholder, text)
     return text
 
 
