@@ -168,7 +168,9 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     # Why the selection moved, in the selector's words: a new runtime that scores higher.
     assert "- cause: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 added" in comment
     assert "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 is new" in comment
-    assert "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 scores higher: 30 against 15" in comment
+    assert (
+        "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 scores higher: 30 against 15" in comment
+    )
     # The step reads the base from git and leaves the checkout as it was, but for the comment and the
     # full report.
     assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
