@@ -107,6 +107,8 @@ def main() -> None:
             omerender_main(argv)
         yardstick, took, ratio = paired(load, diff())
         _, serial, serial_ratio = paired(load, diff("--jobs", "1"))
+        # The pull-request review (issue 36): grouped, with the catalog's changes and the causes.
+        _, review, review_ratio = paired(load, diff("-o", "markdown"))
     print(
         f"diff: {count} replicas, catalog 200 models x 200 runtimes, one runtime changed ({size / 1e6:.1f} MB of YAML)"
     )
@@ -117,6 +119,10 @@ def main() -> None:
     print(
         f"omerender diff, end to end ({parts} process{'es' if parts > 1 else ''}, the default on {available_cores()} "
         f"cores): {took * 1000:8.1f} ms   ratio {ratio:5.2f}   (budget 3.00)"
+    )
+    print(
+        f"omerender diff -o markdown (the grouped review), the default jobs: {review * 1000:8.1f} ms   "
+        f"ratio {review_ratio:5.2f}   (review over text: {review / took:4.2f}x)"
     )
 
 

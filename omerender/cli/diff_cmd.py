@@ -82,10 +82,12 @@ are hashed with the same one. --uid NAMESPACE/NAME=UID (repeatable) gives a repl
 --uid UID the only replica read; a --uid for a replica not read, or a bare one with several, is exit 2.
 
 output: text lists the replicas whose verdict changed (every one with --show-unchanged) and counts
-the rest; markdown is a pull-request comment: a table counting every verdict, then the replicas whose
-verdict changed in collapsed blocks, cut to --max-chars (60000 by default; a comment holds 65536) with
-a line saying how many were left out and where the full report is; --report PATH writes the full
-report (JSON for a .json name, markdown for .md, else text), nothing cut. No text or markdown line is
+the rest; markdown is a pull-request review: the verdict and the cost (pods, GPUs), a table counting
+every verdict, what changed in the catalog, then the replicas grouped by cause (the change once, the
+changed objects they read, why a runtime switched or a replica blocks), cut to --max-chars (60000 by
+default; a comment holds 65536) with a line saying how many groups were left out and where the full
+report is; --report PATH writes the full report replica by replica (JSON for a .json name, markdown
+for .md, else text), nothing cut. --note TEXT adds a note line. No text or markdown line is
 longer than 500 characters; json lists everything, unabridged.
 
 exit status (dyff's --set-exit-code): 1 when some replica has a verdict --fail-on names (default
@@ -155,6 +157,14 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
         dest="replicas",
         metavar="PATH",
         help="replicas to render on both sides (repeatable)",
+    )
+    p.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a note to print with the others (repeatable): what the job assumed, such as a folder "
+        "missing on the base branch read as empty",
     )
     add_objects_options(p)
     add_flag(p)
@@ -334,7 +344,7 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     # Checked as the loader read them.
     before_catalog = Catalog.from_objects(before_objects, strict=False)
     after_catalog = Catalog.from_objects(after_objects, strict=False)
-    notes: list[str] = []
+    notes: list[str] = list(getattr(args, "note", None) or ())
     unknown: tuple[frozenset[CatalogKey], frozenset[CatalogKey]] = (frozenset(), frozenset())
     if args.assume_models_ready:
         before_ready, after_ready = assume_models_ready(before_catalog), assume_models_ready(after_catalog)

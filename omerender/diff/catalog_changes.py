@@ -7,6 +7,7 @@ Objects changed alike (the same diff lines once their own name is set aside: a r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -74,7 +75,13 @@ def _lines(key: CatalogKey, before: Any, after: Any) -> tuple[str, ...] | None:
         return None
     name = key[2]
     changes = _template_diff_of(_NAME, old, new)
-    return tuple(c.line().removeprefix(f"{_NAME}: ").replace(name, _NAME) for c in changes)
+    pattern = whole_name(name)
+    return tuple(pattern.sub(_NAME, c.line().removeprefix(f"{_NAME}: ")) for c in changes)
+
+
+def whole_name(name: str) -> re.Pattern[str]:
+    """``name`` where it stands whole: not preceded or followed by a letter, digit, ``_`` or ``-``."""
+    return re.compile(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])")
 
 
 def catalog_changes(before: Catalog, after: Catalog) -> tuple[CatalogChange, ...]:

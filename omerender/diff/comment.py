@@ -29,6 +29,8 @@ _NAMED = 5
 _LISTED = 40
 # Change lines a group or catalog change shows (the JSON report lists them all).
 _LINES = 12
+# Lines a catalog change shows: the groups below show what the replicas get.
+_CATALOG_LINES = 6
 # A note longer than this is cut at its first sentence end or clause before it.
 _NOTE = 240
 
@@ -38,8 +40,9 @@ def _cap(line: str, limit: int = LINE_LIMIT) -> str:
 
 
 def _html(text: str) -> str:
-    """Text safe in markdown's inline HTML: ``<`` and ``&`` escaped (``->`` reads as it is)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;")
+    """Text safe in markdown's inline HTML: ``&`` escaped, and ``<`` where it could open a tag
+    (``<replica>``); ``->`` and ``<-`` read as they are."""
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text.replace("&", "&amp;"))
 
 
 def _code(text: str) -> str:
@@ -58,17 +61,20 @@ def _plural(n: int, word: str) -> str:
 
 
 def _verdict(review: Review) -> str:
+    def counted(groups: Sequence[Group]) -> str:
+        found: dict[Status, list[int]] = {}
+        for g in groups:
+            found.setdefault(g.status, []).append(len(g.replicas))
+        return ", ".join(
+            f"{sum(sizes)} {status.label}" + (f" ({len(sizes)} groups)" if len(sizes) > 1 else "")
+            for status, sizes in found.items()
+        )
+
     failing = [g for g in review.groups if g.fails]
     if failing:
-        found: dict[Status, int] = {}
-        for g in failing:
-            found[g.status] = found.get(g.status, 0) + len(g.replicas)
-        what = ", ".join(f"{n} {s.label}" for s, n in found.items())
-        head = f"**Fails the check:** {what}."
+        head = f"**Fails the check:** {counted(failing)}."
     elif review.groups:
-        what = ", ".join(f"{len(g.replicas)} {g.status.label}" for g in review.groups[:3])
-        more = ", …" if len(review.groups) > 3 else ""
-        head = f"**Passes the check:** {what}{more}; none of it fails the check."
+        head = f"**Passes the check:** {counted(review.groups)}; none of it fails the check."
     else:
         head = "**Passes the check:** no replica changes its verdict."
     return f"{head} Cost: {review.cost.text()}.\n"
@@ -87,9 +93,9 @@ def _catalog_change(change: CatalogChange) -> str:
     head = f"- **{_html(change.label())}**"
     if not change.lines:
         return head + "\n"
-    lines = list(change.lines[:_LINES])
-    if len(change.lines) > _LINES:
-        lines.append(f"… and {len(change.lines) - _LINES} more lines")
+    lines = list(change.lines[:_CATALOG_LINES])
+    if len(change.lines) > _CATALOG_LINES:
+        lines.append(f"… and {len(change.lines) - _CATALOG_LINES} more lines")
     return head + "\n\n" + "".join("  " + line + "\n" for line in _fence(lines).splitlines()) + "\n"
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from omerender._records import record
 from omerender.catalog import Catalog, CatalogKey
-from omerender.diff.catalog_changes import CatalogChange, catalog_changes, changed_keys, key_text
+from omerender.diff.catalog_changes import CatalogChange, catalog_changes, changed_keys, key_text, whole_name
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
 from omerender.diff.reports import counts, uid_note
@@ -170,8 +170,10 @@ def _placeholders(d: ReplicaDiff, replica: InferenceReplica | None) -> list[tupl
 
 
 def _generic(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each name replaced where it stands as a whole name (not inside a longer word: a
+    model called ``m`` leaves ``image`` alone)."""
     for value, placeholder in pairs:
-        text = text.replace(value, placeholder)
+        text = whole_name(value).sub(placeholder, text)
     return text
 
 
@@ -314,7 +316,7 @@ def _causes(
     config_changed: str | None,
 ) -> tuple[tuple[str, ...], tuple[CatalogKey, ...], list[ReplicaDiff]]:
     """The group's causes in words, their keys, and the replicas with no cause (defects)."""
-    direct: dict[str, list[CatalogKey]] = {}
+    direct: dict[tuple[str, str], list[CatalogKey]] = {}
     inherited: dict[CatalogKey, list[tuple[str, ...]]] = {}
     own: list[str] = []
     uncaused: list[ReplicaDiff] = []
@@ -331,7 +333,7 @@ def _causes(
                 if chain not in paths:
                     paths.append(chain)
             else:
-                kinds = direct.setdefault(key[0], [])
+                kinds = direct.setdefault((key[0], changed[key].change), [])
                 if key not in kinds:
                     kinds.append(key)
         if (d.namespace, d.name) in replica_changed:
@@ -340,19 +342,19 @@ def _causes(
         if not found and config_changed is None:
             uncaused.append(d)
     out: list[str] = []
-    for kind in sorted(direct):
-        names = [k[2] if not k[1] else f"{k[1]}/{k[2]}" for k in direct[kind]]
+    for kind, how in sorted(direct):
+        names = [k[2] if not k[1] else f"{k[1]}/{k[2]}" for k in direct[kind, how]]
         if len(names) == 1:
-            out.append(f"{kind} {names[0]} changed")
+            out.append(f"{kind} {names[0]} {how}")
         else:
             more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
-            out.append(f"{len(names)} {kind}s changed: {', '.join(names[:_SHOWN])}{more}")
+            out.append(f"{len(names)} {kind}s {how}: {', '.join(names[:_SHOWN])}{more}")
     for key, paths in inherited.items():
         shown = ", ".join(" <- ".join(p) for p in paths[:_SHOWN])
         more = f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else ""
         children = len({p[-1] for p in paths})
         out.append(
-            f"{key_text(key)} changed, inherited by {children} runtime{'s' if children != 1 else ''}: "
+            f"{key_text(key)} {changed[key].change}, inherited by {children} runtime{'s' if children != 1 else ''}: "
             f"via {shown}{more}"
         )
     if own:

@@ -127,33 +127,110 @@ def _run_step(
     return done, outputs.read_text()
 
 
+def _step(name: str) -> Obj:
+    (step,) = [s for s in _workflow()["jobs"]["diff"]["steps"] if s.get("id") == name]
+    return dict(step)
+
+
 def _diff_step(
     repo: Path, env: dict[str, str], base_ref: str
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """The workflow's diff step."""
-    (step,) = [s for s in _workflow()["jobs"]["diff"]["steps"] if s.get("id") == "diff"]
-    return _run_step(repo, env, base_ref, step)
+    return _run_step(repo, env, base_ref, _step("diff"))
+
+
+def _lint_step(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The workflow's lint step (a plain command: run by bash as the runner does)."""
+    step = {"id": "lint", "env": {}, **_step("lint")}
+    done, _ = _run_step(repo, env, "HEAD", step)
+    return done
 
 
 def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str, str]) -> None:
     # On GitHub the base is origin/<base branch>; here, the commit before the pull request's.
     done, outputs = _diff_step(repo, shim, "HEAD~1")
+    # A roll is reported and passes: the job's exit code is 0, the output counts it for the label.
     assert done.returncode == 0, done.stderr
-    assert outputs == "changed=true\n"
+    assert outputs == "rolls=1\n"
     comment = (repo / "omerender-diff.md").read_text()
     assert comment.startswith("### omerender diff: 1 replica: 1 rolls\n")
+    assert "**Passes the check:** 1 rolls; none of it fails the check." in comment
+    assert "| rolls | 1 | no |" in comment  # the table says what the job does
+    assert "| blocks | 0 | yes: the job fails |" in comment
     assert (
-        "> treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and after)"
+        "- treating every model as Ready (--assume-models-ready): 1 of 1 model was not Ready (before and after)"
         in comment
     )
     assert (
-        "runtime changed from ClusterServingRuntime vllm-llama-3-2-1b-instruct to "
+        "rolls: runtime ClusterServingRuntime vllm-llama-3-2-1b-instruct -> "
         "ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2"
     ) in comment
-    assert '"docker.io/vllm/vllm-openai:v0.9.0.1" -> "docker.io/vllm/vllm-openai:v0.10.0"' in comment
+    # Why the selection moved, in the selector's words: a new runtime that scores higher.
+    assert "- cause: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 added" in comment
+    assert "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 is new" in comment
+    assert (
+        "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 scores higher: 30 against 15" in comment
+    )
     # The step reads the base from git and leaves the checkout as it was, but for the comment and the
     # full report.
     assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
+
+
+def _blocking_commit(repo: Path) -> None:
+    """Both runtimes that served the model go; left: one of the model's architecture built for larger
+    models, and one of another architecture whose size range fits."""
+    larger = copy.deepcopy(RUNTIME)
+    larger["metadata"]["name"] = "vllm-llama-70b"
+    larger["spec"]["modelSizeRange"] = {"min": "30B", "max": "80B"}
+    other = copy.deepcopy(RUNTIME)
+    other["metadata"]["name"] = "vllm-aaa-qwen-1b"  # first by name: a name order would put it first
+    other["spec"]["supportedModelFormats"][0]["modelArchitecture"] = "Qwen2ForCausalLM"
+    _write(repo / "catalog" / "runtimes.yaml", larger, other)
+    _git(repo, "commit", "-q", "-am", "runtimes replaced")
+
+
+def test_the_diff_step_fails_the_job_on_a_block_and_says_why(repo: Path, shim: dict[str, str]) -> None:
+    _blocking_commit(repo)
+    done, outputs = _diff_step(repo, shim, "HEAD~1")
+    assert done.returncode == 1, done.stderr
+    assert outputs == "rolls=0\n"
+    comment = (repo / "omerender-diff.md").read_text()
+    assert "**Fails the check:** 1 blocks." in comment
+    assert "| blocks | 1 | yes: the job fails |" in comment
+    assert "#### 1. blocks RuntimeSelectionFailed — 1 replica — fails the check" in comment
+    assert "- why: served before by ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2" in comment
+    assert (
+        "- why: RuntimeSelectionFailed (model ClusterBaseModel llama-3-2-1b-instruct): no runtime found "
+        "to support model safetensors with format safetensors" in comment
+    )
+    closest = next(line for line in comment.splitlines() if line.startswith("- why: closest runtimes: "))
+    # The runtime of the model's architecture comes first, although the other's size fits.
+    assert closest.index("vllm-llama-70b") < closest.index("vllm-aaa-qwen-1b"), closest
+
+
+def test_the_lint_step_fails_the_job_on_lint_errors(repo: Path, shim: dict[str, str]) -> None:
+    done = _lint_step(repo, shim)
+    assert done.returncode == 0, done.stdout + done.stderr
+    broken = copy.deepcopy(RUNTIME)
+    broken["spec"]["engineConfig"]["runner"]["volumeMounts"] = [{"name": "nowhere", "mountPath": "/x"}]
+    _write(repo / "catalog" / "runtimes.yaml", broken)
+    done = _lint_step(repo, shim)
+    assert done.returncode == 1, done.stdout + done.stderr
+
+
+def test_a_folder_missing_on_the_base_branch_reads_as_empty(repo: Path, shim: dict[str, str]) -> None:
+    (repo / "replicas" / "llama-pool.yaml").rename(repo / "llama-pool.yaml")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "no replicas yet")
+    (repo / "llama-pool.yaml").rename(repo / "replicas" / "llama-pool.yaml")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "replicas/ added")
+    done, outputs = _diff_step(repo, shim, "HEAD~1")
+    assert done.returncode == 0, done.stderr
+    assert outputs == "rolls=0\n"
+    comment = (repo / "omerender-diff.md").read_text()
+    assert comment.startswith("### omerender diff: 1 replica: 1 new\n")
+    assert "- replicas/ is not on the base branch: read as empty there" in comment
 
 
 def _forecast_step(
@@ -186,8 +263,8 @@ def test_the_forecast_step_forecasts_the_roll_and_fails_only_on_bad_input(
 def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:
     done, outputs = _diff_step(repo, shim, "HEAD")
     assert done.returncode == 0, done.stderr
-    assert outputs == "changed=false\n"
-    assert "No replica changes its verdict." in (repo / "omerender-diff.md").read_text()
+    assert outputs == "rolls=0\n"
+    assert "**Passes the check:** no replica changes its verdict." in (repo / "omerender-diff.md").read_text()
 
 
 def test_the_diff_step_fails_on_bad_input(repo: Path, shim: dict[str, str]) -> None:

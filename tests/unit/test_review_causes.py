@@ -1,0 +1,54 @@
+"""The review names a roll's cause: a change to an inherited base runtime is named with the children
+it reaches (``via vllm-base <- vllm-llama-small``), in the typed result and in the comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omerender.catalog import Catalog
+from omerender.diff import build_review, diff_replicas, review_to_markdown
+from omerender.models import InferenceReplica, parse_object
+from tests.unit.test_diff import model, runtime
+
+CHILDREN = ("vllm-llama-small", "vllm-qwen2-small")
+
+
+def _objects(base_image: str) -> list[dict[str, Any]]:
+    children = [runtime(name, None, parent="vllm-base", args=[f"--{name}"]) for name in CHILDREN]
+    return [runtime("vllm-base", base_image), *children, runtime("vllm-other", "other:1"), model("m")]
+
+
+def _replicas() -> dict[tuple[str, str], InferenceReplica]:
+    out = {}
+    for name in (*CHILDREN, "vllm-other"):
+        raw = {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "metadata": {"name": f"on-{name}", "namespace": "ns", "uid": f"uid-{name}"},
+            "spec": {"component": "engine", "modelRef": {"name": "m"}, "runtimeRef": {"name": name}},
+        }
+        replica = parse_object(InferenceReplica, raw, strict=False)
+        out[("ns", replica.metadata.name)] = replica
+    return out
+
+
+def test_an_inherited_base_change_names_the_base_and_the_children_it_reaches() -> None:
+    before = Catalog.from_objects(_objects("base:1"), strict=False)
+    after = Catalog.from_objects(_objects("base:2"), strict=False)
+    replicas = _replicas()
+    review = build_review(diff_replicas(replicas, replicas, before, after), before, after, replicas, replicas)
+    (group,) = review.groups  # the replica on vllm-other does not roll
+    assert group.replicas == (("ns", "on-vllm-llama-small"), ("ns", "on-vllm-qwen2-small"))
+    assert group.changes == ('runner default: containers[ome-container].image: "base:1" -> "base:2"',)
+    assert group.causes == (
+        "ClusterServingRuntime vllm-base changed, inherited by 2 runtimes: "
+        "via vllm-base <- vllm-llama-small, vllm-base <- vllm-qwen2-small",
+    )
+    assert group.cause_keys == (("ClusterServingRuntime", "", "vllm-base"),)
+    assert review.defects == ()
+    (change,) = review.catalog_changes
+    assert change.label() == "ClusterServingRuntime vllm-base changed"
+    comment = review_to_markdown(review)
+    assert f"- cause: {group.causes[0]}" in comment
+    assert '  image: "base:1" -> "base:2"' not in comment  # the catalog's change reads engineConfig...
+    assert 'engineConfig.runner.image: "base:1" -> "base:2"' in comment
