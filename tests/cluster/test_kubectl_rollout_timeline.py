@@ -1,0 +1,76 @@
+"""``kubectl ome rollout history --timeline`` of a real roll equals the steps the reconciler took.
+
+A settled two-Instance ``SurgeThenDrain`` pool (``maxSurge: 1``) rolls to a new image while a watch
+records every status the API server shows. The timeline, read afterwards from the replica's events and
+pods only, must name the same Instances in the same order, each operation starting when status says it
+started (to the second: both are stamped by the same pass), with the steps status showed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from helpers import StatusWatch, roll_pool, running_controller, settled_surge_pool
+from kubectl_plugin import kubectl_ome
+
+from testbed.testing import Cluster
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def test_timeline_of_a_finished_roll_is_the_roll_status_showed(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    ns = ["-n", namespace]
+    with running_controller(cluster, namespace) as (ctrl, _kube):
+        path = settled_surge_pool(cluster, ctrl, namespace, replicas=2)
+        # pods that take 3 s to start: a roll long enough to split in seconds (timestamps are to the second)
+        delay, cluster.kubelet.ready_delay = cluster.kubelet.ready_delay, 3.0
+        try:
+            with StatusWatch(cluster, namespace, "pool") as watch:
+                roll_pool(cluster, path, timeout=120)
+        finally:
+            cluster.kubelet.ready_delay = delay
+        statuses = watch.since(0)
+        v2 = cluster.raw.get(path)["status"]["currentRevision"]
+        got = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "-o", "json")
+        assert got.returncode == 0, got.stderr
+        tl = json.loads(got.stdout)["content"]
+        text = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline")
+        svg = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "-o", "svg")
+    assert svg.stdout.startswith("<svg"), svg.stderr
+    (tmp_path / "timeline.svg").write_text(svg.stdout)
+    print(text.stdout)  # the closing note's capture (pytest -s)
+
+    # What status showed: per Instance, its operation's start and the steps it went through.
+    seen: dict[int, dict[str, Any]] = {}
+    for st in statuses:
+        for row in st.get("instanceStatuses") or []:
+            op = row.get("operation") or {}
+            if op.get("targetRevision") == v2 and op.get("type") == "Update":
+                entry = seen.setdefault(row["index"], {"startedAt": op["startedAt"], "steps": []})
+                if not entry["steps"] or entry["steps"][-1] != op["step"]:
+                    entry["steps"].append(op["step"])
+    assert sorted(seen) == [0, 1]
+    assert (tl["name"], tl["complete"], tl["notes"]) == (v2, True, [])
+    origin = _time(tl["origin"])
+    drawn = {i["index"]: i for i in tl["instances"]}
+    assert sorted(drawn) == sorted(seen)
+    order_status = sorted(seen, key=lambda i: seen[i]["startedAt"])
+    order_drawn = sorted(drawn, key=lambda i: drawn[i]["startedAt"])
+    assert order_drawn == order_status
+    for index, entry in seen.items():
+        began = origin + timedelta(seconds=drawn[index]["startedAt"])
+        assert abs((began - _time(entry["startedAt"])).total_seconds()) <= 1.0, (index, entry, drawn[index])
+        steps = [s["step"] for s in drawn[index]["steps"]]
+        assert steps == ["Surge", "SurgeDrain"]
+        assert set(entry["steps"]) <= set(steps), (entry["steps"], steps)
+        assert 2.0 <= drawn[index]["startupSeconds"] <= 6.0  # the kubelet's 3 s, to the second
+    assert tl["floor"] == 2  # a surge keeps the old pod serving until the new one does
+    assert tl["peakExtraPods"] == 1  # maxSurge: 1
+    assert tl["duration"] >= 6.0  # two start-ups one after the other
