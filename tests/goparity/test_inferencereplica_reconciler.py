@@ -138,3 +138,21 @@ def test_scale_down_rank_is_read_from_the_rows() -> None:
     )
     row = Row(index=0, phase=READY, running_revision="r", pod_count=1, serving_pod_count=1)
     assert scale_down_rank(row, book) == 2
+
+
+def test_reconcile_deletion_timestamp_no_op() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_DeletionTimestamp_NoOp: a replica that is Terminating without the teardown finalizer
+    (only a foreign ``keep-for-test`` one) is a clean no-op: no action, no requeue; background GC owns
+    the children. Ours: ``plan_teardown``'s first branch."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    assert sim.replica is not None
+    sim.replica["metadata"]["finalizers"] = ["keep-for-test"]
+    sim.delete_replica()
+    driver = Driver(sim)
+    p = driver.one_pass()
+    assert p.actions == ()
+    assert p.requeue_after is None
+    assert sim.replica is not None and sim.replica["metadata"]["finalizers"] == ["keep-for-test"]
+    assert sim.live_pods() == []
