@@ -154,5 +154,6 @@ def test_reconcile_deletion_timestamp_no_op() -> None:
     p = driver.one_pass()
     assert p.actions == ()
     assert p.requeue_after is None
-    assert sim.replica is not None and sim.replica["metadata"]["finalizers"] == ["keep-for-test"]
+    assert sim.replica is not None
+    assert sim.replica["metadata"]["finalizers"] == ["keep-for-test"]
     assert sim.live_pods() == []
