@@ -157,3 +157,40 @@ def test_reconcile_deletion_timestamp_no_op() -> None:
     assert sim.replica is not None
     assert sim.replica["metadata"]["finalizers"] == ["keep-for-test"]
     assert sim.live_pods() == []
+
+
+def test_reconcile_gang_scale_down_waits_for_pod_group_absence() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_GangScaleDownWaitsForPodGroupAbsence: two Ready leader+worker gangs, each with its
+    PodGroup (minMember 2), scaled to one. The extra Instance's pods are deleted first and its PodGroup
+    only after them; its status row outlives the PodGroup delete and goes in a later pass, once the
+    PodGroup is observed absent; Instance 0's PodGroup is untouched. Go's pod-delete budget
+    (``ScaleDownPodBatchSize`` 2) and its pass-by-pass requeue values are the executor's, not mapped."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=2))
+    driver = Driver(sim)
+    _settle(sim, driver, 2)
+    pg0 = sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"]
+    sim.update_spec(replicas=1)
+    pg_delete_pass: int | None = None
+    row_gone_pass: int | None = None
+    for n in range(200):
+        p = driver.one_pass()
+        names = [getattr(a, "name", "") for a in p.actions if type(a).__name__ == "DeletePodGroup"]
+        if "llama-pool-engine-1" in names:
+            assert not [x for x in sim.pods if x.startswith(f"{PREFIX}-1-")], (
+                "PodGroup deleted before its pods"
+            )
+            pg_delete_pass = n
+        row_present = any(r["index"] == 1 for r in sim.rows())
+        if pg_delete_pass is not None and row_gone_pass is None and not row_present:
+            row_gone_pass = n
+        if row_gone_pass is not None and converged(sim):
+            break
+        sim.advance(1)
+    assert pg_delete_pass is not None
+    assert row_gone_pass is not None
+    assert row_gone_pass > pg_delete_pass  # the row waits for a fresh observation of absence
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0"]
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == pg0
+    assert sorted(sim.live_pods()) == [f"{PREFIX}-0-leader-0", f"{PREFIX}-0-worker-0"]
