@@ -12,13 +12,12 @@ have no counterpart, and why, is in ``docs/goparity.md`` ("The reconciler tier")
 
 from __future__ import annotations
 
-import pytest
-
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
 from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
 from omereconcile.simulate.cluster import T0, UID, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d"
 PREFIX = "llama-pool-engine"
@@ -198,11 +197,6 @@ def test_reconcile_gang_scale_down_waits_for_pod_group_absence() -> None:
     assert sorted(sim.live_pods()) == [f"{PREFIX}-0-leader-0", f"{PREFIX}-0-worker-0"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference (docs/goparity.md): the planner ignores a stale owned PodGroup under a "
-    "single-pod plan and creates the pod; Go deletes the group and gates Create until it is absent",
-)
 def test_reconcile_multi_to_single_pod_group_cleanup_gates_workload() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
     TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload: a single-pod replica (teardown finalizer
@@ -234,3 +228,30 @@ def test_reconcile_multi_to_single_pod_group_cleanup_gates_workload() -> None:
     assert "llama-pool-engine-0" not in sim.pod_groups
     driver.one_pass()
     assert [(r["index"], r["phase"]) for r in sim.rows()] == [(0, "Creating")]
+
+
+def test_reconcile_multi_to_single_pod_group_retains_live_instance_without_group_label() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_MultiToSinglePodGroupRetainsLiveInstanceWithoutGroupLabel: a Ready single-pod
+    Instance whose pod carries no PodGroup label keeps the PodGroup of ours at its name (its index
+    is the conservative evidence the group may still be in use), and the pod stays."""
+    sim, driver = _sim(1)
+    _settle(sim, driver, 1)
+    assert sim.replica is not None
+    pod = f"{PREFIX}-0-default-0"
+    assert c.LABEL_POD_GROUP not in sim.pods[pod].obj["metadata"]["labels"]
+    sim.pod_groups["llama-pool-engine-0"] = {
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "llama-pool-engine-0",
+            "namespace": sim.replica["metadata"]["namespace"],
+            "uid": "live-pg",
+            "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+        },
+        "spec": {"minMember": 2},
+    }
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(1)
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == "live-pg"
+    assert sim.live_pods() == [pod]
