@@ -872,6 +872,8 @@ class Controller:
         if settings.update_retry_invalid:
             # OME treats an invalid updateRetry as unconfigured: the first workload-caused failure holds.
             log.warning("lifecycle.updateRetry ignored", extra={"error": settings.update_retry_invalid})
+        if why := settings.retry_block_history_limit_invalid:  # OME: invalid means unconfigured (no cap)
+            log.warning("lifecycle.retryBlockHistoryLimit ignored", extra={"error": why})
         with self._catalog_lock:
             self._settings = settings
             self._catalog = None

@@ -15,6 +15,7 @@ from typing import Any
 
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
+from omereconcile.planner.gang import stale_single_pod_groups
 from omereconcile.planner.journal import counters_only
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
@@ -99,6 +100,14 @@ def plan(world: World) -> Plan:
         ctx.ledger.prune_ready(ctx.component, observed)
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, observed, group_pods(ctx, world.pods))
+    if stale_single_pod_groups(ctx, reset.rows, group_pods(ctx, world.pods), out):
+        # Go gates the workload until the stale PodGroup is observed absent (reconcileStaleSinglePodGroups).
+        gated = [decision.create] if decision.create is not None else []
+        return Plan(
+            (*gated, *service_actions(ctx), *out.actions),
+            requeue_after=out.requeue_after(),
+            summary="a stale PodGroup of a now single-pod Instance goes first",
+        )
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     by_index = group_pods(ctx, world.pods)
     # Go SweepStuckTerminatingPods: every Terminating pod, whether or not an operation waits on it.

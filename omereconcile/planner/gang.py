@@ -324,3 +324,58 @@ def first_failed_pod_termination(ctx: Ctx, pods: Sequence[PodView]) -> dict[str,
             if found is not None:
                 return found
     return None
+
+
+def stale_single_pod_groups(
+    ctx: Ctx, rows: Sequence[Row], by_index: dict[int, list[PodView]], out: Out
+) -> bool:
+    """A PodGroup of ours left at the name of an Instance now planned as a single pod (a gang spec
+    turned single-pod) goes before any workload runs; True while one is on its way out, and the pass
+    must not create or admit anything.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/inferencereplica/reconciler.go``
+    ``reconcileStaleSinglePodGroups`` (the version carrying ``requiresAuthoritativePodGroupInventory``;
+    reconciler_test.go @ ae43378d ``TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload``). For
+    each planned single-pod Instance not in terminal finalization (a ``Deleting`` row under its Delete,
+    a ``GangSurgeTargetCleanup`` step), a PodGroup of ours at its name: Terminating blocks; referenced
+    by a pod's PodGroup label, or with pods at the Instance's index, is kept; otherwise it is deleted
+    and blocks. Go's ``ScaleDownPodBatchSize`` budget is not a setting here (unbudgeted), and its
+    refusal of a snapshot with a malformed instance-index pod is not reproduced."""
+    if ctx.gang or not ctx.world.gang_scheduling:
+        return False
+    terminal = {
+        r.index
+        for r in rows
+        if r.operation is not None
+        and (
+            (r.phase == R.DELETING and r.operation.type == R.OP_DELETE)
+            or (r.operation.type == R.OP_UPDATE and r.operation.step == R.STEP_GANG_SURGE_TARGET_CLEANUP)
+        )
+    }
+    planned = set(range(ctx.desired)) | {r.index for r in rows}
+    referenced = {
+        p.labels.get(c.LABEL_POD_GROUP)
+        for pods in by_index.values()
+        for p in pods
+        if p.labels.get(c.LABEL_POD_GROUP)
+    }
+    blocked = False
+    for index in sorted(planned - terminal):
+        name = pod_group_name(ctx.prefix, ctx.component, index)
+        group = next(
+            (g for g in ctx.world.pod_groups if g.name == name and g.owner_uid == ctx.world.replica.uid), None
+        )
+        if group is None:
+            continue
+        if group.terminating:
+            blocked = True
+            continue
+        if name in referenced or by_index.get(index):
+            continue
+        out.actions.append(
+            DeletePodGroup(group.name, group.uid, f"PodGroup left at Instance {index}, now a single pod")
+        )
+        blocked = True
+    if blocked:
+        out.wake(ctx.now + POD_GROUP_RECHECK)
+    return blocked

@@ -323,16 +323,22 @@ def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
 
 
 def _in_flight(rows: Sequence[Row], surge: bool) -> int:
-    """The prior-pass anchor of the budget (``escalation/budget.go``): rows on a surge step for
-    ``maxSurge`` (``CurrentSurgeInFlight``), ``Updating`` rows on any other step for
-    ``maxUnavailable`` (``CurrentUnavailableInFlight``)."""
+    """The prior-pass anchor of the budget (ome-projects/ome ``workload/escalation/budget.go`` @
+    4dfb96b1): rows on a surge step for ``maxSurge`` (``CurrentSurgeInFlight``); for
+    ``maxUnavailable`` (``CurrentUnavailableInFlight``) the rows on any other step that are
+    ``Updating``, or ``Failed`` with their Update operation kept for the retry (that Instance is still
+    down: not counting it would let the pass start another healthy Instance)."""
     surge_steps = SURGE_STEPS
     if surge:
         return sum(1 for r in rows if r.operation is not None and r.operation.step in surge_steps)
     return sum(
         1
         for r in rows
-        if r.phase == R.UPDATING and not (r.operation is not None and r.operation.step in surge_steps)
+        if (
+            r.phase == R.UPDATING
+            or (r.phase == R.FAILED and r.operation is not None and r.operation.type == R.OP_UPDATE)
+        )
+        and not (r.operation is not None and r.operation.step in surge_steps)
     )
 
 

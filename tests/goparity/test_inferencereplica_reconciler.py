@@ -15,8 +15,9 @@ from __future__ import annotations
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
 from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
-from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.simulate.cluster import T0, UID, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d"
 PREFIX = "llama-pool-engine"
@@ -138,3 +139,119 @@ def test_scale_down_rank_is_read_from_the_rows() -> None:
     )
     row = Row(index=0, phase=READY, running_revision="r", pod_count=1, serving_pod_count=1)
     assert scale_down_rank(row, book) == 2
+
+
+def test_reconcile_deletion_timestamp_no_op() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_DeletionTimestamp_NoOp: a replica that is Terminating without the teardown finalizer
+    (only a foreign ``keep-for-test`` one) is a clean no-op: no action, no requeue; background GC owns
+    the children. Ours: ``plan_teardown``'s first branch."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    assert sim.replica is not None
+    sim.replica["metadata"]["finalizers"] = ["keep-for-test"]
+    sim.delete_replica()
+    driver = Driver(sim)
+    p = driver.one_pass()
+    assert p.actions == ()
+    assert p.requeue_after is None
+    assert sim.replica is not None
+    assert sim.replica["metadata"]["finalizers"] == ["keep-for-test"]
+    assert sim.live_pods() == []
+
+
+def test_reconcile_gang_scale_down_waits_for_pod_group_absence() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_GangScaleDownWaitsForPodGroupAbsence: two Ready leader+worker gangs, each with its
+    PodGroup (minMember 2), scaled to one. The extra Instance's pods are deleted first and its PodGroup
+    only after them; its status row outlives the PodGroup delete and goes in a later pass, once the
+    PodGroup is observed absent; Instance 0's PodGroup is untouched. Go's pod-delete budget
+    (``ScaleDownPodBatchSize`` 2) and its pass-by-pass requeue values are the executor's, not mapped."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=2))
+    driver = Driver(sim)
+    _settle(sim, driver, 2)
+    pg0 = sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"]
+    sim.update_spec(replicas=1)
+    pg_delete_pass: int | None = None
+    row_gone_pass: int | None = None
+    for n in range(200):
+        p = driver.one_pass()
+        names = [getattr(a, "name", "") for a in p.actions if type(a).__name__ == "DeletePodGroup"]
+        if "llama-pool-engine-1" in names:
+            assert not [x for x in sim.pods if x.startswith(f"{PREFIX}-1-")], (
+                "PodGroup deleted before its pods"
+            )
+            pg_delete_pass = n
+        row_present = any(r["index"] == 1 for r in sim.rows())
+        if pg_delete_pass is not None and row_gone_pass is None and not row_present:
+            row_gone_pass = n
+        if row_gone_pass is not None and converged(sim):
+            break
+        sim.advance(1)
+    assert pg_delete_pass is not None
+    assert row_gone_pass is not None
+    assert row_gone_pass > pg_delete_pass  # the row waits for a fresh observation of absence
+    assert sorted(sim.pod_groups) == ["llama-pool-engine-0"]
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == pg0
+    assert sorted(sim.live_pods()) == [f"{PREFIX}-0-leader-0", f"{PREFIX}-0-worker-0"]
+
+
+def test_reconcile_multi_to_single_pod_group_cleanup_gates_workload() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload: a single-pod replica (teardown finalizer
+    already on) finds a PodGroup of its own, without labels, at Instance 0's name (left from a gang
+    plan). No row and no pod may appear while that PodGroup exists; it is put into deletion; once it
+    is gone, Create is admitted. Go's authoritative-LIST counts and poll interval are not mapped."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.one_pass()  # the teardown finalizer, as in Go's fixture
+    assert sim.replica is not None
+    sim.pod_groups["llama-pool-engine-0"] = {
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "llama-pool-engine-0",
+            "namespace": sim.replica["metadata"]["namespace"],
+            "uid": "stale-pg",
+            "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+        },
+        "spec": {"minMember": 2},
+    }
+    for _ in range(20):
+        driver.one_pass()
+        if "llama-pool-engine-0" not in sim.pod_groups:
+            break
+        assert sim.rows() == []
+        assert sim.pods == {}
+        sim.advance(1)
+    assert "llama-pool-engine-0" not in sim.pod_groups
+    driver.one_pass()
+    assert [(r["index"], r["phase"]) for r in sim.rows()] == [(0, "Creating")]
+
+
+def test_reconcile_multi_to_single_pod_group_retains_live_instance_without_group_label() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_MultiToSinglePodGroupRetainsLiveInstanceWithoutGroupLabel: a Ready single-pod
+    Instance whose pod carries no PodGroup label keeps the PodGroup of ours at its name (its index
+    is the conservative evidence the group may still be in use), and the pod stays."""
+    sim, driver = _sim(1)
+    _settle(sim, driver, 1)
+    assert sim.replica is not None
+    pod = f"{PREFIX}-0-default-0"
+    assert c.LABEL_POD_GROUP not in sim.pods[pod].obj["metadata"]["labels"]
+    sim.pod_groups["llama-pool-engine-0"] = {
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "llama-pool-engine-0",
+            "namespace": sim.replica["metadata"]["namespace"],
+            "uid": "live-pg",
+            "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+        },
+        "spec": {"minMember": 2},
+    }
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(1)
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == "live-pg"
+    assert sim.live_pods() == [pod]

@@ -90,3 +90,14 @@ def test_the_operator_configmap_reaches_every_render_through_the_catalog() -> No
     ctrl._on_config("DELETED", {"metadata": {}})
     catalog, _, _ = ctrl.catalog()
     assert (catalog.deploy, catalog.deploy_error) == (DeployDefaults(), None)  # nothing configured
+
+
+def test_an_invalid_retry_block_history_limit_is_logged(caplog: Any) -> None:
+    """OME treats an invalid ``lifecycle.retryBlockHistoryLimit`` as unconfigured (every RetryBlock is
+    kept); the controller says so in its log instead of dropping the value silently."""
+    ctrl = _controller({})
+    with caplog.at_level("WARNING", logger="omereconcile.controller"):
+        ctrl._on_config("ADDED", {"metadata": {}, "data": {"lifecycle": '{"retryBlockHistoryLimit": 0}'}})
+    hits = [r for r in caplog.records if r.getMessage() == "lifecycle.retryBlockHistoryLimit ignored"]
+    assert len(hits) == 1
+    assert "is not a positive integer" in hits[0].error
