@@ -28,14 +28,25 @@ class Summary:
         return f"{self.inputs} inputs in {self.seconds:.0f}s: {parts}"
 
 
-def campaign(seed: int, cases: int, *, start: int = 0, keep: int = 20) -> Summary:
+def campaign(
+    seed: int,
+    cases: int,
+    *,
+    start: int = 0,
+    keep: int = 20,
+    kinds: tuple[str, ...] = KINDS,
+    progress: int = 0,
+) -> Summary:
     summary = Summary()
     began = time.monotonic()
     for index in range(start, start + cases):
         case = generate(seed, index)
         finding = run(case, index)
         summary.inputs += 1
-        if finding is None:
+        if progress and summary.inputs % progress == 0:
+            summary.seconds = time.monotonic() - began
+            print(summary.line(), flush=True)
+        if finding is None or finding.kind not in kinds:
             continue
         summary.counts[finding.kind] += 1
         place = finding.kind + ": " + finding.detail.splitlines()[0][:90]
@@ -52,7 +63,7 @@ def campaign(seed: int, cases: int, *, start: int = 0, keep: int = 20) -> Summar
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     s = int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    result = campaign(s, n, keep=int(sys.argv[3]) if len(sys.argv) > 3 else 40)
+    result = campaign(s, n, keep=int(sys.argv[3]) if len(sys.argv) > 3 else 40, progress=1000)
     for text in result.reproducers:
         print(text, "\n" + "=" * 100)
     print(result.line(), flush=True)

@@ -236,14 +236,18 @@ def _seed_sets() -> list[tuple[str, list[Any]]]:
 SEEDS = _seed_sets()
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def _paths(
+    node: Any, prefix: tuple[Any, ...] = (), seen: frozenset[int] = frozenset()
+) -> list[tuple[Any, ...]]:
     out = [prefix]
+    if id(node) in seen or len(prefix) > 60:
+        return out
     if isinstance(node, dict):
         for k, v in node.items():
-            out += _paths(v, (*prefix, k))
+            out += _paths(v, (*prefix, k), seen | {id(node)})
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            out += _paths(v, (*prefix, i))
+            out += _paths(v, (*prefix, i), seen | {id(node)})
     return out
 
 
@@ -377,7 +381,7 @@ def apply(docs: list[Any], m: Mutation) -> list[Any]:
             shared = _get(docs[m.doc], m.value)
         except (KeyError, IndexError, TypeError):
             return docs
-        if m.path and shared is not _get(docs[m.doc], m.path[:-1]):  # a shared node, not a cycle
+        if m.path and tuple(m.path[: len(m.value)]) != tuple(m.value):  # a shared node, not a cycle
             docs[m.doc] = _set(docs[m.doc], m.path, shared)
     elif m.kind == "duplicate-doc":
         docs.append(_copy(docs[m.doc]))
