@@ -113,3 +113,31 @@ def test_the_command_writes_the_comment_with_the_diagram_and_the_svg_file(
     assert out.count("```mermaid") == 2
     words = list(ET.fromstring(svg.read_text()).itertext())
     assert any(w.startswith("rolls with ") and w.endswith("(1)") for w in words)
+
+
+def _sixteen(objs: list[dict[str, object]]) -> None:
+    for obj in objs:
+        if obj["kind"] == "ClusterServingRuntime":
+            runner = obj["spec"]["engineConfig"]["runner"]  # type: ignore[index]
+            runner["resources"] = {"limits": {"nvidia.com/gpu": "16"}}
+
+
+def test_a_pod_larger_than_every_node_is_named_and_the_forecast_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tests.unit.test_forecast as tf
+
+    real = tf._catalogs
+
+    def big() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        before, after = real()
+        _sixteen(before)
+        _sixteen(after)
+        return before, after
+
+    monkeypatch.setattr(tf, "_catalogs", big)
+    f = _run(_replica("a", 2), capacity=(8, 8))
+    assert len(f.pending) == 1
+    assert f.pending[0].startswith("llama-demo/a: its ")
+    assert "pod asks for 16 GPUs and the largest node has 8: Pending before and after" in f.pending[0]
+    assert f.replicas == ()
