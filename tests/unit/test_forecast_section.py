@@ -141,3 +141,34 @@ def test_a_pod_larger_than_every_node_is_named_and_the_forecast_goes_on(
     assert f.pending[0].startswith("llama-demo/a: its ")
     assert "pod asks for 16 GPUs and the largest node has 8: Pending before and after" in f.pending[0]
     assert f.replicas == ()
+
+
+def test_three_new_16_gpu_replicas_on_a_full_cluster_are_reported_as_not_fitting() -> None:
+    import copy as _copy
+
+    from omereconcile.forecast import forecast
+    from omerender.catalog import Catalog
+    from omerender.diff import diff_replicas
+    from omerender.models import InferenceReplica, parse_object
+    from tests.unit.test_forecast import _catalogs
+
+    objs, _ = _catalogs()
+    _sixteen(objs)
+    old = {}
+    for n in range(2):  # two 16-GPU Instances fill the two 16-GPU nodes
+        rep = parse_object(InferenceReplica, _replica(f"old-{n}", 1))
+        old[(rep.namespace, rep.metadata.name)] = rep
+    new = dict(old)
+    for n in range(3):
+        rep = parse_object(InferenceReplica, _replica(f"new-{n}", 1))
+        new[(rep.namespace, rep.metadata.name)] = rep
+    cat = Catalog.from_objects(objs)
+    diffs = diff_replicas(old, new, cat, Catalog.from_objects(_copy.deepcopy(objs)))
+    f = forecast(diffs, old, new, objs, startup_seconds=60.0, capacity=(16, 16))
+    assert [u.split(":")[0] for u in f.unplaced] == [
+        "llama-demo/new-0",
+        "llama-demo/new-1",
+        "llama-demo/new-2",
+    ]
+    assert f.short_of_capacity
+    assert f.pending == ()
