@@ -57,15 +57,21 @@ def main() -> None:
     before_objs, after_objs = _catalogs()
     reps: dict[tuple[str, str], InferenceReplica] = {}
     steady = 0
+    pods_of: dict[int, int] = {}  # GPUs per pod -> pods in the steady state
     for doc in generate_replicas(args.replicas, models=200):
         rep = parse_object(InferenceReplica, doc)
         reps[(rep.namespace, rep.metadata.name)] = rep
         m = int(doc["spec"]["modelRef"]["name"].split("-")[2])
-        steady += rep.spec.effective_replicas * (1 + (m % FAMILIES) % 4)
+        g = 1 + (m % FAMILIES) % 4
+        steady += rep.spec.effective_replicas * g
+        pods_of[g] = pods_of.get(g, 0) + rep.spec.effective_replicas
     before, after = Catalog.from_objects(before_objs), Catalog.from_objects(after_objs)
     capacity = None
     if args.fill != "none":
-        nodes = math.ceil(steady * (1.5 if args.fill == "ample" else 1.01) / 8)
+        # The nodes the steady state needs when pods of one size share nodes (three 3-GPU pods do not
+        # fit on 8), plus 1 % (full) or half again (ample).
+        packed = sum(math.ceil(n / (8 // g)) for g, n in pods_of.items())
+        nodes = math.ceil(packed * (1.5 if args.fill == "ample" else 1.01))
         capacity = (8,) * nodes
 
     start = time.perf_counter()

@@ -349,6 +349,7 @@ def simulate(
     concurrent: bool = True,
     shutdown_seconds: float = 3.0,
     settings: OperatorSettings | None = None,
+    alone: frozenset[str] = frozenset(),
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
     """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
     ``shutdown_seconds``. Raises ``ForecastInputError`` when the replicas as they run now do not come up on
@@ -358,7 +359,8 @@ def simulate(
     for item in items:
         # Concurrent rolls of identical replicas are one simulation counted as many times (one at a
         # time, each starts after the previous one: they cannot share).
-        classes.setdefault(item.behaviour(gpu_names) if concurrent else item.key, []).append(item)
+        together = concurrent and item.key not in alone
+        classes.setdefault(item.behaviour(gpu_names) if together else item.key, []).append(item)
     for members in classes.values():
         item = members[0]
         sim = ForecastSim(
@@ -379,6 +381,19 @@ def simulate(
         return (), Totals(0, 0, 0, 0, 0, 0, 0.0, 0.0, True)
     stall = max(600.0, 3 * max(i.startup_seconds for i in items), 3 * shutdown_seconds)
     _lockstep(tracks, lambda: all(converged(t.sim) for t in tracks), stall)
+    split = frozenset(m.key for t in tracks if not converged(t.sim) and len(t.members) > 1 for m in t.members)
+    if split:
+        # Identical replicas come up together or not at all; on a tight cluster some of them do, so
+        # those are simulated one by one.
+        return simulate(
+            items,
+            nodes.fresh(),
+            gpu_names,
+            concurrent=concurrent,
+            shutdown_seconds=shutdown_seconds,
+            settings=settings,
+            alone=alone | split,
+        )
     if not all(converged(t.sim) for t in tracks):
         cold = ", ".join(m.key for t in tracks if not converged(t.sim) for m in t.members)
         raise ForecastInputError(

@@ -190,7 +190,15 @@ class Nodes:
         self.reserved = reserved
         self.sims: list[ForecastSim] = []
         self.room = _Room(gpus_per_node) if gpus_per_node is not None else None
-        self.left = [i for i, pods in enumerate(reserved) if self.add(pods) is None]
+        self.kept: list[tuple[tuple[int, ...], int]] = []  # placed for good after the reserved
+        self.left = [i for i, pods in enumerate(reserved) if self._take(pods, 1) is None]
+
+    def fresh(self) -> Nodes:
+        """The same nodes with the reserved pods and those placed for good, and no simulation's."""
+        out = Nodes(self.gpus_per_node, self.reserved)
+        for pods, copies in self.kept:
+            out.add(pods, copies)
+        return out
 
     @property
     def largest(self) -> int | None:
@@ -202,6 +210,12 @@ class Nodes:
 
     def add(self, pods: Sequence[int], copies: int = 1) -> list[int] | None:
         """Place ``copies`` of one Instance's ``pods`` for good (all or none); the nodes, or None."""
+        nodes = self._take(pods, copies)
+        if nodes is not None:
+            self.kept.append((tuple(pods), copies))
+        return nodes
+
+    def _take(self, pods: Sequence[int], copies: int) -> list[int] | None:
         if self.room is None:
             return [0] * (len(pods) * copies)
         return self.room.take_all([g for _ in range(copies) for g in pods])
@@ -236,7 +250,7 @@ class Nodes:
                     pod.behaviour = "unschedulable"
                 continue
             needs = [sim.gpus_of(p) for p in pods]
-            nodes = self.add(needs, sim.weight)
+            nodes = self._take(needs, sim.weight)
             if nodes is None:
                 for pod in pods:
                     pod.behaviour = "unschedulable"
