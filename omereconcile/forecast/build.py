@@ -10,7 +10,7 @@ pods, a worker count that changes) are listed as not covered: the forecast does 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +105,7 @@ def forecast(
     concurrent: bool = True,
     shutdown_seconds: float = 30.0,
     settings: OperatorSettings | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Forecast:
     """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed).
 
@@ -196,7 +197,13 @@ def forecast(
         else:
             added_gpus += size * sum(pods)
     per, totals = simulate(
-        items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds, settings=settings
+        items,
+        nodes,
+        gpu_names,
+        concurrent=concurrent,
+        shutdown_seconds=shutdown_seconds,
+        settings=settings,
+        progress=progress,
     )
     return Forecast(
         per,

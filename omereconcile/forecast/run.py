@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -350,6 +350,7 @@ def simulate(
     shutdown_seconds: float = 3.0,
     settings: OperatorSettings | None = None,
     alone: frozenset[str] = frozenset(),
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
     """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
     ``shutdown_seconds``. Raises ``ForecastInputError`` when the replicas as they run now do not come up on
@@ -380,6 +381,8 @@ def simulate(
     if not tracks:
         return (), Totals(0, 0, 0, 0, 0, 0, 0.0, 0.0, True)
     stall = max(600.0, 3 * max(i.startup_seconds for i in items), 3 * shutdown_seconds)
+    if progress is not None:
+        progress(f"bringing {len(tracks)} simulations of {len(items)} replicas up before the change")
     _lockstep(tracks, lambda: all(converged(t.sim) for t in tracks), stall)
     split = frozenset(m.key for t in tracks if not converged(t.sim) and len(t.members) > 1 for m in t.members)
     if split:
@@ -393,6 +396,7 @@ def simulate(
             shutdown_seconds=shutdown_seconds,
             settings=settings,
             alone=alone | split,
+            progress=progress,
         )
     if not all(converged(t.sim) for t in tracks):
         cold = ", ".join(m.key for t in tracks if not converged(t.sim) for m in t.members)
@@ -411,9 +415,16 @@ def simulate(
     if queue:
         queue.pop(0)
 
+    calls = 0
+
     def until() -> bool:
+        nonlocal calls
         peak.sample()
         now = tracks[0].sim.now
+        calls += 1
+        if progress is not None and calls % 100 == 1:  # the first pass, then every 100th
+            done = sum(len(t.members) for t in tracks if t.ended is not None)
+            progress(f"{done}/{len(items)} replicas rolled, {(now - t0).total_seconds():.0f}s simulated")
         # One at a time: the next starts once the previous is done or held (before the whole
         # forecast would call it a stall).
         if queue and all(t.finished_or_stuck(now, stall / 2) for t in tracks if t.started is not None):

@@ -172,3 +172,20 @@ def test_three_new_16_gpu_replicas_on_a_full_cluster_are_reported_as_not_fitting
     ]
     assert f.short_of_capacity
     assert f.pending == ()
+
+
+def test_progress_is_reported_while_the_roll_is_simulated() -> None:
+    from omereconcile.forecast import forecast
+    from omerender.catalog import Catalog
+    from omerender.diff import diff_replicas
+    from omerender.models import InferenceReplica, parse_object
+    from tests.unit.test_forecast import _catalogs
+
+    before_objs, after_objs = _catalogs()
+    rep = parse_object(InferenceReplica, _replica("a", 3))
+    reps = {(rep.namespace, rep.metadata.name): rep}
+    diffs = diff_replicas(reps, reps, Catalog.from_objects(before_objs), Catalog.from_objects(after_objs))
+    seen: list[str] = []
+    forecast(diffs, reps, reps, after_objs, startup_seconds=60.0, progress=seen.append)
+    assert seen[0] == "bringing 1 simulations of 1 replicas up before the change"
+    assert any(m.startswith("0/1 replicas rolled, ") for m in seen[1:])
