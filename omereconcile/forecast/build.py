@@ -10,7 +10,7 @@ pods, a worker count that changes) are listed as not covered: the forecast does 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,9 @@ class Forecast:
     concurrent: bool
     capacity: tuple[int, ...] | None  # accelerators per node; None: not given
     reserved_gpus: int  # held by the replicas that do not roll
+    pending: tuple[str, ...] = ()  # replicas with a pod larger than every node: which pod, how big
+    unplaced: tuple[str, ...] = ()  # new and unblocked replicas that do not fit after the change
+    added_gpus: int = 0  # GPUs of the new and unblocked replicas' pods, placed
 
     @property
     def changed(self) -> bool:
@@ -50,8 +53,11 @@ class Forecast:
     @property
     def short_of_capacity(self) -> bool:
         """The change cannot complete with the capacity given: a roll holds on pods that cannot be placed."""
-        return self.capacity is not None and any(
-            not r.completes and any(h.gate == "Unschedulable" for h in r.holds) for r in self.replicas
+        return (self.capacity is not None and bool(self.unplaced)) or (
+            self.capacity is not None
+            and any(
+                not r.completes and any(h.gate == "Unschedulable" for h in r.holds) for r in self.replicas
+            )
         )
 
 
@@ -99,6 +105,7 @@ def forecast(
     concurrent: bool = True,
     shutdown_seconds: float = 30.0,
     settings: OperatorSettings | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Forecast:
     """Forecast every rolling replica of ``diffs`` (``before``/``after``: the replicas diffed).
 
@@ -107,8 +114,22 @@ def forecast(
     the operator's (None: the simulator's, OME's chart defaults)."""
     items: list[ReplicaInput] = []
     skipped: list[NotForecast] = []
+    pending: list[str] = []  # replicas with a pod larger than every node, named
     reserved: list[tuple[int, ...]] = []  # per Instance that stays, its pods' accelerators
+    added: list[tuple[str, int, tuple[int, ...]]] = []  # new and unblocked: key, Instances, pods
+    largest = max(capacity, default=0) if capacity is not None else None
     unchanged = 0
+
+    def too_big(o: Outcome | None) -> str | None:
+        """Why a pod of this render can never be placed: larger than every node (named), else None."""
+        if largest is None or o is None:
+            return None
+        for r in o.runners:
+            gpus = pod_gpus({"spec": r.template.get("spec") or {}}, gpu_names)
+            if gpus > largest:
+                return f"its {r.name} pod asks for {gpus} GPUs and the largest node has {largest}"
+        return None
+
     for d in diffs:
         key = (d.namespace, d.name)
         old, new = before.get(key), after.get(key)
@@ -119,12 +140,24 @@ def forecast(
         if d.status is not Status.ROLLS:
             if d.status is Status.UNCHANGED:
                 unchanged += 1
-                reserved.extend([_pod_gpus(d.after, gpu_names)] * size)
+                if (why := too_big(d.after)) is not None:
+                    pending.append(f"{d.key}: {why}: Pending before and after the change")
+                else:
+                    reserved.extend([_pod_gpus(d.after, gpu_names)] * size)
             else:
+                if d.status in (Status.NEW, Status.UNBLOCKS) and d.after is not None:
+                    if (why := too_big(d.after)) is not None:
+                        pending.append(f"{d.key}: {why}: its pods stay Pending")
+                    else:
+                        added.append((d.key, size, _pod_gpus(d.after, gpu_names)))
                 skipped.append(NotForecast(d.key, d.result, d.changed))
             continue
         if old is None or new is None or d.before is None or d.after is None:  # pragma: no cover
             continue  # a replica that rolls is on both sides
+        if (why := too_big(d.before)) is not None:
+            pending.append(f"{d.key}: {why}: Pending before and after the change, not forecast")
+            skipped.append(NotForecast(d.key, f"rolls; {why}: Pending before and after"))
+            continue
         workers = 0
         if _multi_pod(d.before) or _multi_pod(d.after):
             shapes = (_workers(d.before), _workers(d.after))
@@ -154,7 +187,33 @@ def forecast(
             f"the capacity given ({len(capacity)} nodes, {sum(capacity)} accelerators) does not hold the "
             f"replicas that do not roll ({held} accelerators, placed pod by pod); give the cluster's capacity"
         )
+    # The steady state after the change: new and unblocked replicas' pods placed and counted (before the
+    # rolls' surges: the reconciler creates them in its first pass), those that find no room named.
+    unplaced: list[str] = []
+    added_gpus = 0
+    for name, size, pods in added:
+        if nodes.add(pods, size) is None:
+            unplaced.append(f"{name}: {size} x {sum(pods)} GPUs do not fit on the capacity given")
+        else:
+            added_gpus += size * sum(pods)
     per, totals = simulate(
-        items, nodes, gpu_names, concurrent=concurrent, shutdown_seconds=shutdown_seconds, settings=settings
+        items,
+        nodes,
+        gpu_names,
+        concurrent=concurrent,
+        shutdown_seconds=shutdown_seconds,
+        settings=settings,
+        progress=progress,
     )
-    return Forecast(per, totals, tuple(skipped), unchanged, concurrent, capacity, held)
+    return Forecast(
+        per,
+        totals,
+        tuple(skipped),
+        unchanged,
+        concurrent,
+        capacity,
+        held,
+        tuple(pending),
+        tuple(unplaced),
+        added_gpus,
+    )

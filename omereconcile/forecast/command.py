@@ -156,7 +156,10 @@ def _forecast_code(args: argparse.Namespace) -> int:
         concurrent=not args.sequential,
         shutdown_seconds=parse_duration(args.shutdown, "--shutdown"),
         settings=settings,
+        progress=_progress if sys.stderr.isatty() else None,
     )
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
     # Files from git carry no uid: say once that the revision names are not the cluster's.
     note = uid_note(diffs)
     if args.output == "json":
@@ -177,6 +180,12 @@ def _forecast_code(args: argparse.Namespace) -> int:
     if result.short_of_capacity:
         return EXIT_SHORT_OF_CAPACITY
     return 1 if fails(diffs, fail_on) else 0
+
+
+def _progress(message: str) -> None:
+    """One line on a terminal's standard error, rewritten in place."""
+    sys.stderr.write(f"\r\033[Kforecast: {message}")
+    sys.stderr.flush()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,8 +38,13 @@ def _pct(part: int, whole: int) -> str:
 def headline(f: Forecast) -> str:
     """One line for the whole change, as a reviewer reads it."""
     t = f.totals
+    if f.unplaced:
+        extra = f"{_plural(len(f.unplaced), 'new or unblocked replica')} do not fit on the capacity given"
+    else:
+        extra = f"new and unblocked replicas +{_plural(f.added_gpus, 'GPU')}" if f.added_gpus else ""
     if not f.replicas:
-        return "rolls no replica" + (f" ({len(f.not_forecast)} not forecast)" if f.not_forecast else "")
+        head = "rolls no replica" + (f" ({len(f.not_forecast)} not forecast)" if f.not_forecast else "")
+        return head + (f"; {extra}" if extra else "")
     parts = [
         f"rolls {_plural(len(f.replicas), 'replica')} / {_plural(t.instances, 'Instance')}",
         f"peak +{_plural(t.peak_extra_pods, 'pod')}, +{_plural(t.peak_extra_gpus, 'GPU')}",
@@ -60,6 +65,8 @@ def headline(f: Forecast) -> str:
     parts.append(f"floor {_pct(t.floor, t.instances)} of serving Instances")
     done = "≈ " + _dur(t.duration) if t.completes else "does not complete (held)"
     parts.append(f"{done} at {_startups(f)}, {'concurrent' if f.concurrent else 'one replica at a time'}")
+    if extra:
+        parts.append(extra)
     return "; ".join(parts)
 
 
@@ -109,6 +116,7 @@ def to_text(f: Forecast, *, uid_note: str | None = None) -> str:
     lines.extend(f"{n.key}: not forecast ({n.why})" for n in f.not_forecast if n.changed)
     if (quiet := _kept_out(f)) is not None:
         lines.append(quiet)
+    lines.extend(f"{line}" for line in (*f.pending, *f.unplaced))
     lines.append(f"total: {headline(f)}")
     if uid_note is not None:
         lines.insert(0, f"note: {uid_note}")

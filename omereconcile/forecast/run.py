@@ -17,7 +17,9 @@ the forecast's answer for it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +30,7 @@ from omereconcile.planner.rows import OP_UPDATE
 from omereconcile.planner.steps import UNSCHEDULABLE
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.driver import Driver, converged
+from omerender.accelerators import accelerator_count
 
 __all__ = ["Hold", "ReplicaForecast", "ReplicaInput", "Totals", "simulate"]
 
@@ -59,6 +62,57 @@ class ReplicaInput:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def behaviour(self, gpu_names: Sequence[str]) -> str:
+        """What the planner and the simulated cluster read of this replica, without its names: two
+        replicas with the same behaviour roll alike, so one simulation stands for both. The replica's
+        spec without its references (size, strategy, pause, partition...), its annotations and labels,
+        the start-up, the gang shape, each runner's pods and accelerators on both sides, and the two
+        revisions' payloads as shapes: every field's path and whether it differs between the sides
+        (the planner compares them: an image-only change updates in place), with the values of the
+        fields it reads itself (scheduler name, pairing protocol) and of numbers and booleans."""
+        shape: list[Any] = [self.instances, self.startup_seconds, self.workers]
+        for obj in (self.before_object, self.after_object):
+            spec = {k: v for k, v in (obj.get("spec") or {}).items() if k not in _REFERENCES}
+            meta = obj.get("metadata") or {}
+            shape.append([spec, meta.get("annotations") or {}, meta.get("labels") or {}])
+        for side in (self.before, self.after):
+            shape.append([(r.name, r.size, _runner_gpus(r, gpu_names)) for r in side.runners])
+        _payload_shape(_json(self.before.payload), _json(self.after.payload), (), shape)
+        return json.dumps(shape, sort_keys=True, default=str)
+
+
+_REFERENCES = frozenset({"modelRef", "runtimeRef", "fineTunedWeights", "baseModel", "runtime"})
+_READ_VALUES = frozenset({"schedulerName", "pairingProtocol"})
+_MISSING = object()
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _runner_gpus(r: Any, names: Sequence[str]) -> list[int]:
+    return [accelerator_count(ct, names) for ct in (r.template.get("spec") or {}).get("containers") or []]
+
+
+def _payload_shape(a: Any, b: Any, path: tuple[Any, ...], out: list[Any]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted({*a, *b}):
+            _payload_shape(a.get(k, _MISSING), b.get(k, _MISSING), (*path, k), out)
+    elif isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            _payload_shape(
+                a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, (*path, i), out
+            )
+    elif a is _MISSING or b is _MISSING:
+        out.append([path, "before only" if b is _MISSING else "after only"])
+    elif (path and path[-1] in _READ_VALUES) or not isinstance(a, str) or not isinstance(b, str):
+        out.append([path, a if a is not _MISSING else None, b])
+    else:
+        out.append([path, a == b])
 
 
 @dataclass(frozen=True)
@@ -119,6 +173,7 @@ class _Track:
     item: ReplicaInput
     sim: ForecastSim
     driver: Driver
+    members: tuple[ReplicaInput, ...] = ()  # the identical replicas this simulation stands for
     baseline_pods: int = 0
     baseline_gpus: int = 0
     started: datetime | None = None
@@ -294,30 +349,62 @@ def simulate(
     concurrent: bool = True,
     shutdown_seconds: float = 3.0,
     settings: OperatorSettings | None = None,
+    alone: frozenset[str] = frozenset(),
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[tuple[ReplicaForecast, ...], Totals]:
     """Forecast the roll of ``items`` on ``nodes``; a deleted pod is gone (its GPUs free) after
     ``shutdown_seconds``. Raises ``ForecastInputError`` when the replicas as they run now do not come up on
     the capacity given (the forecast has no start to measure from)."""
     tracks: list[_Track] = []
+    classes: dict[str, list[ReplicaInput]] = {}
     for item in items:
+        # Concurrent rolls of identical replicas are one simulation counted as many times (one at a
+        # time, each starts after the previous one: they cannot share).
+        together = concurrent and item.key not in alone
+        classes.setdefault(item.behaviour(gpu_names) if together else item.key, []).append(item)
+    for members in classes.values():
+        item = members[0]
         sim = ForecastSim(
-            item.before, item.startup_seconds, nodes, gpu_names, shutdown_seconds, workers=item.workers
+            item.before,
+            item.startup_seconds,
+            nodes,
+            gpu_names,
+            shutdown_seconds,
+            workers=item.workers,
+            weight=len(members),
         )
         # The warm-up runs with the simulator's settings (a readiness deadline shorter than the
         # start-up must not stop the replica from coming up as it runs now); the roll with the operator's.
-        t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), settings=settings)
+        t = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), tuple(members), settings=settings)
         sim.apply_replica(_warm_object(t))
         tracks.append(t)
     if not tracks:
         return (), Totals(0, 0, 0, 0, 0, 0, 0.0, 0.0, True)
     stall = max(600.0, 3 * max(i.startup_seconds for i in items), 3 * shutdown_seconds)
+    if progress is not None:
+        progress(f"bringing {len(tracks)} simulations of {len(items)} replicas up before the change")
     _lockstep(tracks, lambda: all(converged(t.sim) for t in tracks), stall)
+    split = frozenset(m.key for t in tracks if not converged(t.sim) and len(t.members) > 1 for m in t.members)
+    if split:
+        # Identical replicas come up together or not at all; on a tight cluster some of them do, so
+        # those are simulated one by one.
+        return simulate(
+            items,
+            nodes.fresh(),
+            gpu_names,
+            concurrent=concurrent,
+            shutdown_seconds=shutdown_seconds,
+            settings=settings,
+            alone=alone | split,
+            progress=progress,
+        )
     if not all(converged(t.sim) for t in tracks):
-        cold = ", ".join(t.item.key for t in tracks if not converged(t.sim))
+        cold = ", ".join(m.key for t in tracks if not converged(t.sim) for m in t.members)
         raise ForecastInputError(
             f"{cold}: does not come up on the capacity given even before the change; give the "
             "cluster's capacity (--capacity NODESxGPUS or --nodes-from)"
         )
+    by_member = {m.key: t for t in tracks for m in t.members}
     t0 = tracks[0].sim.now
     for t in tracks:
         t.change_at = t0
@@ -328,9 +415,16 @@ def simulate(
     if queue:
         queue.pop(0)
 
+    calls = 0
+
     def until() -> bool:
+        nonlocal calls
         peak.sample()
         now = tracks[0].sim.now
+        calls += 1
+        if progress is not None and calls % 100 == 1:  # the first pass, then every 100th
+            done = sum(len(t.members) for t in tracks if t.ended is not None)
+            progress(f"{done}/{len(items)} replicas rolled, {(now - t0).total_seconds():.0f}s simulated")
         # One at a time: the next starts once the previous is done or held (before the whole
         # forecast would call it a stall).
         if queue and all(t.finished_or_stuck(now, stall / 2) for t in tracks if t.started is not None):
@@ -340,7 +434,12 @@ def simulate(
     last = _lockstep(tracks, until, stall)
     for t in tracks:
         _settled_holds(t)
-    per = tuple(_result(t, last, t0) for t in tracks)
+    shared = {t.item.key: _result(t, last, t0) for t in tracks}
+    per = tuple(
+        dataclasses.replace(shared[by_member[m.key].item.key], namespace=m.namespace, name=m.name)
+        for m in items
+    )
+
     end = max((t.ended or last) for t in tracks)
     totals = Totals(
         instances=sum(r.instances for r in per),
@@ -368,13 +467,17 @@ class _ClusterPeak:
 
     def sample(self) -> None:
         now = self.tracks[0].sim.now
-        pods = sum(len(t.sim.pods) - t.baseline_pods for t in self.tracks if t.started is not None)
-        held = sum(t.sim.gpus_held(placed_only=True) for t in self.tracks)
-        extra = sum(t.sim.gpus_held() - t.baseline_gpus for t in self.tracks if t.started is not None)
+        pods = sum(
+            (len(t.sim.pods) - t.baseline_pods) * t.sim.weight for t in self.tracks if t.started is not None
+        )
+        held = sum(t.sim.gpus_held(placed_only=True) * t.sim.weight for t in self.tracks)
+        extra = sum(
+            (t.sim.gpus_held() - t.baseline_gpus) * t.sim.weight for t in self.tracks if t.started is not None
+        )
         self.pods = max(self.pods, pods)
         if extra > self.gpus or (extra == self.gpus and held > self.in_use):
             self.gpus, self.in_use = extra, held
-        serving = sum(len(t.sim.serving_indices()) for t in self.tracks)
+        serving = sum(len(t.sim.serving_indices()) * t.sim.weight for t in self.tracks)
         if self.floor is None or serving < self.floor:
             self.floor, self.floor_at = serving, (now - self.t0).total_seconds()
 

@@ -172,6 +172,7 @@ def forecast_section(f: Forecast, groups: Groups, *, uid_note: str | None = None
             "</details>",
             "",
         ]
+    out.extend(f"- {line}" for line in (*f.pending, *f.unplaced))
     out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
     if (quiet := _kept_out(f)) is not None:
         out.append(f"- {quiet}")

@@ -113,3 +113,79 @@ def test_the_command_writes_the_comment_with_the_diagram_and_the_svg_file(
     assert out.count("```mermaid") == 2
     words = list(ET.fromstring(svg.read_text()).itertext())
     assert any(w.startswith("rolls with ") and w.endswith("(1)") for w in words)
+
+
+def _sixteen(objs: list[dict[str, object]]) -> None:
+    for obj in objs:
+        if obj["kind"] == "ClusterServingRuntime":
+            runner = obj["spec"]["engineConfig"]["runner"]  # type: ignore[index]
+            runner["resources"] = {"limits": {"nvidia.com/gpu": "16"}}
+
+
+def test_a_pod_larger_than_every_node_is_named_and_the_forecast_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tests.unit.test_forecast as tf
+
+    real = tf._catalogs
+
+    def big() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        before, after = real()
+        _sixteen(before)
+        _sixteen(after)
+        return before, after
+
+    monkeypatch.setattr(tf, "_catalogs", big)
+    f = _run(_replica("a", 2), capacity=(8, 8))
+    assert len(f.pending) == 1
+    assert f.pending[0].startswith("llama-demo/a: its ")
+    assert "pod asks for 16 GPUs and the largest node has 8: Pending before and after" in f.pending[0]
+    assert f.replicas == ()
+
+
+def test_three_new_16_gpu_replicas_on_a_full_cluster_are_reported_as_not_fitting() -> None:
+    import copy as _copy
+
+    from omereconcile.forecast import forecast
+    from omerender.catalog import Catalog
+    from omerender.diff import diff_replicas
+    from omerender.models import InferenceReplica, parse_object
+    from tests.unit.test_forecast import _catalogs
+
+    objs, _ = _catalogs()
+    _sixteen(objs)
+    old = {}
+    for n in range(2):  # two 16-GPU Instances fill the two 16-GPU nodes
+        rep = parse_object(InferenceReplica, _replica(f"old-{n}", 1))
+        old[(rep.namespace, rep.metadata.name)] = rep
+    new = dict(old)
+    for n in range(3):
+        rep = parse_object(InferenceReplica, _replica(f"new-{n}", 1))
+        new[(rep.namespace, rep.metadata.name)] = rep
+    cat = Catalog.from_objects(objs)
+    diffs = diff_replicas(old, new, cat, Catalog.from_objects(_copy.deepcopy(objs)))
+    f = forecast(diffs, old, new, objs, startup_seconds=60.0, capacity=(16, 16))
+    assert [u.split(":")[0] for u in f.unplaced] == [
+        "llama-demo/new-0",
+        "llama-demo/new-1",
+        "llama-demo/new-2",
+    ]
+    assert f.short_of_capacity
+    assert f.pending == ()
+
+
+def test_progress_is_reported_while_the_roll_is_simulated() -> None:
+    from omereconcile.forecast import forecast
+    from omerender.catalog import Catalog
+    from omerender.diff import diff_replicas
+    from omerender.models import InferenceReplica, parse_object
+    from tests.unit.test_forecast import _catalogs
+
+    before_objs, after_objs = _catalogs()
+    rep = parse_object(InferenceReplica, _replica("a", 3))
+    reps = {(rep.namespace, rep.metadata.name): rep}
+    diffs = diff_replicas(reps, reps, Catalog.from_objects(before_objs), Catalog.from_objects(after_objs))
+    seen: list[str] = []
+    forecast(diffs, reps, reps, after_objs, startup_seconds=60.0, progress=seen.append)
+    assert seen[0] == "bringing 1 simulations of 1 replicas up before the change"
+    assert any(m.startswith("0/1 replicas rolled, ") for m in seen[1:])
