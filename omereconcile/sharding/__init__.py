@@ -1,6 +1,7 @@
 """Sharding the reconciler over Kubernetes' sharded list and watch (KEP-5866): hash ranges, the
 ``shardSelector`` wire form, and (see :mod:`omereconcile.sharding.ranges`) the Go each mirrors."""
 
+from omereconcile.sharding.filter import field_value, filter_items, in_shard, server_sharded, shard_query
 from omereconcile.sharding.ownership import (
     RangeLease,
     RangePlan,
@@ -16,6 +17,7 @@ from omereconcile.sharding.ranges import (
     SelectorError,
     ShardRange,
     ShardSelector,
+    balanced_ranges,
     fnv1a_64,
     hash_field,
     parse_selector,
@@ -31,12 +33,18 @@ __all__ = [
     "SelectorError",
     "ShardRange",
     "ShardSelector",
+    "balanced_ranges",
     "fair_share",
+    "field_value",
+    "filter_items",
     "fnv1a_64",
     "hash_field",
+    "in_shard",
     "parse_selector",
     "plan_ranges",
     "range_lease_name",
+    "server_sharded",
+    "shard_query",
     "split_ranges",
     "validate_timing",
 ]

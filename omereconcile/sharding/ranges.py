@@ -23,7 +23,9 @@ refuses the rest, so it may refuse an exotic spelling (parentheses around a call
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 __all__ = [
     "HASH_SPACE",
@@ -32,6 +34,7 @@ __all__ = [
     "SelectorError",
     "ShardRange",
     "ShardSelector",
+    "balanced_ranges",
     "fnv1a_64",
     "hash_field",
     "parse_selector",
@@ -110,6 +113,24 @@ def split_ranges(count: int) -> tuple[ShardRange, ...]:
         out.append(ShardRange(start, end))
         start = end
     return tuple(out)
+
+
+def balanced_ranges(values: Iterable[str], count: int) -> tuple[ShardRange, ...]:
+    """``count`` contiguous ranges covering the hash space, cut so each holds an equal share (within
+    one) of the distinct ``values`` given (e.g. the fleet's namespaces).
+
+    Why not :func:`split_ranges`: FNV-1a's last bytes barely reach the hash's high bits, so names that
+    differ only at the end cluster. The namespaces ``ns-0`` .. ``ns-299`` fall in 4 of 256 equal ranges
+    (2 of 3: 10, 290, 0), while random uids spread evenly. Cuts are the hash of the first value of each
+    share, so any process given the same values computes the same ranges. With fewer distinct values
+    than ``count`` the equal split is returned (some ranges then hold nothing)."""
+    hashes = sorted({fnv1a_64(v) for v in values})
+    if count < 1:
+        raise SelectorError(f"the number of shard ranges is {count}; it must be 1 or more")
+    if len(hashes) < count:
+        return split_ranges(count)
+    cuts = [0] + [hashes[(k * len(hashes)) // count] for k in range(1, count)] + [HASH_SPACE]
+    return tuple(ShardRange(a, b) for a, b in pairwise(cuts))
 
 
 @dataclass(frozen=True)
