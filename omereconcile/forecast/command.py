@@ -25,7 +25,7 @@ from omereconcile.forecast.inputs import (
     sizes_from_dump,
 )
 from omereconcile.forecast.report import headline, to_json, to_text
-from omereconcile.forecast.section import forecast_section, groups_by_runtime, timeline
+from omereconcile.forecast.section import Groups, forecast_section, groups_by_runtime, timeline
 from omereconcile.settings import SettingsError, settings_from_configmap
 from omereconcile.timeline import to_svg
 from omerender.accelerators import (
@@ -34,13 +34,13 @@ from omerender.accelerators import (
     parse_accelerator_resources,
 )
 from omerender.catalog import CONFIG_MAP
-from omerender.cli.diff_cmd import add_input_arguments, read_sides
+from omerender.cli.diff_cmd import add_input_arguments, read_sides, write_report
 from omerender.cli.diff_flags import add_fail_on_argument, fail_on_from
 from omerender.cli.io import InputError, load_objects
-from omerender.diff import Status, fails, uid_note
+from omerender.diff import Review, Status, fails, review_to_markdown, uid_note
 from omerender.errors import OmeRenderError
 
-__all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "run"]
+__all__ = ["EXIT_SHORT_OF_CAPACITY", "add_parser", "review_groups", "run"]
 
 EXIT_SHORT_OF_CAPACITY: Final = 4
 
@@ -111,12 +111,25 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="roll one replica after another (default: all at once, as the reconciler does)",
     )
-    p.add_argument("--output", "-o", choices=("text", "json", "markdown"), default="text")
+    p.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "json", "markdown", "review"),
+        default="text",
+        help="text, json, markdown (the forecast section), or review: the whole pull-request comment, "
+        "omerender diff's review grouped by cause with the forecast of those groups in it (default text)",
+    )
     p.add_argument(
         "--svg",
         metavar="PATH",
         help="also write the roll drawn as an SVG file (the groups over time, the serving floor and the "
         "extra GPUs): the picture of -o markdown's Mermaid diagram, for CI systems that show files",
+    )
+    p.add_argument(
+        "--report",
+        metavar="PATH",
+        help="also write omerender diff's full report, replica by replica, nothing cut (JSON for a .json "
+        "name, markdown for .md), as omerender diff --report writes it",
     )
     add_fail_on_argument(p)
     p.set_defaults(func=run)
@@ -144,6 +157,7 @@ def _forecast_code(args: argparse.Namespace) -> int:
         capacity = capacity_from_nodes(load_objects([args.nodes_from]), names)
     sizes = sizes_from_dump(load_objects([args.replicas_from])) if args.replicas_from else None
     diffs = sides.diff()
+    write_report(diffs, args, fail_on, sides.notes, uid_notes=True)
     result = forecast(
         diffs,
         sides.before,
@@ -171,11 +185,22 @@ def _forecast_code(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.output == "markdown":
         sys.stdout.write(forecast_section(result, groups_by_runtime(diffs), uid_note=note))
+    elif args.output == "review":
+        # One comment: the diff's groups, and the forecast drawn by the same groups. The comment shows
+        # no revision names, so it carries no uid note (the diff's rule).
+        review = sides.review(diffs, fail_on)
+        section = forecast_section(result, review_groups(review))
+        sys.stdout.write(review_to_markdown(review, extra_sections=[section], full_report=args.report))
     else:
         sys.stdout.write(to_text(result, uid_note=note))
     if args.svg is not None:
+        drawn: Groups = (
+            review_groups(sides.review(diffs, fail_on))
+            if args.output == "review"
+            else groups_by_runtime(diffs)
+        )
         with open(args.svg, "w", encoding="utf-8") as fh:
-            fh.write(to_svg(timeline(result, groups_by_runtime(diffs))))
+            fh.write(to_svg(timeline(result, drawn)))
     print(f"forecast: {headline(result)}", file=sys.stderr)
     if result.short_of_capacity:
         return EXIT_SHORT_OF_CAPACITY
@@ -186,6 +211,13 @@ def _progress(message: str) -> None:
     """One line on a terminal's standard error, rewritten in place."""
     sys.stderr.write(f"\r\033[Kforecast: {message}")
     sys.stderr.flush()
+
+
+def review_groups(review: Review) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """The review's groups that roll, as :func:`forecast_section` takes them: ``(label, replicas)``.
+    Only rolling verdicts have a roll to forecast (a block keeps its pods; new replicas are placed by
+    the forecast itself and named there)."""
+    return [(g.label, g.replicas) for g in review.groups if g.status is Status.ROLLS]
 
 
 def run(args: argparse.Namespace) -> int:

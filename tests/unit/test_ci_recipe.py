@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tomllib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -47,25 +48,18 @@ def _hook() -> Obj:
 
 @pytest.fixture
 def shim(tmp_path: Path) -> dict[str, str]:
-    """An environment whose ``omerender`` command is this checkout's, as ``pip install`` would make it."""
+    """An environment whose ``omerender`` and ``omereconcile`` commands are this checkout's, as
+    ``pip install 'omerender[tools,reconcile]'`` would make them."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    script = bin_dir / "omerender"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omerender.cli "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    for command, module in (("omerender", "omerender.cli"), ("omereconcile", "omereconcile")):
+        script = bin_dir / command
+        script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m {module} "$@"\n')
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
     return env
-
-
-@pytest.fixture
-def forecast_shim(shim: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    """``shim`` with this checkout's ``omereconcile`` too (the forecast step's command)."""
-    script = tmp_path / "bin" / "omereconcile"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omereconcile "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return shim
 
 
 @pytest.fixture
@@ -171,9 +165,18 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     assert (
         "- why: ClusterServingRuntime vllm-llama-3-2-1b-instruct-v2 scores higher: 30 against 15" in comment
     )
-    # The step reads the base from git and leaves the checkout as it was, but for the comment and the
-    # full report.
-    assert _git(repo, "status", "--porcelain") == "?? omerender-diff.json\n?? omerender-diff.md\n"
+    # The forecast is in the same comment: the rolling group's row, and the roll drawn as Mermaid
+    # (a gantt of the groups, a chart of the serving floor and extra GPUs); the SVG file draws it too.
+    forecast = comment[comment.index("### Rollout forecast") :]
+    assert forecast.count("```mermaid") == 2
+    assert "| rolls: runtime ClusterServingRuntime vllm-llama-3-2-1b-instruct -> " in forecast
+    svg = ET.fromstring((repo / "omerender-roll.svg").read_text())
+    assert any(w.startswith("rolls: runtime ClusterServingRuntime") for w in svg.itertext())
+    # The step reads the base from git and leaves the checkout as it was, but for the comment, the
+    # full report and the picture.
+    assert _git(repo, "status", "--porcelain") == (
+        "?? omerender-diff.json\n?? omerender-diff.md\n?? omerender-roll.svg\n"
+    )
 
 
 def _blocking_commit(repo: Path) -> None:
@@ -231,33 +234,6 @@ def test_a_folder_missing_on_the_base_branch_reads_as_empty(repo: Path, shim: di
     comment = (repo / "omerender-diff.md").read_text()
     assert comment.startswith("### omerender diff: 1 replica: 1 new\n")
     assert "- replicas/ is not on the base branch: read as empty there" in comment
-
-
-def _forecast_step(
-    repo: Path, env: dict[str, str], base_ref: str
-) -> tuple[subprocess.CompletedProcess[str], str]:
-    """The recipe's forecast step (its own marked block)."""
-    (step,) = _block("ci-recipe-forecast")
-    return _run_step(repo, env, base_ref, step)
-
-
-def test_the_forecast_step_forecasts_the_roll_and_fails_only_on_bad_input(
-    repo: Path, forecast_shim: dict[str, str]
-) -> None:
-    # The pull request switches the replica's runtime: one Instance rolls, and fits on 4 nodes of 8.
-    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
-    assert done.returncode == 0, done.stderr
-    assert outputs == "short=false\n"
-    report = (repo / "omereconcile-forecast.md").read_text()
-    assert report.startswith("### Rollout forecast"), report
-    assert "| llama-demo/llama-pool | 1/1 | 1 |" in report, report
-    assert "forecast: rolls 1 replica / 1 Instance" in done.stderr
-    # --fail-on none: a roll is not a failure of this step (the diff step reports it); bad input is.
-    (repo / "catalog" / "runtimes.yaml").write_text("kind: [unclosed\n")
-    done, outputs = _forecast_step(repo, forecast_shim, "HEAD~1")
-    assert done.returncode == 2, done.stderr
-    assert "catalog/runtimes.yaml" in done.stderr
-    assert outputs == "short=false\n"
 
 
 def test_the_diff_step_on_an_unchanged_branch(repo: Path, shim: dict[str, str]) -> None:

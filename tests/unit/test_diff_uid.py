@@ -241,7 +241,7 @@ def test_forecast_notes_the_empty_uid_and_takes_uid(
     assert out.count(NOTE) == 1
     assert out.startswith(f"note: 2 of 2 replicas' {NOTE}")
     assert omereconcile_main([*args, "-o", "markdown"]) == 1
-    assert f"> 2 of 2 replicas' {NOTE}" in capsys.readouterr().out
+    assert f"Note: 2 of 2 replicas' {NOTE}" in capsys.readouterr().out
     assert omereconcile_main([*args, "-o", "json", "--uid", f"{NS}/b={OTHER}"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert {r["replica"]: r["uidNotice"] is not None for r in doc["replicas"]} == {
