@@ -36,7 +36,7 @@ from omerender.accelerators import (
 from omerender.catalog import CONFIG_MAP
 from omerender.cli.diff_cmd import add_input_arguments, read_sides, write_report
 from omerender.cli.diff_flags import add_fail_on_argument, fail_on_from
-from omerender.cli.io import InputError, load_objects
+from omerender.cli.io import InputError, load_objects, skipped_summary
 from omerender.diff import Review, Status, fails, review_to_markdown, uid_note
 from omerender.errors import OmeRenderError
 
@@ -189,8 +189,10 @@ def _forecast_code(args: argparse.Namespace) -> int:
         # One comment: the diff's groups, and the forecast drawn by the same groups. The comment shows
         # no revision names, so it carries no uid note (the diff's rule).
         review = sides.review(diffs, fail_on)
-        section = forecast_section(result, review_groups(review))
-        sys.stdout.write(review_to_markdown(review, extra_sections=[section], full_report=args.report))
+        # A change that rolls nothing and places nothing has no forecast to show.
+        shown = result.replicas or result.pending or result.unplaced
+        sections = [forecast_section(result, review_groups(review), in_review=True)] if shown else []
+        sys.stdout.write(review_to_markdown(review, extra_sections=sections, full_report=args.report))
     else:
         sys.stdout.write(to_text(result, uid_note=note))
     if args.svg is not None:
@@ -214,15 +216,35 @@ def _progress(message: str) -> None:
 
 
 def review_groups(review: Review) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-    """The review's groups that roll, as :func:`forecast_section` takes them: ``(label, replicas)``.
-    Only rolling verdicts have a roll to forecast (a block keeps its pods; new replicas are placed by
-    the forecast itself and named there)."""
-    return [(g.label, g.replicas) for g in review.groups if g.status is Status.ROLLS]
+    """The review's groups that roll, as :func:`forecast_section` takes them: ``(label, replicas)``,
+    each label numbered as the comment numbers its group (two groups can share a label when they differ
+    only below the change lines it names). Only rolling verdicts have a roll to forecast (a block keeps
+    its pods; new replicas are placed by the forecast itself and named there)."""
+    return [
+        (f"{i}. {_short(g.label)}", g.replicas)
+        for i, g in enumerate(review.groups, 1)
+        if g.status is Status.ROLLS
+    ]
+
+
+# A drawn group's label: the comment's group heading holds the whole of it under the same number, and
+# a long label covers the bars in Mermaid's gantt (its section names share the bars' row).
+_LABEL_CHARS = 44
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1].rstrip(" ,:") + "…"
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return _forecast_code(args)
+        code = _forecast_code(args)
+        sys.stdout.flush()
+        for (
+            line
+        ) in skipped_summary():  # what the reader skipped, said once at the end as omerender diff says it
+            print(f"omereconcile forecast: note: {line}", file=sys.stderr)
+        return code
     except (InputError, ForecastInputError, OmeRenderError) as exc:
         print(f"omereconcile forecast: {exc}", file=sys.stderr)
         return 2

@@ -143,11 +143,15 @@ def _row(c: GroupCost) -> list[str]:
     ]
 
 
-def forecast_section(f: Forecast, groups: Groups, *, uid_note: str | None = None) -> str:
+def forecast_section(
+    f: Forecast, groups: Groups, *, uid_note: str | None = None, in_review: bool = False
+) -> str:
     """The forecast part of the review comment (markdown): the headline, a row per group (peak extra
     GPUs, serving floor, duration), the roll drawn as Mermaid (a gantt of the groups over time and an
     xychart of the serving floor and extra GPUs), then the row of each replica (collapsed) and the
-    replicas not forecast. ``uid_note`` (:func:`omerender.diff.uid_note`): one line after the groups."""
+    replicas not forecast. ``uid_note`` (:func:`omerender.diff.uid_note`): one line after the groups.
+    ``in_review``: inside the diff's review, which already says why each replica that does not roll is
+    where it is: only what the forecast adds (pods that cannot be placed) is said of those."""
     out = ["### Rollout forecast", "", f"**{headline(f)}**", ""]
     costs = group_costs(f, groups)
     if any(c.replicas for c in costs):
@@ -173,9 +177,10 @@ def forecast_section(f: Forecast, groups: Groups, *, uid_note: str | None = None
             "",
         ]
     out.extend(f"- {line}" for line in (*f.pending, *f.unplaced))
-    out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
-    if (quiet := _kept_out(f)) is not None:
-        out.append(f"- {quiet}")
+    if not in_review:
+        out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+        if (quiet := _kept_out(f)) is not None:
+            out.append(f"- {quiet}")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -169,9 +169,9 @@ def test_the_diff_step_reports_the_pull_requests_roll(repo: Path, shim: dict[str
     # (a gantt of the groups, a chart of the serving floor and extra GPUs); the SVG file draws it too.
     forecast = comment[comment.index("### Rollout forecast") :]
     assert forecast.count("```mermaid") == 2
-    assert "| rolls: runtime ClusterServingRuntime vllm-llama-3-2-1b-instruct -> " in forecast
+    assert "| 1. rolls: runtime ClusterServingRuntime vllm-l…" in forecast  # numbered as its group
     svg = ET.fromstring((repo / "omerender-roll.svg").read_text())
-    assert any(w.startswith("rolls: runtime ClusterServingRuntime") for w in svg.itertext())
+    assert any(w.startswith("1. rolls: runtime ClusterServingRuntime") for w in svg.itertext())
     # The step reads the base from git and leaves the checkout as it was, but for the comment, the
     # full report and the picture.
     assert _git(repo, "status", "--porcelain") == (

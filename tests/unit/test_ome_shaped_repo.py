@@ -74,15 +74,18 @@ def jobs(repo: tuple[Path, list[tuple[str, str]]]) -> dict[str, Job]:
     tmp = root.parent
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
-    shim = bin_dir / "omerender"
-    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m omerender.cli "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
+    for command, module in (("omerender", "omerender.cli"), ("omereconcile", "omereconcile")):
+        shim = bin_dir / command
+        shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m {module} "$@"\n')
+        shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     step = _diff_step()
     script = tmp / "step.sh"
     script.write_text(step["run"])
     outputs = tmp / "github-output"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    # The fleet's cluster: 100 nodes of 8 GPUs hold the repository's replicas with room to roll.
     env.update({**step["env"], "CATALOG": "config", "REPLICAS": "replicas", "GITHUB_OUTPUT": str(outputs)})
+    env["CAPACITY"] = "100x8"
     out: dict[str, Job] = {}
     for (base, _), (head, name) in itertools.pairwise(history):
         _run(root, env, "git", "checkout", "-q", head).check_returncode()
