@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from omereconcile.kube import Kube
+from omereconcile.leader import RangeLeases
 from omereconcile.sharding import (
     NAMESPACE_FIELD,
     ShardSelector,
@@ -111,3 +113,50 @@ def test_sharded_watch_sends_only_the_range(apiserver: ControlPlane) -> None:
         assert (
             sorted(o["metadata"]["namespace"] for o in kept) == want
         )  # ... the client-side filter: same result
+
+
+def test_range_leases_hand_over_on_join_and_after_expiry(apiserver: ControlPlane) -> None:
+    # Real Leases on the API server, a shared fake clock so expiry needs no 15 s wait.
+    ns = "shard-leases"
+    apiserver.raw().post(
+        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    )
+    kube = Kube.from_kubeconfig(apiserver.kubeconfig)
+    t = [1000.0]
+    a = RangeLeases(kube, ns, 4, identity="a", clock=lambda: t[0])
+    b = RangeLeases(kube, ns, 4, identity="b", clock=lambda: t[0])
+
+    def holders() -> list[str]:
+        items = kube.list(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases")["items"]
+        by_name = {o["metadata"]["name"]: o["spec"].get("holderIdentity") or "" for o in items}
+        return [by_name.get(f"omereconcile-shard-4-{i}", "") for i in range(4)]
+
+    a.round(["a"])
+    assert holders() == ["a"] * 4
+    assert a.acting() == {0, 1, 2, 3}
+
+    t[0] += 2
+    b.round(["a", "b"])  # b joins: a's Leases are live, so b takes nothing yet
+    assert holders() == ["a"] * 4
+    assert b.acting() == frozenset()
+    plan = a.round(["a", "b"])  # a is over its share: stops acting on 2, 3, then releases them
+    assert plan.release == (2, 3)
+    assert a.acting() == {0, 1}
+    t[0] += 2
+    b.round(["a", "b"])
+    assert holders() == ["a", "a", "b", "b"]
+    assert b.acting() == {2, 3}
+
+    # a is killed (no more rounds, no release). b may not take 0, 1 before their Leases expire ...
+    t[0] += 2
+    b.round(["b"])
+    assert holders() == ["a", "a", "b", "b"]
+    # ... and a's own fence has closed before they do (renew deadline 10 s < lease duration 15 s).
+    t[0] += 9
+    assert a.acting() == frozenset()
+    b.round(["b"])
+    assert holders() == ["a", "a", "b", "b"]  # 11 s since b saw a's last renewal: not expired yet
+    t[0] += 7  # 18 s since: expired
+    b.round(["b"])
+    assert holders() == ["b"] * 4
+    assert b.acting() == {0, 1, 2, 3}
