@@ -4,10 +4,13 @@ partition: the basis of the sharded reconciler (issue 31; the processes themselv
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
+from omereconcile.controller import Reflector
 from omereconcile.kube import Kube
 from omereconcile.leader import RangeLeases
 from omereconcile.sharding import (
@@ -160,3 +163,44 @@ def test_range_leases_hand_over_on_join_and_after_expiry(apiserver: ControlPlane
     b.round(["b"])
     assert holders() == ["b"] * 4
     assert b.acting() == {0, 1, 2, 3}
+
+
+def test_reflector_keeps_only_its_shard(apiserver: ControlPlane) -> None:
+    # The controller's Reflector with a shard: the same store whether the server filters or not.
+    gate_on = "ShardedListAndWatch=true" in " ".join(apiserver.extra_apiserver_args)
+    sel = ShardSelector(NAMESPACE_FIELD, balanced_ranges(NAMESPACES, 3)[1:2])
+    stop = threading.Event()
+    events: list[str] = []
+    r = Reflector(
+        Kube.from_kubeconfig(apiserver.kubeconfig),
+        "/api/v1/configmaps",
+        "configmaps",
+        lambda _t, o: events.append(o["metadata"]["namespace"]),
+        stop=stop,
+        timeout_seconds=5,
+        shard=sel,
+        labelSelector=LABEL,
+    ).start()
+    try:
+        assert r.synced.wait(30)
+        assert r.server_sharded is gate_on
+        raw = apiserver.raw()
+        for ns in NAMESPACES:
+            raw.post(
+                f"/api/v1/namespaces/{ns}/configmaps",
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "reflected", "labels": {"omereconcile-test": "shards"}},
+                },
+            )
+        want = sorted(ns for ns in NAMESPACES if sel.matches(ns))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and r.get((want[-1], "reflected")) is None:
+            time.sleep(0.1)
+        time.sleep(0.5)  # let any out-of-shard event that would arrive arrive
+        assert sorted({o["metadata"]["namespace"] for o in r.items()}) == want
+        assert sorted(set(events)) == want
+    finally:
+        stop.set()
+        r.close()
