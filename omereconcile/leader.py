@@ -20,7 +20,14 @@ from typing import Any
 
 from omereconcile.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
 from omereconcile.metrics import Metrics
-from omereconcile.sharding import RangeLease, RangePlan, plan_ranges, range_lease_name, validate_timing
+from omereconcile.sharding import (
+    RangeLease,
+    RangePlan,
+    hash_field,
+    plan_ranges,
+    range_lease_name,
+    validate_timing,
+)
 
 __all__ = ["LeaderElector", "RangeLeases", "default_identity"]
 
@@ -231,6 +238,12 @@ class RangeLeases:
         self._seen: dict[int, tuple[tuple[Any, ...], float]] = {}
         self._objects: dict[int, JSON] = {}
         self.renewed_at: dict[int, float] = {}
+        self._member_prefix = f"{prefix}-{count}-m-"
+        # A process's identity (hostname_uuid) is no valid object name: its member Lease is named by hash.
+        self.member_lease = f"{self._member_prefix}{hash_field(self.identity)}"
+        self._member_seen: dict[str, tuple[tuple[Any, ...], float]] = {}
+        self._members: dict[str, str] = {}
+        self._my_member: JSON | None = None
 
     @property
     def collection(self) -> str:
@@ -241,12 +254,26 @@ class RangeLeases:
         names = {range_lease_name(self.prefix, i, self.count): i for i in range(self.count)}
         self._objects = {}
         out: dict[int, RangeLease] = {}
+        self._members = {}
+        self._my_member = None
         for item in self.kube.list(self.collection)["items"]:
-            i = names.get(item["metadata"]["name"])
-            if i is None:
-                continue
+            name = item["metadata"]["name"]
             spec = item.get("spec") or {}
             record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
+            if name.startswith(self._member_prefix):
+                seen = self._member_seen.get(name)
+                if seen is None or seen[0] != record:
+                    self._member_seen[name] = seen = (record, now)
+                holder = str(spec.get("holderIdentity") or "")
+                duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+                if holder and now < seen[1] + duration:
+                    self._members[holder] = name
+                if name == self.member_lease:
+                    self._my_member = item
+                continue
+            i = names.get(name)
+            if i is None:
+                continue
             old = self._seen.get(i)
             if old is None or old[0] != record:
                 self._seen[i] = (record, now)
@@ -256,16 +283,15 @@ class RangeLeases:
         return out
 
     def _write(self, i: int, holder: str) -> bool:
+        return self._write_lease(range_lease_name(self.prefix, i, self.count), self._objects.get(i), holder)
+
+    def _write_lease(self, name: str, item: JSON | None, holder: str) -> bool:
         now = datetime.now(UTC)
-        item = self._objects.get(i)
         if item is None:
             body: JSON = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
-                "metadata": {
-                    "name": range_lease_name(self.prefix, i, self.count),
-                    "namespace": self.namespace,
-                },
+                "metadata": {"name": name, "namespace": self.namespace},
                 "spec": {
                     "holderIdentity": holder,
                     "leaseDurationSeconds": int(self.lease_duration),
@@ -292,13 +318,21 @@ class RangeLeases:
             return False
         return True
 
-    def round(self, members: list[str]) -> RangePlan:
-        """One observe-plan-write round; returns the plan (its ``acting`` is before this round's writes)."""
+    def members(self) -> list[str]:
+        """The live processes as last observed: holders of unexpired member Leases, this one included."""
+        return sorted({*self._members, self.identity})
+
+    def round(self, members: list[str] | None = None) -> RangePlan:
+        """One observe-plan-write round; returns the plan (its ``acting`` is before this round's writes).
+
+        Members are the observed member Leases unless given; each round renews this process's own."""
+        observed = self._observe()
+        self._write_lease(self.member_lease, self._my_member, self.identity)
         plan = plan_ranges(
             self.identity,
             self.count,
-            members,
-            self._observe(),
+            self.members() if members is None else members,
+            observed,
             self.renewed_at,
             self.clock(),
             self.renew_deadline,

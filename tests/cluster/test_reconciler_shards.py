@@ -204,3 +204,32 @@ def test_reflector_keeps_only_its_shard(apiserver: ControlPlane) -> None:
     finally:
         stop.set()
         r.close()
+
+
+def test_member_leases_find_the_live_processes(apiserver: ControlPlane) -> None:
+    ns = "shard-members"
+    apiserver.raw().post(
+        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    )
+    kube = Kube.from_kubeconfig(apiserver.kubeconfig)
+    t = [1000.0]
+    a = RangeLeases(kube, ns, 4, identity="host-a_1234", clock=lambda: t[0])
+    b = RangeLeases(kube, ns, 4, identity="host-b_5678", clock=lambda: t[0])
+    a.round()
+    assert a.acting() == {0, 1, 2, 3}
+    t[0] += 2
+    b.round()  # sees a's member Lease
+    assert b.members() == ["host-a_1234", "host-b_5678"]
+    a.round()  # sees b's: releases its upper half
+    assert a.members() == ["host-a_1234", "host-b_5678"]
+    t[0] += 2
+    b.round()
+    assert a.acting() == {0, 1}
+    assert b.acting() == {2, 3}
+    # a stops; once its member Lease and range Leases expire in b's view, b holds everything
+    for _ in range(3):
+        t[0] += 8
+        b.round()
+    assert b.members() == ["host-b_5678"]
+    b.round()
+    assert b.acting() == {0, 1, 2, 3}
