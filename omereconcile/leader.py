@@ -225,8 +225,10 @@ class RangeLeases:
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        metrics: Metrics | None = None,
     ) -> None:
         validate_timing(lease_duration, renew_deadline, retry_period)
+        self.metrics = metrics
         self.kube = kube
         self.namespace = namespace
         self.count = count
@@ -346,6 +348,10 @@ class RangeLeases:
                 self.renewed_at[i] = started
             elif i in plan.renew:
                 self.renewed_at.pop(i, None)
+        if self.metrics is not None:
+            acting = self.acting()
+            for i in range(self.count):
+                self.metrics.shard_ranges.labels(f"{i}/{self.count}").set(1 if i in acting else 0)
         return plan
 
     def acting(self) -> frozenset[int]:

@@ -13,6 +13,7 @@ import pytest
 from omereconcile.controller import Reflector
 from omereconcile.kube import Kube
 from omereconcile.leader import RangeLeases
+from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     NAMESPACE_FIELD,
     ShardSelector,
@@ -213,7 +214,8 @@ def test_member_leases_find_the_live_processes(apiserver: ControlPlane) -> None:
     )
     kube = Kube.from_kubeconfig(apiserver.kubeconfig)
     t = [1000.0]
-    a = RangeLeases(kube, ns, 4, identity="host-a_1234", clock=lambda: t[0])
+    metrics = Metrics()
+    a = RangeLeases(kube, ns, 4, identity="host-a_1234", clock=lambda: t[0], metrics=metrics)
     b = RangeLeases(kube, ns, 4, identity="host-b_5678", clock=lambda: t[0])
     a.round()
     assert a.acting() == {0, 1, 2, 3}
@@ -226,6 +228,11 @@ def test_member_leases_find_the_live_processes(apiserver: ControlPlane) -> None:
     b.round()
     assert a.acting() == {0, 1}
     assert b.acting() == {2, 3}
+    held = {
+        i: metrics.registry.get_sample_value("omereconcile_shard_ranges", {"range": f"{i}/4"})
+        for i in range(4)
+    }
+    assert held == {0: 1.0, 1: 1.0, 2: 0.0, 3: 0.0}
     # a stops; once its member Lease and range Leases expire in b's view, b holds everything
     for _ in range(3):
         t[0] += 8
