@@ -64,6 +64,7 @@ from omereconcile.observe import (
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.sharding import ShardSelector, filter_items, in_shard, server_sharded, shard_query
 from omereconcile.world import LEDGER_SUFFIX
 from omerender import constants as c
 from omerender.catalog import Catalog
@@ -256,7 +257,10 @@ class Reflector:
     ``metadata.managedFields`` (``strip_managed_fields``). With ``relevant(old, new)``, an update for
     which it returns False still replaces the stored object but calls no ``on_event`` (counted in
     ``filtered``), as controller-runtime's update predicates do. Stored objects are shared: callers must
-    not mutate them.
+    not mutate them. With ``shard`` (issue 31), the list and watch carry it as ``shardSelector``; when the
+    API server does not echo it in the list's ``shardInfo`` (gate ``ShardedListAndWatch`` off, older
+    server), the reflector keeps only the objects in the shard itself (``server_sharded`` False),
+    logging that once per process: same store, no saving on traffic.
     """
 
     def __init__(
@@ -272,9 +276,12 @@ class Reflector:
         index: Callable[[JSON], Hashable | None] | None = None,
         trim: bool = False,
         relevant: Callable[[JSON, JSON], bool] | None = None,
+        shard: ShardSelector | None = None,
         **query: str,
     ) -> None:
         self.kube = kube
+        self.shard = shard
+        self.server_sharded: bool | None = None  # known after the first list
         self.trim = trim
         self.relevant = relevant
         self.filtered = 0
@@ -284,7 +291,7 @@ class Reflector:
         self.stop_event = stop
         self.metrics = metrics
         self.timeout_seconds = timeout_seconds
-        self.query: dict[str, Any] = dict(query)
+        self.query: dict[str, Any] = {**query, **shard_query(shard)}
         self.store: dict[Key, JSON] = {}
         self.index_fn = index
         self._index: dict[Hashable, dict[Key, JSON]] = {}
@@ -348,7 +355,13 @@ class Reflector:
         if reason != "initial":
             log.info("relisting", extra={"resource": self.name, "reason": reason})
         out = self.kube.list(self.path, **self.query)
-        fresh = {_key_of(o): strip_managed_fields(o) if self.trim else o for o in out["items"]}
+        items = out["items"]
+        if self.shard is not None:
+            self.server_sharded = server_sharded(out, self.shard)
+            if not self.server_sharded:
+                _say_client_side_filter_once(self.shard)
+                items = filter_items(items, self.shard)
+        fresh = {_key_of(o): strip_managed_fields(o) if self.trim else o for o in items}
         with self.lock:
             old = self.store
             self.store = {}
@@ -388,7 +401,9 @@ class Reflector:
                     self.last_activity = time.monotonic()
                     obj = strip_managed_fields(ev.object) if self.trim else ev.object
                     new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                    if ev.type == "BOOKMARK":
+                    if ev.type == "BOOKMARK" or (
+                        self.server_sharded is False and not in_shard(obj, self.shard)
+                    ):
                         rv = new_rv
                         continue
                     k = _key_of(obj)
@@ -435,6 +450,20 @@ class Reflector:
             self.filtered += 1
             return
         self.on_event("MODIFIED", new)
+
+
+_client_filter_said = threading.Event()
+
+
+def _say_client_side_filter_once(shard: ShardSelector) -> None:
+    if not _client_filter_said.is_set():
+        _client_filter_said.set()
+        log.warning(
+            "the API server does not shard lists (no shardInfo echoed): filtering on this side by the same "
+            "hash; every process receives every object. Turn on --feature-gates=ShardedListAndWatch=true "
+            "in kube-apiserver (1.36+) to divide the watch traffic and memory",
+            extra={"shard_selector": shard.to_string()},
+        )
 
 
 def _labels_of(obj: JSON) -> dict[str, Any]:
@@ -610,6 +639,7 @@ class Controller:
             index=index,
             trim=trim,
             relevant=relevant,
+            shard=None,
             **query,
         )
         self.reflectors.setdefault(name, []).append(r)

@@ -20,8 +20,16 @@ from typing import Any
 
 from omereconcile.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
 from omereconcile.metrics import Metrics
+from omereconcile.sharding import (
+    RangeLease,
+    RangePlan,
+    hash_field,
+    plan_ranges,
+    range_lease_name,
+    validate_timing,
+)
 
-__all__ = ["LeaderElector", "default_identity"]
+__all__ = ["LeaderElector", "RangeLeases", "default_identity"]
 
 log = logging.getLogger("omereconcile.leader")
 
@@ -191,3 +199,162 @@ class LeaderElector:
             log.info("lease released", extra={"lease": f"{self.namespace}/{self.name}"})
         except ApiError as exc:
             log.warning("lease release failed", extra={"error": str(exc)})
+
+
+class RangeLeases:
+    """The range Leases of a sharded reconciler (issue 31), one per hash range, written as the leader
+    Lease is: ``PREFIX-COUNT-INDEX`` in ``namespace``, compare-and-swap on ``resourceVersion``, expiry
+    judged by when this process saw a record change (:class:`omereconcile.sharding.RangeLease`).
+
+    ``round(members)`` observes every range Lease with one LIST, asks the pure
+    :func:`omereconcile.sharding.plan_ranges` what to do, and performs it: releases (after the caller
+    has stopped acting: the plan's ``acting`` already excludes them), renewals and takes. ``acting()``
+    is the fence: the ranges renewed by this process within ``renew_deadline``, to be checked before
+    every write to a replica. Not yet used by ``omereconcile run``.
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        namespace: str,
+        count: int,
+        *,
+        prefix: str = "omereconcile-shard",
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        metrics: Metrics | None = None,
+    ) -> None:
+        validate_timing(lease_duration, renew_deadline, retry_period)
+        self.metrics = metrics
+        self.kube = kube
+        self.namespace = namespace
+        self.count = count
+        self.prefix = prefix
+        self.identity = identity or default_identity()
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.clock = clock
+        self._seen: dict[int, tuple[tuple[Any, ...], float]] = {}
+        self._objects: dict[int, JSON] = {}
+        self.renewed_at: dict[int, float] = {}
+        self._member_prefix = f"{prefix}-{count}-m-"
+        # A process's identity (hostname_uuid) is no valid object name: its member Lease is named by hash.
+        self.member_lease = f"{self._member_prefix}{hash_field(self.identity)}"
+        self._member_seen: dict[str, tuple[tuple[Any, ...], float]] = {}
+        self._members: dict[str, str] = {}
+        self._my_member: JSON | None = None
+
+    @property
+    def collection(self) -> str:
+        return f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
+
+    def _observe(self) -> dict[int, RangeLease]:
+        now = self.clock()
+        names = {range_lease_name(self.prefix, i, self.count): i for i in range(self.count)}
+        self._objects = {}
+        out: dict[int, RangeLease] = {}
+        self._members = {}
+        self._my_member = None
+        for item in self.kube.list(self.collection)["items"]:
+            name = item["metadata"]["name"]
+            spec = item.get("spec") or {}
+            record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
+            if name.startswith(self._member_prefix):
+                seen = self._member_seen.get(name)
+                if seen is None or seen[0] != record:
+                    self._member_seen[name] = seen = (record, now)
+                holder = str(spec.get("holderIdentity") or "")
+                duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+                if holder and now < seen[1] + duration:
+                    self._members[holder] = name
+                if name == self.member_lease:
+                    self._my_member = item
+                continue
+            i = names.get(name)
+            if i is None:
+                continue
+            old = self._seen.get(i)
+            if old is None or old[0] != record:
+                self._seen[i] = (record, now)
+            self._objects[i] = item
+            duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+            out[i] = RangeLease(i, str(spec.get("holderIdentity") or ""), self._seen[i][1], duration)
+        return out
+
+    def _write(self, i: int, holder: str) -> bool:
+        return self._write_lease(range_lease_name(self.prefix, i, self.count), self._objects.get(i), holder)
+
+    def _write_lease(self, name: str, item: JSON | None, holder: str) -> bool:
+        now = datetime.now(UTC)
+        if item is None:
+            body: JSON = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": name, "namespace": self.namespace},
+                "spec": {
+                    "holderIdentity": holder,
+                    "leaseDurationSeconds": int(self.lease_duration),
+                    "acquireTime": _micro(now),
+                    "renewTime": _micro(now),
+                    "leaseTransitions": 0,
+                },
+            }
+            try:
+                self.kube.post(self.collection, body)
+            except AlreadyExists:
+                return False
+            return True
+        spec = dict(item.get("spec") or {})
+        if spec.get("holderIdentity") != holder:
+            spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+            spec["acquireTime"] = _micro(now)
+        spec["holderIdentity"] = holder
+        spec["leaseDurationSeconds"] = int(self.lease_duration)
+        spec["renewTime"] = _micro(now)
+        try:  # the object carries the resourceVersion we observed: a concurrent writer makes this 409
+            self.kube.put(f"{self.collection}/{item['metadata']['name']}", {**item, "spec": spec})
+        except (Conflict, NotFound):
+            return False
+        return True
+
+    def members(self) -> list[str]:
+        """The live processes as last observed: holders of unexpired member Leases, this one included."""
+        return sorted({*self._members, self.identity})
+
+    def round(self, members: list[str] | None = None) -> RangePlan:
+        """One observe-plan-write round; returns the plan (its ``acting`` is before this round's writes).
+
+        Members are the observed member Leases unless given; each round renews this process's own."""
+        observed = self._observe()
+        self._write_lease(self.member_lease, self._my_member, self.identity)
+        plan = plan_ranges(
+            self.identity,
+            self.count,
+            self.members() if members is None else members,
+            observed,
+            self.renewed_at,
+            self.clock(),
+            self.renew_deadline,
+        )
+        for i in plan.release:
+            self.renewed_at.pop(i, None)
+            self._write(i, "")
+        for i in (*plan.renew, *plan.take):
+            started = self.clock()
+            if self._write(i, self.identity):
+                self.renewed_at[i] = started
+            elif i in plan.renew:
+                self.renewed_at.pop(i, None)
+        if self.metrics is not None:
+            acting = self.acting()
+            for i in range(self.count):
+                self.metrics.shard_ranges.labels(f"{i}/{self.count}").set(1 if i in acting else 0)
+        return plan
+
+    def acting(self) -> frozenset[int]:
+        """The fence: ranges this process may act on now."""
+        now = self.clock()
+        return frozenset(i for i, at in self.renewed_at.items() if now < at + self.renew_deadline)

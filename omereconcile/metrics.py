@@ -105,6 +105,13 @@ class Metrics:
             ["name"],
             registry=r,
         )
+        self.shard_ranges = Gauge(
+            "omereconcile_shard_ranges",
+            "Hash ranges of a sharded reconciler: 1 while this process may act on the range (Lease held and "
+            "renewed within the renew deadline), 0 otherwise; no series when not sharded",
+            ["range"],
+            registry=r,
+        )
         for result in RESULTS:
             self.reconcile_total.labels(controller, result).inc(0)
         self.reconcile_errors.labels(controller).inc(0)

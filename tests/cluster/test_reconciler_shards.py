@@ -4,10 +4,16 @@ partition: the basis of the sharded reconciler (issue 31; the processes themselv
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
+from omereconcile.controller import Reflector
+from omereconcile.kube import Kube
+from omereconcile.leader import RangeLeases
+from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     NAMESPACE_FIELD,
     ShardSelector,
@@ -111,3 +117,126 @@ def test_sharded_watch_sends_only_the_range(apiserver: ControlPlane) -> None:
         assert (
             sorted(o["metadata"]["namespace"] for o in kept) == want
         )  # ... the client-side filter: same result
+
+
+def test_range_leases_hand_over_on_join_and_after_expiry(apiserver: ControlPlane) -> None:
+    # Real Leases on the API server, a shared fake clock so expiry needs no 15 s wait.
+    ns = "shard-leases"
+    apiserver.raw().post(
+        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    )
+    kube = Kube.from_kubeconfig(apiserver.kubeconfig)
+    t = [1000.0]
+    a = RangeLeases(kube, ns, 4, identity="a", clock=lambda: t[0])
+    b = RangeLeases(kube, ns, 4, identity="b", clock=lambda: t[0])
+
+    def holders() -> list[str]:
+        items = kube.list(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases")["items"]
+        by_name = {o["metadata"]["name"]: o["spec"].get("holderIdentity") or "" for o in items}
+        return [by_name.get(f"omereconcile-shard-4-{i}", "") for i in range(4)]
+
+    a.round(["a"])
+    assert holders() == ["a"] * 4
+    assert a.acting() == {0, 1, 2, 3}
+
+    t[0] += 2
+    b.round(["a", "b"])  # b joins: a's Leases are live, so b takes nothing yet
+    assert holders() == ["a"] * 4
+    assert b.acting() == frozenset()
+    plan = a.round(["a", "b"])  # a is over its share: stops acting on 2, 3, then releases them
+    assert plan.release == (2, 3)
+    assert a.acting() == {0, 1}
+    t[0] += 2
+    b.round(["a", "b"])
+    assert holders() == ["a", "a", "b", "b"]
+    assert b.acting() == {2, 3}
+
+    # a is killed (no more rounds, no release). b may not take 0, 1 before their Leases expire ...
+    t[0] += 2
+    b.round(["b"])
+    assert holders() == ["a", "a", "b", "b"]
+    # ... and a's own fence has closed before they do (renew deadline 10 s < lease duration 15 s).
+    t[0] += 9
+    assert a.acting() == frozenset()
+    b.round(["b"])
+    assert holders() == ["a", "a", "b", "b"]  # 11 s since b saw a's last renewal: not expired yet
+    t[0] += 7  # 18 s since: expired
+    b.round(["b"])
+    assert holders() == ["b"] * 4
+    assert b.acting() == {0, 1, 2, 3}
+
+
+def test_reflector_keeps_only_its_shard(apiserver: ControlPlane) -> None:
+    # The controller's Reflector with a shard: the same store whether the server filters or not.
+    gate_on = "ShardedListAndWatch=true" in " ".join(apiserver.extra_apiserver_args)
+    sel = ShardSelector(NAMESPACE_FIELD, balanced_ranges(NAMESPACES, 3)[1:2])
+    stop = threading.Event()
+    events: list[str] = []
+    r = Reflector(
+        Kube.from_kubeconfig(apiserver.kubeconfig),
+        "/api/v1/configmaps",
+        "configmaps",
+        lambda _t, o: events.append(o["metadata"]["namespace"]),
+        stop=stop,
+        timeout_seconds=5,
+        shard=sel,
+        labelSelector=LABEL,
+    ).start()
+    try:
+        assert r.synced.wait(30)
+        assert r.server_sharded is gate_on
+        raw = apiserver.raw()
+        for ns in NAMESPACES:
+            raw.post(
+                f"/api/v1/namespaces/{ns}/configmaps",
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "reflected", "labels": {"omereconcile-test": "shards"}},
+                },
+            )
+        want = sorted(ns for ns in NAMESPACES if sel.matches(ns))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and r.get((want[-1], "reflected")) is None:
+            time.sleep(0.1)
+        time.sleep(0.5)  # let any out-of-shard event that would arrive arrive
+        assert sorted({o["metadata"]["namespace"] for o in r.items()}) == want
+        assert sorted(set(events)) == want
+    finally:
+        stop.set()
+        r.close()
+
+
+def test_member_leases_find_the_live_processes(apiserver: ControlPlane) -> None:
+    ns = "shard-members"
+    apiserver.raw().post(
+        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    )
+    kube = Kube.from_kubeconfig(apiserver.kubeconfig)
+    t = [1000.0]
+    metrics = Metrics()
+    a = RangeLeases(kube, ns, 4, identity="host-a_1234", clock=lambda: t[0], metrics=metrics)
+    b = RangeLeases(kube, ns, 4, identity="host-b_5678", clock=lambda: t[0])
+    a.round()
+    assert a.acting() == {0, 1, 2, 3}
+    t[0] += 2
+    b.round()  # sees a's member Lease
+    assert b.members() == ["host-a_1234", "host-b_5678"]
+    a.round()  # sees b's: releases its upper half
+    assert a.members() == ["host-a_1234", "host-b_5678"]
+    t[0] += 2
+    b.round()
+    assert a.acting() == {0, 1}
+    assert b.acting() == {2, 3}
+    held = {
+        i: metrics.registry.get_sample_value("omereconcile_shard_ranges", {"range": f"{i}/4"})
+        for i in range(4)
+    }
+    assert held == {0: 1.0, 1: 1.0, 2: 0.0, 3: 0.0}
+    # a stops; once its member Lease and range Leases expire in b's view, b holds everything
+    for _ in range(3):
+        t[0] += 8
+        b.round()
+    assert b.members() == ["host-b_5678"]
+    b.round()
+    assert b.acting() == {0, 1, 2, 3}
