@@ -106,6 +106,11 @@ _HEAD = ["REPLICA", "REPLACED", "STEPS", "FLOOR", "PODS", "GPUS", "DURATION", "H
 _TITLES = {"GPUS": "GPUs", "PODS": "Pods"}
 
 
+def pending_keys(f: Forecast) -> frozenset[str]:
+    """The replicas a pending line names (``ns/name: its … pod asks for …``): said there, once."""
+    return frozenset(line.split(":", 1)[0] for line in f.pending)
+
+
 def to_text(f: Forecast, *, uid_note: str | None = None) -> str:
     """The table, the replicas not forecast, and the totals; ``uid_note``
     (:func:`omerender.diff.uid_note`) first, when given."""
@@ -113,7 +118,11 @@ def to_text(f: Forecast, *, uid_note: str | None = None) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
     lines = [ln.rstrip() for ln in lines] if f.replicas else []
-    lines.extend(f"{n.key}: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+    lines.extend(
+        f"{n.key}: not forecast ({n.why})"
+        for n in f.not_forecast
+        if n.changed and n.key not in pending_keys(f)
+    )
     if (quiet := _kept_out(f)) is not None:
         lines.append(quiet)
     lines.extend(f"{line}" for line in (*f.pending, *f.unplaced))
@@ -133,7 +142,11 @@ def to_markdown(f: Forecast, *, uid_note: str | None = None) -> str:
         out.append("|" + "---|" * len(_HEAD))
         out.extend("| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in f.replicas)
         out.append("")
-    out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+    out.extend(
+        f"- `{n.key}`: not forecast ({n.why})"
+        for n in f.not_forecast
+        if n.changed and n.key not in pending_keys(f)
+    )
     if (quiet := _kept_out(f)) is not None:
         out.append(f"- {quiet}")
     return "\n".join(out).rstrip() + "\n"

@@ -22,6 +22,7 @@ from omereconcile.forecast.report import (
     _pct,
     _plural,
     headline,
+    pending_keys,
 )
 from omereconcile.forecast.report import (
     _row as _replica_row,
@@ -178,7 +179,11 @@ def forecast_section(
         ]
     out.extend(f"- {line}" for line in (*f.pending, *f.unplaced))
     if not in_review:
-        out.extend(f"- `{n.key}`: not forecast ({n.why})" for n in f.not_forecast if n.changed)
+        out.extend(
+            f"- `{n.key}`: not forecast ({n.why})"
+            for n in f.not_forecast
+            if n.changed and n.key not in pending_keys(f)
+        )
         if (quiet := _kept_out(f)) is not None:
             out.append(f"- {quiet}")
     return "\n".join(out).rstrip() + "\n"

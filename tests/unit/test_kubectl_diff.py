@@ -264,10 +264,13 @@ def test_forecast_adds_the_cost_against_the_live_nodes(tmp_path: Path) -> None:
     code, out, err = _run(FakeKube(_live(), [_node("gpu-0", 1)]), "-f", path, "--forecast")
     assert code == 4, err
     assert "Unschedulable: Instance 0: a new pod cannot be placed" in out
-    # None: the replica cannot run even before the change; said as a usage error, naming the capacity.
+    # None: the replica's pod is larger than every node: named, Pending before and after, said once,
+    # and the forecast goes on (the diff's verdict, rolls, is the exit code).
     code, out, err = _run(FakeKube(_live(), [_node("cpu-0", 0)]), "-f", path, "--forecast")
-    assert (code, out) == (2, "")
-    assert "error: --forecast: the live nodes' allocatable nvidia.com/gpu (0 on 0 nodes) as capacity: " in err
+    assert code == 1, err
+    pending = f"{NS}/llama-pool: its default pod asks for 1 GPUs and the largest node has 0: Pending before"
+    assert out.count(pending) == 1, out
+    assert out.count("asks for 1 GPUs") == 1, out
 
 
 @pytest.mark.parametrize(
