@@ -95,11 +95,15 @@ def _inject_env(container: dict[str, Any], owned: list[tuple[str, str]]) -> None
 
 def _requests_tpu(spec: Mapping[str, Any]) -> bool:
     """``podRequestsResource(pod, google.com/tpu)``: a regular container names the resource in its
-    limits or requests (any quantity, zero included: Go tests the key)."""
+    limits or requests (any quantity, zero included: Go tests the key). A null container is Go's zero
+    ``Container`` once decoded, which requests nothing; so is a null or wrong-typed ``resources``."""
     for container in spec.get("containers") or ():
-        resources = container.get("resources") or {}
+        resources = container.get("resources") if isinstance(container, Mapping) else None
+        if not isinstance(resources, Mapping):
+            continue
         for part in ("limits", "requests"):
-            if TPU_RESOURCE in (resources.get(part) or {}):
+            amounts = resources.get(part)
+            if isinstance(amounts, Mapping) and TPU_RESOURCE in amounts:
                 return True
     return False
 
@@ -249,6 +253,10 @@ def materialize_pod(
     # injectOMENativeEnv: a pod that requests google.com/tpu also gets the TPU topology variables.
     if _requests_tpu(spec):
         env += _tpu_env(replica, runners, at.index, rank)
+    # A null container decodes in Go to the zero Container: an empty object here, named below.
+    for key in ("initContainers", "containers"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [{} if container is None else container for container in spec[key]]
     # backfillEmptyContainerNames names init containers too; only regular containers get the env.
     for container in spec.get("initContainers") or ():
         if not container.get("name"):

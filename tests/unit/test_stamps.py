@@ -535,3 +535,12 @@ def test_tpu_env_values_and_a_tpu_request_in_an_init_container_only() -> None:
     # A single-pod Instance has one peer host: no TPU variables.
     single_tpu = tpl({"name": "ome-container", "resources": {"limits": {"google.com/tpu": "8"}}})
     assert env_names(make(replica(), single(single_tpu))["spec"]["containers"][0]) == OME_ENV
+
+
+def test_a_null_container_requests_no_tpu_and_renders() -> None:
+    """A null container (Go's zero Container once decoded) requests nothing: no TPU variables, no
+    internal error (found by tests/fuzz)."""
+    from omerender.stamps import _requests_tpu
+
+    assert _requests_tpu({"containers": [None, {"resources": None}, {"resources": {"limits": "x"}}]}) is False
+    assert _requests_tpu({"containers": [None, {"resources": {"limits": {"google.com/tpu": "4"}}}]}) is True
