@@ -20,17 +20,22 @@ tests="${MIN_VERSIONS_TESTS:-tests/unit}"
 
 deps='^(pydantic|pyyaml|jsonschema|jsonschema-rs|fnv-hash-fast|shtab|kubernetes|kubernetes-validate|prometheus-client|cryptography|deepdiff)=='
 start=$(date +%s)
+# Installed from a copy: setuptools builds in the source tree's build/, and testbed/image.sh builds this
+# tree's wheel at the same time in CI (two builds in one build/ collide: "File exists ... dist-info").
+src="$work/src"
+mkdir "$src"
+tar -c --exclude=./.git --exclude=./build --exclude=./dist --exclude='*.egg-info' . | tar -x -C "$src"
 uv venv --quiet --python python3 "$venv"
 # The test tools of the dev extra, current (pdoc and pre-commit: the unit tier runs them too).
 uv pip install --quiet --python "$venv/bin/python" pytest syrupy hypothesis pdoc pre-commit
 # 1. The core install (no extras) at its lowest: the extras' own dependencies raise some of these
 #    (kubernetes 37 needs a newer pydantic and pyyaml), so they are checked alone first.
-uv pip install --quiet --python "$venv/bin/python" --resolution lowest-direct .
+uv pip install --quiet --python "$venv/bin/python" --resolution lowest-direct "$src"
 echo "== min-versions: core install at the lowest versions pyproject.toml allows"
 uv pip freeze --python "$venv/bin/python" | grep -iE "$deps"
 "$venv/bin/python" -m pytest -p no:cacheprovider -q $core_tests
 # 2. With both extras at their lowest.
-uv pip install --quiet --python "$venv/bin/python" --resolution lowest-direct '.[reconcile,tools]'
+uv pip install --quiet --python "$venv/bin/python" --resolution lowest-direct "$src[reconcile,tools]"
 echo "== min-versions: with the reconcile and tools extras at their lowest"
 uv pip freeze --python "$venv/bin/python" | grep -iE "$deps"
 # shellcheck disable=SC2086  # the test lists are words
