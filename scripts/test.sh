@@ -13,6 +13,11 @@ mypy
 lint-imports
 python3 scripts/apidocs.py   # the API reference from the docstrings (pdoc): any warning fails
 
+# Before the background jobs start: the minimum-versions job runs the unit tier, whose Mermaid test
+# renders with mermaid-cli and fails (never skips) without it.
+echo "== mermaid-cli on Debian's chromium (npm, pinned, cached outside the repository)"
+eval "$(bash scripts/mermaid-cli.sh | tail -n 1)"   # export MMDC=... MMDC_PUPPETEER_CONFIG=...
+
 # The image build mostly downloads and unpacks Debian packages, so it runs beside the Go builds (which
 # keep both cores busy) instead of after them; its log is printed when it is waited for.
 image_log="$(mktemp)"
@@ -45,9 +50,6 @@ test -x "$STRATEGICMERGE_BIN"
 
 echo "== helm (Go build from the module proxy, cached by version)"
 eval "$(bash testbed/helm.sh | tail -n 1)"   # export HELM=...
-
-echo "== mermaid-cli on Debian's chromium (npm, pinned, cached outside the repository)"
-eval "$(bash scripts/mermaid-cli.sh | tail -n 1)"   # export MMDC=... MMDC_PUPPETEER_CONFIG=...
 
 echo "== reconciler image (mmdebstrap base cached by its inputs, buildah bud; started with the Go builds)"
 image_ok=0
