@@ -135,10 +135,22 @@ def _tpu_env(
 
 
 def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_key: str) -> None:
-    """Workers must land with their own leader; a user's required term on the key wins."""
-    affinity = spec.setdefault("affinity", {})
-    pod_affinity = affinity.setdefault("podAffinity", {})
-    terms = pod_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+    """Workers must land with their own leader; a user's required term on the key wins.
+
+    A null ``affinity``, ``podAffinity`` or term list is Go's zero value once the template is decoded
+    (a nil pointer or slice the controller fills), and a null term is the zero ``PodAffinityTerm``
+    (no topology key); wrong-typed members never get here (the template's decode check refuses them
+    first, naming the field)."""
+    if spec.get("affinity") is None:
+        spec["affinity"] = {}
+    affinity = spec["affinity"]
+    if affinity.get("podAffinity") is None:
+        affinity["podAffinity"] = {}
+    pod_affinity = affinity["podAffinity"]
+    if pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") is None:
+        pod_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = []
+    terms = pod_affinity["requiredDuringSchedulingIgnoredDuringExecution"]
+    terms[:] = [{} if t is None else t for t in terms]
     if any(t.get("topologyKey") == topology_key for t in terms):
         return
     match = {

@@ -544,3 +544,22 @@ def test_a_null_container_requests_no_tpu_and_renders() -> None:
 
     assert _requests_tpu({"containers": [None, {"resources": None}, {"resources": {"limits": "x"}}]}) is False
     assert _requests_tpu({"containers": [None, {"resources": {"limits": {"google.com/tpu": "4"}}}]}) is True
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [None, {"podAffinity": None}, {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}],
+)
+def test_a_null_affinity_is_go_s_zero_value_and_gets_the_leader_term(affinity: Any) -> None:
+    """A null affinity, podAffinity or term list decodes to Go's zero value, which the controller fills
+    (found by tests/fuzz: it was an internal error)."""
+    p = make(replica(topologyKey="cloud/rack"), gang(worker=tpl(affinity=affinity)), "worker")
+    terms = p["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms == [leader_term("cloud/rack")]
+
+
+def test_a_null_affinity_term_is_a_zero_term_beside_the_leader_term() -> None:
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [None]}}
+    p = make(replica(topologyKey="cloud/rack"), gang(worker=tpl(affinity=affinity)), "worker")
+    terms = p["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms == [{}, leader_term("cloud/rack")]
