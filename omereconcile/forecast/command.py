@@ -132,7 +132,8 @@ def add_parser(sub: Any) -> None:
         "name, markdown for .md), as omerender diff --report writes it",
     )
     add_fail_on_argument(p)
-    p.set_defaults(func=run)
+    # Warnings of the shared readers name this program, not omerender.
+    p.set_defaults(func=run, prog_prefix="omereconcile forecast")
 
 
 def _forecast_code(args: argparse.Namespace) -> int:

@@ -266,7 +266,7 @@ def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, An
             f"skipped {len(others)} file{'s' if len(others) != 1 else ''} that are not manifests: {', '.join(others[:3])}{more}"
         )
     loaded = read(files, check=True, strict=bool(args.strict))
-    warn_duplicates(loaded, str(args.command))
+    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
     return [o.raw for o in loaded.objects]
 
 
@@ -307,7 +307,7 @@ def _side(
                 f"give replicas with -f {given}"
             )
     check_inputs(loaded, flag, {*CATALOG_KINDS, KIND}, "give the catalog's files or folders")
-    warn_duplicates(loaded, str(args.command))
+    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
     return [o.raw for o in loaded.objects]
 
 
