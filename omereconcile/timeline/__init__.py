@@ -19,7 +19,7 @@ import html
 import math
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Point", "Step", "Timeline", "bins", "to_mermaid", "to_svg"]
+__all__ = ["KINDS", "Point", "Step", "Timeline", "bins", "round_width", "to_mermaid", "to_svg"]
 
 # What a step's bar says, and its Mermaid gantt tag: a step that completes, one that holds (does not
 # complete) and one that waits for room before completing.
@@ -82,17 +82,34 @@ def _quoted(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
 
 
-def bins(tl: Timeline, count: int = 12) -> list[tuple[float, int, int]]:
-    """The series over ``count`` equal slices of the time shown, as ``(slice start, lowest floor,
+# Slice widths whose starts read as round times (30s, 1m30s, 2m, 5m, …), in seconds.
+_ROUND = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200)
+
+
+def round_width(end: float, most: int = 12) -> float:
+    """The narrowest round slice width that cuts ``end`` seconds into at most ``most`` slices."""
+    for width in _ROUND:
+        if math.ceil(end / width) <= most:
+            return float(width)
+    return float(math.ceil(end / most / 86400) * 86400)
+
+
+def bins(tl: Timeline, count: int = 12, width: float | None = None) -> list[tuple[float, int, int]]:
+    """The series over ``count`` equal slices of the time shown (or slices of ``width`` seconds, the
+    last one stretched over a remainder of less than half a slice), as ``(slice start, lowest floor,
     highest extra GPUs)``: what holds at the slice's start and every sample inside it."""
     pts = tl.series
     if not pts:
         return []
-    width = tl.end / count
+    if width is None:
+        width = tl.end / count
+    else:
+        whole, rest = divmod(tl.end, width)
+        count = max(1, int(whole) + (rest >= width / 2))
     out: list[tuple[float, int, int]] = []
     cur, i = pts[0], 0
     for b in range(count):
-        lo, hi = b * width, (b + 1) * width
+        lo, hi = b * width, ((b + 1) * width if b < count - 1 else tl.end)
         while i < len(pts) and pts[i].at <= lo:
             cur, i = pts[i], i + 1
         low, high = cur.floor, cur.extra_gpus
@@ -123,8 +140,12 @@ def to_mermaid(tl: Timeline) -> str:
         meta = ", ".join(x for x in (tag, f"s{n}", str(start), str(end)) if x)
         lines.append(f"    {_mermaid_text(_clock(s.end - s.start) + ' ' + s.kind)} :{meta}")
     lines.append("```")
-    pts = bins(tl)
+    # Round slice starts: labels of a few characters that do not run into each other on the axis.
+    pts = bins(tl, width=round_width(tl.end))
     if pts:
+        # And the state at the end, so the chart shows the extra GPUs given back and the floor whole.
+        last = tl.series[-1]
+        pts.append((tl.end, last.floor, last.extra_gpus))
         top = max([1, *(max(f, e) for _, f, e in pts)])
         floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
         lines += [
