@@ -166,6 +166,10 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+# Characters of a step's label the SVG's label column holds.
+_LABEL = 40
+
+
 def to_svg(tl: Timeline) -> str:
     """The same picture as one SVG document: a bar per step on a time axis, and below it the extra GPUs
     (bars) and the serving floor (a step line) on the same axis."""
@@ -190,7 +194,9 @@ def to_svg(tl: Timeline) -> str:
         y = top + n * row_h
         x0, x1 = x(s.start), x(s.end)
         colour = _COLOURS.get(s.kind, _COLOURS["done"])
-        out.append(f'<text x="{pad}" y="{y + 15}">{_e(s.label)}</text>')
+        # Cut to the label column (about 6 px a character at 12 px), the whole label in the tooltip.
+        shown = s.label if len(s.label) <= _LABEL else s.label[: _LABEL - 1] + "…"
+        out.append(f'<g><title>{_e(s.label)}</title><text x="{pad}" y="{y + 15}">{_e(shown)}</text></g>')
         out.append(
             f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1.0):.1f}" height="{row_h - 6}" '
             f'fill="{colour}"><title>{_e(f"{s.label}: {_clock(s.end - s.start)} {s.kind}")}</title></rect>'
@@ -198,9 +204,11 @@ def to_svg(tl: Timeline) -> str:
         out.append(f'<text x="{x1 + 4:.1f}" y="{y + 15}" fill="#333">{_e(_clock(s.end - s.start))}</text>')
     axis_y = top + rows_h + 4
     out.append(f'<line x1="{x(0):.1f}" y1="{axis_y}" x2="{x(end):.1f}" y2="{axis_y}" stroke="#888"/>')
-    for k in range(5):
-        t = end * k / 4
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+    # Ticks at round times, and the end; none so near the end that their labels would touch.
+    step = round_width(end, most=6)
+    ticks = [k * step for k in range(int(end // step) + 1) if k * step <= end - 0.6 * step] + [end]
+    for t in ticks:
+        anchor = "start" if t == 0 else "end" if t == end else "middle"
         out.append(
             f'<text x="{x(t):.1f}" y="{axis_y + 16}" text-anchor="{anchor}" fill="#555">{_e(_clock(t))}</text>'
         )
@@ -228,6 +236,10 @@ def to_svg(tl: Timeline) -> str:
         extra.append(f"{x(end):.1f},{base}")
         out.append(f'<polygon points="{" ".join(extra)}" fill="{_AREA}" fill-opacity="0.5"/>')
         out.append(f'<polyline points="{" ".join(floor)}" fill="none" stroke="{_LINE}" stroke-width="2"/>')
+        # The floor's value where it ends, read off the line rather than against the GPUs' scale.
+        out.append(
+            f'<text x="{x(end) + 4:.1f}" y="{yv(pts[-1].floor) + 4:.1f}" fill="{_LINE}">{pts[-1].floor}</text>'
+        )
         out.append(f'<line x1="{x(0):.1f}" y1="{base}" x2="{x(end):.1f}" y2="{base}" stroke="#888"/>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

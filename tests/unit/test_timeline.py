@@ -94,3 +94,15 @@ def test_a_short_remainder_joins_the_last_slice_so_no_two_labels_crowd_the_end()
     # A dip inside the stretched last slice still shows.
     dip = Timeline("t", (Step("a", 0, 332),), (Point(0, 3, 0), Point(331, 1, 0), Point(332, 3, 0)), of=3)
     assert bins(dip, width=30.0)[-1] == (300.0, 1, 0)
+
+
+def test_svg_cuts_long_labels_to_the_column_keeping_them_whole_in_the_tooltip() -> None:
+    label = "1. rolls: containers[ome-container].env (30 added), containers[ome-container].image"
+    svg = to_svg(Timeline("t", (Step(label, 0, 332),), (Point(0, 3, 0), Point(1, 3, 8)), of=3))
+    texts = _svg_texts(svg)
+    assert "1. rolls: containers[ome-container].env…" in texts
+    titles = ["".join(e.itertext()) for e in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}title")]
+    assert label in titles
+    # Ticks at round times, then the end (5m would crowd it): not 1m23s, 2m46s, … (quarters of 5m32s).
+    at = texts.index("0s")
+    assert texts[at : at + 6] == ["0s", "1m", "2m", "3m", "4m", "5m32s"]
