@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
+from omerender.diff.runs import compact_lines
 from omerender.diff.verdicts import DEFAULT_FAIL_ON, LINE_LIMIT, Status
 
 # -- output -----------------------------------------------------------------------------------------------
@@ -77,10 +78,12 @@ def _cap(line: str, limit: int = LINE_LIMIT) -> str:
 
 def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
     """A replica's lines under its headline: runtime switch, changes (the first ``shown``), notes."""
-    changes = d.changes if shown is None else d.changes[:shown]
-    out = [*d.lead, *(c.line(limit=_SHOWN_VALUE) for c in changes)]
-    if len(changes) < len(d.changes):
-        out.append(f"… and {len(d.changes) - len(changes)} more changes (-o json lists every one)")
+    # Entries of one list added alike are one line (``env: 30 entries added: …``); -o json has each.
+    lines = compact_lines([c.line(limit=_SHOWN_VALUE) for c in d.changes])
+    kept = lines if shown is None else lines[:shown]
+    out = [*d.lead, *kept]
+    if len(kept) < len(lines):
+        out.append(f"… and {len(lines) - len(kept)} more changes (-o json lists every one)")
     out.extend(d.notes)
     return [_cap(line) for line in out]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from omerender.diff import Change, ReplicaDiff, Status, to_json, to_text
 from omerender.diff.runs import compact_lines, entry_base
 
 
@@ -43,3 +44,15 @@ def test_a_changed_value_inside_an_entry_is_not_an_entry_added() -> None:
     assert compact_lines(lines) == lines
     assert entry_base("containers[c].env[V1]") == "containers[c].env"
     assert entry_base("containers[c].image") is None
+
+
+def test_the_text_report_says_a_run_once_per_replica_and_json_keeps_every_change() -> None:
+    changes = tuple(
+        Change("runner default", f"containers[c].env[V{k}]", "added", None, {"name": f"V{k}"})
+        for k in range(30)
+    )
+    d = ReplicaDiff("ns", "r", Status.ROLLS, None, None, changes)
+    text = to_text([d])
+    assert "containers[c].env: 30 entries added: V0, V1, V2, …, V29" in text
+    assert "env[V7]" not in text
+    assert len(to_json([d])["replicas"][0]["changes"]) == 30
