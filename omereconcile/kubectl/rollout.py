@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from omereconcile import replica_table
+from omereconcile.kubectl import eta as eta_mod
 from omereconcile.kubectl import live, rolltimeline, state
 from omereconcile.kubectl.client import (
     REPLICA_KIND,
@@ -154,6 +155,38 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 # -- status ---------------------------------------------------------------------------------------------
 
 
+def live_eta(
+    client: Client,
+    replica: dict[str, Any],
+    revisions: list[dict[str, Any]],
+    cache: dict[str, eta_mod.RollPlan],
+) -> eta_mod.Eta | None:
+    """The ETA of the replica's roll (:mod:`omereconcile.kubectl.eta`), from its pods and its Normal
+    events read now. A replica the planner cannot be run on gives no number, saying why, instead of
+    failing the verb that only wanted to show it."""
+    progress = state.rollout_progress(replica, revisions)
+    if progress.done or progress.state == "NotObserved":
+        return None
+    meta = replica.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    if progress.target and state.find_revision(revisions, progress.target) is None:
+        revisions[:] = client.revisions(replica)  # a revision minted since they were read
+    pods = client.pods(name)
+    events = client.events(REPLICA_KIND, name, str(meta.get("uid") or ""), "Normal")
+    try:
+        return eta_mod.estimate(replica, revisions, pods, events, datetime.now(UTC), cache=cache)
+    except Exception as exc:  # the planner or the render of a stored revision refused this replica
+        return eta_mod.Eta(None, f"none: the planner could not be run on this roll ({exc})", "-")
+
+
+def eta_lines(found: eta_mod.Eta | None) -> str:
+    if found is None:
+        return ""
+    return f"  expected to complete in: {found.text}\n" + (
+        f"  assumes: {found.assumes}\n" if found.assumes != "-" else ""
+    )
+
+
 def run_status(ctx: Ctx) -> int:
     args = ctx.args
     name = replica_target(args.target)
@@ -161,21 +194,24 @@ def run_status(ctx: Ctx) -> int:
     client = ctx.client()
     revisions: list[dict[str, Any]] = []
     last = [""]
+    plans: dict[str, eta_mod.RollPlan] = {}
 
     def judge(obj: dict[str, Any]) -> tuple[bool, tuple[state.Progress, dict[str, Any]]]:
-        if ((obj.get("spec") or {}).get("pacing") or {}).get("rollbackToRevision") and not revisions:
+        if not revisions:
             revisions.extend(client.revisions(obj))
         progress = state.rollout_progress(obj, revisions)
         line = progress.line()
         if args.output == "table" and line != last[0]:
-            ctx.out.write(line + "\n")
+            ctx.out.write(line + "\n" + eta_lines(live_eta(client, obj, revisions, plans)))
             ctx.out.flush()
             last[0] = line
         return progress.done or progress.stopped or not args.watch, (progress, obj)
 
     finished, (progress, obj) = follow(client, name, judge, timeout)
     if args.output != "table":
-        ctx.report("RolloutStatusReport", {"name": name}, progress.content(), "", [source(obj)])
+        found = live_eta(client, obj, revisions, plans)
+        content = {**progress.content(), "eta": None if found is None else found.content()}
+        ctx.report("RolloutStatusReport", {"name": name}, content, "", [source(obj)])
     if not finished:
         seen = "" if args.output == "table" else f": {progress.line()}"
         raise CommandError(

@@ -1,0 +1,351 @@
+"""The expected time to completion of a roll in flight, from the planner run on the live replica.
+
+``rollout status`` and ``rollout get`` print it. How it is measured, not guessed:
+
+1. **What this roll has shown so far** (:func:`measure`), read back as ``history --timeline`` reads
+   it (:mod:`omereconcile.kubectl.rolltimeline`: the controller's RecreateUpdateStarted/Completed events
+   and the new revision's pods): the **start-up** is the median of (serving − creation) of this roll's
+   pods that serve; the **drain** is the median time from a surge pod serving to its update completing
+   (a recreate: from its start to the new pod's creation), the time an old pod takes to go. When no pod
+   of this roll serves yet there is no start-up to measure: the forecast's default (``--startup`` of
+   ``omereconcile forecast``, 5m) is used, and said; the same for the drain (30s).
+2. **The planner on a simulated clock** (:func:`plan_roll`): the forecast's simulation
+   (:mod:`omereconcile.forecast.run`, its internals read only; this module is their entry point for a
+   live roll) brings the replica up at its desired size on the revision its not-yet-updated Instances
+   run, switches it to the roll target with the live spec (strategy, budgets, partition) and runs the
+   real planner pass by pass until the roll completes, recording when each Instance's update starts and
+   when each completes.
+3. **Where the live roll is on that path** (:func:`estimate`): the live roll has started ``m`` updates
+   and completed ``k``; whichever of the two it did last, at live time ``L`` (seconds since the target
+   revision was created), is matched with the simulation's ``m``-th start (or ``k``-th completion) at
+   simulated time ``S``. The time left is ``duration − S − (now − L)``, never below zero.
+
+What it does not know, and says in its ``assumes`` line: the nodes are assumed to have room for every
+surge pod (a roll parked on a pod that cannot be placed shows as a hold in status, and then no ETA is
+given); an in-place update's restart time is not measured (pods are not recreated).
+
+Pure: the verbs pass in what they read and the time.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from omereconcile.kubectl import rolltimeline, state
+from omereconcile.kubectl.tree import parse_time
+
+__all__ = [
+    "DEFAULT_DRAIN_SECONDS",
+    "DEFAULT_STARTUP_SECONDS",
+    "Eta",
+    "Measured",
+    "RollPlan",
+    "estimate",
+    "measure",
+    "plan_roll",
+]
+
+JSON = Mapping[str, Any]
+
+DEFAULT_STARTUP_SECONDS = 300.0  # omereconcile forecast --startup's default (5m)
+DEFAULT_DRAIN_SECONDS = 30.0  # omereconcile forecast --shutdown's default
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What this roll has shown so far, in seconds from its target revision's creation."""
+
+    startup: float | None  # median (serving − creation) of this roll's serving pods; None: none yet
+    startup_pods: int
+    drain: float | None
+    drain_samples: int
+    started: int  # updates started (RecreateUpdateStarted)
+    completed: int  # updates completed (RecreateUpdateCompleted)
+    last_start: float | None
+    last_completion: float | None
+
+
+@dataclass(frozen=True)
+class RollPlan:
+    """The planner's run of the roll on a simulated clock (seconds from the change)."""
+
+    duration: float
+    completes: bool
+    starts: tuple[float, ...]  # the j-th update's start
+    completions: tuple[float, ...]  # the time j Instances run the target
+    hold: str = ""  # why the run stops short (the planner's hold), when it does
+
+
+@dataclass(frozen=True)
+class Eta:
+    seconds: float | None  # None: no number (held, nothing to roll, or the planner's run stops short)
+    text: str
+    assumes: str
+    at: datetime | None = None
+
+    def content(self) -> dict[str, Any]:
+        return {
+            "seconds": None if self.seconds is None else round(self.seconds, 1),
+            "at": None if self.at is None else self.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "text": self.text,
+            "assumes": self.assumes,
+        }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def startups(pods: Sequence[JSON], revision: str) -> list[float]:
+    """(serving − creation) in seconds of every pod at ``revision`` that serves (its ``ome.io/serving``
+    condition, else ``Ready``), whether or not its update's events are still there."""
+    out: list[float] = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if (meta.get("labels") or {}).get(rolltimeline.LABEL_REVISION_HASH) != state.revision_hash(revision):
+            continue
+        created = parse_time(meta.get("creationTimestamp"))
+        serving = rolltimeline.serving_since(pod)
+        if created is not None and serving is not None:
+            out.append(max((serving - created).total_seconds(), 0.0))
+    return out
+
+
+def measure(timeline: JSON, pods: Sequence[JSON]) -> Measured:
+    """The start-up and drain times and the progress of a roll, from its ``build_timeline`` document
+    and the replica's pods."""
+    inst = list(timeline.get("instances") or [])
+    startups_ = startups(pods, str(timeline.get("name") or ""))
+    drains: list[float] = []
+    for i in inst:
+        if i.get("mode") == "surge" and i.get("servingAt") is not None and i.get("completedAt") is not None:
+            drains.append(max(float(i["completedAt"]) - float(i["servingAt"]), 0.0))
+        elif (
+            i.get("mode") == "recreate"
+            and i.get("startedAt") is not None
+            and i.get("podCreatedAt") is not None
+        ):
+            drains.append(max(float(i["podCreatedAt"]) - float(i["startedAt"]), 0.0))
+    starts = [float(i["startedAt"]) for i in inst if i.get("startedAt") is not None]
+    ends = [float(i["completedAt"]) for i in inst if i.get("completedAt") is not None]
+    return Measured(
+        startup=_median(startups_),
+        startup_pods=len(startups_),
+        drain=_median(drains),
+        drain_samples=len(drains),
+        started=len(starts),
+        completed=len(ends),
+        last_start=max(starts, default=None),
+        last_completion=max(ends, default=None),
+    )
+
+
+def _side(rev: JSON, workers: int) -> Any:
+    from omereconcile.forecast.world import RevisionSide
+    from omereconcile.observe import runners_from_payload
+    from omereconcile.world import RevisionView
+    from omerender.constants import RUNNER_WORKER
+    from omerender.render import RenderedRunner
+
+    view = RevisionView.from_dict(rev)
+    current = (RenderedRunner(RUNNER_WORKER, workers, {}),) if workers else ()
+    return RevisionSide(view.name, view.data, runners_from_payload(view.data, current))
+
+
+def plan_roll(
+    replica: JSON,
+    before: JSON,
+    after: JSON,
+    *,
+    startup_seconds: float,
+    drain_seconds: float,
+    workers: int = 0,
+) -> RollPlan:
+    """The planner's run of the roll from ``before`` to ``after`` (ControllerRevisions) of ``replica``
+    at its desired size and live spec, on the forecast's simulated cluster with room for every pod."""
+    from omereconcile.forecast.run import (
+        _IDLE_STEP,
+        ReplicaInput,
+        _lockstep,
+        _settled_holds,
+        _start,
+        _Track,
+        _warm_object,
+    )
+    from omereconcile.forecast.world import ForecastSim, Nodes
+    from omereconcile.planner.rows import OP_UPDATE
+    from omereconcile.simulate.driver import Driver, converged
+
+    meta = replica.get("metadata") or {}
+    spec = dict(replica.get("spec") or {})
+    obj = {
+        "apiVersion": replica.get("apiVersion") or "ome.io/v1beta1",
+        "kind": replica.get("kind") or "InferenceReplica",
+        "metadata": {k: v for k, v in meta.items() if k in ("name", "namespace", "labels", "annotations")},
+        "spec": spec,
+    }
+    desired = int(spec["replicas"]) if spec.get("replicas") is not None else 1
+    old, new = _side(before, workers), _side(after, workers)
+    item = ReplicaInput(
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+        obj,
+        obj,
+        old,
+        new,
+        desired,
+        startup_seconds,
+        workers,
+    )
+    sim = ForecastSim(old, startup_seconds, Nodes(None), ("nvidia.com/gpu",), drain_seconds, workers=workers)
+    track = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), (item,))
+    sim.apply_replica(_warm_object(track))
+    stall = max(600.0, 3 * startup_seconds, 3 * drain_seconds)
+    _lockstep([track], lambda: converged(sim), stall)
+    if not converged(sim):
+        return RollPlan(0.0, False, (), (), "the replica does not come up on its revision before the roll")
+    track.change_at = origin = sim.now
+    _start(track)
+    seen: set[str] = set()
+    starts: list[float] = []
+    completions: list[float] = []
+
+    def until() -> bool:
+        at = (sim.now - origin).total_seconds()
+        done = 0
+        for row in sim.rows():
+            op = row.get("operation") or {}
+            if op.get("type") == OP_UPDATE and op.get("targetRevision") == new.name and op["id"] not in seen:
+                seen.add(op["id"])
+                starts.append(at)
+            done += row.get("runningRevision") == new.name
+        completions.extend([at] * (done - len(completions)))
+        return track.ended is not None
+
+    last = _lockstep([track], until, stall)
+    until()
+    _settled_holds(track)
+    end = track.ended or last
+    hold = "; ".join(f"{g}: {r}" for g, r in track.holds) if track.ended is None else ""
+    return RollPlan(
+        (end - origin).total_seconds(), track.ended is not None, tuple(starts), tuple(completions), hold
+    )
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _workers(replica: JSON) -> int:
+    """A gang's workers per Instance, from the pods the status rows count (0: one pod per Instance)."""
+    counts = [int(r.get("podCount") or 0) for r in state.instance_rows(replica)]
+    return max(max(counts, default=1) - 1, 0)
+
+
+def estimate(
+    replica: JSON,
+    revisions: Sequence[JSON],
+    pods: Sequence[JSON],
+    events: Sequence[JSON],
+    now: datetime,
+    *,
+    cache: dict[str, RollPlan] | None = None,
+) -> Eta | None:
+    """The ETA of the replica's roll in flight; None when it is complete (or nothing rolls).
+    ``events``: the replica's Normal events; ``cache``: plans by their inputs, kept between calls (a
+    watch asks again on every change; the planner runs again only when what it reads changed)."""
+    progress = state.rollout_progress(replica, revisions)
+    if progress.done or progress.state == "NotObserved":
+        return None
+    if progress.stopped:
+        why = progress.state.lower() + (f" ({progress.reason})" if progress.reason else "")
+        return Eta(None, f"none: the roll is {why} and does not finish by itself", "-")
+    after = state.find_revision(revisions, progress.target) if progress.target else None
+    if after is None:
+        return Eta(None, "none yet: the target revision is not listed", "-")
+    rows = state.instance_rows(replica)
+    old_names = [
+        str(r.get("runningRevision") or "") for r in rows if r.get("runningRevision") != progress.target
+    ]
+    before = None
+    if old_names:
+        common = max(set(old_names), key=old_names.count)
+        before = state.find_revision(revisions, common) if common else None
+    if before is None:
+        before = state.find_revision(revisions, progress.current) if progress.current else None
+    if before is None or (before.get("metadata") or {}).get("name") == progress.target:
+        return Eta(None, "none: every Instance runs the target revision; waiting for it to be ready", "-")
+    try:
+        tl = rolltimeline.build_timeline(replica, revisions, pods, events, progress.target)
+    except LookupError:
+        return Eta(None, "none yet: the target revision is not listed", "-")
+    m = measure(tl, pods)
+    startup = m.startup if m.startup is not None else DEFAULT_STARTUP_SECONDS
+    drain = m.drain if m.drain is not None else DEFAULT_DRAIN_SECONDS
+    workers = _workers(replica)
+    spec = replica.get("spec") or {}
+    key = json.dumps(
+        [
+            (before.get("metadata") or {}).get("name"),
+            progress.target,
+            {k: v for k, v in spec.items() if k != "paused"},
+            round(startup, 1),
+            round(drain, 1),
+            workers,
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    plan = cache.get(key) if cache is not None else None
+    if plan is None:
+        plan = plan_roll(
+            replica, before, after, startup_seconds=startup, drain_seconds=drain, workers=workers
+        )
+        if cache is not None:
+            cache[key] = plan
+    assumes = (
+        (
+            f"start-up {_clock(startup)} (median of {m.startup_pods} pod{'s' if m.startup_pods != 1 else ''} "
+            "of this roll)"
+            if m.startup is not None
+            else f"start-up {_clock(startup)} (no pod of this roll serves yet: the forecast's default)"
+        )
+        + (
+            f", drain {_clock(drain)} (median of {m.drain_samples})"
+            if m.drain is not None
+            else f", drain {_clock(drain)} (none finished yet: the forecast's default)"
+        )
+        + ", room on the nodes for every surge pod; the planner run on the live spec"
+    )
+    if not plan.completes:
+        return Eta(
+            None, f"none: the planner's run of this roll does not complete ({plan.hold or 'stalls'})", assumes
+        )
+    origin = parse_time((after.get("metadata") or {}).get("creationTimestamp"))
+    live = (now - origin).total_seconds() if origin is not None else 0.0
+    ls = m.last_start if m.started and m.started <= len(plan.starts) else None
+    lc = m.last_completion if m.completed and m.completed <= len(plan.completions) else None
+    if ls is not None and (lc is None or ls >= lc):
+        sim_at, live_at = plan.starts[m.started - 1], ls
+    elif lc is not None:
+        sim_at, live_at = plan.completions[m.completed - 1], lc
+    else:
+        sim_at, live_at = 0.0, 0.0
+    left = max(plan.duration - sim_at - (live - live_at), 0.0)
+    when = now + timedelta(seconds=left)
+    text = (
+        f"{_clock(left)} (about {when.strftime('%H:%M:%S')} UTC)"
+        if left > 0
+        else "any moment now (the roll is behind the planner's run)"
+    )
+    return Eta(left, text, assumes, when)
