@@ -18,7 +18,13 @@
 3. **Where the live roll is on that path** (:func:`estimate`): the live roll has started ``m`` updates
    and completed ``k``; whichever of the two it did last, at live time ``L`` (seconds since the target
    revision was created), is matched with the simulation's ``m``-th start (or ``k``-th completion) at
-   simulated time ``S``. The time left is ``duration − S − (now − L)``, never below zero.
+   simulated time ``S``. The time left is ``pace × (duration − S) − (now − L)``, never below zero.
+4. **The pace**: once two updates have started, the time between this roll's first and last start over
+   the run's time between the same starts (kept between 0.5 and 2). The simulation moves its clock half a
+   second after every pass that wrote (the forecast's pace), a real controller moves on within a few
+   milliseconds: on fast pods the run is slower than the roll by a few passes per Instance, and a roll
+   slowed by something the run does not model (a slow image pull, an API server under load) is slower
+   than the run. Until then the pace is 1, and the line says so.
 
 What it does not know, and says in its ``assumes`` line: the nodes are assumed to have room for every
 surge pod (a roll parked on a pod that cannot be placed shows as a hold in status, and then no ETA is
@@ -68,6 +74,7 @@ class Measured:
     completed: int  # updates completed (RecreateUpdateCompleted)
     last_start: float | None
     last_completion: float | None
+    first_start: float | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,7 @@ def measure(timeline: JSON, pods: Sequence[JSON]) -> Measured:
         started=len(starts),
         completed=len(ends),
         last_start=max(starts, default=None),
+        first_start=min(starts, default=None),
         last_completion=max(ends, default=None),
     )
 
@@ -313,23 +321,22 @@ def estimate(
         )
         if cache is not None:
             cache[key] = plan
-    assumes = (
-        (
-            f"start-up {_clock(startup)} (median of {m.startup_pods} pod{'s' if m.startup_pods != 1 else ''} "
-            "of this roll)"
-            if m.startup is not None
-            else f"start-up {_clock(startup)} (no pod of this roll serves yet: the forecast's default)"
-        )
-        + (
-            f", drain {_clock(drain)} (median of {m.drain_samples})"
-            if m.drain is not None
-            else f", drain {_clock(drain)} (none finished yet: the forecast's default)"
-        )
-        + ", room on the nodes for every surge pod; the planner run on the live spec"
+    startup_text = (
+        f"start-up {_clock(startup)} (median of {m.startup_pods} pod{'s' if m.startup_pods != 1 else ''} "
+        "of this roll)"
+        if m.startup is not None
+        else f"start-up {_clock(startup)} (no pod of this roll serves yet: the forecast's default)"
+    ) + (
+        f", drain {_clock(drain)} (median of {m.drain_samples})"
+        if m.drain is not None
+        else f", drain {_clock(drain)} (none finished yet: the forecast's default)"
     )
+    room = "room on the nodes for every surge pod"
     if not plan.completes:
         return Eta(
-            None, f"none: the planner's run of this roll does not complete ({plan.hold or 'stalls'})", assumes
+            None,
+            f"none: the planner's run of this roll does not complete ({plan.hold or 'stalls'})",
+            f"{startup_text}, {room}",
         )
     origin = parse_time((after.get("metadata") or {}).get("creationTimestamp"))
     live = (now - origin).total_seconds() if origin is not None else 0.0
@@ -341,7 +348,24 @@ def estimate(
         sim_at, live_at = plan.completions[m.completed - 1], lc
     else:
         sim_at, live_at = 0.0, 0.0
-    left = max(plan.duration - sim_at - (live - live_at), 0.0)
+    pace, pace_text = 1.0, "pace of the planner's run (fewer than two updates started here)"
+    if (
+        m.started >= 2
+        and m.started <= len(plan.starts)
+        and m.first_start is not None
+        and m.last_start is not None
+    ):
+        live_span = m.last_start - m.first_start
+        sim_span = plan.starts[m.started - 1] - plan.starts[0]
+        if live_span > 0 and sim_span > 0:
+            pace = min(max(live_span / sim_span, 0.5), 2.0)
+            every = m.started - 1
+            pace_text = (
+                f"paced as this roll so far ({every} update{'s' if every != 1 else ''} started every "
+                f"{live_span / every:.1f}s here, every {sim_span / every:.1f}s in the planner's run)"
+            )
+    assumes = f"{startup_text}, {pace_text}, {room}"
+    left = max(pace * (plan.duration - sim_at) - (live - live_at), 0.0)
     when = now + timedelta(seconds=left)
     text = (
         f"{_clock(left)} (about {when.strftime('%H:%M:%S')} UTC)"

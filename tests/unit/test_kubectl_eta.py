@@ -158,9 +158,13 @@ def test_eta_is_the_rest_of_the_planner_run_from_the_live_roll_s_last_step() -> 
     assert eta is not None
     assert eta.seconds is not None
     plan = next(iter(plans.values()))
-    # The live roll started its third update 2 s ago: the rest of the run from the third start, less 2 s.
-    assert eta.seconds == plan.duration - plan.starts[2] - 2.0
-    assert 3.5 * 5.0 <= eta.seconds <= 3.5 * 7.0
+    # The live roll started its third update 2 s ago: the rest of the run from the third start, at the
+    # pace of this roll (its starts 10 s apart where the run's are further), less 2 s.
+    pace = (11.0 - 1.0) / (plan.starts[2] - plan.starts[0])
+    assert 0.5 < pace < 1.0
+    assert eta.seconds == pace * (plan.duration - plan.starts[2]) - 2.0
+    assert 3.5 * 5.0 * pace <= eta.seconds <= 3.5 * 7.0 * pace
+    assert "paced as this roll so far (2 updates started every 5.0s here, every " in eta.assumes
     assert eta.at == NOW + timedelta(seconds=eta.seconds)
     assert eta.assumes.startswith("start-up 4s (median of 2 pods of this roll), drain 1s (median of 2)")
     assert "room on the nodes for every surge pod" in eta.assumes
@@ -169,6 +173,10 @@ def test_eta_is_the_rest_of_the_planner_run_from_the_live_roll_s_last_step() -> 
     assert again is not None
     assert again.seconds == eta.seconds - 1.0
     assert len(plans) == 1
+    # one update started: no pace to measure, said
+    one = estimate(replica(done=0), REVS, [new_pod(0, 2, None)], [started(0, 2)], NOW, cache=plans)
+    assert one is not None
+    assert "pace of the planner's run (fewer than two updates started here)" in one.assumes
 
 
 def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() -> None:
