@@ -40,10 +40,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omereconcile.kubectl import rolltimeline, state
 from omereconcile.kubectl.tree import parse_time
+
+if TYPE_CHECKING:
+    from omereconcile.timeline import Timeline
 
 __all__ = [
     "DEFAULT_DRAIN_SECONDS",
@@ -52,8 +55,10 @@ __all__ = [
     "Measured",
     "RollPlan",
     "estimate",
+    "forecast_drawing",
     "measure",
     "plan_roll",
+    "workers_of",
 ]
 
 JSON = Mapping[str, Any]
@@ -86,6 +91,10 @@ class RollPlan:
     starts: tuple[float, ...]  # the j-th update's start
     completions: tuple[float, ...]  # the time j Instances run the target
     hold: str = ""  # why the run stops short (the planner's hold), when it does
+    # (Instance, step, start, end) of every update step the run went through, in the order they began
+    steps: tuple[tuple[int, str, float, float], ...] = ()
+    # (seconds, serving Instances, GPUs above the steady state), one sample each time either changes
+    series: tuple[tuple[float, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,16 +231,27 @@ def plan_roll(
     seen: set[str] = set()
     starts: list[float] = []
     completions: list[float] = []
+    open_steps: dict[int, tuple[str, float]] = {}  # Instance -> (step, since)
+    steps: list[tuple[int, str, float, float]] = []
 
     def until() -> bool:
         at = (sim.now - origin).total_seconds()
         done = 0
+        now_steps: dict[int, str] = {}
         for row in sim.rows():
             op = row.get("operation") or {}
-            if op.get("type") == OP_UPDATE and op.get("targetRevision") == new.name and op["id"] not in seen:
-                seen.add(op["id"])
-                starts.append(at)
+            if op.get("type") == OP_UPDATE and op.get("targetRevision") == new.name:
+                now_steps[int(row["index"])] = str(op.get("step") or "Update")
+                if op["id"] not in seen:
+                    seen.add(op["id"])
+                    starts.append(at)
             done += row.get("runningRevision") == new.name
+        for index, (step, since) in list(open_steps.items()):
+            if now_steps.get(index) != step:
+                steps.append((index, step, since, at))
+                del open_steps[index]
+        for index, step in now_steps.items():
+            open_steps.setdefault(index, (step, at))
         completions.extend([at] * (done - len(completions)))
         return track.ended is not None
 
@@ -239,9 +259,17 @@ def plan_roll(
     until()
     _settled_holds(track)
     end = track.ended or last
+    duration = (end - origin).total_seconds()
+    steps += [(index, step, since, duration) for index, (step, since) in open_steps.items()]
     hold = "; ".join(f"{g}: {r}" for g, r in track.holds) if track.ended is None else ""
     return RollPlan(
-        (end - origin).total_seconds(), track.ended is not None, tuple(starts), tuple(completions), hold
+        duration,
+        track.ended is not None,
+        tuple(starts),
+        tuple(completions),
+        hold,
+        tuple(sorted(steps, key=lambda s: (s[2], s[0]))),
+        tuple(track.series),
     )
 
 
@@ -252,6 +280,31 @@ def _clock(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def forecast_drawing(plan: RollPlan, title: str) -> Timeline:
+    """The planner's run as :class:`omereconcile.timeline.Timeline`, in the words of the roll's own
+    drawing (``rolltimeline.to_drawing``): per Instance its wait for its turn and its update steps, the
+    serving floor and extra GPUs; a step the run ends in without completing is drawn as held."""
+    from omereconcile.timeline import Point, Step, Timeline
+
+    first: dict[int, float] = {}
+    for index, _step, start, _end in plan.steps:
+        first.setdefault(index, start)
+    steps: list[Step] = []
+    for index, step, start, end in plan.steps:
+        if first.get(index) == start and start > 0:
+            steps.append(Step(f"Instance {index} waits", 0.0, start, "waits"))
+            first[index] = -1.0
+        held = not plan.completes and end >= plan.duration
+        steps.append(Step(f"Instance {index} {step}", start, end, "held" if held else "done"))
+    series = tuple(Point(at, serving, extra) for at, serving, extra in plan.series)
+    instances = plan.series[0][1] if plan.series else 0
+    return Timeline(title, tuple(steps), series, instances)
+
+
+def workers_of(replica: JSON) -> int:
+    return _workers(replica)
 
 
 def _workers(replica: JSON) -> int:
@@ -276,8 +329,8 @@ def estimate(
     if progress.done or progress.state == "NotObserved":
         return None
     if progress.stopped:
-        why = progress.state.lower() + (f" ({progress.reason})" if progress.reason else "")
-        return Eta(None, f"none: the roll is {why} and does not finish by itself", "-")
+        # the hold line (and status's progress line) says why: said once
+        return Eta(None, f"none: the roll is {progress.state.lower()} and does not finish by itself", "-")
     after = state.find_revision(revisions, progress.target) if progress.target else None
     if after is None:
         return Eta(None, "none yet: the target revision is not listed", "-")

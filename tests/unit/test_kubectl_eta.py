@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -282,3 +283,64 @@ def test_rollout_status_prints_the_eta_under_its_progress_line_and_in_its_report
     assert code == 0
     assert isinstance(eta["seconds"], float)  # the real clock is past NOW: 0.0, "any moment now"
     assert eta["assumes"].startswith("start-up 4s")
+
+
+def _history(*argv: str) -> tuple[int, str, str]:
+    kube, out, err = Kube(replica()), io.StringIO(), io.StringIO()
+    code = main(
+        ["rollout", "history", "ir/pool", "-n", NS, *argv],
+        out=out,
+        err=err,
+        connect=lambda _a: kube,  # type: ignore[arg-type,return-value]
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_history_timeline_forecast_sets_the_planner_run_beside_the_roll_on_one_axis() -> None:
+    code, doc, _ = _history("--timeline", "--forecast", "-o", "json")
+    assert code == 0
+    content = json.loads(doc)["content"]
+    fc = content["forecast"]
+    assert fc["completes"] is True
+    assert (
+        fc["assumes"]
+        == "start-up 4s (median of 2 pods of this roll), drain 1s (median of 2), room for every pod"
+    )
+    # the run rolls the six Instances one at a time, through the steps the roll drew for 0 and 1
+    assert [(s["index"], s["step"]) for s in fc["steps"]][:4] == [
+        (0, "Surge"),
+        (0, "SurgeDrain"),
+        (1, "Surge"),
+        (1, "SurgeDrain"),
+    ]
+    assert sorted({s["index"] for s in fc["steps"]}) == list(range(6))
+    code, text, _ = _history("--timeline", "--forecast", "--startup", "10s")
+    assert code == 0
+    assert f"forecast of the same change: {fc['duration']:.0f}s; the roll took not complete\n" not in text
+    assert "forecast assumes: start-up 10s (--startup), drain 1s (median of 2), room for every pod\n" in text
+    code, svg, _ = _history("--timeline", "--forecast", "-o", "svg")
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[:2] == [f"Roll of pool to {V2}", "What happened"]
+    assert "Forecast: the planner's run of the same change" in texts
+    assert (
+        "assumes start-up 4s (median of 2 pods of this roll), drain 1s (median of 2), room for every pod"
+        in texts
+    )
+    # one time axis: both pictures' tick labels are the same
+    axes: dict[str, list[tuple[str | None, str | None]]] = {}
+    for t in root.iter("{http://www.w3.org/2000/svg}text"):
+        if t.get("text-anchor") in ("start", "middle") and t.get("fill") == "#555":
+            axes.setdefault(str(t.get("y")), []).append((t.get("x"), t.text))
+    assert len(axes) == 3  # the two pictures and the series chart
+    first, *others = axes.values()
+    assert all(o == first for o in others)
+    assert len(first) >= 4
+
+
+def test_forecast_needs_a_timeline_and_an_earlier_revision() -> None:
+    code, _, err = _history("--forecast")
+    assert (code, err) == (2, "error: --forecast sets a forecast beside a timeline: add --timeline\n")
+    code, _, err = _history("--timeline", "--forecast", "--revision", "1")
+    assert code == 1
+    assert err.startswith(f"error: revision {V1} is the first of inferencereplica")
