@@ -99,7 +99,7 @@ class RollPlan:
 
 @dataclass(frozen=True)
 class Eta:
-    seconds: float | None  # None: no number (held, nothing to roll, or the planner's run stops short)
+    seconds: float | None  # None: no number (every Instance rolled and starting, or the run stops short)
     text: str
     assumes: str
     at: datetime | None = None
@@ -322,15 +322,13 @@ def estimate(
     *,
     cache: dict[str, RollPlan] | None = None,
 ) -> Eta | None:
-    """The ETA of the replica's roll in flight; None when it is complete (or nothing rolls).
+    """The ETA of the replica's roll in flight; None when it is complete, or held, paused or failed
+    (its status already says it does not finish by itself: no line repeats it).
     ``events``: the replica's Normal events; ``cache``: plans by their inputs, kept between calls (a
     watch asks again on every change; the planner runs again only when what it reads changed)."""
     progress = state.rollout_progress(replica, revisions)
-    if progress.done or progress.state == "NotObserved":
+    if progress.done or progress.stopped or progress.state == "NotObserved":
         return None
-    if progress.stopped:
-        # the hold line (and status's progress line) says why: said once
-        return Eta(None, f"none: the roll is {progress.state.lower()} and does not finish by itself", "-")
     after = state.find_revision(revisions, progress.target) if progress.target else None
     if after is None:
         return Eta(None, "none yet: the target revision is not listed", "-")

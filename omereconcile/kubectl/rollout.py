@@ -176,7 +176,7 @@ def live_eta(
     events read now. A replica the planner cannot be run on gives no number, saying why, instead of
     failing the verb that only wanted to show it."""
     progress = state.rollout_progress(replica, revisions)
-    if progress.done or progress.state == "NotObserved":
+    if progress.done or progress.stopped or progress.state == "NotObserved":
         return None
     meta = replica.get("metadata") or {}
     name = str(meta.get("name") or "")
