@@ -7,7 +7,9 @@ ETA; the roll is then followed to its end. The ETA (the time it says the roll en
 asked) must be within 25% of the roll's real duration from the change to the end, and the start-up it
 assumed must be the kubelet's delay as the pods showed it.
 
-``ETA_FIGURES=PATH`` writes the figures there (the issue's closing note); ``pytest -s`` prints them.
+``ETA_FIGURES=PATH`` writes the figures there, and the finished roll drawn beside its forecast
+(``history --timeline --forecast -o svg``) beside it as ``.svg`` (the issue's closing note); ``pytest
+-s`` prints the figures.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def test_eta_at_one_third_of_a_roll_is_within_a_quarter_of_its_real_duration(
             got = kubectl_ome(cluster, "rollout", "status", "ir/pool", *ns, "--watch=false", "-o", "json")
             answered_at = time.time()
             text = kubectl_ome(cluster, "rollout", "status", "ir/pool", *ns, "--watch=false")
+            tree = kubectl_ome(cluster, "rollout", "get", "ir/pool", *ns)
             wait_for(
                 "the roll's end",
                 lambda: (
@@ -70,6 +73,9 @@ def test_eta_at_one_third_of_a_roll_is_within_a_quarter_of_its_real_duration(
                 interval=0.1,
             )
             ended_at = time.time()
+            drawn = kubectl_ome(
+                cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "--forecast", "-o", "svg"
+            )
         finally:
             cluster.kubelet.ready_delay = delay
     assert got.returncode == 0, got.stderr
@@ -81,6 +87,10 @@ def test_eta_at_one_third_of_a_roll_is_within_a_quarter_of_its_real_duration(
     assert assumed in ("4s", "5s", "3s"), eta["assumes"]
     assert "median of" in eta["assumes"], eta["assumes"]
     assert "  expected to complete in: " in text.stdout, text.stdout
+    assert tree.returncode == 0, tree.stderr
+    assert "\nETA:         " in tree.stdout, tree.stdout
+    assert "\nAssumes:     start-up " in tree.stdout, tree.stdout
+    assert drawn.stdout.startswith("<svg"), drawn.stderr
     said_end = (asked_at + answered_at) / 2 + eta["seconds"]
     real = ended_at - changed_at
     forecast = said_end - changed_at
@@ -91,9 +101,10 @@ def test_eta_at_one_third_of_a_roll_is_within_a_quarter_of_its_real_duration(
         f"{eta['seconds']:.1f}s left (real: {left_real:.1f}s); roll said to take {forecast:.1f}s, "
         f"took {real:.1f}s: error {100 * error:.1f}% of the real duration\n"
         f"assumes: {eta['assumes']}\n"
-        f"rollout status printed:\n{text.stdout}"
+        f"rollout status printed:\n{text.stdout}\nrollout get printed:\n{tree.stdout}"
     )
     print(figures)
     if os.environ.get("ETA_FIGURES"):
         Path(os.environ["ETA_FIGURES"]).write_text(figures)
+        Path(os.environ["ETA_FIGURES"]).with_suffix(".svg").write_text(drawn.stdout)
     assert error <= 0.25, figures
