@@ -27,8 +27,8 @@
    than the run. Until then the pace is 1, and the line says so.
 
 What it does not know, and says in its ``assumes`` line: the nodes are assumed to have room for every
-surge pod (a roll parked on a pod that cannot be placed shows as a hold in status, and then no ETA is
-given); an in-place update's restart time is not measured (pods are not recreated).
+new pod (while an update waits ``Unschedulable`` for room, no number is given: when room comes is not
+the roll's to say); an in-place update's restart time is not measured (pods are not recreated).
 
 Pure: the verbs pass in what they read and the time.
 """
@@ -65,6 +65,7 @@ JSON = Mapping[str, Any]
 
 DEFAULT_STARTUP_SECONDS = 300.0  # omereconcile forecast --startup's default (5m)
 DEFAULT_DRAIN_SECONDS = 30.0  # omereconcile forecast --shutdown's default
+UNSCHEDULABLE = "Unschedulable"  # operation.waiting of a step whose new pod cannot be placed (planner.holds)
 
 
 @dataclass(frozen=True)
@@ -329,6 +330,19 @@ def estimate(
     progress = state.rollout_progress(replica, revisions)
     if progress.done or progress.stopped or progress.state == "NotObserved":
         return None
+    parked = sorted(
+        int(r["index"])
+        for r in progress.in_flight
+        if (r.get("operation") or {}).get("waiting") == UNSCHEDULABLE
+    )
+    if parked:
+        who = ", ".join(map(str, parked))
+        return Eta(
+            None,
+            f"none while Instance{'s' if len(parked) > 1 else ''} {who} waits for room on the nodes "
+            "(Unschedulable): when room comes is not the roll's to say",
+            "-",
+        )
     after = state.find_revision(revisions, progress.target) if progress.target else None
     if after is None:
         return Eta(None, "none yet: the target revision is not listed", "-")
@@ -382,7 +396,7 @@ def estimate(
         if m.drain is not None
         else f", drain {_clock(drain)} (none finished yet: the forecast's default)"
     )
-    room = "room on the nodes for every surge pod"
+    room = "room on the nodes for every new pod"
     if not plan.completes:
         return Eta(
             None,

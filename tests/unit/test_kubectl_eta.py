@@ -168,7 +168,7 @@ def test_eta_is_the_rest_of_the_planner_run_from_the_live_roll_s_last_step() -> 
     assert "paced as this roll so far (2 updates started every 5.0s here, every " in eta.assumes
     assert eta.at == NOW + timedelta(seconds=eta.seconds)
     assert eta.assumes.startswith("start-up 4s (median of 2 pods of this roll), drain 1s (median of 2)")
-    assert "room on the nodes for every surge pod" in eta.assumes
+    assert "room on the nodes for every new pod" in eta.assumes
     # Asked again (a watch redraw) a second later: the same run, one second less.
     again = estimate(replica(), REVS, PODS, EVENTS, NOW + timedelta(seconds=1), cache=plans)
     assert again is not None
@@ -187,6 +187,17 @@ def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() 
     assert "no pod of this roll serves yet: the forecast's default" in eta.assumes
     assert eta.assumes.startswith("start-up 5m00s")
     assert eta.seconds >= 6 * DEFAULT_STARTUP_SECONDS - 2.0
+
+
+def test_an_update_waiting_for_room_gets_no_number() -> None:
+    parked = replica()
+    parked["status"]["instanceStatuses"][2]["operation"]["waiting"] = "Unschedulable"
+    eta = estimate(parked, REVS, PODS, EVENTS, NOW)
+    assert eta is not None
+    assert eta.seconds is None
+    assert eta.text == (
+        "none while Instance 2 waits for room on the nodes (Unschedulable): when room comes is not the roll's to say"
+    )
 
 
 def test_a_roll_behind_the_planner_run_says_so_instead_of_a_negative_time() -> None:
