@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
+from omereconcile.webhook import ClusterReader, parse_review
 from omerender import (
     Catalog,
     InferenceReplica,
@@ -31,6 +32,7 @@ from omerender.gotemplate.execute import MAX_RANGE_STEPS
 from omerender.gotemplate.parse import MAX_NESTING
 from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
 from omerender.preview import MAX_INSTANCES, revision_of
+from tests.fuzz.harness import _Kube
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICA = (ROOT / "examples" / "llama-pool.yaml").read_text()
@@ -333,3 +335,30 @@ def test_schema_problems_say_what_the_field_must_be_in_our_words(
     assert message in text
     for leak in ("is not of type", "Input should be", "is not one of", "None", "True"):
         assert leak not in text
+
+
+# -- a ConfigMap whose data values are not strings (a caller's dict; the API server holds strings) -------
+
+
+@pytest.mark.parametrize("value", [4.9e-325, ["a"], True, {"controllerIdentity": {}}])
+def test_configmap_values_that_are_not_strings_are_a_settings_error(value: Any) -> None:
+    for key in ("lifecycle", "inferenceReplica"):
+        with pytest.raises(SettingsError, match=f"{key}: a ConfigMap's data values are strings"):
+            settings_from_configmap({key: value})
+    with pytest.raises(IdentityConfigError, match="the value must be a string"):
+        parse_identity_config(value)
+
+
+def test_the_webhook_answers_a_review_when_the_configmap_holds_a_float() -> None:
+    configmap = yaml.safe_load(_configmap("inferenceReplica", "{}"))
+    configmap["data"]["inferenceReplica"] = 4.9e-325
+    reader = ClusterReader(_Kube([configmap]), ome_namespace="ome")  # type: ignore[arg-type]
+    replica = yaml.safe_load(REPLICA)
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "u1", "operation": "CREATE", "userInfo": {"username": "alice"}, "object": replica},
+    }
+    response = reader.handle(parse_review(json.dumps(body).encode()))["response"]
+    assert response["uid"] == "u1"
+    assert isinstance(response["allowed"], bool)
