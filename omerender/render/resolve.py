@@ -14,6 +14,7 @@ from typing import Any
 
 from omerender._records import record
 from omerender.catalog import Catalog
+from omerender.constants import ANNOTATION_INHERIT_FROM
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
@@ -198,6 +199,39 @@ def _effective(runtime: RuntimeResource, resolver: Resolver) -> RuntimeResource:
         raise RenderBlocked(BlockReason.RENDER_FAILED, exc.message) from None
 
 
+def _inherited_piece_hint(runtime: RuntimeResource, component: str, resolver: Resolver) -> str | None:
+    """When an automatically selected runtime lacks the piece its inheritance chain has: say so.
+
+    OME renders the selected runtime's own spec (``render.Resolve`` takes ``SelectRuntime``'s spec,
+    which ``FetchRuntimes`` lists without inheritance: ome-projects/ome ``pkg/render/resolve.go`` @
+    f0c4ef77, ``pkg/runtimeselector/fetcher.go`` @ a543351b; sgl-project/ome ``selector.go`` @
+    078c923f), so a base runtime's piece never reaches the pods of a child it picks; only a runtime
+    the replica names is resolved (``GetRuntime``). Go's block says no more; this hint is ours."""
+    if runtime.piece(component) is not None or not runtime.metadata.annotations.get(ANNOTATION_INHERIT_FROM):
+        return None
+    try:
+        resolved = resolver.resolve(runtime)
+    except InheritanceError:
+        return None
+    owner = next((r for r in reversed(resolved.chain[:-1]) if r.piece(component) is not None), None)
+    if owner is None:
+        return None
+    named = f"{runtime.kind} {runtime.metadata.name}"
+    fix = f"name {named} in spec.runtimeRef to render it with its inheritance"
+    if resolved.runtime.is_disabled:
+        # disabled inherits too: named, the child of a disabled profile is refused unless it says so.
+        fix = f"set disabled: false on {named} and " + fix
+    return (
+        f"its {component} piece is inherited from {owner.kind} {owner.metadata.name}, and automatic "
+        f"selection renders the selected runtime's own spec without inheritance; {fix}"
+    )
+
+
+def _join_hints(*hints: str | None) -> str | None:
+    given = [h for h in hints if h]
+    return "; ".join(given) if given else None
+
+
 def _check_piece(runtime: RuntimeResource, component: str, advisory: str | None) -> None:
     """``render.RuntimeDeclaresPiece`` and the ``RuntimePieceMissing`` block of ``renderFromRefs``."""
     if runtime.piece(component) is not None:
@@ -242,7 +276,7 @@ def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver
             raise RenderBlocked(BlockReason.RUNTIME_SELECTION_FAILED, report.no_runtime_message())
         runtime = report.selected
         _check_enabled(runtime, runtime.metadata.name)
-        piece_hint = piece_advisory(report)
+        piece_hint = _join_hints(_inherited_piece_hint(runtime, component, resolver), piece_advisory(report))
     _check_piece(runtime, component, piece_hint)
     fine_tuned = _resolve_fine_tuned(replica, catalog)
     return Resolved(runtime, model, fine_tuned, overlays, advisory)

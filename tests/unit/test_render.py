@@ -335,6 +335,34 @@ def test_auto_selected_runtime_renders_its_own_spec_without_inheritance() -> Non
     assert "P" not in env(container(result))
 
 
+def test_auto_selected_child_gets_no_engine_piece_from_its_base_as_in_go() -> None:
+    """The lead's question (issue 33): a base runtime's engineConfig does not reach the pods of a child
+    that automatic selection picks. Go does the same (``render.Resolve`` renders ``SelectRuntime``'s spec,
+    which ``FetchRuntimes`` lists without inheritance), so the child is refused for the missing piece;
+    the block says where the piece is and how to get it (ours)."""
+    base = runtime("base", engine={"runner": runner(image="base:1")})
+    base["spec"]["supportedModelFormats"] = []  # the base is no candidate itself
+    child = runtime("child", annotations={"ome.io/inherit-from": "base"})
+    del child["spec"]["engineConfig"]
+    error = blocked(refs(), model(), base, child)
+    assert error.reason is BlockReason.RUNTIME_PIECE_MISSING
+    assert error.message == (
+        'ClusterServingRuntime "child" has no engine piece; a engine replica cannot render from it '
+        "(its engine piece is inherited from ClusterServingRuntime base, and automatic selection renders "
+        "the selected runtime's own spec without inheritance; name ClusterServingRuntime child in "
+        "spec.runtimeRef to render it with its inheritance)"
+    )
+    # The fix works: named, the child renders its base's engine piece.
+    named = do_render(refs(runtime_ref="child"), model(), base, child)
+    assert container(named)["image"] == "base:1"
+    # A disabled base leaves the child disabled when named: the hint says to enable it.
+    base["spec"]["disabled"] = True
+    assert (
+        "set disabled: false on ClusterServingRuntime child and name"
+        in blocked(refs(), model(), base, child).message
+    )
+
+
 def test_auto_selected_runtime_with_a_missing_parent_still_renders() -> None:
     child = runtime("child", annotations={"ome.io/inherit-from": "gone"})
     assert do_render(refs(), model(), child).runtime_name == "child"
