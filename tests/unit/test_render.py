@@ -1078,6 +1078,35 @@ def test_sharded_model_has_no_volume_and_its_uri_as_model_path() -> None:
     assert "nodeSelector" not in pod(result)
 
 
+def test_pvc_and_sharded_models_skip_only_the_model_ready_selector() -> None:
+    """``UpdatePodSpecNodeSelector`` (pkg/render/accelerator.go @ a543351b): a PVC-backed or a Sharded
+    model gets no model-ready node key, but the runtime's node selector still applies
+    (``applyMergedNodeSelector`` runs on both branches); only merged fine-tuned weights skip it too."""
+    rt = runtime(nodeSelector={"pool": "gpu"})
+    pvc = model(path=None, storage={"storageUri": "pvc://models/llama/v3"})
+    assert pod(do_render(refs(), pvc, rt))["nodeSelector"] == {"pool": "gpu"}
+    shard = model(path=None, distribution="Sharded", storage={"storageUri": "oci://n/ns/b/bkt/o/llama"})
+    shard["metadata"]["generation"] = 2
+    shard["status"]["conditions"] = [{"type": "Ready", "status": "True", "observedGeneration": 2}]
+    assert pod(do_render(refs(), shard, rt))["nodeSelector"] == {"pool": "gpu"}
+
+
+def test_a_sharded_overlay_without_a_storage_uri_gets_no_path() -> None:
+    """``overlayEffectivePath``: a Sharded overlay's path is its storage URI; with none (or an empty
+    one) it gets no variable, and never a volume or mount."""
+    ready = [{"type": "Ready", "status": "True", "observedGeneration": 1}]
+    overlays = []
+    for name, storage in (("a", {"storageUri": ""}), ("b", {"path": "/ignored"})):
+        ov = model(name, path=None, distribution="Sharded", storage=storage)
+        ov["metadata"]["generation"] = 1
+        ov["status"]["conditions"] = ready
+        overlays.append(ov)
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "a"}, {"name": "b"}]})
+    result = do_render(spec, model(), runtime(), *overlays)
+    assert not [k for k in env(container(result)) if k.startswith("OVERLAY_")]
+    assert [v["name"] for v in pod(result)["volumes"]] == ["m"]
+
+
 @pytest.mark.parametrize(
     ("conditions", "generation", "message"),
     [
