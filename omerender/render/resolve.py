@@ -51,6 +51,11 @@ def _resolve_model(replica: InferenceReplica, catalog: Catalog) -> ModelResource
     """
     ref = replica.spec.model_ref
     assert ref is not None
+    problem = _unsupported_reference(ref.kind, ref.api_group, "Model")
+    if problem:
+        # ModelReferenceKind (ome-projects/ome inferenceservice/utils/reconciliation.go @ 485b7933),
+        # before any lookup; classifyResolveError reports it as RenderFailed.
+        raise RenderBlocked(BlockReason.RENDER_FAILED, problem)
     kind = ref.effective_kind
     model = catalog.model(kind, replica.namespace, ref.name)
     if model is None:
@@ -146,12 +151,45 @@ def _resolve_fine_tuned(replica: InferenceReplica, catalog: Catalog) -> FineTune
     return weight
 
 
+def _unsupported_reference(kind: str | None, api_group: str | None, noun: str) -> str | None:
+    """Go's refusal of a model reference in another API group or of another kind, or None.
+
+    ``ModelReferenceKind`` (the primary model, ``noun`` "Model") and ``GetReferencedModel`` (an overlay,
+    ``noun`` "model"), ome-projects/ome ``pkg/controller/v1beta1/inferenceservice/utils``
+    ``reconciliation.go`` @ 485b7933 and ``overlay.go`` @ 6f229145: the group is checked first, then
+    the kind; an empty group or kind is the default (``ome.io``, ``ClusterBaseModel``: the seed's rule
+    for an empty kind, where Go's legacy lookup tries the namespace first). The other stored version of
+    ``reconciliation.go`` (a543351b) reads neither field; the one that checks them is followed, which is
+    also the seed's rule that no field the CRD accepts is silently ignored (DECISIONS §2). Without this a
+    reference to another group was served from ``ome.io`` and an overlay of an unknown kind was left out
+    silently."""
+    if api_group and api_group != "ome.io":
+        return f"unsupported {noun} API group {_quote(api_group)}"
+    if kind and kind not in ("BaseModel", "ClusterBaseModel"):
+        return f"unsupported {noun} kind {_quote(kind)}"
+    return None
+
+
+def _quote(text: str) -> str:
+    """Go's ``%q``; imported here so a render that needs no quoting never loads the template package."""
+    from omerender.gotemplate.lex import go_quote
+
+    return go_quote(text)
+
+
 def _resolve_overlays(replica: InferenceReplica, catalog: Catalog) -> tuple[ModelResource, ...]:
     """Overlays that are missing, disabled, or Sharded and not Ready are left out silently
     (``ResolveOverlays`` in pkg/controller/v1beta1/inferenceservice/utils/overlay.go)."""
     ref = replica.spec.model_ref
     found: list[ModelResource] = []
     for overlay in (ref.overlays or ()) if ref else ():
+        problem = _unsupported_reference(overlay.kind, overlay.api_group, "model")
+        if problem:
+            # GetReferencedModel's error is not a NotFound: ResolveOverlays returns it and the pass
+            # fails (RenderFailed through classifyRenderError) instead of skipping the overlay.
+            raise RenderBlocked(
+                BlockReason.RENDER_FAILED, f"resolve overlay {_quote(overlay.name)}: {problem}"
+            )
         model = catalog.model(overlay.kind or "ClusterBaseModel", replica.namespace, overlay.name)
         if model is None or model.is_disabled or (is_sharded(model) and not sharded_ready(model)[0]):
             continue

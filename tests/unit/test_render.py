@@ -984,6 +984,49 @@ def test_fine_tuned_strategy_must_be_a_string() -> None:
     assert error.message == 'hyper-parameter "strategy" on FineTunedWeight ft must be a string, got bool'
 
 
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ({"apiGroup": "models.example.com"}, 'unsupported Model API group "models.example.com"'),
+        ({"kind": "Model"}, 'unsupported Model kind "Model"'),
+        ({"apiGroup": "x.io", "kind": "Model"}, 'unsupported Model API group "x.io"'),
+    ],
+)
+def test_a_model_reference_of_another_group_or_kind_is_render_failed(
+    ref: dict[str, str], message: str
+) -> None:
+    """``ModelReferenceKind`` (inferenceservice/utils/reconciliation.go @ 485b7933): the group, then the
+    kind, before any lookup (it was served from ome.io, or reported as a missing ClusterBaseModel)."""
+    error = blocked(refs(model_ref={"name": "m", **ref}), model(), runtime())
+    assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, message)
+    assert do_render(
+        refs(model_ref={"name": "m", "apiGroup": "ome.io", "kind": "ClusterBaseModel"}), model(), runtime()
+    )
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ({"apiGroup": "x.io"}, 'resolve overlay "ov": unsupported model API group "x.io"'),
+        ({"kind": "Model"}, 'resolve overlay "ov": unsupported model kind "Model"'),
+    ],
+)
+def test_an_overlay_of_another_group_or_kind_fails_the_render(ref: dict[str, str], message: str) -> None:
+    """``ResolveOverlays`` (inferenceservice/utils/overlay.go @ 6f229145) skips only a missing, disabled
+    or unready overlay; ``GetReferencedModel``'s refusal of the group or kind fails the pass (it was
+    mounted from ome.io, or left out silently)."""
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov", **ref}]})
+    error = blocked(spec, model(), runtime(), model("ov", path="/ov"))
+    assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, message)
+    ok = refs(
+        model_ref={
+            "name": "m",
+            "overlays": [{"name": "ov", "apiGroup": "ome.io", "kind": "ClusterBaseModel"}],
+        }
+    )
+    assert env(container(do_render(ok, model(), runtime(), model("ov", path="/ov"))))["OVERLAY_OV_MODEL_PATH"]
+
+
 def test_overlays_mount_all_but_missing_disabled_and_sharded_not_ready() -> None:
     """ResolveOverlays skips only a missing, a disabled and a Sharded-not-Ready overlay; a PerNode
     overlay whose status is not Ready is still mounted."""
