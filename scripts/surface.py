@@ -74,7 +74,8 @@ def _python_lines() -> Iterator[str]:
             elif callable(value):
                 yield f"{where}{_signature(value)}"
             else:
-                yield f"{where}: {type(value).__name__} = {value!r}"[:300]
+                shown = _Sorted(value) if isinstance(value, (set, frozenset)) else value
+                yield f"{where}: {type(value).__name__} = {shown!r}"[:300]
 
 
 def _class_lines(where: str, cls: type) -> Iterator[str]:

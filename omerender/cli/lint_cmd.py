@@ -17,7 +17,7 @@ from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_p
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
-__all__ = ["add_parser", "run", "to_json", "to_text"]
+__all__ = ["REPORT_API_VERSION", "add_parser", "run", "to_json", "to_text"]
 
 # Below this many renders lint is instant; above it, say how far it got.
 _PROGRESS_FROM = 300
@@ -113,9 +113,15 @@ def to_text(report: LintReport) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
+# The JSON report's schema version: a new field keeps it; a field removed, renamed or given another
+# meaning raises it (docs/releasing.md).
+REPORT_API_VERSION = "omerender.lint/v1"
+
+
 def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
     counts = Counter(f.code for f in report.findings)
     return {
+        "apiVersion": REPORT_API_VERSION,
         "renders": report.renders,
         "assumeModelsReady": assume_ready,
         "errors": len(report.errors),

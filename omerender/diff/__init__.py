@@ -77,6 +77,7 @@ from omerender.diff.outcome import Blocked, Outcome, outcome
 from omerender.diff.replicas import ReplicaDiff, diff_replica, diff_replicas
 from omerender.diff.reports import (
     DEFAULT_MARKDOWN_CHARS,
+    REPORT_API_VERSION,
     counts,
     fails,
     summary,
@@ -98,6 +99,7 @@ __all__ = [
     "DEFAULT_FAIL_ON",
     "DEFAULT_MARKDOWN_CHARS",
     "LINE_LIMIT",
+    "REPORT_API_VERSION",
     "Blocked",
     "CatalogChange",
     "Change",
