@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
+from omerender.cli.colour import add_color_option, colour_on, verdict_line
 from omerender.cli.diff_flags import add_output_arguments, fail_on_from
 from omerender.cli.io import InputError, load_objects, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
@@ -121,6 +122,7 @@ def add_parser(sub: Any) -> None:
     add_input_arguments(p)
     add_jobs_option(p)
     add_output_arguments(p)
+    add_color_option(p)
     p.set_defaults(func=run)
 
 
@@ -466,20 +468,22 @@ def run(args: argparse.Namespace) -> int:
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
     write_report(diffs, args, fail_on, sides.notes, uid_notes=True)
     review = sides.review(diffs, fail_on) if args.output == "markdown" else None
-    sys.stdout.write(
-        render_output(
-            args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True, review=review
-        )
+    text = render_output(
+        args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True, review=review
     )
+    if args.output == "text" and colour_on(args):
+        text = "".join(verdict_line(line, True) for line in text.splitlines(keepends=True))
+    sys.stdout.write(text)
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``omerender diff`` as a program of its own (for a ``KUBECTL_EXTERNAL_DIFF`` entry point)."""
+def main(argv: Sequence[str] | None = None, *, no_color: bool = False) -> int:
+    """``omerender diff`` as a program of its own (for a ``KUBECTL_EXTERNAL_DIFF`` entry point);
+    ``no_color``: ``NO_COLOR`` is set (:func:`omerender.cli.main`)."""
     from omerender.cli import main as omerender_main
 
-    return omerender_main(["diff", *(sys.argv[1:] if argv is None else argv)])
+    return omerender_main(["diff", *(sys.argv[1:] if argv is None else argv)], no_color=no_color)
 
 
 if __name__ == "__main__":  # pragma: no cover
