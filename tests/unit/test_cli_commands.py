@@ -101,3 +101,62 @@ def test_the_console_script_reads_no_color(monkeypatch: pytest.MonkeyPatch) -> N
         assert omerender_entry._cli_main()() == 0
         assert omerender_entry._kdiff_main()() == 0
     assert seen == [True, True, False, False]
+
+
+def _bad_replica(tmp_path: Path) -> str:
+    replica = yaml.safe_load(Path(REPLICA).read_text())
+    replica["spec"]["bogusField"] = 1
+    path = tmp_path / "bad" / "replica.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(replica))
+    return str(path)
+
+
+def test_a_diff_error_names_the_file_of_the_side_it_is_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same replica on both sides: the error is about the before side's file, read first.
+    bad = _bad_replica(tmp_path)
+    assert main(["diff", "--before", CATALOG, "--before", bad, "--after", CATALOG, "--after", REPLICA]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"omerender diff: {bad} (before): InferenceReplica llama-demo/llama-pool: spec.bogusField"
+    )
+    assert main(["diff", "--before", CATALOG, "--after", CATALOG, "-f", bad]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"omerender diff: {bad} (-f): InferenceReplica llama-demo/llama-pool"
+    )
+
+
+def test_a_replica_twice_names_both_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    again = tmp_path / "again.yaml"
+    again.write_text(Path(REPLICA).read_text())
+    argv = ["diff", "--before", CATALOG, "--before", REPLICA, "--before", str(again), "--after", CATALOG]
+    assert main([*argv, "--after", REPLICA]) == 2
+    assert capsys.readouterr().err == (
+        f"omerender diff: {again} (before): InferenceReplica llama-demo/llama-pool appears twice (also in "
+        f"{REPLICA}); keep one\n"
+    )
+
+
+def test_a_forecast_error_in_the_operator_config_names_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omereconcile.cli import main as omereconcile_main
+
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "inferenceservice-config", "namespace": "ome"},
+                "data": {"lifecycle": '{"stuckPodGracePeriod": "forever"}'},
+            }
+        )
+    )
+    sides = ["--before", CATALOG, "--before", REPLICA, "--after", CATALOG, "--after", REPLICA]
+    assert omereconcile_main(["forecast", *sides, "--after", str(config)]) == 2
+    assert f"forecast: {config}: ConfigMap ome/inferenceservice-config: time: invalid duration" in (
+        capsys.readouterr().err
+    )
