@@ -19,6 +19,9 @@ _SHOWN_VALUE = 200
 # Changes one markdown block lists before it counts the rest (the JSON lists them all).
 _SHOWN_CHANGES = 40
 DEFAULT_MARKDOWN_CHARS: Final = 60_000
+#: The JSON report's schema version (its ``apiVersion``): a new field keeps it, a field removed, renamed
+#: or given another meaning raises it (``docs/releasing.md``).
+REPORT_API_VERSION: Final = "omerender.diff/v1"
 _ORDER: Final = {s: i for i, s in enumerate(Status)}
 
 
@@ -155,12 +158,13 @@ def to_json(
     fail_on: Collection[Status] = DEFAULT_FAIL_ON,
     uid_notes: bool = True,
 ) -> dict[str, Any]:
-    """``{"replicas": [...], "summary": {verdict: count}, "changed": bool, "failOn": [...],
-    "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
+    """``{"apiVersion": "omerender.diff/v1", "replicas": [...], "summary": {verdict: count}, "changed":
+    bool, "failOn": [...], "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
     rendered from. A replica's ``uidNotice`` (and its sides') is set when its revision names are for
     an empty uid; ``notes`` then ends with :func:`uid_note` (unless ``uid_notes`` is False)."""
     items = list(diffs)
     return {
+        "apiVersion": REPORT_API_VERSION,
         "notes": _all_notes(notes, items, uid_notes),
         "replicas": [
             {
