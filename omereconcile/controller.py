@@ -87,6 +87,15 @@ Key = tuple[str, str]  # (namespace, name)
 # Tags of delayed adds, and the triggers they become: a retry, the planner's wake, the count window's end.
 RETRY, WAKE, WINDOW = "retry", "wake", "window"
 CONFIG_NAME = "inferenceservice-config"
+# The kinds watched per scope and, sharded, per range held (``Controller._replica_reflectors``).
+REPLICA_RESOURCES = (
+    "inferencereplicas",
+    "pods",
+    "services",
+    "endpointslices",
+    "controllerrevisions",
+    "ledgers",
+)
 # Sharded: how soon a replica of a range held but not yet acted on (syncing, renewal late) looks again.
 RANGE_WAIT = 1.0
 
@@ -739,6 +748,9 @@ class Controller:
             )
         return out
 
+    def _watched_count(self, resource: str) -> Callable[[], float]:
+        return lambda: float(sum(len(r.store) for r in self.reflectors.get(resource, [])))
+
     def _register(self, reflectors: Iterable[Reflector]) -> None:
         # Copy on write: readers iterate the list they got without a lock.
         for r in reflectors:
@@ -869,6 +881,9 @@ class Controller:
             self._on_config,
             fieldSelector=f"metadata.name={self.config_name}",
         )
+        for resource in sorted({*self.reflectors, *REPLICA_RESOURCES}):
+            # Read at scrape time; sharded, the ranges held come and go with their reflectors.
+            self.metrics.watched_objects.labels(resource).set_function(self._watched_count(resource))
         for rs in self.reflectors.values():
             for r in rs:
                 r.start()

@@ -8,12 +8,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from reconciler_proc import REPO, Reconciler
 
 from omereconcile.controller import Reflector
@@ -331,6 +333,17 @@ def _applied(recs: dict[str, Reconciler], since: float = 0.0) -> list[tuple[floa
     )
 
 
+def _metrics(rec: Reconciler) -> dict[tuple[str, str], float]:
+    """(name, first label value) -> value, scraped from the process's probe port."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{rec.probe_port()}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {
+        (m.name, next(iter(m.labels.values()), "")): m.value
+        for fam in text_string_to_metric_families(text)
+        for m in fam.samples
+    }
+
+
 def _roll(cl: Cluster, image: str, namespaces: list[str]) -> None:
     for ns in namespaces:
         path = f"{IREP_PATH.format(ns=ns)}/pool"
@@ -410,6 +423,16 @@ def test_two_processes_share_the_fleet_and_a_killed_ones_ranges_move_only_after_
         for _, who, ns in _applied(recs, t1):
             writers.setdefault(ns, set()).add(who)
         assert writers == {ns: {held[range_of[ns]]} for ns in FLEET}
+        # Each process caches only its ranges' replicas (server- or client-side) and says which it holds.
+        for who, rec in recs.items():
+            samples = _metrics(rec)
+            mine = {i for i, h in held.items() if h == who}
+            assert samples[("omereconcile_watched_objects", "inferencereplicas")] == sum(
+                1 for ns in FLEET if range_of[ns] in mine
+            )
+            assert {
+                i for i in range(SHARDS) if samples[("omereconcile_shard_ranges", f"{i}/{SHARDS}")]
+            } == mine
 
         # SIGKILL b: no release. a takes b's ranges only once their Leases expired in its view.
         b_ranges = {i for i, who in held.items() if who == "b"}

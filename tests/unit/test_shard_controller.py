@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from omereconcile import actions as A
-from omereconcile.controller import Controller
+from omereconcile.controller import Controller, Reflector
 from omereconcile.executor import Executor
 from omereconcile.sharding import (
     HASH_SPACE,
@@ -64,12 +64,18 @@ def test_each_namespace_falls_in_exactly_one_range() -> None:
     assert sorted(ctrl.range_of(ns) for ns in NAMESPACES) == [0] * 10 + [1] * 10 + [2] * 10
 
 
+@pytest.fixture(autouse=True)
+def _no_watch_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No API server here: the range's reflectors are built but their threads never started.
+    monkeypatch.setattr(Reflector, "start", lambda self: self)
+
+
 def test_a_process_acts_only_on_held_synced_and_fenced_ranges() -> None:
     fence: set[int] = set()
     ctrl = _sharded(fence)
     ns = next(n for n in NAMESPACES if ctrl.range_of(n) == 1)
     assert not ctrl.may_act(ns)  # not held
-    ctrl.hold_ranges([1])  # builds the range's watches but does not start them here
+    ctrl.hold_ranges([1])
     held = ctrl._held[1][1]
     assert {r.name for r in held} >= {"inferencereplicas", "pods", "controllerrevisions"}
     assert all(r.shard is not None and r.shard.matches(ns) for r in held)
