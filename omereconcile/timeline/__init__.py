@@ -24,7 +24,17 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Point", "Step", "Timeline", "bins", "round_width", "to_mermaid", "to_svg", "to_svg_compare"]
+__all__ = [
+    "KINDS",
+    "Point",
+    "Step",
+    "Timeline",
+    "bins",
+    "round_width",
+    "to_mermaid",
+    "to_svg",
+    "to_svg_compare",
+]
 
 # What a step's bar says, and its Mermaid gantt tag: a step that completes, one that holds (does not
 # complete) and one that waits for room before completing.
