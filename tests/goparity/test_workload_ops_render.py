@@ -21,7 +21,7 @@ from omereconcile.planner.relocation import exclusions_conflict
 from omerender.models import InferenceReplica, parse_object
 from omerender.naming import headless_service_name, pod_name
 from omerender.render import RenderedRunner
-from omerender.stamps import PodCoordinates, materialize_pod
+from omerender.stamps import PodCoordinates, materialize_pod, pod_group
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/render_test.go @ 9177c1b0"
 TOPOLOGY = "topology.example.com/domain"
@@ -592,3 +592,125 @@ def test_topology_spread_no_policy_renders_nothing() -> None:
     """Go: TestRender_TopologySpreadConstraint, "no policy renders nothing"."""
     owner = isvc(topologyKey="topology.example.com/partition")
     assert "topologySpreadConstraints" not in render(owner, multi(1), "leader")["spec"]
+
+
+# -- workload/podgroup/podgroup_test.go: BuildPodGroup and IsMultiPodInstance ---------------------------
+# Go: ome-projects/ome pkg/controller/v1beta1/workload/podgroup/podgroup_test.go @ 4dfb96b1 (podgroup.go @
+# dcfb4135). The EnsurePodGroup* tests of that file drive a fake client: the reconciler's, not ported here.
+
+PODGROUP_GO = "ome-projects/ome pkg/controller/v1beta1/workload/podgroup/podgroup_test.go @ 4dfb96b1"
+
+
+def owner(name: str, namespace: str = "prod", **spec: Any) -> InferenceReplica:
+    return parse_object(
+        InferenceReplica,
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"{name}-uid"},
+            "spec": {"component": "engine", **spec},
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("runners", "multi_pod"),
+    [
+        pytest.param((("default", 1),), False, id="single-pod default"),
+        pytest.param((("leader", 1), ("worker", 0)), False, id="leader + zero workers"),
+        pytest.param((("leader", 1), ("worker", 1)), True, id="leader + 1 worker"),
+        pytest.param((("leader", 1), ("worker", 3)), True, id="leader + 3 workers"),
+    ],
+)
+def test_is_multi_pod_instance(runners: tuple[tuple[str, int], ...], multi_pod: bool) -> None:
+    """Go: TestIsMultiPodInstance (more than one pod in all: the pod-group label, and a PodGroup); the
+    "zero runners" entry has no counterpart (an Instance always has a runner)."""
+    rendered = tuple(RenderedRunner(name, size, pod_spec()) for name, size in runners)
+    pod = render(isvc(), rendered, runners[0][0])
+    assert ("scheduling.x-k8s.io/pod-group" in pod["metadata"]["labels"]) is multi_pod
+
+
+def test_build_pod_group_name_uses_owner_name_not_owner_object() -> None:
+    """Go: TestBuildPodGroup_NameUsesOwnerNameNotOwnerObject: a projected replica ``gang-engine`` of the
+    service ``gang`` names its group after the service and is its owner."""
+    group = pod_group(
+        owner("gang-engine", "test-ns", parentRef={"name": "gang"}), 0, 2, instance_ready_timeout_seconds=900
+    )
+    assert group["metadata"]["name"] == "gang-engine-0"
+    assert [r["name"] for r in group["metadata"]["ownerReferences"]] == ["gang-engine"]
+
+
+def test_build_pod_group_shape() -> None:
+    """Go: TestBuildPodGroup_Shape (1 leader + 3 workers, 15 minutes, a topology key; the owner is the
+    replica ``llama-engine``)."""
+    group = pod_group(
+        owner("llama-engine", "prod-models", topologyKey="network.example.com/fabric-domain"),
+        0,
+        4,
+        instance_ready_timeout_seconds=15 * 60,
+    )
+    assert (group["metadata"]["name"], group["metadata"]["namespace"]) == (
+        "llama-engine-engine-0",
+        "prod-models",
+    )
+    assert group["spec"] == {"minMember": 4, "scheduleTimeoutSeconds": 900}
+    assert group["metadata"]["labels"] == {
+        "ome.io/inferenceservice": "llama-engine",
+        "component": "engine",
+        "ome.io/managed-by": "OMENative",
+        "ome.io/instance-index": "0",
+    }
+    assert group["metadata"]["annotations"] == {"ome.io/topology-key": "network.example.com/fabric-domain"}
+    (ref,) = group["metadata"]["ownerReferences"]
+    assert (ref["name"], ref["controller"], ref["blockOwnerDeletion"]) == ("llama-engine", True, True)
+
+
+@pytest.mark.parametrize(
+    ("topology_key", "annotations"),
+    [
+        pytest.param(
+            "cloud.google.com/gke-tpu-partition-2x2x2-id",
+            {"ome.io/topology-key": "cloud.google.com/gke-tpu-partition-2x2x2-id"},
+            id="declared topology key is stamped",
+        ),
+        pytest.param(None, None, id="no topology key means no annotations"),
+    ],
+)
+def test_build_pod_group_topology_key_annotation(topology_key: str | None, annotations: Any) -> None:
+    """Go: TestBuildPodGroup_TopologyKeyAnnotation."""
+    spec = {"topologyKey": topology_key} if topology_key else {}
+    group = pod_group(owner("llama", **spec), 0, 2, instance_ready_timeout_seconds=300)
+    assert group["metadata"].get("annotations") == annotations
+
+
+@pytest.mark.parametrize(
+    ("bounds", "seconds", "want"),
+    [
+        pytest.param((60, 600), 0, 60, id="zero takes the configured floor"),
+        pytest.param((60, 600), 30, 60, id="30s rounded up to the floor"),
+        pytest.param((60, 600), 180, 180, id="3 minutes pass through"),
+        pytest.param((60, 600), 600, 600, id="10 minutes at the ceiling"),
+        pytest.param((60, 600), 1800, 600, id="30 minutes lowered to the ceiling"),
+        pytest.param(None, 1800, 1800, id="unconfigured passes the derived value through"),
+        pytest.param(None, 0, None, id="unconfigured sub-second leaves the field unset"),
+    ],
+)
+def test_build_pod_group_timeout_clamp(
+    bounds: tuple[int, int] | None, seconds: int, want: int | None
+) -> None:
+    """Go: TestBuildPodGroup_TimeoutClamp."""
+    group = pod_group(
+        owner("llama"), 0, 2, instance_ready_timeout_seconds=seconds, schedule_timeout_bounds=bounds
+    )
+    assert group["spec"].get("scheduleTimeoutSeconds") == want
+
+
+def test_build_pod_group_high_worker_count() -> None:
+    """Go: TestBuildPodGroup_HighWorkerCount (1 leader + 7 workers, Instance 2). ``minMember`` is the
+    Instance's pod count, which the reconciler sums over the runners (``planner.context.gang_slots``,
+    as ``InstancePlan.TotalPods``) and hands to ``pod_group``."""
+    runners = (("leader", 1), ("worker", 7))
+    group = pod_group(owner("llama"), 2, sum(size for _, size in runners), instance_ready_timeout_seconds=300)
+    assert group["spec"]["minMember"] == 8
+    assert group["metadata"]["name"] == "llama-engine-2"
+    assert group["metadata"]["labels"]["ome.io/instance-index"] == "2"
