@@ -8,7 +8,8 @@ an ``InstancePlan`` and a ``RunnerPlan``; here the owner is a standalone replica
 ``Replicas`` is the planned replica count. Each test's docstring names the Go test. The tests Go writes
 against internals with no counterpart (nil owner, the back-compat ``Render`` entry point, the
 peer-host cache, re-rendering one pod object, the per-Instance topology override, the migration
-overlay) are counted as not mappable in ``docs/goparity.md``.
+overlay) are counted as not mappable in ``docs/goparity.md``. The end of the file ports the
+``BuildPodGroup``/``IsMultiPodInstance`` tests of ``workload/podgroup/podgroup_test.go`` @ 4dfb96b1.
 """
 
 from __future__ import annotations
