@@ -349,3 +349,21 @@ def test_forecast_needs_a_timeline_and_an_earlier_revision() -> None:
     code, _, err = _history("--timeline", "--forecast", "--revision", "1")
     assert code == 1
     assert err.startswith(f"error: revision {V1} is the first of inferencereplica")
+
+
+def test_a_watch_runs_the_planner_again_only_when_what_it_reads_moved() -> None:
+    plans: dict[str, Any] = {}
+    estimate(replica(), REVS, PODS, EVENTS, NOW, cache=plans)
+    slower = [new_pod(0, 12, 8), new_pod(1, 7, 3), new_pod(2, 2, -2)]  # one more pod, same start-up
+    estimate(replica(), REVS, slower, EVENTS, NOW, cache=plans)
+    assert len(plans) == 1
+    much_slower = [new_pod(0, 12, 6), new_pod(1, 7, 1)]  # 6 s: another step, another run
+    estimate(replica(), REVS, much_slower, EVENTS, NOW, cache=plans)
+    assert len(plans) == 2
+
+
+def test_no_eta_skips_the_planner_run() -> None:
+    code, text, kube = _status("--no-eta")
+    assert code == 0
+    assert len(text.splitlines()) == 1
+    assert kube.selectors == []  # nor reads the events it would measure
