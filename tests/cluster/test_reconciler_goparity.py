@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from helpers import apply, events, example_replica, live_pods, replica
 from reconciler_proc import Reconciler
 from test_reconciler_rollout import _patch
@@ -119,18 +118,14 @@ def test_recover_pause_does_not_rebuild_a_lost_single_pod_instance(
     rec.wait("rebuilt on unpause", lambda: _settled(cluster, namespace, 1), timeout=60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="observation gap: omereconcile/observe.py with_pod_groups lists PodGroups only for a gang "
-    "or when a pod names one, so the planner's stale-group gate never sees this group (Go reads a "
-    "cached owner-UID index, CachedOwnerHasPodGroups)",
-)
 def test_a_stale_pod_group_of_a_single_pod_instance_goes_before_the_pod(
     cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
 ) -> None:
     """Go inferencereplica/reconciler.go reconcileStaleSinglePodGroups (reconciler_test.go @ ae43378d
     TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload): a PodGroup of the replica's at a
-    single-pod Instance's name, with no pod referencing it, is deleted before the pod is created."""
+    single-pod Instance's name, with no pod referencing it and no label (Go finds it by owner UID),
+    is deleted before the pod is created. Before issue 37's observation fix the pod was created
+    beside it: ``omereconcile/observe.py`` listed PodGroups only for a gang replica, by label."""
     apply(cluster, example_replica(namespace, replicas=1))
     ir = replica(cluster, namespace)
     group = {
