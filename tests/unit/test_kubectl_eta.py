@@ -180,6 +180,17 @@ def test_eta_is_the_rest_of_the_planner_run_from_the_live_roll_s_last_step() -> 
     assert "pace of the planner's run (fewer than two updates started here)" in one.assumes
 
 
+def test_between_two_updates_the_roll_is_matched_by_its_last_completion() -> None:
+    plans: dict[str, Any] = {}
+    eta = estimate(replica(in_flight=False), REVS, PODS, EVENTS[:4], NOW, cache=plans)
+    assert eta is not None
+    assert eta.seconds is not None
+    plan = next(iter(plans.values()))
+    # two updates completed, the second 2 s ago (11 s after the change); starts 5 s apart here
+    pace = (6.0 - 1.0) / (plan.starts[1] - plan.starts[0])
+    assert eta.seconds == pace * (plan.duration - plan.completions[1]) - 2.0
+
+
 def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() -> None:
     eta = estimate(replica(done=0), REVS, [new_pod(0, 2, None)], [started(0, 2)], NOW)
     assert eta is not None
