@@ -200,6 +200,21 @@ def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() 
     assert eta.seconds >= 6 * DEFAULT_STARTUP_SECONDS - 2.0
 
 
+def test_a_partitioned_roll_s_eta_is_to_its_partition() -> None:
+    staged = replica()
+    staged["spec"]["pacing"] = {"partition": 3}
+    plans: dict[str, Any] = {}
+    eta = estimate(staged, REVS, PODS, EVENTS, NOW, cache=plans)
+    assert eta is not None
+    assert eta.seconds is not None
+    plan = next(iter(plans.values()))
+    assert plan.completes
+    assert plan.hold.startswith("Staged: ")
+    assert len(plan.completions) == 3  # Instances 3, 4 and 5 stay on the prior revision
+    assert plan.duration == plan.completions[-1]
+    assert eta.text.startswith(f"{round(eta.seconds)}s to the partition (about ")
+
+
 def test_an_update_waiting_for_room_gets_no_number() -> None:
     parked = replica()
     parked["status"]["instanceStatuses"][2]["operation"]["waiting"] = "Unschedulable"
