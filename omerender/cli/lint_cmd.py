@@ -107,9 +107,19 @@ def to_text(report: LintReport) -> str:
     for code, items in groups:
         title = CODES.get(code, "renders OME's controller would block")
         lines.append(f"{items[0].severity} {code}: {title} ({len(items)})")
+        # One problem said once, however many objects have it (then one line per object); a problem
+        # of one object stays on its line.
+        alike: dict[str, list[Finding]] = {}
         for f in items:
-            where = _file(f)
-            lines.append(f"  {f.subject} [{f.component}]{f' ({where})' if where else ''}: {f.problem}")
+            alike.setdefault(f.problem, []).append(f)
+        for problem, same in alike.items():
+            if len(same) > 1:
+                who = f"all {len(same)}" if len(alike) == 1 else _plural(len(same), "object")
+                lines.append(f"  {who}: {problem}")
+            for f in same:
+                where = _file(f)
+                head = f"{f.subject} [{f.component}]{f' ({where})' if where else ''}"
+                lines.append(f"    {head}" if len(same) > 1 else f"  {head}: {problem}")
         lines.append("")
     lines.extend(f"note: {note}" for note in report.notes)
     if groups:
