@@ -40,7 +40,7 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +50,7 @@ from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
 from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
 from omereconcile.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
-from omereconcile.logs import for_reconcile
+from omereconcile.logs import ReconcileLogger, for_reconcile
 from omereconcile.metrics import Metrics
 from omereconcile.observe import (
     CATALOG_RESOURCES,
@@ -64,7 +64,16 @@ from omereconcile.observe import (
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
-from omereconcile.sharding import ShardSelector, filter_items, in_shard, server_sharded, shard_query
+from omereconcile.sharding import (
+    NAMESPACE_FIELD,
+    ShardRange,
+    ShardSelector,
+    filter_items,
+    fnv1a_64,
+    in_shard,
+    server_sharded,
+    shard_query,
+)
 from omereconcile.world import LEDGER_SUFFIX
 from omerender import constants as c
 from omerender.catalog import Catalog
@@ -78,6 +87,17 @@ Key = tuple[str, str]  # (namespace, name)
 # Tags of delayed adds, and the triggers they become: a retry, the planner's wake, the count window's end.
 RETRY, WAKE, WINDOW = "retry", "wake", "window"
 CONFIG_NAME = "inferenceservice-config"
+# The kinds watched per scope and, sharded, per range held (``Controller._replica_reflectors``).
+REPLICA_RESOURCES = (
+    "inferencereplicas",
+    "pods",
+    "services",
+    "endpointslices",
+    "controllerrevisions",
+    "ledgers",
+)
+# Sharded: how soon a replica of a range held but not yet acted on (syncing, renewal late) looks again.
+RANGE_WAIT = 1.0
 
 
 # -- the work queue --------------------------------------------------------------------------------------
@@ -359,7 +379,7 @@ class Reflector:
         if self.shard is not None:
             self.server_sharded = server_sharded(out, self.shard)
             if not self.server_sharded:
-                _say_client_side_filter_once(self.shard)
+                _say_client_side_filter_once(self.shard, self.name)
                 items = filter_items(items, self.shard)
         fresh = {_key_of(o): strip_managed_fields(o) if self.trim else o for o in items}
         with self.lock:
@@ -452,18 +472,25 @@ class Reflector:
         self.on_event("MODIFIED", new)
 
 
-_client_filter_said = threading.Event()
+_client_filter_said: set[str] = set()
+_client_filter_lock = threading.Lock()
 
 
-def _say_client_side_filter_once(shard: ShardSelector) -> None:
-    if not _client_filter_said.is_set():
-        _client_filter_said.set()
-        log.warning(
-            "the API server does not shard lists (no shardInfo echoed): filtering on this side by the same "
-            "hash; every process receives every object. Turn on --feature-gates=ShardedListAndWatch=true "
-            "in kube-apiserver (1.36+) to divide the watch traffic and memory",
-            extra={"shard_selector": shard.to_string()},
-        )
+def _say_client_side_filter_once(shard: ShardSelector, resource: str) -> None:
+    """Once per resource and process: the server did not shard this kind's list. Seen on the 1.36.3
+    testbed with the gate on for custom resources (InferenceReplicas: no ``shardInfo``), while built-in
+    kinds (pods, ConfigMaps, ControllerRevisions) are sharded."""
+    with _client_filter_lock:
+        if resource in _client_filter_said:
+            return
+        _client_filter_said.add(resource)
+    log.warning(
+        f"the API server does not shard {resource} (no shardInfo echoed): filtering on this side by the "
+        f"same hash, so this process receives every {resource} object. Built-in kinds are sharded once "
+        "kube-apiserver (1.36+) runs with --feature-gates=ShardedListAndWatch=true; custom resources are "
+        "not, in 1.36",
+        extra={"shard_selector": shard.to_string(), "resource": resource},
+    )
 
 
 def _labels_of(obj: JSON) -> dict[str, Any]:
@@ -564,8 +591,20 @@ class Controller:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         status_window: float = DEFAULT_WINDOW,
         expectations_timeout: float = DEFAULT_TIMEOUT,
+        shard_ranges: Sequence[ShardRange] | None = None,
+        fence: Callable[[], frozenset[int]] | None = None,
     ) -> None:
         self.kube = kube
+        # Sharded (issue 31): the agreed hash ranges over the namespace; the replicas and what they own
+        # are watched only for the ranges held (``hold_ranges``), and a replica is acted on only while
+        # ``fence()`` (the range Leases renewed within the renew deadline) holds its range.
+        self.shard_ranges = tuple(shard_ranges) if shard_ranges is not None else None
+        self.fence = fence
+        self._held: dict[int, tuple[threading.Event, list[Reflector]]] = {}
+        self._held_lock = threading.Lock()
+        self._inflight: Counter[int] = Counter()  # passes running, by range
+        self.fenced_skips = 0  # passes skipped or stopped because the range was not held
+        self._ledgers_readable: dict[str | None, bool] = {}
         self.namespaces = sorted(set(namespaces)) if namespaces else None
         self.ome_namespace = ome_namespace
         self.config_name = config_name
@@ -576,7 +615,11 @@ class Controller:
         self.clock = clock
         self.stop_event = threading.Event()
         self.queue = WorkQueue(metrics=self.metrics, on_due=self._on_due)
-        self.executor = Executor(kube, reporting_instance=identity)
+        self.executor = Executor(
+            kube,
+            reporting_instance=identity,
+            guard=None if shard_ranges is None else self._may_act_on,
+        )
         self.coalescer = StatusCoalescer(status_window)
         self._catalog_lock = threading.Lock()
         self._catalog: tuple[Catalog, Resolver] | None = None
@@ -626,28 +669,38 @@ class Controller:
         index: Callable[[JSON], Hashable | None] | None = None,
         trim: bool = False,
         relevant: Callable[[JSON, JSON], bool] | None = None,
+        shard: ShardSelector | None = None,
+        stop: threading.Event | None = None,
+        register: bool = True,
         **query: str,
-    ) -> None:
+    ) -> Reflector:
         r = Reflector(
             self.kube,
             path,
             name,
             on_event,
-            stop=self.stop_event,
+            stop=stop or self.stop_event,
             metrics=self.metrics,
             timeout_seconds=self.watch_timeout,
             index=index,
             trim=trim,
             relevant=relevant,
-            shard=None,
+            shard=shard,
             **query,
         )
-        self.reflectors.setdefault(name, []).append(r)
+        if register:
+            self.reflectors.setdefault(name, []).append(r)
+        return r
 
-    def start(self, *, sync_timeout: float = 60.0) -> None:
+    def _replica_reflectors(
+        self, ns: str | None, shard: ShardSelector | None, stop: threading.Event | None
+    ) -> list[Reflector]:
+        """The watches of one scope (a namespace or all) and, sharded, one range: the replicas and every
+        kind a replica owns, all of which live in the replica's namespace (not registered yet)."""
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
-        for ns in self._scopes():
-            # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
+        out: list[Reflector] = []
+        # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
+        out.append(
             self._reflect(
                 "inferencereplicas",
                 paths.replicas(ns),
@@ -655,13 +708,18 @@ class Controller:
                 index=replica_index,
                 trim=True,
                 relevant=self._replica_relevant,
+                shard=shard,
+                stop=stop,
+                register=False,
             )
-            for resource, path, index in (
-                ("pods", paths.pods(ns), owner_index),
-                ("services", paths.services(ns), None),
-                ("endpointslices", paths.slices(ns), service_name_index),
-                ("controllerrevisions", paths.revisions(ns), owner_index),
-            ):
+        )
+        for resource, path, index in (
+            ("pods", paths.pods(ns), owner_index),
+            ("services", paths.services(ns), None),
+            ("endpointslices", paths.slices(ns), service_name_index),
+            ("controllerrevisions", paths.revisions(ns), owner_index),
+        ):
+            out.append(
                 self._reflect(
                     resource,
                     path,
@@ -669,20 +727,139 @@ class Controller:
                     index=index,
                     trim=True,
                     relevant=self._owned_relevant(resource),
+                    shard=shard,
+                    stop=stop,
+                    register=False,
                     labelSelector=managed,
                 )
-            # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
-            # the audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC
-            # to read them (an older manifest) relocation is unavailable; the start says so.
-            if self._may_list(
+            )
+        if self._ledgers_readable.get(ns, True):
+            out.append(
+                self._reflect(
+                    "ledgers",
+                    paths.configmaps(ns),
+                    self._on_ledger,
+                    trim=True,
+                    shard=shard,
+                    stop=stop,
+                    register=False,
+                    labelSelector=managed,
+                )
+            )
+        return out
+
+    def _watched_count(self, resource: str) -> Callable[[], float]:
+        return lambda: float(sum(len(r.store) for r in self.reflectors.get(resource, [])))
+
+    def _register(self, reflectors: Iterable[Reflector]) -> None:
+        # Copy on write: readers iterate the list they got without a lock.
+        for r in reflectors:
+            self.reflectors[r.name] = [*self.reflectors.get(r.name, []), r]
+
+    def _unregister(self, reflectors: Iterable[Reflector]) -> None:
+        gone = {id(r) for r in reflectors}
+        for name, rs in list(self.reflectors.items()):
+            self.reflectors[name] = [r for r in rs if id(r) not in gone]
+
+    # -- shards ----------------------------------------------------------------------------------------
+    def range_of(self, namespace: str) -> int | None:
+        """The index of the range ``namespace`` hashes into (None when not sharded)."""
+        if self.shard_ranges is None:
+            return None
+        h = fnv1a_64(namespace)
+        for i, r in enumerate(self.shard_ranges):
+            if r.start <= h < r.end:
+                return i
+        return None
+
+    def held_ranges(self) -> frozenset[int]:
+        with self._held_lock:
+            return frozenset(self._held)
+
+    def may_act(self, namespace: str) -> bool:
+        """Whether this process may write to a replica of ``namespace`` now: always when not sharded;
+        sharded, only while it watches the namespace's range, those watches have synced, and the
+        range's Lease was renewed within the renew deadline (the fence)."""
+        i = self.range_of(namespace)
+        if i is None:
+            return self.shard_ranges is None
+        with self._held_lock:
+            held = self._held.get(i)
+        if held is None or not all(r.synced.is_set() for r in held[1]):
+            return False
+        return self.fence is None or i in self.fence()
+
+    def _may_act_on(self, replica: JSON) -> bool:
+        ok = self.may_act(str((replica.get("metadata") or {}).get("namespace") or ""))
+        if not ok:
+            with self._stats_lock:
+                self.fenced_skips += 1
+        return ok
+
+    def hold_ranges(self, indices: Iterable[int]) -> None:
+        """Watch the replicas and what they own in these ranges (a no-op for ranges already watched).
+        Returns at once: a range is acted on once its watches have synced (``may_act``)."""
+        if self.shard_ranges is None or self.stop_event.is_set():
+            return
+        for i in sorted(set(indices)):
+            with self._held_lock:
+                if i in self._held:
+                    continue
+                stop = threading.Event()
+                shard = ShardSelector(NAMESPACE_FIELD, (self.shard_ranges[i],))
+                rs = [r for ns in self._scopes() for r in self._replica_reflectors(ns, shard, stop)]
+                # Said before anything of the range can be acted on (the tests bound acting by it).
+                log.info(
+                    "range held: watching its replicas",
+                    extra={"range": f"{i}/{len(self.shard_ranges)}", "shard_selector": shard.to_string()},
+                )
+                self._held[i] = (stop, rs)
+                self._register(rs)
+            for r in rs:
+                r.start()
+
+    def drop_ranges(self, indices: Iterable[int], wait: float = 5.0) -> None:
+        """Stop acting on these ranges, wait (up to ``wait`` seconds) for the passes running in them to
+        end, then stop their watches. After this returns, the ranges' Leases may be released."""
+        dropped: list[tuple[int, threading.Event, list[Reflector]]] = []
+        with self._held_lock:
+            for i in sorted(set(indices)):
+                held = self._held.pop(i, None)
+                if held is not None:
+                    dropped.append((i, *held))
+        if not dropped:
+            return
+        idx = {i for i, _, _ in dropped}
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            with self._stats_lock:
+                if not any(self._inflight[i] for i in idx):
+                    break
+            time.sleep(0.02)
+        for i, stop, rs in dropped:
+            stop.set()
+            self._unregister(rs)
+            for r in rs:
+                r.close()
+            log.info("range dropped", extra={"range": f"{i}/{len(self.shard_ranges or ())}"})
+
+    def start(self, *, sync_timeout: float = 60.0) -> None:
+        managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
+        # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps the
+        # audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC to
+        # read them (an older manifest) relocation is unavailable; the start says so.
+        self._ledgers_readable = {
+            ns: self._may_list(
                 paths.configmaps(ns),
                 "relocation (autoMigrate) and the force-delete audit rows are unavailable",
                 "get/list/watch/create/patch on configmaps",
                 labelSelector=managed,
-            ):
-                self._reflect(
-                    "ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed
-                )
+            )
+            for ns in self._scopes()
+        }
+        if self.shard_ranges is None:
+            for ns in self._scopes():
+                self._register(self._replica_reflectors(ns, None, None))
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
         # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
@@ -704,6 +881,9 @@ class Controller:
             self._on_config,
             fieldSelector=f"metadata.name={self.config_name}",
         )
+        for resource in sorted({*self.reflectors, *REPLICA_RESOURCES}):
+            # Read at scrape time; sharded, the ranges held come and go with their reflectors.
+            self.metrics.watched_objects.labels(resource).set_function(self._watched_count(resource))
         for rs in self.reflectors.values():
             for r in rs:
                 r.start()
@@ -740,6 +920,9 @@ class Controller:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
+        with self._held_lock:
+            for ev, _ in self._held.values():
+                ev.set()
         self.queue.shutdown()
         for rs in self.reflectors.values():
             for r in rs:
@@ -988,6 +1171,26 @@ class Controller:
                 self.repeats += 1
                 return PassResult("success")
         trigger = triggers[0]
+        if self.shard_ranges is not None:
+            i = self.range_of(ns)
+            if not self.may_act(ns) or i is None:
+                with self._stats_lock:
+                    self.fenced_skips += 1
+                if i in self.held_ranges():
+                    # Held, but its watches are still syncing or the Lease's renewal is late: look again.
+                    return PassResult("requeue_after", RANGE_WAIT)
+                return PassResult("success")  # not this process's replica (now): its holder acts
+            with self._stats_lock:
+                self._inflight[i] += 1
+            try:
+                return self._pass(key, trigger, lg)
+            finally:
+                with self._stats_lock:
+                    self._inflight[i] -= 1
+        return self._pass(key, trigger, lg)
+
+    def _pass(self, key: Key, trigger: str, lg: ReconcileLogger) -> PassResult:
+        ns, name = key
         if self.expectations.wait(key) is not None:
             # The last pass's pod writes are not in the cache yet: the watch events that show them
             # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's
@@ -1054,6 +1257,8 @@ class Controller:
         # The echo of a replica write enqueues nothing, so the pass asks for the next one itself, unless
         # pod writes are pending: their watch events bring it once the cache shows them.
         follow_up = res.replica_version is not None and self.expectations.wait(key) is None
+        if res.fenced:
+            return PassResult("success", actions=len(res.applied))
         if not res.ok:
             if res.gone and isinstance(res.error, NotFound):
                 return PassResult("success", actions=len(res.applied))

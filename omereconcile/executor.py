@@ -90,6 +90,7 @@ class ExecResult:
     gone: bool = False  # the replica disappeared mid-pass
     # The resourceVersion the pass's last write to the replica returned (its watch echo is ours).
     replica_version: str | None = None
+    fenced: bool = False  # the guard refused the next write: the pass stopped there, not failed
 
     @property
     def ok(self) -> bool:
@@ -105,8 +106,12 @@ class Executor:
         *,
         reporting_instance: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        guard: Callable[[JSON], bool] | None = None,
     ) -> None:
         self.kube = kube
+        # The fence of a sharded reconciler (issue 31): checked before every write; False stops the pass
+        # unwritten (this process no longer holds the replica's range).
+        self.guard = guard
         self.instance = reporting_instance or os.uname().nodename
         self.clock = clock
         self.events = EventCorrelator(clock)
@@ -123,6 +128,10 @@ class Executor:
         current = replica
         ledger_version: str | None = None  # what this plan's last WriteLedger left
         for act in plan.actions:
+            if self.guard is not None and not self.guard(current):
+                res.fenced = True
+                lg.info("range no longer held; pass stops", extra={"action": type(act).__name__})
+                return res
             if isinstance(act, A.WriteLedger) and act.chained and ledger_version is not None:
                 act = dataclasses.replace(act, resource_version=ledger_version)
             try:

@@ -112,6 +112,12 @@ class Metrics:
             ["range"],
             registry=r,
         )
+        self.watched_objects = Gauge(
+            "omereconcile_watched_objects",
+            "Objects held in this process's watch caches, by resource (sharded: only the ranges it holds)",
+            ["resource"],
+            registry=r,
+        )
         for result in RESULTS:
             self.reconcile_total.labels(controller, result).inc(0)
         self.reconcile_errors.labels(controller).inc(0)

@@ -173,6 +173,8 @@ def _load_json(data: Mapping[str, str], key: str) -> Mapping[str, Any] | None:
     raw = data.get(key)
     if raw is None:
         return None
+    if not isinstance(raw, str):  # the API server holds strings only; a caller's dict may not
+        raise SettingsError(f"{key}: a ConfigMap's data values are strings, got {type(raw).__name__}")
     try:
         value = loads_bounded(raw)
     except ValueError:  # JsonLimitError included: past the depth or digit limits

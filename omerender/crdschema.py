@@ -41,6 +41,7 @@ from omerender._records import record
 from omerender.crdcheck import compile_schema
 from omerender.errors import FieldProblem
 from omerender.jsonlike import clone
+from omerender.wording import must_be_one_of, must_be_type
 
 __all__ = ["crd_json_schema", "to_json_schema", "validate_against_crd"]
 
@@ -350,6 +351,9 @@ def validate_against_crd(obj: Any, crd: Mapping[str, Any]) -> tuple[FieldProblem
             if problem not in found:
                 found.add(problem)
                 problems.append(problem)
+    # A value of the wrong type is not also said to be outside the field's allowed values.
+    typed = {p.path for p in problems if p.message.startswith("must be of type ")}
+    problems = [p for p in problems if p.path not in typed or not p.message.startswith("must be one of ")]
     head = [p for p in problems if p.path in ("apiVersion", "kind")]
     rest = sorted(
         (p for p in problems if p.path not in ("apiVersion", "kind")), key=lambda p: (p.path, p.message)
@@ -384,7 +388,12 @@ def _problems(error: Any) -> list[FieldProblem]:
         deepest = max(error.context, key=lambda sub: len(list(sub.absolute_path)))
         if len(list(deepest.absolute_path)) > len(parts):
             return _problems(deepest)
-    return [FieldProblem(_dotted(parts) or "<object>", _short(error.message))]
+    where = _dotted(parts) or "<object>"
+    if error.validator == "type":
+        return [FieldProblem(where, must_be_type(error.validator_value, instance))]
+    if error.validator == "enum":
+        return [FieldProblem(where, must_be_one_of(error.validator_value, instance))]
+    return [FieldProblem(where, _short(error.message))]
 
 
 def _short(message: str, limit: int = 300) -> str:

@@ -49,16 +49,22 @@ def _run(load: Callable[[], Callable[[], int]]) -> int:
     return load()()
 
 
+def _no_color() -> bool:
+    """``NO_COLOR`` set and not empty (https://no-color.org): read here, at the process's start, and
+    passed on, since the library reads no environment."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def _cli_main() -> Callable[[], int]:
     from omerender.cli import main as cli_main
 
-    return cli_main
+    return lambda: cli_main(no_color=_no_color())
 
 
 def _kdiff_main() -> Callable[[], int]:
     from omerender.cli.diff_cmd import main as kdiff_main
 
-    return kdiff_main
+    return lambda: kdiff_main(no_color=_no_color())
 
 
 def main() -> int:

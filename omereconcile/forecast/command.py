@@ -34,7 +34,7 @@ from omerender.accelerators import (
     parse_accelerator_resources,
 )
 from omerender.catalog import CONFIG_MAP
-from omerender.cli.diff_cmd import add_input_arguments, read_sides, write_report
+from omerender.cli.diff_cmd import add_input_arguments, read_from, read_sides, write_report
 from omerender.cli.diff_flags import add_fail_on_argument, fail_on_from
 from omerender.cli.io import InputError, load_objects, skipped_summary
 from omerender.diff import Review, Status, fails, review_to_markdown, uid_note
@@ -132,7 +132,8 @@ def add_parser(sub: Any) -> None:
         "name, markdown for .md), as omerender diff --report writes it",
     )
     add_fail_on_argument(p)
-    p.set_defaults(func=run)
+    # Warnings of the shared readers name this program, not omerender.
+    p.set_defaults(func=run, prog_prefix="omereconcile forecast")
 
 
 def _forecast_code(args: argparse.Namespace) -> int:
@@ -142,7 +143,17 @@ def _forecast_code(args: argparse.Namespace) -> int:
     try:
         settings = None if config is None else settings_from_configmap(config)
     except SettingsError as exc:
-        raise ForecastInputError(f"ConfigMap ome/{CONFIG_MAP}: {exc}") from None
+        where = next(
+            (
+                read_from(o)
+                for o in sides.after_objects
+                if o.get("kind") == "ConfigMap" and (o.get("metadata") or {}).get("name") == CONFIG_MAP
+            ),
+            None,
+        )
+        raise ForecastInputError(
+            f"{f'{where}: ' if where else ''}ConfigMap ome/{CONFIG_MAP}: {exc}"
+        ) from None
     try:
         given = args.accelerator_resources
         if given is None and config is not None:

@@ -8,7 +8,7 @@ from typing import Any
 from omereconcile.forecast.build import Forecast
 from omereconcile.forecast.run import ReplicaForecast
 
-__all__ = ["headline", "to_json", "to_markdown", "to_text"]
+__all__ = ["REPORT_API_VERSION", "headline", "to_json", "to_markdown", "to_text"]
 
 
 def _dur(seconds: float) -> str:
@@ -170,6 +170,11 @@ def _replica_json(r: ReplicaForecast, uid_notices: Mapping[str, str]) -> dict[st
     }
 
 
+# The JSON report's schema version: a new field keeps it; a field removed, renamed or given another
+# meaning raises it (docs/releasing.md).
+REPORT_API_VERSION = "omereconcile.forecast/v1"
+
+
 def to_json(
     f: Forecast, *, uid_note: str | None = None, uid_notices: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -179,6 +184,7 @@ def to_json(
     t = f.totals
     notices = uid_notices or {}
     return {
+        "apiVersion": REPORT_API_VERSION,
         "summary": headline(f),
         "notes": [uid_note] if uid_note is not None else [],
         "concurrent": f.concurrent,

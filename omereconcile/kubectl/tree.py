@@ -397,6 +397,8 @@ def render_tree(tree: JSON, c: Palette, *, wide: bool = False) -> str:
     eta = tree.get("eta")
     if isinstance(eta, Mapping) and eta.get("text"):
         lines.append(f"ETA:         {eta['text']}")
+        if eta.get("assumes") and eta["assumes"] != "-":
+            lines.append(f"Assumes:     {eta['assumes']}")
     lines.append("")
     by_index = {i["index"]: i for i in tree["instances"]}
     top: list[tuple[str, list[Any]]] = []

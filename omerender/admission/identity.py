@@ -93,6 +93,8 @@ def parse_identity_config(raw: str | None) -> ControllerIdentity | None:
     recognises the controller by the ``ome.io/controller-write: "true"`` annotation). Raises
     :class:`IdentityConfigError` for a malformed block.
     """
+    if raw is not None and not isinstance(raw, str):  # a ConfigMap's data values are strings
+        raise IdentityConfigError(f"the value must be a string (JSON text), got {type(raw).__name__}")
     if raw is None or not raw.strip():
         return None
     top = _object(raw, (_IDENTITY,))

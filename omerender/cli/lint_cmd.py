@@ -11,13 +11,14 @@ from typing import Any
 
 from omerender.catalog import CATALOG_KINDS
 from omerender.cli.assume import add_flag
+from omerender.cli.colour import add_color_option, colour_on, severity_line
 from omerender.cli.io import InputError, origin_of
 from omerender.cli.kubeschema import kube_problems
 from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
-__all__ = ["add_parser", "run", "to_json", "to_text"]
+__all__ = ["REPORT_API_VERSION", "add_parser", "run", "to_json", "to_text"]
 
 # Below this many renders lint is instant; above it, say how far it got.
 _PROGRESS_FROM = 300
@@ -51,6 +52,12 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="catalog files or folders, as --objects takes them (- reads standard input)",
+    )
     add_path_flag(
         p, "--objects", default=[], help="catalog files or folders (repeatable; - reads standard input)"
     )
@@ -66,6 +73,7 @@ def add_parser(sub: Any) -> None:
         default="text",
         help="text (default) for people, json for machines",
     )
+    add_color_option(p)
     p.set_defaults(func=run)
 
 
@@ -113,9 +121,15 @@ def to_text(report: LintReport) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
+# The JSON report's schema version: a new field keeps it; a field removed, renamed or given another
+# meaning raises it (docs/releasing.md).
+REPORT_API_VERSION = "omerender.lint/v1"
+
+
 def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
     counts = Counter(f.code for f in report.findings)
     return {
+        "apiVersion": REPORT_API_VERSION,
         "renders": report.renders,
         "assumeModelsReady": assume_ready,
         "errors": len(report.errors),
@@ -127,9 +141,14 @@ def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.objects and not args.kustomize:
-        raise InputError("give the catalog with --objects PATH or -k DIR (each may repeat)")
-    objects = catalog_objects(args.objects, args, kustomizations=args.kustomize)
+    # Positional paths first, then --objects: one list, read in the order given.
+    paths = [*args.paths, *args.objects]
+    args.objects = paths
+    if not paths and not args.kustomize:
+        raise InputError(
+            "give the catalog: omerender lint PATH..., --objects PATH or -k DIR (each may repeat)"
+        )
+    objects = catalog_objects(paths, args, kustomizations=args.kustomize)
     if not any(o.get("kind") in CATALOG_KINDS for o in objects):
         # As kubectl apply refuses a path with nothing to apply: "0 problems" here would pass a CI
         # job pointed at the wrong folder.
@@ -150,7 +169,10 @@ def run(args: argparse.Namespace) -> int:
         out = to_json(report, assume_ready=args.assume_models_ready)
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(to_text(report))
+        on = colour_on(args)
+        sys.stdout.write(
+            "".join(severity_line(line, on) for line in to_text(report).splitlines(keepends=True))
+        )
     errors = len(report.errors)
     print(
         f"lint: {report.renders} renders, {_plural(errors, 'problem')}, "

@@ -81,9 +81,12 @@ def catalog_problems(obj: Mapping[str, Any]) -> list[str]:
 
 
 def warn_duplicates(loaded: Loaded, command: str) -> None:
+    """Warn of each object defined twice: ``command`` is the sub-command's name, or the whole prefix
+    (``omereconcile forecast``) when another program runs the command."""
+    prefix = command if " " in command else f"omerender {command}"
     for line in loaded.duplicates:
         print(
-            f"omerender {command}: warning: {line}; the later one is used, as kubectl apply -R would leave it "
+            f"{prefix}: warning: {line}; the later one is used, as kubectl apply -R would leave it "
             "(--strict makes this an error)",
             file=sys.stderr,
         )

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from omerender.diff.catalog_changes import CatalogChange
 from omerender.diff.reports import DEFAULT_MARKDOWN_CHARS, _merged
 from omerender.diff.review import Group, Review
+from omerender.diff.runs import compact_lines
 from omerender.diff.verdicts import LINE_LIMIT, Status
 
 __all__ = ["to_markdown"]
@@ -93,9 +94,10 @@ def _catalog_change(change: CatalogChange) -> str:
     head = f"- **{_html(change.label())}**"
     if not change.lines:
         return head + "\n"
-    lines = list(change.lines[:_CATALOG_LINES])
-    if len(change.lines) > _CATALOG_LINES:
-        lines.append(f"… and {len(change.lines) - _CATALOG_LINES} more lines")
+    shown = compact_lines(change.lines)
+    lines = shown[:_CATALOG_LINES]
+    if len(shown) > _CATALOG_LINES:
+        lines.append(f"… and {len(shown) - _CATALOG_LINES} more lines")
     return head + "\n\n" + "".join("  " + line + "\n" for line in _fence(lines).splitlines()) + "\n"
 
 
@@ -134,9 +136,10 @@ def _group(index: int, group: Group) -> str:
         out.append(_cap(f"- why: {_html(why)}") + "\n")
     out.append(f"- cost: {group.cost.text()}\n")
     if group.changes:
-        lines = list(group.changes[:_LINES])
-        if len(group.changes) > _LINES:
-            lines.append(f"… and {len(group.changes) - _LINES} more changes (--report lists every one)")
+        shown = compact_lines(group.changes)
+        lines = shown[:_LINES]
+        if len(shown) > _LINES:
+            lines.append(f"… and {len(shown) - _LINES} more changes (--report lists every one)")
         out.append("\n" + _fence(lines))
     out.append("\n" + _replicas(group))
     return "".join(out)

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from omerender.errors import FieldProblem, InvalidArgumentError, InvalidObjectError
 from omerender.gojson import GoJSONError
 from omerender.jsonlike import json_problem
+from omerender.wording import pydantic_message
 
 __all__ = ["KubeModel", "ObjectMeta", "OwnerReference", "parse_object"]
 
@@ -93,7 +94,7 @@ def _problem(err: Any) -> FieldProblem:
         joined = f"{where}{'' if not inner or inner.startswith('[') else '.'}{inner}"
         return FieldProblem(joined, cause.message)
     # pydantic puts "Value error, " before a validator's own words: drop it.
-    return FieldProblem(where, str(cause) if cause is not None else str(err["msg"]))
+    return FieldProblem(where, str(cause) if cause is not None else pydantic_message(err))
 
 
 def _identity(

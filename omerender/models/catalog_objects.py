@@ -9,10 +9,10 @@ Only the fields selection and rendering read are typed. Runtime pieces (``engine
 
 from typing import Any, Final, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from omerender.models.base import KubeModel, ObjectMeta
-from omerender.models.pieces import check_piece
+from omerender.models.pieces import check_legacy_pod_fields, check_piece
 
 __all__ = [
     "MERGED_FROM_CHECKED_PIECES",
@@ -134,6 +134,13 @@ class RuntimeSpec(KubeModel):
             ),
         )
         return piece
+
+    @model_validator(mode="after")
+    def _go_decodable_legacy(self, info: ValidationInfo) -> "RuntimeSpec":
+        # spec.containers, spec.volumes, …: kept as unknown fields, decoded by Go all the same.
+        if not (info.context and info.context.get(MERGED_FROM_CHECKED_PIECES)):
+            check_legacy_pod_fields(self.model_extra or {})
+        return self
 
 
 class RuntimeResource(KubeModel):

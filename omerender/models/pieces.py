@@ -26,8 +26,10 @@ from typing import Any, Final
 
 from omerender._gofields import STRUCTS
 from omerender.gojson import GoJSONError, fragment_encoder
+from omerender.runtime_gotypes import RUNTIME_SPEC
+from omerender.runtime_gotypes import STRUCTS as RUNTIME_STRUCTS
 
-__all__ = ["check_piece"]
+__all__ = ["check_legacy_pod_fields", "check_piece"]
 
 _POD_SPEC: Final = {name: typ for name, _, _, typ in STRUCTS["core/v1.PodSpec"]}
 # ComponentExtensionSpec (component.go); Go's ``int`` is 64 bits on OME's platforms.
@@ -121,3 +123,27 @@ def check_piece(piece: Any, field: str) -> None:
         _check_fields(piece, _ROUTER, "v1beta1.RouterSpec")
     else:
         _check_fields(piece, {**_ENGINE, **_NESTED}, "v1beta1.EngineSpec")
+
+
+# ServingRuntimePodSpec, inlined in ServingRuntimeSpec (servingruntime_types.go): the legacy top-level
+# pod fields (``spec.containers``, ``spec.volumes``, …), decoded with the rest of the runtime. The CRD
+# keeps their unknown fields (x-kubernetes-preserve-unknown-fields), so the API server takes a value
+# there that Go's decoder then refuses.
+_LEGACY: Final = {
+    name: typ
+    for name, _, typ in RUNTIME_STRUCTS[RUNTIME_SPEC]
+    if name in _POD_SPEC or name in ("labels", "annotations")
+}
+
+
+def check_legacy_pod_fields(spec: Mapping[str, Any]) -> None:
+    """Raise :class:`GoJSONError` (path from the runtime's ``spec``) where Go could not decode one of
+    the runtime's legacy top-level pod fields (an unparsable quantity in ``spec.containers``)."""
+    for key, typ in _LEGACY.items():
+        if key not in spec:
+            continue
+        try:
+            fragment_encoder(typ)(spec[key])
+            _no_null_items(spec[key], typ)
+        except GoJSONError as exc:
+            raise exc.prepend(key) from None

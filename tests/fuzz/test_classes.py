@@ -13,7 +13,16 @@ import pytest
 import yaml
 
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
-from omerender import Catalog, InferenceReplica, InvalidArgumentError, parse_object, preview, render
+from omereconcile.webhook import ClusterReader, parse_review
+from omerender import (
+    Catalog,
+    InferenceReplica,
+    InvalidArgumentError,
+    InvalidObjectError,
+    parse_object,
+    preview,
+    render,
+)
 from omerender.accelerators import parse_accelerator_resources
 from omerender.admission.identity import IdentityConfigError, parse_identity_config
 from omerender.cli import main
@@ -23,6 +32,7 @@ from omerender.gotemplate.execute import MAX_RANGE_STEPS
 from omerender.gotemplate.parse import MAX_NESTING
 from omerender.jsonlike import MAX_DEPTH, JsonLimitError, loads_bounded
 from omerender.preview import MAX_INSTANCES, revision_of
+from tests.fuzz.harness import _Kube
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLICA = (ROOT / "examples" / "llama-pool.yaml").read_text()
@@ -214,3 +224,141 @@ def test_preview_takes_the_cap_and_finite_timeouts() -> None:
     assert preview(replica, catalog, instance_ready_timeout_seconds=1e308, uid="é-✓").revision.name
     with pytest.raises(InvalidArgumentError, match="revision_of"):
         revision_of(render(replica, catalog), uid="\udfff")
+
+
+# -- wrong-typed members in a runtime's legacy top-level pod fields (spec.containers, …) ---------------
+
+LEGACY_RUNTIME = {
+    "apiVersion": "ome.io/v1beta1",
+    "kind": "ClusterServingRuntime",
+    "metadata": {"name": "srt-legacyres"},
+    "spec": {
+        "containers": [
+            {"name": "other", "image": "x:1"},
+            {"name": "ome-container", "image": "legacy:1", "resources": {"limits": {"cpu": "16"}}},
+        ],
+        "engineConfig": {"runner": {"name": "ome-container", "image": "sglang:1"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (
+            ["containers", 1, "resources"],
+            "2",
+            "spec.containers[1].resources: cannot decode string into Go value of type core/v1.ResourceRequirements",
+        ),
+        (
+            ["containers", 1, "resources", "requests"],
+            {"memory": "--x={{ break }}"},
+            "spec.containers[1].resources.requests.memory: quantities must match the regular expression",
+        ),
+        (["volumes"], [{"name": []}], "spec.volumes[0].name"),
+    ],
+)
+def test_a_legacy_pod_field_go_cannot_decode_is_refused_naming_it(
+    path: list[Any], value: Any, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime = json.loads(json.dumps(LEGACY_RUNTIME))
+    holder = runtime["spec"]
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = value
+    with pytest.raises(InvalidObjectError, match=re.escape(message)):
+        Catalog.from_objects([runtime])
+    (tmp_path / "runtime.yaml").write_text(json.dumps(runtime))
+    replica = tmp_path / "replica.yaml"
+    replica.write_text(
+        "apiVersion: ome.io/v1beta1\nkind: InferenceReplica\nmetadata: {name: legacyres, namespace: demo}\n"
+        "spec: {component: engine, runtimeRef: {name: srt-legacyres}}\n"
+    )
+    code = main(["render", str(replica), "--objects", str(tmp_path / "runtime.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{tmp_path / 'runtime.yaml'}: ClusterServingRuntime srt-legacyres is invalid: {message}" in err
+
+
+def test_a_legacy_runtime_go_decodes_still_renders() -> None:
+    replica = parse_object(
+        InferenceReplica,
+        {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "metadata": {"name": "legacyres", "namespace": "demo"},
+            "spec": {"component": "engine", "runtimeRef": {"name": "srt-legacyres"}},
+        },
+    )
+    pods = preview(replica, Catalog.from_objects([LEGACY_RUNTIME]), instances=1).pods
+    assert pods[0]["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "16"}
+
+
+# -- messages in our words: what the field must be and what it got, not jsonschema's or pydantic's ------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"spec": {"component": "engine", "modelRef": 2147483647}},
+            "spec.modelRef: must be of type object, got integer 2147483647",
+        ),
+        ({"spec": {"component": ["engine"]}}, "spec.component: must be of type string, got array of 1 item"),
+        (
+            {"spec": {"component": "engin"}},
+            'spec.component: must be one of "engine", "decoder", "router", got string \'engin\'',
+        ),
+        (
+            {"metadata": {"name": "a", "namespace": "d", "uid": 5}},
+            "metadata.uid: must be of type string, got integer 5",
+        ),
+        ({"metadata": [None]}, "metadata: must be of type object, got array of 1 item"),
+        (
+            {"spec": {"component": "engine", "topologySpread": "q"}},
+            'spec.topologySpread: must be one of "Preferred", "Required", got string \'q\'',
+        ),
+    ],
+)
+def test_schema_problems_say_what_the_field_must_be_in_our_words(
+    change: dict[str, Any], message: str
+) -> None:
+    obj = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": "a", "namespace": "d"},
+        "spec": {"component": "engine"},
+    } | change
+    with pytest.raises(InvalidObjectError) as caught:
+        parse_object(InferenceReplica, obj)
+    text = str(caught.value)
+    assert message in text
+    for leak in ("is not of type", "Input should be", "is not one of", "None", "True"):
+        assert leak not in text
+
+
+# -- a ConfigMap whose data values are not strings (a caller's dict; the API server holds strings) -------
+
+
+@pytest.mark.parametrize("value", [4.9e-325, ["a"], True, {"controllerIdentity": {}}])
+def test_configmap_values_that_are_not_strings_are_a_settings_error(value: Any) -> None:
+    for key in ("lifecycle", "inferenceReplica"):
+        with pytest.raises(SettingsError, match=f"{key}: a ConfigMap's data values are strings"):
+            settings_from_configmap({key: value})
+    with pytest.raises(IdentityConfigError, match="the value must be a string"):
+        parse_identity_config(value)
+
+
+def test_the_webhook_answers_a_review_when_the_configmap_holds_a_float() -> None:
+    configmap = yaml.safe_load(_configmap("inferenceReplica", "{}"))
+    configmap["data"]["inferenceReplica"] = 4.9e-325
+    reader = ClusterReader(_Kube([configmap]), ome_namespace="ome")  # type: ignore[arg-type]
+    replica = yaml.safe_load(REPLICA)
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "u1", "operation": "CREATE", "userInfo": {"username": "alice"}, "object": replica},
+    }
+    response = reader.handle(parse_review(json.dumps(body).encode()))["response"]
+    assert response["uid"] == "u1"
+    assert isinstance(response["allowed"], bool)

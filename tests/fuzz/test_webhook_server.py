@@ -2,7 +2,11 @@
 cluster the webhook reads) and every malformed body is answered with 200 (an admission response) or
 400, never 500, and the server still answers ``/readyz`` after all of them.
 
-``OMERENDER_FUZZ_REVIEWS`` sets the number of reviews (default 2,000 in CI; more in the long mode).
+``OMERENDER_FUZZ_REVIEWS`` sets the number of reviews (default 2,000 in CI; 100,000 in the long mode:
+``OMERENDER_FUZZ_REVIEWS=100000 nice python3 -m pytest tests/fuzz/test_webhook_server.py -q -s``). The
+test prints the reviews' time and the process's resident memory (the server runs in it) after the first
+tenth and at the end; past the first tenth (caches and imports warm) it may grow by at most
+:data:`GROWTH_LIMIT`, so a per-review leak fails the long mode.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 import os
 import socket
 import ssl
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,7 @@ from tests.fuzz.harness import _documents, _Kube
 
 REVIEWS = int(os.environ.get("OMERENDER_FUZZ_REVIEWS", "2000"))
 SEED = int(os.environ.get("OMERENDER_FUZZ_SEED", "0"))
+GROWTH_LIMIT = 64 * 1024 * 1024
 MALFORMED = [
     b"",
     b"{",
@@ -102,6 +108,13 @@ def _reviews(tmp: Path) -> Iterator[tuple[str, list[Any], bytes]]:
         yield f"seed {SEED} index {index - 1}: {case.describe()}", docs[1:], body
 
 
+def _resident() -> int:
+    """This process's resident set in bytes (the server's threads run in it)."""
+    with open("/proc/self/status") as status:
+        line = next(ln for ln in status if ln.startswith("VmRSS:"))
+    return int(line.split()[1]) * 1024
+
+
 def test_every_review_is_an_admission_response_or_a_400_and_the_server_keeps_serving(
     server: tuple[AdmissionServer, ssl.SSLContext], tmp_path: Path
 ) -> None:
@@ -110,7 +123,10 @@ def test_every_review_is_an_admission_response_or_a_400_and_the_server_keeps_ser
         code, answer = _post(srv.port, ctx, body)
         assert code in (200, 400), (body[:80], answer[:300])
     reviews = _reviews(tmp_path)
-    for _ in range(REVIEWS):
+    began, warm = time.monotonic(), _resident()
+    for count in range(REVIEWS):
+        if count == REVIEWS // 10:
+            warm = _resident()
         what, cluster, body = next(reviews)
         CLUSTER.kube = _Kube(cluster)
         code, answer = _post(srv.port, ctx, body)
@@ -119,4 +135,10 @@ def test_every_review_is_an_admission_response_or_a_400_and_the_server_keeps_ser
             response = json.loads(answer)["response"]
             assert response["uid"] == json.loads(body)["request"]["uid"]
             assert isinstance(response["allowed"], bool)
+    seconds, end = time.monotonic() - began, _resident()
+    print(
+        f"{REVIEWS} reviews in {seconds:.0f}s ({REVIEWS / seconds:.0f}/s); resident memory "
+        f"{warm / 2**20:.0f} MiB after the first tenth, {end / 2**20:.0f} MiB at the end"
+    )
+    assert end - warm <= GROWTH_LIMIT, f"grew {(end - warm) / 2**20:.0f} MiB after the first tenth"
     assert srv.answers(timeout=5)

@@ -256,7 +256,9 @@ def test_a_replica_the_schema_and_the_decoder_reject_is_reported_once(
     code, lines, _ = run(capsys, write(tmp_path / "r.yaml", replica(component="engin")))
     assert code == 1
     assert lines == [
-        prefixed("pool-a", "spec.component: 'engin' is not one of ['engine', 'decoder', 'router']")
+        prefixed(
+            "pool-a", 'spec.component: must be one of "engine", "decoder", "router", got string \'engin\''
+        )
     ]
 
 

@@ -161,7 +161,7 @@ class TestTranslation:
         schema = {"type": "object", "required": ["name", "size"], "properties": {"name": {"type": "string"}}}
         schema["properties"]["size"] = {"type": "integer"}
         problems = validate_against_crd(widget({"entry": []}), make_crd(obj_schema(entry=schema)))
-        assert problems == (FieldProblem("spec.entry", "[] is not of type 'object'"),)
+        assert problems == (FieldProblem("spec.entry", "must be of type object, got array of 0 items"),)
         problems = validate_against_crd(widget({"entry": {}}), make_crd(obj_schema(entry=schema)))
         assert problems == (
             FieldProblem("spec.entry.name", "is required"),
