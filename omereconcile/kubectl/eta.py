@@ -10,11 +10,14 @@
    of this roll serves yet there is no start-up to measure: the forecast's default (``--startup`` of
    ``omereconcile forecast``, 5m) is used, and said; the same for the drain (30s).
 2. **The planner on a simulated clock** (:func:`plan_roll`): the forecast's simulation
-   (:mod:`omereconcile.forecast.run`, its internals read only; this module is their entry point for a
-   live roll) brings the replica up at its desired size on the revision its not-yet-updated Instances
-   run, switches it to the roll target with the live spec (strategy, budgets, partition) and runs the
-   real planner pass by pass until the roll completes, recording when each Instance's update starts and
-   when each completes.
+   (:mod:`omereconcile.forecast.run`'s ``ReplicaInput``, ``_Track``, ``_warm_object``, ``_start``,
+   ``_lockstep`` and ``_settled_holds``, and :mod:`omereconcile.forecast.world`'s ``ForecastSim`` and
+   ``Nodes``, read only: this module is their entry point for a live roll) brings the replica up at its
+   desired size on the revision its not-yet-updated Instances run, switches it to the roll target with
+   the live spec (strategy, budgets, partition) and runs the real planner pass by pass until the roll
+   completes (or is complete up to its partition), recording when each Instance's update starts and
+   when each completes. Its start-up and drain move in 5% steps, so a watch runs it again only when
+   they moved that much.
 3. **Where the live roll is on that path** (:func:`estimate`): the live roll has started ``m`` updates
    and completed ``k``; whichever of the two it did last, at live time ``L`` (seconds since the target
    revision was created), is matched with the simulation's ``m``-th start (or ``k``-th completion) at
@@ -36,6 +39,7 @@ Pure: the verbs pass in what they read and the time.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -188,6 +192,7 @@ def plan_roll(
     at its desired size and live spec, on the forecast's simulated cluster with room for every pod."""
     from omereconcile.forecast.run import (
         _IDLE_STEP,
+        STAGED,
         ReplicaInput,
         _lockstep,
         _settled_holds,
@@ -263,15 +268,27 @@ def plan_roll(
     duration = (end - origin).total_seconds()
     steps += [(index, step, since, duration) for index, (step, since) in open_steps.items()]
     hold = "; ".join(f"{g}: {r}" for g, r in track.holds) if track.ended is None else ""
+    # A partition stops the roll short, complete up to it (Ready reason Staged, as rollout status
+    # judges it): the run's end is when the last Instance it rolls runs the target.
+    staged = track.ended is None and any(g == STAGED for g, _ in track.holds) and bool(completions)
+    if staged:
+        duration = completions[-1]
     return RollPlan(
         duration,
-        track.ended is not None,
+        track.ended is not None or staged,
         tuple(starts),
         tuple(completions),
         hold,
         tuple(sorted(steps, key=lambda s: (s[2], s[0]))),
         tuple(track.series),
     )
+
+
+def _in_steps(seconds: float) -> float:
+    """``seconds`` on a scale of 5% steps (below a second: to the tenth)."""
+    if seconds < 1.0:
+        return round(seconds, 1)
+    return round(1.05 ** round(math.log(seconds, 1.05)), 2)
 
 
 def _clock(seconds: float) -> str:
@@ -367,13 +384,17 @@ def estimate(
     drain = m.drain if m.drain is not None else DEFAULT_DRAIN_SECONDS
     workers = _workers(replica)
     spec = replica.get("spec") or {}
+    # The run costs a planner pass per step of every Instance (a 100-Instance roll one at a time: about
+    # 15 s of CPU), so its inputs move in 5% steps: a watch runs it again when the start-up or drain
+    # moved by that much, not on every new pod.
+    run_startup, run_drain = _in_steps(startup), _in_steps(drain)
     key = json.dumps(
         [
             (before.get("metadata") or {}).get("name"),
             progress.target,
             {k: v for k, v in spec.items() if k != "paused"},
-            round(startup, 1),
-            round(drain, 1),
+            run_startup,
+            run_drain,
             workers,
         ],
         sort_keys=True,
@@ -382,7 +403,7 @@ def estimate(
     plan = cache.get(key) if cache is not None else None
     if plan is None:
         plan = plan_roll(
-            replica, before, after, startup_seconds=startup, drain_seconds=drain, workers=workers
+            replica, before, after, startup_seconds=run_startup, drain_seconds=run_drain, workers=workers
         )
         if cache is not None:
             cache[key] = plan
@@ -432,8 +453,9 @@ def estimate(
     assumes = f"{startup_text}, {pace_text}, {room}"
     left = max(pace * (plan.duration - sim_at) - (live - live_at), 0.0)
     when = now + timedelta(seconds=left)
+    partition = " to the partition" if plan.hold.startswith("Staged") else ""
     text = (
-        f"{_clock(left)} (about {when.strftime('%H:%M:%S')} UTC)"
+        f"{_clock(left)}{partition} (about {when.strftime('%H:%M:%S')} UTC)"
         if left > 0
         else "any moment now (the roll is behind the planner's run)"
     )

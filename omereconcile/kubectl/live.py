@@ -70,7 +70,7 @@ class Snapshot:
         self.normal: list[dict[str, Any]] = []  # the replica's Normal events (the roll's steps)
         self.plans: dict[str, eta_mod.RollPlan] = {}  # the planner's runs, kept between redraws
 
-    def tree(self, now: datetime, window: float) -> dict[str, Any]:
+    def tree(self, now: datetime, window: float, *, eta: bool = True) -> dict[str, Any]:
         assert self.replica is not None
         uid = (self.replica.get("metadata") or {}).get("uid")
         owned = [
@@ -79,6 +79,8 @@ class Snapshot:
             if any(o.get("uid") == uid for o in (r.get("metadata") or {}).get("ownerReferences") or [])
         ]
         out = tree_mod.build_tree(self.replica, owned, self.pods, self.nodes, self.events, now, window)
+        if not eta:
+            return out
         normal = [e for e in self.normal if (e.get("involvedObject") or {}).get("uid") == uid]
         try:
             found = eta_mod.estimate(self.replica, owned, self.pods, normal, now, cache=self.plans)
@@ -150,7 +152,7 @@ def _draw(
 ) -> str:
     assert snap.replica is not None
     now = datetime.now(UTC)
-    content = snap.tree(now, window)
+    content = snap.tree(now, window, eta=getattr(ctx.args, "eta", True))
     if ctx.args.output in ("json", "yaml"):
         if not first and ctx.args.output == "yaml":
             ctx.out.write("---\n")

@@ -85,6 +85,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     status.add_argument("--timeout", default="0", help="stop following after this long (0: never)")
     status.add_argument("-o", "--output", choices=["table", "json", "yaml"], default="table")
+    status.add_argument(
+        "--eta",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the roll's expected time to completion, from the planner run (default; --no-eta skips it)",
+    )
     status.set_defaults(func=run_status)
 
     get = verbs.add_parser(
@@ -109,6 +115,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="auto (default): on a terminal, unless NO_COLOR is set",
     )
     get.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table")
+    get.add_argument(
+        "--eta",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the roll's expected time to completion, from the planner run (default; --no-eta skips it)",
+    )
     get.set_defaults(func=live.run_get)
 
     history = verbs.add_parser("history", parents=[common], help="the replica's ControllerRevisions")
@@ -213,14 +225,15 @@ def run_status(ctx: Ctx) -> int:
         progress = state.rollout_progress(obj, revisions)
         line = progress.line()
         if args.output == "table" and line != last[0]:
-            ctx.out.write(line + "\n" + eta_lines(live_eta(client, obj, revisions, plans)))
+            found = live_eta(client, obj, revisions, plans) if args.eta else None
+            ctx.out.write(line + "\n" + eta_lines(found))
             ctx.out.flush()
             last[0] = line
         return progress.done or progress.stopped or not args.watch, (progress, obj)
 
     finished, (progress, obj) = follow(client, name, judge, timeout)
     if args.output != "table":
-        found = live_eta(client, obj, revisions, plans)
+        found = live_eta(client, obj, revisions, plans) if args.eta else None
         content = {**progress.content(), "eta": None if found is None else found.content()}
         ctx.report("RolloutStatusReport", {"name": name}, content, "", [source(obj)])
     if not finished:

@@ -1,6 +1,7 @@
 """The review as a pull-request comment (markdown), read top to bottom in a few seconds:
 
-1. the verdict: whether the check fails and for what, and the cost (pods, GPUs);
+1. the verdict: whether the check fails and for what, and the lasting cost (pods and GPUs after the change
+   minus before; the forecast below gives the peak during the roll);
 2. the verdict table (its "Fails the check" column is what the job does with ``--fail-on``);
 3. what changed in the catalog, each change once;
 4. the groups, those that fail the check first: label, replicas (a few named, the rest collapsed),
@@ -78,7 +79,7 @@ def _verdict(review: Review) -> str:
         head = f"**Passes the check:** {counted(review.groups)}; none of it fails the check."
     else:
         head = "**Passes the check:** no replica changes its verdict."
-    return f"{head} Cost: {review.cost.text()}.\n"
+    return f"{head} Lasting cost: {review.cost.text()}.\n"
 
 
 def _table(review: Review) -> str:
@@ -134,7 +135,7 @@ def _group(index: int, group: Group) -> str:
         out.append(_cap(f"- cause: {_html(cause)}") + "\n")
     for why in group.why:
         out.append(_cap(f"- why: {_html(why)}") + "\n")
-    out.append(f"- cost: {group.cost.text()}\n")
+    out.append(f"- lasting cost: {group.cost.text()}\n")
     if group.changes:
         shown = compact_lines(group.changes)
         lines = shown[:_LINES]

@@ -180,6 +180,17 @@ def test_eta_is_the_rest_of_the_planner_run_from_the_live_roll_s_last_step() -> 
     assert "pace of the planner's run (fewer than two updates started here)" in one.assumes
 
 
+def test_between_two_updates_the_roll_is_matched_by_its_last_completion() -> None:
+    plans: dict[str, Any] = {}
+    eta = estimate(replica(in_flight=False), REVS, PODS, EVENTS[:4], NOW, cache=plans)
+    assert eta is not None
+    assert eta.seconds is not None
+    plan = next(iter(plans.values()))
+    # two updates completed, the second 2 s ago (11 s after the change); starts 5 s apart here
+    pace = (6.0 - 1.0) / (plan.starts[1] - plan.starts[0])
+    assert eta.seconds == pace * (plan.duration - plan.completions[1]) - 2.0
+
+
 def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() -> None:
     eta = estimate(replica(done=0), REVS, [new_pod(0, 2, None)], [started(0, 2)], NOW)
     assert eta is not None
@@ -187,6 +198,21 @@ def test_before_any_pod_serves_the_forecast_default_start_up_is_used_and_said() 
     assert "no pod of this roll serves yet: the forecast's default" in eta.assumes
     assert eta.assumes.startswith("start-up 5m00s")
     assert eta.seconds >= 6 * DEFAULT_STARTUP_SECONDS - 2.0
+
+
+def test_a_partitioned_roll_s_eta_is_to_its_partition() -> None:
+    staged = replica()
+    staged["spec"]["pacing"] = {"partition": 3}
+    plans: dict[str, Any] = {}
+    eta = estimate(staged, REVS, PODS, EVENTS, NOW, cache=plans)
+    assert eta is not None
+    assert eta.seconds is not None
+    plan = next(iter(plans.values()))
+    assert plan.completes
+    assert plan.hold.startswith("Staged: ")
+    assert len(plan.completions) == 3  # Instances 3, 4 and 5 stay on the prior revision
+    assert plan.duration == plan.completions[-1]
+    assert eta.text.startswith(f"{round(eta.seconds)}s to the partition (about ")
 
 
 def test_an_update_waiting_for_room_gets_no_number() -> None:
@@ -349,3 +375,21 @@ def test_forecast_needs_a_timeline_and_an_earlier_revision() -> None:
     code, _, err = _history("--timeline", "--forecast", "--revision", "1")
     assert code == 1
     assert err.startswith(f"error: revision {V1} is the first of inferencereplica")
+
+
+def test_a_watch_runs_the_planner_again_only_when_what_it_reads_moved() -> None:
+    plans: dict[str, Any] = {}
+    estimate(replica(), REVS, PODS, EVENTS, NOW, cache=plans)
+    slower = [new_pod(0, 12, 8), new_pod(1, 7, 3), new_pod(2, 2, -2)]  # one more pod, same start-up
+    estimate(replica(), REVS, slower, EVENTS, NOW, cache=plans)
+    assert len(plans) == 1
+    much_slower = [new_pod(0, 12, 6), new_pod(1, 7, 1)]  # 6 s: another step, another run
+    estimate(replica(), REVS, much_slower, EVENTS, NOW, cache=plans)
+    assert len(plans) == 2
+
+
+def test_no_eta_skips_the_planner_run() -> None:
+    code, text, kube = _status("--no-eta")
+    assert code == 0
+    assert len(text.splitlines()) == 1
+    assert kube.selectors == []  # nor reads the events it would measure
