@@ -145,6 +145,7 @@ class PodView:
     # spec.containers[] as (name, image), and metadata.annotations: what an in-place roll patches.
     images: tuple[tuple[str, str], ...] = ()
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    controller_uid: str | None = None  # UID of its controller owner reference, if any
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -271,6 +272,9 @@ class PodView:
                 for ct in spec.get("containers", []) or []
             ),
             annotations=MappingProxyType(dict(meta.get("annotations", {}) or {})),
+            controller_uid=next(
+                (o.get("uid") for o in meta.get("ownerReferences", []) or [] if o.get("controller")), None
+            ),
         )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
-from omereconcile.planner.gang import stale_single_pod_groups
+from omereconcile.planner.gang import has_stale_single_pod_groups, stale_single_pod_groups
 from omereconcile.planner.journal import counters_only
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
@@ -27,6 +27,7 @@ from omereconcile.planner.revisions import live_revisions, prune_actions, resolv
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
 from omereconcile.planner.service import service_actions
+from omereconcile.planner.snapshot import refuse_invalid_snapshot, scale_down_due
 from omereconcile.planner.status import build_status, find_condition, set_condition
 from omereconcile.planner.teardown import plan_teardown
 from omereconcile.world import RenderBlock, World
@@ -95,11 +96,20 @@ def plan(world: World) -> Plan:
     # The operator's release of a Held block is answered before any attempt consults the book.
     release = answer_release(rep.annotations, retry, rep.namespace, rep.name)
     observed = load_rows(rep.status)
+    if scale_down_due(observed, ctx.desired) and (refused := refuse_invalid_snapshot(world, "scale-down")):
+        # Go fails the pass closed before any lifecycle effect (scaleDownPodObservationRequired).
+        return refused
     if ctx.ledger is not None:
         # reconcileRelocationDirectives: an Instance Ready with no operation proved its placement.
         ctx.ledger.prune_ready(ctx.component, observed)
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, observed, group_pods(ctx, world.pods))
+    if has_stale_single_pod_groups(ctx, reset.rows) and (
+        refused := refuse_invalid_snapshot(world, "stale-PodGroup cleanup")
+    ):
+        # Go reconcileStaleSinglePodGroups reads an authoritative pod snapshot first and fails the
+        # pass on an owned pod with a malformed index (TestReconcile_MultiToSinglePodGroupRejects...).
+        return refused
     if stale_single_pod_groups(ctx, reset.rows, group_pods(ctx, world.pods), out):
         # Go gates the workload until the stale PodGroup is observed absent (reconcileStaleSinglePodGroups).
         gated = [decision.create] if decision.create is not None else []

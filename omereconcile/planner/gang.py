@@ -46,6 +46,7 @@ __all__ = [
     "gang_names",
     "gang_serving",
     "group_of",
+    "has_stale_single_pod_groups",
     "lost_gang_member",
     "release_pod_group",
     "runner_restarted_since_ready",
@@ -326,6 +327,38 @@ def first_failed_pod_termination(ctx: Ctx, pods: Sequence[PodView]) -> dict[str,
     return None
 
 
+def _stale_group_candidates(ctx: Ctx, rows: Sequence[Row]) -> list[tuple[int, PodGroupView]]:
+    """The PodGroups of ours at the names of planned single-pod Instances not in terminal finalization
+    (a ``Deleting`` row under its Delete, a ``GangSurgeTargetCleanup`` step), by index."""
+    if ctx.gang or not ctx.world.gang_scheduling:
+        return []
+    terminal = {
+        r.index
+        for r in rows
+        if r.operation is not None
+        and (
+            (r.phase == R.DELETING and r.operation.type == R.OP_DELETE)
+            or (r.operation.type == R.OP_UPDATE and r.operation.step == R.STEP_GANG_SURGE_TARGET_CLEANUP)
+        )
+    }
+    planned = set(range(ctx.desired)) | {r.index for r in rows}
+    found: list[tuple[int, PodGroupView]] = []
+    for index in sorted(planned - terminal):
+        name = pod_group_name(ctx.prefix, ctx.component, index)
+        group = next(
+            (g for g in ctx.world.pod_groups if g.name == name and g.owner_uid == ctx.world.replica.uid), None
+        )
+        if group is not None:
+            found.append((index, group))
+    return found
+
+
+def has_stale_single_pod_groups(ctx: Ctx, rows: Sequence[Row]) -> bool:
+    """Whether the stale-group gate has a PodGroup to judge (Go then reads an authoritative pod
+    snapshot, and refuses one holding an owned pod without a valid instance index)."""
+    return bool(_stale_group_candidates(ctx, rows))
+
+
 def stale_single_pod_groups(
     ctx: Ctx, rows: Sequence[Row], by_index: dict[int, list[PodView]], out: Out
 ) -> bool:
@@ -339,20 +372,12 @@ def stale_single_pod_groups(
     each planned single-pod Instance not in terminal finalization (a ``Deleting`` row under its Delete,
     a ``GangSurgeTargetCleanup`` step), a PodGroup of ours at its name: Terminating blocks; referenced
     by a pod's PodGroup label, or with pods at the Instance's index, is kept; otherwise it is deleted
-    and blocks. Go's ``ScaleDownPodBatchSize`` budget is not a setting here (unbudgeted), and its
-    refusal of a snapshot with a malformed instance-index pod is not reproduced."""
-    if ctx.gang or not ctx.world.gang_scheduling:
+    and blocks. Go's ``ScaleDownPodBatchSize`` budget is not a setting here (unbudgeted). Its refusal
+    of a snapshot holding an owned pod with a malformed instance index is the caller's
+    (``planner/core.py``, with :func:`has_stale_single_pod_groups` and ``planner/snapshot.py``)."""
+    candidates = _stale_group_candidates(ctx, rows)
+    if not candidates:
         return False
-    terminal = {
-        r.index
-        for r in rows
-        if r.operation is not None
-        and (
-            (r.phase == R.DELETING and r.operation.type == R.OP_DELETE)
-            or (r.operation.type == R.OP_UPDATE and r.operation.step == R.STEP_GANG_SURGE_TARGET_CLEANUP)
-        )
-    }
-    planned = set(range(ctx.desired)) | {r.index for r in rows}
     referenced = {
         p.labels.get(c.LABEL_POD_GROUP)
         for pods in by_index.values()
@@ -360,13 +385,8 @@ def stale_single_pod_groups(
         if p.labels.get(c.LABEL_POD_GROUP)
     }
     blocked = False
-    for index in sorted(planned - terminal):
-        name = pod_group_name(ctx.prefix, ctx.component, index)
-        group = next(
-            (g for g in ctx.world.pod_groups if g.name == name and g.owner_uid == ctx.world.replica.uid), None
-        )
-        if group is None:
-            continue
+    for index, group in candidates:
+        name = group.name
         if group.terminating:
             blocked = True
             continue
