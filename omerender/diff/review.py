@@ -146,6 +146,7 @@ class Review:
 
     @property
     def total(self) -> int:
+        """How many replicas the review counts, every verdict included."""
         return sum(self.counts.values())
 
 
