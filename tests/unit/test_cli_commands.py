@@ -177,3 +177,26 @@ def test_a_forecast_error_about_replicas_names_their_files(
     err = capsys.readouterr().err
     assert "does not come up on the capacity given" in err
     assert err.endswith(f"(--capacity NODESxGPUS or --nodes-from) ({tmp_path / 'after.yaml'})\n")
+
+
+# kubectl_complete-ome speaks kubectl's completion protocol: its arguments are the words being completed.
+_NOT_A_COMMAND = {"kubectl_complete-ome"}
+
+
+def test_every_console_script_answers_version() -> None:
+    import subprocess
+    import tomllib
+
+    from omerender import __version__
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert {"omerender", "omerender-kdiff", "omereconcile", "kubectl-ome"} <= set(scripts)
+    for name, target in scripts.items():
+        if name in _NOT_A_COMMAND:
+            continue
+        module, function = target.split(":")
+        code = f"import sys; from {module} import {function}; sys.argv = [{name!r}, '--version']; sys.exit({function}())"
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert (done.returncode, done.stdout) == (0, f"{name} {__version__}\n"), (name, done.stderr)
