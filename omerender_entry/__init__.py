@@ -1,6 +1,6 @@
 """The ``omerender`` and ``omerender-kdiff`` console scripts: where the process starts, outside the library.
 
-The things done here before handing over to :mod:`omerender.cli`.
+What is done here before handing over to :mod:`omerender.cli`, and why.
 
 The cyclic garbage collector is paused from the first import to the end of the process
 (:mod:`omerender.cli.collector` pauses it for the command itself; this covers the imports before it, and
