@@ -39,6 +39,7 @@ __all__ = [
     "read_from",
     "read_sides",
     "render_output",
+    "replica_file",
     "run",
     "write_report",
 ]
@@ -289,6 +290,19 @@ def _remember(loaded: Loaded) -> list[dict[str, Any]]:
     return [o.raw for o in loaded.objects]
 
 
+# (side, namespace, name) -> the file a replica was read from; side is "before", "after" or "-f".
+_REPLICA_FILES: dict[tuple[str, str, str], str] = {}
+
+
+def replica_file(namespace: str, name: str) -> str | None:
+    """The file the replica of :func:`read_sides` was read from: its ``-f`` file, else the after side's,
+    else the before side's (None for a replica it did not read)."""
+    for side in ("-f", "after", "before"):
+        if (found := _REPLICA_FILES.get((side, namespace, name))) is not None:
+            return found
+    return None
+
+
 def read_from(obj: Mapping[str, Any]) -> str | None:
     """The file an object of :func:`read_sides` was read from (None for one it did not read)."""
     return _READ_FROM.get(id(obj))
@@ -318,6 +332,8 @@ def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[st
             )
         out[key] = replica
         files[key] = file
+        if file != where:
+            _REPLICA_FILES[(where, *key)] = file
     return out
 
 
@@ -372,6 +388,7 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
 def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     """The arguments of :func:`add_input_arguments`, read and checked."""
     _READ_FROM.clear()
+    _REPLICA_FILES.clear()
     before_objects, after_objects, replica_paths = _objects(args)
     # Checked as the loader read them.
     before_catalog = Catalog.from_objects(before_objects, strict=False)

@@ -16,6 +16,7 @@ from omerender.cli.io import InputError, origin_of
 from omerender.cli.kubeschema import kube_problems
 from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
+from omerender.diff.verdicts import LINE_LIMIT
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
 __all__ = ["REPORT_API_VERSION", "add_parser", "run", "to_json", "to_text"]
@@ -101,7 +102,8 @@ def _plural(count: int, word: str) -> str:
 
 
 def to_text(report: LintReport) -> str:
-    """The human output: grouped findings, notes, then a summary table."""
+    """The human output: grouped findings, notes, then a summary table; no line longer than
+    :data:`~omerender.diff.LINE_LIMIT` (a longer one is cut, ending ``… (-o json has the full text)``)."""
     lines: list[str] = []
     groups = _groups(report.findings)
     for code, items in groups:
@@ -128,7 +130,16 @@ def to_text(report: LintReport) -> str:
         width = max(len("problem"), *(len(code) for code, _ in groups))
         lines.append(f"{'problem':<{width}}  severity  count")
         lines.extend(f"{code:<{width}}  {items[0].severity:<8}  {len(items):>5}" for code, items in groups)
-    return "".join(f"{line}\n" for line in lines)
+    return "".join(f"{_cut(line)}\n" for line in lines)
+
+
+# Where a cut line ends: the reader sees, at the cut, where the rest is.
+_CUT_END = "… (-o json has the full text)"
+
+
+def _cut(line: str) -> str:
+    """``line`` within :data:`LINE_LIMIT` characters, ending with :data:`_CUT_END` when it was longer."""
+    return line if len(line) <= LINE_LIMIT else line[: LINE_LIMIT - len(_CUT_END)] + _CUT_END
 
 
 # The JSON report's schema version: a new field keeps it; a field removed, renamed or given another

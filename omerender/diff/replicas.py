@@ -29,6 +29,7 @@ class ReplicaDiff:
 
     @property
     def key(self) -> str:
+        """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -47,6 +48,8 @@ class ReplicaDiff:
 
     @property
     def headline(self) -> str:
+        """The verdict as the text output's first line says it: ``rolls OLD -> NEW``, ``blocks REASON``,
+        ``new -> NEW``, ``unknown until downloaded (was OLD)``..."""
         old, new = self.before, self.after
         if self.status is Status.NEW and new is not None:
             return f"new, {_state(new)}" if not new.rendered else f"new -> {new.revision}"
@@ -105,6 +108,8 @@ class ReplicaDiff:
 
     @property
     def notes(self) -> tuple[str, ...]:
+        """What the verdict means for the running pods, in words: why it blocks, which revision OME
+        keeps, creates or deletes."""
         out: list[str] = []
         after = self.after
         if after is not None and after.unknown:

@@ -147,6 +147,7 @@ class Review:
 
     @property
     def total(self) -> int:
+        """How many replicas the review counts, every verdict included."""
         return sum(self.counts.values())
 
 

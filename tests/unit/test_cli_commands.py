@@ -160,3 +160,43 @@ def test_a_forecast_error_in_the_operator_config_names_its_file(
     assert f"forecast: {config}: ConfigMap ome/inferenceservice-config: time: invalid duration" in (
         capsys.readouterr().err
     )
+
+
+def test_a_forecast_error_about_replicas_names_their_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omereconcile.cli import main as omereconcile_main
+    from tests.unit.test_forecast_gangs import runners_replica
+
+    steady = runners_replica("gang", "engine:v1", workers=3, instances=2)
+    for side, image in (("before", "engine:v1"), ("after", "engine:v2")):
+        items = [steady, runners_replica("single", image, workers=0, instances=2)]
+        (tmp_path / f"{side}.yaml").write_text(json.dumps({"kind": "List", "items": items}))
+    argv = ["forecast", "--before", str(tmp_path / "before.yaml"), "--after", str(tmp_path / "after.yaml")]
+    assert omereconcile_main([*argv, "--capacity", "8x8", "--startup", "1m"]) == 2
+    err = capsys.readouterr().err
+    assert "does not come up on the capacity given" in err
+    assert err.endswith(f"(--capacity NODESxGPUS or --nodes-from) ({tmp_path / 'after.yaml'})\n")
+
+
+# kubectl_complete-ome speaks kubectl's completion protocol: its arguments are the words being completed.
+_NOT_A_COMMAND = {"kubectl_complete-ome"}
+
+
+def test_every_console_script_answers_version() -> None:
+    import subprocess
+    import tomllib
+
+    from omerender import __version__
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert {"omerender", "omerender-kdiff", "omereconcile", "kubectl-ome"} <= set(scripts)
+    for name, target in scripts.items():
+        if name in _NOT_A_COMMAND:
+            continue
+        module, function = target.split(":")
+        code = f"import sys; from {module} import {function}; sys.argv = [{name!r}, '--version']; sys.exit({function}())"
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert (done.returncode, done.stdout) == (0, f"{name} {__version__}\n"), (name, done.stderr)
