@@ -169,7 +169,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "give the catalog: omerender lint PATH..., --objects PATH or -k DIR (each may repeat)"
         )
-    objects = catalog_objects(paths, args, kustomizations=args.kustomize)
+    objects = catalog_objects(
+        paths,
+        args,
+        kustomizations=args.kustomize,
+        flag="lint",
+        fix="lint checks the catalog (models, runtimes, fine-tuned weights, InferenceServices): leave "
+        "InferenceReplicas out (omerender render and diff read them)",
+    )
     if not any(o.get("kind") in CATALOG_KINDS for o in objects):
         # As kubectl apply refuses a path with nothing to apply: "0 problems" here would pass a CI
         # job pointed at the wrong folder.
