@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +39,7 @@ from omerender.cli.objects import (
     catalog_objects,
     check_inputs,
 )
+from omerender.diff.verdicts import LINE_LIMIT
 
 __all__ = ["add_parser", "run"]
 
@@ -228,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
         if lines:
             rejected += 1
             for line in lines:
-                print(line)
+                print(_folded(line))
         else:
             note = f": {decision.message}" if decision.message else ""
-            print(severity_line(f"{namespace}/{name}: allowed{note}", on))
+            print(severity_line(_folded(f"{namespace}/{name}: allowed{note}"), on))
     creates = len(replicas) - updates
     print(
         f"validate: {len(replicas)} {KIND}{'s' if len(replicas) != 1 else ''} "
@@ -239,3 +241,15 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if rejected else 0
+
+
+def _folded(line: str) -> str:
+    """``line`` in lines of at most :data:`LINE_LIMIT` characters, the rest indented under it: the
+    whole message kept (validate has no JSON output to hold what a cut would lose)."""
+    if len(line) <= LINE_LIMIT:
+        return line
+    return "\n".join(
+        textwrap.wrap(
+            line, LINE_LIMIT, subsequent_indent="    ", break_on_hyphens=False, drop_whitespace=True
+        )
+    )

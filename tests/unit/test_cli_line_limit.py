@@ -85,3 +85,15 @@ def test_a_forecast_holds_cell_is_cut_in_every_output_and_whole_in_json() -> Non
     assert row.endswith("… |")  # the table keeps its closing bar
     assert [h["reason"] for h in to_json(long)["replicas"][0]["holds"]] == [h.reason for h in holds]
     assert CUT_NOTE not in to_text(f)
+
+
+def test_validate_folds_a_long_message_keeping_every_word() -> None:
+    """validate has no JSON output to hold what a cut would lose: a long line is folded, indented."""
+    from omerender.cli.validate_cmd import _folded
+
+    line = "InferenceReplica ns/r: spec.runners: " + ", ".join(f"runner-{k} is refused" for k in range(60))
+    folded = _folded(line)
+    assert _longest(folded) <= LINE_LIMIT
+    assert len(folded.splitlines()) > 1
+    assert folded.replace("\n    ", " ") == line
+    assert _folded("short") == "short"
