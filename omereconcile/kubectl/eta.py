@@ -41,9 +41,11 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omereconcile.kubectl import rolltimeline, state
@@ -460,3 +462,23 @@ def estimate(
         else "any moment now (the roll is behind the planner's run)"
     )
     return Eta(left, text, assumes, when)
+
+
+def failed(exc: BaseException) -> Eta:
+    """No number for a roll the planner could not be run on, saying why. The planner or a stored
+    revision's render refusing the replica gives its words; anything else is a bug of this command, named
+    by its type and where it was raised so that it can be reported (a bare assertion has no words)."""
+    from omereconcile.forecast.inputs import ForecastInputError
+    from omerender.errors import OmeRenderError
+
+    if isinstance(exc, OmeRenderError | ForecastInputError) and str(exc):
+        return Eta(None, f"none: the planner could not be run on this roll ({exc})", "-")
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    words = f": {exc}" if str(exc) else ""
+    return Eta(
+        None,
+        f"none: internal error ({type(exc).__name__}{words}{where}); this is a bug, please report it "
+        "with kubectl ome rollout get -o json",
+        "-",
+    )

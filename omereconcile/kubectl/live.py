@@ -85,7 +85,7 @@ class Snapshot:
         try:
             found = eta_mod.estimate(self.replica, owned, self.pods, normal, now, cache=self.plans)
         except Exception as exc:  # the planner or a stored revision's render refused this replica
-            found = eta_mod.Eta(None, f"none: the planner could not be run on this roll ({exc})", "-")
+            found = eta_mod.failed(exc)
         out["eta"] = None if found is None else found.content()
         return out
 

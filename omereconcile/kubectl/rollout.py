@@ -199,7 +199,7 @@ def live_eta(
     try:
         return eta_mod.estimate(replica, revisions, pods, events, datetime.now(UTC), cache=cache)
     except Exception as exc:  # the planner or the render of a stored revision refused this replica
-        return eta_mod.Eta(None, f"none: the planner could not be run on this roll ({exc})", "-")
+        return eta_mod.failed(exc)
 
 
 def eta_lines(found: eta_mod.Eta | None) -> str:

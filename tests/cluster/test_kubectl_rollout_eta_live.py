@@ -86,10 +86,15 @@ def test_eta_at_one_third_of_a_roll_is_within_a_quarter_of_its_real_duration(
     assumed = eta["assumes"].split(" ", 2)[1]
     assert assumed in ("4s", "5s", "3s"), eta["assumes"]
     assert "median of" in eta["assumes"], eta["assumes"]
-    assert "  expected to complete in: " in text.stdout, text.stdout
+    # The text and tree are asked just after; on a loaded machine the roll may have ended by then, and
+    # a complete roll rightly has no ETA line.
+    assert "  expected to complete in: " in text.stdout or "successfully rolled out" in text.stdout, (
+        text.stdout
+    )
     assert tree.returncode == 0, tree.stderr
-    assert "\nETA:         " in tree.stdout, tree.stdout
-    assert "\nAssumes:     start-up " in tree.stdout, tree.stdout
+    if "\nStatus:      Complete" not in tree.stdout:
+        assert "\nETA:         " in tree.stdout, tree.stdout
+        assert "\nAssumes:     start-up " in tree.stdout, tree.stdout
     assert drawn.stdout.startswith("<svg"), drawn.stderr
     said_end = (asked_at + answered_at) / 2 + eta["seconds"]
     real = ended_at - changed_at

@@ -393,3 +393,26 @@ def test_no_eta_skips_the_planner_run() -> None:
     assert code == 0
     assert len(text.splitlines()) == 1
     assert kube.selectors == []  # nor reads the events it would measure
+
+
+def test_a_refusal_is_said_in_its_words_and_anything_else_is_named_as_a_bug() -> None:
+    from omereconcile.forecast.inputs import ForecastInputError
+    from omereconcile.kubectl.eta import failed
+
+    said = failed(ForecastInputError("the replica's revision does not render"))
+    assert (
+        said.text
+        == "none: the planner could not be run on this roll (the replica's revision does not render)"
+    )
+
+    def boom() -> None:
+        raise AssertionError
+
+    try:
+        boom()
+    except AssertionError as exc:
+        bug = failed(exc)
+    assert bug.seconds is None
+    assert bug.text.startswith("none: internal error (AssertionError at test_kubectl_eta.py:")
+    assert "this is a bug, please report it" in bug.text
+    assert "()" not in bug.text
