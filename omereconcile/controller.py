@@ -652,6 +652,7 @@ class Controller:
         # The resourceVersion of the controller's last write to each replica: its echo is filtered.
         self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
+        self.metrics.received_bytes.set_function(lambda: float(getattr(kube, "received_bytes", 0)))
 
     def _count_request(self, verb: str, resource: str, status: int) -> None:
         self.metrics.api_requests.labels(verb, resource, str(status)).inc()
