@@ -493,6 +493,17 @@ def _say_client_side_filter_once(shard: ShardSelector, resource: str) -> None:
     )
 
 
+def _merged(ranges: Iterable[ShardRange]) -> tuple[ShardRange, ...]:
+    """Sorted ranges with adjacent ones joined: a shorter selector, the same objects."""
+    out: list[ShardRange] = []
+    for r in sorted(ranges):
+        if out and out[-1].end == r.start:
+            out[-1] = ShardRange(out[-1].start, r.end)
+        else:
+            out.append(r)
+    return tuple(out)
+
+
 def _labels_of(obj: JSON) -> dict[str, Any]:
     return dict((obj.get("metadata") or {}).get("labels") or {})
 
@@ -600,8 +611,12 @@ class Controller:
         # ``fence()`` (the range Leases renewed within the renew deadline) holds its range.
         self.shard_ranges = tuple(shard_ranges) if shard_ranges is not None else None
         self.fence = fence
-        self._held: dict[int, tuple[threading.Event, list[Reflector]]] = {}
         self._held_lock = threading.Lock()
+        self._wanted: set[int] = set()  # the ranges held (their Leases)
+        self._active: frozenset[int] = frozenset()  # held, and covered by synced watches
+        self._rewatch = threading.Event()
+        self._swapper: threading.Thread | None = None
+        self._pending: list[Reflector] = []  # watches being built (listing, syncing)
         self._inflight: Counter[int] = Counter()  # passes running, by range
         self.fenced_skips = 0  # passes skipped or stopped because the range was not held
         self._ledgers_readable: dict[str | None, bool] = {}
@@ -652,6 +667,7 @@ class Controller:
         # The resourceVersion of the controller's last write to each replica: its echo is filtered.
         self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
+        self.metrics.received_bytes.set_function(lambda: float(getattr(kube, "received_bytes", 0)))
 
     def _count_request(self, verb: str, resource: str, status: int) -> None:
         self.metrics.api_requests.labels(verb, resource, str(status)).inc()
@@ -773,19 +789,23 @@ class Controller:
         return None
 
     def held_ranges(self) -> frozenset[int]:
+        """The ranges this process holds (their Leases), whether or not their watches have synced."""
         with self._held_lock:
-            return frozenset(self._held)
+            return frozenset(self._wanted)
+
+    def active_ranges(self) -> frozenset[int]:
+        """The ranges held whose watches have synced: the ones a pass may act on (within the fence)."""
+        with self._held_lock:
+            return self._active
 
     def may_act(self, namespace: str) -> bool:
         """Whether this process may write to a replica of ``namespace`` now: always when not sharded;
-        sharded, only while it watches the namespace's range, those watches have synced, and the
-        range's Lease was renewed within the renew deadline (the fence)."""
+        sharded, only while it holds the namespace's range, its watches cover the range and have synced,
+        and the range's Lease was renewed within the renew deadline (the fence)."""
         i = self.range_of(namespace)
         if i is None:
             return self.shard_ranges is None
-        with self._held_lock:
-            held = self._held.get(i)
-        if held is None or not all(r.synced.is_set() for r in held[1]):
+        if i not in self.active_ranges():
             return False
         return self.fence is None or i in self.fence()
 
@@ -797,51 +817,93 @@ class Controller:
         return ok
 
     def hold_ranges(self, indices: Iterable[int]) -> None:
-        """Watch the replicas and what they own in these ranges (a no-op for ranges already watched).
-        Returns at once: a range is acted on once its watches have synced (``may_act``)."""
+        """Hold these ranges (add to those held). Returns at once: the watches are rebuilt for every
+        range held in the background, and a range is acted on once they have synced."""
         if self.shard_ranges is None or self.stop_event.is_set():
             return
-        for i in sorted(set(indices)):
-            with self._held_lock:
-                if i in self._held:
-                    continue
-                stop = threading.Event()
-                shard = ShardSelector(NAMESPACE_FIELD, (self.shard_ranges[i],))
-                rs = [r for ns in self._scopes() for r in self._replica_reflectors(ns, shard, stop)]
-                # Said before anything of the range can be acted on (the tests bound acting by it).
-                log.info(
-                    "range held: watching its replicas",
-                    extra={"range": f"{i}/{len(self.shard_ranges)}", "shard_selector": shard.to_string()},
-                )
-                self._held[i] = (stop, rs)
-                self._register(rs)
-            for r in rs:
-                r.start()
+        with self._held_lock:
+            new = set(indices) - self._wanted
+            if not new:
+                return
+            self._wanted |= new
+            if self._swapper is None:
+                self._swapper = threading.Thread(target=self._swap_loop, name="shard-watches", daemon=True)
+                self._swapper.start()
+        self._rewatch.set()
 
     def drop_ranges(self, indices: Iterable[int], wait: float = 5.0) -> None:
         """Stop acting on these ranges, wait (up to ``wait`` seconds) for the passes running in them to
-        end, then stop their watches. After this returns, the ranges' Leases may be released."""
-        dropped: list[tuple[int, threading.Event, list[Reflector]]] = []
+        end. After this returns, the ranges' Leases may be released. Their objects leave the caches
+        when the watches are next rebuilt (at once, in the background)."""
         with self._held_lock:
-            for i in sorted(set(indices)):
-                held = self._held.pop(i, None)
-                if held is not None:
-                    dropped.append((i, *held))
-        if not dropped:
-            return
-        idx = {i for i, _, _ in dropped}
+            idx = set(indices) & self._wanted
+            if not idx:
+                return
+            self._wanted -= idx
+            self._active = self._active - idx
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             with self._stats_lock:
                 if not any(self._inflight[i] for i in idx):
                     break
             time.sleep(0.02)
-        for i, stop, rs in dropped:
-            stop.set()
-            self._unregister(rs)
-            for r in rs:
-                r.close()
+        for i in sorted(idx):
             log.info("range dropped", extra={"range": f"{i}/{len(self.shard_ranges or ())}"})
+        self._rewatch.set()
+
+    def _swap_loop(self) -> None:
+        """One set of watches for all the ranges held (a selector of several ranges), rebuilt when they
+        change: a kind the server does not shard (custom resources; every kind with the gate off) is
+        then received once, not once per range. The new watches list and sync beside the old ones, and
+        replace them kind by kind, so a pass never sees a kind uncached or cached twice."""
+        assert self.shard_ranges is not None
+        built: frozenset[int] = frozenset()
+        current: tuple[threading.Event, list[Reflector]] | None = None
+        while not self.stop_event.is_set():
+            if not self._rewatch.wait(0.5):
+                continue
+            self._rewatch.clear()
+            target = self.held_ranges()
+            if target == built:
+                continue
+            stop = threading.Event()
+            rs: list[Reflector] = []
+            if target:
+                shard = ShardSelector(NAMESPACE_FIELD, _merged(self.shard_ranges[i] for i in sorted(target)))
+                rs = [r for ns in self._scopes() for r in self._replica_reflectors(ns, shard, stop)]
+                self._pending = rs
+                for r in rs:
+                    r.start()
+                while not self.stop_event.is_set() and not all(r.synced.wait(0.2) for r in rs):
+                    pass
+                if self.stop_event.is_set():
+                    stop.set()
+                    break
+            old = current[1] if current is not None else []
+            gone = {id(r) for r in old}
+            with self._held_lock:
+                for name in {r.name for r in (*old, *rs)}:
+                    self.reflectors[name] = [
+                        *(r for r in self.reflectors.get(name, []) if id(r) not in gone),
+                        *(r for r in rs if r.name == name),
+                    ]
+                active = target & self._wanted
+                for i in sorted(active - self._active):
+                    # Said before anything of the range can be acted on (the tests bound acting by it).
+                    log.info(
+                        "range held: watching its replicas",
+                        extra={"range": f"{i}/{len(self.shard_ranges)}", "ranges_watched": len(target)},
+                    )
+                self._active = frozenset(active)
+            if current is not None:
+                current[0].set()
+                for r in old:
+                    r.close()
+            current, built, self._pending = (stop, rs), target, []
+        if current is not None:
+            current[0].set()
+            for r in current[1]:
+                r.close()
 
     def start(self, *, sync_timeout: float = 60.0) -> None:
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
@@ -920,9 +982,7 @@ class Controller:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
-        with self._held_lock:
-            for ev, _ in self._held.values():
-                ev.set()
+        self._rewatch.set()
         self.queue.shutdown()
         for rs in self.reflectors.values():
             for r in rs:

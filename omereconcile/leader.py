@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -252,6 +253,7 @@ class RangeLeases:
         self._member_seen: dict[str, tuple[tuple[Any, ...], float]] = {}
         self._members: dict[str, str] = {}
         self._my_member: JSON | None = None
+        self._rounds = 0
 
     @property
     def collection(self) -> str:
@@ -351,6 +353,12 @@ class RangeLeases:
             self.clock(),
             self.renew_deadline,
         )
+        self._rounds += 1
+        if self._rounds == 1 and members is None and self._my_member is None:
+            # A process just started: its member Lease is new, and processes starting beside it have not
+            # seen each other yet. Taking nothing this round lets the first take see them all, instead
+            # of one taking every range, watching them, then handing most back.
+            plan = replace(plan, take=())
         for i in plan.release:
             self.renewed_at.pop(i, None)
         if plan.release and before_release is not None:

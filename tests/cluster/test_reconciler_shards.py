@@ -227,6 +227,9 @@ def test_member_leases_find_the_live_processes(apiserver: ControlPlane) -> None:
     metrics = Metrics()
     a = RangeLeases(kube, ns, 4, identity="host-a_1234", clock=lambda: t[0], metrics=metrics)
     b = RangeLeases(kube, ns, 4, identity="host-b_5678", clock=lambda: t[0])
+    a.round()  # a new process takes nothing in its first round: others starting with it are not seen yet
+    assert a.acting() == frozenset()
+    t[0] += 2
     a.round()
     assert a.acting() == {0, 1, 2, 3}
     t[0] += 2
@@ -372,7 +375,7 @@ def _rolled(cl: Cluster, image: str) -> bool:
     return True
 
 
-def test_two_processes_share_the_fleet_and_a_killed_ones_ranges_move_only_after_expiry(
+def test_processes_share_the_fleet_a_killed_ones_ranges_move_after_expiry_and_a_joiner_gets_its_share(
     fleet_cluster: tuple[Cluster, Path, bool], tmp_path: Path
 ) -> None:
     cl, kubeconfig, gate_on = fleet_cluster
@@ -382,7 +385,7 @@ def test_two_processes_share_the_fleet_and_a_killed_ones_ranges_move_only_after_
     ]  # fmt: skip
     a = Reconciler(kubeconfig, tmp_path / "a.log", args).start()
     b = Reconciler(kubeconfig, tmp_path / "b.log", args).start()
-    recs = {"a": a, "b": b}
+    recs: dict[str, Reconciler] = {"a": a, "b": b}
     ended: dict[str, float] = {}
     try:
         ids = {_identity(a): "a", _identity(b): "b"}
@@ -446,6 +449,26 @@ def test_two_processes_share_the_fleet_and_a_killed_ones_ranges_move_only_after_
             took = max(start for start, _, who in spans[i] if who == "a")
             # b renewed at most RETRY before it died; a saw that renewal and waited LEASE after it.
             assert took >= killed + LEASE - RETRY - 0.5, (i, took - killed)
+
+        # A third process joins a running fleet: a hands half its ranges over (stops acting, then
+        # releases), c takes them, and the next roll is again written by each range's holder alone.
+        c = Reconciler(kubeconfig, tmp_path / "c.log", args).start()
+        recs["c"] = c
+        ids[_identity(c)] = "c"
+        c.wait(
+            "a and c to split the ranges",
+            lambda: sorted(holders().values()) == ["a", "a", "c", "c"],
+            timeout=60,
+        )
+        held = holders()
+        t4 = time.time()
+        _roll(cl, "engine:v4", FLEET)
+        c.wait("every replica rolled to v4", lambda: _rolled(cl, "engine:v4"), timeout=120)
+        writers = {}
+        for _, who, ns in _applied(recs, t4):
+            writers.setdefault(ns, set()).add(who)
+        assert writers == {ns: {held[range_of[ns]]} for ns in FLEET}
+        spans = _intervals(recs, ended)
         # Never two holders at once, and every write inside its writer's holding of the range.
         for i, sp in spans.items():
             for (_, end, _), (start, _, _) in itertools.pairwise(sp):

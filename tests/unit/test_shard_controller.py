@@ -3,6 +3,7 @@ stopping a pass before a write once the range is no longer held. No API server: 
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,26 +71,47 @@ def _no_watch_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Reflector, "start", lambda self: self)
 
 
+def _wait(fn: Any, timeout: float = 5.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if out := fn():
+            return out
+        time.sleep(0.01)
+    raise AssertionError("timed out")
+
+
 def test_a_process_acts_only_on_held_synced_and_fenced_ranges() -> None:
     fence: set[int] = set()
     ctrl = _sharded(fence)
-    ns = next(n for n in NAMESPACES if ctrl.range_of(n) == 1)
-    assert not ctrl.may_act(ns)  # not held
-    ctrl.hold_ranges([1])
-    held = ctrl._held[1][1]
-    assert {r.name for r in held} >= {"inferencereplicas", "pods", "controllerrevisions"}
-    assert all(r.shard is not None and r.shard.matches(ns) for r in held)
-    assert not ctrl.may_act(ns)  # watches not synced yet
-    for r in held:
-        r.synced.set()
-    assert not ctrl.may_act(ns)  # Lease not renewed within the deadline: fence closed
-    fence.add(1)
-    assert ctrl.may_act(ns)
-    other = next(n for n in NAMESPACES if ctrl.range_of(n) == 0)
-    assert not ctrl.may_act(other)
-    ctrl.drop_ranges([1], wait=0.1)
-    assert not ctrl.may_act(ns)
-    assert all(r not in ctrl.reflectors.get(r.name, []) for r in held)
+    try:
+        ns = next(n for n in NAMESPACES if ctrl.range_of(n) == 1)
+        assert not ctrl.may_act(ns)  # not held
+        ctrl.hold_ranges([1, 2])
+        pending = _wait(lambda: list(ctrl._pending))
+        # One set of watches for both ranges (adjacent: one range in the selector), not one per range.
+        assert sorted(r.name for r in pending) == sorted(
+            ["inferencereplicas", "pods", "services", "endpointslices", "controllerrevisions", "ledgers"]
+        )
+        assert all(r.shard is not None and len(r.shard.ranges) == 1 and r.shard.matches(ns) for r in pending)
+        assert ctrl.held_ranges() == {1, 2}
+        assert not ctrl.may_act(ns)  # watches not synced yet
+        assert ctrl.reflectors.get("pods", []) == []  # nor in use
+        for r in pending:
+            r.synced.set()
+        _wait(lambda: ctrl.active_ranges() == {1, 2})
+        assert list(ctrl.reflectors["pods"]) == [r for r in pending if r.name == "pods"]
+        assert not ctrl.may_act(ns)  # Lease not renewed within the deadline: fence closed
+        fence.add(1)
+        assert ctrl.may_act(ns)
+        other = next(n for n in NAMESPACES if ctrl.range_of(n) == 0)
+        assert not ctrl.may_act(other)
+        ctrl.drop_ranges([1], wait=0.1)
+        assert not ctrl.may_act(ns)  # at once, before the watches are rebuilt
+        assert ctrl.held_ranges() == {2}
+        rebuilt = _wait(lambda: list(ctrl._pending))  # for range 2 alone
+        assert all(r.shard is not None and not r.shard.matches(ns) for r in rebuilt)
+    finally:
+        ctrl.stop(timeout=1.0)
 
 
 def test_an_unsharded_controller_acts_on_everything() -> None:
@@ -144,7 +166,8 @@ def test_a_pass_of_a_held_range_not_yet_synced_waits_and_one_of_another_range_is
     for ns in (held_ns, other_ns):
         ctrl._enqueue((ns, "r"), "replica")
     # NoKube has no get: a pass that read the replica would raise here.
-    held = ctrl.reconcile((held_ns, "r"))
+    held = ctrl.reconcile((held_ns, "r"))  # held, its watches not synced
     assert (held.result, held.requeue_after) == ("requeue_after", 1.0)  # looks again once synced
     assert ctrl.reconcile((other_ns, "r")).result == "success"  # its holder acts, not this process
     assert ctrl.fenced_skips == 2
+    ctrl.stop(timeout=1.0)
