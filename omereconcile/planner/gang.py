@@ -70,15 +70,21 @@ def group_of(ctx: Ctx, index: int) -> PodGroupView | None:
 
 
 def _ours(ctx: Ctx, group: PodGroupView) -> bool:
-    return group.owner_uid in (None, ctx.world.replica.uid)
+    """``workload/podgroup/podgroup.go`` ``ControlledByUID`` (ome-projects/ome @ dcfb4135): the group's
+    controller owner reference names the replica's UID. A group with no controller reference is not
+    ours: it is never adopted, updated or deleted."""
+    return group.owner_uid is not None and group.owner_uid == ctx.world.replica.uid
 
 
 def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     """``workload/podgroup`` ``EnsurePodGroups``: the Instance's PodGroup exists before its pods.
 
     Returns None when the pods may be created in this pass (the group exists, is created ahead of
-    them in this plan, or the CRD is not installed), else why not: a group on its way out is waited
-    out (``PodGroupTerminating``), one another controller owns is a conflict."""
+    them in this plan, or the CRD is not installed), else why not. As in Go's
+    ``EnsurePodGroupForPodsFromObservation`` (ome-projects/ome ``workload/podgroup/podgroup.go`` @
+    dcfb4135) ownership is checked first: a group not controlled by this replica (another owner, or
+    no controller reference at all) is a conflict even while it terminates (``PodGroupNameInUse``);
+    only a group of ours on its way out is waited out (``PodGroupTerminating``)."""
     if not ctx.world.gang_scheduling:
         return None
     group = group_of(ctx, row.index)
@@ -94,10 +100,10 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
             CreatePodGroup(obj["metadata"]["name"], obj, f"Instance {row.index}'s gang is scheduled as one")
         )
         return None
-    if group.terminating:
-        return PODGROUP_TERMINATING
     if not _ours(ctx, group):
         return PODGROUP_NAME_IN_USE
+    if group.terminating:
+        return PODGROUP_TERMINATING
     return None
 
 
