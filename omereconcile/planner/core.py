@@ -179,7 +179,12 @@ def _summary(status: dict[str, Any], hold: Any) -> str:
 
 
 def _blocked(world: World, block: RenderBlock) -> Plan:
-    """No pod templates: Ready=False with the block, a Warning when new or changed, pods untouched."""
+    """No pod templates: Ready=False with the block, a Warning when new or changed, pods untouched.
+
+    ``inferencereplica/render.go`` ``reportRenderBlocked`` (ome-projects/ome @ a543351b): the Warning
+    is recorded when the Ready condition is absent or differs in status, reason, message or
+    observedGeneration — so an edit of the spec that leaves the replica blocked for the same reason
+    says it again at the new generation."""
     rep = world.replica
     old = dict(rep.status)
     conds = [dict(cd) for cd in old.get("conditions", []) or []]
@@ -189,11 +194,12 @@ def _blocked(world: World, block: RenderBlock) -> Plan:
     actions: list[Action] = []
     if status != old:
         actions.append(WriteStatus(status, f"render blocked: {block.reason}"))
-    changed = prev is None or (prev.get("status"), prev.get("reason"), prev.get("message")) != (
-        "False",
-        block.reason,
-        block.message,
-    )
+    changed = prev is None or (
+        prev.get("status"),
+        prev.get("reason"),
+        prev.get("message"),
+        prev.get("observedGeneration"),
+    ) != ("False", block.reason, block.message, rep.generation)
     if changed:
         actions.append(RecordEvent("Warning", block.reason, block.message))
     return Plan(tuple(actions), None, f"render blocked: {block.reason}: {block.message}")
