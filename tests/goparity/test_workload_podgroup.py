@@ -14,12 +14,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from omereconcile.actions import DeletePodGroup
+from omereconcile.actions import DeletePodGroup, UpdatePodGroup
 from omereconcile.simulate.cluster import UID, Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
+from omerender import constants as c
 
 GROUP0 = "llama-pool-engine-0"
 GROUP1 = "llama-pool-engine-1"
+TOPOLOGY = "network.example.com/fabric-domain"
+OWN_REF = {
+    "apiVersion": "ome.io/v1beta1",
+    "kind": "InferenceReplica",
+    "name": "llama-pool",
+    "uid": UID,
+    "controller": True,
+    "blockOwnerDeletion": True,
+}
 
 
 def _gang(replicas: int = 1, workers: int = 1) -> tuple[Sim, Driver]:
@@ -182,3 +192,153 @@ def test_delete_observed_terminating_is_accepted_without_delete() -> None:
     assert any(r["index"] == 1 for r in sim.rows())
     del sim.pod_groups[GROUP1]
     driver.run(lambda s: converged(s) and len(s.rows()) == 1)
+
+
+def _stale_group(sim: Sim, **meta: Any) -> dict[str, Any]:
+    """A group of ours at Instance 0's name, as Go's ``newPodGroupClient`` leaves a seeded one (the
+    owner's controller reference stamped), with the given metadata and a stale spec."""
+    assert sim.replica is not None
+    body: dict[str, Any] = {
+        "name": GROUP0,
+        "namespace": sim.replica["metadata"]["namespace"],
+        "uid": "stale-pg",
+        "resourceVersion": "1",
+        "ownerReferences": [dict(OWN_REF)],
+        **meta,
+    }
+    group = {"kind": "PodGroup", "metadata": body, "spec": {"minMember": 99, "scheduleTimeoutSeconds": 9999}}
+    sim.pod_groups[GROUP0] = group
+    return group
+
+
+def _updates(driver: Driver) -> list[UpdatePodGroup]:
+    return [a for _, a in applied(driver, "UpdatePodGroup") if isinstance(a, UpdatePodGroup)]
+
+
+def _want_labels(index: int) -> dict[str, str]:
+    return {
+        c.LABEL_INFERENCESERVICE: "llama-pool",
+        "component": "engine",
+        "ome.io/managed-by": "OMENative",
+        c.LABEL_INSTANCE_INDEX: str(index),
+    }
+
+
+def test_ensure_drift_corrected() -> None:
+    """TestEnsurePodGroup_DriftCorrected: stale minMember, timeout, labels and topology annotation are
+    put back in one pass, before the Instance's pods; an unrelated annotation is kept."""
+    sim = Sim(workers=1)
+    sim.apply_replica(
+        base_replica(replicas=1, topologyKey=TOPOLOGY, lifecycle={"instanceReadyTimeout": "3m"})
+    )
+    driver = Driver(sim)
+    driver.one_pass()  # the teardown finalizer
+    group = _stale_group(
+        sim,
+        labels={"stale": "true"},
+        annotations={c.ANNOTATION_TOPOLOGY_KEY: "stale.example.com/domain", "example.com/preserve": "yes"},
+    )
+    driver.one_pass()
+    assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 180}
+    assert group["metadata"]["labels"] == _want_labels(0)
+    assert group["metadata"]["annotations"] == {
+        c.ANNOTATION_TOPOLOGY_KEY: TOPOLOGY,
+        "example.com/preserve": "yes",
+    }
+    kinds = [type(a).__name__ for a in driver.plans[-1].actions]
+    assert kinds.index("UpdatePodGroup") < kinds.index("CreatePod")
+    assert sim.pod_groups[GROUP0]["metadata"]["uid"] == "stale-pg"
+
+
+def test_ensure_unset_topology_key_removes_owned_annotation_only() -> None:
+    """TestEnsurePodGroup_UnsetTopologyKeyRemovesOwnedAnnotationOnly."""
+    sim, driver = _gang()
+    driver.one_pass()
+    group = _stale_group(
+        sim,
+        labels=_want_labels(0),
+        annotations={c.ANNOTATION_TOPOLOGY_KEY: "stale.example.com/domain", "example.com/preserve": "yes"},
+    )
+    driver.one_pass()
+    assert group["metadata"]["annotations"] == {"example.com/preserve": "yes"}
+
+
+def test_ensure_topology_annotation_drift_triggers_one_update() -> None:
+    """TestEnsurePodGroup_TopologyAnnotationDriftTriggersUpdate: a topology-only drift is one update."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1, topologyKey=TOPOLOGY))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    assert _updates(driver) == []
+    # The group's pods are gone (an Instance being rebuilt); its annotation drifted meanwhile.
+    group = sim.pod_groups[GROUP0]
+    group["metadata"]["annotations"] = {
+        c.ANNOTATION_TOPOLOGY_KEY: "stale.example.com/domain",
+        "example.com/preserve": "yes",
+    }
+    sim.pods.clear()
+    driver.one_pass()
+    (update,) = _updates(driver)
+    assert update.patch == {"metadata": {"annotations": {c.ANNOTATION_TOPOLOGY_KEY: TOPOLOGY}}}
+    assert group["metadata"]["annotations"] == {
+        c.ANNOTATION_TOPOLOGY_KEY: TOPOLOGY,
+        "example.com/preserve": "yes",
+    }
+
+
+def test_ensure_heals_legacy_component_label_key() -> None:
+    """TestEnsurePodGroup_HealsLegacyComponentLabelKey: a label key OME no longer writes is removed."""
+    sim, driver = _gang()
+    driver.one_pass()
+    legacy = {k: v for k, v in _want_labels(0).items() if k != "component"}
+    group = _stale_group(sim, labels={**legacy, "ome.io/component": "engine"})
+    driver.one_pass()
+    assert group["metadata"]["labels"] == _want_labels(0)
+
+
+def test_ensure_no_drift_writes_nothing_and_keeps_unrelated_annotations() -> None:
+    """TestEnsurePodGroup_FastPathReadsBeforeWriteAndSkipsNoDrift: an annotation OME does not own, added
+    between passes, neither causes a write nor is removed."""
+    sim = Sim(workers=2)
+    sim.apply_replica(base_replica(replicas=1, topologyKey=TOPOLOGY))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    group = sim.pod_groups[GROUP0]
+    group["metadata"]["annotations"]["example.com/preserve"] = "yes"
+    _passes(sim, driver, 3)
+    assert _updates(driver) == []
+    assert group["spec"]["minMember"] == 3
+    assert group["metadata"]["annotations"] == {
+        c.ANNOTATION_TOPOLOGY_KEY: TOPOLOGY,
+        "example.com/preserve": "yes",
+    }
+
+
+def test_ensure_drift_still_writes() -> None:
+    """TestEnsurePodGroup_DriftStillWrites: a drifted minMember on a running gang's group is written."""
+    sim = Sim(workers=2)
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.pod_groups[GROUP0]["spec"]["minMember"] = 99
+    driver.one_pass()
+    (update,) = _updates(driver)
+    assert update.patch == {"spec": {"minMember": 3}}
+    assert sim.pod_groups[GROUP0]["spec"]["minMember"] == 3
+
+
+def test_topology_of_a_running_gang_is_not_changed_under_it() -> None:
+    """``EnsurePodGroupForPodsWithReader`` (podgroup.go @ dcfb4135): while pods of the Instance are
+    live, the group keeps the topology it carries (Go: the key the immutable pods were placed by, else
+    the group's annotation); the other drifted fields are still put back."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1, topologyKey=TOPOLOGY))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    group = sim.pod_groups[GROUP0]
+    group["metadata"]["annotations"] = {c.ANNOTATION_TOPOLOGY_KEY: "placed.example.com/domain"}
+    group["spec"]["minMember"] = 99
+    driver.one_pass()
+    (update,) = _updates(driver)
+    assert update.patch == {"spec": {"minMember": 2}}
+    assert group["metadata"]["annotations"] == {c.ANNOTATION_TOPOLOGY_KEY: "placed.example.com/domain"}
