@@ -345,3 +345,66 @@ def test_sigkill_during_a_gang_surge_then_restart_finishes_with_nothing_lost_or_
         "podgroup/llama-pool-engine-1",
     }
     assert mon.minimum == 1
+
+
+def test_a_drifted_pod_group_is_patched_back_and_an_ownerless_one_is_never_adopted(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go ``workload/podgroup/podgroup.go`` @ dcfb4135 ``EnsurePodGroupForPodsFromObservation``: a group
+    of ours whose owned fields drifted is updated (labels, minMember; an annotation it does not own is
+    kept), and a group with no controller reference at an Instance's name is a conflict
+    (``ControlledByUID``), never adopted. Before issue 37's fix the drift stayed, and the ownerless
+    group was taken as ours: the gang's pods were created against it."""
+    _wait_gpus_free(cluster, namespace)
+    path = PODGROUPS.format(ns=namespace)
+    # A group with the replica's labels but no owner at Instance 1's name, there before the replica
+    # (left by a tool that copied the labels, not the owner).
+    labels = {"ome.io/inferenceservice": "llama-pool", "component": "engine", "ome.io/instance-index": "1"}
+    cluster.raw.post(
+        path,
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "llama-pool-engine-1", "namespace": namespace, "labels": labels},
+            "spec": {"minMember": 5},
+        },
+    )
+    rec = reconcilers()
+    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=2))
+
+    def instance1_refused() -> bool:
+        rows = replica(cluster, namespace).get("status", {}).get("instanceStatuses") or []
+        row = next((r for r in rows if r["index"] == 1), {})
+        return (row.get("lastFailure") or {}).get("reason") == "PodGroupNameInUse"
+
+    rec.wait("Instance 1 refused on the ownerless PodGroup", instance1_refused, timeout=120)
+    gang0 = {"llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"}
+
+    def instance0_serving() -> bool:
+        return gang0 <= {p["metadata"]["name"] for p in live_pods(cluster, namespace) if serving(p)}
+
+    rec.wait("Instance 0 serving", instance0_serving, timeout=120)
+    assert not [n for n in _names(cluster, namespace) if n.startswith("llama-pool-engine-1-")]
+    ownerless = cluster.raw.get(f"{path}/llama-pool-engine-1")
+    assert "ownerReferences" not in ownerless["metadata"]
+    assert ownerless["spec"]["minMember"] == 5
+
+    # Instance 0's group drifts by hand; a replica edit wakes a pass (PodGroups are not watched).
+    cluster.raw.patch(
+        f"{path}/llama-pool-engine-0",
+        {
+            "metadata": {"labels": {"stale": "true"}, "annotations": {"example.com/preserve": "yes"}},
+            "spec": {"minMember": 99},
+        },
+    )
+    cluster.kubectl("annotate", "-n", namespace, "inferencereplica", "llama-pool", "example.com/poke=1")
+
+    def healed() -> bool:
+        g = cluster.raw.get(f"{path}/llama-pool-engine-0")
+        return g["spec"]["minMember"] == 2 and "stale" not in (g["metadata"].get("labels") or {})
+
+    rec.wait("the drifted PodGroup patched back", healed, timeout=60)
+    group = cluster.raw.get(f"{path}/llama-pool-engine-0")
+    print("Instance 0's PodGroup after the pass:", group["metadata"].get("labels"), group["spec"])
+    assert group["metadata"]["annotations"]["example.com/preserve"] == "yes"
+    assert group["metadata"]["labels"]["ome.io/instance-index"] == "0"
