@@ -408,3 +408,10 @@ def test_a_drifted_pod_group_is_patched_back_and_an_ownerless_one_is_never_adopt
     print("Instance 0's PodGroup after the pass:", group["metadata"].get("labels"), group["spec"])
     assert group["metadata"]["annotations"]["example.com/preserve"] == "yes"
     assert group["metadata"]["labels"]["ome.io/instance-index"] == "0"
+    # Once in line, later passes leave it alone (no patch every pass).
+    cluster.kubectl(
+        "annotate", "-n", namespace, "inferencereplica", "llama-pool", "example.com/poke=2", "--overwrite"
+    )
+    time.sleep(3)
+    again = cluster.raw.get(f"{path}/llama-pool-engine-0")
+    assert again["metadata"]["resourceVersion"] == group["metadata"]["resourceVersion"]
