@@ -352,9 +352,10 @@ def test_a_drifted_pod_group_is_patched_back_and_an_ownerless_one_is_never_adopt
 ) -> None:
     """Go ``workload/podgroup/podgroup.go`` @ dcfb4135 ``EnsurePodGroupForPodsFromObservation``: a group
     of ours whose owned fields drifted is updated (labels, minMember; an annotation it does not own is
-    kept), and a group with no controller reference at an Instance's name is a conflict
-    (``ControlledByUID``), never adopted. Before issue 37's fix the drift stayed, and the ownerless
-    group was taken as ours: the gang's pods were created against it."""
+    kept), and a group at an Instance's name with no controller reference, or another owner's, is a
+    conflict (``ControlledByUID``), never adopted. Before issue 37's fix the drift stayed, the
+    ownerless group was taken as ours, and the other owner's was not even observed: for both the
+    gang's pods were created against a group that was not the replica's."""
     _wait_gpus_free(cluster, namespace)
     path = PODGROUPS.format(ns=namespace)
     # A group with the replica's labels but no owner at Instance 1's name, there before the replica
@@ -369,25 +370,53 @@ def test_a_drifted_pod_group_is_patched_back_and_an_ownerless_one_is_never_adopt
             "spec": {"minMember": 5},
         },
     )
+    # And one another owner (a ConfigMap) controls at Instance 2's name, with the same labels.
+    owner = cluster.raw.post(
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other-owner"}},
+    )
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "other-owner", "uid": owner["metadata"]["uid"]}
+    cluster.raw.post(
+        path,
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": "llama-pool-engine-2",
+                "namespace": namespace,
+                "labels": {**labels, "ome.io/instance-index": "2"},
+                "ownerReferences": [{**ref, "controller": True}],
+            },
+            "spec": {"minMember": 5},
+        },
+    )
     rec = reconcilers()
-    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=2))
+    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=3))
 
-    def instance1_refused() -> bool:
+    def refused(index: int) -> bool:
         rows = replica(cluster, namespace).get("status", {}).get("instanceStatuses") or []
-        row = next((r for r in rows if r["index"] == 1), {})
+        row = next((r for r in rows if r["index"] == index), {})
         return (row.get("lastFailure") or {}).get("reason") == "PodGroupNameInUse"
 
-    rec.wait("Instance 1 refused on the ownerless PodGroup", instance1_refused, timeout=120)
+    rec.wait("Instance 1 refused on the ownerless PodGroup", lambda: refused(1), timeout=120)
+    rec.wait("Instance 2 refused on the other owner's PodGroup", lambda: refused(2), timeout=60)
     gang0 = {"llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"}
 
     def instance0_serving() -> bool:
         return gang0 <= {p["metadata"]["name"] for p in live_pods(cluster, namespace) if serving(p)}
 
     rec.wait("Instance 0 serving", instance0_serving, timeout=120)
-    assert not [n for n in _names(cluster, namespace) if n.startswith("llama-pool-engine-1-")]
+    assert not [
+        n
+        for n in _names(cluster, namespace)
+        if n.startswith(("llama-pool-engine-1-", "llama-pool-engine-2-"))
+    ]
     ownerless = cluster.raw.get(f"{path}/llama-pool-engine-1")
     assert "ownerReferences" not in ownerless["metadata"]
     assert ownerless["spec"]["minMember"] == 5
+    foreign = cluster.raw.get(f"{path}/llama-pool-engine-2")
+    assert [r["uid"] for r in foreign["metadata"]["ownerReferences"]] == [ref["uid"]]
+    assert foreign["spec"]["minMember"] == 5
 
     # Instance 0's group drifts by hand; a replica edit wakes a pass (PodGroups are not watched).
     cluster.raw.patch(
