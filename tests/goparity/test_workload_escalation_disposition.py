@@ -7,8 +7,9 @@ newest of three stored versions (``DisposeExpiredAttempt``). Go calls the dispos
 ``InstanceFailed`` Warning; ours is :func:`omereconcile.planner.steps.dispose` on a :class:`Row`, the
 pass's :class:`~omereconcile.planner.retry.RetryBook` and its :class:`Out`. The context is a real one,
 built from a simulated replica whose spec revision stands for Go's ``UpdateRevision``. Only the
-workload-caused branch's tests (the first six functions of the file) are ported; the relocation
-branch's need the ledger fixture (``docs/goparity.md``).
+workload-caused branch's tests (the first six functions of the file), the terminal Warning's repeat
+suppression and the gang Create disposal are ported; the relocation branch's need the ledger fixture
+(``docs/goparity.md``).
 """
 
 from __future__ import annotations
