@@ -2,6 +2,7 @@
 
 - ``CreatePod`` / ``CreatePodGroup`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an
   earlier pass did it. ``DeletePodGroup`` is pinned to the PodGroup's UID; NotFound means it is gone.
+  ``UpdatePodGroup`` is a merge patch pinned to UID and resourceVersion; NotFound means it is gone.
   A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
   operation (``capacityRefusedAt``, a status PUT) and announced once per episode
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``). A create or in-place
@@ -54,6 +55,7 @@ from omereconcile import actions as A
 from omereconcile.events import EventCorrelator
 from omereconcile.kube import (
     JSON,
+    MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     AlreadyExists,
     ApiError,
@@ -214,6 +216,14 @@ class Executor:
         if isinstance(act, A.DeletePodGroup):
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pod_groups(ns)}/{act.name}", _delete_options(act.uid, None))
+            return None
+        if isinstance(act, A.UpdatePodGroup):
+            body = dict(act.patch)
+            meta = dict(body.get("metadata") or {})
+            meta.update({"uid": act.uid, "resourceVersion": act.resource_version})
+            body["metadata"] = meta
+            with contextlib.suppress(NotFound):  # gone since the read: the next pass creates it
+                kube.patch(f"{paths.pod_groups(ns)}/{act.name}", body, content_type=MERGE_PATCH)
             return None
         if isinstance(act, A.SetServingGate):
             patch = {

@@ -482,7 +482,8 @@ def with_nodes(obs: Observation, lookup: NodeLookup | None) -> Observation:
 
 def with_pod_groups(kube: Kube, obs: Observation, prefix: str, component: str) -> Observation:
     """Add the replica's PodGroups to the world: listed live, for a multi-pod replica or one whose pods
-    name a PodGroup, by the replica's selector. A 404 means the scheduler-plugins CRD is not installed:
+    name a PodGroup, by the replica's selector (every group under it, another owner's too: the planner
+    refuses one at an Instance's name, as Go ``ControlledByUID`` does). A 404 means the scheduler-plugins CRD is not installed:
     no PodGroup is created (01 §3.6).
 
     A single-pod replica lists them too, but only while a planned Instance has no pod: that is the
@@ -504,7 +505,9 @@ def with_pod_groups(kube: Kube, obs: Observation, prefix: str, component: str) -
     except NotFound:
         return replace(obs, world=replace(world, gang_scheduling=False))
     if query:
-        groups = tuple(PodGroupView.from_dict(g) for g in listed if _owned_by(g, world.replica.uid))
+        # Every group under the selector, another owner's too: one at an Instance's name is a
+        # collision the planner refuses (Go ControlledByUID); each planner use checks the owner.
+        groups = tuple(PodGroupView.from_dict(g) for g in listed)
     else:
         groups = tuple(
             view

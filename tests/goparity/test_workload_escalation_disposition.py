@@ -7,12 +7,14 @@ newest of three stored versions (``DisposeExpiredAttempt``). Go calls the dispos
 ``InstanceFailed`` Warning; ours is :func:`omereconcile.planner.steps.dispose` on a :class:`Row`, the
 pass's :class:`~omereconcile.planner.retry.RetryBook` and its :class:`Out`. The context is a real one,
 built from a simulated replica whose spec revision stands for Go's ``UpdateRevision``. Only the
-workload-caused branch's tests (the first six functions of the file) are ported; the relocation
-branch's need the ledger fixture (``docs/goparity.md``).
+workload-caused branch's tests (the first six functions of the file), the terminal Warning's repeat
+suppression and the gang Create disposal are ported; the relocation branch's need the ledger fixture
+(``docs/goparity.md``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -177,3 +179,34 @@ def test_dispose_target_revision_pod_still_held() -> None:
     )
     assert list(book.blocks) == [good]
     assert failed is not None
+
+
+def test_dispose_terminal_suppresses_repeat_warn_for_same_failure() -> None:
+    """Go: same file, TestDispose_Terminal_SuppressesRepeatWarnForSameFailure: an attempt failing on
+    ``CrashLoopBackOff`` (not workload-caused: the terminal branch; no relocation) warns once; with
+    ``lastFailure.reason`` already ``CrashLoopBackOff`` it does not warn again; a different prior
+    reason (``OOMKilled``) is a new failure and warns."""
+    ctx = _ctx()
+    warned = []
+    for prior in (None, {"reason": "CrashLoopBackOff"}, {"reason": "OOMKilled"}):
+        row = replace(_row(ctx, R.OP_UPDATE, ctx.spec_revision, R.UPDATING), last_failure=prior)
+        _, _, out = _dispose(ctx, row, _pod(ctx, "CrashLoopBackOff"))
+        warned.append(len(_warnings(out)))
+    assert warned == [1, 0, 1]
+
+
+def test_expire_operations_gang_create_disposed() -> None:
+    """Go: same file, TestExpireOperations_GangCreateDisposed: a gang Create (leader + 2 workers) with
+    no target revision whose leader is parked in ``ImagePullBackOff`` is disposed like a single-pod
+    one — creates have no abandon path: a block on the update revision (ours: the spec's), the
+    operation cleared, the row Failed."""
+    ctx = _ctx()
+    leader = replace(_pod(ctx, "ImagePullBackOff"), name="llama-pool-engine-0-leader-0")
+    row = _row(ctx, R.OP_CREATE, "", R.CREATING)
+    book = RetryBook({}, "llama-demo/llama-pool", "engine")
+    out = Out(ctx.now)
+    found = Failure(leader.name, "main", "ImagePullBackOff", "stuck", "ImagePullBackOff")
+    failed = dispose(ctx, row, [leader], found, out, book)
+    assert list(book.blocks) == [ctx.spec_revision]
+    assert failed is not None
+    assert (failed.phase, failed.operation) == (R.FAILED, None)

@@ -16,6 +16,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.holds import UNSCHEDULABLE
@@ -248,3 +250,77 @@ def test_unschedulable_hold_cleared_when_pod_deleted() -> None:
     assert kept.operation is not None
     assert kept.operation.waiting is None
     assert kept.operation.deadline == ctx.now + TIMEOUT
+
+
+def _in_flight(ctx: Ctx, op_type: str, step: str, phase: str, reason: str | None = None) -> R.Row:
+    """Go's ``restartingInstance`` / ``rollInFlight``: an operation at ``step`` whose deadline is 30
+    minutes away (incarnation 2 for the repair, as Go's fixture)."""
+    op = R.Operation(
+        f"{op_type.lower()}-0",
+        op_type,
+        step,
+        ctx.spec_revision,
+        ctx.now - timedelta(minutes=1),
+        deadline=ctx.now + timedelta(minutes=30),
+        reason=reason,
+    )
+    return R.Row(index=0, phase=phase, operation=op, incarnation=2 if op_type == R.OP_RESTART else 1)
+
+
+IN_FLIGHT = [
+    ("Restart", R.OP_RESTART, R.STEP_DRAIN, R.RESTARTING, NAME),
+    ("InPlace", R.OP_UPDATE, "InPlace", R.UPDATING, NAME),
+    ("Drain", R.OP_UPDATE, R.STEP_DRAIN, R.UPDATING, NAME),
+    ("SurgeDrain", R.OP_UPDATE, R.STEP_SURGE_DRAIN, R.UPDATING, "llama-pool-engine-0-default-1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "op_type", "step", "phase", "pod_name"), IN_FLIGHT, ids=[c[0] for c in IN_FLIGHT]
+)
+def test_unschedulable_operation_held_while_the_grace_is_unconfigured(
+    label: str, op_type: str, step: str, phase: str, pod_name: str
+) -> None:
+    """Go: same file, TestEscalation_UnschedulableRestartHoldsThenFailsPastGrace ("held while the grace
+    is unconfigured"), TestEscalation_UnschedulableRollHoldsThenFailsPastGrace ("InPlace"/"Drain held
+    while the grace is unconfigured") and TestEscalation_UnschedulableDrainHoldsThenFailsPastGrace
+    ("held while the grace is unconfigured"): a repair's or roll's pod the scheduler cannot place is
+    held, not failed — the operation waits ``Unschedulable`` (its deadline parks), ``lastFailure``
+    carries the scheduler's message, a repair keeps its cause, and no retry block is written."""
+    ctx = _ctx()
+    pod = replace(_unschedulable(ctx, timedelta(minutes=5)), name=pod_name)
+    out = Out(ctx.now)
+    book = RetryBook({}, "llama-demo/llama-pool", "engine")
+    row, failed = check_failure(
+        ctx, _in_flight(ctx, op_type, step, phase, "pod lost"), pod, pod_name, out, book
+    )
+    assert failed is None
+    assert row.phase == phase
+    assert row.operation is not None
+    assert row.operation.waiting == UNSCHEDULABLE
+    assert row.operation.reason == "pod lost"
+    assert row.last_failure is not None
+    assert row.last_failure["message"] == MESSAGE
+    assert book.blocks == {}
+
+
+@pytest.mark.parametrize(
+    ("label", "op_type", "step", "phase", "pod_name"), IN_FLIGHT, ids=[c[0] for c in IN_FLIGHT]
+)
+def test_unschedulable_operation_failed_past_the_configured_grace(
+    label: str, op_type: str, step: str, phase: str, pod_name: str
+) -> None:
+    """Go: the same three tests' "failed past the configured grace" subtests: past a 10-minute grace
+    the attempt fails ``Unschedulable`` with the scheduler's message, environment-caused (no retry
+    block: the revision's ladder is untouched)."""
+    ctx = _ctx(grace=timedelta(minutes=10))
+    pod = replace(_unschedulable(ctx, timedelta(hours=1)), name=pod_name)
+    out = Out(ctx.now)
+    book = RetryBook({}, "llama-demo/llama-pool", "engine")
+    _, failed = check_failure(ctx, _in_flight(ctx, op_type, step, phase), pod, pod_name, out, book)
+    assert failed is not None
+    assert failed.phase == R.FAILED
+    assert failed.last_failure is not None
+    assert failed.last_failure["reason"] == UNSCHEDULABLE
+    assert MESSAGE in str(failed.last_failure["message"])
+    assert book.blocks == {}

@@ -100,6 +100,25 @@ def test_attempt_suspect_node(name: str, pods: list[PodView], rev: str, want: st
     assert attempt_suspect_node(pods, rev) == want
 
 
+SINGLE: list[tuple[str, list[str], str]] = [
+    ("no pods", [], ""),
+    ("one pod on one node", ["a"], "a"),
+    ("a whole gang on one node", ["a", "a", "a"], "a"),
+    ("pods spanning nodes", ["a", "b"], ""),
+    ("an unscheduled pod", ["a", ""], ""),
+]
+
+
+@pytest.mark.parametrize(("name", "nodes", "want"), SINGLE, ids=[s[0] for s in SINGLE])
+def test_single_live_node(name: str, nodes: list[str], want: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/evidence/terminating_test.go @ 58a57f25,
+    TestSingleLiveNode, entry ``name``: one node is named only when every pod is bound to it. Ours
+    folds ``SingleLiveNode`` into ``attempt_suspect_node``, which reads pods with no revision label
+    exactly as ``SingleLiveNode`` does (Go's own TestAttemptSuspectNode comment); the entry "a nil
+    pod" has no counterpart."""
+    assert attempt_suspect_node([_on("", n) for n in nodes], NEW) == want
+
+
 OVERDUE = NOW - timedelta(minutes=10)
 STUCK: list[tuple[str, PodView, ForceDeletePolicy | None, str, bool]] = [
     ("no policy: the escalation does not exist", _pod("gone-node", OVERDUE), None, N.NOT_CONFIGURED, False),
