@@ -116,8 +116,11 @@ def test_pod_groups_are_listed_for_a_gang_replica_or_a_single_pod_instance_witho
     gang = _observe(gang_replica("llama-pool", NS, "engine:v1", gpus=8))
     kube = ListingKube([_group(0), _group(1, uid="someone-else")])
     world = with_pod_groups(kube, gang, "llama-pool", "engine").world  # type: ignore[arg-type]
-    assert [g.name for g in world.pod_groups] == ["llama-pool-engine-0"]
+    # A gang keeps every group under its selector, another owner's too, so that the planner refuses an
+    # Instance whose group name another controller holds (Go's EnsurePodGroup reads it by name).
+    assert [g.name for g in world.pod_groups] == ["llama-pool-engine-0", "llama-pool-engine-1"]
     assert world.pod_groups[0].index == 0
+    assert world.pod_groups[1].owner_uid == "someone-else"
     assert world.gang_scheduling
 
 
