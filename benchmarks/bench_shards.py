@@ -26,13 +26,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bench_fleet import wait  # noqa: E402
 from testbed.controlplane import free_port  # noqa: E402
 from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster  # noqa: E402
 
@@ -50,15 +49,6 @@ def metric_sum(text: str, name: str, **labels: str) -> float:
         if all(have.get(k) == v for k, v in labels.items()):
             total += float(m["value"])
     return total
-
-
-def wait(what: str, fn: Callable[[], Any], timeout: float, interval: float = 1.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fn():
-            return
-        time.sleep(interval)
-    raise SystemExit(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 class Process:
