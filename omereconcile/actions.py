@@ -30,6 +30,7 @@ __all__ = [
     "RemoveAnnotation",
     "RemoveFinalizer",
     "SetServingGate",
+    "UpdatePodGroup",
     "WriteLedger",
     "WriteStatus",
 ]
@@ -83,6 +84,19 @@ class DeletePodGroup:
 
     name: str
     uid: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdatePodGroup:
+    """Bring a PodGroup of ours back to what its Instance needs (Go ``EnsurePodGroupForPodsFromObservation``
+    update path): a JSON merge patch of the owned fields, pinned to the UID and resourceVersion the
+    plan read (409: the next pass reads it again; NotFound: gone, the next pass creates it)."""
+
+    name: str
+    uid: str
+    resource_version: str
+    patch: Mapping[str, Any]
     reason: str
 
 
@@ -240,6 +254,7 @@ Action = (
     | ForceDeletePod
     | CreatePodGroup
     | DeletePodGroup
+    | UpdatePodGroup
     | SetServingGate
     | PatchPodInPlace
     | EnsureService

@@ -24,7 +24,7 @@ from omereconcile.certrotator import CertRotator
 from omereconcile.controller import CONFIG_NAME, Controller
 from omereconcile.executor import target_of
 from omereconcile.kube import ApiError, Kube, NotFound
-from omereconcile.leader import LeaderElector, default_identity
+from omereconcile.leader import LeaderElector, RangeLeases, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
 from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.planner import plan
@@ -125,6 +125,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--lease-duration", type=float, default=15.0)
     run.add_argument("--renew-deadline", type=float, default=10.0)
     run.add_argument("--retry-period", type=float, default=2.0)
+    run.add_argument(
+        "--shards",
+        type=_positive_int,
+        default=1,
+        help="hash ranges over the namespace, one Lease each (issue 31): every process started with the "
+        "same N takes ranges up to its fair share and acts only on the replicas of the ranges it holds, "
+        "watching only them (server-side shardSelector, or a client-side filter when the API server's "
+        "ShardedListAndWatch gate is off). Default 1: one acting process, the leader (--leader-elect)",
+    )
+    run.add_argument(
+        "--shard-lease-prefix",
+        default="omereconcile-shard",
+        help="name prefix of the range Leases (PREFIX-N-INDEX), the member Leases and the cuts Lease, in "
+        "--lease-namespace",
+    )
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
     run.add_argument("--webhook-addr", type=_addr, default=":9443")
@@ -192,6 +207,34 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    shards: RangeLeases | None = None
+    shard_ranges = None
+    if args.shards > 1:
+        try:
+            shards = RangeLeases(
+                kube,
+                args.lease_namespace or args.ome_namespace,
+                args.shards,
+                prefix=args.shard_lease_prefix,
+                identity=identity,
+                lease_duration=args.lease_duration,
+                renew_deadline=args.renew_deadline,
+                retry_period=args.retry_period,
+                metrics=metrics,
+            )
+            shard_ranges = shards.agreed_ranges(lambda: _fleet_namespaces(kube, args.namespaces))
+        except ValueError as exc:
+            log.error("cannot shard", extra={"error": str(exc)})
+            kube.close()
+            return 2
+        except ApiError as exc:
+            log.error("cannot read or store the shard range cuts", extra={"error": str(exc)})
+            kube.close()
+            return 1
+        log.info(
+            "sharded: acting only on the ranges this process holds",
+            extra={"shards": args.shards, "identity": identity},
+        )
     controller = Controller(
         kube,
         namespaces=args.namespaces,
@@ -202,9 +245,11 @@ def _run(args: argparse.Namespace) -> int:
         watch_timeout=args.watch_timeout,
         metrics=metrics,
         identity=identity,
+        shard_ranges=shard_ranges,
+        fence=shards.acting if shards is not None else None,
     )
     elector: LeaderElector | None = None
-    if args.leader_elect:
+    if args.leader_elect and shards is None:
         elector = LeaderElector(
             kube,
             args.lease_namespace or args.ome_namespace,
@@ -282,7 +327,13 @@ def _run(args: argparse.Namespace) -> int:
 
     code = 0
     try:
-        if elector is not None:
+        if shards is not None:
+            start_controller()
+            if not failed:
+                _hold_ranges(shards, controller, stop, args.retry_period, args.renew_deadline)
+            controller.stop()
+            shards.release_all()
+        elif elector is not None:
             # start_controller runs in its own thread so lease renewals never wait on the cache sync.
             kept = elector.run(
                 stop,
@@ -309,6 +360,35 @@ def _run(args: argparse.Namespace) -> int:
         code = 1
     log.info("stopped", extra={"exit_code": code})
     return code
+
+
+def _fleet_namespaces(kube: Kube, namespaces: list[str] | None) -> list[str]:
+    """The namespaces holding replicas now (the scopes given, or every namespace): what the first
+    sharded process cuts the ranges from."""
+    found: set[str] = set()
+    scopes: list[str | None] = list(namespaces) if namespaces else [None]
+    for ns in scopes:
+        for item in kube.list(paths.replicas(ns))["items"]:
+            found.add(str((item.get("metadata") or {}).get("namespace") or ""))
+    return sorted(found)
+
+
+def _hold_ranges(
+    shards: RangeLeases, controller: Controller, stop: threading.Event, period: float, deadline: float
+) -> None:
+    """Until ``stop``: a range Lease round every ``period`` seconds; the controller watches the ranges
+    this process holds and stops acting on a range (waiting for its passes there) before its Lease is
+    released. A range whose renewal failed is dropped too (its fence has closed or closes by itself)."""
+    wait = max(min(deadline / 2, 5.0), 0.1)
+    while not stop.is_set():
+        try:
+            shards.round(before_release=lambda idx: controller.drop_ranges(idx, wait=wait))
+        except ApiError as exc:
+            log.warning("range Lease round failed", extra={"error": str(exc)})
+        held = set(shards.renewed_at)
+        controller.drop_ranges(controller.held_ranges() - held, wait=wait)
+        controller.hold_ranges(held)
+        stop.wait(period)
 
 
 # -- plan --------------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +50,7 @@ from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.executor import Executor
 from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
 from omereconcile.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
-from omereconcile.logs import for_reconcile
+from omereconcile.logs import ReconcileLogger, for_reconcile
 from omereconcile.metrics import Metrics
 from omereconcile.observe import (
     CATALOG_RESOURCES,
@@ -64,7 +64,16 @@ from omereconcile.observe import (
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
-from omereconcile.sharding import ShardSelector, filter_items, in_shard, server_sharded, shard_query
+from omereconcile.sharding import (
+    NAMESPACE_FIELD,
+    ShardRange,
+    ShardSelector,
+    filter_items,
+    fnv1a_64,
+    in_shard,
+    server_sharded,
+    shard_query,
+)
 from omereconcile.world import LEDGER_SUFFIX
 from omerender import constants as c
 from omerender.catalog import Catalog
@@ -78,6 +87,17 @@ Key = tuple[str, str]  # (namespace, name)
 # Tags of delayed adds, and the triggers they become: a retry, the planner's wake, the count window's end.
 RETRY, WAKE, WINDOW = "retry", "wake", "window"
 CONFIG_NAME = "inferenceservice-config"
+# The kinds watched per scope and, sharded, per range held (``Controller._replica_reflectors``).
+REPLICA_RESOURCES = (
+    "inferencereplicas",
+    "pods",
+    "services",
+    "endpointslices",
+    "controllerrevisions",
+    "ledgers",
+)
+# Sharded: how soon a replica of a range held but not yet acted on (syncing, renewal late) looks again.
+RANGE_WAIT = 1.0
 
 
 # -- the work queue --------------------------------------------------------------------------------------
@@ -359,7 +379,7 @@ class Reflector:
         if self.shard is not None:
             self.server_sharded = server_sharded(out, self.shard)
             if not self.server_sharded:
-                _say_client_side_filter_once(self.shard)
+                _say_client_side_filter_once(self.shard, self.name)
                 items = filter_items(items, self.shard)
         fresh = {_key_of(o): strip_managed_fields(o) if self.trim else o for o in items}
         with self.lock:
@@ -452,18 +472,36 @@ class Reflector:
         self.on_event("MODIFIED", new)
 
 
-_client_filter_said = threading.Event()
+_client_filter_said: set[str] = set()
+_client_filter_lock = threading.Lock()
 
 
-def _say_client_side_filter_once(shard: ShardSelector) -> None:
-    if not _client_filter_said.is_set():
-        _client_filter_said.set()
-        log.warning(
-            "the API server does not shard lists (no shardInfo echoed): filtering on this side by the same "
-            "hash; every process receives every object. Turn on --feature-gates=ShardedListAndWatch=true "
-            "in kube-apiserver (1.36+) to divide the watch traffic and memory",
-            extra={"shard_selector": shard.to_string()},
-        )
+def _say_client_side_filter_once(shard: ShardSelector, resource: str) -> None:
+    """Once per resource and process: the server did not shard this kind's list. Seen on the 1.36.3
+    testbed with the gate on for custom resources (InferenceReplicas: no ``shardInfo``), while built-in
+    kinds (pods, ConfigMaps, ControllerRevisions) are sharded."""
+    with _client_filter_lock:
+        if resource in _client_filter_said:
+            return
+        _client_filter_said.add(resource)
+    log.warning(
+        f"the API server does not shard {resource} (no shardInfo echoed): filtering on this side by the "
+        f"same hash, so this process receives every {resource} object. Built-in kinds are sharded once "
+        "kube-apiserver (1.36+) runs with --feature-gates=ShardedListAndWatch=true; custom resources are "
+        "not, in 1.36",
+        extra={"shard_selector": shard.to_string(), "resource": resource},
+    )
+
+
+def _merged(ranges: Iterable[ShardRange]) -> tuple[ShardRange, ...]:
+    """Sorted ranges with adjacent ones joined: a shorter selector, the same objects."""
+    out: list[ShardRange] = []
+    for r in sorted(ranges):
+        if out and out[-1].end == r.start:
+            out[-1] = ShardRange(out[-1].start, r.end)
+        else:
+            out.append(r)
+    return tuple(out)
 
 
 def _labels_of(obj: JSON) -> dict[str, Any]:
@@ -564,8 +602,24 @@ class Controller:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         status_window: float = DEFAULT_WINDOW,
         expectations_timeout: float = DEFAULT_TIMEOUT,
+        shard_ranges: Sequence[ShardRange] | None = None,
+        fence: Callable[[], frozenset[int]] | None = None,
     ) -> None:
         self.kube = kube
+        # Sharded (issue 31): the agreed hash ranges over the namespace; the replicas and what they own
+        # are watched only for the ranges held (``hold_ranges``), and a replica is acted on only while
+        # ``fence()`` (the range Leases renewed within the renew deadline) holds its range.
+        self.shard_ranges = tuple(shard_ranges) if shard_ranges is not None else None
+        self.fence = fence
+        self._held_lock = threading.Lock()
+        self._wanted: set[int] = set()  # the ranges held (their Leases)
+        self._active: frozenset[int] = frozenset()  # held, and covered by synced watches
+        self._rewatch = threading.Event()
+        self._swapper: threading.Thread | None = None
+        self._pending: list[Reflector] = []  # watches being built (listing, syncing)
+        self._inflight: Counter[int] = Counter()  # passes running, by range
+        self.fenced_skips = 0  # passes skipped or stopped because the range was not held
+        self._ledgers_readable: dict[str | None, bool] = {}
         self.namespaces = sorted(set(namespaces)) if namespaces else None
         self.ome_namespace = ome_namespace
         self.config_name = config_name
@@ -576,7 +630,11 @@ class Controller:
         self.clock = clock
         self.stop_event = threading.Event()
         self.queue = WorkQueue(metrics=self.metrics, on_due=self._on_due)
-        self.executor = Executor(kube, reporting_instance=identity)
+        self.executor = Executor(
+            kube,
+            reporting_instance=identity,
+            guard=None if shard_ranges is None else self._may_act_on,
+        )
         self.coalescer = StatusCoalescer(status_window)
         self._catalog_lock = threading.Lock()
         self._catalog: tuple[Catalog, Resolver] | None = None
@@ -609,6 +667,7 @@ class Controller:
         # The resourceVersion of the controller's last write to each replica: its echo is filtered.
         self._own_version: dict[Key, str] = {}
         kube.on_request = self._count_request
+        self.metrics.received_bytes.set_function(lambda: float(getattr(kube, "received_bytes", 0)))
 
     def _count_request(self, verb: str, resource: str, status: int) -> None:
         self.metrics.api_requests.labels(verb, resource, str(status)).inc()
@@ -626,28 +685,38 @@ class Controller:
         index: Callable[[JSON], Hashable | None] | None = None,
         trim: bool = False,
         relevant: Callable[[JSON, JSON], bool] | None = None,
+        shard: ShardSelector | None = None,
+        stop: threading.Event | None = None,
+        register: bool = True,
         **query: str,
-    ) -> None:
+    ) -> Reflector:
         r = Reflector(
             self.kube,
             path,
             name,
             on_event,
-            stop=self.stop_event,
+            stop=stop or self.stop_event,
             metrics=self.metrics,
             timeout_seconds=self.watch_timeout,
             index=index,
             trim=trim,
             relevant=relevant,
-            shard=None,
+            shard=shard,
             **query,
         )
-        self.reflectors.setdefault(name, []).append(r)
+        if register:
+            self.reflectors.setdefault(name, []).append(r)
+        return r
 
-    def start(self, *, sync_timeout: float = 60.0) -> None:
+    def _replica_reflectors(
+        self, ns: str | None, shard: ShardSelector | None, stop: threading.Event | None
+    ) -> list[Reflector]:
+        """The watches of one scope (a namespace or all) and, sharded, one range: the replicas and every
+        kind a replica owns, all of which live in the replica's namespace (not registered yet)."""
         managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
-        for ns in self._scopes():
-            # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
+        out: list[Reflector] = []
+        # The fleet-sized stores are trimmed; the catalog and the ConfigMap are kept whole.
+        out.append(
             self._reflect(
                 "inferencereplicas",
                 paths.replicas(ns),
@@ -655,13 +724,18 @@ class Controller:
                 index=replica_index,
                 trim=True,
                 relevant=self._replica_relevant,
+                shard=shard,
+                stop=stop,
+                register=False,
             )
-            for resource, path, index in (
-                ("pods", paths.pods(ns), owner_index),
-                ("services", paths.services(ns), None),
-                ("endpointslices", paths.slices(ns), service_name_index),
-                ("controllerrevisions", paths.revisions(ns), owner_index),
-            ):
+        )
+        for resource, path, index in (
+            ("pods", paths.pods(ns), owner_index),
+            ("services", paths.services(ns), None),
+            ("endpointslices", paths.slices(ns), service_name_index),
+            ("controllerrevisions", paths.revisions(ns), owner_index),
+        ):
+            out.append(
                 self._reflect(
                     resource,
                     path,
@@ -669,20 +743,185 @@ class Controller:
                     index=index,
                     trim=True,
                     relevant=self._owned_relevant(resource),
+                    shard=shard,
+                    stop=stop,
+                    register=False,
                     labelSelector=managed,
                 )
-            # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps
-            # the audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC
-            # to read them (an older manifest) relocation is unavailable; the start says so.
-            if self._may_list(
+            )
+        if self._ledgers_readable.get(ns, True):
+            out.append(
+                self._reflect(
+                    "ledgers",
+                    paths.configmaps(ns),
+                    self._on_ledger,
+                    trim=True,
+                    shard=shard,
+                    stop=stop,
+                    register=False,
+                    labelSelector=managed,
+                )
+            )
+        return out
+
+    def _watched_count(self, resource: str) -> Callable[[], float]:
+        return lambda: float(sum(len(r.store) for r in self.reflectors.get(resource, [])))
+
+    def _register(self, reflectors: Iterable[Reflector]) -> None:
+        # Copy on write: readers iterate the list they got without a lock.
+        for r in reflectors:
+            self.reflectors[r.name] = [*self.reflectors.get(r.name, []), r]
+
+    def _unregister(self, reflectors: Iterable[Reflector]) -> None:
+        gone = {id(r) for r in reflectors}
+        for name, rs in list(self.reflectors.items()):
+            self.reflectors[name] = [r for r in rs if id(r) not in gone]
+
+    # -- shards ----------------------------------------------------------------------------------------
+    def range_of(self, namespace: str) -> int | None:
+        """The index of the range ``namespace`` hashes into (None when not sharded)."""
+        if self.shard_ranges is None:
+            return None
+        h = fnv1a_64(namespace)
+        for i, r in enumerate(self.shard_ranges):
+            if r.start <= h < r.end:
+                return i
+        return None
+
+    def held_ranges(self) -> frozenset[int]:
+        """The ranges this process holds (their Leases), whether or not their watches have synced."""
+        with self._held_lock:
+            return frozenset(self._wanted)
+
+    def active_ranges(self) -> frozenset[int]:
+        """The ranges held whose watches have synced: the ones a pass may act on (within the fence)."""
+        with self._held_lock:
+            return self._active
+
+    def may_act(self, namespace: str) -> bool:
+        """Whether this process may write to a replica of ``namespace`` now: always when not sharded;
+        sharded, only while it holds the namespace's range, its watches cover the range and have synced,
+        and the range's Lease was renewed within the renew deadline (the fence)."""
+        i = self.range_of(namespace)
+        if i is None:
+            return self.shard_ranges is None
+        if i not in self.active_ranges():
+            return False
+        return self.fence is None or i in self.fence()
+
+    def _may_act_on(self, replica: JSON) -> bool:
+        ok = self.may_act(str((replica.get("metadata") or {}).get("namespace") or ""))
+        if not ok:
+            with self._stats_lock:
+                self.fenced_skips += 1
+        return ok
+
+    def hold_ranges(self, indices: Iterable[int]) -> None:
+        """Hold these ranges (add to those held). Returns at once: the watches are rebuilt for every
+        range held in the background, and a range is acted on once they have synced."""
+        if self.shard_ranges is None or self.stop_event.is_set():
+            return
+        with self._held_lock:
+            new = set(indices) - self._wanted
+            if not new:
+                return
+            self._wanted |= new
+            if self._swapper is None:
+                self._swapper = threading.Thread(target=self._swap_loop, name="shard-watches", daemon=True)
+                self._swapper.start()
+        self._rewatch.set()
+
+    def drop_ranges(self, indices: Iterable[int], wait: float = 5.0) -> None:
+        """Stop acting on these ranges, wait (up to ``wait`` seconds) for the passes running in them to
+        end. After this returns, the ranges' Leases may be released. Their objects leave the caches
+        when the watches are next rebuilt (at once, in the background)."""
+        with self._held_lock:
+            idx = set(indices) & self._wanted
+            if not idx:
+                return
+            self._wanted -= idx
+            self._active = self._active - idx
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            with self._stats_lock:
+                if not any(self._inflight[i] for i in idx):
+                    break
+            time.sleep(0.02)
+        for i in sorted(idx):
+            log.info("range dropped", extra={"range": f"{i}/{len(self.shard_ranges or ())}"})
+        self._rewatch.set()
+
+    def _swap_loop(self) -> None:
+        """One set of watches for all the ranges held (a selector of several ranges), rebuilt when they
+        change: a kind the server does not shard (custom resources; every kind with the gate off) is
+        then received once, not once per range. The new watches list and sync beside the old ones, and
+        replace them kind by kind, so a pass never sees a kind uncached or cached twice."""
+        assert self.shard_ranges is not None
+        built: frozenset[int] = frozenset()
+        current: tuple[threading.Event, list[Reflector]] | None = None
+        while not self.stop_event.is_set():
+            if not self._rewatch.wait(0.5):
+                continue
+            self._rewatch.clear()
+            target = self.held_ranges()
+            if target == built:
+                continue
+            stop = threading.Event()
+            rs: list[Reflector] = []
+            if target:
+                shard = ShardSelector(NAMESPACE_FIELD, _merged(self.shard_ranges[i] for i in sorted(target)))
+                rs = [r for ns in self._scopes() for r in self._replica_reflectors(ns, shard, stop)]
+                self._pending = rs
+                for r in rs:
+                    r.start()
+                while not self.stop_event.is_set() and not all(r.synced.wait(0.2) for r in rs):
+                    pass
+                if self.stop_event.is_set():
+                    stop.set()
+                    break
+            old = current[1] if current is not None else []
+            gone = {id(r) for r in old}
+            with self._held_lock:
+                for name in {r.name for r in (*old, *rs)}:
+                    self.reflectors[name] = [
+                        *(r for r in self.reflectors.get(name, []) if id(r) not in gone),
+                        *(r for r in rs if r.name == name),
+                    ]
+                active = target & self._wanted
+                for i in sorted(active - self._active):
+                    # Said before anything of the range can be acted on (the tests bound acting by it).
+                    log.info(
+                        "range held: watching its replicas",
+                        extra={"range": f"{i}/{len(self.shard_ranges)}", "ranges_watched": len(target)},
+                    )
+                self._active = frozenset(active)
+            if current is not None:
+                current[0].set()
+                for r in old:
+                    r.close()
+            current, built, self._pending = (stop, rs), target, []
+        if current is not None:
+            current[0].set()
+            for r in current[1]:
+                r.close()
+
+    def start(self, *, sync_timeout: float = 60.0) -> None:
+        managed = f"{c.LABEL_MANAGED_BY}={c.MANAGED_BY_VALUE}"
+        # The relocation ledgers (planner/relocation.py): ConfigMaps labelled as ours, as Go stamps the
+        # audit ConfigMap; a change enqueues the replica the ledger is named for. Without the RBAC to
+        # read them (an older manifest) relocation is unavailable; the start says so.
+        self._ledgers_readable = {
+            ns: self._may_list(
                 paths.configmaps(ns),
                 "relocation (autoMigrate) and the force-delete audit rows are unavailable",
                 "get/list/watch/create/patch on configmaps",
                 labelSelector=managed,
-            ):
-                self._reflect(
-                    "ledgers", paths.configmaps(ns), self._on_ledger, trim=True, labelSelector=managed
-                )
+            )
+            for ns in self._scopes()
+        }
+        if self.shard_ranges is None:
+            for ns in self._scopes():
+                self._register(self._replica_reflectors(ns, None, None))
         # Nodes, for the lost-node rules (planner/nodedeath.py): only a change of a Node's Ready
         # condition or unreachable taints is a trigger, for the replicas with a pod on it. Without the
         # RBAC to read Nodes (an older manifest) the rules see no Node and never act; the start says so.
@@ -704,6 +943,9 @@ class Controller:
             self._on_config,
             fieldSelector=f"metadata.name={self.config_name}",
         )
+        for resource in sorted({*self.reflectors, *REPLICA_RESOURCES}):
+            # Read at scrape time; sharded, the ranges held come and go with their reflectors.
+            self.metrics.watched_objects.labels(resource).set_function(self._watched_count(resource))
         for rs in self.reflectors.values():
             for r in rs:
                 r.start()
@@ -740,6 +982,7 @@ class Controller:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
+        self._rewatch.set()
         self.queue.shutdown()
         for rs in self.reflectors.values():
             for r in rs:
@@ -988,6 +1231,26 @@ class Controller:
                 self.repeats += 1
                 return PassResult("success")
         trigger = triggers[0]
+        if self.shard_ranges is not None:
+            i = self.range_of(ns)
+            if not self.may_act(ns) or i is None:
+                with self._stats_lock:
+                    self.fenced_skips += 1
+                if i in self.held_ranges():
+                    # Held, but its watches are still syncing or the Lease's renewal is late: look again.
+                    return PassResult("requeue_after", RANGE_WAIT)
+                return PassResult("success")  # not this process's replica (now): its holder acts
+            with self._stats_lock:
+                self._inflight[i] += 1
+            try:
+                return self._pass(key, trigger, lg)
+            finally:
+                with self._stats_lock:
+                    self._inflight[i] -= 1
+        return self._pass(key, trigger, lg)
+
+    def _pass(self, key: Key, trigger: str, lg: ReconcileLogger) -> PassResult:
+        ns, name = key
         if self.expectations.wait(key) is not None:
             # The last pass's pod writes are not in the cache yet: the watch events that show them
             # enqueue the replica. This pass reads and writes nothing and, as the ReplicaSet controller's
@@ -1054,6 +1317,8 @@ class Controller:
         # The echo of a replica write enqueues nothing, so the pass asks for the next one itself, unless
         # pod writes are pending: their watch events bring it once the cache shows them.
         follow_up = res.replica_version is not None and self.expectations.wait(key) is None
+        if res.fenced:
+            return PassResult("success", actions=len(res.applied))
         if not res.ok:
             if res.gone and isinstance(res.error, NotFound):
                 return PassResult("success", actions=len(res.applied))

@@ -2,6 +2,7 @@
 
 - ``CreatePod`` / ``CreatePodGroup`` / ``EnsureService`` / ``CreateRevision``: AlreadyExists means an
   earlier pass did it. ``DeletePodGroup`` is pinned to the PodGroup's UID; NotFound means it is gone.
+  ``UpdatePodGroup`` is a merge patch pinned to UID and resourceVersion; NotFound means it is gone.
   A ``CreatePod`` refused by a ResourceQuota (403 "exceeded quota") is recorded on the Instance's
   operation (``capacityRefusedAt``, a status PUT) and announced once per episode
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``). A create or in-place
@@ -54,6 +55,7 @@ from omereconcile import actions as A
 from omereconcile.events import EventCorrelator
 from omereconcile.kube import (
     JSON,
+    MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     AlreadyExists,
     ApiError,
@@ -90,6 +92,7 @@ class ExecResult:
     gone: bool = False  # the replica disappeared mid-pass
     # The resourceVersion the pass's last write to the replica returned (its watch echo is ours).
     replica_version: str | None = None
+    fenced: bool = False  # the guard refused the next write: the pass stopped there, not failed
 
     @property
     def ok(self) -> bool:
@@ -105,8 +108,12 @@ class Executor:
         *,
         reporting_instance: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        guard: Callable[[JSON], bool] | None = None,
     ) -> None:
         self.kube = kube
+        # The fence of a sharded reconciler (issue 31): checked before every write; False stops the pass
+        # unwritten (this process no longer holds the replica's range).
+        self.guard = guard
         self.instance = reporting_instance or os.uname().nodename
         self.clock = clock
         self.events = EventCorrelator(clock)
@@ -123,6 +130,10 @@ class Executor:
         current = replica
         ledger_version: str | None = None  # what this plan's last WriteLedger left
         for act in plan.actions:
+            if self.guard is not None and not self.guard(current):
+                res.fenced = True
+                lg.info("range no longer held; pass stops", extra={"action": type(act).__name__})
+                return res
             if isinstance(act, A.WriteLedger) and act.chained and ledger_version is not None:
                 act = dataclasses.replace(act, resource_version=ledger_version)
             try:
@@ -205,6 +216,14 @@ class Executor:
         if isinstance(act, A.DeletePodGroup):
             with contextlib.suppress(NotFound):
                 kube.delete(f"{paths.pod_groups(ns)}/{act.name}", _delete_options(act.uid, None))
+            return None
+        if isinstance(act, A.UpdatePodGroup):
+            body = dict(act.patch)
+            meta = dict(body.get("metadata") or {})
+            meta.update({"uid": act.uid, "resourceVersion": act.resource_version})
+            body["metadata"] = meta
+            with contextlib.suppress(NotFound):  # gone since the read: the next pass creates it
+                kube.patch(f"{paths.pod_groups(ns)}/{act.name}", body, content_type=MERGE_PATCH)
             return None
         if isinstance(act, A.SetServingGate):
             patch = {

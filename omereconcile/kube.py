@@ -164,6 +164,9 @@ class Kube:
         self._api.user_agent = user_agent
         self._stats = _Stats()
         self.on_request: Callable[[str, str, int], None] | None = None  # (verb, resource, status)
+        # Response body bytes received (requests and watch streams, decoded), for the sharding
+        # benchmark and omereconcile_api_received_bytes: a sharded watch should receive about 1/N.
+        self.received_bytes = 0
 
     # -- construction ---------------------------------------------------------------------------------
     @classmethod
@@ -265,6 +268,7 @@ class Kube:
     ) -> JSON:
         resp = self._send(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
         data = resp.read()
+        self.received_bytes += len(data)
         status = int(resp.status)
         if self.on_request is not None:
             self.on_request(method, _resource_of(path), status)
@@ -344,6 +348,7 @@ class Kube:
             buf = b""
             try:
                 for chunk in raw.stream(65536, decode_content=True):
+                    self.received_bytes += len(chunk)
                     buf += chunk
                     while b"\n" in buf:
                         line, buf = buf.split(b"\n", 1)

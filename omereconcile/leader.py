@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,13 +24,19 @@ from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     RangeLease,
     RangePlan,
+    ShardRange,
+    balanced_ranges,
+    cuts_text,
     hash_field,
+    parse_cuts,
     plan_ranges,
     range_lease_name,
     validate_timing,
 )
 
-__all__ = ["LeaderElector", "RangeLeases", "default_identity"]
+__all__ = ["CUTS_ANNOTATION", "LeaderElector", "RangeLeases", "default_identity"]
+
+CUTS_ANNOTATION = "omereconcile.ome.io/shard-cuts"
 
 log = logging.getLogger("omereconcile.leader")
 
@@ -246,6 +253,7 @@ class RangeLeases:
         self._member_seen: dict[str, tuple[tuple[Any, ...], float]] = {}
         self._members: dict[str, str] = {}
         self._my_member: JSON | None = None
+        self._rounds = 0
 
     @property
     def collection(self) -> str:
@@ -324,10 +332,16 @@ class RangeLeases:
         """The live processes as last observed: holders of unexpired member Leases, this one included."""
         return sorted({*self._members, self.identity})
 
-    def round(self, members: list[str] | None = None) -> RangePlan:
+    def round(
+        self,
+        members: list[str] | None = None,
+        before_release: Callable[[tuple[int, ...]], None] | None = None,
+    ) -> RangePlan:
         """One observe-plan-write round; returns the plan (its ``acting`` is before this round's writes).
 
-        Members are the observed member Leases unless given; each round renews this process's own."""
+        Members are the observed member Leases unless given; each round renews this process's own.
+        ``before_release(indices)`` runs before ranges over the fair share are released: the caller
+        stops acting on them there (and waits for its passes in them to end)."""
         observed = self._observe()
         self._write_lease(self.member_lease, self._my_member, self.identity)
         plan = plan_ranges(
@@ -339,8 +353,17 @@ class RangeLeases:
             self.clock(),
             self.renew_deadline,
         )
+        self._rounds += 1
+        if self._rounds == 1 and members is None and self._my_member is None:
+            # A process just started: its member Lease is new, and processes starting beside it have not
+            # seen each other yet. Taking nothing this round lets the first take see them all, instead
+            # of one taking every range, watching them, then handing most back.
+            plan = replace(plan, take=())
         for i in plan.release:
             self.renewed_at.pop(i, None)
+        if plan.release and before_release is not None:
+            before_release(plan.release)
+        for i in plan.release:
             self._write(i, "")
         for i in (*plan.renew, *plan.take):
             started = self.clock()
@@ -353,6 +376,63 @@ class RangeLeases:
             for i in range(self.count):
                 self.metrics.shard_ranges.labels(f"{i}/{self.count}").set(1 if i in acting else 0)
         return plan
+
+    def release_all(self) -> None:
+        """On a requested stop (the caller has stopped acting): give every held range and the member
+        Lease up, so the others take the ranges at their next round instead of after expiry."""
+        held = sorted(self.renewed_at)
+        self.renewed_at.clear()
+        try:
+            self._observe()
+            for i in held:
+                if (self._objects.get(i) or {}).get("spec", {}).get("holderIdentity") == self.identity:
+                    self._write(i, "")
+            if self._my_member is not None:
+                self._write_lease(self.member_lease, self._my_member, "")
+        except ApiError as exc:
+            log.warning("range Lease release failed", extra={"error": str(exc)})
+        if self.metrics is not None:
+            for i in range(self.count):
+                self.metrics.shard_ranges.labels(f"{i}/{self.count}").set(0)
+        log.info("range Leases released", extra={"ranges": held})
+
+    def agreed_ranges(self, namespaces: Callable[[], list[str]]) -> tuple[ShardRange, ...]:
+        """The range cuts every process uses, stored once in the Lease ``PREFIX-COUNT-cuts`` (annotation
+        ``omereconcile.ome.io/shard-cuts``): the first process cuts them from ``namespaces()`` (the
+        fleet's namespaces: ``balanced_ranges``) and creates the Lease; every other process reads it.
+        Processes computing cuts each from its own view could disagree (a namespace created between two
+        starts) and then two would act on one replica; one stored answer cannot. The cuts stay until
+        the Lease is deleted (with every process stopped)."""
+        name = f"{self.prefix}-{self.count}-cuts"
+        path = f"{self.collection}/{name}"
+        try:
+            stored = self.kube.get(path)
+        except NotFound:
+            ranges = balanced_ranges(namespaces(), self.count)
+            body: JSON = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {
+                    "name": name,
+                    "namespace": self.namespace,
+                    "annotations": {CUTS_ANNOTATION: cuts_text(ranges)},
+                },
+                "spec": {},
+            }
+            try:
+                self.kube.post(self.collection, body)
+                log.info("shard range cuts stored", extra={"lease": name, "cuts": cuts_text(ranges)})
+                return ranges
+            except AlreadyExists:
+                stored = self.kube.get(path)
+        text = ((stored.get("metadata") or {}).get("annotations") or {}).get(CUTS_ANNOTATION, "")
+        try:
+            return parse_cuts(str(text), self.count)
+        except ValueError as exc:
+            raise ValueError(
+                f"Lease {self.namespace}/{name}, annotation {CUTS_ANNOTATION}: {exc}; delete the Lease "
+                "with every process stopped and it is cut again"
+            ) from None
 
     def acting(self) -> frozenset[int]:
         """The fence: ranges this process may act on now."""

@@ -112,6 +112,18 @@ class Metrics:
             ["range"],
             registry=r,
         )
+        self.watched_objects = Gauge(
+            "omereconcile_watched_objects",
+            "Objects held in this process's watch caches, by resource (sharded: only the ranges it holds)",
+            ["resource"],
+            registry=r,
+        )
+        self.received_bytes = Gauge(
+            "omereconcile_api_received_bytes",
+            "Response bytes received from the API server since the process started (lists, watch streams, "
+            "reads); sharded with the gate on, about 1/N of a single process's for the built-in kinds",
+            registry=r,
+        )
         for result in RESULTS:
             self.reconcile_total.labels(controller, result).inc(0)
         self.reconcile_errors.labels(controller).inc(0)

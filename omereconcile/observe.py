@@ -481,18 +481,46 @@ def with_nodes(obs: Observation, lookup: NodeLookup | None) -> Observation:
 
 
 def with_pod_groups(kube: Kube, obs: Observation, prefix: str, component: str) -> Observation:
-    """Add the replica's PodGroups to the world: listed live, and only for a multi-pod replica or one
-    whose pods name a PodGroup (single-pod replicas cost no extra request). A 404 means the
-    scheduler-plugins CRD is not installed: no PodGroup is created (01 §3.6)."""
+    """Add the replica's PodGroups to the world: listed live, for a multi-pod replica or one whose pods
+    name a PodGroup, by the replica's selector (every group under it, another owner's too: the planner
+    refuses one at an Instance's name, as Go ``ControlledByUID`` does). A 404 means the scheduler-plugins CRD is not installed:
+    no PodGroup is created (01 §3.6).
+
+    A single-pod replica lists them too, but only while a planned Instance has no pod: that is the
+    only case the planner's stale-group gate acts on (Go ``inferencereplica/reconciler.go``
+    ``reconcileStaleSinglePodGroups`` keeps a group whose Instance has pods), so a steady single-pod
+    replica costs no extra request, as Go's cached owner-UID index (``CachedOwnerHasPodGroups``)
+    spares it the authoritative LIST. Go finds such a group by owner UID whatever its labels, so this
+    list takes no label selector and keeps the groups the replica controls."""
     world = obs.world
     gang = sum(size for _, size in world.instance_shape) > 1
-    if not gang and not any(c.LABEL_POD_GROUP in p.labels for p in world.pods):
+    if gang or any(c.LABEL_POD_GROUP in p.labels for p in world.pods):
+        query: dict[str, str] = {"labelSelector": selector(prefix, component)}
+    elif _planned_index_without_pod(world):
+        query = {}
+    else:
         return obs
     try:
-        listed = kube.list(
-            paths.pod_groups(world.replica.namespace), labelSelector=selector(prefix, component)
-        )["items"]
+        listed = kube.list(paths.pod_groups(world.replica.namespace), **query)["items"]
     except NotFound:
         return replace(obs, world=replace(world, gang_scheduling=False))
-    groups = tuple(PodGroupView.from_dict(g) for g in listed if _owned_by(g, world.replica.uid))
+    if query:
+        # Every group under the selector, another owner's too: one at an Instance's name is a
+        # collision the planner refuses (Go ControlledByUID); each planner use checks the owner.
+        groups = tuple(PodGroupView.from_dict(g) for g in listed)
+    else:
+        groups = tuple(
+            view
+            for view in (PodGroupView.from_dict(g) for g in listed)
+            if view.owner_uid == world.replica.uid
+        )
     return replace(obs, world=replace(world, pod_groups=groups))
+
+
+def _planned_index_without_pod(world: World) -> bool:
+    """An Instance the replica wants (an index below its replicas, or a row of its status) with no pod."""
+    rows = world.replica.status.get("instanceStatuses") or []
+    planned = set(range(world.replica.model.spec.effective_replicas))
+    planned |= {r["index"] for r in rows if isinstance(r, Mapping) and isinstance(r.get("index"), int)}
+    podded = {p.index for p in world.pods}
+    return bool(planned - podded)

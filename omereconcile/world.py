@@ -145,6 +145,7 @@ class PodView:
     # spec.containers[] as (name, image), and metadata.annotations: what an in-place roll patches.
     images: tuple[tuple[str, str], ...] = ()
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    controller_uid: str | None = None  # UID of its controller owner reference, if any
 
     # -- identity labels ------------------------------------------------------------------------
     def _int_label(self, key: str) -> int | None:
@@ -271,7 +272,15 @@ class PodView:
                 for ct in spec.get("containers", []) or []
             ),
             annotations=MappingProxyType(dict(meta.get("annotations", {}) or {})),
+            controller_uid=next(
+                (o.get("uid") for o in meta.get("ownerReferences", []) or [] if o.get("controller")), None
+            ),
         )
+
+
+def _int_or_none(raw: Any) -> int | None:
+    """An integer field as the API holds it (a bool or a non-integer is no value)."""
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +293,11 @@ class PodGroupView:
     owner_uid: str | None  # UID of its controller owner reference, if any
     terminating: bool = False
     min_member: int = 0
+    # What OME's EnsurePodGroup keeps in line (podGroupMatches): the rest of the owned fields.
+    annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    owner_references: tuple[Mapping[str, Any], ...] = ()
+    schedule_timeout_seconds: int | None = None
+    resource_version: str = ""
 
     @property
     def index(self) -> int | None:
@@ -306,6 +320,14 @@ class PodGroupView:
             owner_uid=owner,
             terminating=meta.get("deletionTimestamp") is not None,
             min_member=int((obj.get("spec") or {}).get("minMember", 0) or 0),
+            annotations=MappingProxyType(dict(meta.get("annotations", {}) or {})),
+            owner_references=tuple(
+                MappingProxyType(dict(o))
+                for o in meta.get("ownerReferences", []) or []
+                if isinstance(o, dict)
+            ),
+            schedule_timeout_seconds=_int_or_none((obj.get("spec") or {}).get("scheduleTimeoutSeconds")),
+            resource_version=str(meta.get("resourceVersion", "")),
         )
 
 

@@ -3,6 +3,7 @@
     OmeRenderError                  base of everything omerender raises on purpose
     ├── InvalidObjectError          an input object does not fit its schema (kind, name, field paths)
     ├── InvalidArgumentError        a public function was called with an argument of the wrong type
+    ├── MissingExtraError           a function needs an extra that is not installed (an ImportError)
     ├── RenderBlocked               the replica cannot render; carries one of the eight seed reasons
     ├── RevisionCollisionError      two different payloads want one ControllerRevision name
     ├── deploy.DeployConfigError    the operator's `deploy` defaults are unusable (Go's text)
@@ -26,6 +27,7 @@ __all__ = [
     "FieldProblem",
     "InvalidArgumentError",
     "InvalidObjectError",
+    "MissingExtraError",
     "OmeRenderError",
     "RenderBlocked",
     "RevisionCollisionError",
@@ -68,11 +70,29 @@ class InvalidArgumentError(OmeRenderError, TypeError):
     Also a ``TypeError``, so code that treats wrong argument types the Python way still catches it.
     """
 
-    def __init__(self, function: str, argument: str, expected: str, got: object) -> None:
+    def __init__(
+        self, function: str, argument: str, expected: str, got: object, fix: str | None = None
+    ) -> None:
         self.function = function
         self.argument = argument
         super().__init__(
-            f"{function}(): {argument} must be {expected}, got {type(got).__name__}; pass {expected}"
+            f"{function}(): {argument} must be {expected}, got {type(got).__name__}; {fix or f'pass {expected}'}"
+        )
+
+
+class MissingExtraError(OmeRenderError, ImportError):
+    """A function needs an optional extra that is not installed, raised when it is called (not at the
+    first use deep inside): the message names the function, the missing module and the command that
+    installs it. Also an ``ImportError``, so code that treats a missing module the Python way catches it.
+    """
+
+    def __init__(self, function: str, module: str, extra: str) -> None:
+        self.function = function
+        self.extra = extra
+        super().__init__(
+            f"{function}() needs the {extra!r} extra ({module} is not installed): "
+            f"pip install 'omerender[{extra}]'",
+            name=module,
         )
 
 

@@ -40,7 +40,7 @@ build DIR``), the document's number in it and, for a List's item, the item's ind
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, Final, Literal, TypeAlias
@@ -48,7 +48,7 @@ from typing import IO, Any, Final, Literal, TypeAlias
 import yaml
 
 from omerender._records import record
-from omerender.catalog import CATALOG_KINDS, CLUSTER_SCOPED, Catalog, is_operator_config
+from omerender.catalog import CATALOG_KINDS, CLUSTER_SCOPED, Catalog, ControllerIdentity, is_operator_config
 from omerender.crds import unknown_kind
 from omerender.errors import OmeRenderError
 from omerender.models import (
@@ -262,11 +262,23 @@ class Loaded:
         """The objects a :class:`~omerender.Catalog` reads (no InferenceReplicas)."""
         return [o.raw for o in self.objects if o.kind in CATALOG_KINDS or is_operator_config(o.raw)]
 
-    def catalog(self, **options: Any) -> Catalog:
-        """:meth:`Catalog.from_objects` of :meth:`catalog_objects` (``options`` passed on; objects the
-        load checked are not checked again)."""
-        options.setdefault("strict", not self.checked)
-        return Catalog.from_objects(self.catalog_objects(), **options)
+    def catalog(
+        self,
+        *,
+        controller_identity: ControllerIdentity | None = None,
+        accelerator_resources: Sequence[str] | None = None,
+        operator_config: Mapping[str, Any] | None = None,
+        strict: bool | None = None,
+    ) -> Catalog:
+        """:meth:`Catalog.from_objects` of :meth:`catalog_objects`, with these arguments passed on.
+        ``strict`` None (the default) checks the objects only when the load did not (``check=False``)."""
+        return Catalog.from_objects(
+            self.catalog_objects(),
+            controller_identity=controller_identity,
+            accelerator_resources=accelerator_resources,
+            operator_config=operator_config,
+            strict=not self.checked if strict is None else strict,
+        )
 
     def replicas(self) -> tuple[InferenceReplica, ...]:
         """Every InferenceReplica, checked as ``kubectl apply`` would check it (a LoadError naming the
@@ -597,6 +609,15 @@ def load(
     return Loaded(tuple(objects), tuple(skipped), lines, tuple(notes), tuple(inputs), check)
 
 
-def load_text(text: str | bytes, name: str = "<text>", **options: Any) -> Loaded:
-    """:func:`load` of one text (a YAML stream or JSON); ``name`` stands for the file in messages."""
-    return load(Text(text, name), **options)
+def load_text(
+    text: str | bytes,
+    name: str = "<text>",
+    *,
+    duplicates: Literal["last", "error"] = "last",
+    check: bool = True,
+    parallel: Parallel | None = None,
+    kinds: Collection[str] | None = READ_KINDS,
+) -> Loaded:
+    """:func:`load` of one text (a YAML stream or JSON); ``name`` stands for the file in messages, and
+    the other arguments are :func:`load`'s."""
+    return load(Text(text, name), duplicates=duplicates, check=check, parallel=parallel, kinds=kinds)

@@ -168,12 +168,23 @@ def _spread(spec: dict[str, Any], replica: InferenceReplica, runner: str) -> Non
     The selector is the one OME's Go controller stamps and later recognises as its own
     (``isOMEGeneratedSpread`` in the InferenceReplica migration checks): exactly three match labels —
     the parent, the component and the anchor's own runner — and no match expressions, so leaders spread
-    among leaders and single pods among single pods."""
+    among leaders and single pods among single pods.
+
+    ``injectTopologySpread`` (ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @
+    7307c238): nothing without a policy, on a worker, or without a key (``topologySpreadKey``, else the
+    Instance's topology key; Go's per-Instance override ``InstanceTopologyKeys`` is reconciler state
+    for live pods of an older revision, not the render's); a constraint the template already has on
+    the key wins."""
     policy = replica.spec.topology_spread
     key = replica.spec.topology_spread_key or replica.spec.topology_key
     if policy is None or not key:
         return
-    constraints = spec.setdefault("topologySpreadConstraints", [])
+    # A null list or member is Go's zero value once the template is decoded (nil slice, zero
+    # constraint), as for the affinity above.
+    if spec.get("topologySpreadConstraints") is None:
+        spec["topologySpreadConstraints"] = []
+    constraints = spec["topologySpreadConstraints"]
+    constraints[:] = [{} if t is None else t for t in constraints]
     if any(t.get("topologyKey") == key for t in constraints):
         return
     constraints.append(
@@ -232,7 +243,8 @@ def materialize_pod(
     spec: dict[str, Any] = clone(template.get("spec") or {})
     spec["hostname"] = name
     spec["subdomain"] = headless_service_name(prefix, component)
-    gates = spec.get("readinessGates") or []
+    # hasServingReadinessGate; a null gate is Go's zero PodReadinessGate (no condition type).
+    gates = [{} if g is None else g for g in spec.get("readinessGates") or []]
     if not any(g.get("conditionType") == c.SERVING_GATE for g in gates):
         gates = [*gates, {"conditionType": c.SERVING_GATE}]
     spec["readinessGates"] = gates

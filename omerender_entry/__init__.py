@@ -1,6 +1,6 @@
 """The ``omerender`` and ``omerender-kdiff`` console scripts: where the process starts, outside the library.
 
-Three things are done here before handing over to :mod:`omerender.cli`.
+What is done here before handing over to :mod:`omerender.cli`, and why.
 
 The cyclic garbage collector is paused from the first import to the end of the process
 (:mod:`omerender.cli.collector` pauses it for the command itself; this covers the imports before it, and
@@ -19,6 +19,9 @@ user sets is kept as it is: ``PYDANTIC_DISABLE_PLUGINS=`` (empty) runs every ins
 over the command's validation, a comma-separated list runs all but those. Processes the command starts
 inherit the variable. When it disables every plugin, pydantic's plugin loader module, which imports
 ``importlib.metadata`` before it reads the variable, is not imported either (:mod:`omerender_entry.plugins_off`).
+
+``NO_COLOR`` (https://no-color.org) is read here too and passed to :func:`omerender.cli.main` as
+``no_color``: ``--color auto`` then prints no colour on a terminal.
 
 The library (``import omerender``, and ``python -m omerender.cli``) never reads or sets the
 environment: a program that imports it keeps pydantic's default and its own plugins.
@@ -49,16 +52,22 @@ def _run(load: Callable[[], Callable[[], int]]) -> int:
     return load()()
 
 
+def _no_color() -> bool:
+    """``NO_COLOR`` set and not empty (https://no-color.org): read here, at the process's start, and
+    passed on, since the library reads no environment."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def _cli_main() -> Callable[[], int]:
     from omerender.cli import main as cli_main
 
-    return cli_main
+    return lambda: cli_main(no_color=_no_color())
 
 
 def _kdiff_main() -> Callable[[], int]:
     from omerender.cli.diff_cmd import main as kdiff_main
 
-    return kdiff_main
+    return lambda: kdiff_main(no_color=_no_color())
 
 
 def main() -> int:

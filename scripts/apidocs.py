@@ -28,8 +28,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The public modules; a "!" pattern drops the submodules pdoc would otherwise walk into (it follows a
 # package's __all__, where `preview` and `render` name both a function and a module).
-SPECS = ("omerender", "omereconcile", r"!omerender\.", r"!omereconcile\.", "omerender.errors")
-PACKAGES = ("omerender", "omereconcile")
+SPECS = (
+    "omerender",
+    "omereconcile",
+    r"!omerender\.",
+    r"!omereconcile\.",
+    "omerender.errors",
+    "omerender.diff",
+    r"!omerender\.diff\.",
+)
+PACKAGES = ("omerender", "omereconcile", "omerender.diff")
 
 
 def build(output: Path, specs: tuple[str, ...] = SPECS) -> list[str]:
@@ -81,7 +89,7 @@ def missing_names(output: Path, packages: tuple[str, ...] = PACKAGES) -> list[st
     """The names of each package's ``__all__`` that have no entry on its page."""
     missing: list[str] = []
     for package in packages:
-        page = (output / f"{package}.html").read_text(encoding="utf-8")
+        page = (output / f"{package.replace('.', '/')}.html").read_text(encoding="utf-8")
         anchors = set(re.findall(r'id="([A-Za-z_][A-Za-z0-9_]*)"', page))
         missing += [
             f"{package}.{name}" for name in importlib.import_module(package).__all__ if name not in anchors

@@ -3,8 +3,8 @@
     python3 scripts/surface.py            # compare with docs/public-surface.txt; exit 1 on a difference
     python3 scripts/surface.py --write    # rewrite docs/public-surface.txt (then add a CHANGELOG entry)
 
-What counts as the public API is what docs/releasing.md says: the names in ``omerender.__all__`` (and
-the error tree of ``omerender.errors``) with their signatures, and the command lines of the console
+What counts as the public API is what docs/releasing.md says: the names in ``omerender.__all__`` and
+``omerender.diff.__all__`` (and the error tree of ``omerender.errors``) with their signatures, and the command lines of the console
 scripts (every command, option, positional argument and choice). The file lists them one per line in a
 stable order, so its diff in a pull request reads as the API change itself. ``tests/unit/
 test_public_surface.py`` checks the file is current, and that every commit that changed it changed
@@ -54,9 +54,14 @@ def _signature(obj: object) -> str:
 
 def _python_lines() -> Iterator[str]:
     import omerender
+    import omerender.diff
     import omerender.errors
 
-    modules = (("omerender", omerender, omerender.__all__), ("omerender.errors", omerender.errors, None))
+    modules = (
+        ("omerender", omerender, omerender.__all__),
+        ("omerender.errors", omerender.errors, None),
+        ("omerender.diff", omerender.diff, omerender.diff.__all__),
+    )
     for label, module, names in modules:
         public = sorted(names if names is not None else getattr(module, "__all__", dir(module)))
         for name in public:
@@ -69,7 +74,8 @@ def _python_lines() -> Iterator[str]:
             elif callable(value):
                 yield f"{where}{_signature(value)}"
             else:
-                yield f"{where}: {type(value).__name__} = {value!r}"[:300]
+                shown = _Sorted(value) if isinstance(value, (set, frozenset)) else value
+                yield f"{where}: {type(value).__name__} = {shown!r}"[:300]
 
 
 def _class_lines(where: str, cls: type) -> Iterator[str]:

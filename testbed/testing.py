@@ -44,15 +44,23 @@ def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 30.0, inter
 
 @contextlib.contextmanager
 def running_cluster(
-    run_dir: Path | None = None, *, nodes: int = 4, gang_scheduler: bool = True, **kubelet_options: Any
+    run_dir: Path | None = None,
+    *,
+    nodes: int = 4,
+    gang_scheduler: bool = True,
+    apiserver_args: tuple[str, ...] = (),
+    **kubelet_options: Any,
 ) -> Iterator[Cluster]:
     """Build (or reuse) the binaries, start a control plane (with the gang scheduler unless told not to)
-    and the fake kubelet, stop both on exit.
+    and the fake kubelet, stop both on exit. ``apiserver_args`` are added to kube-apiserver's (e.g.
+    ``--feature-gates=ShardedListAndWatch=true``).
 
     Build failures raise testbed.BuildError: a pytest fixture using this errors instead of skipping.
     """
     cosched = build_coscheduler() if gang_scheduler else None
-    cp = ControlPlane(assets_dir=build(), run_dir=run_dir, coscheduler_dir=cosched)
+    cp = ControlPlane(
+        assets_dir=build(), run_dir=run_dir, coscheduler_dir=cosched, extra_apiserver_args=apiserver_args
+    )
     cp.start()
     kubelet: FakeKubelet | None = None
     try:

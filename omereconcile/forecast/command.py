@@ -34,7 +34,7 @@ from omerender.accelerators import (
     parse_accelerator_resources,
 )
 from omerender.catalog import CONFIG_MAP
-from omerender.cli.diff_cmd import add_input_arguments, read_sides, write_report
+from omerender.cli.diff_cmd import add_input_arguments, read_from, read_sides, replica_file, write_report
 from omerender.cli.diff_flags import add_fail_on_argument, fail_on_from
 from omerender.cli.io import InputError, load_objects, skipped_summary
 from omerender.diff import Review, Status, fails, review_to_markdown, uid_note
@@ -132,7 +132,8 @@ def add_parser(sub: Any) -> None:
         "name, markdown for .md), as omerender diff --report writes it",
     )
     add_fail_on_argument(p)
-    p.set_defaults(func=run)
+    # Warnings of the shared readers name this program, not omerender.
+    p.set_defaults(func=run, prog_prefix="omereconcile forecast")
 
 
 def _forecast_code(args: argparse.Namespace) -> int:
@@ -142,7 +143,17 @@ def _forecast_code(args: argparse.Namespace) -> int:
     try:
         settings = None if config is None else settings_from_configmap(config)
     except SettingsError as exc:
-        raise ForecastInputError(f"ConfigMap ome/{CONFIG_MAP}: {exc}") from None
+        where = next(
+            (
+                read_from(o)
+                for o in sides.after_objects
+                if o.get("kind") == "ConfigMap" and (o.get("metadata") or {}).get("name") == CONFIG_MAP
+            ),
+            None,
+        )
+        raise ForecastInputError(
+            f"{f'{where}: ' if where else ''}ConfigMap ome/{CONFIG_MAP}: {exc}"
+        ) from None
     try:
         given = args.accelerator_resources
         if given is None and config is not None:
@@ -245,7 +256,13 @@ def run(args: argparse.Namespace) -> int:
         ) in skipped_summary():  # what the reader skipped, said once at the end as omerender diff says it
             print(f"omereconcile forecast: note: {line}", file=sys.stderr)
         return code
-    except (InputError, ForecastInputError, OmeRenderError) as exc:
+    except ForecastInputError as exc:
+        # A replica's problem names its file, as every other input error does.
+        files = [f for f in dict.fromkeys(replica_file(*key.split("/", 1)) for key in exc.replicas) if f]
+        where = f" ({', '.join(files)})" if files else ""
+        print(f"omereconcile forecast: {exc}{where}", file=sys.stderr)
+        return 2
+    except (InputError, OmeRenderError) as exc:
         print(f"omereconcile forecast: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

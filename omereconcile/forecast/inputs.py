@@ -38,7 +38,12 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
 
 
 class ForecastInputError(ValueError):
-    """An input of the forecast is malformed; the message names it and the fix."""
+    """An input of the forecast is malformed; the message names it and the fix. ``replicas``: the
+    replicas (``namespace/name``) it is about, whose files the command names."""
+
+    def __init__(self, message: str, replicas: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.replicas = replicas
 
 
 def parse_duration(text: str, where: str) -> float:

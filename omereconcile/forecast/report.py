@@ -2,13 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omereconcile.forecast.build import Forecast
 from omereconcile.forecast.run import ReplicaForecast
+from omerender.diff.verdicts import LINE_LIMIT
 
-__all__ = ["headline", "to_json", "to_markdown", "to_text"]
+__all__ = [
+    "CUT_NOTE",
+    "REPORT_API_VERSION",
+    "cut_line",
+    "headline",
+    "markdown_row",
+    "to_json",
+    "to_markdown",
+    "to_text",
+]
+
+CUT_NOTE = f"note: lines longer than {LINE_LIMIT} characters are cut (…); -o json has the full text"
+
+
+def cut_line(line: str, limit: int = LINE_LIMIT) -> str:
+    """``line`` within ``limit`` characters, its end replaced by ``…`` when longer."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def markdown_row(cells: Sequence[str]) -> str:
+    """A markdown table row within :data:`LINE_LIMIT` characters: the last cell (a replica's holds, the
+    longest text) is cut with ``…`` so the row keeps its closing ``|``."""
+    escaped = [c.replace("|", "\\|") for c in cells]
+    row = "| " + " | ".join(escaped) + " |"
+    if len(row) <= LINE_LIMIT:
+        return row
+    room = LINE_LIMIT - (len(row) - len(escaped[-1]))
+    return "| " + " | ".join([*escaped[:-1], cut_line(escaped[-1], max(room, 1))]) + " |"
 
 
 def _dur(seconds: float) -> str:
@@ -129,7 +157,10 @@ def to_text(f: Forecast, *, uid_note: str | None = None) -> str:
     lines.append(f"total: {headline(f)}")
     if uid_note is not None:
         lines.insert(0, f"note: {uid_note}")
-    return "\n".join(lines) + "\n"
+    cut = [cut_line(line) for line in lines]
+    if cut != lines:
+        cut.append(CUT_NOTE)
+    return "\n".join(cut) + "\n"
 
 
 def to_markdown(f: Forecast, *, uid_note: str | None = None) -> str:
@@ -140,7 +171,7 @@ def to_markdown(f: Forecast, *, uid_note: str | None = None) -> str:
     if f.replicas:
         out.append("| " + " | ".join(_TITLES.get(h, h.title()) for h in _HEAD) + " |")
         out.append("|" + "---|" * len(_HEAD))
-        out.extend("| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in f.replicas)
+        out.extend(markdown_row(_row(r)) for r in f.replicas)
         out.append("")
     out.extend(
         f"- `{n.key}`: not forecast ({n.why})"
@@ -149,7 +180,7 @@ def to_markdown(f: Forecast, *, uid_note: str | None = None) -> str:
     )
     if (quiet := _kept_out(f)) is not None:
         out.append(f"- {quiet}")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(line if line.startswith("|") else cut_line(line) for line in out).rstrip() + "\n"
 
 
 def _replica_json(r: ReplicaForecast, uid_notices: Mapping[str, str]) -> dict[str, Any]:
@@ -170,6 +201,11 @@ def _replica_json(r: ReplicaForecast, uid_notices: Mapping[str, str]) -> dict[st
     }
 
 
+# The JSON report's schema version: a new field keeps it; a field removed, renamed or given another
+# meaning raises it (docs/releasing.md).
+REPORT_API_VERSION = "omereconcile.forecast/v1"
+
+
 def to_json(
     f: Forecast, *, uid_note: str | None = None, uid_notices: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -179,6 +215,7 @@ def to_json(
     t = f.totals
     notices = uid_notices or {}
     return {
+        "apiVersion": REPORT_API_VERSION,
         "summary": headline(f),
         "notes": [uid_note] if uid_note is not None else [],
         "concurrent": f.concurrent,

@@ -399,10 +399,11 @@ def simulate(
             progress=progress,
         )
     if not all(converged(t.sim) for t in tracks):
-        cold = ", ".join(m.key for t in tracks if not converged(t.sim) for m in t.members)
+        cold = tuple(m.key for t in tracks if not converged(t.sim) for m in t.members)
         raise ForecastInputError(
-            f"{cold}: does not come up on the capacity given even before the change; give the "
-            "cluster's capacity (--capacity NODESxGPUS or --nodes-from)"
+            f"{', '.join(cold)}: does not come up on the capacity given even before the change; give the "
+            "cluster's capacity (--capacity NODESxGPUS or --nodes-from)",
+            replicas=cold,
         )
     by_member = {m.key: t for t in tracks for m in t.members}
     t0 = tracks[0].sim.now

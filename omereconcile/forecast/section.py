@@ -21,7 +21,9 @@ from omereconcile.forecast.report import (
     _kept_out,
     _pct,
     _plural,
+    cut_line,
     headline,
+    markdown_row,
     pending_keys,
 )
 from omereconcile.forecast.report import (
@@ -172,12 +174,12 @@ def forecast_section(
             "",
             "| " + " | ".join(_TITLES.get(h, h.title()) for h in _HEAD) + " |",
             "|" + "---|" * len(_HEAD),
-            *("| " + " | ".join(c.replace("|", "\\|") for c in _replica_row(r)) + " |" for r in f.replicas),
+            *(markdown_row(_replica_row(r)) for r in f.replicas),
             "",
             "</details>",
             "",
         ]
-    out.extend(f"- {line}" for line in (*f.pending, *f.unplaced))
+    out.extend(cut_line(f"- {line}") for line in (*f.pending, *f.unplaced))
     if not in_review:
         out.extend(
             f"- `{n.key}`: not forecast ({n.why})"

@@ -38,6 +38,7 @@ VALUE_FLAGS = {
     "--request-timeout",
     "--timeout",
     "--events-since",
+    "--startup",
     "--color",
     "-o",
     "--output",

@@ -1,7 +1,9 @@
 """``kubectl ome rollout get ir/NAME [--watch]``: the live roll as a tree (:mod:`omereconcile.kubectl.tree`).
 
 Without ``--watch`` it reads the replica, its ControllerRevisions, its pods, the Nodes and the
-namespace's Warning events once and prints the tree. With ``--watch`` it follows the same five
+namespace's Warning events and the replica's Normal events once and prints the tree, with the roll's
+ETA (:mod:`omereconcile.kubectl.eta`: the planner run from the live roll, fed with the start-up times
+its pods showed). With ``--watch`` it follows the same six
 collections with the controller's own :class:`omereconcile.controller.Reflector` (a list, then a watch
 from the list's resourceVersion, relisting on ``410 Gone``: a watch started from a single GET's
 resourceVersion can be refused as too old) and redraws when one of them changes, at most
@@ -11,7 +13,8 @@ it is a view, not a wait (``rollout status`` and ``wait`` are the waits).
 
 Colour only on a terminal, and never with ``NO_COLOR`` set (https://no-color.org); ``--color
 always|never`` overrides. ``-o json|yaml`` print the tree as a ``RolloutTreeReport`` (one document per
-redraw with ``--watch``).
+redraw with ``--watch``). The planner runs again only when what it reads changed (the spec, the
+revisions, the measured start-up or drain); between those, a redraw moves the ETA on the clock.
 
 The Nodes are cluster-scoped: without ``list`` on ``nodes`` the tree is still printed, each node's
 state ``?``, and a warning says why.
@@ -27,10 +30,12 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from omereconcile.kube import Forbidden
+from omereconcile.kubectl import eta as eta_mod
 from omereconcile.kubectl import tree as tree_mod
 from omereconcile.kubectl.client import (
     LABEL_COMPONENT,
     LABEL_INFERENCESERVICE,
+    REPLICA_KIND,
     Client,
     CommandError,
     parse_duration,
@@ -61,9 +66,11 @@ class Snapshot:
         self.revisions: list[dict[str, Any]] = []
         self.pods: list[dict[str, Any]] = []
         self.nodes: dict[str, dict[str, Any]] | None = {}
-        self.events: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []  # the namespace's Warning events
+        self.normal: list[dict[str, Any]] = []  # the replica's Normal events (the roll's steps)
+        self.plans: dict[str, eta_mod.RollPlan] = {}  # the planner's runs, kept between redraws
 
-    def tree(self, now: datetime, window: float) -> dict[str, Any]:
+    def tree(self, now: datetime, window: float, *, eta: bool = True) -> dict[str, Any]:
         assert self.replica is not None
         uid = (self.replica.get("metadata") or {}).get("uid")
         owned = [
@@ -71,7 +78,16 @@ class Snapshot:
             for r in self.revisions
             if any(o.get("uid") == uid for o in (r.get("metadata") or {}).get("ownerReferences") or [])
         ]
-        return tree_mod.build_tree(self.replica, owned, self.pods, self.nodes, self.events, now, window)
+        out = tree_mod.build_tree(self.replica, owned, self.pods, self.nodes, self.events, now, window)
+        if not eta:
+            return out
+        normal = [e for e in self.normal if (e.get("involvedObject") or {}).get("uid") == uid]
+        try:
+            found = eta_mod.estimate(self.replica, owned, self.pods, normal, now, cache=self.plans)
+        except Exception as exc:  # the planner or a stored revision's render refused this replica
+            found = eta_mod.failed(exc)
+        out["eta"] = None if found is None else found.content()
+        return out
 
 
 def _paths(client: Client, replica_name: str, component: str) -> dict[str, tuple[str, dict[str, str]]]:
@@ -82,6 +98,13 @@ def _paths(client: Client, replica_name: str, component: str) -> dict[str, tuple
         "pods": (client.ns_path("v1", "pods"), {"labelSelector": f"{LABEL_INFERENCESERVICE}={replica_name}"}),
         "nodes": ("/api/v1/nodes", {}),
         "events": (client.ns_path("v1", "events"), {"fieldSelector": "type=Warning"}),
+        "normal": (
+            client.ns_path("v1", "events"),
+            {
+                "fieldSelector": f"involvedObject.kind={REPLICA_KIND},involvedObject.name={replica_name},"
+                "type=Normal"
+            },
+        ),
     }
 
 
@@ -93,6 +116,7 @@ def _read_once(client: Client, name: str, warnings: list[str]) -> Snapshot:
     snap.revisions = client.items(paths["revisions"][0], **paths["revisions"][1])
     snap.pods = client.items(paths["pods"][0], **paths["pods"][1])
     snap.events = client.items(paths["events"][0], **paths["events"][1])
+    snap.normal = client.items(paths["normal"][0], **paths["normal"][1])
     try:
         snap.nodes = {str(n["metadata"]["name"]): n for n in client.items("/api/v1/nodes")}
     except Forbidden as exc:
@@ -128,7 +152,7 @@ def _draw(
 ) -> str:
     assert snap.replica is not None
     now = datetime.now(UTC)
-    content = snap.tree(now, window)
+    content = snap.tree(now, window, eta=getattr(ctx.args, "eta", True))
     if ctx.args.output in ("json", "yaml"):
         if not first and ctx.args.output == "yaml":
             ctx.out.write("---\n")
@@ -197,6 +221,7 @@ def _watch(
                 raise CommandError(f'could not list the {kind} of inferencereplica "{name}" within 30s')
         drawn = 0
         last_at = 0.0
+        plans: dict[str, eta_mod.RollPlan] = {}
         dirty.set()
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
@@ -217,6 +242,8 @@ def _watch(
             snap.revisions = reflectors["revisions"].items()
             snap.pods = reflectors["pods"].items()
             snap.events = reflectors["events"].items()
+            snap.normal = reflectors["normal"].items()
+            snap.plans = plans
             snap.nodes = (
                 {str(n["metadata"]["name"]): n for n in reflectors["nodes"].items()}
                 if "nodes" in reflectors

@@ -27,6 +27,7 @@ Every writing verb is a guarded action (:mod:`omereconcile.kubectl.guard`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from typing import Any
 import yaml
 
 from omereconcile import replica_table
+from omereconcile.kubectl import eta as eta_mod
 from omereconcile.kubectl import live, rolltimeline, state
 from omereconcile.kubectl.client import (
     REPLICA_KIND,
@@ -48,7 +50,7 @@ from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.follow import follow
 from omereconcile.kubectl.guard import GuardedWrite, add_guard_flags, run_guarded
 from omereconcile.kubectl.report import source, table
-from omereconcile.timeline import to_svg
+from omereconcile.timeline import to_svg, to_svg_compare
 
 __all__ = ["RESTARTED_AT", "add_parsers", "watch_flag"]
 
@@ -83,6 +85,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     status.add_argument("--timeout", default="0", help="stop following after this long (0: never)")
     status.add_argument("-o", "--output", choices=["table", "json", "yaml"], default="table")
+    status.add_argument(
+        "--eta",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the roll's expected time to completion, from the planner run (default; --no-eta skips it)",
+    )
     status.set_defaults(func=run_status)
 
     get = verbs.add_parser(
@@ -107,6 +115,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="auto (default): on a terminal, unless NO_COLOR is set",
     )
     get.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table")
+    get.add_argument(
+        "--eta",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the roll's expected time to completion, from the planner run (default; --no-eta skips it)",
+    )
     get.set_defaults(func=live.run_get)
 
     history = verbs.add_parser("history", parents=[common], help="the replica's ControllerRevisions")
@@ -116,6 +130,16 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "--timeline",
         action="store_true",
         help="draw the roll to --revision (default: the roll target) as it happened: steps, waits, serving floor",
+    )
+    history.add_argument(
+        "--forecast",
+        action="store_true",
+        help="with --timeline: beside the roll, the forecast's planner run of the same change "
+        "(-o svg: one drawing on one time axis)",
+    )
+    history.add_argument(
+        "--startup",
+        help="with --forecast: the pods' start-up the forecast assumes (default: this roll's median)",
     )
     history.add_argument(
         "-o",
@@ -154,6 +178,38 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 # -- status ---------------------------------------------------------------------------------------------
 
 
+def live_eta(
+    client: Client,
+    replica: dict[str, Any],
+    revisions: list[dict[str, Any]],
+    cache: dict[str, eta_mod.RollPlan],
+) -> eta_mod.Eta | None:
+    """The ETA of the replica's roll (:mod:`omereconcile.kubectl.eta`), from its pods and its Normal
+    events read now. A replica the planner cannot be run on gives no number, saying why, instead of
+    failing the verb that only wanted to show it."""
+    progress = state.rollout_progress(replica, revisions)
+    if progress.done or progress.stopped or progress.state == "NotObserved":
+        return None
+    meta = replica.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    if progress.target and state.find_revision(revisions, progress.target) is None:
+        revisions[:] = client.revisions(replica)  # a revision minted since they were read
+    pods = client.pods(name)
+    events = client.events(REPLICA_KIND, name, str(meta.get("uid") or ""), "Normal")
+    try:
+        return eta_mod.estimate(replica, revisions, pods, events, datetime.now(UTC), cache=cache)
+    except Exception as exc:  # the planner or the render of a stored revision refused this replica
+        return eta_mod.failed(exc)
+
+
+def eta_lines(found: eta_mod.Eta | None) -> str:
+    if found is None:
+        return ""
+    return f"  expected to complete in: {found.text}\n" + (
+        f"  assumes: {found.assumes}\n" if found.assumes != "-" else ""
+    )
+
+
 def run_status(ctx: Ctx) -> int:
     args = ctx.args
     name = replica_target(args.target)
@@ -161,21 +217,25 @@ def run_status(ctx: Ctx) -> int:
     client = ctx.client()
     revisions: list[dict[str, Any]] = []
     last = [""]
+    plans: dict[str, eta_mod.RollPlan] = {}
 
     def judge(obj: dict[str, Any]) -> tuple[bool, tuple[state.Progress, dict[str, Any]]]:
-        if ((obj.get("spec") or {}).get("pacing") or {}).get("rollbackToRevision") and not revisions:
+        if not revisions:
             revisions.extend(client.revisions(obj))
         progress = state.rollout_progress(obj, revisions)
         line = progress.line()
         if args.output == "table" and line != last[0]:
-            ctx.out.write(line + "\n")
+            found = live_eta(client, obj, revisions, plans) if args.eta else None
+            ctx.out.write(line + "\n" + eta_lines(found))
             ctx.out.flush()
             last[0] = line
         return progress.done or progress.stopped or not args.watch, (progress, obj)
 
     finished, (progress, obj) = follow(client, name, judge, timeout)
     if args.output != "table":
-        ctx.report("RolloutStatusReport", {"name": name}, progress.content(), "", [source(obj)])
+        found = live_eta(client, obj, revisions, plans) if args.eta else None
+        content = {**progress.content(), "eta": None if found is None else found.content()}
+        ctx.report("RolloutStatusReport", {"name": name}, content, "", [source(obj)])
     if not finished:
         seen = "" if args.output == "table" else f": {progress.line()}"
         raise CommandError(
@@ -224,16 +284,88 @@ def run_timeline(
         raise CommandError(
             f'unable to find revision "{exc.args[0]}" in the history of inferencereplica "{name}"'
         ) from exc
-    if args.output == "svg":
-        ctx.out.write(to_svg(rolltimeline.to_drawing(tl, name)))
+    drawing = rolltimeline.to_drawing(tl, name)
+    text = rolltimeline.render_text(tl, name)
+    if args.forecast:
+        plan, said = _forecast_of(ctx, name, replica, revisions, pods, tl)
+        fc = dataclasses.replace(
+            eta_mod.forecast_drawing(plan, "Forecast: the planner's run of the same change"),
+            note=f"assumes {said}",
+        )
+        tl = {
+            **tl,
+            "forecast": {
+                "assumes": said,
+                "duration": round(plan.duration, 1),
+                "completes": plan.completes,
+                "hold": plan.hold or None,
+                "steps": [
+                    {"index": i, "step": st, "start": round(a, 1), "end": round(b, 1)}
+                    for i, st, a, b in plan.steps
+                ],
+            },
+        }
+        took = f"{tl['duration']:.0f}s" if tl["complete"] else "not complete"
+        text += (
+            f"forecast of the same change: {plan.duration:.0f}s"
+            + ("" if plan.completes else f" (does not complete: {plan.hold})")
+            + f"; the roll took {took}\nforecast assumes: {said}\n"
+        )
+        if args.output == "svg":
+            real = dataclasses.replace(
+                drawing,
+                title="What happened",
+                note="read back from the controller's events and the new pods' creation and serving times",
+            )
+            ctx.out.write(to_svg_compare(f"Roll of {name} to {tl['name']}", [real, fc]))
+            return 0
+    elif args.output == "svg":
+        ctx.out.write(to_svg(drawing))
         return 0
     srcs = [source(replica)] + [
         source(r) for r in revisions if (r.get("metadata") or {}).get("name") == tl["name"]
     ]
-    ctx.report(
-        "RolloutTimelineReport", {"name": name}, tl, rolltimeline.render_text(tl, name), srcs, tl["notes"]
-    )
+    ctx.report("RolloutTimelineReport", {"name": name}, tl, text, srcs, tl["notes"])
     return 0
+
+
+def _forecast_of(
+    ctx: Ctx,
+    name: str,
+    replica: dict[str, Any],
+    revisions: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    tl: Mapping[str, Any],
+) -> tuple[eta_mod.RollPlan, str]:
+    """The forecast's planner run of the change this timeline drew: from the revision before it to it,
+    with this roll's median start-up (or ``--startup``) and drain; and what it assumed, in words."""
+    number = int(tl["revision"])
+    earlier = [r for r in revisions if int(r.get("revision") or 0) < number]
+    if not earlier:
+        raise CommandError(
+            f'revision {tl["name"]} is the first of inferencereplica "{name}": no change rolled to it to forecast'
+        )
+    before = max(earlier, key=lambda r: int(r.get("revision") or 0))
+    after = state.find_revision(revisions, str(tl["name"]))
+    assert after is not None  # build_timeline found it
+    m = eta_mod.measure(tl, pods)
+    if ctx.args.startup:
+        startup, how = parse_duration("--startup", ctx.args.startup), "--startup"
+    elif m.startup is not None:
+        startup, how = m.startup, f"median of {m.startup_pods} pods of this roll"
+    else:
+        startup, how = eta_mod.DEFAULT_STARTUP_SECONDS, "no pod of this roll served: the forecast's default"
+    drain = m.drain if m.drain is not None else eta_mod.DEFAULT_DRAIN_SECONDS
+    drain_how = f"median of {m.drain_samples}" if m.drain is not None else "the forecast's default"
+    plan = eta_mod.plan_roll(
+        replica,
+        before,
+        after,
+        startup_seconds=startup,
+        drain_seconds=drain,
+        workers=eta_mod.workers_of(replica),
+    )
+    return plan, f"start-up {startup:.0f}s ({how}), drain {drain:.0f}s ({drain_how}), room for every pod"
 
 
 def run_history(ctx: Ctx) -> int:
@@ -244,6 +376,8 @@ def run_history(ctx: Ctx) -> int:
         return run_timeline(ctx, name, client, replica, revisions)
     if args.output == "svg":
         raise UsageError("-o svg draws a timeline: add --timeline")
+    if args.forecast:
+        raise UsageError("--forecast sets a forecast beside a timeline: add --timeline")
     rows = state.instance_rows(replica)
     now = datetime.now(UTC)
     entries = []

@@ -60,6 +60,11 @@ def _cond_since(pod: JSON, ctype: str) -> datetime | None:
     return None
 
 
+def serving_since(pod: JSON) -> datetime | None:
+    """When the pod began serving: its ``ome.io/serving`` condition's transition, else ``Ready``'s."""
+    return _cond_since(pod, SERVING_GATE) or _cond_since(pod, "Ready")
+
+
 def _gpus(pod: JSON) -> int:
     total = 0
     for c in (pod.get("spec") or {}).get("containers") or []:
@@ -142,7 +147,7 @@ def build_timeline(
         mode, begin_at, count = started.get(index, ("?", None, 0))
         pod = new_pods.get(index)
         created = parse_time((pod.get("metadata") or {}).get("creationTimestamp")) if pod else None
-        serving = (_cond_since(pod, SERVING_GATE) or _cond_since(pod, "Ready")) if pod else None
+        serving = serving_since(pod) if pod else None
         done = completed.get(index)
         b, c, s, d = at(begin_at), at(created), at(serving), at(done)
         steps: list[dict[str, Any]] = []

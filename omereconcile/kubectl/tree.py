@@ -397,6 +397,8 @@ def render_tree(tree: JSON, c: Palette, *, wide: bool = False) -> str:
     eta = tree.get("eta")
     if isinstance(eta, Mapping) and eta.get("text"):
         lines.append(f"ETA:         {eta['text']}")
+        if eta.get("assumes") and eta["assumes"] != "-":
+            lines.append(f"Assumes:     {eta['assumes']}")
     lines.append("")
     by_index = {i["index"]: i for i in tree["instances"]}
     top: list[tuple[str, list[Any]]] = []
@@ -415,27 +417,26 @@ def render_tree(tree: JSON, c: Palette, *, wide: bool = False) -> str:
     out = list(lines)
     out.append(c("bold", f"inferencereplica.ome.io/{r['name']}"))
     for ev in r.get("warningEvents") or []:
-        top.insert(0, (_event_text(ev, c), []))
+        top.insert(0, (_event_text(ev, c, str(r["name"])), []))
     for n, (label, members) in enumerate(top):
         last = n == len(top) - 1
         out.append(("└── " if last else "├── ") + label)
         pad = "    " if last else "│   "
         for m, inst in enumerate(members):
-            out += _instance_lines(inst, c, pad, m == len(members) - 1, wide)
+            out += _instance_lines(inst, c, pad, m == len(members) - 1, wide, str(r["name"]))
     if tree.get("unassignedPods"):
         out.append("pods of no reported Instance: " + ", ".join(p["name"] for p in tree["unassignedPods"]))
     return "\n".join(out) + "\n"
 
 
-def _event_text(ev: JSON, c: Palette) -> str:
+def _event_text(ev: JSON, c: Palette, replica: str) -> str:
     count = f" (x{ev['count']})" if int(ev.get("count") or 1) > 1 else ""
-    return (
-        c("red", f"⚠ {ev['reason']}")
-        + f" {_dur(ev.get('ageSeconds'))} ago{count} {ev['object']}: {ev['message']}"
-    )
+    # The replica's own events need not name it: the tree already does (a pod's event names the pod).
+    about = "" if ev["object"] == f"InferenceReplica/{replica}" else f" {ev['object']}:"
+    return c("red", f"⚠ {ev['reason']}") + f" {_dur(ev.get('ageSeconds'))} ago{count}{about} {ev['message']}"
 
 
-def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool) -> list[str]:
+def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool, replica: str) -> list[str]:
     phase = str(inst.get("phase") or "-")
     head = f"Instance {inst['index']} {c(_tone(phase), phase)}"
     if inst.get("targetRevision") and inst["targetRevision"] != inst.get("runningRevision"):
@@ -471,7 +472,7 @@ def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool) ->
             text += f"  revision {p.get('revision') or '-'}"
         items.append(text)
     for ev in inst.get("warningEvents") or []:
-        items.append(_event_text(ev, c))
+        items.append(_event_text(ev, c, replica))
     for n, text in enumerate(items):
         lines.append(child + ("└── " if n == len(items) - 1 else "├── ") + text)
     return lines

@@ -15,7 +15,11 @@ from typing import Any
 
 from omereconcile.actions import Action, AddFinalizer, Plan, RecordEvent, WriteStatus
 from omereconcile.planner.context import build_context
-from omereconcile.planner.gang import stale_single_pod_groups
+from omereconcile.planner.gang import (
+    correct_pod_group_drift,
+    has_stale_single_pod_groups,
+    stale_single_pod_groups,
+)
 from omereconcile.planner.journal import counters_only
 from omereconcile.planner.nodedeath import sweep_terminating
 from omereconcile.planner.out import Out
@@ -27,6 +31,7 @@ from omereconcile.planner.revisions import live_revisions, prune_actions, resolv
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
 from omereconcile.planner.service import service_actions
+from omereconcile.planner.snapshot import refuse_invalid_snapshot, scale_down_due
 from omereconcile.planner.status import build_status, find_condition, set_condition
 from omereconcile.planner.teardown import plan_teardown
 from omereconcile.world import RenderBlock, World
@@ -95,11 +100,20 @@ def plan(world: World) -> Plan:
     # The operator's release of a Held block is answered before any attempt consults the book.
     release = answer_release(rep.annotations, retry, rep.namespace, rep.name)
     observed = load_rows(rep.status)
+    if scale_down_due(observed, ctx.desired) and (refused := refuse_invalid_snapshot(world, "scale-down")):
+        # Go fails the pass closed before any lifecycle effect (scaleDownPodObservationRequired).
+        return refused
     if ctx.ledger is not None:
         # reconcileRelocationDirectives: an Instance Ready with no operation proved its placement.
         ctx.ledger.prune_ready(ctx.component, observed)
     # The operator's reset request journals its resets on the rows before the instances are planned.
     reset = answer_reset(ctx, observed, group_pods(ctx, world.pods))
+    if has_stale_single_pod_groups(ctx, reset.rows) and (
+        refused := refuse_invalid_snapshot(world, "stale-PodGroup cleanup")
+    ):
+        # Go reconcileStaleSinglePodGroups reads an authoritative pod snapshot first and fails the
+        # pass on an owned pod with a malformed index (TestReconcile_MultiToSinglePodGroupRejects...).
+        return refused
     if stale_single_pod_groups(ctx, reset.rows, group_pods(ctx, world.pods), out):
         # Go gates the workload until the stale PodGroup is observed absent (reconcileStaleSinglePodGroups).
         gated = [decision.create] if decision.create is not None else []
@@ -108,8 +122,10 @@ def plan(world: World) -> Plan:
             requeue_after=out.requeue_after(),
             summary="a stale PodGroup of a now single-pod Instance goes first",
         )
-    result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     by_index = group_pods(ctx, world.pods)
+    # Go EnsurePodGroupsWithState: every desired gang's PodGroup of ours is kept in line each pass.
+    correct_pod_group_drift(ctx, by_index, out)
+    result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     # Go SweepStuckTerminatingPods: every Terminating pod, whether or not an operation waits on it.
     sweep_terminating(ctx, by_index, out)
     status = build_status(ctx, result.rows, by_index, result.hold, result.held_indices, retry, out)
@@ -169,7 +185,12 @@ def _summary(status: dict[str, Any], hold: Any) -> str:
 
 
 def _blocked(world: World, block: RenderBlock) -> Plan:
-    """No pod templates: Ready=False with the block, a Warning when new or changed, pods untouched."""
+    """No pod templates: Ready=False with the block, a Warning when new or changed, pods untouched.
+
+    ``inferencereplica/render.go`` ``reportRenderBlocked`` (ome-projects/ome @ a543351b): the Warning
+    is recorded when the Ready condition is absent or differs in status, reason, message or
+    observedGeneration — so an edit of the spec that leaves the replica blocked for the same reason
+    says it again at the new generation."""
     rep = world.replica
     old = dict(rep.status)
     conds = [dict(cd) for cd in old.get("conditions", []) or []]
@@ -179,11 +200,12 @@ def _blocked(world: World, block: RenderBlock) -> Plan:
     actions: list[Action] = []
     if status != old:
         actions.append(WriteStatus(status, f"render blocked: {block.reason}"))
-    changed = prev is None or (prev.get("status"), prev.get("reason"), prev.get("message")) != (
-        "False",
-        block.reason,
-        block.message,
-    )
+    changed = prev is None or (
+        prev.get("status"),
+        prev.get("reason"),
+        prev.get("message"),
+        prev.get("observedGeneration"),
+    ) != ("False", block.reason, block.message, rep.generation)
     if changed:
         actions.append(RecordEvent("Warning", block.reason, block.message))
     return Plan(tuple(actions), None, f"render blocked: {block.reason}: {block.message}")

@@ -10,11 +10,12 @@ serves and is Available.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
-from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup
+from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup, UpdatePodGroup
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.out import Out
@@ -41,11 +42,13 @@ __all__ = [
     "POD_GROUP_RECHECK",
     "RESTART_POLICY_RECREATE",
     "bring_up_gang",
+    "correct_pod_group_drift",
     "first_failed_pod_termination",
     "gang_broken",
     "gang_names",
     "gang_serving",
     "group_of",
+    "has_stale_single_pod_groups",
     "lost_gang_member",
     "release_pod_group",
     "runner_restarted_since_ready",
@@ -69,35 +72,103 @@ def group_of(ctx: Ctx, index: int) -> PodGroupView | None:
 
 
 def _ours(ctx: Ctx, group: PodGroupView) -> bool:
-    return group.owner_uid in (None, ctx.world.replica.uid)
+    """``workload/podgroup/podgroup.go`` ``ControlledByUID`` (ome-projects/ome @ dcfb4135): the group's
+    controller owner reference names the replica's UID. A group with no controller reference is not
+    ours: it is never adopted, updated or deleted."""
+    return group.owner_uid is not None and group.owner_uid == ctx.world.replica.uid
 
 
 def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     """``workload/podgroup`` ``EnsurePodGroups``: the Instance's PodGroup exists before its pods.
 
     Returns None when the pods may be created in this pass (the group exists, is created ahead of
-    them in this plan, or the CRD is not installed), else why not: a group on its way out is waited
-    out (``PodGroupTerminating``), one another controller owns is a conflict."""
+    them in this plan, or the CRD is not installed), else why not. As in Go's
+    ``EnsurePodGroupForPodsFromObservation`` (ome-projects/ome ``workload/podgroup/podgroup.go`` @
+    dcfb4135) ownership is checked first: a group not controlled by this replica (another owner, or
+    no controller reference at all) is a conflict even while it terminates (``PodGroupNameInUse``);
+    only a group of ours on its way out is waited out (``PodGroupTerminating``)."""
     if not ctx.world.gang_scheduling:
         return None
     group = group_of(ctx, row.index)
     if group is None:
-        timeout = ctx.ready_timeout.total_seconds() if ctx.ready_timeout else None
-        obj = pod_group(
-            ctx.world.replica.model,
-            row.index,
-            ctx.pods_per_instance,
-            instance_ready_timeout_seconds=timeout,
-        )
+        obj = _desired_group(ctx, row.index)
         out.actions.append(
             CreatePodGroup(obj["metadata"]["name"], obj, f"Instance {row.index}'s gang is scheduled as one")
         )
         return None
-    if group.terminating:
-        return PODGROUP_TERMINATING
     if not _ours(ctx, group):
         return PODGROUP_NAME_IN_USE
+    if group.terminating:
+        return PODGROUP_TERMINATING
     return None
+
+
+def _desired_group(ctx: Ctx, index: int) -> dict[str, Any]:
+    timeout = ctx.ready_timeout.total_seconds() if ctx.ready_timeout else None
+    return pod_group(
+        ctx.world.replica.model, index, ctx.pods_per_instance, instance_ready_timeout_seconds=timeout
+    )
+
+
+def _drift_patch(group: PodGroupView, want: Mapping[str, Any], keep_topology: bool) -> dict[str, Any]:
+    """The merge patch that gives ``group`` the fields OME owns (Go ``podGroupMatches`` and the update
+    of ``EnsurePodGroupForPodsFromObservation``, podgroup.go @ dcfb4135): labels replaced whole,
+    owner references replaced, only the topology-key annotation (others are kept), minMember and
+    scheduleTimeoutSeconds. Empty: nothing drifted."""
+    meta_want = want["metadata"]
+    meta: dict[str, Any] = {}
+    labels = dict(meta_want.get("labels") or {})
+    if dict(group.labels) != labels:
+        meta["labels"] = {**{k: None for k in group.labels if k not in labels}, **labels}
+    refs = [dict(o) for o in meta_want.get("ownerReferences") or []]
+    if [dict(o) for o in group.owner_references] != refs:
+        meta["ownerReferences"] = refs
+    key = (meta_want.get("annotations") or {}).get(c.ANNOTATION_TOPOLOGY_KEY)
+    if not keep_topology and group.annotations.get(c.ANNOTATION_TOPOLOGY_KEY) != key:
+        meta["annotations"] = {c.ANNOTATION_TOPOLOGY_KEY: key}
+    spec: dict[str, Any] = {}
+    if group.min_member != want["spec"]["minMember"]:
+        spec["minMember"] = want["spec"]["minMember"]
+    timeout = want["spec"].get("scheduleTimeoutSeconds")
+    if group.schedule_timeout_seconds != timeout:
+        spec["scheduleTimeoutSeconds"] = timeout
+    patch: dict[str, Any] = {}
+    if meta:
+        patch["metadata"] = meta
+    if spec:
+        patch["spec"] = spec
+    return patch
+
+
+def correct_pod_group_drift(ctx: Ctx, pods_by_index: Mapping[int, Sequence[PodView]], out: Out) -> None:
+    """Every desired multi-pod Instance's PodGroup of ours that drifted is put back, each pass (Go
+    ``EnsurePodGroupsWithState`` runs ``EnsurePodGroupForPodsFromObservation`` for every Instance of
+    the plan; ome-projects/ome ``workload/podgroup/podgroup.go`` @ dcfb4135).
+
+    While pods of the Instance exist, the topology-key annotation is left as it is: Go keeps the
+    key those immutable pods were placed by (read from their generated worker-to-leader affinity,
+    else the group's own annotation), so a topology edit never changes a running gang's contract.
+    Not mirrored: when the annotation was removed by hand while pods run, Go re-derives it from
+    their affinity (or refuses the pass); ours leaves it absent. A group that is not ours or is
+    terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
+    if not ctx.world.gang_scheduling or not ctx.gang:
+        return
+    for index in range(ctx.desired):
+        group = group_of(ctx, index)
+        if group is None or group.terminating or not _ours(ctx, group):
+            continue
+        patch = _drift_patch(group, _desired_group(ctx, index), keep_topology=bool(pods_by_index.get(index)))
+        if patch:
+            fields = sorted({*patch.get("metadata", {}), *patch.get("spec", {})})
+            out.actions.append(
+                UpdatePodGroup(
+                    group.name,
+                    group.uid,
+                    group.resource_version,
+                    patch,
+                    f"Instance {index}'s PodGroup drifted ({', '.join(fields)}): OME keeps it as its gang needs",
+                )
+            )
 
 
 def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
@@ -326,6 +397,38 @@ def first_failed_pod_termination(ctx: Ctx, pods: Sequence[PodView]) -> dict[str,
     return None
 
 
+def _stale_group_candidates(ctx: Ctx, rows: Sequence[Row]) -> list[tuple[int, PodGroupView]]:
+    """The PodGroups of ours at the names of planned single-pod Instances not in terminal finalization
+    (a ``Deleting`` row under its Delete, a ``GangSurgeTargetCleanup`` step), by index."""
+    if ctx.gang or not ctx.world.gang_scheduling:
+        return []
+    terminal = {
+        r.index
+        for r in rows
+        if r.operation is not None
+        and (
+            (r.phase == R.DELETING and r.operation.type == R.OP_DELETE)
+            or (r.operation.type == R.OP_UPDATE and r.operation.step == R.STEP_GANG_SURGE_TARGET_CLEANUP)
+        )
+    }
+    planned = set(range(ctx.desired)) | {r.index for r in rows}
+    found: list[tuple[int, PodGroupView]] = []
+    for index in sorted(planned - terminal):
+        name = pod_group_name(ctx.prefix, ctx.component, index)
+        group = next(
+            (g for g in ctx.world.pod_groups if g.name == name and g.owner_uid == ctx.world.replica.uid), None
+        )
+        if group is not None:
+            found.append((index, group))
+    return found
+
+
+def has_stale_single_pod_groups(ctx: Ctx, rows: Sequence[Row]) -> bool:
+    """Whether the stale-group gate has a PodGroup to judge (Go then reads an authoritative pod
+    snapshot, and refuses one holding an owned pod without a valid instance index)."""
+    return bool(_stale_group_candidates(ctx, rows))
+
+
 def stale_single_pod_groups(
     ctx: Ctx, rows: Sequence[Row], by_index: dict[int, list[PodView]], out: Out
 ) -> bool:
@@ -339,20 +442,12 @@ def stale_single_pod_groups(
     each planned single-pod Instance not in terminal finalization (a ``Deleting`` row under its Delete,
     a ``GangSurgeTargetCleanup`` step), a PodGroup of ours at its name: Terminating blocks; referenced
     by a pod's PodGroup label, or with pods at the Instance's index, is kept; otherwise it is deleted
-    and blocks. Go's ``ScaleDownPodBatchSize`` budget is not a setting here (unbudgeted), and its
-    refusal of a snapshot with a malformed instance-index pod is not reproduced."""
-    if ctx.gang or not ctx.world.gang_scheduling:
+    and blocks. Go's ``ScaleDownPodBatchSize`` budget is not a setting here (unbudgeted). Its refusal
+    of a snapshot holding an owned pod with a malformed instance index is the caller's
+    (``planner/core.py``, with :func:`has_stale_single_pod_groups` and ``planner/snapshot.py``)."""
+    candidates = _stale_group_candidates(ctx, rows)
+    if not candidates:
         return False
-    terminal = {
-        r.index
-        for r in rows
-        if r.operation is not None
-        and (
-            (r.phase == R.DELETING and r.operation.type == R.OP_DELETE)
-            or (r.operation.type == R.OP_UPDATE and r.operation.step == R.STEP_GANG_SURGE_TARGET_CLEANUP)
-        )
-    }
-    planned = set(range(ctx.desired)) | {r.index for r in rows}
     referenced = {
         p.labels.get(c.LABEL_POD_GROUP)
         for pods in by_index.values()
@@ -360,13 +455,8 @@ def stale_single_pod_groups(
         if p.labels.get(c.LABEL_POD_GROUP)
     }
     blocked = False
-    for index in sorted(planned - terminal):
-        name = pod_group_name(ctx.prefix, ctx.component, index)
-        group = next(
-            (g for g in ctx.world.pod_groups if g.name == name and g.owner_uid == ctx.world.replica.uid), None
-        )
-        if group is None:
-            continue
+    for index, group in candidates:
+        name = group.name
         if group.terminating:
             blocked = True
             continue

@@ -94,6 +94,14 @@ def _held_since(row: Row, now: datetime) -> datetime:
     return now
 
 
+def _same_hold(recorded: Mapping[str, Any] | None, evidence: Mapping[str, Any]) -> bool:
+    """The recorded hold is this one: the same pod, reason and start (Go compares the evidence by
+    which pod is held, why and since when)."""
+    if recorded is None:
+        return False
+    return all(recorded.get(k) == evidence.get(k) for k in ("podName", "reason", "time"))
+
+
 def _evidence(verdict: Unplaced, at: datetime) -> Mapping[str, Any]:
     """Go ``UnschedulableTermination``."""
     return {
@@ -117,11 +125,22 @@ def scheduler_hold(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[R
         return row, None
     if takes_row(UNSCHEDULABLE, op.waiting):
         evidence = _evidence(verdict, verdict.since or _held_since(row, ctx.now))
+        if op.waiting == UNSCHEDULABLE and _same_hold(row.last_failure, evidence):
+            # Edge-triggered on the held state (which pod, why, since when), never on the scheduler's
+            # message, which it recomputes every cycle: the message from the hold's start stays
+            # (Go holds/table_test.go TestExternalHold_EdgeTriggered; escalation/scheduler_test.go
+            # TestEscalation_UnschedulableHoldIgnoresMessageChurn).
+            evidence = dict(row.last_failure or evidence)
         row = replace(row, operation=replace(op, waiting=UNSCHEDULABLE, deadline=None), last_failure=evidence)
     elif op.deadline is not None:
         row = replace(row, operation=replace(op, deadline=None))  # any outside wait parks the clock
     grace = ctx.world.settings.unschedulable_grace_period
     if grace <= timedelta(0) or verdict.since is None:
+        return row, None
+    if row.operation is None or row.operation.waiting != UNSCHEDULABLE:
+        # Another authority's wait holds the row: its writer owns the attempt's end, and the grace
+        # never escalates on evidence this hold did not record
+        # (TestEscalation_UnschedulableYieldsToAnotherWaitingToken).
         return row, None
     if ctx.now - verdict.since > grace:
         return row, verdict

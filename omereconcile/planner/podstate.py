@@ -85,21 +85,43 @@ def drained(pod: PodView, service: ServiceView, endpoints: Endpoints) -> bool:
 class StuckContainer:
     container: str
     reason: str
-    since: datetime  # when the grace period started counting (the pod's creation)
+    since: datetime  # when the grace period started counting (the waiting episode's start)
+
+
+def waiting_episode_start(pod: PodView) -> datetime | None:
+    """When the pod's current waiting episode began: the later of its creation and the last
+    transition of its ContainersReady condition away from True (a pod that served and then broke
+    is measured from the break); None without a creation stamp, which proves no duration.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/evidence/stuckpod.go``
+    ``WaitingEpisodeStart``, the newest of three stored versions (the one that carries it; its test
+    ``stuckpod_test.go`` @ 58a57f25 ``TestWaitingEpisodeStart``)."""
+    if pod.creation_timestamp is None:
+        return None
+    since = pod.creation_timestamp
+    for cond in pod.conditions:
+        if cond.type != "ContainersReady" or cond.status == "True" or cond.last_transition_time is None:
+            continue
+        since = max(since, cond.last_transition_time)
+    return since
 
 
 def stuck_container(pod: PodView) -> StuckContainer | None:
-    """A regular or init container parked in a terminal waiting reason, reported verbatim.
+    """A regular or init container parked in a terminal waiting reason, reported verbatim, with the
+    instant the stuck-pod grace counts from.
 
-    OME ``evidence/stuckpod.go`` ``PodStuckInTerminalWaiting``: regular containers are scanned
-    before init containers, a terminating pod or one without a creation stamp is never stuck, and
-    the grace counts from the pod's creation (the kubelet gives no per-state time).
+    OME ``evidence/stuckpod.go`` ``PodStuckInTerminalWaiting`` (the newest stored version): regular
+    containers are scanned before init containers, a terminating pod or one without a creation stamp
+    is never stuck, and the grace counts from the waiting episode's start
+    (:func:`waiting_episode_start`): a pod that served and then parks is given the grace from the
+    moment it broke, not read as stuck on the first pass that sees it (before: from its creation).
     """
-    if pod.terminating or pod.creation_timestamp is None:
+    since = waiting_episode_start(pod)
+    if pod.terminating or since is None:
         return None
     for ct in (*pod.containers, *pod.init_containers):
         if ct.waiting_reason in STUCK_REASONS:
-            return StuckContainer(ct.name, ct.waiting_reason, pod.creation_timestamp)
+            return StuckContainer(ct.name, ct.waiting_reason, since)
     return None
 
 

@@ -337,9 +337,28 @@ def _in_flight(rows: Sequence[Row], surge: bool) -> int:
         if (
             r.phase == R.UPDATING
             or (r.phase == R.FAILED and r.operation is not None and r.operation.type == R.OP_UPDATE)
+            or _failed_update_retrying(r)
         )
         and not (r.operation is not None and r.operation.step in surge_steps)
     )
+
+
+def _failed_update_retrying(r: Row) -> bool:
+    """Go keeps a failed Update's operation on the ``Failed`` row and retries it as an Update, so
+    ``CurrentUnavailableInFlight`` charges it until it serves (budget_test.go @ 4dfb96b1
+    ``TestReconcile_FailedUpdateHoldsMaxUnavailableBudget``). Ours clears the operation on failure
+    (``steps.fail``, keeping ``targetRevision``) and retries through the repair pass (``Create`` /
+    ``Recycle``): the same Instance is a row, off its running revision, that serves nothing, either
+    ``Failed`` without an operation or ``Creating`` under that retry. A failed Restart (target = its
+    own revision), a failed first Create (nothing running yet) and a failed surge (the source still
+    serves) stay outside, as in Go."""
+    if not r.running_revision or not r.target_revision or r.running_revision == r.target_revision:
+        return False
+    if r.serving_pod_count:
+        return False
+    if r.phase == R.FAILED:
+        return r.operation is None
+    return r.phase == R.CREATING and r.operation is not None and r.operation.type == R.OP_CREATE
 
 
 def _start_updates(

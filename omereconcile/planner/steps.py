@@ -362,6 +362,15 @@ def dispose(
     target = op.target_revision or row.target_revision
     found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
     pod, cause = found[0] if found else (None, None)
+    if pod is not None and not target:
+        # Go (disposition.go, the newest stored version): an attempt carrying no target falls back to
+        # the update revision, unless its pod is on a known other revision: an unpinned Create whose
+        # pod proves another revision owns the failure charges neither (TestDispose_Unpinned...).
+        target = ctx.spec_revision
+        if op.type == R.OP_CREATE and pod.revision_hash and pod.revision_hash != hash_of(target):
+            target = ""
+        if target:
+            row = replace(row, operation=replace(op, target_revision=target))  # what ``fail`` charges
     if pod is not None and cause is not None and cause.waiting_reason and target:
         reason = cause.waiting_reason
         held = (

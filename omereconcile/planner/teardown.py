@@ -14,6 +14,7 @@ from omereconcile.planner.relocation import owner_reference
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rollout import group_pods, plan_instances
 from omereconcile.planner.rows import load_retry_blocks, load_rows
+from omereconcile.planner.snapshot import refuse_invalid_snapshot
 from omereconcile.planner.status import teardown_status
 from omereconcile.settings import format_go_duration
 from omereconcile.world import DesiredRevision, World
@@ -58,6 +59,11 @@ def plan_teardown(world: World) -> Plan:
             summary="teardown deadline exceeded",
         )
 
+    # Go teardown.go refuses teardown effects while an owned pod has no valid instance index
+    # (planner/snapshot.py); the deadline above still hands the replica to the garbage collector.
+    refused = refuse_invalid_snapshot(world, "teardown")
+    if refused is not None:
+        return refused
     out = Out(world.now)
     retry = RetryBook(load_retry_blocks(status), f"{ctx.namespace}/{ctx.name}", ctx.component)
     result = plan_instances(ctx, load_rows(status), world.pods, retry, out)

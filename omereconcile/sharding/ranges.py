@@ -35,8 +35,10 @@ __all__ = [
     "ShardRange",
     "ShardSelector",
     "balanced_ranges",
+    "cuts_text",
     "fnv1a_64",
     "hash_field",
+    "parse_cuts",
     "parse_selector",
     "split_ranges",
 ]
@@ -130,6 +132,24 @@ def balanced_ranges(values: Iterable[str], count: int) -> tuple[ShardRange, ...]
     if len(hashes) < count:
         return split_ranges(count)
     cuts = [0] + [hashes[(k * len(hashes)) // count] for k in range(1, count)] + [HASH_SPACE]
+    return tuple(ShardRange(a, b) for a, b in pairwise(cuts))
+
+
+def cuts_text(ranges: Iterable[ShardRange]) -> str:
+    """The inner cuts of contiguous ranges as text (``0x<16 hex>`` joined by commas), as stored for
+    every process to read (``parse_cuts``)."""
+    return ",".join(_hex(r.start) for r in list(ranges)[1:])
+
+
+def parse_cuts(text: str, count: int) -> tuple[ShardRange, ...]:
+    """The ``count`` contiguous ranges of :func:`cuts_text` (``count - 1`` increasing cuts)."""
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    if len(parts) != count - 1:
+        raise SelectorError(
+            f"{len(parts)} cuts stored for {count} ranges; {count - 1} are needed (the Lease was made for a "
+            "different --shards?)"
+        )
+    cuts = [0, *(_bound(p, f"cut {k}") for k, p in enumerate(parts)), HASH_SPACE]
     return tuple(ShardRange(a, b) for a, b in pairwise(cuts))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -401,11 +402,20 @@ class Sim:
                 return  # the executor takes AlreadyExists as done
             obj = copy.deepcopy(dict(act.pod_group))
             obj["metadata"]["uid"] = f"pg-{self._next()}"
-            obj["metadata"]["ownerReferences"] = [
-                {"kind": "InferenceReplica", "uid": UID, "controller": True}
-            ]
+            obj["metadata"].setdefault(
+                "ownerReferences", [{"kind": "InferenceReplica", "uid": UID, "controller": True}]
+            )
             self._stamp(obj)
             self.pod_groups[act.name] = obj
+        elif isinstance(act, A.UpdatePodGroup):
+            group = self.pod_groups.get(act.name)
+            if group is None:
+                return  # the executor takes NotFound as gone
+            meta = group["metadata"]
+            if meta["uid"] != act.uid or meta["resourceVersion"] != act.resource_version:
+                raise Conflict(f"PodGroup {act.name} changed since it was read")
+            _merge_patch(group, act.patch)
+            self._stamp(group)
         elif isinstance(act, A.DeletePodGroup):
             group = self.pod_groups.get(act.name)
             if group is None or group["metadata"]["uid"] != act.uid:
@@ -780,3 +790,19 @@ class Sim:
 
     def event_reasons(self) -> list[str]:
         return [e.event_reason for e in self.events]
+
+
+def _merge_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    """RFC 7386 JSON merge patch, in place: None deletes a key, a mapping merges, anything else
+    (lists included) replaces."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping):
+            current = target.get(key)
+            if not isinstance(current, dict):
+                current = {}
+                target[key] = current
+            _merge_patch(current, value)
+        else:
+            target[key] = copy.deepcopy(value)

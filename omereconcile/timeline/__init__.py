@@ -8,7 +8,11 @@ outputs of one picture:
 - :func:`to_mermaid`: Mermaid text, a ``gantt`` of the steps and an ``xychart-beta`` of the series (GitHub
   and GitLab render Mermaid code blocks in comments);
 - :func:`to_svg`: a self-contained SVG file of the same picture, written here (no browser, no Node), for
-  CI systems that show files.
+  CI systems that show files;
+- :func:`to_svg_compare`: several pictures of one change in one SVG on one time axis (``kubectl ome
+  rollout history --timeline -o svg --forecast``: the roll as it happened above the forecast's run of
+  the same change), bars in the same colours, each picture's floor and extra GPUs in one chart below,
+  told apart by the line's dash.
 
 Pure: no I/O, clock or environment.
 """
@@ -17,9 +21,20 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Point", "Step", "Timeline", "bins", "to_mermaid", "to_svg"]
+__all__ = [
+    "KINDS",
+    "Point",
+    "Step",
+    "Timeline",
+    "bins",
+    "round_width",
+    "to_mermaid",
+    "to_svg",
+    "to_svg_compare",
+]
 
 # What a step's bar says, and its Mermaid gantt tag: a step that completes, one that holds (does not
 # complete) and one that waits for room before completing.
@@ -57,6 +72,7 @@ class Timeline:
     steps: tuple[Step, ...]
     series: tuple[Point, ...] = ()
     of: int = 0
+    note: str = ""  # a line under the title in :func:`to_svg_compare` (what the picture assumes)
 
     @property
     def end(self) -> float:
@@ -82,17 +98,34 @@ def _quoted(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
 
 
-def bins(tl: Timeline, count: int = 12) -> list[tuple[float, int, int]]:
-    """The series over ``count`` equal slices of the time shown, as ``(slice start, lowest floor,
+# Slice widths whose starts read as round times (30s, 1m30s, 2m, 5m, …), in seconds.
+_ROUND = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200)
+
+
+def round_width(end: float, most: int = 12) -> float:
+    """The narrowest round slice width that cuts ``end`` seconds into at most ``most`` slices."""
+    for width in _ROUND:
+        if math.ceil(end / width) <= most:
+            return float(width)
+    return float(math.ceil(end / most / 86400) * 86400)
+
+
+def bins(tl: Timeline, count: int = 12, width: float | None = None) -> list[tuple[float, int, int]]:
+    """The series over ``count`` equal slices of the time shown (or slices of ``width`` seconds, the
+    last one stretched over a remainder of less than half a slice), as ``(slice start, lowest floor,
     highest extra GPUs)``: what holds at the slice's start and every sample inside it."""
     pts = tl.series
     if not pts:
         return []
-    width = tl.end / count
+    if width is None:
+        width = tl.end / count
+    else:
+        whole, rest = divmod(tl.end, width)
+        count = max(1, int(whole) + (rest >= width / 2))
     out: list[tuple[float, int, int]] = []
     cur, i = pts[0], 0
     for b in range(count):
-        lo, hi = b * width, (b + 1) * width
+        lo, hi = b * width, ((b + 1) * width if b < count - 1 else tl.end)
         while i < len(pts) and pts[i].at <= lo:
             cur, i = pts[i], i + 1
         low, high = cur.floor, cur.extra_gpus
@@ -123,8 +156,12 @@ def to_mermaid(tl: Timeline) -> str:
         meta = ", ".join(x for x in (tag, f"s{n}", str(start), str(end)) if x)
         lines.append(f"    {_mermaid_text(_clock(s.end - s.start) + ' ' + s.kind)} :{meta}")
     lines.append("```")
-    pts = bins(tl)
+    # Round slice starts: labels of a few characters that do not run into each other on the axis.
+    pts = bins(tl, width=round_width(tl.end))
     if pts:
+        # And the state at the end, so the chart shows the extra GPUs given back and the floor whole.
+        last = tl.series[-1]
+        pts.append((tl.end, last.floor, last.extra_gpus))
         top = max([1, *(max(f, e) for _, f, e in pts)])
         floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
         lines += [
@@ -143,6 +180,10 @@ def to_mermaid(tl: Timeline) -> str:
 
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+# Characters of a step's label the SVG's label column holds.
+_LABEL = 40
 
 
 def to_svg(tl: Timeline) -> str:
@@ -169,7 +210,9 @@ def to_svg(tl: Timeline) -> str:
         y = top + n * row_h
         x0, x1 = x(s.start), x(s.end)
         colour = _COLOURS.get(s.kind, _COLOURS["done"])
-        out.append(f'<text x="{pad}" y="{y + 15}">{_e(s.label)}</text>')
+        # Cut to the label column (about 6 px a character at 12 px), the whole label in the tooltip.
+        shown = s.label if len(s.label) <= _LABEL else s.label[: _LABEL - 1] + "…"
+        out.append(f'<g><title>{_e(s.label)}</title><text x="{pad}" y="{y + 15}">{_e(shown)}</text></g>')
         out.append(
             f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1.0):.1f}" height="{row_h - 6}" '
             f'fill="{colour}"><title>{_e(f"{s.label}: {_clock(s.end - s.start)} {s.kind}")}</title></rect>'
@@ -177,9 +220,11 @@ def to_svg(tl: Timeline) -> str:
         out.append(f'<text x="{x1 + 4:.1f}" y="{y + 15}" fill="#333">{_e(_clock(s.end - s.start))}</text>')
     axis_y = top + rows_h + 4
     out.append(f'<line x1="{x(0):.1f}" y1="{axis_y}" x2="{x(end):.1f}" y2="{axis_y}" stroke="#888"/>')
-    for k in range(5):
-        t = end * k / 4
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+    # Ticks at round times, and the end; none so near the end that their labels would touch.
+    step = round_width(end, most=6)
+    ticks = [k * step for k in range(int(end // step) + 1) if k * step <= end - 0.6 * step] + [end]
+    for t in ticks:
+        anchor = "start" if t == 0 else "end" if t == end else "middle"
         out.append(
             f'<text x="{x(t):.1f}" y="{axis_y + 16}" text-anchor="{anchor}" fill="#555">{_e(_clock(t))}</text>'
         )
@@ -207,6 +252,119 @@ def to_svg(tl: Timeline) -> str:
         extra.append(f"{x(end):.1f},{base}")
         out.append(f'<polygon points="{" ".join(extra)}" fill="{_AREA}" fill-opacity="0.5"/>')
         out.append(f'<polyline points="{" ".join(floor)}" fill="none" stroke="{_LINE}" stroke-width="2"/>')
+        # The floor's value where it ends, read off the line rather than against the GPUs' scale.
+        out.append(
+            f'<text x="{x(end) + 4:.1f}" y="{yv(pts[-1].floor) + 4:.1f}" fill="{_LINE}">{pts[-1].floor}</text>'
+        )
         out.append(f'<line x1="{x(0):.1f}" y1="{base}" x2="{x(end):.1f}" y2="{base}" stroke="#888"/>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+_DASHES = ("", "6,4", "2,3")
+
+
+def _axis(x: Callable[[float], float], y: float, end: float) -> list[str]:
+    """A time axis at ``y``: the line and a tick label every round step (1s, 2s, 5s ... 1h ...), at most
+    about eight of them, so the labels of two pictures on one axis fall on the same times."""
+    step = round_width(end, most=8)
+    out = [f'<line x1="{x(0):.1f}" y1="{y}" x2="{x(end):.1f}" y2="{y}" stroke="#888"/>']
+    t = 0.0
+    while t <= end + 1e-9:
+        anchor = "start" if t == 0 else "middle"
+        out.append(
+            f'<line x1="{x(t):.1f}" y1="{y}" x2="{x(t):.1f}" y2="{y + 4}" stroke="#888"/>'
+            f'<text x="{x(t):.1f}" y="{y + 16}" text-anchor="{anchor}" fill="#555">{_e(_clock(t))}</text>'
+        )
+        t += step
+    return out  # the first picture's lines solid, the next dashed, then dotted
+
+
+def to_svg_compare(title: str, panels: Sequence[Timeline]) -> str:
+    """``panels`` in one SVG, one under the other on one time axis (the longest picture's end), each
+    with its title, its bars (the colours of :func:`to_svg`) and its own axis; below them one chart of
+    every picture's serving floor and extra GPUs, the first picture's lines solid, the next dashed."""
+    label_w, chart_w, row_h, pad = 260, 560, 22, 10
+    width = label_w + chart_w + 2 * pad + 60
+    end = max([1.0, *(p.end for p in panels)])
+
+    def x(t: float) -> float:
+        return label_w + pad + chart_w * max(0.0, min(t, end)) / end
+
+    body: list[str] = [f'<text x="{pad}" y="20" font-size="14" font-weight="bold">{_e(title)}</text>']
+    y = 32
+    for tl in panels:
+        body.append(f'<text x="{pad}" y="{y + 16}" font-size="13" font-weight="bold">{_e(tl.title)}</text>')
+        body.append(
+            f'<text x="{x(end):.1f}" y="{y + 16}" text-anchor="end" fill="#555">'
+            f"{_e('ends at ' + _clock(tl.end))}</text>"
+        )
+        y += 24
+        if tl.note:
+            body.append(f'<text x="{pad}" y="{y + 10}" font-size="11" fill="#555">{_e(tl.note)}</text>')
+            y += 18
+        for n, s in enumerate(tl.steps):
+            top = y + n * row_h
+            x0, x1 = x(s.start), x(s.end)
+            colour = _COLOURS.get(s.kind, _COLOURS["done"])
+            body.append(f'<text x="{pad}" y="{top + 15}">{_e(s.label)}</text>')
+            body.append(
+                f'<rect x="{x0:.1f}" y="{top + 3}" width="{max(x1 - x0, 1.0):.1f}" height="{row_h - 6}" '
+                f'fill="{colour}"><title>{_e(f"{s.label}: {_clock(s.end - s.start)} {s.kind}")}</title></rect>'
+            )
+            body.append(
+                f'<text x="{x1 + 4:.1f}" y="{top + 15}" fill="#333">{_e(_clock(s.end - s.start))}</text>'
+            )
+        y += max(1, len(tl.steps)) * row_h + 4
+        body += _axis(x, y, end)
+        y += 34
+    drawn = [(n, tl) for n, tl in enumerate(panels) if tl.series]
+    if drawn:
+        series_h = 140
+        legend_y = y + 6
+        for n, tl in drawn:
+            dash = _DASHES[min(n, len(_DASHES) - 1)]
+            attr = f' stroke-dasharray="{dash}"' if dash else ""
+            ly = legend_y + 16 * n
+            floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
+            body.append(
+                f'<line x1="{pad}" y1="{ly - 4}" x2="{pad + 28}" y2="{ly - 4}" stroke="{_LINE}" '
+                f'stroke-width="2"{attr}/><line x1="{pad + 34}" y1="{ly - 4}" x2="{pad + 62}" y2="{ly - 4}" '
+                f'stroke="{_AREA}" stroke-width="2"{attr}/>'
+                f'<text x="{pad + 68}" y="{ly}">{_e(tl.title)}: {_e(floor_name)}, extra GPUs</text>'
+            )
+        base = legend_y + 16 * len(panels) + 10 + series_h
+        peak = max([1, *(max(p.floor, p.extra_gpus) for _, tl in drawn for p in tl.series)])
+
+        def yv(v: int) -> float:
+            return base - series_h * v / peak
+
+        body.append(
+            f'<text x="{label_w}" y="{base}" text-anchor="end" fill="#555">0</text>'
+            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="#555">{peak}</text>'
+        )
+        for n, tl in drawn:
+            dash = _DASHES[min(n, len(_DASHES) - 1)]
+            attr = f' stroke-dasharray="{dash}"' if dash else ""
+            pts = list(tl.series)
+            floor: list[str] = []
+            extra: list[str] = []
+            for i, p in enumerate(pts):
+                nxt = pts[i + 1].at if i + 1 < len(pts) else tl.end
+                floor += [f"{x(p.at):.1f},{yv(p.floor):.1f}", f"{x(nxt):.1f},{yv(p.floor):.1f}"]
+                extra += [f"{x(p.at):.1f},{yv(p.extra_gpus):.1f}", f"{x(nxt):.1f},{yv(p.extra_gpus):.1f}"]
+            body.append(
+                f'<polyline points="{" ".join(extra)}" fill="none" stroke="{_AREA}" stroke-width="2"{attr}/>'
+            )
+            body.append(
+                f'<polyline points="{" ".join(floor)}" fill="none" stroke="{_LINE}" stroke-width="2"{attr}/>'
+            )
+        body += _axis(x, base, end)
+        y = base + 30
+    height = y + 10
+    head = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+    ]
+    return "\n".join([*head, *body, "</svg>"]) + "\n"

@@ -112,25 +112,40 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, no_color: bool = False) -> int:
+    """Run the command line (``argv``: the words after ``omerender``, ``sys.argv`` by default).
+    ``no_color``: ``NO_COLOR`` is set, which the console script reads (the library reads no
+    environment): ``--color auto`` then prints no colour."""
     # Paused from the start: importing the command's modules (pydantic's and ours) makes hundreds of
     # thousands of objects, and each full collection meanwhile walks them all to free nothing (about 3%
     # of a render's start-up); the collector is restored as it was when the command ends.
     with collector_paused():
-        return _main(argv)
+        return _main(argv, no_color)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-command's own parser, whose usage an error in its arguments prints (as git and kubectl
+    print the sub-command's, not the program's)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(command)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser  # pragma: no cover - every command has a parser
+
+
+def _main(argv: Sequence[str] | None, no_color: bool = False) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(_command_of(words), every=False)
     args, extra = parser.parse_known_args(words)
+    args.no_color = no_color
     stray = [word for word in extra if not word.startswith("-")]
     if args.command == "diff" and stray == extra:
         # argparse fills diff's positional list once; the paths it could not place join it, so that
         # diff names every path given without a flag instead of argparse's "unrecognized arguments".
         args.folders = [*args.folders, *stray]
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     from omerender.cli.io import InputError, forget_origins, loading_in, origin_of, skipped_summary
 
     forget_origins()

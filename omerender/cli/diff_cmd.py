@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from omerender.catalog import CATALOG_KINDS, Catalog, CatalogKey
 from omerender.cli.assume import add_flag
+from omerender.cli.colour import add_color_option, colour_on, verdict_line
 from omerender.cli.diff_flags import add_output_arguments, fail_on_from
-from omerender.cli.io import InputError, load_objects, note, read
+from omerender.cli.io import InputError, note, read
 from omerender.cli.objects import add_objects_options, check_inputs, warn_duplicates
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
 from omerender.cli.strict import check_replica
 from omerender.cli.uids import add_uid_argument, resolve_uids, uids_of
-from omerender.loader import SUFFIXES
+from omerender.loader import SUFFIXES, Loaded
 from omerender.models import InferenceReplica, parse_object
 from omerender.readiness import assume_models_ready
 
@@ -35,8 +36,10 @@ __all__ = [
     "add_output_arguments",
     "add_parser",
     "main",
+    "read_from",
     "read_sides",
     "render_output",
+    "replica_file",
     "run",
     "write_report",
 ]
@@ -121,6 +124,7 @@ def add_parser(sub: Any) -> None:
     add_input_arguments(p)
     add_jobs_option(p)
     add_output_arguments(p)
+    add_color_option(p)
     p.set_defaults(func=run)
 
 
@@ -266,8 +270,8 @@ def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, An
             f"skipped {len(others)} file{'s' if len(others) != 1 else ''} that are not manifests: {', '.join(others[:3])}{more}"
         )
     loaded = read(files, check=True, strict=bool(args.strict))
-    warn_duplicates(loaded, str(args.command))
-    return [o.raw for o in loaded.objects]
+    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
+    return _remember(loaded)
 
 
 def _namespaced_name(obj: Mapping[str, Any]) -> str:
@@ -276,17 +280,60 @@ def _namespaced_name(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
+# The file each object of this command was read from, by the object's identity: a replica on both
+# sides has one name and two files, so its name cannot say which one an error is about.
+_READ_FROM: dict[int, str] = {}
+
+
+def _remember(loaded: Loaded) -> list[dict[str, Any]]:
+    _READ_FROM.update((id(o.raw), o.origin.source) for o in loaded.objects)
+    return [o.raw for o in loaded.objects]
+
+
+# (side, namespace, name) -> the file a replica was read from; side is "before", "after" or "-f".
+_REPLICA_FILES: dict[tuple[str, str, str], str] = {}
+
+
+def replica_file(namespace: str, name: str) -> str | None:
+    """The file the replica of :func:`read_sides` was read from: its ``-f`` file, else the after side's,
+    else the before side's (None for a replica it did not read)."""
+    for side in ("-f", "after", "before"):
+        if (found := _REPLICA_FILES.get((side, namespace, name))) is not None:
+            return found
+    return None
+
+
+def read_from(obj: Mapping[str, Any]) -> str | None:
+    """The file an object of :func:`read_sides` was read from (None for one it did not read)."""
+    return _READ_FROM.get(id(obj))
+
+
+def _file_of(obj: Mapping[str, Any], where: str) -> str:
+    """The file the object was read from and the side (``where``), for an error's start."""
+    origin = _READ_FROM.get(id(obj))
+    return f"{origin} ({where})" if origin is not None else where
+
+
 def _replicas(objects: Iterable[Mapping[str, Any]], where: str) -> dict[tuple[str, str], InferenceReplica]:
+    """The replicas among ``objects``, checked; an error names the file (and the side, ``where``)."""
     out: dict[tuple[str, str], InferenceReplica] = {}
+    files: dict[tuple[str, str], str] = {}
     for obj in objects:
         if obj.get("kind") != KIND:
             continue
-        check_replica(obj, where)
+        check_replica(obj, _file_of(obj, where))
         replica = parse_object(InferenceReplica, obj, strict=False)
         key = (replica.namespace, replica.metadata.name)
+        file = _READ_FROM.get(id(obj), where)
         if key in out:
-            raise InputError(f"{where}: {KIND} {key[0]}/{key[1]} appears twice; keep one")
+            also = f" (also in {files[key]})" if files[key] != file else ""
+            raise InputError(
+                f"{_file_of(obj, where)}: {KIND} {key[0]}/{key[1]} appears twice{also}; keep one"
+            )
         out[key] = replica
+        files[key] = file
+        if file != where:
+            _REPLICA_FILES[(where, *key)] = file
     return out
 
 
@@ -307,8 +354,8 @@ def _side(
                 f"give replicas with -f {given}"
             )
     check_inputs(loaded, flag, {*CATALOG_KINDS, KIND}, "give the catalog's files or folders")
-    warn_duplicates(loaded, str(args.command))
-    return [o.raw for o in loaded.objects]
+    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
+    return _remember(loaded)
 
 
 def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -340,6 +387,8 @@ def _objects(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[
 
 def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
     """The arguments of :func:`add_input_arguments`, read and checked."""
+    _READ_FROM.clear()
+    _REPLICA_FILES.clear()
     before_objects, after_objects, replica_paths = _objects(args)
     # Checked as the loader read them.
     before_catalog = Catalog.from_objects(before_objects, strict=False)
@@ -353,7 +402,7 @@ def read_sides(args: argparse.Namespace, prog: str = "diff") -> Sides:
         for side, ready in (("before", before_ready), ("after", after_ready)):
             notes.extend(f"{side}: {note}" for note in (ready.note(), ready.format_note()) if note)
     if replica_paths:
-        fixed = _replicas(load_objects(replica_paths), "-f")
+        fixed = _replicas(_remember(read(replica_paths, check=False, every_kind=True)), "-f")
         if not fixed:
             raise InputError(
                 f"-f {' '.join(replica_paths)}: no {KIND} found; give files or folders that hold one"
@@ -466,20 +515,22 @@ def run(args: argparse.Namespace) -> int:
     diffs = sides.diff(parts_for(args.jobs, replicas, per_part=_REPLICAS_PER_PROCESS))
     write_report(diffs, args, fail_on, sides.notes, uid_notes=True)
     review = sides.review(diffs, fail_on) if args.output == "markdown" else None
-    sys.stdout.write(
-        render_output(
-            args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True, review=review
-        )
+    text = render_output(
+        args.output, diffs, args, fail_on, sides.notes, report=args.report, uid_notes=True, review=review
     )
+    if args.output == "text" and colour_on(args):
+        text = "".join(verdict_line(line, True) for line in text.splitlines(keepends=True))
+    sys.stdout.write(text)
     print(f"diff: {summary(diffs)}", file=sys.stderr)
     return 1 if any(d.status in fail_on for d in diffs) else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``omerender diff`` as a program of its own (for a ``KUBECTL_EXTERNAL_DIFF`` entry point)."""
+def main(argv: Sequence[str] | None = None, *, no_color: bool = False) -> int:
+    """``omerender diff`` as a program of its own (for a ``KUBECTL_EXTERNAL_DIFF`` entry point);
+    ``no_color``: ``NO_COLOR`` is set (:func:`omerender.cli.main`)."""
     from omerender.cli import main as omerender_main
 
-    return omerender_main(["diff", *(sys.argv[1:] if argv is None else argv)])
+    return omerender_main(["diff", *(sys.argv[1:] if argv is None else argv)], no_color=no_color)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,13 +11,15 @@ from typing import Any
 
 from omerender.catalog import CATALOG_KINDS
 from omerender.cli.assume import add_flag
+from omerender.cli.colour import add_color_option, colour_on, severity_line
 from omerender.cli.io import InputError, origin_of
 from omerender.cli.kubeschema import kube_problems
 from omerender.cli.objects import add_kustomize_flag, add_objects_options, add_path_flag, catalog_objects
 from omerender.cli.shards import add_jobs_option, in_parts, parts_for
+from omerender.diff.verdicts import LINE_LIMIT
 from omerender.lint import CODES, Finding, LintReport, lint_objects
 
-__all__ = ["add_parser", "run", "to_json", "to_text"]
+__all__ = ["REPORT_API_VERSION", "add_parser", "run", "to_json", "to_text"]
 
 # Below this many renders lint is instant; above it, say how far it got.
 _PROGRESS_FROM = 300
@@ -51,6 +53,12 @@ def add_parser(sub: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="catalog files or folders, as --objects takes them (- reads standard input)",
+    )
     add_path_flag(
         p, "--objects", default=[], help="catalog files or folders (repeatable; - reads standard input)"
     )
@@ -66,6 +74,7 @@ def add_parser(sub: Any) -> None:
         default="text",
         help="text (default) for people, json for machines",
     )
+    add_color_option(p)
     p.set_defaults(func=run)
 
 
@@ -93,15 +102,26 @@ def _plural(count: int, word: str) -> str:
 
 
 def to_text(report: LintReport) -> str:
-    """The human output: grouped findings, notes, then a summary table."""
+    """The human output: grouped findings, notes, then a summary table; no line longer than
+    :data:`~omerender.diff.LINE_LIMIT` (a longer one is cut, ending ``… (-o json has the full text)``)."""
     lines: list[str] = []
     groups = _groups(report.findings)
     for code, items in groups:
         title = CODES.get(code, "renders OME's controller would block")
         lines.append(f"{items[0].severity} {code}: {title} ({len(items)})")
+        # One problem said once, however many objects have it (then one line per object); a problem
+        # of one object stays on its line.
+        alike: dict[str, list[Finding]] = {}
         for f in items:
-            where = _file(f)
-            lines.append(f"  {f.subject} [{f.component}]{f' ({where})' if where else ''}: {f.problem}")
+            alike.setdefault(f.problem, []).append(f)
+        for problem, same in alike.items():
+            if len(same) > 1:
+                who = f"all {len(same)}" if len(alike) == 1 else _plural(len(same), "object")
+                lines.append(f"  {who}: {problem}")
+            for f in same:
+                where = _file(f)
+                head = f"{f.subject} [{f.component}]{f' ({where})' if where else ''}"
+                lines.append(f"    {head}" if len(same) > 1 else f"  {head}: {problem}")
         lines.append("")
     lines.extend(f"note: {note}" for note in report.notes)
     if groups:
@@ -110,12 +130,27 @@ def to_text(report: LintReport) -> str:
         width = max(len("problem"), *(len(code) for code, _ in groups))
         lines.append(f"{'problem':<{width}}  severity  count")
         lines.extend(f"{code:<{width}}  {items[0].severity:<8}  {len(items):>5}" for code, items in groups)
-    return "".join(f"{line}\n" for line in lines)
+    return "".join(f"{_cut(line)}\n" for line in lines)
+
+
+# Where a cut line ends: the reader sees, at the cut, where the rest is.
+_CUT_END = "… (-o json has the full text)"
+
+
+def _cut(line: str) -> str:
+    """``line`` within :data:`LINE_LIMIT` characters, ending with :data:`_CUT_END` when it was longer."""
+    return line if len(line) <= LINE_LIMIT else line[: LINE_LIMIT - len(_CUT_END)] + _CUT_END
+
+
+# The JSON report's schema version: a new field keeps it; a field removed, renamed or given another
+# meaning raises it (docs/releasing.md).
+REPORT_API_VERSION = "omerender.lint/v1"
 
 
 def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
     counts = Counter(f.code for f in report.findings)
     return {
+        "apiVersion": REPORT_API_VERSION,
         "renders": report.renders,
         "assumeModelsReady": assume_ready,
         "errors": len(report.errors),
@@ -127,9 +162,21 @@ def to_json(report: LintReport, *, assume_ready: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.objects and not args.kustomize:
-        raise InputError("give the catalog with --objects PATH or -k DIR (each may repeat)")
-    objects = catalog_objects(args.objects, args, kustomizations=args.kustomize)
+    # Positional paths first, then --objects: one list, read in the order given.
+    paths = [*args.paths, *args.objects]
+    args.objects = paths
+    if not paths and not args.kustomize:
+        raise InputError(
+            "give the catalog: omerender lint PATH..., --objects PATH or -k DIR (each may repeat)"
+        )
+    objects = catalog_objects(
+        paths,
+        args,
+        kustomizations=args.kustomize,
+        flag="lint",
+        fix="lint checks the catalog (models, runtimes, fine-tuned weights, InferenceServices): leave "
+        "InferenceReplicas out (omerender render and diff read them)",
+    )
     if not any(o.get("kind") in CATALOG_KINDS for o in objects):
         # As kubectl apply refuses a path with nothing to apply: "0 problems" here would pass a CI
         # job pointed at the wrong folder.
@@ -150,7 +197,10 @@ def run(args: argparse.Namespace) -> int:
         out = to_json(report, assume_ready=args.assume_models_ready)
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(to_text(report))
+        on = colour_on(args)
+        sys.stdout.write(
+            "".join(severity_line(line, on) for line in to_text(report).splitlines(keepends=True))
+        )
     errors = len(report.errors)
     print(
         f"lint: {report.renders} renders, {_plural(errors, 'problem')}, "

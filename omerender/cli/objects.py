@@ -81,9 +81,12 @@ def catalog_problems(obj: Mapping[str, Any]) -> list[str]:
 
 
 def warn_duplicates(loaded: Loaded, command: str) -> None:
+    """Warn of each object defined twice: ``command`` is the sub-command's name, or the whole prefix
+    (``omereconcile forecast``) when another program runs the command."""
+    prefix = command if " " in command else f"omerender {command}"
     for line in loaded.duplicates:
         print(
-            f"omerender {command}: warning: {line}; the later one is used, as kubectl apply -R would leave it "
+            f"{prefix}: warning: {line}; the later one is used, as kubectl apply -R would leave it "
             "(--strict makes this an error)",
             file=sys.stderr,
         )
@@ -112,7 +115,9 @@ def check_inputs(loaded: Loaded, flag: str, keep: Collection[str], fix: str, *, 
     held = {o.given for o in loaded.objects}
     for given, _ in loaded.inputs:
         if given in held and given not in used:
-            raise InputError(f"{flag} {given}: holds {_holds(loaded, given)}, nothing {flag} reads; {fix}")
+            # A command's name (``lint``) for paths given positionally: the path alone says where.
+            where = given if flag.isalpha() and flag.islower() else f"{flag} {given}"
+            raise InputError(f"{where}: holds {_holds(loaded, given)}, nothing {flag} reads; {fix}")
 
 
 def catalog_objects(
@@ -122,16 +127,20 @@ def catalog_objects(
     also: Collection[str] = (),
     kustomizations: Iterable[str | Path] = (),
     flag: str = "--objects",
+    fix: str | None = None,
 ) -> list[dict[str, Any]]:
     """The catalog objects in ``paths`` (and those of the kinds in ``also``), strictly checked and
-    without duplicates; see the module's docstring. Raises InputError listing every problem found."""
+    without duplicates; see the module's docstring. Raises InputError listing every problem found.
+    ``flag`` names the paths in an error (a command's name when they were given positionally) and
+    ``fix`` replaces the default advice."""
     loaded = read(paths, kustomizations, check=True, strict=bool(getattr(args, "strict", False)))
     keep = {*CATALOG_KINDS, *also}
     check_inputs(
         loaded,
         flag,
         keep,
-        "give the models, runtimes, fine-tuned weights and InferenceServices "
+        fix
+        or "give the models, runtimes, fine-tuned weights and InferenceServices "
         + (
             "(InferenceReplicas are given as the command's FILE argument)"
             if "InferenceReplica" not in also

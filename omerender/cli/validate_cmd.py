@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from omerender.admission import (
     review,
 )
 from omerender.catalog import Catalog, ControllerIdentity
+from omerender.cli.colour import add_color_option, colour_on, severity_line
 from omerender.cli.io import InputError, read
 from omerender.cli.objects import (
     add_kustomize_flag,
@@ -37,6 +39,7 @@ from omerender.cli.objects import (
     catalog_objects,
     check_inputs,
 )
+from omerender.diff.verdicts import LINE_LIMIT
 
 __all__ = ["add_parser", "run"]
 
@@ -71,7 +74,16 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "files", nargs="+", metavar="FILE", help="files or folders holding InferenceReplicas (- reads stdin)"
+        "files", nargs="*", metavar="FILE", help="files or folders holding InferenceReplicas (- reads stdin)"
+    )
+    add_path_flag(
+        p,
+        "-f",
+        "--filename",
+        dest="filenames",
+        default=[],
+        metavar="FILE",
+        help="files or folders holding InferenceReplicas, as kubectl -f takes them (repeatable)",
     )
     add_path_flag(
         p,
@@ -110,6 +122,7 @@ def add_parser(sub: Any) -> None:
         metavar="GROUP",
         help="a group of the requesting user (repeatable); system:authenticated is always added",
     )
+    add_color_option(p)
     p.set_defaults(func=run)
 
 
@@ -172,7 +185,10 @@ def _schema_problems(obj: Mapping[str, Any], namespace: str, name: str) -> list[
 
 
 def run(args: argparse.Namespace) -> int:
-    replicas = _replicas(args.files, "")
+    files = [*args.files, *args.filenames]
+    if not files:
+        raise InputError("give the InferenceReplicas to check: omerender validate FILE... or -f FILE")
+    replicas = _replicas(files, "")
     olds = _olds(args.old)
     catalog: Catalog | None = None
     identity: ControllerIdentity | None = None
@@ -188,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
     groups = tuple(dict.fromkeys([*args.groups, "system:authenticated"]))
 
     rejected = updates = 0
+    on = colour_on(args)
     for obj in replicas:
         namespace, name = _key(obj)
         old = olds.get((namespace, name))
@@ -213,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
         if lines:
             rejected += 1
             for line in lines:
-                print(line)
+                print(_folded(line))
         else:
             note = f": {decision.message}" if decision.message else ""
-            print(f"{namespace}/{name}: allowed{note}")
+            print(severity_line(_folded(f"{namespace}/{name}: allowed{note}"), on))
     creates = len(replicas) - updates
     print(
         f"validate: {len(replicas)} {KIND}{'s' if len(replicas) != 1 else ''} "
@@ -224,3 +241,15 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if rejected else 0
+
+
+def _folded(line: str) -> str:
+    """``line`` in lines of at most :data:`LINE_LIMIT` characters, the rest indented under it: the
+    whole message kept (validate has no JSON output to hold what a cut would lose)."""
+    if len(line) <= LINE_LIMIT:
+        return line
+    return "\n".join(
+        textwrap.wrap(
+            line, LINE_LIMIT, subsequent_indent="    ", break_on_hyphens=False, drop_whitespace=True
+        )
+    )

@@ -1,5 +1,21 @@
 """What a change to the catalog (or to the replicas) does to each InferenceReplica: the CI snapshot diff.
 
+:func:`compare` takes both sides as :func:`omerender.load` returns them (or their paths) and gives the
+verdicts ``omerender diff`` gives. The seed example's catalog against the same catalog without its
+runtime, from the repository's root (CI runs this as a doctest)::
+
+    >>> from omerender import load
+    >>> from omerender.diff import compare
+    >>> before = load("examples/catalog", "examples/llama-pool.yaml")
+    >>> after = load("examples/catalog/llama-3-2-1b-instruct.yaml", "examples/llama-pool.yaml")
+    >>> for d in compare(before, after):
+    ...     print(d.key, d.status.value, "-", d.headline)
+    llama-demo/llama-pool blocks - blocks RuntimeSelectionFailed
+
+Paths work too: ``compare("old/catalog", "new/catalog", assume_models_ready=True)``. For replicas and
+catalogs already built, :func:`diff_replicas` takes ``{(namespace, name): replica}`` maps and the two
+:class:`~omerender.Catalog` objects.
+
 :func:`diff_replicas` renders every replica against the objects before and after a change and says,
 per replica, what OME would do:
 
@@ -56,10 +72,12 @@ from __future__ import annotations
 
 from omerender.diff.catalog_changes import CatalogChange, catalog_changes
 from omerender.diff.comment import to_markdown as review_to_markdown
+from omerender.diff.compare import Side, compare
 from omerender.diff.outcome import Blocked, Outcome, outcome
 from omerender.diff.replicas import ReplicaDiff, diff_replica, diff_replicas
 from omerender.diff.reports import (
     DEFAULT_MARKDOWN_CHARS,
+    REPORT_API_VERSION,
     counts,
     fails,
     summary,
@@ -81,6 +99,7 @@ __all__ = [
     "DEFAULT_FAIL_ON",
     "DEFAULT_MARKDOWN_CHARS",
     "LINE_LIMIT",
+    "REPORT_API_VERSION",
     "Blocked",
     "CatalogChange",
     "Change",
@@ -89,9 +108,11 @@ __all__ = [
     "Outcome",
     "ReplicaDiff",
     "Review",
+    "Side",
     "Status",
     "build_review",
     "catalog_changes",
+    "compare",
     "counts",
     "diff_replica",
     "diff_replicas",

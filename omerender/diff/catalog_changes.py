@@ -41,6 +41,7 @@ class CatalogChange:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The changed objects' names, ``namespace/name`` for a namespaced kind."""
         return tuple(f"{ns}/{name}" if ns else name for _, ns, name in self.objects)
 
     def label(self, shown: int = 3) -> str:

@@ -1,6 +1,7 @@
 """The review as a pull-request comment (markdown), read top to bottom in a few seconds:
 
-1. the verdict: whether the check fails and for what, and the cost (pods, GPUs);
+1. the verdict: whether the check fails and for what, and the lasting cost (pods and GPUs after the change
+   minus before; the forecast below gives the peak during the roll);
 2. the verdict table (its "Fails the check" column is what the job does with ``--fail-on``);
 3. what changed in the catalog, each change once;
 4. the groups, those that fail the check first: label, replicas (a few named, the rest collapsed),
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from omerender.diff.catalog_changes import CatalogChange
 from omerender.diff.reports import DEFAULT_MARKDOWN_CHARS, _merged
 from omerender.diff.review import Group, Review
+from omerender.diff.runs import compact_lines
 from omerender.diff.verdicts import LINE_LIMIT, Status
 
 __all__ = ["to_markdown"]
@@ -77,7 +79,7 @@ def _verdict(review: Review) -> str:
         head = f"**Passes the check:** {counted(review.groups)}; none of it fails the check."
     else:
         head = "**Passes the check:** no replica changes its verdict."
-    return f"{head} Cost: {review.cost.text()}.\n"
+    return f"{head} Lasting cost: {review.cost.text()}.\n"
 
 
 def _table(review: Review) -> str:
@@ -93,9 +95,10 @@ def _catalog_change(change: CatalogChange) -> str:
     head = f"- **{_html(change.label())}**"
     if not change.lines:
         return head + "\n"
-    lines = list(change.lines[:_CATALOG_LINES])
-    if len(change.lines) > _CATALOG_LINES:
-        lines.append(f"… and {len(change.lines) - _CATALOG_LINES} more lines")
+    shown = compact_lines(change.lines)
+    lines = shown[:_CATALOG_LINES]
+    if len(shown) > _CATALOG_LINES:
+        lines.append(f"… and {len(shown) - _CATALOG_LINES} more lines")
     return head + "\n\n" + "".join("  " + line + "\n" for line in _fence(lines).splitlines()) + "\n"
 
 
@@ -132,11 +135,12 @@ def _group(index: int, group: Group) -> str:
         out.append(_cap(f"- cause: {_html(cause)}") + "\n")
     for why in group.why:
         out.append(_cap(f"- why: {_html(why)}") + "\n")
-    out.append(f"- cost: {group.cost.text()}\n")
+    out.append(f"- lasting cost: {group.cost.text()}\n")
     if group.changes:
-        lines = list(group.changes[:_LINES])
-        if len(group.changes) > _LINES:
-            lines.append(f"… and {len(group.changes) - _LINES} more changes (--report lists every one)")
+        shown = compact_lines(group.changes)
+        lines = shown[:_LINES]
+        if len(shown) > _LINES:
+            lines.append(f"… and {len(shown) - _LINES} more changes (--report lists every one)")
         out.append("\n" + _fence(lines))
     out.append("\n" + _replicas(group))
     return "".join(out)

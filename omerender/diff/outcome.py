@@ -17,6 +17,9 @@ from omerender.render import RenderedRunner, render
 
 @record
 class Blocked:
+    """Why a side cannot render: OME's reason (``ModelNotFound``, ``RuntimeSelectionFailed``, ...) and
+    its message, as the controller would set them on the replica's condition."""
+
     reason: str
     message: str
 
@@ -58,6 +61,7 @@ class Outcome:
 
     @property
     def rendered(self) -> bool:
+        """Whether this side rendered to a revision (neither blocked nor unknown until downloaded)."""
         return self.revision is not None
 
     @property

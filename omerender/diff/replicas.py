@@ -6,9 +6,11 @@ from collections.abc import Collection, Mapping
 
 from omerender._records import record
 from omerender.catalog import Catalog, CatalogKey
+from omerender.diff.extra import require_tools
 from omerender.diff.outcome import Outcome, outcome
 from omerender.diff.templates import Change, _revision_changes, template_changes
 from omerender.diff.verdicts import _CHANGED, ReplicaKey, Status
+from omerender.errors import InvalidArgumentError
 from omerender.models import InferenceReplica
 
 # -- per replica ----------------------------------------------------------------------------------------
@@ -27,6 +29,7 @@ class ReplicaDiff:
 
     @property
     def key(self) -> str:
+        """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -45,6 +48,8 @@ class ReplicaDiff:
 
     @property
     def headline(self) -> str:
+        """The verdict as the text output's first line says it: ``rolls OLD -> NEW``, ``blocks REASON``,
+        ``new -> NEW``, ``unknown until downloaded (was OLD)``..."""
         old, new = self.before, self.after
         if self.status is Status.NEW and new is not None:
             return f"new, {_state(new)}" if not new.rendered else f"new -> {new.revision}"
@@ -103,6 +108,8 @@ class ReplicaDiff:
 
     @property
     def notes(self) -> tuple[str, ...]:
+        """What the verdict means for the running pods, in words: why it blocks, which revision OME
+        keeps, creates or deletes."""
         out: list[str] = []
         after = self.after
         if after is not None and after.unknown:
@@ -161,6 +168,31 @@ def _status(old: Outcome | None, new: Outcome | None) -> Status:
     return Status.UNCHANGED if old.revision == new.revision else Status.ROLLS
 
 
+_ORDER = "the order is diff_replicas(before, after, before_catalog, after_catalog)"
+
+
+def _check_sides(
+    function: str, sides: tuple[object, object], catalogs: tuple[object, object], *, single: bool
+) -> None:
+    """An InvalidArgumentError naming the argument and the fix for a side of another type: a Catalog
+    where the replicas belong names both (the catalogs come third and fourth)."""
+    replicas = "an InferenceReplica or None" if single else "a mapping {(namespace, name): InferenceReplica}"
+    order = _ORDER.replace("diff_replicas", "diff_replica") if single else _ORDER
+    for argument, side in zip(("before", "after"), sides, strict=True):
+        ok = (side is None or isinstance(side, InferenceReplica)) if single else isinstance(side, Mapping)
+        if not ok:
+            fix = (
+                f"a Catalog belongs in before_catalog and after_catalog, the replicas in before and after: {order}"
+                if isinstance(side, Catalog)
+                else f"pass {replicas}; {order}"
+            )
+            raise InvalidArgumentError(function, argument, replicas, side, fix)
+    for argument, catalog in zip(("before_catalog", "after_catalog"), catalogs, strict=True):
+        if not isinstance(catalog, Catalog):
+            fix = f"pass what Loaded.catalog() or Catalog.from_objects() returns; {order}"
+            raise InvalidArgumentError(function, argument, "a Catalog", catalog, fix)
+
+
 def diff_replica(
     before: InferenceReplica | None,
     after: InferenceReplica | None,
@@ -175,6 +207,8 @@ def diff_replica(
     ``before_unknown``/``after_unknown``: each side's models assumed Ready without a format name.
     ``uid``: the replica's ``metadata.uid`` in the cluster, hashed into both sides' revision names
     in place of the files' (a file from git has none: :attr:`ReplicaDiff.uid_notice`)."""
+    require_tools("omerender.diff.diff_replica")
+    _check_sides("omerender.diff.diff_replica", (before, after), (before_catalog, after_catalog), single=True)
     known = after or before
     if known is None:
         raise ValueError("diff_replica needs the replica on at least one side")
@@ -199,6 +233,10 @@ def diff_replicas(
     """Every replica of either side, matched by (namespace, name), sorted by namespace and name.
     ``uids``: (namespace, name) -> the replica's ``metadata.uid`` in the cluster, for the replicas
     whose files carry none (:func:`diff_replica`)."""
+    require_tools("omerender.diff.diff_replicas")
+    _check_sides(
+        "omerender.diff.diff_replicas", (before, after), (before_catalog, after_catalog), single=False
+    )
     old_unknown, new_unknown = frozenset(before_unknown), frozenset(after_unknown)
     uids = uids or {}
     return tuple(

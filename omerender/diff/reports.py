@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
+from omerender.diff.runs import compact_lines
 from omerender.diff.verdicts import DEFAULT_FAIL_ON, LINE_LIMIT, Status
 
 # -- output -----------------------------------------------------------------------------------------------
@@ -18,6 +19,9 @@ _SHOWN_VALUE = 200
 # Changes one markdown block lists before it counts the rest (the JSON lists them all).
 _SHOWN_CHANGES = 40
 DEFAULT_MARKDOWN_CHARS: Final = 60_000
+#: The JSON report's schema version (its ``apiVersion``): a new field keeps it, a field removed, renamed
+#: or given another meaning raises it (``docs/releasing.md``).
+REPORT_API_VERSION: Final = "omerender.diff/v1"
 _ORDER: Final = {s: i for i, s in enumerate(Status)}
 
 
@@ -77,10 +81,12 @@ def _cap(line: str, limit: int = LINE_LIMIT) -> str:
 
 def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
     """A replica's lines under its headline: runtime switch, changes (the first ``shown``), notes."""
-    changes = d.changes if shown is None else d.changes[:shown]
-    out = [*d.lead, *(c.line(limit=_SHOWN_VALUE) for c in changes)]
-    if len(changes) < len(d.changes):
-        out.append(f"… and {len(d.changes) - len(changes)} more changes (-o json lists every one)")
+    # Entries of one list added alike are one line (``env: 30 entries added: …``); -o json has each.
+    lines = compact_lines([c.line(limit=_SHOWN_VALUE) for c in d.changes])
+    kept = lines if shown is None else lines[:shown]
+    out = [*d.lead, *kept]
+    if len(kept) < len(lines):
+        out.append(f"… and {len(lines) - len(kept)} more changes (-o json lists every one)")
     out.extend(d.notes)
     return [_cap(line) for line in out]
 
@@ -152,12 +158,13 @@ def to_json(
     fail_on: Collection[Status] = DEFAULT_FAIL_ON,
     uid_notes: bool = True,
 ) -> dict[str, Any]:
-    """``{"replicas": [...], "summary": {verdict: count}, "changed": bool, "failOn": [...],
-    "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
+    """``{"apiVersion": "omerender.diff/v1", "replicas": [...], "summary": {verdict: count}, "changed":
+    bool, "failOn": [...], "fails": bool, "notes": [...]}``; every replica, values unabridged; each side names the runtime it
     rendered from. A replica's ``uidNotice`` (and its sides') is set when its revision names are for
     an empty uid; ``notes`` then ends with :func:`uid_note` (unless ``uid_notes`` is False)."""
     items = list(diffs)
     return {
+        "apiVersion": REPORT_API_VERSION,
         "notes": _all_notes(notes, items, uid_notes),
         "replicas": [
             {

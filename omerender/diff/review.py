@@ -27,6 +27,7 @@ from omerender.diff.catalog_changes import CatalogChange, catalog_changes, chang
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
 from omerender.diff.reports import counts, uid_note
+from omerender.diff.runs import entry_base
 from omerender.diff.verdicts import DEFAULT_FAIL_ON, ReplicaKey, Status
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, ModelResource
@@ -146,6 +147,7 @@ class Review:
 
     @property
     def total(self) -> int:
+        """How many replicas the review counts, every verdict included."""
         return sum(self.counts.values())
 
 
@@ -404,10 +406,22 @@ def _label(d: ReplicaDiff, changes: Sequence[str]) -> str:
     if d.runtime_change is not None and d.status is Status.ROLLS:
         return f"rolls: runtime {d.runtime_change[0]} -> {d.runtime_change[1]}"
     if d.status in (Status.ROLLS, Status.UNCHANGED):
-        fields = []
+        # Entries of one list added (or removed) alike are one field: ``env (30 added)``.
+        runs: dict[tuple[str, str], int] = {}
+        named: list[tuple[str, tuple[str, str] | None]] = []
         for c in d.changes:
             name = f"{c.where}: {c.path}" if c.path else c.where
             name = name.removeprefix("runner default: ")
+            base = entry_base(name) if c.kind in ("added", "removed") else None
+            run: tuple[str, str] | None = (base, str(c.kind)) if base is not None else None
+            if run is not None:
+                runs[run] = runs.get(run, 0) + 1
+            if (name, run) not in named:
+                named.append((name, run))
+        fields: list[str] = []
+        for name, run in named:
+            if run is not None and runs[run] > 1:
+                name = f"{run[0]} ({runs[run]} {run[1]})"
             if name not in fields:
                 fields.append(name)
         more = f" (+{len(fields) - 2} more)" if len(fields) > 2 else ""

@@ -148,9 +148,13 @@ class Change:
 
     @property
     def runner(self) -> str | None:
+        """The runner whose template changed (``default``, ``leader``...), or None for a change
+        outside a runner (the revision's other fields)."""
         return self.where.removeprefix("runner ") if self.where.startswith("runner ") else None
 
     def line(self, limit: int | None = _VALUE_LIMIT) -> str:
+        """The change as one line, ``where: path: old -> new``, each value cut to ``limit`` characters
+        (None: whole)."""
         head = f"{self.where}: {self.path}: " if self.path else f"{self.where}: "
         if self.kind == "added":
             return head + ("added" if self.after is None else f"added {_fmt(self.after, limit)}")
@@ -164,6 +168,8 @@ class Change:
         return self.line()
 
     def as_json(self) -> dict[str, Any]:
+        """The change as JSON data (``where``, ``runner``, ``path``, ``change``, ``before``, ``after``),
+        values whole."""
         return {
             "where": self.where,
             "runner": self.runner,

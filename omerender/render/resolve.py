@@ -14,6 +14,7 @@ from typing import Any
 
 from omerender._records import record
 from omerender.catalog import Catalog
+from omerender.constants import ANNOTATION_INHERIT_FROM
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.inheritance import InheritanceError, Resolver, catalog_resolver
 from omerender.models import FineTunedWeight, InferenceReplica, ModelResource, RuntimeResource
@@ -50,6 +51,11 @@ def _resolve_model(replica: InferenceReplica, catalog: Catalog) -> ModelResource
     """
     ref = replica.spec.model_ref
     assert ref is not None
+    problem = _unsupported_reference(ref.kind, ref.api_group, "Model")
+    if problem:
+        # ModelReferenceKind (ome-projects/ome inferenceservice/utils/reconciliation.go @ 485b7933),
+        # before any lookup; classifyResolveError reports it as RenderFailed.
+        raise RenderBlocked(BlockReason.RENDER_FAILED, problem)
     kind = ref.effective_kind
     model = catalog.model(kind, replica.namespace, ref.name)
     if model is None:
@@ -145,12 +151,45 @@ def _resolve_fine_tuned(replica: InferenceReplica, catalog: Catalog) -> FineTune
     return weight
 
 
+def _unsupported_reference(kind: str | None, api_group: str | None, noun: str) -> str | None:
+    """Go's refusal of a model reference in another API group or of another kind, or None.
+
+    ``ModelReferenceKind`` (the primary model, ``noun`` "Model") and ``GetReferencedModel`` (an overlay,
+    ``noun`` "model"), ome-projects/ome ``pkg/controller/v1beta1/inferenceservice/utils``
+    ``reconciliation.go`` @ 485b7933 and ``overlay.go`` @ 6f229145: the group is checked first, then
+    the kind; an empty group or kind is the default (``ome.io``, ``ClusterBaseModel``: the seed's rule
+    for an empty kind, where Go's legacy lookup tries the namespace first). The other stored version of
+    ``reconciliation.go`` (a543351b) reads neither field; the one that checks them is followed, which is
+    also the seed's rule that no field the CRD accepts is silently ignored (DECISIONS §2). Without this a
+    reference to another group was served from ``ome.io`` and an overlay of an unknown kind was left out
+    silently."""
+    if api_group and api_group != "ome.io":
+        return f"unsupported {noun} API group {_quote(api_group)}"
+    if kind and kind not in ("BaseModel", "ClusterBaseModel"):
+        return f"unsupported {noun} kind {_quote(kind)}"
+    return None
+
+
+def _quote(text: str) -> str:
+    """Go's ``%q``; imported here so a render that needs no quoting never loads the template package."""
+    from omerender.gotemplate.lex import go_quote
+
+    return go_quote(text)
+
+
 def _resolve_overlays(replica: InferenceReplica, catalog: Catalog) -> tuple[ModelResource, ...]:
     """Overlays that are missing, disabled, or Sharded and not Ready are left out silently
     (``ResolveOverlays`` in pkg/controller/v1beta1/inferenceservice/utils/overlay.go)."""
     ref = replica.spec.model_ref
     found: list[ModelResource] = []
     for overlay in (ref.overlays or ()) if ref else ():
+        problem = _unsupported_reference(overlay.kind, overlay.api_group, "model")
+        if problem:
+            # GetReferencedModel's error is not a NotFound: ResolveOverlays returns it and the pass
+            # fails (RenderFailed through classifyRenderError) instead of skipping the overlay.
+            raise RenderBlocked(
+                BlockReason.RENDER_FAILED, f"resolve overlay {_quote(overlay.name)}: {problem}"
+            )
         model = catalog.model(overlay.kind or "ClusterBaseModel", replica.namespace, overlay.name)
         if model is None or model.is_disabled or (is_sharded(model) and not sharded_ready(model)[0]):
             continue
@@ -198,6 +237,39 @@ def _effective(runtime: RuntimeResource, resolver: Resolver) -> RuntimeResource:
         raise RenderBlocked(BlockReason.RENDER_FAILED, exc.message) from None
 
 
+def _inherited_piece_hint(runtime: RuntimeResource, component: str, resolver: Resolver) -> str | None:
+    """When an automatically selected runtime lacks the piece its inheritance chain has: say so.
+
+    OME renders the selected runtime's own spec (``render.Resolve`` takes ``SelectRuntime``'s spec,
+    which ``FetchRuntimes`` lists without inheritance: ome-projects/ome ``pkg/render/resolve.go`` @
+    f0c4ef77, ``pkg/runtimeselector/fetcher.go`` @ a543351b; sgl-project/ome ``selector.go`` @
+    078c923f), so a base runtime's piece never reaches the pods of a child it picks; only a runtime
+    the replica names is resolved (``GetRuntime``). Go's block says no more; this hint is ours."""
+    if runtime.piece(component) is not None or not runtime.metadata.annotations.get(ANNOTATION_INHERIT_FROM):
+        return None
+    try:
+        resolved = resolver.resolve(runtime)
+    except InheritanceError:
+        return None
+    owner = next((r for r in reversed(resolved.chain[:-1]) if r.piece(component) is not None), None)
+    if owner is None:
+        return None
+    named = f"{runtime.kind} {runtime.metadata.name}"
+    fix = f"name {named} in spec.runtimeRef to render it with its inheritance"
+    if resolved.runtime.is_disabled:
+        # disabled inherits too: named, the child of a disabled profile is refused unless it says so.
+        fix = f"set disabled: false on {named} and " + fix
+    return (
+        f"its {component} piece is inherited from {owner.kind} {owner.metadata.name}, and automatic "
+        f"selection renders the selected runtime's own spec without inheritance; {fix}"
+    )
+
+
+def _join_hints(*hints: str | None) -> str | None:
+    given = [h for h in hints if h]
+    return "; ".join(given) if given else None
+
+
 def _check_piece(runtime: RuntimeResource, component: str, advisory: str | None) -> None:
     """``render.RuntimeDeclaresPiece`` and the ``RuntimePieceMissing`` block of ``renderFromRefs``."""
     if runtime.piece(component) is not None:
@@ -242,7 +314,7 @@ def resolve_refs(replica: InferenceReplica, catalog: Catalog, resolver: Resolver
             raise RenderBlocked(BlockReason.RUNTIME_SELECTION_FAILED, report.no_runtime_message())
         runtime = report.selected
         _check_enabled(runtime, runtime.metadata.name)
-        piece_hint = piece_advisory(report)
+        piece_hint = _join_hints(_inherited_piece_hint(runtime, component, resolver), piece_advisory(report))
     _check_piece(runtime, component, piece_hint)
     fine_tuned = _resolve_fine_tuned(replica, catalog)
     return Resolved(runtime, model, fine_tuned, overlays, advisory)

@@ -93,6 +93,7 @@ def test_helm_lint_and_the_values_schema(helm: str) -> None:
         ["--set", "watchNamespace=inference"],
         ["--set", "networkPolicy.enabled=false"],
         ["--set", "replicaCount=1"],
+        ["--set", "sharding.enabled=true", "--set", "replicaCount=3"],
         ["--set", f"image.digest=sha256:{'a' * 64}"],
         *MODES.values(),
     )
@@ -102,6 +103,7 @@ def test_helm_lint_and_the_values_schema(helm: str) -> None:
         assert "1 chart(s) linted, 0 chart(s) failed" in proc.stdout
     for bad, word in (
         ("replicaCount=0", "replicaCount"),
+        ("sharding.shards=1", "shards"),
         ("webhook.failurePolicy=Maybe", "failurePolicy"),
         ("webhook.certificate.mode=random", "mode"),
         ("image.digest=latest", "digest"),

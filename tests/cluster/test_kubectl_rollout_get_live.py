@@ -12,9 +12,11 @@ Held``), leaving Instance 0 parked. Then the node of Instance 1's pod stops repo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from helpers import IREP, SURGE_ONE, delete_replicas
@@ -91,6 +93,7 @@ def test_rollout_get_shows_the_held_instance_the_silent_node_and_the_pause(
             f"Hold:        Held: update to {v2} held after 1 failed attempt(s): ImagePullBackOff\n" in text
         ), text
         assert f"node {node} (Unknown,unreachable)" in text
+        assert "ETA:" not in text  # held: the Hold line says it does not finish by itself
         assert f"revision 1 {v1} [current]" in text
         doc = json.loads(kubectl_ome(cluster, "rollout", "get", "ir/pool", *ns, "-o", "json").stdout)
         assert doc["kind"] == "RolloutTreeReport"
@@ -136,6 +139,8 @@ def test_rollout_get_shows_the_held_instance_the_silent_node_and_the_pause(
         assert "Paused:      yes (Recover)" in snapshots[-1]
         assert len(snapshots) <= 12 * 4 + 1  # at most 4 redraws a second
         print(proc.stdout.split("\n\nName:")[0])  # the capture for the issue's closing note (-s shows it)
+        if os.environ.get("ROLLOUT_GET_CAPTURE"):  # the whole --watch output, for the closing note
+            Path(os.environ["ROLLOUT_GET_CAPTURE"]).write_text(proc.stdout)
     finally:
         for name in silenced:
             cluster.kubelet.revive_node(name)

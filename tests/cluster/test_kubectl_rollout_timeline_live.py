@@ -9,6 +9,7 @@ started (to the second: both are stamped by the same pass), with the steps statu
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -43,9 +44,31 @@ def test_timeline_of_a_finished_roll_is_the_roll_status_showed(
         tl = json.loads(got.stdout)["content"]
         text = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline")
         svg = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "-o", "svg")
+        both = kubectl_ome(
+            cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "--forecast", "-o", "svg"
+        )
+        beside = kubectl_ome(
+            cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "--forecast", "-o", "json"
+        )
     assert svg.stdout.startswith("<svg"), svg.stderr
     (tmp_path / "timeline.svg").write_text(svg.stdout)
+    assert both.stdout.startswith("<svg"), both.stderr
+    if os.environ.get("ROLLOUT_SVG"):  # the closing note: the roll beside its forecast
+        Path(os.environ["ROLLOUT_SVG"]).write_text(both.stdout)
     print(text.stdout)  # the closing note's capture (pytest -s)
+
+    # The forecast of the same change beside it: the same Instances through the same steps in the same
+    # order, on the same clock (the start-up it assumed is this roll's own).
+    assert ">What happened</text>" in both.stdout
+    assert "assumes start-up 3s (median of 2 pods of this roll)" in both.stdout, both.stdout[:900]
+    fc = json.loads(beside.stdout)["content"]["forecast"]
+    assert fc["completes"] is True
+    assert [(s["index"], s["step"]) for s in fc["steps"]] == [
+        (0, "Surge"),
+        (0, "SurgeDrain"),
+        (1, "Surge"),
+        (1, "SurgeDrain"),
+    ]
 
     # What status showed: per Instance, its operation's start and the steps it went through.
     seen: dict[int, dict[str, Any]] = {}

@@ -345,3 +345,102 @@ def test_sigkill_during_a_gang_surge_then_restart_finishes_with_nothing_lost_or_
         "podgroup/llama-pool-engine-1",
     }
     assert mon.minimum == 1
+
+
+def test_a_drifted_pod_group_is_patched_back_and_an_ownerless_one_is_never_adopted(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go ``workload/podgroup/podgroup.go`` @ dcfb4135 ``EnsurePodGroupForPodsFromObservation``: a group
+    of ours whose owned fields drifted is updated (labels, minMember; an annotation it does not own is
+    kept), and a group at an Instance's name with no controller reference, or another owner's, is a
+    conflict (``ControlledByUID``), never adopted. Before issue 37's fix the drift stayed, the
+    ownerless group was taken as ours, and the other owner's was not even observed: for both the
+    gang's pods were created against a group that was not the replica's."""
+    _wait_gpus_free(cluster, namespace)
+    path = PODGROUPS.format(ns=namespace)
+    # A group with the replica's labels but no owner at Instance 1's name, there before the replica
+    # (left by a tool that copied the labels, not the owner).
+    labels = {"ome.io/inferenceservice": "llama-pool", "component": "engine", "ome.io/instance-index": "1"}
+    cluster.raw.post(
+        path,
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "llama-pool-engine-1", "namespace": namespace, "labels": labels},
+            "spec": {"minMember": 5},
+        },
+    )
+    # And one another owner (a ConfigMap) controls at Instance 2's name, with the same labels.
+    owner = cluster.raw.post(
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other-owner"}},
+    )
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "other-owner", "uid": owner["metadata"]["uid"]}
+    cluster.raw.post(
+        path,
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": "llama-pool-engine-2",
+                "namespace": namespace,
+                "labels": {**labels, "ome.io/instance-index": "2"},
+                "ownerReferences": [{**ref, "controller": True}],
+            },
+            "spec": {"minMember": 5},
+        },
+    )
+    rec = reconcilers()
+    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=3))
+
+    def refused(index: int) -> bool:
+        rows = replica(cluster, namespace).get("status", {}).get("instanceStatuses") or []
+        row = next((r for r in rows if r["index"] == index), {})
+        return (row.get("lastFailure") or {}).get("reason") == "PodGroupNameInUse"
+
+    rec.wait("Instance 1 refused on the ownerless PodGroup", lambda: refused(1), timeout=120)
+    rec.wait("Instance 2 refused on the other owner's PodGroup", lambda: refused(2), timeout=60)
+    gang0 = {"llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"}
+
+    def instance0_serving() -> bool:
+        return gang0 <= {p["metadata"]["name"] for p in live_pods(cluster, namespace) if serving(p)}
+
+    rec.wait("Instance 0 serving", instance0_serving, timeout=120)
+    assert not [
+        n
+        for n in _names(cluster, namespace)
+        if n.startswith(("llama-pool-engine-1-", "llama-pool-engine-2-"))
+    ]
+    ownerless = cluster.raw.get(f"{path}/llama-pool-engine-1")
+    assert "ownerReferences" not in ownerless["metadata"]
+    assert ownerless["spec"]["minMember"] == 5
+    foreign = cluster.raw.get(f"{path}/llama-pool-engine-2")
+    assert [r["uid"] for r in foreign["metadata"]["ownerReferences"]] == [ref["uid"]]
+    assert foreign["spec"]["minMember"] == 5
+
+    # Instance 0's group drifts by hand; a replica edit wakes a pass (PodGroups are not watched).
+    cluster.raw.patch(
+        f"{path}/llama-pool-engine-0",
+        {
+            "metadata": {"labels": {"stale": "true"}, "annotations": {"example.com/preserve": "yes"}},
+            "spec": {"minMember": 99},
+        },
+    )
+    cluster.kubectl("annotate", "-n", namespace, "inferencereplica", "llama-pool", "example.com/poke=1")
+
+    def healed() -> bool:
+        g = cluster.raw.get(f"{path}/llama-pool-engine-0")
+        return g["spec"]["minMember"] == 2 and "stale" not in (g["metadata"].get("labels") or {})
+
+    rec.wait("the drifted PodGroup patched back", healed, timeout=60)
+    group = cluster.raw.get(f"{path}/llama-pool-engine-0")
+    print("Instance 0's PodGroup after the pass:", group["metadata"].get("labels"), group["spec"])
+    assert group["metadata"]["annotations"]["example.com/preserve"] == "yes"
+    assert group["metadata"]["labels"]["ome.io/instance-index"] == "0"
+    # Once in line, later passes leave it alone (no patch every pass).
+    cluster.kubectl(
+        "annotate", "-n", namespace, "inferencereplica", "llama-pool", "example.com/poke=2", "--overwrite"
+    )
+    time.sleep(3)
+    again = cluster.raw.get(f"{path}/llama-pool-engine-0")
+    assert again["metadata"]["resourceVersion"] == group["metadata"]["resourceVersion"]

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from helpers import apply, events, example_replica, live_pods, replica
 from reconciler_proc import Reconciler
 from test_reconciler_rollout import _patch
@@ -119,18 +118,14 @@ def test_recover_pause_does_not_rebuild_a_lost_single_pod_instance(
     rec.wait("rebuilt on unpause", lambda: _settled(cluster, namespace, 1), timeout=60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="observation gap: omereconcile/observe.py with_pod_groups lists PodGroups only for a gang "
-    "or when a pod names one, so the planner's stale-group gate never sees this group (Go reads a "
-    "cached owner-UID index, CachedOwnerHasPodGroups)",
-)
 def test_a_stale_pod_group_of_a_single_pod_instance_goes_before_the_pod(
     cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
 ) -> None:
     """Go inferencereplica/reconciler.go reconcileStaleSinglePodGroups (reconciler_test.go @ ae43378d
     TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload): a PodGroup of the replica's at a
-    single-pod Instance's name, with no pod referencing it, is deleted before the pod is created."""
+    single-pod Instance's name, with no pod referencing it and no label (Go finds it by owner UID),
+    is deleted before the pod is created. Before issue 37's observation fix the pod was created
+    beside it: ``omereconcile/observe.py`` listed PodGroups only for a gang replica, by label."""
     apply(cluster, example_replica(namespace, replicas=1))
     ir = replica(cluster, namespace)
     group = {
@@ -169,3 +164,56 @@ def test_a_stale_pod_group_of_a_single_pod_instance_goes_before_the_pod(
     # The group went before any pod existed, and was not recreated for the single pod.
     assert all(not (groups and pods) for groups, pods in seen), seen
     assert [p["metadata"]["name"] for p in live_pods(cluster, namespace)] == [POD.format(0)]
+
+
+def test_a_scale_down_refuses_an_owned_pod_without_a_valid_instance_index(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go inferencereplica/reconciler.go scaleDownPodObservationRequired / invalidInstanceIndexPodCount
+    (reconciler_test.go @ ae43378d TestReconcile_ScaleDownMalformedOwnedPodFailsBeforeLifecycleEffects):
+    while a pod the replica controls carries no valid ome.io/instance-index, 2 -> 1 deletes nothing
+    and writes no Delete; the refusal is said in a Warning; once that pod is gone the scale-down runs.
+    Before issue 37's third round the pod was left out of every Instance and Instance 1 was deleted."""
+    rec = reconcilers()
+    apply(cluster, example_replica(namespace, replicas=2))
+    rec.wait("2 Instances Ready", lambda: _settled(cluster, namespace, 2), timeout=60)
+    ir = replica(cluster, namespace)
+    src = next(p for p in live_pods(cluster, namespace) if p["metadata"]["name"] == POD.format(1))
+    labels = dict(src["metadata"]["labels"])
+    labels["ome.io/instance-index"] = "not-an-index"
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "llama-pool-engine-stray",
+            "namespace": namespace,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "ome.io/v1beta1",
+                    "kind": "InferenceReplica",
+                    "name": ir["metadata"]["name"],
+                    "uid": ir["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "ome-container", "image": src["spec"]["containers"][0]["image"]}]},
+    }
+    apply(cluster, stray)
+    cluster.kubectl("scale", "inferencereplica", "llama-pool", "-n", namespace, "--replicas=1")
+    rec.wait(
+        "the refusal said",
+        lambda: any(e["reason"] == "InvalidInstanceIndex" for e in events(cluster, namespace)),
+        timeout=30,
+    )
+    time.sleep(2)
+    names = sorted(p["metadata"]["name"] for p in live_pods(cluster, namespace))
+    phases = [r["phase"] for r in _rows(cluster, namespace)]
+    message = next(e["message"] for e in events(cluster, namespace) if e["reason"] == "InvalidInstanceIndex")
+    print("with the stray pod:", names, phases, message)
+    assert POD.format(0) in names
+    assert POD.format(1) in names
+    assert phases == ["Ready", "Ready"]
+    cluster.kubectl("delete", "pod", "llama-pool-engine-stray", "-n", namespace, "--wait=true")
+    rec.wait("scaled to 1", lambda: _settled(cluster, namespace, 1), timeout=60)

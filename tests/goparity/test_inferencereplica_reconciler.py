@@ -12,10 +12,14 @@ have no counterpart, and why, is in ``docs/goparity.md`` ("The reconciler tier")
 
 from __future__ import annotations
 
+import copy
+
+from omereconcile.actions import RecordEvent
+from omereconcile.planner import plan
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
 from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
-from omereconcile.simulate.cluster import T0, UID, Sim, base_replica
+from omereconcile.simulate.cluster import T0, UID, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omerender import constants as c
 
@@ -255,3 +259,99 @@ def test_reconcile_multi_to_single_pod_group_retains_live_instance_without_group
         sim.advance(1)
     assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == "live-pg"
     assert sim.live_pods() == [pod]
+
+
+def test_reconcile_scale_down_malformed_owned_pod_fails_before_lifecycle_effects() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_ScaleDownMalformedOwnedPodFailsBeforeLifecycleEffects (Go's rule:
+    ``reconciler.go`` ``scaleDownPodObservationRequired`` and ``invalidInstanceIndexPodCount``, the
+    version carrying ``requiresAuthoritativePodGroupInventory``): two Ready Instances scaled to one,
+    beside an owned pod whose ``ome.io/instance-index`` is ``not-an-index``: the pass fails closed,
+    no status write, no pod gated or deleted (ours: ``planner/snapshot.py``; it failed before: the
+    planner left the pod out of every Instance and scaled down; Go returns an error, ours records a
+    Warning saying the count, the label and the fix). The plan is taken straight from the planner: the sim's
+    invariant checker cannot hold a pod without a numeric index."""
+    sim, driver = _sim(2)
+    _settle(sim, driver, 2)
+    src = sim.pods[f"{PREFIX}-1-default-0"]
+    obj = copy.deepcopy(src.obj)
+    obj["metadata"].update(name=f"{PREFIX}-7-default-0", uid="orphan-uid")
+    obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX] = "not-an-index"
+    sim.pods[obj["metadata"]["name"]] = SimPod(
+        obj, sim.now, "ok", ready_at=src.ready_at, started_at=src.started_at
+    )
+    sim.update_spec(replicas=1)
+    p = plan(sim.observe())
+    (event,) = p.actions  # no status write, no gate, no delete: only the refusal, said
+    assert isinstance(event, RecordEvent)
+    assert (event.type, event.event_reason) == ("Warning", "InvalidInstanceIndex")
+    assert "1 UID-owned component pod(s)" in event.message
+    assert c.LABEL_INSTANCE_INDEX in event.message
+    assert obj["metadata"]["name"] not in event.message  # bounded: no pod names
+    # Once the pod carries a valid index (here: it is gone), the scale-down proceeds.
+    del sim.pods[obj["metadata"]["name"]]
+    assert any(type(a).__name__ == "WriteStatus" for a in plan(sim.observe()).actions)
+
+
+def test_a_steady_replica_ignores_a_malformed_owned_pod() -> None:
+    """Go: reconciler.go ``scaleDownPodObservationRequired``: the refusal is the scale-down's only; a
+    replica with nothing to scale down plans on (the malformed pod stays out of every Instance)."""
+    sim, driver = _sim(2)
+    _settle(sim, driver, 2)
+    src = sim.pods[f"{PREFIX}-1-default-0"]
+    obj = copy.deepcopy(src.obj)
+    obj["metadata"].update(name=f"{PREFIX}-7-default-0", uid="orphan-uid")
+    obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX] = "not-an-index"
+    sim.pods[obj["metadata"]["name"]] = SimPod(
+        obj, sim.now, "ok", ready_at=src.ready_at, started_at=src.started_at
+    )
+    sim.update_spec(replicas=3)
+    assert any(type(a).__name__ == "CreatePod" for a in plan(sim.observe()).actions)
+
+
+def test_teardown_refuses_a_malformed_owned_pod() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/teardown.go @ dcfb4135 (the
+    ``invalidInstanceIndexPodCount`` guard: "refusing teardown effects"): a replica being deleted
+    beside an owned pod with no valid ``ome.io/instance-index`` deletes nothing and says why."""
+    sim, driver = _sim(1)
+    _settle(sim, driver, 1)
+    src = sim.pods[f"{PREFIX}-0-default-0"]
+    obj = copy.deepcopy(src.obj)
+    obj["metadata"].update(name=f"{PREFIX}-7-default-0", uid="orphan-uid")
+    del obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX]
+    sim.pods[obj["metadata"]["name"]] = SimPod(
+        obj, sim.now, "ok", ready_at=src.ready_at, started_at=src.started_at
+    )
+    sim.delete_replica()
+    (event,) = plan(sim.observe()).actions
+    assert isinstance(event, RecordEvent)
+    assert event.event_reason == "InvalidInstanceIndex"
+    assert "refusing teardown effects" in event.message
+
+
+def test_reconcile_multi_to_single_pod_group_rejects_malformed_owned_pod_index() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_MultiToSinglePodGroupRejectsMalformedOwnedPodIndex: a Ready single-pod Instance
+    whose pod carries a malformed ``ome.io/instance-index`` (and no PodGroup label), beside a PodGroup
+    of ours at Instance 0's name: the stale-group pass fails closed and the group is not deleted.
+    It failed before: ours left the pod out of Instance 0, found the group unused and deleted it.
+    Planner only, as the malformed-pod scale-down test above."""
+    sim, driver = _sim(1)
+    _settle(sim, driver, 1)
+    assert sim.replica is not None
+    pod = sim.pods[f"{PREFIX}-0-default-0"]
+    pod.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX] = "malformed"
+    sim.pod_groups["llama-pool-engine-0"] = {
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "llama-pool-engine-0",
+            "namespace": sim.replica["metadata"]["namespace"],
+            "uid": "stale-pg",
+            "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+        },
+        "spec": {"minMember": 2},
+    }
+    (event,) = plan(sim.observe()).actions  # no DeletePodGroup, no status write
+    assert isinstance(event, RecordEvent)
+    assert event.event_reason == "InvalidInstanceIndex"
+    assert "refusing stale-PodGroup cleanup effects" in event.message

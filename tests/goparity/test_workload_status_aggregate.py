@@ -9,11 +9,14 @@ non-zero partition). Which tests of the file have no counterpart, and why, is in
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.counters import desired_for, meets_threshold
+from omereconcile.planner.counters import desired_for, instance_counters, meets_threshold
 from omereconcile.planner.status import _rollout_complete, _staged
+from omereconcile.world import Endpoints, PodCondition, PodView
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/status/aggregate_test.go @ 4dfb96b1"
 
@@ -77,3 +80,56 @@ def test_reached_desired_shape() -> None:
     assert not _shape(degraded, new, 2, 8)
     all_new = [_ready(new), _ready(new)]
     assert _rollout_complete(all_new, new) == _shape(all_new, new, 0, 2)
+
+
+def _ready_pod(name: str, ready_at: datetime) -> PodView:
+    """A pod whose only condition is PodReady True since ``ready_at`` (Go's ``readyPod``)."""
+    return PodView(
+        name=name,
+        uid=f"uid-{name}",
+        resource_version="1",
+        labels={},
+        phase="Running",
+        conditions=(PodCondition("Ready", "True", ready_at),),
+    )
+
+
+def _rotation(*names: str) -> Endpoints:
+    """The EndpointSlices listing ``names`` ready and serving (Go's ``inRotation`` set)."""
+    endpoints = [
+        {"targetRef": {"kind": "Pod", "name": n}, "conditions": {"ready": True, "serving": True}}
+        for n in names
+    ]
+    return Endpoints.from_slices([{"endpoints": endpoints}])
+
+
+def _count(pods: list[PodView], rotation: Endpoints, min_ready: int, now: datetime) -> tuple[int, timedelta]:
+    """Go ``CountAvailablePods``: the available pods and the wake (the earliest pending window's rest)."""
+    c = instance_counters(pods, rotation, timedelta(seconds=min_ready), now)
+    wake = c.next_available_at - now if c.next_available_at is not None else timedelta(0)
+    return c.available_pod_count, wake
+
+
+def test_count_available_pods_min_ready_seconds_window() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/aggregate_test.go @ 4dfb96b1,
+    TestCountAvailablePods_MinReadySecondsWindow: EndpointSlice rotation always, the Ready-age window
+    only under ``minReadySeconds``; the wake is the earliest in-rotation pod's remaining window, none
+    for a pod rotation will not admit by time alone; Ready counts ContainersReady, not PodReady.
+    Ours is ``planner/counters.py`` ``instance_counters`` (``CountersForInstance``), whose
+    ``next_available_at`` is Go's ``NextAvailableIn`` as an instant."""
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    aged = _ready_pod("aged", now - timedelta(seconds=30))
+    fresh = _ready_pod("fresh", now - timedelta(seconds=5))
+    out = _ready_pod("out", now - timedelta(seconds=30))
+    pods = [aged, fresh, out]
+    rotation = _rotation("aged", "fresh")
+    assert _count(pods, rotation, 0, now) == (2, timedelta(0))  # zero window: membership alone
+    assert _count(pods, rotation, 20, now) == (1, timedelta(seconds=15))  # the fresh pod in 15s
+    assert _count([fresh, out], _rotation("out"), 20, now) == (1, timedelta(0))  # no wake off rotation
+    assert _count(pods, rotation, 20, now + timedelta(seconds=15)) == (2, timedelta(0))
+    c = instance_counters(pods, rotation, timedelta(seconds=20), now)
+    assert (c.available_pod_count, c.ready_pod_count, c.next_available_at) == (
+        1,
+        0,
+        now + timedelta(seconds=15),
+    )

@@ -18,7 +18,9 @@ from omereconcile.planner.budgets import resolve_budget
         ("0%", 3, 0),
         (0, 3, 0),
         (2, 3, 2),
-        ("1", 3, 1),
+        ("1", 3, 0),  # not a percentage: intstr refuses it, Go resolves 0 (a named Budget hold)
+        ("150%", 5, 5),  # a percentage is capped at the Instances (ScaledCountFromIntOrString)
+        (10, 3, 10),  # an integer is not
         (None, 3, None),
     ],
 )

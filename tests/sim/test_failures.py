@@ -235,6 +235,29 @@ def test_render_block_sets_ready_false_warns_once_and_renders_when_fixed() -> No
     driver.run(converged)
 
 
+def test_render_block_warns_again_at_a_new_generation() -> None:
+    """Go ``inferencereplica/render.go`` ``reportRenderBlocked`` (ome-projects/ome @ a543351b) records
+    the Warning when the Ready condition's observedGeneration differs too: a spec edit that leaves the
+    replica blocked for the same reason says so again, once, at the new generation."""
+    sim = Sim()
+    sim.apply_replica(base_replica())
+    msg = 'ClusterBaseModel "llama-3-2-1b-instruct" not found'
+    sim.block = ("ModelNotFound", msg)
+    driver = Driver(sim)
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(5)
+    assert _warnings(sim, "ModelNotFound") == [msg]
+    sim.update_spec(replicas=2)
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(5)
+    assert _warnings(sim, "ModelNotFound") == [msg, msg]
+    cond = sim.condition("Ready")
+    assert cond is not None
+    assert cond["observedGeneration"] == sim.replica["metadata"]["generation"] == 2  # type: ignore[index]
+
+
 def test_render_block_leaves_existing_pods_alone(sim: Sim, driver: Driver) -> None:
     driver.run(converged)
     writes = len(driver.log)

@@ -24,7 +24,7 @@ import pydantic
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("omerender", "omereconcile")
+PACKAGES = ("omerender", "omereconcile", "omerender.diff")
 
 
 def _public(package: str) -> list[tuple[str, object]]:

@@ -81,6 +81,11 @@ def test_a_replica_among_the_objects_is_an_error_not_swallowed(
     code, _, err = run(capsys, "render", REPLICA, "--objects", CATALOG, other)
     assert code == 2
     assert f"--objects {other}: holds 1 InferenceReplica" in err
+    # lint reads no replica at all: the folder is named as given and the advice is lint's own.
+    code, _, err = run(capsys, "lint", str(CATALOG), str(other))
+    assert code == 2
+    assert f"lint: {other}: holds 1 InferenceReplica, nothing lint reads; lint checks the catalog" in err
+    assert "FILE argument" not in err
 
 
 def test_a_file_without_replicas_among_validates_files_is_an_error(

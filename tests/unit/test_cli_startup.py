@@ -71,7 +71,7 @@ def _plugins_variable_seen(entry: str, env: dict[str, str]) -> str:
     probe = (
         "import os, sys\n"
         "import omerender.cli\n"
-        "omerender.cli.main = lambda argv=None: print(os.environ.get('PYDANTIC_DISABLE_PLUGINS', '<unset>')) or 0\n"
+        "omerender.cli.main = lambda argv=None, no_color=False: print(os.environ.get('PYDANTIC_DISABLE_PLUGINS', '<unset>')) or 0\n"
         f"sys.argv = ['omerender', '--help']\n{entry}\n"
     )
     done = subprocess.run(

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # The modules the reference shows (scripts/apidocs.py's SPECS) that hold examples.
-MODULES = ("omerender", "omerender.errors")
+MODULES = ("omerender", "omerender.errors", "omerender.diff")
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -24,8 +24,8 @@ def test_the_reference_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) 
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     tests = [t for t in finder.find(module, name) if t.examples]
-    if name == "omerender":
-        assert tests, "the package docstring's example is gone"
+    if name in ("omerender", "omerender.diff"):
+        assert tests, f"the example in {name}'s docstrings is gone"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for test in tests:
         runner.run(test)

@@ -281,6 +281,21 @@ def test_cli_nothing_rolls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "rolls no replica" in capsys.readouterr().out
 
 
+def test_cli_warnings_name_omereconcile_not_omerender(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A catalog object defined twice is warned of by the forecast under its own program's name."""
+    before_objs, _ = _catalogs()
+    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [*before_objs, _replica()]}))
+    runtime = next(o for o in before_objs if o["kind"] == "ClusterServingRuntime")
+    (tmp_path / "z-again.yaml").write_text(json.dumps(runtime))
+    args = ["forecast", "--before", str(tmp_path), "--after", str(tmp_path)]
+    assert omereconcile_main(args) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if ": warning: " in line]
+    assert warnings
+    assert all(line.startswith("omereconcile forecast: warning: ClusterServingRuntime ") for line in warnings)
+
+
 def _runners_replica(
     image: str, runners: list[tuple[str, int]], gpus: int = 0, **spec: Any
 ) -> dict[str, Any]:

@@ -83,16 +83,44 @@ def _group(index: int, uid: str = "uid-1") -> dict[str, Any]:
     }
 
 
-def test_pod_groups_are_listed_for_a_gang_replica_only() -> None:
-    single = _observe(runners_replica("llama-pool", NS, "engine:v1"))
+def _pod(index: int) -> dict[str, Any]:
+    labels = {
+        c.LABEL_INFERENCESERVICE: "llama-pool",
+        c.LABEL_COMPONENT: "engine",
+        c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE,
+        c.LABEL_INSTANCE_INDEX: str(index),
+    }
+    return {
+        "metadata": {"name": f"llama-pool-engine-{index}-default-0", "uid": f"p-{index}", "labels": labels}
+    }
+
+
+def test_pod_groups_are_listed_for_a_gang_replica_or_a_single_pod_instance_without_its_pod() -> None:
+    """A steady single-pod replica (every planned Instance has its pod) costs no request; one whose
+    Instance has no pod yet lists the namespace's PodGroups with no selector and keeps the ones it
+    controls, as Go's owner-UID index finds an unlabelled stale group (reconcileStaleSinglePodGroups)."""
+    doc = runners_replica("llama-pool", NS, "engine:v1")
+    steady = _observe(doc, pods=[_pod(0)])
     kube = ListingKube([_group(0)])
-    assert with_pod_groups(kube, single, "llama-pool", "engine") is single  # type: ignore[arg-type]
+    assert with_pod_groups(kube, steady, "llama-pool", "engine") is steady  # type: ignore[arg-type]
     assert kube.calls == []
+    fresh = _observe(runners_replica("llama-pool", NS, "engine:v1"))
+    unlabelled = _group(0)
+    del unlabelled["metadata"]["labels"]
+    orphan = _group(1)
+    orphan["metadata"]["ownerReferences"] = []
+    kube = ListingKube([unlabelled, orphan, _group(2, uid="someone-else")])
+    world = with_pod_groups(kube, fresh, "llama-pool", "engine").world  # type: ignore[arg-type]
+    assert kube.calls == [("LIST", PG_PATH, {})]
+    assert [g.name for g in world.pod_groups] == ["llama-pool-engine-0"]
     gang = _observe(gang_replica("llama-pool", NS, "engine:v1", gpus=8))
     kube = ListingKube([_group(0), _group(1, uid="someone-else")])
     world = with_pod_groups(kube, gang, "llama-pool", "engine").world  # type: ignore[arg-type]
-    assert [g.name for g in world.pod_groups] == ["llama-pool-engine-0"]
+    # A gang keeps every group under its selector, another owner's too, so that the planner refuses an
+    # Instance whose group name another controller holds (Go's EnsurePodGroup reads it by name).
+    assert [g.name for g in world.pod_groups] == ["llama-pool-engine-0", "llama-pool-engine-1"]
     assert world.pod_groups[0].index == 0
+    assert world.pod_groups[1].owner_uid == "someone-else"
     assert world.gang_scheduling
 
 

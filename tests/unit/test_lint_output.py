@@ -289,3 +289,25 @@ def test_a_path_with_no_catalog_objects_is_exit_2(
     assert capsys.readouterr().err == (
         f"omerender lint: {path}: no models or serving runtimes found; give the catalog's files or folders\n"
     )
+
+
+def test_one_problem_of_many_objects_is_said_once_then_the_objects() -> None:
+    from omerender.cli.lint_cmd import to_text
+    from omerender.lint import Finding, LintReport
+
+    lws = "reads LWS_LEADER_ADDRESS, which OMENative pods do not carry; use OME_LEADER_ADDRESS"
+
+    def finding(name: str, problem: str = lws) -> Finding:
+        return Finding(f"ClusterServingRuntime {name}", "engine", problem, "LwsVariableUnset", "warning")
+
+    text = to_text(LintReport(3, (finding("a"), finding("b"), finding("c", "reads LWS_GROUP_SIZE"))))
+    assert text.count(lws) == 1
+    assert (
+        "  2 objects: "
+        + lws
+        + "\n    ClusterServingRuntime a [engine]\n    ClusterServingRuntime b [engine]\n"
+        in text
+    )
+    assert "  ClusterServingRuntime c [engine]: reads LWS_GROUP_SIZE\n" in text
+    alone = to_text(LintReport(2, (finding("a"), finding("b"))))
+    assert "  all 2: " + lws + "\n" in alone

@@ -248,6 +248,19 @@ def test_a_change_to_every_runtime_is_cut_to_a_comment_that_posts(jobs: dict[str
     assert len(job.markdown) < 60_000
     groups = re.findall(r"^#### \d+\. rolls: .* — (\d+) replicas?", job.markdown, re.M)
     assert sum(map(int, groups)) == len(rolling)
+    # The thirty variables are one line, so what tells the groups apart (the image each came from)
+    # is in view under each heading, and each heading names the variables once.
+    fences = re.findall(
+        r"^#### \d+\. rolls: ([^\n]*) — \d+ replicas?\n.*?```text\n(.*?)```", job.markdown, re.M | re.S
+    )
+    assert len(fences) == len(groups)
+    images = set()
+    for heading, body in fences:
+        assert "env (30 added)" in heading
+        assert "SGL_TUNING_01" not in heading
+        assert "env: 30 entries added: SGL_TUNING_00, SGL_TUNING_01, SGL_TUNING_02, …, SGL_TUNING_29" in body
+        images.add(tuple(re.findall(r"image: (.*)", body)))
+    assert len(images) == len(groups)
     # The report the line points to holds every replica and every change.
     assert all(len(job.replica(n)["changes"]) >= 31 for n in rolling)
     assert job.report["replicas"][0]["namespace"] == NAMESPACE

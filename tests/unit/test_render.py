@@ -335,6 +335,34 @@ def test_auto_selected_runtime_renders_its_own_spec_without_inheritance() -> Non
     assert "P" not in env(container(result))
 
 
+def test_auto_selected_child_gets_no_engine_piece_from_its_base_as_in_go() -> None:
+    """The lead's question (issue 33): a base runtime's engineConfig does not reach the pods of a child
+    that automatic selection picks. Go does the same (``render.Resolve`` renders ``SelectRuntime``'s spec,
+    which ``FetchRuntimes`` lists without inheritance), so the child is refused for the missing piece;
+    the block says where the piece is and how to get it (ours)."""
+    base = runtime("base", engine={"runner": runner(image="base:1")})
+    base["spec"]["supportedModelFormats"] = []  # the base is no candidate itself
+    child = runtime("child", annotations={"ome.io/inherit-from": "base"})
+    del child["spec"]["engineConfig"]
+    error = blocked(refs(), model(), base, child)
+    assert error.reason is BlockReason.RUNTIME_PIECE_MISSING
+    assert error.message == (
+        'ClusterServingRuntime "child" has no engine piece; a engine replica cannot render from it '
+        "(its engine piece is inherited from ClusterServingRuntime base, and automatic selection renders "
+        "the selected runtime's own spec without inheritance; name ClusterServingRuntime child in "
+        "spec.runtimeRef to render it with its inheritance)"
+    )
+    # The fix works: named, the child renders its base's engine piece.
+    named = do_render(refs(runtime_ref="child"), model(), base, child)
+    assert container(named)["image"] == "base:1"
+    # A disabled base leaves the child disabled when named: the hint says to enable it.
+    base["spec"]["disabled"] = True
+    assert (
+        "set disabled: false on ClusterServingRuntime child and name"
+        in blocked(refs(), model(), base, child).message
+    )
+
+
 def test_auto_selected_runtime_with_a_missing_parent_still_renders() -> None:
     child = runtime("child", annotations={"ome.io/inherit-from": "gone"})
     assert do_render(refs(), model(), child).runtime_name == "child"
@@ -956,6 +984,49 @@ def test_fine_tuned_strategy_must_be_a_string() -> None:
     assert error.message == 'hyper-parameter "strategy" on FineTunedWeight ft must be a string, got bool'
 
 
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ({"apiGroup": "models.example.com"}, 'unsupported Model API group "models.example.com"'),
+        ({"kind": "Model"}, 'unsupported Model kind "Model"'),
+        ({"apiGroup": "x.io", "kind": "Model"}, 'unsupported Model API group "x.io"'),
+    ],
+)
+def test_a_model_reference_of_another_group_or_kind_is_render_failed(
+    ref: dict[str, str], message: str
+) -> None:
+    """``ModelReferenceKind`` (inferenceservice/utils/reconciliation.go @ 485b7933): the group, then the
+    kind, before any lookup (it was served from ome.io, or reported as a missing ClusterBaseModel)."""
+    error = blocked(refs(model_ref={"name": "m", **ref}), model(), runtime())
+    assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, message)
+    assert do_render(
+        refs(model_ref={"name": "m", "apiGroup": "ome.io", "kind": "ClusterBaseModel"}), model(), runtime()
+    )
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ({"apiGroup": "x.io"}, 'resolve overlay "ov": unsupported model API group "x.io"'),
+        ({"kind": "Model"}, 'resolve overlay "ov": unsupported model kind "Model"'),
+    ],
+)
+def test_an_overlay_of_another_group_or_kind_fails_the_render(ref: dict[str, str], message: str) -> None:
+    """``ResolveOverlays`` (inferenceservice/utils/overlay.go @ 6f229145) skips only a missing, disabled
+    or unready overlay; ``GetReferencedModel``'s refusal of the group or kind fails the pass (it was
+    mounted from ome.io, or left out silently)."""
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "ov", **ref}]})
+    error = blocked(spec, model(), runtime(), model("ov", path="/ov"))
+    assert (error.reason, error.message) == (BlockReason.RENDER_FAILED, message)
+    ok = refs(
+        model_ref={
+            "name": "m",
+            "overlays": [{"name": "ov", "apiGroup": "ome.io", "kind": "ClusterBaseModel"}],
+        }
+    )
+    assert env(container(do_render(ok, model(), runtime(), model("ov", path="/ov"))))["OVERLAY_OV_MODEL_PATH"]
+
+
 def test_overlays_mount_all_but_missing_disabled_and_sharded_not_ready() -> None:
     """ResolveOverlays skips only a missing, a disabled and a Sharded-not-Ready overlay; a PerNode
     overlay whose status is not Ready is still mounted."""
@@ -1048,6 +1119,35 @@ def test_sharded_model_has_no_volume_and_its_uri_as_model_path() -> None:
     assert "volumeMounts" not in container(result)
     assert "volumes" not in pod(result)
     assert "nodeSelector" not in pod(result)
+
+
+def test_pvc_and_sharded_models_skip_only_the_model_ready_selector() -> None:
+    """``UpdatePodSpecNodeSelector`` (pkg/render/accelerator.go @ a543351b): a PVC-backed or a Sharded
+    model gets no model-ready node key, but the runtime's node selector still applies
+    (``applyMergedNodeSelector`` runs on both branches); only merged fine-tuned weights skip it too."""
+    rt = runtime(nodeSelector={"pool": "gpu"})
+    pvc = model(path=None, storage={"storageUri": "pvc://models/llama/v3"})
+    assert pod(do_render(refs(), pvc, rt))["nodeSelector"] == {"pool": "gpu"}
+    shard = model(path=None, distribution="Sharded", storage={"storageUri": "oci://n/ns/b/bkt/o/llama"})
+    shard["metadata"]["generation"] = 2
+    shard["status"]["conditions"] = [{"type": "Ready", "status": "True", "observedGeneration": 2}]
+    assert pod(do_render(refs(), shard, rt))["nodeSelector"] == {"pool": "gpu"}
+
+
+def test_a_sharded_overlay_without_a_storage_uri_gets_no_path() -> None:
+    """``overlayEffectivePath``: a Sharded overlay's path is its storage URI; with none (or an empty
+    one) it gets no variable, and never a volume or mount."""
+    ready = [{"type": "Ready", "status": "True", "observedGeneration": 1}]
+    overlays = []
+    for name, storage in (("a", {"storageUri": ""}), ("b", {"path": "/ignored"})):
+        ov = model(name, path=None, distribution="Sharded", storage=storage)
+        ov["metadata"]["generation"] = 1
+        ov["status"]["conditions"] = ready
+        overlays.append(ov)
+    spec = refs(model_ref={"name": "m", "overlays": [{"name": "a"}, {"name": "b"}]})
+    result = do_render(spec, model(), runtime(), *overlays)
+    assert not [k for k in env(container(result)) if k.startswith("OVERLAY_")]
+    assert [v["name"] for v in pod(result)["volumes"]] == ["m"]
 
 
 @pytest.mark.parametrize(

@@ -563,3 +563,30 @@ def test_a_null_affinity_term_is_a_zero_term_beside_the_leader_term() -> None:
     p = make(replica(topologyKey="cloud/rack"), gang(worker=tpl(affinity=affinity)), "worker")
     terms = p["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms == [{}, leader_term("cloud/rack")]
+
+
+def test_topology_spread_needs_a_key_and_yields_to_the_template_s_own_constraint() -> None:
+    """``injectTopologySpread``: a policy with no key stamps nothing; a constraint the template has on
+    the same key wins (OME adds none beside it), one on another key stays beside OME's."""
+    assert "topologySpreadConstraints" not in make(replica(topologySpread="Required"), single())["spec"]
+    own = {"maxSkew": 3, "topologyKey": "cloud/rack", "whenUnsatisfiable": "ScheduleAnyway"}
+    rep = replica(topologyKey="cloud/rack", topologySpread="Required")
+    got = make(rep, single(tpl(topologySpreadConstraints=[own])))["spec"]["topologySpreadConstraints"]
+    assert got == [own]
+    zone = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    got = make(rep, single(tpl(topologySpreadConstraints=[zone])))["spec"]["topologySpreadConstraints"]
+    assert [t["topologyKey"] for t in got] == ["zone", "cloud/rack"]
+
+
+@pytest.mark.parametrize("constraints", [None, [None]])
+def test_a_null_spread_list_or_constraint_is_go_s_zero_value(constraints: Any) -> None:
+    """A null list or member decodes to Go's zero value, beside which OME's constraint goes (was an
+    internal error)."""
+    rep = replica(topologyKey="cloud/rack", topologySpread="Required")
+    got = make(rep, single(tpl(topologySpreadConstraints=constraints)))["spec"]["topologySpreadConstraints"]
+    assert [t.get("topologyKey") for t in got] == [*([None] if constraints else []), "cloud/rack"]
+
+
+def test_a_null_readiness_gate_is_a_zero_gate_beside_the_serving_gate() -> None:
+    gates = make(replica(), single(tpl(readinessGates=[None])))["spec"]["readinessGates"]
+    assert gates == [{}, {"conditionType": "ome.io/serving"}]

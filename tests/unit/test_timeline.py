@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from omereconcile.timeline import Point, Step, Timeline, bins, to_mermaid, to_svg
+from omereconcile.timeline import Point, Step, Timeline, bins, round_width, to_mermaid, to_svg
 
 TL = Timeline(
     "Rollout forecast",
@@ -66,3 +66,43 @@ def test_xychart_series_match_the_bins() -> None:
     assert "bar [0, " in text
     assert "line [2, " in text
     assert text.rstrip().endswith("```")
+
+
+def test_xychart_ends_with_the_state_at_the_end_of_the_roll() -> None:
+    """The last slice starts before the roll ends; the chart's last point is the end itself, where the
+    extra GPUs are given back."""
+    text = to_mermaid(TL)
+    assert '"18m", "20m"]' in text  # round slices of 2 minutes, then the end at 1200 s
+    assert text.count("bar [") == 1
+    bar = next(line for line in text.splitlines() if line.strip().startswith("bar ["))
+    assert bar.strip().endswith(", 0]")
+
+
+def test_round_widths_cut_the_roll_into_at_most_twelve_slices() -> None:
+    assert round_width(332.0) == 30.0  # 5m32s: 12 slices of 30 s
+    assert round_width(1200.0) == 120.0
+    assert round_width(59.0) == 5.0
+    assert round_width(10 * 86400.0) == 86400.0
+    assert bins(TL, width=round_width(TL.end))[1][0] == 120.0
+
+
+def test_a_short_remainder_joins_the_last_slice_so_no_two_labels_crowd_the_end() -> None:
+    tl = Timeline("t", (Step("a", 0, 332),), (Point(0, 3, 0), Point(1, 2, 288), Point(331, 3, 0)), of=3)
+    text = to_mermaid(tl)
+    assert '"5m", "5m30s", "5m32s"]' not in text
+    assert '"4m30s", "5m", "5m32s"]' in text
+    # A dip inside the stretched last slice still shows.
+    dip = Timeline("t", (Step("a", 0, 332),), (Point(0, 3, 0), Point(331, 1, 0), Point(332, 3, 0)), of=3)
+    assert bins(dip, width=30.0)[-1] == (300.0, 1, 0)
+
+
+def test_svg_cuts_long_labels_to_the_column_keeping_them_whole_in_the_tooltip() -> None:
+    label = "1. rolls: containers[ome-container].env (30 added), containers[ome-container].image"
+    svg = to_svg(Timeline("t", (Step(label, 0, 332),), (Point(0, 3, 0), Point(1, 3, 8)), of=3))
+    texts = _svg_texts(svg)
+    assert "1. rolls: containers[ome-container].env…" in texts
+    titles = ["".join(e.itertext()) for e in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}title")]
+    assert label in titles
+    # Ticks at round times, then the end (5m would crowd it): not 1m23s, 2m46s, … (quarters of 5m32s).
+    at = texts.index("0s")
+    assert texts[at : at + 6] == ["0s", "1m", "2m", "3m", "4m", "5m32s"]
