@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = ["got", "must_be_one_of", "must_be_type", "pydantic_message"]
+
 # JSON Schema's type names are the API server's words; pydantic's are mapped onto them.
 _PYDANTIC_TYPES = {
     "string": "string",

@@ -52,7 +52,7 @@ def campaign(
         if finding is None or finding.kind not in kinds:
             continue
         summary.counts[finding.kind] += 1
-        if log is not None and finding.kind != "leak":
+        if log is not None:
             print(
                 f"found {finding.kind} at seed {seed} case {index}: {finding.detail.splitlines()[0][:160]}",
                 file=log,
