@@ -19,6 +19,7 @@ from typing import Any
 
 from omerender.cli import crds
 from omerender.crdschema import validate_against_crd
+from omerender.wording import must_be_one_of, must_be_type
 
 __all__ = ["KUBERNETES_VERSION", "kube_problems"]
 
@@ -75,4 +76,17 @@ def kube_problems(obj: Mapping[str, Any]) -> list[str]:
     if validator.is_valid(data):
         return []
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.instance_path])
-    return [f"{name}: {_path(e.instance_path)}: {e.message}" for e in errors]
+    return [f"{name}: {_path(e.instance_path)}: {_message(e)}" for e in errors]
+
+
+def _message(error: Any) -> str:
+    """jsonschema-rs's type and enum errors in our words (``must be of type object, got integer 5``,
+    as the CRD check says them); its own text for the rest, which names no Python type."""
+    kind = getattr(error, "kind", None)
+    types = getattr(kind, "types", None)
+    if type(kind).__name__ == "Type" and types:
+        return must_be_type([str(t) for t in types], error.instance)
+    options = getattr(kind, "options", None)
+    if type(kind).__name__ == "Enum" and isinstance(options, list | tuple):
+        return must_be_one_of(options, error.instance)
+    return str(error.message)

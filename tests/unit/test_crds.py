@@ -619,3 +619,19 @@ def test_well_formed_replicas_of_every_source_validate() -> None:
     ]
     for obj in objs:
         assert validate(obj) == []
+
+
+def test_kubernetes_schema_problems_are_in_our_words_not_jsonschemas() -> None:
+    """lint's and render --validate's Kubernetes schema check says type errors as the API server and
+    the CRD check do (found by the fuzz tier's wording rule, which runs lint without the schema)."""
+    from omerender.cli.kubeschema import kube_problems
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": 5}]},
+    }
+    assert kube_problems(pod) == [
+        "Pod p: spec.containers.0.image: must be of type null or string, got integer 5"
+    ]
