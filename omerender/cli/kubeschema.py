@@ -83,10 +83,12 @@ def _message(error: Any) -> str:
     """jsonschema-rs's type and enum errors in our words (``must be of type object, got integer 5``,
     as the CRD check says them); its own text for the rest, which names no Python type."""
     kind = getattr(error, "kind", None)
+    # ``Type`` in jsonschema-rs 0.3x, ``ValidationErrorKind_Type`` in 0.29 (the lowest we allow).
+    name = type(kind).__name__.rsplit("_", 1)[-1]
     types = getattr(kind, "types", None)
-    if type(kind).__name__ == "Type" and types:
+    if name == "Type" and types:
         return must_be_type([str(t) for t in types], error.instance)
     options = getattr(kind, "options", None)
-    if type(kind).__name__ == "Enum" and isinstance(options, list | tuple):
+    if name == "Enum" and isinstance(options, list | tuple):
         return must_be_one_of(options, error.instance)
     return str(error.message)
