@@ -270,7 +270,7 @@ def _folder_objects(folder: Path, args: argparse.Namespace) -> list[dict[str, An
             f"skipped {len(others)} file{'s' if len(others) != 1 else ''} that are not manifests: {', '.join(others[:3])}{more}"
         )
     loaded = read(files, check=True, strict=bool(args.strict))
-    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
+    warn_duplicates(loaded, args)
     return _remember(loaded)
 
 
@@ -354,7 +354,7 @@ def _side(
                 f"give replicas with -f {given}"
             )
     check_inputs(loaded, flag, {*CATALOG_KINDS, KIND}, "give the catalog's files or folders")
-    warn_duplicates(loaded, str(getattr(args, "prog_prefix", None) or args.command))
+    warn_duplicates(loaded, args)
     return _remember(loaded)
 
 

@@ -174,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         kustomizations=args.kustomize,
         flag="lint",
+        positional=True,
         fix="lint checks the catalog (models, runtimes, fine-tuned weights, InferenceServices): leave "
         "InferenceReplicas out (omerender render and diff read them)",
     )

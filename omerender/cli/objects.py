@@ -80,10 +80,10 @@ def catalog_problems(obj: Mapping[str, Any]) -> list[str]:
     return object_problems(obj)
 
 
-def warn_duplicates(loaded: Loaded, command: str) -> None:
-    """Warn of each object defined twice: ``command`` is the sub-command's name, or the whole prefix
-    (``omereconcile forecast``) when another program runs the command."""
-    prefix = command if " " in command else f"omerender {command}"
+def warn_duplicates(loaded: Loaded, args: argparse.Namespace) -> None:
+    """Warn of each object defined twice, under the program that runs the command: ``prog_prefix``
+    when another program sets it (``omereconcile forecast``), else ``omerender <command>``."""
+    prefix = getattr(args, "prog_prefix", None) or f"omerender {getattr(args, 'command', '') or ''}".rstrip()
     for line in loaded.duplicates:
         print(
             f"{prefix}: warning: {line}; the later one is used, as kubectl apply -R would leave it "
@@ -106,17 +106,26 @@ def _holds(loaded: Loaded, given: str) -> str:
     return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(kinds.items()))
 
 
-def check_inputs(loaded: Loaded, flag: str, keep: Collection[str], fix: str, *, config: bool = True) -> None:
+def check_inputs(
+    loaded: Loaded,
+    flag: str,
+    keep: Collection[str],
+    fix: str,
+    *,
+    config: bool = True,
+    positional: bool = False,
+) -> None:
     """Refuse a path given to ``flag`` whose objects are all of kinds ``flag`` does not read (not in
-    ``keep``, nor, with ``config``, the operator ConfigMap): no input is ever ignored without a word."""
+    ``keep``, nor, with ``config``, the operator ConfigMap): no input is ever ignored without a word.
+    ``positional``: the paths were (also) given without a flag; ``flag`` is then the command's name and
+    the path alone says where."""
     used = {o.given for o in loaded.objects if o.kind in keep or (config and is_operator_config(o.raw))}
     # A path with nothing any command reads is said in the note of what was skipped; one whose objects
     # another flag reads (a replica among --objects) would be dropped unseen.
     held = {o.given for o in loaded.objects}
     for given, _ in loaded.inputs:
         if given in held and given not in used:
-            # A command's name (``lint``) for paths given positionally: the path alone says where.
-            where = given if flag.isalpha() and flag.islower() else f"{flag} {given}"
+            where = given if positional else f"{flag} {given}"
             raise InputError(f"{where}: holds {_holds(loaded, given)}, nothing {flag} reads; {fix}")
 
 
@@ -128,11 +137,12 @@ def catalog_objects(
     kustomizations: Iterable[str | Path] = (),
     flag: str = "--objects",
     fix: str | None = None,
+    positional: bool = False,
 ) -> list[dict[str, Any]]:
     """The catalog objects in ``paths`` (and those of the kinds in ``also``), strictly checked and
     without duplicates; see the module's docstring. Raises InputError listing every problem found.
-    ``flag`` names the paths in an error (a command's name when they were given positionally) and
-    ``fix`` replaces the default advice."""
+    ``flag`` names the paths in an error (the command's name with ``positional``) and ``fix``
+    replaces the default advice."""
     loaded = read(paths, kustomizations, check=True, strict=bool(getattr(args, "strict", False)))
     keep = {*CATALOG_KINDS, *also}
     check_inputs(
@@ -146,6 +156,7 @@ def catalog_objects(
             if "InferenceReplica" not in also
             else ""
         ),
+        positional=positional,
     )
-    warn_duplicates(loaded, str(getattr(args, "command", "") or ""))
+    warn_duplicates(loaded, args)
     return [o.raw for o in loaded.objects if o.kind in keep or is_operator_config(o.raw)]
