@@ -135,7 +135,9 @@ def _tpu_env(
 
 
 def _leader_affinity(spec: dict[str, Any], labels: Mapping[str, str], topology_key: str) -> None:
-    """Workers must land with their own leader; a user's required term on the key wins.
+    """Workers must land with their own leader; a user's required term on the key wins
+    (``injectGangDomainAffinity``, ome-projects/ome ``pkg/controller/v1beta1/workload/ops/render.go`` @
+    7307c238; golden cases ``runners-worker-own-affinity-on-key``, ``runners-worker-null-affinity``).
 
     A null ``affinity``, ``podAffinity`` or term list is Go's zero value once the template is decoded
     (a nil pointer or slice the controller fills), and a null term is the zero ``PodAffinityTerm``
