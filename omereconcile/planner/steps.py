@@ -36,7 +36,7 @@ from omereconcile.planner.relocation import (
     migration_mode_allows,
     relocation_record,
 )
-from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.retry import RetryBook, environment_caused
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
@@ -325,6 +325,15 @@ class Failure:
     record: Mapping[str, object] | None = None  # what the pod shows, kept as lastFailure instead
 
 
+def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
+    """The book a plain Failed stamp charges: none for a Restart. Go (ome-projects/ome 4dfb96b1
+    ``workload/escalation/escalation.go`` ``Run``) stamps a non-disposable attempt with
+    ``StampFailedOnStuckPod`` / the deadline termination and writes no RetryBlock; a gang surge's
+    wave reaches the ladder through its abandon (``abandonFailedGangSurge``), which here is this
+    stamp's charge."""
+    return None if op.type == R.OP_RESTART else retry
+
+
 def disposable(op: Operation) -> bool:
     """``escalation/disposition.go`` ``disposableAttempt`` (newest stored version): a Create, or an
     Update that is not part of a gang surge, ends through ``DisposeExpiredAttempt``; every other
@@ -380,8 +389,15 @@ def dispose(
         msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
         return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
     relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out)
-    counted = not relocated and retry.policy is not None and bool(target)
-    detail = RELOCATED_DETAIL if relocated else TERMINAL_COUNTED_DETAIL if counted else TERMINAL_DETAIL
+    charge = "" if relocated else terminal_charge_revision(ctx, row, attempt, failure, retry)
+    if charge:
+        # One wave counts once: the relocation ledger took it above, or the revision's ladder takes it
+        # here, written ahead of the op-clear as Go writes it (terminalWaveReason: the kubelet reason a
+        # stuck pod showed, else the evidence's own reason, else the bare deadline).
+        record_reason = str((failure.record or {}).get("reason") or "")
+        wave = failure.reason if failure.record is None or not record_reason else record_reason
+        retry.failure(charge, wave, ctx.now, out)
+    detail = RELOCATED_DETAIL if relocated else TERMINAL_COUNTED_DETAIL if charge else TERMINAL_DETAIL
     repeat = row.last_failure is not None and row.last_failure.get("reason") == failure.reason
     return fail(
         ctx,
@@ -391,12 +407,35 @@ def dispose(
         failure.reason,
         failure.message,
         out,
-        None if relocated else retry,
+        None,
         event_reason=f"{failure.escalation}: {detail}",
         event_pod="",
         announce=not repeat,
         record=failure.record,
     )
+
+
+def terminal_charge_revision(
+    ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, retry: RetryBook
+) -> str:
+    """The revision a terminal wave counts against on the retry ladder, or "" when it is not counted.
+
+    Go: ome-projects/ome 58a57f25 ``workload/escalation/disposition.go`` ``terminalChargeRevision``
+    (with ``attemptTargetRevision``): no ladder configured, an environment cause (a scheduler hold),
+    no resolvable target, or evidence on a pod of a known, different revision (a superseded attempt's
+    leftover, whose crash must not charge the revision that replaced it) count nothing; otherwise the
+    operation's pinned target, else the update revision (ours: the spec's)."""
+    op = row.operation
+    if retry.policy is None or environment_caused(failure.reason):
+        return ""
+    target = (op.target_revision if op is not None else "") or ctx.spec_revision
+    if not target:
+        return ""
+    named = failure.pod_name or str((failure.record or {}).get("podName") or "")
+    evidence = next((p for p in attempt if named and p.name == named), None)
+    if evidence is not None and evidence.revision_hash and evidence.revision_hash != hash_of(target):
+        return ""
+    return target
 
 
 # The limbo evidence (Go's limboDetail) a relocation record carries: what went wrong on the node.
@@ -566,7 +605,9 @@ def check_failure(
                 if disposable(op):
                     found = Failure(name, stuck.container, stuck.reason, msg, stuck.reason)
                     return row, dispose(ctx, row, attempt or [pod], found, out, retry)
-                return row, fail(ctx, row, name, stuck.container, stuck.reason, msg, out, retry)
+                return row, fail(
+                    ctx, row, name, stuck.container, stuck.reason, msg, out, _plain_book(op, retry)
+                )
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
         if ctx.now >= op.deadline:
@@ -578,7 +619,16 @@ def check_failure(
                 found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
                 return row, dispose(ctx, row, attempt, found, out, retry)
             return row, fail(
-                ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg, record=limbo
+                ctx,
+                row,
+                "",
+                None,
+                DEADLINE_EXCEEDED,
+                msg,
+                out,
+                _plain_book(op, retry),
+                event_reason=msg,
+                record=limbo,
             )
         out.wake(op.deadline)
     return row, None
