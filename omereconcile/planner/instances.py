@@ -39,6 +39,7 @@ from omereconcile.planner.steps import (
     complete,
     demote,
     new_operation,
+    refreshed_failure_evidence,
     retire,
 )
 from omereconcile.planner.surge import step_surge
@@ -355,6 +356,7 @@ def step_row(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row | None:
     """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
         return _step_idle(ctx, row, pods, out)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
@@ -325,6 +325,64 @@ class Failure:
     record: Mapping[str, object] | None = None  # what the pod shows, kept as lastFailure instead
 
 
+def workload_caused_record(pods: Sequence[PodView], now: datetime) -> dict[str, object] | None:
+    """What the plain deadline stamp of a non-disposable attempt (a gang surge's) records when one of
+    its pods waits in a workload-caused reason: that pod's reason, container and message instead of the
+    bare elapsed timeout, so the gang abandon charges the revision's ladder on it once the pods are
+    gone. Go: ome-projects/ome 4dfb96b1 ``workload/escalation/escalation.go`` ``Run`` (the BROAD path's
+    ``evidence.FirstWorkloadCausedPod`` ahead of the readiness limbo readers, then
+    ``status.StampFailedKeepingOperation``); pinned by ``deadline_test.go``
+    ``TestExpireOperations_DeadlineKeepsWorkloadCausedPodEvidence``."""
+    for pod in pods:
+        ct = workload_caused_container(pod)
+        if ct is None or not ct.waiting_reason:
+            continue
+        return {
+            "podName": pod.name,
+            "containerName": ct.name,
+            "reason": ct.waiting_reason,
+            "message": ct.waiting_message or f"container {ct.name} waiting in {ct.waiting_reason}",
+            "time": format_time(now),
+        }
+    return None
+
+
+def refreshed_failure_evidence(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:
+    """The one effect escalation has on a row already ``Failed``: a ``lastFailure`` that says only
+    ``DeadlineExceeded`` is replaced, once, by the concrete cause a pod of the row now names — a
+    container parked in a terminal waiting reason past ``stuckPodGracePeriod`` — with its pod,
+    container and message; the recorded time stays, and nothing else moves (no event, no RetryBlock,
+    no phase or operation). A concrete reason already recorded is never replaced, which also makes the
+    refresh edge-triggered.
+
+    Go: ome-projects/ome dcfb4135 ``workload/escalation/refresh.go`` ``refreshedFailureEvidence``
+    (one stored version) with ``status.RecordRefreshedFailure``, called by ``escalation.go`` ``Run``
+    for every Failed row."""
+    failure = row.last_failure
+    grace = ctx.world.settings.stuck_pod_grace_period
+    if row.phase != R.FAILED or failure is None or failure.get("reason") != DEADLINE_EXCEEDED:
+        return row
+    if grace <= timedelta(0):
+        return row
+    for pod in sorted(pods, key=lambda p: p.name):
+        if pod.terminating:
+            continue
+        stuck = stuck_container(pod)
+        if stuck is None or ctx.now - stuck.since < grace:
+            continue
+        detail = next((ct.waiting_message for ct in pod.containers if ct.name == stuck.container), "")
+        record: dict[str, object] = {
+            "podName": pod.name,
+            "containerName": stuck.container,
+            "reason": stuck.reason,
+            "message": detail or f"container {stuck.container} waiting in {stuck.reason}",
+        }
+        if "time" in failure:
+            record["time"] = failure["time"]
+        return replace(row, last_failure=record)
+    return row
+
+
 def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
     """The book a plain Failed stamp charges: none for a Restart. Go (ome-projects/ome 4dfb96b1
     ``workload/escalation/escalation.go`` ``Run``) stamps a non-disposable attempt with
@@ -614,10 +672,14 @@ def check_failure(
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
             # A container that keeps exiting, or a pod that runs yet never serves, says why better than
             # the elapsed timeout (DisposeExpiredAttempt: FirstCrashLoopingPod before the limbo readers).
-            limbo = crash_loop_failure(attempt, ctx.now) or limbo_failure(attempt, ctx.now)
+            limbo = limbo_failure(attempt, ctx.now)
             if disposable(op):
-                found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
+                found = Failure(
+                    "", None, DEADLINE_EXCEEDED, msg, msg, crash_loop_failure(attempt, ctx.now) or limbo
+                )
                 return row, dispose(ctx, row, attempt, found, out, retry)
+            # The plain stamp (escalation.go Run, BROAD path): a workload-caused pod, else the readiness
+            # limbo; Go reads no crash loop here.
             return row, fail(
                 ctx,
                 row,
@@ -628,7 +690,7 @@ def check_failure(
                 out,
                 _plain_book(op, retry),
                 event_reason=msg,
-                record=limbo,
+                record=workload_caused_record(attempt, ctx.now) or limbo,
             )
         out.wake(op.deadline)
     return row, None
