@@ -216,7 +216,7 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
     op = row.operation
     assert op is not None
     if pod is None:
-        if op.deadline is not None and ctx.now >= op.deadline:
+        if op.deadline is not None and ctx.now > op.deadline:
             # The operation is out of time: this pass fails it (check_failure), so creating its pod
             # now would leave a pod that no journaled operation explains.
             return row, False
@@ -381,6 +381,9 @@ def refreshed_failure_evidence(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> R
             record["time"] = failure["time"]
         return replace(row, last_failure=record)
     return row
+
+
+_JUST_PAST = timedelta(seconds=1)
 
 
 def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
@@ -668,7 +671,9 @@ def check_failure(
                 )
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
-        if ctx.now >= op.deadline:
+        # Go operationDeadlinePassed: now.After(deadline) — at the deadline itself nothing expires
+        # (escalation_external_test.go TestExpireOperations_ExactBoundary); look again just past it.
+        if ctx.now > op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
             # A container that keeps exiting, or a pod that runs yet never serves, says why better than
             # the elapsed timeout (DisposeExpiredAttempt: FirstCrashLoopingPod before the limbo readers).
@@ -692,5 +697,5 @@ def check_failure(
                 event_reason=msg,
                 record=workload_caused_record(attempt, ctx.now) or limbo,
             )
-        out.wake(op.deadline)
+        out.wake(op.deadline + _JUST_PAST)
     return row, None
