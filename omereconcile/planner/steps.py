@@ -24,6 +24,7 @@ from omereconcile.planner.holds import (
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import (
     crash_loop_failure,
+    fully_serving,
     ladder,
     limbo_failure,
     stuck_container,
@@ -640,6 +641,13 @@ def check_failure(
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
+    if fully_serving(attempt, ctx.pods_per_instance):
+        # The failed-while-serving guard (ome-projects/ome 4dfb96b1 workload/escalation/escalation.go
+        # Run, podSetIsCapacity / query.PodSetFullyServing): an attempt whose pods are all present,
+        # ContainersReady and in rotation is never stamped Failed, whatever its clock or a stale
+        # waiting reason says; the step finishes it instead. Go also withholds the exemption while a
+        # surge reports its source out of rotation (SourceUnrouted), a token ours does not have.
+        return row, None
     if no_room is not None:
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):

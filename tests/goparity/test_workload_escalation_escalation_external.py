@@ -415,3 +415,126 @@ def test_escalate_stuck_pod_failures_gang_surge_ignores_failed_source(
     if fails:
         (warning,) = _warnings(out)
         assert 'pod="llama-pool-engine-0-worker-0"' in warning
+
+
+# --- the failed-while-serving guard -------------------------------------------------------------------
+
+
+def _serving(ctx: Ctx, name: str, *, deleting: bool = False, phase: str = "Running") -> PodView:
+    """Go ``servingPod``: ContainersReady and in the serving rotation (``ome.io/serving`` True)."""
+    meta: dict[str, Any] = {
+        "name": name,
+        "uid": f"uid-{name}",
+        "creationTimestamp": format_time(ctx.now - timedelta(hours=1)),
+    }
+    if deleting:
+        meta["deletionTimestamp"] = format_time(ctx.now - timedelta(minutes=1))
+    return PodView.from_dict(
+        {
+            "metadata": meta,
+            "spec": {"nodeName": NODE},
+            "status": {
+                "phase": phase,
+                "conditions": [
+                    {"type": "ContainersReady", "status": "True"},
+                    {"type": "ome.io/serving", "status": "True"},
+                ],
+                "containerStatuses": [{"name": "main", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+
+
+def test_deadline_elapsed_but_serving_no_failed_stamp() -> None:
+    """Go: same file, TestEscalation_DeadlineElapsedButServing_NoFailedStamp: an Update an hour past its
+    deadline whose pod is present, ContainersReady and serving is not stamped Failed: the row and its
+    operation are left as they are, no Warning, no block. Failed before (ours had no such guard);
+    fixed by Go's ``podSetIsCapacity`` (``planner/steps.py`` ``check_failure``)."""
+    ctx = _ctx()
+    row = _row(ctx, R.OP_UPDATE, R.STEP_DRAIN, -timedelta(hours=1), R.UPDATING)
+    kept, failed, out, book = _pass(ctx, row, _serving(ctx, "llama-pool-engine-0-default-0"))
+    assert failed is None
+    assert kept.phase == R.UPDATING
+    assert kept.operation is not None
+    assert _warnings(out) == []
+    assert book.blocks == {}
+
+
+def test_deadline_elapsed_below_desired_serving_still_escalates() -> None:
+    """Go: same file, TestEscalation_DeadlineElapsedBelowDesiredServing_StillEscalates: a two-pod Create
+    past its deadline with one member serving has not converged: it fails, with one Warning."""
+    ctx = _ctx(workers=1)
+    leader = _serving(ctx, "llama-pool-engine-0-leader-0")
+    row = R.Row(
+        index=0,
+        phase=R.CREATING,
+        operation=R.Operation(
+            "create-0",
+            R.OP_CREATE,
+            R.STEP_CREATE_PODS,
+            ctx.spec_revision,
+            ctx.now - timedelta(hours=2),
+            deadline=ctx.now - timedelta(hours=1),
+        ),
+    )
+    _, failed, out, _ = _pass(ctx, row, leader, members=[leader])
+    assert failed is not None
+    assert failed.phase == R.FAILED
+    assert len(_warnings(out)) == 1
+
+
+DRAINING = [
+    ("drained source beside its serving replacement", True, "serving", False),
+    ("deleting pod alone cannot cover the desired count", True, None, True),
+    ("drain in flight beside a terminal replacement", True, "terminal", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "replacement", "escalates"), DRAINING, ids=[d[0] for d in DRAINING]
+)
+def test_draining_pod_does_not_mask_stuck_replacement(
+    name: str, source: bool, replacement: str | None, escalates: bool
+) -> None:
+    """Go: same file, TestEscalation_DrainingPodDoesNotMaskStuckReplacement, entry ``name``: a SurgeDrain
+    an hour past its deadline: a deleting source beside a serving replacement is exempt; a deleting
+    pod alone, or beside a terminal replacement, escalates (one Warning). Ours: the surge step's
+    ``check_failure`` on the replacement (a terminal one is no live evidence), the deleting source
+    beside it."""
+    ctx = _ctx()
+    pods = [_serving(ctx, "llama-pool-engine-0-default-0", deleting=True)] if source else []
+    target: PodView | None = None
+    if replacement == "serving":
+        target = _serving(ctx, "llama-pool-engine-0-default-1")
+    row = _row(ctx, R.OP_UPDATE, R.STEP_SURGE_DRAIN, -timedelta(hours=1), R.UPDATING)
+    out = Out(ctx.now)
+    book = RetryBook({}, "llama-demo/llama-pool", "engine")
+    _, failed = check_failure(
+        ctx,
+        row,
+        target,
+        "llama-pool-engine-0-default-1",
+        out,
+        book,
+        members=[*pods, *([target] if target else [])],
+    )
+    assert (failed is not None) is escalates
+    assert len(_warnings(out)) == (1 if escalates else 0)
+
+
+def test_routed_source_keeps_the_serving_exemption() -> None:
+    """Go: same file, TestEscalation_RoutedSourceKeepsTheServingExemption: a surge whose pod reads
+    ContainersReady and serving (its container meanwhile parked in ``ImagePullBackOff``) with no report
+    of an unrouted source is left alone past the stuck-pod grace: no Failed, no Warning."""
+    ctx = _ctx(stuck=timedelta(seconds=1))
+    pod = _serving(ctx, "llama-pool-engine-0-default-0")
+    pod = replace(
+        pod,
+        containers=tuple(
+            replace(ct, waiting_reason="ImagePullBackOff", running=False) for ct in pod.containers
+        ),
+    )
+    kept, failed, out, _ = _pass(ctx, _row(ctx, R.OP_UPDATE, R.STEP_SURGE, TIMEOUT, R.UPDATING), pod)
+    assert failed is None
+    assert kept.phase == R.UPDATING
+    assert _warnings(out) == []
