@@ -346,7 +346,10 @@ def _park(ctx: Ctx, row: Row) -> Row:
     op = row.operation
     assert op is not None
     if op.waiting == "Paused":
-        return row
+        # The clock stays parked for the length of the hold, even if a deadline was written beside the
+        # token (Go escalation/deadline.go ReconcileGatedDeadlines; deadline_test.go
+        # TestReconcileGatedDeadlines_PausedHoldParksAndRearms @ 8263d0c7).
+        return row if op.deadline is None else replace(row, operation=replace(op, deadline=None))
     if op.waiting:
         return row  # that authority owns the token and its clock; the pause only withholds the step
     return replace(row, operation=replace(op, waiting="Paused", deadline=None))

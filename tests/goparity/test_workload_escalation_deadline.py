@@ -252,3 +252,22 @@ def test_quota_blocked_instance_not_failed_by_deadline_backstop() -> None:
     assert failed is None
     assert kept.phase == R.CREATING
     assert _warnings(out) == []
+
+
+def test_reconcile_gated_deadlines_paused_hold_parks_and_rearms() -> None:
+    """Go: same file, TestReconcileGatedDeadlines_PausedHoldParksAndRearms: a surge held by the pause with
+    a deadline three minutes ahead has its clock parked; once the pause is lifted the deadline is a full
+    window from that moment. Ours: ``instances.step_row`` under ``paused``, then without it (the token
+    released on the unpause re-arms the window). The parked half failed before (ours kept a deadline
+    written beside the ``Paused`` token); fixed in ``instances._park``."""
+    ctx = _ctx()
+    op = _op(ctx, R.OP_UPDATE, R.STEP_SURGE, timedelta(minutes=3), waiting="Paused")
+    row = R.Row(index=0, phase=R.UPDATING, operation=op, running_revision=ctx.spec_revision)
+    held = step_row(replace(ctx, paused=True), row, [], Out(ctx.now), _book(), ctx.spec_revision)
+    assert held is not None
+    assert held.operation is not None
+    assert (held.operation.waiting, held.operation.deadline) == ("Paused", None)
+    released = step_row(ctx, held, [], Out(ctx.now), _book(), ctx.spec_revision)
+    assert released is not None
+    assert released.operation is not None
+    assert released.operation.deadline == ctx.now + TIMEOUT
