@@ -20,6 +20,7 @@ from dataclasses import replace
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.gate import SURGE_DRAIN
+from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.retry import RetryBook
@@ -180,6 +181,14 @@ def step_surge(
         row, _ = bring_up(ctx, row, None, surge_name, slot, out)  # lost replacement: rebuild it
         return row
     if surge.terminating:
+        return row
+    # Go holds/nodeunknown.go ``targets`` / ``singlePodSurgeInFlight`` (ome-projects/ome @ 58a57f25):
+    # the replacement's name is a target through the drain step too, so a replacement whose kubelet
+    # stopped reporting parks the row on ``NodeUnknown`` (or is force-deleted on node death and
+    # rebuilt) instead of waiting past its deadline with nothing said (nodeunknown_test.go "the surge
+    # ordinal is asked for through the drain step").
+    row = node_unknown_hold(ctx, row, [surge], out)
+    if row.operation is not None and row.operation.waiting == NODE_UNKNOWN:
         return row
     row, _ = bring_up(ctx, row, surge, surge_name, slot, out)
     if not ladder(surge, ctx.world.endpoints, ctx.min_ready, ctx.now).ready or not surge.ready:
