@@ -14,6 +14,7 @@ The subtests that turn on which names a step asks for run through the planner in
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from datetime import timedelta
 
@@ -25,9 +26,10 @@ from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
 from omereconcile.planner.out import Out
 from omereconcile.settings import ForceDeletePolicy, OperatorSettings
-from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.simulate.cluster import T0, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import DesiredRevision, NodeView, PodCondition, PodView
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/nodeunknown_test.go @ 58a57f25"
 TARGET = "llama-pool-engine-0-default-0"
@@ -252,3 +254,44 @@ def test_a_teardown_row_is_left_to_delete_batch() -> None:
         ]
     assert ("Deleting", "") in seen
     assert all(waiting != NODE_UNKNOWN for _, waiting in seen)
+
+
+def _creating_with_a_stray_on_a_silent_node() -> tuple[Sim, Driver]:
+    """Go's ``creatingRow`` with ``quietPod("…-default-1")``: a Create whose pod at ordinal 0 never
+    becomes ready, and a pod of the Instance at ordinal 1 (a name no step of a Create asks for) on a
+    node that stops reporting."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(seconds=120)))
+    sim.behaviour["vllm:v1"] = "never"
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: SOURCE in s.pods and bool(s.node_of(SOURCE)), limit=30)
+    stray = copy.deepcopy(sim.pods[SOURCE].obj)
+    stray["metadata"].update(name=SURGE, uid="stray-uid")
+    stray["metadata"]["labels"][c.LABEL_POD_ORDINAL] = "1"
+    stray["spec"]["nodeName"] = "sim-node-b"
+    sim.pods[SURGE] = SimPod(stray, sim.now, "never")
+    sim.silence_node("sim-node-b")
+    return sim, driver
+
+
+def test_a_name_the_plan_does_not_ask_for_holds_nothing() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/holds/nodeunknown_test.go @ 58a57f25,
+    TestNodeUnknown_HoldsATargetNameASilentNodeKeeps, "a name the plan does not ask for holds nothing":
+    the Create row never waits on ``NodeUnknown`` for the stray (ours deletes it, as a pod in no slot)."""
+    sim, driver = _creating_with_a_stray_on_a_silent_node()
+    for _ in range(10):
+        driver.one_pass()
+        sim.advance(5)
+        op = sim.rows()[0]["operation"]
+        assert (op["type"], op.get("waiting")) == ("Create", None)
+
+
+def test_a_row_that_is_not_surging_asks_for_the_active_ordinal_only() -> None:
+    """Go: same file, TestNodeUnknown_HoldsTheSurgeOrdinalOfASinglePodRow, "a row that is not surging
+    asks for the active ordinal only" (Go's fixture is the one above: a Create row and a silent pod at
+    ordinal 1): no ``NodeUnknown``, and the deadline keeps running (the attempt's own pod is judged)."""
+    sim, driver = _creating_with_a_stray_on_a_silent_node()
+    _passes(sim, driver, 3)
+    op = sim.rows()[0]["operation"]
+    assert op.get("waiting") is None
+    assert "deadline" in op
