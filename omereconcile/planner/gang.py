@@ -256,6 +256,9 @@ def bring_up_gang(
             msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
             return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
         if wait is not None:
+            # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
+            # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
+            out.wake(ctx.now + POD_GROUP_RECHECK)
             return _gang_hold(ctx, row, wait), False
         if op.waiting == PODGROUP_TERMINATING:
             row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))

@@ -8,8 +8,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from helpers import apply, example_replica, replica
+from helpers import apply, example_replica, live_pods, replica
 from reconciler_proc import Reconciler
+from test_reconciler_gang import PODGROUPS, _gang, _settled, _wait_gpus_free
 from test_reconciler_rollout import RUNTIME, namespaced_runtime, ready_on
 
 from testbed.testing import Cluster
@@ -21,6 +22,10 @@ GATE = "ome.io/serving"
 def _row0(cluster: Cluster, ns: str) -> dict[str, Any]:
     rows = (replica(cluster, ns).get("status") or {}).get("instanceStatuses") or []
     return dict(rows[0]) if rows else {}
+
+
+def _gang_settled(cluster: Cluster, ns: str) -> bool:
+    return _settled(cluster, ns) and bool(_row0(cluster, ns).get("phase") == "Ready")
 
 
 def _set_gate(cluster: Cluster, ns: str, pod: str, status: str) -> None:
@@ -76,3 +81,37 @@ def test_a_surge_source_taken_out_of_rotation_is_reported_source_unrouted(
         )
     finally:
         cluster.kubelet.heal(SURGE, namespace)
+
+
+def test_a_gang_waiting_for_its_old_pod_group_says_so_on_last_failure(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go holds/gang.go @ dcfb4135 reportGang / gangHoldObservedAt and types.GangTermination: a gang that
+    must be rebuilt while its PodGroup is still being collected (a finalizer holds it) waits on
+    ``PodGroupTerminating`` with the group's explanation on ``lastFailure``; once the group is gone it
+    is created again and the gang comes back."""
+    _wait_gpus_free(cluster, namespace)
+    rec = reconcilers()
+    apply(cluster, _gang(namespace, "engine:v1", gpus=4, replicas=1))
+    rec.wait("the gang settled", lambda: _gang_settled(cluster, namespace), timeout=120)
+    group = f"{PODGROUPS.format(ns=namespace)}/llama-pool-engine-0"
+    cluster.raw.patch(group, {"metadata": {"finalizers": ["example.com/hold"]}})
+    cluster.raw.delete(group)
+    try:
+        cluster.kubectl(
+            "delete", "pod", "-n", namespace, "llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"
+        )
+
+        def held() -> dict[str, Any] | None:
+            row = _row0(cluster, namespace)
+            waiting = (row.get("operation") or {}).get("waiting")
+            reason = (row.get("lastFailure") or {}).get("reason")
+            return row if (waiting, reason) == ("PodGroupTerminating", "PodGroupTerminating") else None
+
+        row = rec.wait("the row waiting on the terminating PodGroup, and saying so", held, timeout=60)
+        print("row while the old PodGroup is collected:", json.dumps(row["lastFailure"], sort_keys=True))
+        assert "llama-pool-engine-0" in row["lastFailure"]["message"]
+        assert not [p for p in live_pods(cluster, namespace) if "-engine-0-" in p["metadata"]["name"]]
+    finally:
+        cluster.raw.patch(group, {"metadata": {"finalizers": None}})
+    rec.wait("the gang back", lambda: _gang_settled(cluster, namespace), timeout=120)
