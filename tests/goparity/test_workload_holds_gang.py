@@ -82,6 +82,8 @@ def test_records_the_wait() -> None:
     writes = len(sim.writes)
     _passes(sim, driver, 3)
     assert sim.writes[writes:] == []
+    # PodGroups are not watched: the wait asks to be looked at again (Go polls a terminating group).
+    assert driver.one_pass().requeue_after == 1.0
 
 
 def test_released_once_the_name_is_usable() -> None:
