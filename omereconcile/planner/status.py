@@ -24,6 +24,7 @@ from typing import Any
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.counters import (
+    TRANSIENT_ROW_FIELDS,
     ComponentCounters,
     InstanceCounters,
     component_counters,
@@ -415,12 +416,12 @@ def _timeout_condition(ctx: Ctx, conds: list[dict[str, Any]], out: Out) -> list[
 def teardown_status(old: Mapping[str, Any], rows: Sequence[Row]) -> dict[str, Any]:
     """During teardown Go writes only the rows (its delete pass) and skips the aggregated status, so
     the counters, conditions and revisions stay as last published; each row keeps its last published
-    pod counts."""
+    pod counts, less the transient ones its writer never persists (``TRANSIENT_ROW_FIELDS``)."""
     published = {int(r["index"]): r for r in old.get("instanceStatuses", []) or [] if "index" in r}
     keys = InstanceCounters().overlay({}).keys()
     new_rows = []
     for r in rows:
-        d = r.to_dict()
+        d = {k: v for k, v in r.to_dict().items() if k not in TRANSIENT_ROW_FIELDS}
         prev = published.get(r.index, {})
         for k in keys:
             if k in prev:
