@@ -75,9 +75,10 @@ def test_a_write_stores_the_dense_rows_without_the_pod_derived_fields() -> None:
 
 def test_an_unchanged_object_is_never_rewritten_after_convergence() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/status_transition_test.go @ ae43378d,
-    TestUnchangedObjectIsNeverRewrittenAfterConvergence, subtest ``DenseV1``: repeated passes over an
-    object whose logical state does not change perform no status write once it has converged, and
-    the rows stay the dense list."""
+    TestUnchangedObjectIsNeverRewrittenAfterConvergence, subtest ``DenseV1``, and status_test.go @ 8263d0c7,
+    TestAggregateAndWriteStatus_NoWriteWhenUnchanged: repeated passes over an object whose logical
+    state does not change perform no status write once it has converged, and the rows stay the dense
+    list."""
     sim, driver = _converged()
     assert _writes(driver, 6) == []
     assert "instanceStatusColumns" not in sim.status
