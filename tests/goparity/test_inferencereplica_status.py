@@ -38,6 +38,7 @@ from omereconcile.planner.status import (
     withdrawn_revision_after,
     withdrawn_revision_for,
 )
+from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged, rolled_back
 from omereconcile.world import DesiredRevision, Endpoints, EndpointView, PodCondition, PodView
@@ -665,3 +666,71 @@ def test_effective_rollout_hold_a_converged_subject_keeps_the_hold_its_sets_stan
     reason = "per-Component unavailability budget 1 exhausted; Instance 0 on revision rev-a not serving"
     book = RetryBook({}, "ns/llama-pool", "engine")
     assert _effective_hold(ctx, Hold("Budget", reason), book, False) == ("Budget", reason, ctx.target)
+
+
+# -- the escalation pass, end to end (workload.Reconcile's deadline and stuck-pod backstops) -----------
+
+
+def _surging_into_a_bad_image(grace: timedelta) -> tuple[Sim, Driver]:
+    settings = OperatorSettings(
+        stuck_pod_grace_period=grace, update_retry=None, instance_ready_timeout=timedelta(minutes=30)
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.behaviour["vllm:v2"] = "imagepull"
+    sim.image = "vllm:v2"
+    return sim, driver
+
+
+def _passes_for(sim: Sim, driver: Driver, seconds: int) -> None:
+    for _ in range(seconds):
+        driver.one_pass()
+        sim.advance(1.0)
+
+
+def test_bad_image_surge_escalates_the_instance_to_failed() -> None:
+    """Go: … status_test.go @ 8263d0c7, TestAggregateStatus_BadImageSurge_EscalatesInstanceToFailed: a
+    surge pod in ImagePullBackOff past the stuck-pod grace fails the Instance well before the 30-minute
+    readiness deadline; the attempt's operation is cleared, its target revision is Held (no
+    ``updateRetry``: fail safe) with the reason, and the old pod keeps serving."""
+    sim, driver = _surging_into_a_bad_image(timedelta(seconds=1))
+    _passes_for(sim, driver, 20)
+    row = sim.rows()[0]
+    assert row["phase"] == "Failed"
+    assert "operation" not in row
+    assert row["lastFailure"]["reason"] == "ImagePullBackOff"
+    (block,) = sim.status["retryBlocks"]
+    assert (block["targetRevision"], block["state"], block["reason"]) == (
+        row["targetRevision"],
+        "Held",
+        "ImagePullBackOff",
+    )
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
+
+
+def test_stuck_pod_within_grace_does_not_escalate() -> None:
+    """Go: … status_test.go @ 8263d0c7, TestAggregateStatus_StuckPodWithinGrace_NoEscalation: inside a
+    60-second grace the same surge keeps its attempt."""
+    sim, driver = _surging_into_a_bad_image(timedelta(seconds=60))
+    _passes_for(sim, driver, 15)
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["type"], row["operation"]["step"]) == (
+        "Updating",
+        "Update",
+        "Surge",
+    )
+
+
+def test_a_future_deadline_does_not_escalate() -> None:
+    """Go: … status_test.go @ 8263d0c7, TestAggregateStatus_DeadlineFuture_NoEscalation: a Create whose
+    pod never becomes ready stays ``Creating`` while its deadline is ahead."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30), update_retry=None))
+    sim.behaviour["vllm:v1"] = "never"
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    _passes_for(sim, driver, 20)
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "lastFailure" not in row
