@@ -566,6 +566,15 @@ def check_failure(
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
+    if ctx.paused:
+        # Go inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines: "pausing holds every in-flight
+        # Instance" (its deadline is parked), and the escalation pass skips a paused Component: an
+        # operation that runs under the pause (a committed Create) fails on no evidence and no clock
+        # (status_test.go TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed). The unpause
+        # re-arms a full window (instances.step_row).
+        if op.deadline is not None:
+            row = replace(row, operation=replace(op, deadline=None))
+        return row, None
     if no_room is not None:
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):

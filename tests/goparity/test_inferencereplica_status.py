@@ -734,3 +734,39 @@ def test_a_future_deadline_does_not_escalate() -> None:
     row = sim.rows()[0]
     assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
     assert "lastFailure" not in row
+
+
+def test_a_paused_instance_parks_its_deadline_and_the_unpause_rearms_it() -> None:
+    """Go: … status_test.go @ 8263d0c7, TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed
+    (``status.go`` ``reconcileHeldDeadlines``: "pausing holds every in-flight Instance"): while paused,
+    neither a crash-looping container nor an elapsed deadline fails the committed Create, and its
+    deadline is parked; the unpause (the container recovered meanwhile) re-arms a full window from
+    that moment. Failed before: the paused Create was failed on its crash loop."""
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(seconds=30),
+        stuck_pod_grace_period=timedelta(seconds=1),
+        update_retry=None,
+    )
+    sim = Sim(settings=settings)
+    sim.behaviour["vllm:v1"] = "crash"
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    _passes_for(sim, driver, 2)  # the finalizer, then the claim and the create
+    assert sim.rows()[0]["operation"]["deadline"]
+    sim.update_spec(paused=True)
+    _passes_for(sim, driver, 60)
+    row = sim.rows()[0]
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "lastFailure" not in row
+    assert "deadline" not in row["operation"]
+    pod = sim.pods["llama-pool-engine-0-default-0"]
+    pod.behaviour = "never"
+    pod.obj["status"]["containerStatuses"] = []
+    sim.update_spec(paused=False)
+    unpaused_at = sim.now
+    driver.one_pass()
+    row = sim.rows()[0]
+    assert row["phase"] == "Creating"
+    assert row["operation"]["deadline"] == (unpaused_at + timedelta(seconds=30)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
