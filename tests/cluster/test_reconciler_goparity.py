@@ -248,3 +248,45 @@ def test_the_scale_subresource_selects_one_pod_per_gang_instance(
         "llama-pool-engine-0-leader-0",
         "llama-pool-engine-1-leader-0",
     ]
+
+
+def test_a_create_under_way_when_the_pause_comes_is_not_failed_while_paused(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines ("pausing holds every in-flight
+    Instance") with the escalation pass skipping a paused Component (status_test.go
+    TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed): a committed Create whose container
+    starts crash-looping after the pause keeps its attempt, with no failure recorded and no deadline;
+    healed and unpaused, it comes up."""
+    rec = reconcilers()
+    cluster.kubelet.never_ready(POD.format(0), namespace)
+    apply(cluster, example_replica(namespace, replicas=1))
+    rec.wait(
+        "the create under way",
+        lambda: (
+            any(
+                r.get("phase") == "Creating" and (r.get("operation") or {}).get("type") == "Create"
+                for r in _rows(cluster, namespace)
+            )
+            and bool(live_pods(cluster, namespace))
+        ),
+        timeout=60,
+    )
+    _patch(cluster, namespace, {"paused": True, "pauseMode": "Recover"})
+    rec.wait(
+        "the pause observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    cluster.kubelet.crash_loop(POD.format(0), namespace)
+    time.sleep(10)  # past the 3 s stuck-pod grace the suite's operator settings configure
+    (row,) = _rows(cluster, namespace)
+    print("10 s into a crash loop under the pause:", row)
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "lastFailure" not in row
+    assert "deadline" not in row["operation"]
+    cluster.kubelet.heal(POD.format(0), namespace)
+    _patch(cluster, namespace, {"paused": False})
+    rec.wait("Ready after the unpause", lambda: _settled(cluster, namespace, 1), timeout=60)
