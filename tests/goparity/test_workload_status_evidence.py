@@ -1,13 +1,15 @@
 """OME's ``workload/status/evidence_test.go``: the waiting-token and refusal stamps.
 
-Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/evidence_test.go`` @ 4dfb96b1 (the listed of
-two stored versions; ``evidence.go`` @ 4dfb96b1 ``RecordCapacityRefusal``/``ClearCapacityRefusal``). Go
+Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/evidence_test.go`` @ 58a57f25, the newer of
+two stored versions (4dfb96b1's text plus ``TestCrashLoopNote_RecordedOnceAndCleared``; ``evidence.go``
+@ 4dfb96b1 ``RecordCapacityRefusal``/``ClearCapacityRefusal``). Go
 stamps one hand-built ``Creating`` row through its row writer; here the same row goes to the functions
 the executor and the planner call for it (:func:`omereconcile.planner.quota.record_capacity_refusal`,
 the create site's record, and :func:`~omereconcile.planner.quota.quota_hold` with the step's pod
 created, Go's clear), on a real context built from a simulated replica.
-``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked``, ``TestSameEvidence_KeysOnTheMoment`` and
-``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` are not yet ported
+``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked``, ``TestSameEvidence_KeysOnTheMoment``,
+``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` and
+``TestCrashLoopNote_RecordedOnceAndCleared`` are not yet ported
 (``docs/goparity.md``).
 """
 
@@ -22,7 +24,7 @@ from omereconcile.planner.quota import quota_hold, record_capacity_refusal
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.world import DesiredRevision, format_time
 
-GO = "ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 4dfb96b1"
+GO = "ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 58a57f25"
 
 
 def _status(waiting: str) -> dict[str, Any]:
@@ -37,7 +39,7 @@ def _status(waiting: str) -> dict[str, Any]:
 
 
 def test_record_capacity_refusal_reports_only_the_first_refusal() -> None:
-    """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 4dfb96b1,
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 58a57f25,
     TestRecordCapacityRefusal_ReportsOnlyTheFirstRefusal: the refusal records its moment on the
     operation once (a second refusal is no new edge) and leaves the incumbent ``Unschedulable`` token
     reported (not an edge into ``QuotaExceeded``); completion retires the record, and clearing an absent
