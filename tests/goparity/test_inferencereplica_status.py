@@ -498,12 +498,20 @@ def _converged(replicas: int = 1) -> tuple[Sim, Driver]:
     return sim, driver
 
 
-def test_demotes_ready_row_without_pods() -> None:
+@pytest.mark.parametrize(
+    "policy",
+    ["None", "RecreateInstanceOnPodRestart"],
+    ids=["create-owned pod loss publishes Pending", "restart-owned pod loss publishes Pending"],
+)
+def test_demotes_ready_row_without_pods(policy: str) -> None:
     """Go: … status_test.go @ 8263d0c7, TestAggregateAndWriteStatus_DemotesReadyRowWithoutPods, entry
-    "create-owned pod loss publishes Pending": a Ready row whose pod is gone is written Pending with a
-    zero pod count, its running revision and ``readySince`` kept, ``readyReplicas`` 0. (The
-    ``RecreateInstanceOnPodRestart`` entry is not mapped: a single-pod replica runs no restart pass.)"""
-    sim, driver = _converged()
+    as named: under either restart policy a Ready row whose pod is gone is written Pending with a zero
+    pod count, its running revision and ``readySince`` kept (what a repair rebuilds at), and
+    ``readyReplicas`` 0."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
     before = dict(sim.rows()[0])
     sim.pods.pop("llama-pool-engine-0-default-0")
     driver.one_pass()
