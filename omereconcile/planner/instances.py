@@ -382,6 +382,11 @@ def step_row(
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
         # not hold (a committed Create) keeps the token the episode left (Go reportPause).
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+    elif committed_create and not ctx.paused and not op.waiting and op.deadline is None:
+        # A committed Create the pause parked without a token (steps.check_failure) gets the full
+        # window from the unpause (Go reconcileHeldDeadlines: "unpausing rearms each parked deadline
+        # from that point"); with no readiness timeout configured there is nothing to re-arm.
+        row = replace(row, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
     op = row.operation
     assert op is not None
     if op.type == R.OP_CREATE:

@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
@@ -40,7 +41,7 @@ from omereconcile.planner.relocation import (
 from omereconcile.planner.retry import RetryBook, environment_caused
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
-from omereconcile.world import PodView, format_time
+from omereconcile.world import PodView, format_time, parse_time
 from omerender import constants as c
 
 __all__ = [
@@ -204,7 +205,32 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
     )
     out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
-    return replace(row, operation=paced, last_failure=terminal_failure(ctx, pod))
+    fresh = terminal_failure(ctx, pod)
+    if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):
+        return replace(row, operation=paced)
+    return replace(row, operation=paced, last_failure=fresh)
+
+
+def _same_failure_identity(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Go ``workload/status`` ``sameFailureIdentity``: pod, container, reason and exit code (time and
+    message excluded)."""
+    return all(a.get(k) == b.get(k) for k in ("podName", "containerName", "reason", "exitCode"))
+
+
+def _same_dead_pod_failure(
+    recorded: Mapping[str, Any] | None, fresh: Mapping[str, Any], born: datetime | None
+) -> bool:
+    """Go ``workload/status/terminal.go`` ``sameDeadPodFailure`` (ome-projects/ome @ 8263d0c7, used by
+    ``RecordRecycleAttempt``): a record already naming this failure is kept, time included, when the
+    dead pod is no newer than it — the same pod seen again until its delete lands — while a same-name
+    replacement (created after the record) starts afresh. As Go's zero times: a pod of unknown age is
+    never newer, a record of unknown time is older than any known pod."""
+    if recorded is None or not _same_failure_identity(recorded, fresh):
+        return False
+    if born is None:
+        return True
+    at = parse_time(recorded.get("time"))
+    return at is not None and born <= at
 
 
 def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:
@@ -641,6 +667,15 @@ def check_failure(
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
+    if ctx.paused:
+        # Go inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines: "pausing holds every in-flight
+        # Instance" (its deadline is parked), and the escalation pass skips a paused Component: an
+        # operation that runs under the pause (a committed Create) fails on no evidence and no clock
+        # (status_test.go TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed). The unpause
+        # re-arms a full window (instances.step_row).
+        if op.deadline is not None:
+            row = replace(row, operation=replace(op, deadline=None))
+        return row, None
     if fully_serving(attempt, ctx.pods_per_instance):
         # The failed-while-serving guard (ome-projects/ome 4dfb96b1 workload/escalation/escalation.go
         # Run, podSetIsCapacity / query.PodSetFullyServing): an attempt whose pods are all present,
