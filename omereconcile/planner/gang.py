@@ -160,9 +160,9 @@ def correct_pod_group_drift(
     terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
     if not ctx.world.gang_scheduling or not ctx.gang:
         return
+    # Go ``terminalOwnedIndices``: a row a Delete owns keeps its group until the teardown removes it.
     deleting = {r.index for r in rows if r.phase == R.DELETING}
-    live_rows = [r for r in rows if r.phase != R.DELETING]
-    for index in instance_plan_indices(live_rows, ctx.desired, retry):
+    for index in instance_plan_indices([r for r in rows if r.phase != R.DELETING], ctx.desired, retry):
         if index in deleting:
             continue
         group = group_of(ctx, index)

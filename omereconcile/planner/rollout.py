@@ -91,25 +91,31 @@ def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> 
 def _scale(
     ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], retry: RetryBook, out: Out
 ) -> list[Row]:
-    # A gang surge's replacement is not an Instance of its own until it is promoted.
-    active = [r for r in rows if r.phase != R.DELETING and not is_gang_surge_target(r)]
-    # Go ``instancePlanIndices`` (workload/plan.go; ``planner/plan_indices.py``): live gang surge pairs
-    # are pinned, the steady rows kept in ``scaleDownRank`` order, the lowest index first within a
-    # rank, and a failed surge source's marker follows it in or out. The rows outside the plan drain
-    # and go; a replacement's marker left outside (no live source names it) is reaped by
+    # Go ``instancePlanIndices`` (workload/plan.go; ``planner/plan_indices.py``): live gang surge
+    # pairs are pinned, the steady rows kept in ``scaleDownRank`` order, the lowest index first within
+    # a rank, and a failed surge source's marker follows it in or out. The rows outside the plan of
+    # the rows no Delete owns drain and go (a row already deleting is its scale-down wave's and never
+    # displaces a live row: Go's ``DeleteBatch`` runs one durable wave, whose body is not read here);
+    # a replacement's marker left outside (no live source names it) is reaped by
     # ``step_orphan_target`` once its source is gone. Cordoned nodes are not read yet (the Node view
-    # carries no ``spec.unschedulable``), so no row ranks as cordoned.
-    plan = instance_plan_indices([r for r in rows if r.phase != R.DELETING], ctx.desired, retry)
+    # carries no ``spec.unschedulable``).
+    live = [r for r in rows if r.phase != R.DELETING]
+    plan = instance_plan_indices(live, ctx.desired, retry)
     extras = {
         i
-        for i in scale_down_extras(rows, plan)
+        for i in scale_down_extras(live, plan)
         if not any(r.index == i and is_gang_surge_target(r) for r in rows)
     }
     if extras:
         rows = [start_delete(ctx, r, out) if r.index in extras else r for r in rows]
-    elif len(active) < ctx.desired and not ctx.paused:
+    # The scale-up opens the indices the plan over every row (a deleting one included) has no row
+    # for: an index a Delete owns that the plan wants again finishes its delete first and no other
+    # index is opened meanwhile (Go ``TestPlan_DeleteOwnedDesiredIndexFinishesBeforeRecreate``,
+    # plan_decision_test.go @ 4dfb96b1). Each new Instance takes the lowest index no row nor pod holds.
+    missing = len(set(instance_plan_indices(rows, ctx.desired, retry)) - {r.index for r in rows})
+    if missing and not ctx.paused:
         used = {r.index for r in rows} | set(by_index)
-        for _ in range(ctx.desired - len(active)):
+        for _ in range(missing):
             index = lowest_unused_index(used)
             used.add(index)
             # New Instances start at the roll target, never at an old revision (03 §7 lesson 9).
@@ -122,11 +128,13 @@ def partition_held(rows: Sequence[Row], partition: int, target: str) -> frozense
     off the target that no Update attempt is moving (Go ``ops.PartitionHeldIndices``, its rule as
     ``workload/plan_test.go`` ``TestPartitionHeldIndices`` pins it, ome-projects/ome 245145f4: an
     Update in flight, a gang surge's marker and the Failed continuation of an Update are never held;
-    the hold falls to the next old-revision row)."""
+    the hold falls to the next old-revision row; ``plan_decision_test.go``
+    ``TestPlan_Update_HeldByPartition``, 4dfb96b1: an ``Updating`` row is mid-update whatever its
+    operation says)."""
     candidates = [
         r
         for r in rows
-        if r.phase != R.DELETING
+        if r.phase not in (R.DELETING, R.UPDATING)
         and not _on_target(r, target)
         and not (r.operation is not None and r.operation.type == R.OP_UPDATE)
     ]
