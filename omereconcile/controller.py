@@ -16,7 +16,7 @@
   reconcile returns ``Requeue`` after an update ran (unless it also wrote pods, whose watch events
   bring the next pass once the cache shows them). The end of a count window is a pass only if no status
   write landed since the counts were held; a re-run whose trigger the pass before took is skipped.
-- **Expectations** (``omereconcile.expectations``, the ReplicaSet controller's): after a pass writes
+- **Expectations** (``omereconcile.cluster.expectations``, the ReplicaSet controller's): after a pass writes
   pods, the replica's next pass waits until the pods cache shows those writes (or 30 s pass), so a
   lagging cache cannot make it repeat a create or a gate patch.
 - **The queue** (client-go semantics): a key is never processed by two workers at once; adds while it
@@ -46,13 +46,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile.actions import WriteStatus
-from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
-from omereconcile.executor import Executor
-from omereconcile.expectations import DEFAULT_TIMEOUT, Expectations
-from omereconcile.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
-from omereconcile.logs import ReconcileLogger, for_reconcile
-from omereconcile.metrics import Metrics
-from omereconcile.observe import (
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.expectations import DEFAULT_TIMEOUT, Expectations
+from omereconcile.cluster.kube import JSON, ApiError, Forbidden, Gone, Kube, NotFound, TooManyRequests
+from omereconcile.cluster.observe import (
     CATALOG_RESOURCES,
     SERVICE_NAME_LABEL,
     Dependency,
@@ -61,6 +58,9 @@ from omereconcile.observe import (
     observe,
     paths,
 )
+from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
+from omereconcile.logs import ReconcileLogger, for_reconcile
+from omereconcile.metrics import Metrics
 from omereconcile.planner import plan
 from omereconcile.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap

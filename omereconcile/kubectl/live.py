@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import eta as eta_mod
 from omereconcile.kubectl import tree as tree_mod
 from omereconcile.kubectl.client import (

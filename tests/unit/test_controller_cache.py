@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import CachedOwned, Reflector, owner_index, service_name_index
-from omereconcile.kube import Kube
 from omerender import constants as c
 
 

@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
+from omereconcile.cluster.kube import Kube, WatchEvent
 from omereconcile.controller import Reflector, owner_index, strip_managed_fields
-from omereconcile.kube import Kube, WatchEvent
 from omerender import constants as c
 
 MANAGED = [{"manager": "omereconcile", "operation": "Update", "fieldsV1": {"f:spec": {}}}]

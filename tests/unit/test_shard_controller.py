@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from omereconcile import actions as A
+from omereconcile.cluster.executor import Executor
 from omereconcile.controller import Controller, Reflector
-from omereconcile.executor import Executor
 from omereconcile.sharding import (
     HASH_SPACE,
     SelectorError,
