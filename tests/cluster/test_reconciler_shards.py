@@ -20,7 +20,7 @@ from reconciler_proc import REPO, Reconciler
 
 from omereconcile.cluster.kube import Kube
 from omereconcile.cluster.leader import RangeLeases
-from omereconcile.controller import Reflector
+from omereconcile.cluster.reflector import Reflector
 from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     NAMESPACE_FIELD,

@@ -11,7 +11,8 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.cluster.executor import Executor
-from omereconcile.controller import Controller, Reflector
+from omereconcile.cluster.reflector import Reflector
+from omereconcile.controller import Controller
 from omereconcile.sharding import (
     HASH_SPACE,
     SelectorError,
