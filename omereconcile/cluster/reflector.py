@@ -15,13 +15,7 @@ from typing import Any
 
 from omereconcile.cluster.kube import JSON, ApiError, Gone, Kube
 from omereconcile.metrics import Metrics
-from omereconcile.sharding import (
-    ShardSelector,
-    filter_items,
-    in_shard,
-    server_sharded,
-    shard_query,
-)
+from omereconcile.sharding import ShardSelector, filter_items, in_shard, server_sharded, shard_query
 
 Key = tuple[str, str]  # (namespace, name)
 

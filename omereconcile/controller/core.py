@@ -15,19 +15,14 @@ from datetime import UTC, datetime
 from omereconcile.cluster.executor import Executor
 from omereconcile.cluster.expectations import DEFAULT_TIMEOUT, Expectations
 from omereconcile.cluster.kube import Kube
-from omereconcile.cluster.observe import (
-    CATALOG_RESOURCES,
-    paths,
-)
+from omereconcile.cluster.observe import CATALOG_RESOURCES, paths
 from omereconcile.coalesce import DEFAULT_WINDOW, StatusCoalescer
 from omereconcile.controller.passes import PassLoop
 from omereconcile.controller.queue import WorkQueue
 from omereconcile.controller.stores import CachedOwned
 from omereconcile.metrics import Metrics
 from omereconcile.settings import OperatorSettings
-from omereconcile.sharding import (
-    ShardRange,
-)
+from omereconcile.sharding import ShardRange
 from omerender import constants as c
 
 __all__ = ["CONFIG_NAME", "REPLICA_RESOURCES", "Controller"]

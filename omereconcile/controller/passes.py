@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 from omereconcile.actions import WriteStatus
 from omereconcile.cluster.kube import ApiError, NotFound, TooManyRequests
-from omereconcile.cluster.observe import (
-    observe,
-)
+from omereconcile.cluster.observe import observe
 from omereconcile.controller.queue import WAKE, WINDOW, Key
 from omereconcile.controller.shards import RANGE_WAIT, ShardGate
 from omereconcile.logs import ReconcileLogger, for_reconcile

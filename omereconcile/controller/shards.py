@@ -14,12 +14,7 @@ from collections.abc import Iterable
 from omereconcile.cluster.kube import JSON
 from omereconcile.cluster.reflector import Reflector
 from omereconcile.controller.watches import WatchSet
-from omereconcile.sharding import (
-    NAMESPACE_FIELD,
-    ShardRange,
-    ShardSelector,
-    fnv1a_64,
-)
+from omereconcile.sharding import NAMESPACE_FIELD, ShardRange, ShardSelector, fnv1a_64
 
 __all__ = ["RANGE_WAIT", "ShardGate"]
 

@@ -12,18 +12,14 @@ from datetime import datetime
 from omereconcile.cluster.executor import Executor
 from omereconcile.cluster.expectations import Expectations
 from omereconcile.cluster.kube import JSON, Kube
-from omereconcile.cluster.observe import (
-    Dependency,
-)
+from omereconcile.cluster.observe import Dependency
 from omereconcile.cluster.reflector import Reflector
 from omereconcile.coalesce import StatusCoalescer
 from omereconcile.controller.queue import Key, WorkQueue
 from omereconcile.controller.stores import CachedOwned
 from omereconcile.metrics import Metrics
 from omereconcile.settings import OperatorSettings
-from omereconcile.sharding import (
-    ShardRange,
-)
+from omereconcile.sharding import ShardRange
 from omerender.catalog import Catalog
 from omerender.inheritance import Resolver
 

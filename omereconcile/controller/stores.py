@@ -9,9 +9,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from omereconcile.cluster.kube import JSON
-from omereconcile.cluster.observe import (
-    SERVICE_NAME_LABEL,
-)
+from omereconcile.cluster.observe import SERVICE_NAME_LABEL
 from omereconcile.cluster.reflector import Key, Reflector, key_of
 from omerender import constants as c
 

@@ -10,12 +10,7 @@ import logging
 from collections.abc import Callable, Hashable
 
 from omereconcile.cluster.kube import JSON, Forbidden
-from omereconcile.cluster.observe import (
-    CATALOG_RESOURCES,
-    build_catalog,
-    category_of,
-    paths,
-)
+from omereconcile.cluster.observe import CATALOG_RESOURCES, build_catalog, category_of, paths
 from omereconcile.cluster.reflector import key_of
 from omereconcile.controller.predicates import plan_relevant_update, replica_update_matters
 from omereconcile.controller.queue import WINDOW, Key

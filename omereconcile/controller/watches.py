@@ -10,15 +10,11 @@ import threading
 from collections.abc import Callable, Hashable, Iterable
 
 from omereconcile.cluster.kube import JSON
-from omereconcile.cluster.observe import (
-    paths,
-)
+from omereconcile.cluster.observe import paths
 from omereconcile.cluster.reflector import Reflector
 from omereconcile.controller.stores import owner_index, replica_index, service_name_index
 from omereconcile.controller.triggers import TriggerHandlers
-from omereconcile.sharding import (
-    ShardSelector,
-)
+from omereconcile.sharding import ShardSelector
 from omerender import constants as c
 
 __all__ = ["WatchSet"]
