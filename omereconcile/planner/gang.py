@@ -103,6 +103,12 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     return None
 
 
+def _group_terminating(ctx: Ctx, index: int) -> bool:
+    """The Instance's own PodGroup is still on its way out (the ``PodGroupTerminating`` wait stands)."""
+    group = group_of(ctx, index)
+    return group is not None and _ours(ctx, group) and group.terminating
+
+
 def _desired_group(ctx: Ctx, index: int) -> dict[str, Any]:
     timeout = ctx.ready_timeout.total_seconds() if ctx.ready_timeout else None
     return pod_group(
@@ -235,8 +241,15 @@ def bring_up_gang(
             if op.waiting != wait:
                 row = replace(row, operation=replace(op, waiting=wait, deadline=None))
             return row, False
-        if op.waiting == PODGROUP_TERMINATING:
-            row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+    if op.waiting == PODGROUP_TERMINATING and not _group_terminating(ctx, row.index):
+        # The gang hold is read on every pass (ome-projects/ome 4dfb96b1 escalation/escalation.go Run,
+        # GANG path; escalation/gang_test.go TestEscalation_GangHoldClearedOnceCollected @ 8263d0c7): a
+        # row whose group is gone, or no longer on its way out, releases the token and re-arms a full
+        # window, whether or not its pods exist.
+        row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+        op = row.operation
+        assert op is not None
+    if missing:
         for runner, k in missing:
             _create(
                 ctx,

@@ -39,6 +39,7 @@ from omereconcile.planner.steps import (
     complete,
     demote,
     new_operation,
+    refreshed_failure_evidence,
     retire,
 )
 from omereconcile.planner.surge import step_surge
@@ -345,7 +346,10 @@ def _park(ctx: Ctx, row: Row) -> Row:
     op = row.operation
     assert op is not None
     if op.waiting == "Paused":
-        return row
+        # The clock stays parked for the length of the hold, even if a deadline was written beside the
+        # token (Go escalation/deadline.go ReconcileGatedDeadlines; deadline_test.go
+        # TestReconcileGatedDeadlines_PausedHoldParksAndRearms @ 8263d0c7).
+        return row if op.deadline is None else replace(row, operation=replace(op, deadline=None))
     if op.waiting:
         return row  # that authority owns the token and its clock; the pause only withholds the step
     return replace(row, operation=replace(op, waiting="Paused", deadline=None))
@@ -355,6 +359,7 @@ def step_row(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row | None:
     """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
         return _step_idle(ctx, row, pods, out)
