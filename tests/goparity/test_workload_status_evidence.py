@@ -9,8 +9,9 @@ the create site's record, and :func:`~omereconcile.planner.quota.quota_hold` wit
 created, Go's clear), on a real context built from a simulated replica.
 ``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` goes through
 ``steps.refreshed_failure_evidence`` with the fixtures of ``test_workload_escalation_refresh.py``.
-``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked``, ``TestSameEvidence_KeysOnTheMoment`` and
-``TestCrashLoopNote_RecordedOnceAndCleared`` are not yet ported
+``TestSameEvidence_KeysOnTheMoment`` goes through ``holds._same_hold``.
+``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked`` and ``TestCrashLoopNote_RecordedOnceAndCleared``
+are not yet ported
 (``docs/goparity.md``).
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import build_context
+from omereconcile.planner.holds import _same_hold
 from omereconcile.planner.quota import quota_hold, record_capacity_refusal
 from omereconcile.planner.steps import refreshed_failure_evidence
 from omereconcile.simulate.cluster import T0, Sim, base_replica
@@ -89,3 +91,18 @@ def test_record_refreshed_failure_replaces_only_the_generic_reason_in_place() ->
     assert refreshed_failure_evidence(ctx, updating, [pod]) == updating
     bare = replace(_failed(ctx, generic), last_failure=None)
     assert refreshed_failure_evidence(ctx, bare, [pod]) == bare
+
+
+def test_same_evidence_keys_on_the_moment() -> None:
+    """Go: … evidence_test.go @ 58a57f25, TestSameEvidence_KeysOnTheMoment, through the planner's
+    ``holds._same_hold`` (the unschedulable hold's evidence compare): the same pod held for the same
+    reason since the same moment is the same hold whatever its message says; a fresh moment is a fresh
+    episode; an unrecorded hold is not the recorded one. (Go's ``sameEvidence(nil, nil)`` has no
+    counterpart: the planner always has evidence when it compares.)"""
+    at = format_time(T0)
+    recorded = {"podName": "engine-0", "reason": "Unschedulable", "message": "3 nodes", "time": at}
+    moved = {**recorded, "message": "7 nodes"}
+    later = {"podName": "engine-0", "reason": "Unschedulable", "time": format_time(T0 + timedelta(minutes=1))}
+    assert _same_hold(recorded, moved)
+    assert not _same_hold(recorded, later)
+    assert not _same_hold(None, recorded)
