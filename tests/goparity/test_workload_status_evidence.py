@@ -10,8 +10,8 @@ created, Go's clear), on a real context built from a simulated replica.
 ``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` goes through
 ``steps.refreshed_failure_evidence`` with the fixtures of ``test_workload_escalation_refresh.py``.
 ``TestSameEvidence_KeysOnTheMoment`` goes through ``holds._same_hold``.
-``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked`` and ``TestCrashLoopNote_RecordedOnceAndCleared``
-are not yet ported
+``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked`` (injected owner/precedence predicates) is
+not mappable and ``TestCrashLoopNote_RecordedOnceAndCleared`` not yet ported
 (``docs/goparity.md``).
 """
 
