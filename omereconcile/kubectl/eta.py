@@ -170,8 +170,8 @@ def measure(timeline: JSON, pods: Sequence[JSON]) -> Measured:
 
 
 def _side(rev: JSON, workers: int) -> Any:
+    from omereconcile.cluster.observe import runners_from_payload
     from omereconcile.forecast.world import RevisionSide
-    from omereconcile.observe import runners_from_payload
     from omereconcile.world import RevisionView
     from omerender.constants import RUNNER_WORKER
     from omerender.render import RenderedRunner

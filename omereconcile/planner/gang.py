@@ -20,6 +20,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, first_unplaced
 from omereconcile.planner.out import Out
+from omereconcile.planner.plan_indices import instance_plan_indices
 from omereconcile.planner.podstate import ladder, live, stuck_container
 from omereconcile.planner.quota import QUOTA_EXCEEDED, takes_row
 from omereconcile.planner.retry import RetryBook
@@ -147,10 +148,16 @@ def _drift_patch(group: PodGroupView, want: Mapping[str, Any], keep_topology: bo
     return patch
 
 
-def correct_pod_group_drift(ctx: Ctx, pods_by_index: Mapping[int, Sequence[PodView]], out: Out) -> None:
-    """Every desired multi-pod Instance's PodGroup of ours that drifted is put back, each pass (Go
-    ``EnsurePodGroupsWithState`` runs ``EnsurePodGroupForPodsFromObservation`` for every Instance of
-    the plan; ome-projects/ome ``workload/podgroup/podgroup.go`` @ dcfb4135).
+def correct_pod_group_drift(
+    ctx: Ctx, rows: Sequence[Row], retry: RetryBook, pods_by_index: Mapping[int, Sequence[PodView]], out: Out
+) -> None:
+    """Every planned multi-pod Instance's PodGroup of ours that drifted is put back, each pass (Go
+    ``EnsurePodGroupsWithState``, ome-projects/ome ``workload/gang/gang.go`` @ 4dfb96b1, runs
+    ``EnsurePodGroupForPodsFromObservation`` (``workload/podgroup/podgroup.go`` @ dcfb4135) for every
+    Instance of the plan but those a Delete owns (``terminalOwnedIndices``)). The plan is
+    ``instancePlanIndices`` (``planner/plan_indices.py``): it holds a gang surge's replacement, pinned
+    beside its source above the replica count, and the indices a scale-down left (not only
+    ``0..replicas-1``), so their groups are kept in line too.
 
     While pods of the Instance exist, the topology-key annotation is left as it is: Go keeps the
     key those immutable pods were placed by (read from their generated worker-to-leader affinity,
@@ -160,7 +167,11 @@ def correct_pod_group_drift(ctx: Ctx, pods_by_index: Mapping[int, Sequence[PodVi
     terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
     if not ctx.world.gang_scheduling or not ctx.gang:
         return
-    for index in range(ctx.desired):
+    # Go ``terminalOwnedIndices``: a row a Delete owns keeps its group until the teardown removes it.
+    deleting = {r.index for r in rows if r.phase == R.DELETING}
+    for index in instance_plan_indices([r for r in rows if r.phase != R.DELETING], ctx.desired, retry):
+        if index in deleting:
+            continue
         group = group_of(ctx, index)
         if group is None or group.terminating or not _ours(ctx, group):
             continue

@@ -126,7 +126,7 @@ def test_a_stale_pod_group_of_a_single_pod_instance_goes_before_the_pod(
     TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload): a PodGroup of the replica's at a
     single-pod Instance's name, with no pod referencing it and no label (Go finds it by owner UID),
     is deleted before the pod is created. Before issue 37's observation fix the pod was created
-    beside it: ``omereconcile/observe.py`` listed PodGroups only for a gang replica, by label."""
+    beside it: ``omereconcile/cluster/observe.py`` listed PodGroups only for a gang replica, by label."""
     apply(cluster, example_replica(namespace, replicas=1))
     ir = replica(cluster, namespace)
     group = {

@@ -16,8 +16,8 @@ import copy
 
 from omereconcile.actions import RecordEvent
 from omereconcile.planner import plan
+from omereconcile.planner.plan_indices import scale_down_rank
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
-from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
 from omereconcile.simulate.cluster import T0, UID, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
