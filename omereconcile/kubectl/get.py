@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import replica_table
-from omereconcile.kube import NotFound
+from omereconcile.cluster.kube import NotFound
 from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, CommandError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document

@@ -55,7 +55,9 @@ def test_reconcile_create_materializes_pods() -> None:
     assert st["observedGeneration"] == sim.replica["metadata"]["generation"]
     for label in ("component=engine", "ome.io/inferenceservice=llama-pool", "ome.io/managed-by=OMENative"):
         assert label in st["labelSelector"]
-    assert st["labelSelector"].count("=") == 3  # not narrowed to a runner (status.go irLabelSelectorString)
+    assert (
+        st["labelSelector"].count("=") == 3
+    )  # plus the runner term, a set-based `in` (status.go @ 8263d0c7)
     assert st["updateRevision"]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import main
 from omereconcile.kubectl.live import use_colour
 from omereconcile.kubectl.tree import Palette, build_tree, render_tree
@@ -387,7 +387,7 @@ class WatchingKube(FakeKube):
     def watch(self, path: str, *, resource_version: str, **_: Any) -> Any:
         import queue
 
-        from omereconcile.kube import WatchEvent
+        from omereconcile.cluster.kube import WatchEvent
 
         self.watches.append((path, resource_version))
         if not path.endswith("/inferencereplicas"):
