@@ -4,10 +4,10 @@ Go: ome-projects/ome ``pkg/controller/v1beta1/inferencereplica/cordon_test.go`` 
 stored version), over ``inferencereplica/cordon.go`` ``cordonedInstances`` (the Instances with a pod on
 a node whose ``spec.unschedulable`` is set, read only while the replica holds more Instances than it
 wants) and ``workload/plan.go`` ``instancePlanIndices``' cordon rank (``planner/plan_indices.py``).
-Three Ready single-pod Instances, Instance i on its own node, scaled to two. The planner does not yet
-read which nodes are cordoned (the Node view, ``omereconcile/world.py``, carries no
-``spec.unschedulable``), so the two cordoned entries are known differences. ``CordonedNodesReadOnly
-WhileScalingDown`` (Go's Node LIST count) is not mappable: the controller's Node watch is always on.
+Three Ready single-pod Instances, Instance i on its own node, scaled to two; ours reads the cordon off
+the Node watch (``NodeView.unschedulable``) in ``planner/rollout.py`` ``_cordoned``. The two cordoned
+entries failed before (the highest index went). ``CordonedNodesReadOnlyWhileScalingDown`` (Go's Node
+LIST count) is not mappable: the controller's Node watch is always on.
 """
 
 from __future__ import annotations
@@ -62,12 +62,6 @@ def test_scale_down_admits_the_highest_index_when_no_node_is_cordoned() -> None:
     assert _victims(()) == [2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's instancePlanIndices ranks an Instance with a pod on a cordoned node "
-    "(inferencereplica/cordon.go cordonedInstances) below every other; the planner does not read "
-    "spec.unschedulable yet and retires the highest index",
-)
 @pytest.mark.parametrize(
     ("cordoned", "want"),
     [
@@ -80,5 +74,5 @@ def test_scale_down_admits_the_instance_on_a_cordoned_node_first(
 ) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/cordon_test.go @ eaf389d8,
     TestReconcile_ScaleDownAdmitsTheInstanceOnACordonedNodeFirst, the two cordoned entries: the
-    Instance on the cordoned node goes, even the healthy lowest index."""
+    Instance on the cordoned node goes, even the healthy lowest index. (Before: the highest index.)"""
     assert _victims(cordoned) == want
