@@ -64,13 +64,16 @@ def group_pods(ctx: Ctx, pods: Sequence[PodView]) -> dict[int, list[PodView]]:
 
 def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> list[Row]:
     """Pods with no row (status lost or reset): adopt them as Ready Instances at their revision, so
-    nothing is orphaned; the normal passes then roll, repair or scale them."""
+    nothing is orphaned; the normal passes then roll, repair or scale them. A pod that ended (Failed
+    or Succeeded) backs nothing and is not adopted: its index is a missing target the scale-up
+    creates (Go ``TestCreate_TerminalPodIsMissing``, ome-projects/ome
+    ``workload/ops/terminal_pods_test.go`` @ ae683e3f, over ``ops/create.go`` ``Create``)."""
     known = {r.index for r in rows}
     by_hash = {hash_of(r.name): r.name for r in ctx.world.revisions}
     for index, pods in sorted(by_index.items()):
         if index in known:
             continue
-        alive = sorted((p for p in pods if not p.terminating), key=lambda p: p.ordinal or 0)
+        alive = sorted((p for p in pods if not p.terminating and not p.ended), key=lambda p: p.ordinal or 0)
         if not alive:
             continue
         p = alive[0]
@@ -113,7 +116,10 @@ def _scale(
     # plan_decision_test.go @ 4dfb96b1). Each new Instance takes the lowest index no row nor pod holds.
     missing = len(set(instance_plan_indices(rows, ctx.desired, retry)) - {r.index for r in rows})
     if missing and not ctx.paused:
-        used = {r.index for r in rows} | set(by_index)
+        # An index held only by pods that ended is free (Go: a terminal pod is absent); the Create
+        # there retires the dead pod before it creates the name again.
+        held = {i for i, pods in by_index.items() if any(p.terminating or not p.ended for p in pods)}
+        used = {r.index for r in rows} | held
         for _ in range(missing):
             index = lowest_unused_index(used)
             used.add(index)
