@@ -116,6 +116,17 @@ def _scale(
     # plan_decision_test.go @ 4dfb96b1). Each new Instance takes the lowest index no row nor pod holds.
     missing = len(set(instance_plan_indices(rows, ctx.desired, retry)) - {r.index for r in rows})
     if missing and not ctx.paused:
+        # An index with no row is a fresh start, gated by its target's RetryBlock as a Failed row's
+        # rebuild is (Go ``ops/create.go`` ``allowCreateForMissingInstance``, ome-projects/ome
+        # ae683e3f: ``createFreshStart`` covers a missing status slot; ``create_retryblock_test.go``
+        # ``TestCreate_NoStatusHeldBlock_Denied``): a Held block, a Backoff not yet due, or an
+        # attempt at it already in flight opens no new Instance; a denied start waits on the block.
+        state, when = retry.gate(ctx.target, ctx.now, _create_attempt_in_flight(rows, ctx.target))
+        if state is not None:
+            out.wake(when)
+            missing = 0
+        elif missing:
+            retry.started(ctx.target)
         # An index held only by pods that ended is free (Go: a terminal pod is absent); the Create
         # there retires the dead pod before it creates the name again.
         held = {i for i, pods in by_index.items() if any(p.terminating or not p.ended for p in pods)}
@@ -217,10 +228,7 @@ def plan_instances(
             rt = row_target(r)
             # Go ``allowCreateForMissingInstance``: a fresh create is one attempt of the ladder too,
             # denied while an attempt at the revision (an Update at it, or any Create) is in flight.
-            attempt = _attempt_in_flight(rows, rt) or any(
-                x.operation is not None and x.operation.type == R.OP_CREATE and x.phase == R.CREATING
-                for x in rows
-            )
+            attempt = _create_attempt_in_flight(rows, rt)
             state, when = retry.gate(rt, ctx.now, attempt) if r.phase == R.FAILED else (None, None)
             if state is not None:
                 out.wake(when)
@@ -451,6 +459,14 @@ def _start_updates(
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold
+
+
+def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:
+    """Go ``anyInFlightUpdateAt`` or ``anyInFlightCreateAttempt``: what denies a fresh start while a
+    ``RetryInProgress`` block authorizes one attempt at a time."""
+    return _attempt_in_flight(rows, revision) or any(
+        x.operation is not None and x.operation.type == R.OP_CREATE and x.phase == R.CREATING for x in rows
+    )
 
 
 def _attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:
