@@ -445,9 +445,13 @@ def _start_updates(
             # Warning and returns an error, which ends the update pass; the Instance stays as it is.
             out_for(r.index).event("Warning", IN_PLACE_REFUSED, refusal_message(ctx, r.index))
             break
-        if r.phase == R.FAILED or (ctx.gang and surge):
-            # A failed gang surge leaves its source Ready, so any new gang surge is the next attempt.
-            retry.started(ctx.target)
+        # Every fresh attempt that starts turns a due Backoff into RetryInProgress (Go ``ops/update.go``
+        # ``flipRetryBlockOnAttemptStart``, called by each Update entry stamp: surge, in-place,
+        # recreate; ome-projects/ome ae683e3f, ``update_retryblock_test.go``
+        # ``TestPatchSurgingForUpdate_FlipsBackoffOnAttemptStart``), a Ready Instance's first attempt
+        # at the revision included; a failed gang surge leaves its source Ready, so any new gang surge
+        # is the next attempt too.
+        retry.started(ctx.target)
         sources.append(r.index)
         admission.charge(r.index)
         if ctx.gang and surge:
