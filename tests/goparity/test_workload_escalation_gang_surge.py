@@ -121,7 +121,7 @@ def _ctx(sim: Sim) -> Ctx:
     return build_context(world, desired, desired.name, None)
 
 
-def _pass(
+def run_pair(
     sim: Sim, source_step: str = R.STEP_SURGE, marker_step: str = R.STEP_GANG_SURGE_TARGET
 ) -> tuple[R.Row | None, R.Row | None, R.Row, Out, RetryBook]:
     """One pass of the pair as the world now reads; returns (source, marker, the source before, out,
@@ -146,20 +146,12 @@ def _warnings(out: Out) -> list[str]:
     return [e.message for e in out.events if e.type == "Warning"]
 
 
-SOURCE_PARKED_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's escalation.ReconcileGatedDeadlines (8263d0c7) follows the source's "
-    "SurgeIndex to the marker and parks the SOURCE's deadline while the marker is held; ours parks the "
-    "marker's deadline (the one ours reads: the pair's evidence is judged on the replacement row) and "
-    "leaves the source's written deadline as it was",
-)
-
-
-@SOURCE_PARKED_XFAIL
 def test_parks_gang_surge_source_on_member_rejection() -> None:
     """Go: same file, TestReconcileGatedDeadlines_ParksGangSurgeSourceOnMemberRejection: a replacement
     member the gang scheduler rejected holds the marker (``Unschedulable``) and parks the source's clock
-    (its deadline zero)."""
+    (its deadline zero). Failed before (ours parked only the marker's deadline); fixed by Go's
+    ``ReconcileGatedDeadlines`` / ``instanceHeldExternally`` in ``planner/gang_ops.py``
+    ``_source_clock``."""
     sim = gang_surge_pair()
     cond = {
         "type": "PodScheduled",
@@ -169,7 +161,7 @@ def test_parks_gang_surge_source_on_member_rejection() -> None:
         "lastTransitionTime": format_time(sim.now - timedelta(minutes=1)),
     }
     _set_status(sim, LEADER, {"phase": "Pending", "conditions": [cond]})
-    src, tgt, _, _, _ = _pass(sim)
+    src, tgt, _, _, _ = run_pair(sim)
     assert tgt is not None
     assert tgt.operation is not None
     assert tgt.operation.waiting == UNSCHEDULABLE
@@ -178,22 +170,40 @@ def test_parks_gang_surge_source_on_member_rejection() -> None:
     assert src.operation.deadline is None
 
 
-@SOURCE_PARKED_XFAIL
 def test_parks_gang_terminating_surge_source() -> None:
     """Go: same file, TestReconcileGatedDeadlines_ParksGangTerminatingSurgeSource: the replacement's
     PodGroup name still being collected holds the marker (``PodGroupTerminating``) and parks the
-    source's clock."""
+    source's clock. Failed before; fixed with the case above."""
     sim = gang_surge_pair()
     for name in (LEADER, WORKER):
         del sim.pods[name]
     _group_terminating(sim, MARKER_GROUP)
-    src, tgt, _, _, _ = _pass(sim)
+    src, tgt, _, _, _ = run_pair(sim)
     assert tgt is not None
     assert tgt.operation is not None
     assert tgt.operation.waiting == PODGROUP_TERMINATING
     assert src is not None
     assert src.operation is not None
     assert src.operation.deadline is None
+
+
+def test_source_clock_restarts_once_the_marker_is_released() -> None:
+    """Go: ome-projects/ome 4dfb96b1 ``escalation/deadline.go`` ``ReconcileGatedDeadlines`` ("released
+    with a parked (zero) deadline -> RESTART: now+timeout"), the other half of the two parking cases
+    above: the replacement's member is placed, the marker's hold ends, and the source's parked clock
+    restarts a full window from this pass. Failed before the fix (ours never parked it)."""
+    sim = gang_surge_pair()
+    src, tgt = R.load_rows(sim.status)
+    assert src.operation is not None
+    parked = replace(src, operation=replace(src.operation, deadline=None))
+    sim.status["instanceStatuses"] = [parked.to_dict(), tgt.to_dict()]
+    after, marker, _, _, _ = run_pair(sim)
+    assert marker is not None
+    assert marker.operation is not None
+    assert marker.operation.waiting is None
+    assert after is not None
+    assert after.operation is not None
+    assert after.operation.deadline == sim.now + TIMEOUT
 
 
 def test_gang_reading_skips_surge_source() -> None:
@@ -205,7 +215,7 @@ def test_gang_reading_skips_surge_source() -> None:
         del sim.pods[name]
     _group_terminating(sim, SOURCE_GROUP)
     _group_terminating(sim, MARKER_GROUP)
-    src, tgt, _, out, _ = _pass(sim)
+    src, tgt, _, out, _ = run_pair(sim)
     assert src is not None
     assert src.operation is not None
     assert src.operation.waiting is None
@@ -236,7 +246,7 @@ def test_gang_readings_on_a_surge_source(step: str, reading: str) -> None:
         _group_terminating(sim, SOURCE_GROUP)
     else:
         _group_foreign(sim, SOURCE_GROUP)
-    src, _, before, out, book = _pass(sim, source_step=step)
+    src, _, before, out, book = run_pair(sim, source_step=step)
     assert src is not None
     assert src.operation is not None
     assert src.phase == R.UPDATING
@@ -263,7 +273,7 @@ def _wedge(reason: str) -> tuple[R.Row | None, R.Row | None, Out]:
     sim = gang_surge_pair(stuck=timedelta(seconds=1))
     for name in (LEADER, WORKER):
         _set_status(sim, name, _waiting(sim, reason, timedelta(minutes=1)))
-    src, tgt, _, out, _ = _pass(sim)
+    src, tgt, _, out, _ = run_pair(sim)
     return src, tgt, out
 
 
@@ -307,7 +317,7 @@ def test_terminating_marker_pod_ends_nothing(marker_step: str) -> None:
     sim = gang_surge_pair(stuck=timedelta(seconds=1))
     _set_status(sim, LEADER, _waiting(sim, "ContainerCreating", timedelta(hours=1)), deleting=True)
     del sim.pods[WORKER]
-    _, tgt, _, out, _ = _pass(sim, marker_step=marker_step)
+    _, tgt, _, out, _ = run_pair(sim, marker_step=marker_step)
     before = R.load_rows(sim.status)[1]
     assert tgt is not None
     assert tgt.operation is not None
