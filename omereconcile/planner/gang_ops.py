@@ -454,7 +454,12 @@ def _step_pair(
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
         if new_tgt.phase == R.FAILED:
-            return src, _cleanup(replace(new_tgt, operation=top))
+            # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
+            # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the
+            # governing operation lives, is stamped Failed with its operation kept and the replacement's
+            # failure record, which routes the next pass into the abandon (abandonFailedGangSurge).
+            failed_src = replace(src, phase=R.FAILED, last_failure=new_tgt.last_failure)
+            return failed_src, _cleanup(replace(new_tgt, operation=top))
         if not done or paused:
             return src, new_tgt
         if ctx.drain_withheld is not None:

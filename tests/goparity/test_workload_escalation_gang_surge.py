@@ -292,21 +292,41 @@ def test_wedged_gang_replacement_fails_the_marker(reason: str) -> None:
     assert len([w for w in _warnings(out) if "escalated to Phase=Failed" in w]) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's escalation (escalation.go Run, 8263d0c7) stamps the SOURCE Failed with "
-    "its operation kept in the same pass, which routes the dispatcher into abandonFailedGangSurge; ours "
-    "keeps the source Updating, marks the marker GangSurgeTargetCleanup, and abandons from that step on "
-    "the following passes (gang_ops._abandon: the replacement torn down, GangSurgeAbandoned)",
-)
 @pytest.mark.parametrize("reason", WEDGED)
 def test_wedged_gang_replacement_fails_the_source(reason: str) -> None:
     """Go: same file, TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair, entry ``reason``,
-    the source's half: Failed, its operation preserved for the abandon path."""
+    the source's half: Failed, its operation preserved for the abandon path (and, as Go's
+    ``TestEscalateStuckPodFailures_GangSurgeAttributedToSource`` has it, the wedged replacement's
+    diagnostics on the source). Failed before (ours kept the source Updating and abandoned from the
+    marker's cleanup step on the next pass); fixed in ``planner/gang_ops.py`` ``step_gang_surge``."""
     src, _, _ = _wedge(reason)
     assert src is not None
     assert src.operation is not None
+    assert src.operation.step == R.STEP_SURGE
     assert src.phase == R.FAILED
+    assert src.last_failure is not None
+    assert src.last_failure["reason"] == reason
+
+
+def test_wedged_gang_replacement_is_abandoned_and_the_source_keeps_serving() -> None:
+    """What the Failed source leads to (Go ``ops/update_gang.go`` ``abandonFailedGangSurge``, which the
+    Failed-with-operation source routes into): the next passes tear the replacement down, say
+    ``GangSurgeAbandoned``, and the source returns to Ready on its running revision, its pods never
+    touched. Driven in the simulated world to the end."""
+    sim = gang_surge_pair(stuck=timedelta(seconds=1))
+    sim.behaviour["vllm:v2"] = "imagepull"
+    for name in (LEADER, WORKER):
+        del sim.pods[name]
+    running = R.load_rows(sim.status)[0].running_revision
+    d = Driver(sim)
+    d.run(lambda s: [r["index"] for r in s.rows()] == [0] and s.rows()[0]["phase"] == R.READY)
+    (row,) = R.load_rows(sim.status)
+    assert row.running_revision == running
+    assert any(e.event_reason == "GangSurgeAbandoned" for e in sim.events)
+    source_pods = {"llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"}
+    assert not [
+        a for _, a in d.log if type(a).__name__ == "DeletePod" and getattr(a, "name", "") in source_pods
+    ]
 
 
 @pytest.mark.parametrize("marker_step", [R.STEP_GANG_SURGE_TARGET, R.STEP_GANG_SURGE_TARGET_CLEANUP])
