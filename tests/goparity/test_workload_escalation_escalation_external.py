@@ -626,14 +626,6 @@ CORRECTIVE = [
 PINNED = "llama-pool-engine-pinned00"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's escalation pass (escalation.go Run, 4dfb96b1) runs before the ops pass "
-    "and ends the surge against its pin (Failed, any block on the pinned revision); ours steps the surge "
-    "first, and planner/surge.py step_surge abandons a surge whose target the spec has moved off "
-    "(superseded: the replacement retired, then a Normal SurgeAbandoned; no failure, no block) before its "
-    "evidence is read",
-)
 @pytest.mark.parametrize(("name", "waiting", "deadline", "grace"), CORRECTIVE, ids=[c[0] for c in CORRECTIVE])
 def test_corrective_revision_does_not_ride_the_failing_surge(
     name: str, waiting: str, deadline: timedelta, grace: timedelta
@@ -642,7 +634,9 @@ def test_corrective_revision_does_not_ride_the_failing_surge(
     ending pass: the operator's corrective revision is observed on the very pass that ends a single-pod
     surge pinned to another revision; the attempt ends against its pin (Failed; any block names the
     pinned revision, never the corrective one). Ours: ``instances.step_row`` with the spec (the
-    corrective revision) as the pass's target."""
+    corrective revision) as the pass's target. Failed before (ours abandoned the superseded surge,
+    unread); fixed in ``planner/surge.py`` ``step_surge``: the evidence is read before the supersede
+    abandon."""
     ctx = _ctx(stuck=grace)
     assert ctx.spec_revision != PINNED
     pod = _surge_pod(ctx, PINNED, waiting, timedelta(hours=1))
