@@ -25,13 +25,51 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["RangeLease", "RangePlan", "fair_share", "plan_ranges", "range_lease_name", "validate_timing"]
+__all__ = [
+    "RangeLease",
+    "RangePlan",
+    "fair_share",
+    "free_member_slot",
+    "lease_names",
+    "member_lease_name",
+    "plan_ranges",
+    "range_lease_name",
+    "validate_timing",
+]
 
 
 def range_lease_name(prefix: str, index: int, count: int) -> str:
     """The Lease of range ``index`` of ``count``: ``PREFIX-COUNT-INDEX``. The count is in the name so
     processes started with a different ``--shards`` never share (and fight over) a Lease."""
     return f"{prefix}-{count}-{index}"
+
+
+def member_lease_name(prefix: str, slot: int, count: int) -> str:
+    """The member Lease of slot ``slot`` of ``count``: ``PREFIX-COUNT-m-SLOT``. A live process holds one
+    slot; there are as many slots as ranges (a process beyond that could hold no range anyway). Slots,
+    not one Lease per identity, so that every Lease a sharded process writes has a name known before
+    it starts, and RBAC can list them by name (:func:`lease_names`)."""
+    return f"{prefix}-{count}-m-{slot}"
+
+
+def lease_names(prefix: str, count: int) -> list[str]:
+    """Every Lease a process started with ``--shards count`` reads or writes by name: the ranges, the
+    member slots and the stored cuts (the chart's and deploy/'s RBAC ``resourceNames``)."""
+    return [
+        *(range_lease_name(prefix, i, count) for i in range(count)),
+        *(member_lease_name(prefix, k, count) for k in range(count)),
+        f"{prefix}-{count}-cuts",
+    ]
+
+
+def free_member_slot(count: int, slots: Mapping[int, RangeLease], now: float) -> int | None:
+    """The lowest member slot a process without one may take: never created, released (empty holder)
+    or expired in this process's view; None when every slot is held by a live process."""
+    for k in range(count):
+        lease = slots.get(k)
+        if lease is None or lease.holder == "" or lease.expired(now):
+            return k
+    return None
 
 
 @dataclass(frozen=True)
