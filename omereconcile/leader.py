@@ -22,6 +22,7 @@ from typing import Any
 from omereconcile.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
 from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
+    CUTS_ANNOTATION,
     RangeLease,
     RangePlan,
     ShardRange,
@@ -37,7 +38,6 @@ from omereconcile.sharding import (
 
 __all__ = ["CUTS_ANNOTATION", "LeaderElector", "RangeLeases", "default_identity"]
 
-CUTS_ANNOTATION = "omereconcile.ome.io/shard-cuts"
 
 log = logging.getLogger("omereconcile.leader")
 

@@ -3,6 +3,7 @@
 
 from omereconcile.sharding.filter import field_value, filter_items, in_shard, server_sharded, shard_query
 from omereconcile.sharding.ownership import (
+    CUTS_ANNOTATION,
     RangeLease,
     RangePlan,
     fair_share,
@@ -10,6 +11,7 @@ from omereconcile.sharding.ownership import (
     lease_names,
     member_lease_name,
     plan_ranges,
+    range_holders,
     range_lease_name,
     validate_timing,
 )
@@ -30,6 +32,7 @@ from omereconcile.sharding.ranges import (
 )
 
 __all__ = [
+    "CUTS_ANNOTATION",
     "HASH_SPACE",
     "NAMESPACE_FIELD",
     "UID_FIELD",
@@ -52,6 +55,7 @@ __all__ = [
     "parse_cuts",
     "parse_selector",
     "plan_ranges",
+    "range_holders",
     "range_lease_name",
     "server_sharded",
     "shard_query",

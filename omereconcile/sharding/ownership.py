@@ -22,10 +22,15 @@ them to the single leader:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from omereconcile.sharding.ranges import SelectorError, ShardRange, parse_cuts
 
 __all__ = [
+    "CUTS_ANNOTATION",
     "RangeLease",
     "RangePlan",
     "fair_share",
@@ -33,9 +38,12 @@ __all__ = [
     "lease_names",
     "member_lease_name",
     "plan_ranges",
+    "range_holders",
     "range_lease_name",
     "validate_timing",
 ]
+
+CUTS_ANNOTATION = "omereconcile.ome.io/shard-cuts"
 
 
 def range_lease_name(prefix: str, index: int, count: int) -> str:
@@ -147,3 +155,37 @@ def plan_ranges(
     take = tuple(free[: max(0, share - len(keep))])
     acting = frozenset(i for i in keep if i in renewed_at and now < renewed_at[i] + renew_deadline)
     return RangePlan(take=take, renew=tuple(keep), release=release, acting=acting, share=share)
+
+
+def range_holders(
+    leases: Iterable[Mapping[str, Any]], prefix: str = "omereconcile-shard"
+) -> tuple[tuple[ShardRange, ...], dict[int, str]] | None:
+    """The ranges and their holders' identities (``""``: released or never taken), read from the Leases
+    of the reconciler's namespace: what ``kubectl ome get ir -o wide`` shows, with no write. Of several
+    range counts (processes started with another ``--shards``), the one with the most held ranges.
+    None when no sharded reconciler stored its cuts there."""
+    by_name = {str((o.get("metadata") or {}).get("name") or ""): o for o in leases}
+    best: tuple[int, tuple[ShardRange, ...], dict[int, str]] | None = None
+    for name, obj in sorted(by_name.items()):
+        m = re.fullmatch(re.escape(prefix) + r"-([0-9]+)-cuts", name)
+        if m is None:
+            continue
+        count = int(m.group(1))
+        text = str(((obj.get("metadata") or {}).get("annotations") or {}).get(CUTS_ANNOTATION, ""))
+        try:
+            ranges = parse_cuts(text, count)
+        except SelectorError:
+            continue
+        holders = {
+            i: str(
+                ((by_name.get(range_lease_name(prefix, i, count)) or {}).get("spec") or {}).get(
+                    "holderIdentity"
+                )
+                or ""
+            )
+            for i in range(count)
+        }
+        held = sum(1 for h in holders.values() if h)
+        if best is None or held > best[0]:
+            best = (held, ranges, holders)
+    return None if best is None else (best[1], best[2])
