@@ -341,26 +341,31 @@ class RangeLeases:
         return True
 
     def _hold_member_slot(self) -> None:
-        """Renew this process's member slot, or take the lowest free one (compare-and-swap: two processes
-        racing for a slot, one wins and the other takes the next slot at its next round)."""
+        """Renew this process's member slot, or take the lowest free one (compare-and-swap: of processes
+        racing for a slot one wins, and the others try the next free slots in the same round)."""
         self._new_member = False
         if self.member_lease is not None:
             self._write_lease(self.member_lease, self._my_member, self.identity)
             return
-        slot = free_member_slot(self.count, self._member_slots, self.clock())
-        if slot is None:
-            if not self._said_no_slot:
-                self._said_no_slot = True
-                log.warning(
-                    "every member slot is held: this process takes no range (more processes than ranges; "
-                    "raise --shards or run fewer processes)",
-                    extra={"shards": self.count},
-                )
-            return
-        name = member_lease_name(self.prefix, slot, self.count)
-        if self._write_lease(name, self._member_objects.get(name), self.identity):
-            self.member_lease = name
-            self._new_member = True
+        now, slots = self.clock(), dict(self._member_slots)
+        slot = free_member_slot(self.count, slots, now)
+        while slot is not None:
+            name = member_lease_name(self.prefix, slot, self.count)
+            if self._write_lease(name, self._member_objects.get(name), self.identity):
+                self.member_lease = name
+                self._new_member = True
+                return
+            # Another process took it first (processes starting together race for slot 0): try the
+            # next free one in this same round, so every starter is a member before anyone takes.
+            slots[slot] = RangeLease(slot, "?", now, self.lease_duration)
+            slot = free_member_slot(self.count, slots, now)
+        if not self._said_no_slot:
+            self._said_no_slot = True
+            log.warning(
+                "every member slot is held: this process takes no range (more processes than ranges; "
+                "raise --shards or run fewer processes)",
+                extra={"shards": self.count},
+            )
 
     def members(self) -> list[str]:
         """The live processes as last observed: holders of unexpired member Leases, this one included."""
@@ -394,7 +399,10 @@ class RangeLeases:
             # take see them all, instead of one taking every range, watching them, then handing most
             # back. A process holding no member slot is not counted by the others: it takes nothing.
             plan = replace(plan, take=())
-        for i in plan.release:
+        for i in [*plan.release, *(i for i in self.renewed_at if i not in plan.renew)]:
+            # Released, or no longer ours (taken by another after this process's Lease expired in its
+            # view, e.g. after a pause): forget the renewal, so the range is neither watched nor
+            # reported as held (the fence had already closed it: its renewal is older than the deadline).
             self.renewed_at.pop(i, None)
         if plan.release and before_release is not None:
             before_release(plan.release)
