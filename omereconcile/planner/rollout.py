@@ -97,10 +97,9 @@ def _scale(
     # the rows no Delete owns drain and go (a row already deleting is its scale-down wave's and never
     # displaces a live row: Go's ``DeleteBatch`` runs one durable wave, whose body is not read here);
     # a replacement's marker left outside (no live source names it) is reaped by
-    # ``step_orphan_target`` once its source is gone. Cordoned nodes are not read yet (the Node view
-    # carries no ``spec.unschedulable``).
+    # ``step_orphan_target`` once its source is gone. A row with a pod on a cordoned node ranks last.
     live = [r for r in rows if r.phase != R.DELETING]
-    plan = instance_plan_indices(live, ctx.desired, retry)
+    plan = instance_plan_indices(live, ctx.desired, retry, _cordoned(ctx, rows, by_index))
     extras = {
         i
         for i in scale_down_extras(live, plan)
@@ -121,6 +120,21 @@ def _scale(
             # New Instances start at the roll target, never at an old revision (03 §7 lesson 9).
             rows.append(start_create(ctx, Row(index=index), ctx.target, out, recycle=False, new=True))
     return sorted(rows, key=lambda r: r.index)
+
+
+def _cordoned(ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]]) -> set[int]:
+    """Go ``inferencereplica/cordon.go`` ``cordonedInstances`` (ome-projects/ome eaf389d8): the
+    Instances with a pod on a cordoned node (``spec.unschedulable``), for the scale-down to remove
+    first; read only while the replica holds more Instances than it wants (otherwise the preference
+    decides nothing). Nodes the watch does not hold, or no Node observation at all, cordon nothing."""
+    nodes = ctx.world.nodes
+    if not nodes or len(rows) <= ctx.desired:
+        return set()
+    return {
+        index
+        for index, pods in by_index.items()
+        if any((node := nodes.get(p.node_name or "")) is not None and node.unschedulable for p in pods)
+    }
 
 
 def partition_held(rows: Sequence[Row], partition: int, target: str) -> frozenset[int]:

@@ -241,6 +241,8 @@ def test_a_teardown_row_is_left_to_delete_batch() -> None:
     ``NodeUnknown``."""
     sim, driver = _converged_on_sim_node(replicas=2)
     assert sim.node_of("llama-pool-engine-1-default-0") == "sim-node-b"
+    # Uncordon sim-node: a scale-down retires an Instance on a cordoned node first (Go cordon.go).
+    sim.node_objs["sim-node"]["spec"].pop("unschedulable")
     sim.silence_node("sim-node-b")
     sim.update_spec(replicas=1)
     seen: list[tuple[str, str]] = []

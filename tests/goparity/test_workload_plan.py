@@ -600,7 +600,7 @@ def test_cordoned_rows_leave_first(
 ) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_test.go @ 245145f4,
     TestInstancePlanIndices_CordonedRowsLeaveFirst (each entry), on the function the scale pass
-    uses; the planner does not yet read which nodes are cordoned (docs/goparity.md)."""
+    uses (the scale pass reads the cordon in ``rollout._cordoned``)."""
     assert _plan(rows, replicas, _book(*held), cordoned) == want
 
 

@@ -7,22 +7,28 @@ stamps one hand-built ``Creating`` row through its row writer; here the same row
 the executor and the planner call for it (:func:`omereconcile.planner.quota.record_capacity_refusal`,
 the create site's record, and :func:`~omereconcile.planner.quota.quota_hold` with the step's pod
 created, Go's clear), on a real context built from a simulated replica.
-``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked``, ``TestSameEvidence_KeysOnTheMoment``,
-``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` and
-``TestCrashLoopNote_RecordedOnceAndCleared`` are not yet ported
+``TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace`` goes through
+``steps.refreshed_failure_evidence`` with the fixtures of ``test_workload_escalation_refresh.py``.
+``TestSameEvidence_KeysOnTheMoment`` goes through ``holds._same_hold``.
+``TestRecordWaiting_IncumbentTokenIsKeptUnlessOutranked`` (injected owner/precedence predicates) is
+not mappable and ``TestCrashLoopNote_RecordedOnceAndCleared`` not yet ported
 (``docs/goparity.md``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import build_context
+from omereconcile.planner.holds import _same_hold
 from omereconcile.planner.quota import quota_hold, record_capacity_refusal
+from omereconcile.planner.steps import refreshed_failure_evidence
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.world import DesiredRevision, format_time
+from tests.goparity.test_workload_escalation_refresh import _ctx, _failed, _on_deadline, _wedged
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 58a57f25"
 
@@ -65,3 +71,38 @@ def test_record_capacity_refusal_reports_only_the_first_refusal() -> None:
     assert cleared.operation is not None
     assert cleared.operation.capacity_refused_at is None
     assert quota_hold(ctx, cleared, created=True) == cleared
+
+
+def test_record_refreshed_failure_replaces_only_the_generic_reason_in_place() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/evidence_test.go @ 58a57f25,
+    TestRecordRefreshedFailure_ReplacesOnlyTheGenericReasonInPlace, through the planner's
+    ``steps.refreshed_failure_evidence`` (escalation/refresh.go with ``RecordRefreshedFailure``): a
+    Failed row on the generic ``DeadlineExceeded`` takes the concrete cause at the original time; a
+    concrete record is not replaced; a row that left Failed, or has no record, keeps what it has."""
+    ctx = _ctx()
+    pod = _wedged(ctx)
+    generic = _on_deadline(ctx)
+    refreshed = refreshed_failure_evidence(ctx, _failed(ctx, generic), [pod])
+    assert refreshed.last_failure is not None
+    got = refreshed.last_failure
+    assert (got["reason"], got["podName"], got["time"]) == ("CrashLoopBackOff", pod.name, generic["time"])
+    assert refreshed_failure_evidence(ctx, refreshed, [pod]) == refreshed
+    updating = replace(_failed(ctx, generic), phase=R.UPDATING)
+    assert refreshed_failure_evidence(ctx, updating, [pod]) == updating
+    bare = replace(_failed(ctx, generic), last_failure=None)
+    assert refreshed_failure_evidence(ctx, bare, [pod]) == bare
+
+
+def test_same_evidence_keys_on_the_moment() -> None:
+    """Go: … evidence_test.go @ 58a57f25, TestSameEvidence_KeysOnTheMoment, through the planner's
+    ``holds._same_hold`` (the unschedulable hold's evidence compare): the same pod held for the same
+    reason since the same moment is the same hold whatever its message says; a fresh moment is a fresh
+    episode; an unrecorded hold is not the recorded one. (Go's ``sameEvidence(nil, nil)`` has no
+    counterpart: the planner always has evidence when it compares.)"""
+    at = format_time(T0)
+    recorded = {"podName": "engine-0", "reason": "Unschedulable", "message": "3 nodes", "time": at}
+    moved = {**recorded, "message": "7 nodes"}
+    later = {"podName": "engine-0", "reason": "Unschedulable", "time": format_time(T0 + timedelta(minutes=1))}
+    assert _same_hold(recorded, moved)
+    assert not _same_hold(recorded, later)
+    assert not _same_hold(None, recorded)

@@ -13,11 +13,11 @@ once the annotation is gone: cleared means the row ends ``Failed`` with no opera
 names why. A "fresh-empty slot" (a row with no phase) cannot be read from our status, so it is the
 index with no row.
 
-Not ported here (``docs/goparity.md``): ``TestCloseSpentRepair`` (6 entries, the restart pass's close of
-a spent repair: not yet ported); the two seam-error cases (Go's ``MutateInstance`` adapter failing) and
-the newest version's parked-Update shapes (three table entries and the two new functions: the planner
-writes no Update attempt at step ``Parked`` and no ``PodGroupOwnershipConflict`` verdict, so no such
-row exists to reset) are not mappable.
+Not ported here, not mappable (``docs/goparity.md``): the two seam-error cases (Go's ``MutateInstance``
+adapter failing); the newest version's parked-Update shapes (three table entries and the two new
+functions: the planner writes no Update attempt at step ``Parked`` and no ``PodGroupOwnershipConflict``
+verdict, so no such row exists to reset); and ``TestCloseSpentRepair`` (6 entries: the planner clears
+the operation when it fails an Instance, so no ``Failed`` row keeps a spent ``Restart`` to close).
 """
 
 from __future__ import annotations
