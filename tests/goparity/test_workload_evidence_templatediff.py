@@ -1,7 +1,7 @@
 """OME's ``workload/evidence/templatediff_test.go``: what an in-place roll reads off a live pod.
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/evidence/templatediff_test.go`` @ dcfb4135 (one
-stored version), against ``templatediff.go`` @ 4dfb96b1 (the newer of two stored versions; read whole:
+stored version), against ``templatediff.go`` @ 4dfb96b1 (the version read of two stored; read whole:
 ``CanonicalImage``, ``podRuntimeImagesMatch``, ``PodRuntimeImageChangesMatch``, ``PodImagesMatch``,
 ``AnnotationsDiff``). Ours is :mod:`omereconcile.planner.inplace`: ``canonical_image``,
 ``_runtime_changes_match`` (Go's ``PodRuntimeImageChangesMatch``; a running spec of None is Go's nil
