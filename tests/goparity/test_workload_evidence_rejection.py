@@ -1,8 +1,8 @@
 """OME's ``workload/evidence/rejection_test.go``: how a refused pod create is read.
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/evidence/rejection_test.go`` @ dcfb4135 (the
-stored versions hold one text), against ``rejection.go`` @ 58a57f25 (the newer of two stored
-versions, which adds ``AdmissionUnavailable``; read whole: ``ClassifyAPIError``, ``apiErrorMessage``).
+listed one of two stored versions), against ``rejection.go`` @ 58a57f25 (the version read of two
+stored; read whole: ``ClassifyAPIError``, ``AdmissionUnavailable``, ``apiErrorMessage``).
 Ours reads two of Go's classes, at the executor's create (``cluster/executor.py``): the
 ResourceQuota refusal (:func:`omereconcile.planner.quota.is_quota_refusal`, the ``QuotaExceeded``
 hold) and the unreachable webhook (``admission_hold.is_admission_unavailable``, pinned by the
