@@ -141,6 +141,12 @@ def _parser() -> argparse.ArgumentParser:
         help="name prefix of the range Leases (PREFIX-N-INDEX), the member Leases and the cuts Lease, in "
         "--lease-namespace",
     )
+    run.add_argument(
+        "--user-agent",
+        help="the User-Agent of every request (default: omereconcile/IDENTITY, this process's Lease identity, "
+        "so the API server's audit log tells processes apart; field managers stay 'omereconcile', the part "
+        "before the '/')",
+    )
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
     run.add_argument("--webhook-addr", type=_addr, default=":9443")
@@ -199,6 +205,7 @@ def _run(args: argparse.Namespace) -> int:
     kube = Kube.auto(args.kubeconfig)
     metrics = Metrics()
     identity = default_identity()
+    kube.set_user_agent(args.user_agent or f"omereconcile/{identity}")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

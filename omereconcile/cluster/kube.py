@@ -195,6 +195,10 @@ class Kube:
         except _kconfig.ConfigException:
             return cls.from_kubeconfig(None)
 
+    def set_user_agent(self, value: str) -> None:
+        """The User-Agent of every later request (the API server's audit log records it per request)."""
+        self._api.user_agent = value
+
     def close(self) -> None:
         self._api.close()
 

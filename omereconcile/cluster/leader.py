@@ -22,12 +22,14 @@ from typing import Any
 from omereconcile.cluster.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
 from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
+    CUTS_ANNOTATION,
     RangeLease,
     RangePlan,
     ShardRange,
     balanced_ranges,
     cuts_text,
-    hash_field,
+    free_member_slot,
+    member_lease_name,
     parse_cuts,
     plan_ranges,
     range_lease_name,
@@ -36,7 +38,6 @@ from omereconcile.sharding import (
 
 __all__ = ["CUTS_ANNOTATION", "LeaderElector", "RangeLeases", "default_identity"]
 
-CUTS_ANNOTATION = "omereconcile.ome.io/shard-cuts"
 
 log = logging.getLogger("omereconcile.leader")
 
@@ -247,13 +248,18 @@ class RangeLeases:
         self._seen: dict[int, tuple[tuple[Any, ...], float]] = {}
         self._objects: dict[int, JSON] = {}
         self.renewed_at: dict[int, float] = {}
-        self._member_prefix = f"{prefix}-{count}-m-"
-        # A process's identity (hostname_uuid) is no valid object name: its member Lease is named by hash.
-        self.member_lease = f"{self._member_prefix}{hash_field(self.identity)}"
+        # Member slots PREFIX-COUNT-m-0 .. COUNT-1 (names known before start, so RBAC can name them):
+        # a process holds the one it took; None until then.
+        self._member_names = {member_lease_name(prefix, k, count): k for k in range(count)}
+        self.member_lease: str | None = None
         self._member_seen: dict[str, tuple[tuple[Any, ...], float]] = {}
+        self._member_slots: dict[int, RangeLease] = {}
+        self._member_objects: dict[str, JSON] = {}
         self._members: dict[str, str] = {}
         self._my_member: JSON | None = None
+        self._said_no_slot = False
         self._rounds = 0
+        self._new_member = False
 
     @property
     def collection(self) -> str:
@@ -266,20 +272,26 @@ class RangeLeases:
         out: dict[int, RangeLease] = {}
         self._members = {}
         self._my_member = None
+        self._member_slots = {}
+        self._member_objects = {}
+        self.member_lease = None
         for item in self.kube.list(self.collection)["items"]:
             name = item["metadata"]["name"]
             spec = item.get("spec") or {}
             record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
-            if name.startswith(self._member_prefix):
+            if name in self._member_names:
                 seen = self._member_seen.get(name)
                 if seen is None or seen[0] != record:
                     self._member_seen[name] = seen = (record, now)
                 holder = str(spec.get("holderIdentity") or "")
                 duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-                if holder and now < seen[1] + duration:
+                slot = RangeLease(self._member_names[name], holder, seen[1], duration)
+                self._member_slots[slot.index] = slot
+                self._member_objects[name] = item
+                if holder and not slot.expired(now):
                     self._members[holder] = name
-                if name == self.member_lease:
-                    self._my_member = item
+                if holder == self.identity:
+                    self.member_lease, self._my_member = name, item
                 continue
             i = names.get(name)
             if i is None:
@@ -328,6 +340,33 @@ class RangeLeases:
             return False
         return True
 
+    def _hold_member_slot(self) -> None:
+        """Renew this process's member slot, or take the lowest free one (compare-and-swap: of processes
+        racing for a slot one wins, and the others try the next free slots in the same round)."""
+        self._new_member = False
+        if self.member_lease is not None:
+            self._write_lease(self.member_lease, self._my_member, self.identity)
+            return
+        now, slots = self.clock(), dict(self._member_slots)
+        slot = free_member_slot(self.count, slots, now)
+        while slot is not None:
+            name = member_lease_name(self.prefix, slot, self.count)
+            if self._write_lease(name, self._member_objects.get(name), self.identity):
+                self.member_lease = name
+                self._new_member = True
+                return
+            # Another process took it first (processes starting together race for slot 0): try the
+            # next free one in this same round, so every starter is a member before anyone takes.
+            slots[slot] = RangeLease(slot, "?", now, self.lease_duration)
+            slot = free_member_slot(self.count, slots, now)
+        if not self._said_no_slot:
+            self._said_no_slot = True
+            log.warning(
+                "every member slot is held: this process takes no range (more processes than ranges; "
+                "raise --shards or run fewer processes)",
+                extra={"shards": self.count},
+            )
+
     def members(self) -> list[str]:
         """The live processes as last observed: holders of unexpired member Leases, this one included."""
         return sorted({*self._members, self.identity})
@@ -343,7 +382,7 @@ class RangeLeases:
         ``before_release(indices)`` runs before ranges over the fair share are released: the caller
         stops acting on them there (and waits for its passes in them to end)."""
         observed = self._observe()
-        self._write_lease(self.member_lease, self._my_member, self.identity)
+        self._hold_member_slot()
         plan = plan_ranges(
             self.identity,
             self.count,
@@ -354,12 +393,16 @@ class RangeLeases:
             self.renew_deadline,
         )
         self._rounds += 1
-        if self._rounds == 1 and members is None and self._my_member is None:
-            # A process just started: its member Lease is new, and processes starting beside it have not
-            # seen each other yet. Taking nothing this round lets the first take see them all, instead
-            # of one taking every range, watching them, then handing most back.
+        if members is None and (self._new_member or self.member_lease is None):
+            # A process just started (or just took a slot): its member Lease is new, and processes
+            # starting beside it have not seen each other yet. Taking nothing this round lets the first
+            # take see them all, instead of one taking every range, watching them, then handing most
+            # back. A process holding no member slot is not counted by the others: it takes nothing.
             plan = replace(plan, take=())
-        for i in plan.release:
+        for i in [*plan.release, *(i for i in self.renewed_at if i not in plan.renew)]:
+            # Released, or no longer ours (taken by another after this process's Lease expired in its
+            # view, e.g. after a pause): forget the renewal, so the range is neither watched nor
+            # reported as held (the fence had already closed it: its renewal is older than the deadline).
             self.renewed_at.pop(i, None)
         if plan.release and before_release is not None:
             before_release(plan.release)
@@ -387,7 +430,7 @@ class RangeLeases:
             for i in held:
                 if (self._objects.get(i) or {}).get("spec", {}).get("holderIdentity") == self.identity:
                     self._write(i, "")
-            if self._my_member is not None:
+            if self._my_member is not None and self.member_lease is not None:
                 self._write_lease(self.member_lease, self._my_member, "")
         except ApiError as exc:
             log.warning("range Lease release failed", extra={"error": str(exc)})

@@ -181,6 +181,10 @@ class PassLoop(ShardGate):
         # pod writes are pending: their watch events bring it once the cache shows them.
         follow_up = res.replica_version is not None and self.expectations.wait(key) is None
         if res.fenced:
+            # Still held: the Lease's renewal was late (a loaded process), not lost; look again, as a pass
+            # that finds the fence closed before it starts does. Not held: the range's holder acts.
+            if self.range_of(ns) in self.held_ranges():
+                return PassResult("requeue_after", RANGE_WAIT, actions=len(res.applied))
             return PassResult("success", actions=len(res.applied))
         if not res.ok:
             if res.gone and isinstance(res.error, NotFound):

@@ -4,6 +4,12 @@ The table is :mod:`omereconcile.replica_table`'s. ``irep`` (the CRD's short name
 ``kubectl get irep`` accepts) is not a plugin resource name: it fails with
 ``unknown resource "irep" (valid resources: inferencereplicas, inferencereplica, ir)``. ``-o json|yaml``
 print the Kubernetes object for a NAME, else a ``v1`` ``List`` of them (as OME's ``get`` does).
+
+``-o wide`` against a sharded reconciler (issue 31) adds ``SHARD-HOLDER``: the process acting on the
+replica, the holder of its namespace's range Lease (the host name part of the identity: the pod name in
+a cluster; ``<none>`` while the range is not held), read from the Leases of ``--ome-namespace`` with one
+list and no write. No column when no sharded reconciler stored its cuts there, or the Leases cannot be
+listed.
 """
 
 from __future__ import annotations
@@ -13,10 +19,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import replica_table
-from omereconcile.cluster.kube import NotFound
-from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, CommandError, segment
+from omereconcile.cluster.kube import ApiError, NotFound
+from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document
+from omereconcile.sharding import range_holders
 
 __all__ = ["add_parsers"]
 
@@ -32,6 +39,11 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     get.add_argument("name", metavar="NAME", nargs="?", help="one replica")
     get.add_argument("-A", "--all-namespaces", action="store_true", help="list across every namespace")
     get.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], help="wide: more columns")
+    get.add_argument(
+        "--ome-namespace",
+        default="ome",
+        help="the reconciler's namespace, whose range Leases -o wide reads (default ome)",
+    )
     get.set_defaults(func=run)
 
 
@@ -71,5 +83,27 @@ def run(ctx: Ctx) -> int:
     rows = replica_table.replica_table(
         items, datetime.now(UTC), wide=args.output == "wide", namespace=args.all_namespaces
     )
+    if args.output == "wide":
+        _add_holders(rows, client, args.ome_namespace, None if args.all_namespaces else ns)
     ctx.out.write(replica_table.format_table(rows))
     return 0
+
+
+def _add_holders(rows: list[list[str]], client: Client, ome_namespace: str, namespace: str | None) -> None:
+    """Append SHARD-HOLDER to the table (rows[0] is the header; with -A each row starts with its
+    namespace)."""
+    try:
+        leases = client.items(
+            f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', ome_namespace)}/leases"
+        )
+    except ApiError:
+        return
+    found = range_holders(leases)
+    if found is None:
+        return
+    ranges, holders = found
+    rows[0].append("SHARD-HOLDER")
+    for row in rows[1:]:
+        ns = row[0] if namespace is None else namespace
+        i = next(k for k, r in enumerate(ranges) if r.contains(ns))
+        row.append(holders[i].split("_", 1)[0] or "<none>")

@@ -3,10 +3,15 @@
 
 from omereconcile.sharding.filter import field_value, filter_items, in_shard, server_sharded, shard_query
 from omereconcile.sharding.ownership import (
+    CUTS_ANNOTATION,
     RangeLease,
     RangePlan,
     fair_share,
+    free_member_slot,
+    lease_names,
+    member_lease_name,
     plan_ranges,
+    range_holders,
     range_lease_name,
     validate_timing,
 )
@@ -27,6 +32,7 @@ from omereconcile.sharding.ranges import (
 )
 
 __all__ = [
+    "CUTS_ANNOTATION",
     "HASH_SPACE",
     "NAMESPACE_FIELD",
     "UID_FIELD",
@@ -41,11 +47,15 @@ __all__ = [
     "field_value",
     "filter_items",
     "fnv1a_64",
+    "free_member_slot",
     "hash_field",
     "in_shard",
+    "lease_names",
+    "member_lease_name",
     "parse_cuts",
     "parse_selector",
     "plan_ranges",
+    "range_holders",
     "range_lease_name",
     "server_sharded",
     "shard_query",

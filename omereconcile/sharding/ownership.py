@@ -22,16 +22,62 @@ them to the single leader:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RangeLease", "RangePlan", "fair_share", "plan_ranges", "range_lease_name", "validate_timing"]
+from omereconcile.sharding.ranges import SelectorError, ShardRange, parse_cuts
+
+__all__ = [
+    "CUTS_ANNOTATION",
+    "RangeLease",
+    "RangePlan",
+    "fair_share",
+    "free_member_slot",
+    "lease_names",
+    "member_lease_name",
+    "plan_ranges",
+    "range_holders",
+    "range_lease_name",
+    "validate_timing",
+]
+
+CUTS_ANNOTATION = "omereconcile.ome.io/shard-cuts"
 
 
 def range_lease_name(prefix: str, index: int, count: int) -> str:
     """The Lease of range ``index`` of ``count``: ``PREFIX-COUNT-INDEX``. The count is in the name so
     processes started with a different ``--shards`` never share (and fight over) a Lease."""
     return f"{prefix}-{count}-{index}"
+
+
+def member_lease_name(prefix: str, slot: int, count: int) -> str:
+    """The member Lease of slot ``slot`` of ``count``: ``PREFIX-COUNT-m-SLOT``. A live process holds one
+    slot; there are as many slots as ranges (a process beyond that could hold no range anyway). Slots,
+    not one Lease per identity, so that every Lease a sharded process writes has a name known before
+    it starts, and RBAC can list them by name (:func:`lease_names`)."""
+    return f"{prefix}-{count}-m-{slot}"
+
+
+def lease_names(prefix: str, count: int) -> list[str]:
+    """Every Lease a process started with ``--shards count`` reads or writes by name: the ranges, the
+    member slots and the stored cuts (the chart's and deploy/'s RBAC ``resourceNames``)."""
+    return [
+        *(range_lease_name(prefix, i, count) for i in range(count)),
+        *(member_lease_name(prefix, k, count) for k in range(count)),
+        f"{prefix}-{count}-cuts",
+    ]
+
+
+def free_member_slot(count: int, slots: Mapping[int, RangeLease], now: float) -> int | None:
+    """The lowest member slot a process without one may take: never created, released (empty holder)
+    or expired in this process's view; None when every slot is held by a live process."""
+    for k in range(count):
+        lease = slots.get(k)
+        if lease is None or lease.holder == "" or lease.expired(now):
+            return k
+    return None
 
 
 @dataclass(frozen=True)
@@ -109,3 +155,37 @@ def plan_ranges(
     take = tuple(free[: max(0, share - len(keep))])
     acting = frozenset(i for i in keep if i in renewed_at and now < renewed_at[i] + renew_deadline)
     return RangePlan(take=take, renew=tuple(keep), release=release, acting=acting, share=share)
+
+
+def range_holders(
+    leases: Iterable[Mapping[str, Any]], prefix: str = "omereconcile-shard"
+) -> tuple[tuple[ShardRange, ...], dict[int, str]] | None:
+    """The ranges and their holders' identities (``""``: released or never taken), read from the Leases
+    of the reconciler's namespace: what ``kubectl ome get ir -o wide`` shows, with no write. Of several
+    range counts (processes started with another ``--shards``), the one with the most held ranges.
+    None when no sharded reconciler stored its cuts there."""
+    by_name = {str((o.get("metadata") or {}).get("name") or ""): o for o in leases}
+    best: tuple[int, tuple[ShardRange, ...], dict[int, str]] | None = None
+    for name, obj in sorted(by_name.items()):
+        m = re.fullmatch(re.escape(prefix) + r"-([0-9]+)-cuts", name)
+        if m is None:
+            continue
+        count = int(m.group(1))
+        text = str(((obj.get("metadata") or {}).get("annotations") or {}).get(CUTS_ANNOTATION, ""))
+        try:
+            ranges = parse_cuts(text, count)
+        except SelectorError:
+            continue
+        holders = {
+            i: str(
+                ((by_name.get(range_lease_name(prefix, i, count)) or {}).get("spec") or {}).get(
+                    "holderIdentity"
+                )
+                or ""
+            )
+            for i in range(count)
+        }
+        held = sum(1 for h in holders.values() if h)
+        if best is None or held > best[0]:
+            best = (held, ranges, holders)
+    return None if best is None else (best[1], best[2])

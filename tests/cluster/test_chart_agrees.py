@@ -28,7 +28,7 @@ MODES: dict[str, list[str]] = {
         "--set", "webhook.certificate.secretName=omereconcile-webhook-cert",
         "--set-string", f"webhook.certificate.caBundle={CA_PEM}",
     ],
-    "deploy/sharded": ["--set", "sharding.enabled=true", "--set", "replicaCount=3"],
+    "deploy/sharded": ["--set", "replicaCount=3"],
 }  # fmt: skip
 
 

@@ -141,6 +141,14 @@ CAN_I: list[tuple[str, str, str, bool]] = [
     ("create", "leases.coordination.k8s.io", "ome", True),
     ("update", "leases.coordination.k8s.io/omereconcile-leader", "ome", True),
     ("update", "leases.coordination.k8s.io/someone-else", "ome", False),
+    # --shards=12 (issue 31): its ranges, member slots and cuts by name; list is one per round.
+    ("list", "leases.coordination.k8s.io", "ome", True),
+    ("update", "leases.coordination.k8s.io/omereconcile-shard-12-11", "ome", True),
+    ("update", "leases.coordination.k8s.io/omereconcile-shard-12-m-0", "ome", True),
+    ("get", "leases.coordination.k8s.io/omereconcile-shard-12-cuts", "ome", True),
+    ("update", "leases.coordination.k8s.io/omereconcile-shard-12-12", "ome", False),
+    ("update", "leases.coordination.k8s.io/omereconcile-shard-4-0", "ome", False),
+    ("list", "leases.coordination.k8s.io", "any", False),
     ("create", "deployments.apps", "any", False),
     ("create", "podgroups.scheduling.x-k8s.io", "any", True),  # each gang's PodGroup, before its pods
     ("update", "podgroups.scheduling.x-k8s.io", "any", False),

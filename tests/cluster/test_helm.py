@@ -93,7 +93,8 @@ def test_helm_lint_and_the_values_schema(helm: str) -> None:
         ["--set", "watchNamespace=inference"],
         ["--set", "networkPolicy.enabled=false"],
         ["--set", "replicaCount=1"],
-        ["--set", "sharding.enabled=true", "--set", "replicaCount=3"],
+        ["--set", "replicaCount=3"],
+        ["--set", "sharding.enabled=false"],
         ["--set", f"image.digest=sha256:{'a' * 64}"],
         *MODES.values(),
     )

@@ -27,6 +27,7 @@ from omereconcile.sharding import (
     ShardSelector,
     balanced_ranges,
     filter_items,
+    lease_names,
     parse_cuts,
     server_sharded,
     shard_query,
@@ -267,14 +268,15 @@ IREP_PATH = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 def fleet_cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Cluster, Path, bool]]:
-    """A control plane with kubelets (the gate on or off), deploy/'s RBAC plus the sharded component's, a
-    TokenRequest kubeconfig for the reconciler's ServiceAccount, and one replica in each FLEET namespace."""
+    """A control plane with kubelets (the gate on or off), deploy/'s RBAC (which names the Leases of
+    --shards=12) plus a Role naming those of this test's --shards=4, a TokenRequest kubeconfig for the
+    reconciler's ServiceAccount, and one replica in each FLEET namespace."""
     gate_on: bool = request.param
     gate = f"--feature-gates=ShardedListAndWatch={'true' if gate_on else 'false'}"
     with running_cluster(
         tmp_path_factory.mktemp("fleet"), nodes=2, gang_scheduler=False, apiserver_args=(gate,)
     ) as cl:
-        base, sharded = REPO / "deploy" / "base", REPO / "deploy" / "components" / "sharded"
+        base = REPO / "deploy" / "base"  # its RBAC holds the sharded reconciler's Leases too
         cl.kubectl(
             "apply",
             "-f",
@@ -283,9 +285,29 @@ def fleet_cluster(
             str(base / "serviceaccount.yaml"),
             "-f",
             str(base / "rbac.yaml"),
-            "-f",
-            str(sharded / "rbac.yaml"),
         )
+        role = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "shards-4", "namespace": "ome"},
+            "rules": [
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "resourceNames": lease_names("omereconcile-shard", SHARDS),
+                    "verbs": ["get", "update"],
+                }
+            ],
+        }
+        cl.raw.post("/apis/rbac.authorization.k8s.io/v1/namespaces/ome/roles", role)
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "shards-4", "namespace": "ome"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "shards-4"},
+            "subjects": [{"kind": "ServiceAccount", "name": "omereconcile", "namespace": "ome"}],
+        }
+        cl.raw.post("/apis/rbac.authorization.k8s.io/v1/namespaces/ome/rolebindings", binding)
         kubeconfig = cl.cp.service_account_kubeconfig("ome", "omereconcile", create=False)
         for ns in FLEET:
             cl.raw.post(

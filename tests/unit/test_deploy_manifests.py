@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from omereconcile.sharding import lease_names
 from omerender.cli.kubeschema import kube_problems
 
 # deploy/ builds on deploy/base (deploy/namespaced/ too), which holds every object but the CRDs.
@@ -119,3 +120,22 @@ def test_self_managed_certificate_rbac_names_its_one_secret_and_webhook_configur
     ]
     secret = next(d for d in _component_docs() if d["kind"] == "Secret")
     assert "data" not in secret  # the reconciler writes the keys; a re-apply never touches them
+
+
+def test_the_sharded_reconciler_may_write_only_the_leases_its_shards_name() -> None:
+    # deploy/ runs --shards=N: its Leases (N ranges, N member slots, the cuts) are named in the RBAC, so
+    # the pods may update no other Lease of the namespace; list (one per round) cannot be limited by name.
+    args = _kind("Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    (shards,) = [int(a.split("=", 1)[1]) for a in args if a.startswith("--shards=")]
+    role = next(r for r in _kind("Role") if r["metadata"]["name"] == "omereconcile-shards")
+    by_verbs = {tuple(r["verbs"]): r for r in role["rules"]}
+    assert set(by_verbs) == {("list",), ("get", "update")}
+    assert "resourceNames" not in by_verbs[("list",)]
+    assert by_verbs[("get", "update")]["resourceNames"] == lease_names("omereconcile-shard", shards)
+    binding = next(r for r in _kind("RoleBinding") if r["metadata"]["name"] == "omereconcile-shards")
+    assert binding["roleRef"]["name"] == "omereconcile-shards"
+    # Every Lease rule of every Role but create and list names its Leases.
+    for r in _kind("Role"):
+        for rule in r["rules"]:
+            if "leases" in rule["resources"] and rule["verbs"] not in (["create"], ["list"]):
+                assert rule.get("resourceNames"), (r["metadata"]["name"], rule)

@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from omereconcile.sharding import RangeLease, fair_share, plan_ranges, range_lease_name, validate_timing
+from omereconcile.sharding import (
+    RangeLease,
+    fair_share,
+    free_member_slot,
+    lease_names,
+    member_lease_name,
+    plan_ranges,
+    range_lease_name,
+    validate_timing,
+)
 
 LEASE, DEADLINE, RANGES = 15.0, 10.0, 8
 
@@ -162,3 +171,26 @@ def test_paused_holder_is_fenced(deadline: float, expect_overlap: bool) -> None:
         c.run(20)  # "a" comes back: shares rebalance, still no double actor
         assert c.overlaps == []
         assert len(c.held("a")) == len(c.held("b")) == RANGES // 2
+
+
+def test_every_lease_a_sharded_process_writes_has_a_name_known_before_it_starts() -> None:
+    # The chart's and deploy/'s RBAC list these names (resourceNames): ranges, member slots, the cuts.
+    assert lease_names("omereconcile-shard", 3) == [
+        "omereconcile-shard-3-0",
+        "omereconcile-shard-3-1",
+        "omereconcile-shard-3-2",
+        "omereconcile-shard-3-m-0",
+        "omereconcile-shard-3-m-1",
+        "omereconcile-shard-3-m-2",
+        "omereconcile-shard-3-cuts",
+    ]
+    assert member_lease_name("p", 2, 12) == "p-12-m-2"
+
+
+def test_a_process_takes_the_lowest_member_slot_not_held_by_a_live_process() -> None:
+    held = {0: RangeLease(0, "a", 100.0, LEASE), 1: RangeLease(1, "b", 100.0, LEASE)}
+    assert free_member_slot(3, held, now=101.0) == 2  # slot 2 never created
+    assert free_member_slot(3, {**held, 1: RangeLease(1, "", 100.0, LEASE)}, now=101.0) == 1  # released
+    assert free_member_slot(3, held, now=100.0 + LEASE) == 0  # a's expired in this process's view
+    full = {**held, 2: RangeLease(2, "c", 100.0, LEASE)}
+    assert free_member_slot(3, full, now=101.0) is None  # more processes than slots: none

@@ -66,3 +66,11 @@ tests/unit/test_chart.py), so the chart and
 {{- fail (printf "files/rbac.yaml (deploy/base/rbac.yaml) has no ClusterRole %q" $want) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when the pods run sharded (issue 31): sharding.enabled and more than one pod. One pod runs behind
+the leader Lease instead (a standby-less install: the same as today).
+*/}}
+{{- define "omereconcile.sharded" -}}
+{{- if and .Values.sharding.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
+{{- end -}}
