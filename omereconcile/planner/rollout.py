@@ -126,7 +126,7 @@ def _scale(
         if state is not None:
             out.wake(when)
             missing = 0
-        elif missing:
+        else:
             retry.started(ctx.target)
         # An index held only by pods that ended is free (Go: a terminal pod is absent); the Create
         # there retires the dead pod before it creates the name again.
