@@ -352,3 +352,32 @@ def test_promote_prunes_block() -> None:
     book = _book(POLICY, RetryBlock("rev-bad", "RetryInProgress", 1, T0, T0, None, "x"), keep)
     assert book.promoted("rev-bad"), GO
     assert list(book.blocks) == ["rev-other"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "known difference: Go ops/update.go DetectUpdateTriggerWithPods backfills a Failed row with no "
+        "runningRevision whose pods run the target runtime-ready (Ready, runningRevision stamped, the "
+        "target's block pruned); ours starts a surge of the Instance onto the revision it already runs"
+    ),
+)
+def test_backfill_adopts_runtime_ready_pods() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_retryblock_test.go @ ae683e3f,
+    TestDetectUpdate_BackfillAdoptsRuntimeReadyPods: a deadline-disposed row (Failed, no operation,
+    no ``runningRevision``) beside a due Backoff block, whose pod matches the target and is
+    runtime-ready, is adopted: no update is triggered, the row is Ready running the target, and the
+    target's block is pruned (success at the revision is real proof here)."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    world = sim.observe()
+    world = replace(world, now=world.now.replace(microsecond=0))
+    target = _target(world)
+    disposed = {"index": 0, "incarnation": 1, "phase": "Failed"}
+    world = _seed(world, [_block(world, target, "Backoff", next_in=-1)], [disposed])
+    out = plan(world)
+    row = _row0(out, world)
+    assert not _started(out, world), GO
+    assert (row["phase"], row.get("runningRevision")) == ("Ready", target), GO
+    assert target not in _blocks(out, world), GO
