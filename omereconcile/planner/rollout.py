@@ -33,6 +33,7 @@ from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unus
 from omereconcile.planner.podstate import ladder, owned
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import complete
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
@@ -215,6 +216,14 @@ def plan_instances(
             new_rows.append(r)
             continue
         pods_r = by_index.get(r.index, [])
+        if _adopts_target(ctx, r, pods_r, rows, retry):
+            # Go ``ops/update.go`` ``evaluateUpdateTriggerPods`` (AdoptRevision) and
+            # ``BackfillRunningRevision`` (ome-projects/ome 58a57f25 and ae683e3f; pinned by
+            # ``update_retryblock_test.go`` ``TestDetectUpdate_BackfillAdoptsRuntimeReadyPods``): a
+            # row with no running revision whose pods all carry the target and are runtime-ready is
+            # stamped Ready on the target (which prunes its RetryBlock), not rolled onto it again.
+            live = [p for p in pods_r if not p.terminating]
+            r = complete(ctx, r, target, 0 if ctx.gang else min(p.ordinal or 0 for p in live))
         serving = _serving(ctx, pods_r)
         if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
             # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
@@ -464,6 +473,22 @@ def _start_updates(
     if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
         hold = None
     return started, hold
+
+
+def _adopts_target(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], rows: Sequence[Row], retry: RetryBook
+) -> bool:
+    """Go ``evaluateUpdateTriggerFast`` then ``evaluateUpdateTriggerPods`` (ome-projects/ome
+    ``workload/ops/update.go`` 58a57f25): a Ready or Failed row with no operation and no running
+    revision, past the target's RetryBlock gate (a denying block decides first), whose pods (the
+    non-terminating ones; none proves nothing) all carry the target's revision hash and are
+    runtime-ready (ContainersReady)."""
+    if row.operation is not None or row.running_revision or row.phase not in (R.READY, R.FAILED):
+        return False
+    live = [p for p in pods if not p.terminating]
+    if not live or any(p.revision_hash != hash_of(ctx.target) or not p.containers_ready for p in live):
+        return False
+    return retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))[0] is None
 
 
 def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:

@@ -354,20 +354,13 @@ def test_promote_prunes_block() -> None:
     assert list(book.blocks) == ["rev-other"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/update.go DetectUpdateTriggerWithPods backfills a Failed row with no "
-        "runningRevision whose pods run the target runtime-ready (Ready, runningRevision stamped, the "
-        "target's block pruned); ours starts a surge of the Instance onto the revision it already runs"
-    ),
-)
 def test_backfill_adopts_runtime_ready_pods() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_retryblock_test.go @ ae683e3f,
     TestDetectUpdate_BackfillAdoptsRuntimeReadyPods: a deadline-disposed row (Failed, no operation,
     no ``runningRevision``) beside a due Backoff block, whose pod matches the target and is
     runtime-ready, is adopted: no update is triggered, the row is Ready running the target, and the
-    target's block is pruned (success at the revision is real proof here)."""
+    target's block is pruned (success at the revision is real proof here). Failed before: ours
+    started a surge of the Instance onto the revision it already ran, and flipped the block."""
     sim = Sim()
     sim.apply_replica(base_replica(replicas=1))
     Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
