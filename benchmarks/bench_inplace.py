@@ -25,8 +25,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_reconciler import wait
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"

@@ -35,8 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from omereconcile.cluster.kube import Kube, Timeout
 from omereconcile.controller import Controller, Key, PassResult
-from omereconcile.kube import Kube, Timeout
 from testbed.testing import Cluster, replica_settled, runners_replica, running_cluster
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"

@@ -41,7 +41,7 @@ SLOW = 50
 
 def serve(cert: str, key: str) -> None:
     """The server process: the real rules, a reader with no cluster behind it."""
-    from omereconcile.webhook import AdmissionServer, ClusterReader
+    from omereconcile.server.webhook import AdmissionServer, ClusterReader
 
     class NoCluster:
         def get(self, path: str, **q: Any) -> dict[str, Any]:

@@ -18,19 +18,20 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from omereconcile import logs, secure_metrics
+from omereconcile import logs
 from omereconcile.actions import Plan
-from omereconcile.certrotator import CertRotator
+from omereconcile.cluster.executor import target_of
+from omereconcile.cluster.kube import ApiError, Kube, NotFound
+from omereconcile.cluster.leader import LeaderElector, RangeLeases, default_identity
+from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.controller import CONFIG_NAME, Controller
-from omereconcile.executor import target_of
-from omereconcile.kube import ApiError, Kube, NotFound
-from omereconcile.leader import LeaderElector, RangeLeases, default_identity
 from omereconcile.metrics import Metrics, ProbeServer
-from omereconcile.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.planner import plan
-from omereconcile.secure_metrics import MetricsServer
+from omereconcile.server import secure_metrics
+from omereconcile.server.certrotator import CertRotator
+from omereconcile.server.secure_metrics import MetricsServer
+from omereconcile.server.webhook import AdmissionServer, ClusterReader
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
-from omereconcile.webhook import AdmissionServer, ClusterReader
 from omerender import __version__
 
 __all__ = ["main"]

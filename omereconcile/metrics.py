@@ -153,7 +153,7 @@ def send(handler: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str) ->
 class ProbeServer:
     """HTTP on ``addr``: ``/healthz`` (the loop made progress recently), ``/readyz``, and ``/metrics``
     without authentication when ``serve_metrics`` (``run --metrics-on-probe-port``; the default server
-    is :mod:`omereconcile.secure_metrics`)."""
+    is :mod:`omereconcile.server.secure_metrics`)."""
 
     def __init__(
         self,

@@ -9,7 +9,6 @@ its operator asked for.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -52,33 +51,64 @@ _UNIT_SECONDS = {
 }
 # time.Duration is int64 nanoseconds: time.ParseDuration refuses a longer one (about 2,562,047 hours).
 _MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
-_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def _go_quote(text: str) -> str:
+    """Go ``time``'s ``quote``: the text in double quotes, a quote or backslash escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _digit(ch: str) -> bool:
+    return "0" <= ch <= "9"
 
 
 def parse_go_duration(text: str) -> timedelta:
     """Parse a Go ``time.ParseDuration`` string (``30m``, ``1h30m``, ``1.5s``, ``0``).
 
-    Raises SettingsError for anything else, including a bare number other than ``0``.
+    Raises SettingsError for anything else, in Go's words (``time.ParseDuration``): a number without a
+    unit (``30``) is ``time: missing unit in duration "30"``, an unknown unit ``time: unknown unit "d"
+    in duration "1d"``, anything else ``time: invalid duration "..."``.
     """
     s = text.strip()
-    if not s:
-        raise SettingsError("empty duration")
-    sign = 1.0
-    if s[0] in "+-":
+    invalid = SettingsError(f"time: invalid duration {_go_quote(text)}")
+    if s[:1] in ("+", "-"):
         sign = -1.0 if s[0] == "-" else 1.0
         s = s[1:]
+    else:
+        sign = 1.0
     if s == "0":
         return timedelta(0)
+    if not s:
+        raise invalid
     pos = 0
     total = 0.0
     while pos < len(s):
-        m = _TERM.match(s, pos)
-        if m is None:
-            raise SettingsError(f"time: invalid duration {text!r}")
-        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    if pos == 0 or total > _MAX_DURATION_SECONDS:  # Go's int64 nanoseconds overflow: the same error
-        raise SettingsError(f"time: invalid duration {text!r}")
+        if not (s[pos] == "." or _digit(s[pos])):
+            raise invalid
+        start = pos
+        while pos < len(s) and _digit(s[pos]):
+            pos += 1
+        whole = s[start:pos]
+        fraction = ""
+        if pos < len(s) and s[pos] == ".":
+            pos += 1
+            frac_start = pos
+            while pos < len(s) and _digit(s[pos]):
+                pos += 1
+            fraction = s[frac_start:pos]
+        if not whole and not fraction:
+            raise invalid
+        unit_start = pos
+        while pos < len(s) and not (s[pos] == "." or _digit(s[pos])):
+            pos += 1
+        unit = s[unit_start:pos]
+        if not unit:
+            raise SettingsError(f"time: missing unit in duration {_go_quote(text)}")
+        if unit not in _UNIT_SECONDS:
+            raise SettingsError(f"time: unknown unit {_go_quote(unit)} in duration {_go_quote(text)}")
+        total += float(f"{whole or '0'}.{fraction or '0'}") * _UNIT_SECONDS[unit]
+    if total > _MAX_DURATION_SECONDS:  # Go's int64 nanoseconds overflow: the same error
+        raise invalid
     return timedelta(seconds=sign * total)
 
 

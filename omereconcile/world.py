@@ -528,13 +528,15 @@ UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 @dataclass(frozen=True, slots=True)
 class NodeView:
     """A Node as the lost-node rules read it (``planner/nodedeath.py``): its ``Ready`` condition and the
-    unreachable taints the node lifecycle controller puts on a node that stopped reporting."""
+    unreachable taints the node lifecycle controller puts on a node that stopped reporting; and whether
+    it is cordoned (``spec.unschedulable``), which the scale-down reads (``planner/plan_indices.py``)."""
 
     name: str
     ready: str = ""  # the Ready condition's status: True, False, Unknown; "" when it has none
     ready_since: datetime | None = None  # its lastTransitionTime
     ready_reason: str = ""
     unreachable_since: tuple[datetime | None, ...] = ()  # timeAdded of each unreachable taint
+    unschedulable: bool = False  # spec.unschedulable: cordoned
 
     @property
     def silent(self) -> bool:
@@ -559,6 +561,7 @@ class NodeView:
             ready_since=parse_time(ready.get("lastTransitionTime")) if ready else None,
             ready_reason=str(ready.get("reason", "") or "") if ready else "",
             unreachable_since=taints,
+            unschedulable=spec.get("unschedulable") is True,
         )
 
 

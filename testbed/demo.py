@@ -46,7 +46,7 @@ PODGROUPS = (
 
 def _offline() -> int:
     from omereconcile.cli import describe
-    from omereconcile.observe import build_catalog, render_world
+    from omereconcile.cluster.observe import build_catalog, render_world
     from omereconcile.planner import plan
     from omereconcile.settings import OperatorSettings
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from omereconcile.forecast.build import Forecast
 from omereconcile.forecast.run import ReplicaForecast
-from omerender.diff.verdicts import LINE_LIMIT
+from omerender.diff.verdicts import LINE_LIMIT, cut_line
 
 __all__ = [
     "CUT_NOTE",
@@ -21,11 +21,6 @@ __all__ = [
 ]
 
 CUT_NOTE = f"note: lines longer than {LINE_LIMIT} characters are cut (…); -o json has the full text"
-
-
-def cut_line(line: str, limit: int = LINE_LIMIT) -> str:
-    """``line`` within ``limit`` characters, its end replaced by ``…`` when longer."""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def markdown_row(cells: Sequence[str]) -> str:

@@ -32,7 +32,7 @@ from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.driver import Driver, converged
 from omerender.accelerators import accelerator_count
 
-__all__ = ["Hold", "ReplicaForecast", "ReplicaInput", "Totals", "simulate"]
+__all__ = ["STAGED", "Hold", "ReplicaForecast", "ReplicaInput", "RollRun", "Totals", "run_roll", "simulate"]
 
 PAUSED = "Paused"  # operation.waiting of an update parked by spec.paused
 STAGED = "Staged"  # the Ready reason of a roll stopped at its partition
@@ -339,6 +339,52 @@ def _lockstep(tracks: Sequence[_Track], until: Any, stall_after: float) -> datet
                 t.driver.check()
                 _sample(t)
     raise RuntimeError(f"the forecast did not settle within {_MAX_PASSES} planner passes")
+
+
+@dataclass(frozen=True)
+class RollRun:
+    """One replica's roll on a simulated cluster of its own (:func:`run_roll`): whether it came up on
+    its revision before the change, whether the roll ended, the seconds from the change to its end (or
+    to its last progress when it stopped short), the holds it stopped at and its series of ``(seconds,
+    serving Instances, extra GPUs)``."""
+
+    came_up: bool
+    ended: bool
+    seconds: float
+    holds: tuple[tuple[str, str], ...]
+    series: tuple[tuple[float, int, int], ...]
+
+
+def run_roll(
+    item: ReplicaInput, sim: ForecastSim, observe: Callable[[float], None], *, stall_after: float
+) -> RollRun:
+    """``item``'s roll alone on ``sim``, as :func:`simulate` runs each: brought up and settled on its
+    old revision, then the change lands and the planner runs pass by pass until the roll ends or
+    nothing moves for ``stall_after`` seconds. ``observe(seconds since the change)`` is called after
+    every pass and clock step (``kubectl ome rollout status --eta`` reads the rows there)."""
+    track = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), (item,))
+    sim.apply_replica(_warm_object(track))
+    _lockstep([track], lambda: converged(sim), stall_after)
+    if not converged(sim):
+        return RollRun(False, False, 0.0, (), ())
+    track.change_at = origin = sim.now
+
+    def until() -> bool:
+        observe((sim.now - origin).total_seconds())
+        return track.ended is not None
+
+    _start(track)
+    last = _lockstep([track], until, stall_after)
+    until()
+    _settled_holds(track)
+    end = track.ended or last
+    return RollRun(
+        True,
+        track.ended is not None,
+        (end - origin).total_seconds(),
+        tuple(track.holds),
+        tuple(track.series),
+    )
 
 
 def simulate(

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from omereconcile.kube import ApiError, Kube
+from omereconcile.cluster.kube import ApiError, Kube
 from omereconcile.kubectl import diff, get, instance, logs, render, rollout, runtime, wait
 from omereconcile.kubectl.client import (
     EXIT_API,

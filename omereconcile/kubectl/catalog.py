@@ -1,6 +1,6 @@
 """The live catalog, read as the controller reads it, for the verbs that select or render.
 
-The objects are the controller's own list (``omereconcile.observe.fetch_catalog_objects``, the kinds
+The objects are the controller's own list (``omereconcile.cluster.observe.fetch_catalog_objects``, the kinds
 of ``CATALOG_RESOURCES``), made into a :class:`~omerender.catalog.Catalog` by the controller's own
 ``build_catalog`` with the settings of the live ``inferenceservice-config`` (``--ome-namespace``), so a
 selection or a render here is the controller's. A ConfigMap the caller may not read is reported on
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from omereconcile.kube import ApiError, NotFound
+from omereconcile.cluster.kube import ApiError, NotFound
+from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects
 from omereconcile.kubectl.client import Client, segment
-from omereconcile.observe import build_catalog, fetch_catalog_objects
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
 from omerender.catalog import CONFIG_MAP, Catalog
 

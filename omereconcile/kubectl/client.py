@@ -1,6 +1,6 @@
 """The one API client every ``kubectl ome`` verb shares, and the kubectl conventions around it.
 
-All API I/O goes through :class:`omereconcile.kube.Kube` (the only module that imports the Kubernetes
+All API I/O goes through :class:`omereconcile.cluster.kube.Kube` (the only module that imports the Kubernetes
 client); this module adds what a kubectl plugin needs on top: the kubeconfig's namespace, names checked
 and escaped as client-go does, ``TYPE/NAME`` arguments, ``--request-timeout``, and API errors worded as
 kubectl words them.
@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import yaml
 
-from omereconcile.kube import MERGE_PATCH, ApiError, Kube, NotFound, WatchEvent
+from omereconcile.cluster.kube import MERGE_PATCH, ApiError, Kube, NotFound, WatchEvent
 
 __all__ = [
     "EXIT_API",

@@ -1,7 +1,7 @@
 """``kubectl ome diff -f CHANGED.yaml…``: which live replicas an apply of these files rolls, blocks or unblocks.
 
 The before side is the cluster as the controller reads it: the catalog objects of the namespaces
-involved and of cluster scope (``omereconcile.observe.fetch_catalog_objects``), built into a catalog
+involved and of cluster scope (``omereconcile.cluster.observe.fetch_catalog_objects``), built into a catalog
 with the live ``inferenceservice-config`` (:mod:`...catalog`), and the live InferenceReplicas with
 their UIDs and ``status.collisionCount``, so a revision name is the one the controller created. The
 after side is the same objects with the files applied in memory, as ``kubectl apply`` applies them:
@@ -175,8 +175,8 @@ def run(ctx: Ctx) -> int:
 
 
 def _run(ctx: Ctx) -> int:
+    from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects
     from omereconcile.kubectl.catalog import live_settings
-    from omereconcile.observe import build_catalog, fetch_catalog_objects
     from omereconcile.settings import settings_from_configmap
     from omerender import Text, load
     from omerender.catalog import CATALOG_KINDS, is_operator_config

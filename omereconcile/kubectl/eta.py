@@ -170,8 +170,8 @@ def measure(timeline: JSON, pods: Sequence[JSON]) -> Measured:
 
 
 def _side(rev: JSON, workers: int) -> Any:
+    from omereconcile.cluster.observe import runners_from_payload
     from omereconcile.forecast.world import RevisionSide
-    from omereconcile.observe import runners_from_payload
     from omereconcile.world import RevisionView
     from omerender.constants import RUNNER_WORKER
     from omerender.render import RenderedRunner
@@ -192,19 +192,9 @@ def plan_roll(
 ) -> RollPlan:
     """The planner's run of the roll from ``before`` to ``after`` (ControllerRevisions) of ``replica``
     at its desired size and live spec, on the forecast's simulated cluster with room for every pod."""
-    from omereconcile.forecast.run import (
-        _IDLE_STEP,
-        STAGED,
-        ReplicaInput,
-        _lockstep,
-        _settled_holds,
-        _start,
-        _Track,
-        _warm_object,
-    )
+    from omereconcile.forecast.run import STAGED, ReplicaInput, run_roll
     from omereconcile.forecast.world import ForecastSim, Nodes
     from omereconcile.planner.rows import OP_UPDATE
-    from omereconcile.simulate.driver import Driver, converged
 
     meta = replica.get("metadata") or {}
     spec = dict(replica.get("spec") or {})
@@ -228,22 +218,13 @@ def plan_roll(
         workers,
     )
     sim = ForecastSim(old, startup_seconds, Nodes(None), ("nvidia.com/gpu",), drain_seconds, workers=workers)
-    track = _Track(item, sim, Driver(sim, max_step=_IDLE_STEP), (item,))
-    sim.apply_replica(_warm_object(track))
-    stall = max(600.0, 3 * startup_seconds, 3 * drain_seconds)
-    _lockstep([track], lambda: converged(sim), stall)
-    if not converged(sim):
-        return RollPlan(0.0, False, (), (), "the replica does not come up on its revision before the roll")
-    track.change_at = origin = sim.now
-    _start(track)
     seen: set[str] = set()
     starts: list[float] = []
     completions: list[float] = []
     open_steps: dict[int, tuple[str, float]] = {}  # Instance -> (step, since)
     steps: list[tuple[int, str, float, float]] = []
 
-    def until() -> bool:
-        at = (sim.now - origin).total_seconds()
+    def observe(at: float) -> None:
         done = 0
         now_steps: dict[int, str] = {}
         for row in sim.rows():
@@ -261,28 +242,27 @@ def plan_roll(
         for index, step in now_steps.items():
             open_steps.setdefault(index, (step, at))
         completions.extend([at] * (done - len(completions)))
-        return track.ended is not None
 
-    last = _lockstep([track], until, stall)
-    until()
-    _settled_holds(track)
-    end = track.ended or last
-    duration = (end - origin).total_seconds()
+    stall = max(600.0, 3 * startup_seconds, 3 * drain_seconds)
+    run = run_roll(item, sim, observe, stall_after=stall)
+    if not run.came_up:
+        return RollPlan(0.0, False, (), (), "the replica does not come up on its revision before the roll")
+    duration = run.seconds
     steps += [(index, step, since, duration) for index, (step, since) in open_steps.items()]
-    hold = "; ".join(f"{g}: {r}" for g, r in track.holds) if track.ended is None else ""
+    hold = "; ".join(f"{g}: {r}" for g, r in run.holds) if not run.ended else ""
     # A partition stops the roll short, complete up to it (Ready reason Staged, as rollout status
     # judges it): the run's end is when the last Instance it rolls runs the target.
-    staged = track.ended is None and any(g == STAGED for g, _ in track.holds) and bool(completions)
+    staged = not run.ended and any(g == STAGED for g, _ in run.holds) and bool(completions)
     if staged:
         duration = completions[-1]
     return RollPlan(
         duration,
-        track.ended is not None or staged,
+        run.ended or staged,
         tuple(starts),
         tuple(completions),
         hold,
         tuple(sorted(steps, key=lambda s: (s[2], s[0]))),
-        tuple(track.series),
+        run.series,
     )
 
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from omereconcile.kube import ApiError
+from omereconcile.cluster.kube import ApiError
 from omereconcile.kubectl.client import Client, CommandError
 
 __all__ = ["follow"]

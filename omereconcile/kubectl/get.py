@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import replica_table
-from omereconcile.kube import ApiError, NotFound
+from omereconcile.cluster.kube import ApiError, NotFound
 from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from omereconcile.kube import Conflict, Invalid
+from omereconcile.cluster.kube import Conflict, Invalid
 from omereconcile.kubectl.client import REPLICA_KIND, CommandError, ConflictError
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import ActionResult, DryRun

@@ -4,7 +4,7 @@ Without ``--watch`` it reads the replica, its ControllerRevisions, its pods, the
 namespace's Warning events and the replica's Normal events once and prints the tree, with the roll's
 ETA (:mod:`omereconcile.kubectl.eta`: the planner run from the live roll, fed with the start-up times
 its pods showed). With ``--watch`` it follows the same six
-collections with the controller's own :class:`omereconcile.controller.Reflector` (a list, then a watch
+collections with the controller's own :class:`omereconcile.cluster.reflector.Reflector` (a list, then a watch
 from the list's resourceVersion, relisting on ``410 Gone``: a watch started from a single GET's
 resourceVersion can be refused as too old) and redraws when one of them changes, at most
 :data:`MAX_REDRAWS_PER_SECOND` times a second: in place on a terminal, as appended snapshots (a blank
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import eta as eta_mod
 from omereconcile.kubectl import tree as tree_mod
 from omereconcile.kubectl.client import (
@@ -180,7 +180,7 @@ def _watch(
     ctx: Ctx, client: Client, name: str, window: float, timeout: float, colour: tree_mod.Palette
 ) -> int:
     # The controller's reflector: list, then watch from the list's resourceVersion, relist on 410.
-    from omereconcile.controller import Reflector
+    from omereconcile.cluster.reflector import Reflector
 
     first = client.replica(name)  # a 404 is exit 5 before anything starts
     component = str((first.get("spec") or {}).get("component") or "")

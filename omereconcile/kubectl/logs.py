@@ -17,7 +17,7 @@ import json
 import threading
 from typing import Any, TextIO
 
-from omereconcile.kube import ApiError, Kube
+from omereconcile.cluster.kube import ApiError, Kube
 from omereconcile.kubectl.client import EXIT_API, CommandError, api_error, segment
 from omereconcile.kubectl.context import Ctx
 

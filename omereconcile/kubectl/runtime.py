@@ -20,7 +20,7 @@ import argparse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from omereconcile.kube import ApiError
+from omereconcile.cluster.kube import ApiError
 from omereconcile.kubectl.client import GROUP_VERSION, CommandError
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import table

@@ -429,11 +429,27 @@ def render_tree(tree: JSON, c: Palette, *, wide: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _event_text(ev: JSON, c: Palette, replica: str) -> str:
+# The subject the controller opens its messages with (Go's ``InferenceReplica <ns>/<name> component=<c>
+# [instance=<n>]`` and ``OMENative component=<c>[ instance=<n>]:``).
+_SUBJECT = re.compile(
+    r"^(?:InferenceReplica (?P<ref>\S+) |OMENative )component=\S+(?: instance=(?P<index>\d+))?:? "
+)
+
+
+def _event_text(ev: JSON, c: Palette, replica: str, instance: int | None = None) -> str:
     count = f" (x{ev['count']})" if int(ev.get("count") or 1) > 1 else ""
     # The replica's own events need not name it: the tree already does (a pod's event names the pod).
-    about = "" if ev["object"] == f"InferenceReplica/{replica}" else f" {ev['object']}:"
-    return c("red", f"⚠ {ev['reason']}") + f" {_dur(ev.get('ageSeconds'))} ago{count}{about} {ev['message']}"
+    own = ev["object"] == f"InferenceReplica/{replica}"
+    about = "" if own else f" {ev['object']}:"
+    message = str(ev["message"])
+    subject = _SUBJECT.match(message) if own else None
+    if subject is not None and (subject["ref"] is None or subject["ref"].endswith(f"/{replica}")):
+        # Nor need its message: the line sits under the replica, or under the Instance it names (a
+        # standalone replica has one component); -o json keeps the message whole.
+        index = subject["index"]
+        keep = f"Instance {index}: " if index is not None and int(index) != instance else ""
+        message = keep + message[subject.end() :]
+    return c("red", f"⚠ {ev['reason']}") + f" {_dur(ev.get('ageSeconds'))} ago{count}{about} {message}"
 
 
 def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool, replica: str) -> list[str]:
@@ -472,7 +488,7 @@ def _instance_lines(inst: JSON, c: Palette, pad: str, last: bool, wide: bool, re
             text += f"  revision {p.get('revision') or '-'}"
         items.append(text)
     for ev in inst.get("warningEvents") or []:
-        items.append(_event_text(ev, c, replica))
+        items.append(_event_text(ev, c, replica, int(inst["index"])))
     for n, text in enumerate(items):
         lines.append(child + ("└── " if n == len(items) - 1 else "├── ") + text)
     return lines

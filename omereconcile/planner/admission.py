@@ -28,6 +28,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import runner_restarted_since_ready
 from omereconcile.planner.out import Out
+from omereconcile.planner.podstate import fully_serving
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView
@@ -45,19 +46,7 @@ __all__ = [
 _SURGE_STEPS = SURGE_STEPS  # SurgeDrainSettle included: read from rows an earlier release journaled
 
 
-def _fully_serving(pods: Sequence[PodView], desired: int) -> bool:
-    """Go ``query.PodSetFullyServing``: at least ``desired`` live pods, each ContainersReady, not
-    terminal, and carrying the serving gate True; Terminating pods are left out."""
-    if desired <= 0:
-        return False
-    count = 0
-    for p in pods:
-        if p.terminating:
-            continue
-        if p.ended or not p.containers_ready_condition or p.gate != "True":
-            return False
-        count += 1
-    return count >= desired
+_fully_serving = fully_serving  # Go query.PodSetFullyServing (planner/podstate.py)
 
 
 def proven_window(ctx: Ctx) -> timedelta:

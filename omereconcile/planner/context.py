@@ -77,7 +77,13 @@ class Ctx:
 
     @property
     def label_selector(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+        """``status.labelSelector``, Go ``inferencereplica/status.go`` ``irLabelSelectorString``
+        (ome-projects/ome @ 8263d0c7): the replica's pod labels, sorted as Kubernetes prints a
+        selector, narrowed to the runners an Instance has exactly one of (``ome.io/runner in
+        (default,leader)``) so an HPA reading the scale subresource counts one pod per Instance — the
+        ``default`` pod of a single-pod Instance, the leader of a multi-pod one, never a worker."""
+        exact = ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+        return f"{exact},{c.LABEL_RUNNER} in ({c.RUNNER_DEFAULT},{c.RUNNER_LEADER})"
 
     @property
     def service_name(self) -> str:

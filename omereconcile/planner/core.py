@@ -123,8 +123,8 @@ def plan(world: World) -> Plan:
             summary="a stale PodGroup of a now single-pod Instance goes first",
         )
     by_index = group_pods(ctx, world.pods)
-    # Go EnsurePodGroupsWithState: every desired gang's PodGroup of ours is kept in line each pass.
-    correct_pod_group_drift(ctx, by_index, out)
+    # Go EnsurePodGroupsWithState: every planned gang's PodGroup of ours is kept in line each pass.
+    correct_pod_group_drift(ctx, reset.rows, retry, by_index, out)
     result = plan_instances(ctx, reset.rows, world.pods, retry, out)
     # Go SweepStuckTerminatingPods: every Terminating pod, whether or not an operation waits on it.
     sweep_terminating(ctx, by_index, out)

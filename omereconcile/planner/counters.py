@@ -4,14 +4,22 @@ Per Instance (Go ``workload/status/aggregate.go`` ``CountersForInstance``), over
 Instance's bucket, terminating ones included:
 
 - ``podCount``: the pods;
-- ``readyPodCount``: ContainersReady True (``CountReadyPods``);
+- ``readyPodCount``: ContainersReady True (``CountReadyPods``) — counted for ``readyReplicas``, never
+  persisted (below);
 - ``servingPodCount``: PodReady True, the ``ome.io/serving`` gate True, not terminating
   (``CountServingPods`` / ``podreadiness.ReadyAndServing``);
 - ``availablePodCount``: listed by an EndpointSlice as ready and not terminating
   (``AvailablePodSet`` / ``drain.EndpointAvailable``) and, under a positive ``minReadySeconds``, PodReady
   for that long (``CountAvailablePods`` / ``podreadiness.IsPodAvailable``);
-- ``scheduledPodCount``: pods with a node; ``admitted``: at least one pod and none held by a scheduling
-  gate (``instancePodsAdmitted``).
+- ``scheduledPodCount``: pods with a node — counted, never persisted (below); ``admitted``: at least one
+  pod and none held by a scheduling gate (``instancePodsAdmitted``).
+
+What a row persists (Go ``irstatus.ClearPodDerivedObservations`` and ``inferencereplica/status_writer.go``
+``updateInferenceReplicaStatus``, pinned by ``status_test.go`` ``assertCompactInferenceReplicaWrite`` and
+``TestAggregateAndWriteStatusPersistsCompactRowsAndMirrorsCurrentObservations`` @ 58a57f25): every status
+write omits ``readyPodCount``, ``scheduledPodCount`` and ``nodesOccupied`` ("workload decisions derive
+them from current Pods"), and a row still carrying them from an older writer loses them on the next
+write (:data:`TRANSIENT_ROW_FIELDS`).
 
 Per replica (Go ``workload/observation.go`` ``TakeInlineV1Publication``): an Instance counts as ready,
 serving or available once at least its desired pods are (``InstanceMeetsThreshold``, so a surge pod
@@ -30,6 +38,7 @@ from omereconcile.planner.rows import Row
 from omereconcile.world import Endpoints, PodView
 
 __all__ = [
+    "TRANSIENT_ROW_FIELDS",
     "ComponentCounters",
     "InstanceCounters",
     "component_counters",
@@ -38,6 +47,9 @@ __all__ = [
     "meets_threshold",
     "on_update_revision",
 ]
+
+# The pod-derived row fields OME's newest Go never writes (``irstatus.ClearPodDerivedObservations``).
+TRANSIENT_ROW_FIELDS = ("readyPodCount", "scheduledPodCount", "nodesOccupied")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +63,14 @@ class InstanceCounters:
     next_available_at: datetime | None = None  # when a pending pod's minReadySeconds window closes
 
     def overlay(self, row: Mapping[str, object]) -> dict[str, object]:
-        """The row as Go publishes it: the pod-derived fields replaced by this observation."""
-        out = dict(row)
+        """The row as Go publishes it: the persisted pod-derived fields replaced by this observation,
+        the transient ones (:data:`TRANSIENT_ROW_FIELDS`) dropped."""
+        out = {k: v for k, v in row.items() if k not in TRANSIENT_ROW_FIELDS}
         out.update(
             {
                 "podCount": self.pod_count,
-                "readyPodCount": self.ready_pod_count,
                 "servingPodCount": self.serving_pod_count,
                 "availablePodCount": self.available_pod_count,
-                "scheduledPodCount": self.scheduled_pod_count,
                 "admitted": self.admitted,
             }
         )

@@ -18,9 +18,11 @@ from typing import Any
 from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup, UpdatePodGroup
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.holds import UNSCHEDULABLE, first_unplaced
 from omereconcile.planner.out import Out
+from omereconcile.planner.plan_indices import instance_plan_indices
 from omereconcile.planner.podstate import ladder, live, stuck_container
-from omereconcile.planner.quota import QUOTA_EXCEEDED
+from omereconcile.planner.quota import QUOTA_EXCEEDED, takes_row
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import (
@@ -32,7 +34,7 @@ from omereconcile.planner.steps import (
     retire,
     terminal_failure,
 )
-from omereconcile.world import PodGroupView, PodView, format_time
+from omereconcile.world import PodGroupView, PodView, format_time, parse_time
 from omerender import constants as c
 from omerender.naming import pod_group_name
 from omerender.stamps import pod_group
@@ -103,6 +105,12 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     return None
 
 
+def _group_terminating(ctx: Ctx, index: int) -> bool:
+    """The Instance's own PodGroup is still on its way out (the ``PodGroupTerminating`` wait stands)."""
+    group = group_of(ctx, index)
+    return group is not None and _ours(ctx, group) and group.terminating
+
+
 def _desired_group(ctx: Ctx, index: int) -> dict[str, Any]:
     timeout = ctx.ready_timeout.total_seconds() if ctx.ready_timeout else None
     return pod_group(
@@ -140,10 +148,16 @@ def _drift_patch(group: PodGroupView, want: Mapping[str, Any], keep_topology: bo
     return patch
 
 
-def correct_pod_group_drift(ctx: Ctx, pods_by_index: Mapping[int, Sequence[PodView]], out: Out) -> None:
-    """Every desired multi-pod Instance's PodGroup of ours that drifted is put back, each pass (Go
-    ``EnsurePodGroupsWithState`` runs ``EnsurePodGroupForPodsFromObservation`` for every Instance of
-    the plan; ome-projects/ome ``workload/podgroup/podgroup.go`` @ dcfb4135).
+def correct_pod_group_drift(
+    ctx: Ctx, rows: Sequence[Row], retry: RetryBook, pods_by_index: Mapping[int, Sequence[PodView]], out: Out
+) -> None:
+    """Every planned multi-pod Instance's PodGroup of ours that drifted is put back, each pass (Go
+    ``EnsurePodGroupsWithState``, ome-projects/ome ``workload/gang/gang.go`` @ 4dfb96b1, runs
+    ``EnsurePodGroupForPodsFromObservation`` (``workload/podgroup/podgroup.go`` @ dcfb4135) for every
+    Instance of the plan but those a Delete owns (``terminalOwnedIndices``)). The plan is
+    ``instancePlanIndices`` (``planner/plan_indices.py``): it holds a gang surge's replacement, pinned
+    beside its source above the replica count, and the indices a scale-down left (not only
+    ``0..replicas-1``), so their groups are kept in line too.
 
     While pods of the Instance exist, the topology-key annotation is left as it is: Go keeps the
     key those immutable pods were placed by (read from their generated worker-to-leader affinity,
@@ -153,7 +167,11 @@ def correct_pod_group_drift(ctx: Ctx, pods_by_index: Mapping[int, Sequence[PodVi
     terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
     if not ctx.world.gang_scheduling or not ctx.gang:
         return
-    for index in range(ctx.desired):
+    # Go ``terminalOwnedIndices``: a row a Delete owns keeps its group until the teardown removes it.
+    deleting = {r.index for r in rows if r.phase == R.DELETING}
+    for index in instance_plan_indices([r for r in rows if r.phase != R.DELETING], ctx.desired, retry):
+        if index in deleting:
+            continue
         group = group_of(ctx, index)
         if group is None or group.terminating or not _ours(ctx, group):
             continue
@@ -200,6 +218,37 @@ def _evidence(pods: Sequence[PodView]) -> PodView | None:
     return None
 
 
+def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
+    """Go ``holds/gang.go`` ``gangHold`` / ``reportGang`` (ome-projects/ome @ dcfb4135), with
+    ``holds/table.go`` ``takesRowFrom``: the row's PodGroup name is still held by a group of ours on
+    its way out, so the gang cannot be created yet. The token takes an unheld row, its own, or one held
+    only by the pause, and leaves the group's explanation on ``lastFailure`` (Go ``GangTermination``),
+    stamped with the moment the hold began (``gangHoldObservedAt``) so an unchanged hold rewrites
+    nothing; a row another wait already reports keeps it (its clock parked all the same). Go's words
+    for the explanation (the PodGroup pass's ``GangObservation.Message``) are not in the index; ours
+    name the group.
+
+    A scheduler hold whose pods are all placed now has ended in this very pass (Go releases it before
+    the gang hold reads the row: escalation/gang_test.go
+    TestEscalation_GangHoldTakesOverFromClearedPodToken @ 8263d0c7), so it does not keep the row."""
+    op = row.operation
+    assert op is not None
+    current = op.waiting
+    if current == UNSCHEDULABLE and first_unplaced(live(pods)) is None:
+        current = None
+    if not takes_row(wait, current):
+        return row if op.deadline is None else replace(row, operation=replace(op, deadline=None))
+    failure = row.last_failure or {}
+    since = parse_time(failure.get("time")) if op.waiting == wait and failure.get("reason") == wait else None
+    name = pod_group_name(ctx.prefix, ctx.component, row.index)
+    evidence = {
+        "reason": wait,
+        "message": f"PodGroup {name} is terminating; the gang's pods are created once it is gone",
+        "time": format_time(since or ctx.now),
+    }
+    return replace(row, operation=replace(op, waiting=wait, deadline=None), last_failure=evidence)
+
+
 def bring_up_gang(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook | None
 ) -> tuple[Row, bool]:
@@ -232,11 +281,19 @@ def bring_up_gang(
             msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
             return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
         if wait is not None:
-            if op.waiting != wait:
-                row = replace(row, operation=replace(op, waiting=wait, deadline=None))
-            return row, False
-        if op.waiting == PODGROUP_TERMINATING:
-            row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+            # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
+            # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
+            out.wake(ctx.now + POD_GROUP_RECHECK)
+            return _gang_hold(ctx, row, wait, pods), False
+    if op.waiting == PODGROUP_TERMINATING and not _group_terminating(ctx, row.index):
+        # The gang hold is read on every pass (ome-projects/ome 4dfb96b1 escalation/escalation.go Run,
+        # GANG path; escalation/gang_test.go TestEscalation_GangHoldClearedOnceCollected @ 8263d0c7): a
+        # row whose group is gone, or no longer on its way out, releases the token and re-arms a full
+        # window, whether or not its pods exist.
+        row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+        op = row.operation
+        assert op is not None
+    if missing:
         for runner, k in missing:
             _create(
                 ctx,

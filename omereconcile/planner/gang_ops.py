@@ -166,8 +166,15 @@ def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str,
 
 
 def surge_index_for(rows: Sequence[Row], used: set[int]) -> int:
-    """Go ``workload.AllocateSurgeIndex``: the lowest index no row (nor pod) holds."""
+    """Go ``types.AllocateSurgeIndex`` (as ``workload/plan_test.go`` ``TestAllocateSurgeIndex`` pins
+    it, ome-projects/ome 245145f4): the lowest index no row (nor pod) holds and no in-flight surge
+    claims (``operation.surgeIndex``), so two sources surging in one pass never share a slot."""
     taken = {r.index for r in rows} | used
+    taken |= {
+        r.operation.surge_index
+        for r in rows
+        if r.operation is not None and r.operation.surge_index is not None
+    }
     k = 0
     while k in taken:
         k += 1

@@ -39,6 +39,7 @@ from omereconcile.planner.steps import (
     complete,
     demote,
     new_operation,
+    refreshed_failure_evidence,
     retire,
 )
 from omereconcile.planner.surge import step_surge
@@ -345,7 +346,10 @@ def _park(ctx: Ctx, row: Row) -> Row:
     op = row.operation
     assert op is not None
     if op.waiting == "Paused":
-        return row
+        # The clock stays parked for the length of the hold, even if a deadline was written beside the
+        # token (Go escalation/deadline.go ReconcileGatedDeadlines; deadline_test.go
+        # TestReconcileGatedDeadlines_PausedHoldParksAndRearms @ 8263d0c7).
+        return row if op.deadline is None else replace(row, operation=replace(op, deadline=None))
     if op.waiting:
         return row  # that authority owns the token and its clock; the pause only withholds the step
     return replace(row, operation=replace(op, waiting="Paused", deadline=None))
@@ -355,6 +359,7 @@ def step_row(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row | None:
     """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
         return _step_idle(ctx, row, pods, out)
@@ -377,6 +382,11 @@ def step_row(
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
         # not hold (a committed Create) keeps the token the episode left (Go reportPause).
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
+    elif committed_create and not ctx.paused and not op.waiting and op.deadline is None:
+        # A committed Create the pause parked without a token (steps.check_failure) gets the full
+        # window from the unpause (Go reconcileHeldDeadlines: "unpausing rearms each parked deadline
+        # from that point"); with no readiness timeout configured there is nothing to re-arm.
+        row = replace(row, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
     op = row.operation
     assert op is not None
     if op.type == R.OP_CREATE:

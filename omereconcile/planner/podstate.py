@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,6 +15,7 @@ __all__ = [
     "StuckContainer",
     "crash_loop_failure",
     "drained",
+    "fully_serving",
     "ladder",
     "limbo_failure",
     "stuck_container",
@@ -270,3 +271,20 @@ def owned(pod: PodView, prefix: str, component: str) -> bool:
         and pod.labels.get(c.LABEL_COMPONENT) == component
         and pod.labels.get(c.LABEL_MANAGED_BY) == c.MANAGED_BY_VALUE
     )
+
+
+def fully_serving(pods: Sequence[PodView], desired: int) -> bool:
+    """Go ``query.PodSetFullyServing`` (ome-projects/ome 4dfb96b1, read by ``escalation.go``
+    ``podSetFullyServing`` and the admission hold): at least ``desired`` live pods, each
+    ContainersReady, not terminal, and carrying the serving gate True; Terminating pods are left out
+    (they neither disqualify the set nor count toward it)."""
+    if desired <= 0:
+        return False
+    count = 0
+    for p in pods:
+        if p.terminating:
+            continue
+        if p.ended or not p.containers_ready_condition or p.gate != "True":
+            return False
+        count += 1
+    return count >= desired

@@ -1,23 +1,30 @@
 """Per-revision retry authority for failed Creates and single-pod updates (01 §4.7).
 
 The ladder is the operator's ``lifecycle.updateRetry`` (``settings.RetryPolicy``), applied as OME's
-``workload/types/retryblock_writer.go`` ``ApplyUpdateFailureToRetryBlock`` does (the version whose
-cause is a ``workloadCaused`` flag, which OME's retry guide and 01 §4.7 describe):
+newest ``workload/types/retryblock_writer.go`` ``ApplyUpdateFailureToRetryBlock`` does (ome-projects/ome
+58a57f25, the version whose cause is a ``FailureCause``; ``types/failurecause.go`` ``FailureCauseOf``):
+there is one ladder, and every failed attempt at the revision climbs it.
 
 - a **workload-caused** failure (the evidence travels with the pod template: ``ImagePullBackOff``,
   ``ErrImagePull``, ``InvalidImageName``, ``CreateContainerConfigError``, ``InvalidPodSpec``;
-  ``types/failurecause.go`` ``workloadCausedWaitingReasons``) charges one attempt: ``Backoff`` with
-  ``nextRetryAt`` while attempts remain, ``Held`` (and the ``RetryHeld`` Warning, once) when they are
-  exhausted. With no policy the first one holds (fail-safe);
-- any **other** failure (a crash loop, an elapsed deadline, an ambiguous kubelet reason) only paces:
-  the block enters ``Backoff`` at its current rung's delay with ``attemptsStarted`` unchanged, so no
-  number of them reaches ``Held``. With no policy nothing is recorded, and a ``Held`` block is left
-  as it is;
-- an **environment** failure (an unschedulable pod) never reaches the book (the caller passes none);
+  ``workloadCausedWaitingReasons``) charges one attempt: ``Backoff`` with ``nextRetryAt`` while
+  attempts remain, ``Held`` (and the ``RetryHeld`` Warning, once) when they are exhausted. With no
+  policy the first one holds (fail-safe);
+- an **unattributed** failure (a crash loop, a runtime start rejection, readiness never reached, an
+  elapsed deadline: the revision or the node) charges one attempt the same way when a policy is
+  configured, so a revision that crashes on every start ends ``Held`` at ``maxAttempts``; with no
+  policy it is not recorded, and a ``Held`` block is left as it is;
+- an **environment** failure (``Unschedulable``, ``PodGroupNameInUse``, ``AdmissionUnavailable``:
+  ``environmentCausedReasons``) never touches the block;
 - a failure while the block is already ``Backoff`` (the same wave, re-seen) or ``Held`` only
   refreshes its evidence;
 - starting an attempt turns a due ``Backoff`` into ``RetryInProgress``; the count is charged at the
   failure, not the start (``escalation`` ``RetryBlockStartAttempt``).
+
+The earlier stored writer (ae683e3f, the ``workloadCaused`` flag, which 01 §4.7 and OME's retry
+guide describe) let an unattributed wave only pace; DECISIONS.md's fidelity order puts Go's code
+first, and the newest tree's ``disposition_test.go`` pins the count
+(``TestDispose_Terminal_WaveCountsOnTheLadder``).
 
 Retention follows OME's Go controller:
 
@@ -40,7 +47,14 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.rows import RetryBlock
 from omereconcile.settings import RetryPolicy
 
-__all__ = ["MAX_HISTORICAL_BLOCKS", "WORKLOAD_CAUSED_REASONS", "RetryBook", "workload_caused"]
+__all__ = [
+    "ENVIRONMENT_CAUSED_REASONS",
+    "MAX_HISTORICAL_BLOCKS",
+    "WORKLOAD_CAUSED_REASONS",
+    "RetryBook",
+    "environment_caused",
+    "workload_caused",
+]
 
 MAX_HISTORICAL_BLOCKS = 3
 BACKOFF_STATE = "Backoff"
@@ -54,9 +68,20 @@ WORKLOAD_CAUSED_REASONS = frozenset(
 )
 
 
+# OME types/failurecause.go environmentCausedReasons (58a57f25): the cluster refused to run the attempt
+# (no placement, the gang's PodGroup name owned by another controller, the admission webhook
+# unreachable); no corrected revision changes any of them, so such a wave is never counted.
+ENVIRONMENT_CAUSED_REASONS = frozenset({"Unschedulable", "PodGroupNameInUse", "AdmissionUnavailable"})
+
+
 def workload_caused(reason: str) -> bool:
     """Go ``IsWorkloadCausedReason``."""
     return reason in WORKLOAD_CAUSED_REASONS
+
+
+def environment_caused(reason: str) -> bool:
+    """Go ``IsEnvironmentCausedReason`` (``FailureCauseOf`` answers ``CauseEnvironment``)."""
+    return reason in ENVIRONMENT_CAUSED_REASONS
 
 
 @dataclass
@@ -68,10 +93,14 @@ class RetryBook:
     policy: RetryPolicy | None = None
 
     def failure(self, target: str, reason: str, now: datetime, out: Out) -> None:
-        """One terminal failure wave of an attempt at ``target`` (Go ``ApplyUpdateFailureToRetryBlock``)."""
+        """One terminal failure wave of an attempt at ``target`` (Go ``ApplyUpdateFailureToRetryBlock``,
+        ome-projects/ome 58a57f25 ``workload/types/retryblock_writer.go``; the cause is Go's
+        ``FailureCauseOf(reason)``)."""
         if not target:
             return
         charged = workload_caused(reason)
+        if environment_caused(reason):
+            return
         prev = self.blocks.get(target)
         if not charged and (self.policy is None or (prev is not None and prev.state == HELD_STATE)):
             return
@@ -80,11 +109,6 @@ class RetryBook:
         if prev is not None and prev.state in (BACKOFF_STATE, HELD_STATE):
             # This wave is already recorded (or terminally held): refresh the evidence only.
             self.blocks[target] = replace(prev, last_failure_at=now, reason=reason)
-            return
-        if not charged:
-            assert self.policy is not None
-            nxt = now + self.policy.next_delay(max(attempts, 1))
-            self.blocks[target] = RetryBlock(target, BACKOFF_STATE, attempts, first, now, nxt, reason)
             return
         attempts += 1
         if self.policy is None or self.policy.exhausted(attempts):

@@ -29,13 +29,14 @@ from omereconcile.planner.gang_ops import (
 from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_message
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
+from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
-from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, RetryBook
+from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
 
-__all__ = ["Hold", "RolloutResult", "plan_instances"]
+__all__ = ["Hold", "RolloutResult", "partition_held", "plan_instances"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,56 +88,71 @@ def _adopt(ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]]) -> 
     return sorted(rows, key=lambda r: r.index)
 
 
-def keeps_preference(row: Row) -> bool:
-    """Go ``workload/plan.go`` ``keepsPreference`` (ome-projects/ome 4dfb96b1): a Ready row with every
-    pod its published counts hold in rotation (a row with no published pods is read by its phase)."""
-    if row.phase != R.READY:
-        return False
-    return row.pod_count == 0 or row.serving_pod_count >= row.pod_count
-
-
-def row_on_failing_revision(row: Row, retry: RetryBook) -> bool:
-    """Go ``workload/plan.go`` ``rowOnFailingRevision`` (4dfb96b1): the revision the row's attempt is
-    pinned to, else the one it runs, carries a ``Held`` or ``Backoff`` RetryBlock. Go also counts a
-    ``RetryInProgress`` block when the row remembers a crash of its promoted set
-    (``types.RemembersCrash``, whose body is not in the index): that case is read as sound here."""
-    rev = row.target_revision or row.running_revision
-    if not rev:
-        return False
-    block = retry.blocks.get(rev)
-    return block is not None and block.state in (HELD_STATE, BACKOFF_STATE)
-
-
-def scale_down_rank(row: Row, retry: RetryBook) -> int:
-    """Go ``workload/plan.go`` ``scaleDownRank`` (4dfb96b1): 0 a serving row on a sound revision, 1
-    any other row on a sound revision, 2 a serving row on a failing revision, 3 the rest."""
-    return (0 if keeps_preference(row) else 1) + (2 if row_on_failing_revision(row, retry) else 0)
-
-
 def _scale(
     ctx: Ctx, rows: list[Row], by_index: Mapping[int, list[PodView]], retry: RetryBook, out: Out
 ) -> list[Row]:
-    # A gang surge's replacement is not an Instance of its own until it is promoted.
-    active = [r for r in rows if r.phase != R.DELETING and not is_gang_surge_target(r)]
-    if len(active) > ctx.desired:
-        # Go ``instancePlanIndices`` (workload/plan.go, 4dfb96b1): Instances a gang surge is handing
-        # over are pinned first (with their replacements), then the steady rows are kept in
-        # ``scaleDownRank`` order, the oldest (lowest index) first within a rank; the rest drain and go.
-        order = sorted(
-            active, key=lambda r: (not is_gang_surge_source(r), scale_down_rank(r, retry), r.index)
-        )
-        keep = {r.index for r in order[: ctx.desired]} | {r.index for r in rows if is_gang_surge_target(r)}
-        rows = [r if r.phase == R.DELETING or r.index in keep else start_delete(ctx, r, out) for r in rows]
-    elif len(active) < ctx.desired and not ctx.paused:
+    # Go ``instancePlanIndices`` (workload/plan.go; ``planner/plan_indices.py``): live gang surge
+    # pairs are pinned, the steady rows kept in ``scaleDownRank`` order, the lowest index first within
+    # a rank, and a failed surge source's marker follows it in or out. The rows outside the plan of
+    # the rows no Delete owns drain and go (a row already deleting is its scale-down wave's and never
+    # displaces a live row: Go's ``DeleteBatch`` runs one durable wave, whose body is not read here);
+    # a replacement's marker left outside (no live source names it) is reaped by
+    # ``step_orphan_target`` once its source is gone. A row with a pod on a cordoned node ranks last.
+    live = [r for r in rows if r.phase != R.DELETING]
+    plan = instance_plan_indices(live, ctx.desired, retry, _cordoned(ctx, rows, by_index))
+    extras = {
+        i
+        for i in scale_down_extras(live, plan)
+        if not any(r.index == i and is_gang_surge_target(r) for r in rows)
+    }
+    if extras:
+        rows = [start_delete(ctx, r, out) if r.index in extras else r for r in rows]
+    # The scale-up opens the indices the plan over every row (a deleting one included) has no row
+    # for: an index a Delete owns that the plan wants again finishes its delete first and no other
+    # index is opened meanwhile (Go ``TestPlan_DeleteOwnedDesiredIndexFinishesBeforeRecreate``,
+    # plan_decision_test.go @ 4dfb96b1). Each new Instance takes the lowest index no row nor pod holds.
+    missing = len(set(instance_plan_indices(rows, ctx.desired, retry)) - {r.index for r in rows})
+    if missing and not ctx.paused:
         used = {r.index for r in rows} | set(by_index)
-        index = 0
-        for _ in range(ctx.desired - len(active)):
-            while index in used:
-                index += 1
+        for _ in range(missing):
+            index = lowest_unused_index(used)
             used.add(index)
             # New Instances start at the roll target, never at an old revision (03 §7 lesson 9).
             rows.append(start_create(ctx, Row(index=index), ctx.target, out, recycle=False, new=True))
     return sorted(rows, key=lambda r: r.index)
+
+
+def _cordoned(ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]]) -> set[int]:
+    """Go ``inferencereplica/cordon.go`` ``cordonedInstances`` (ome-projects/ome eaf389d8): the
+    Instances with a pod on a cordoned node (``spec.unschedulable``), for the scale-down to remove
+    first; read only while the replica holds more Instances than it wants (otherwise the preference
+    decides nothing). Nodes the watch does not hold, or no Node observation at all, cordon nothing."""
+    nodes = ctx.world.nodes
+    if not nodes or len(rows) <= ctx.desired:
+        return set()
+    return {
+        index
+        for index, pods in by_index.items()
+        if any((node := nodes.get(p.node_name or "")) is not None and node.unschedulable for p in pods)
+    }
+
+
+def partition_held(rows: Sequence[Row], partition: int, target: str) -> frozenset[int]:
+    """The Instances a partition keeps on their prior revision: the lowest-indexed ``partition`` rows
+    off the target that no Update attempt is moving (Go ``ops.PartitionHeldIndices``, its rule as
+    ``workload/plan_test.go`` ``TestPartitionHeldIndices`` pins it, ome-projects/ome 245145f4: an
+    Update in flight, a gang surge's marker and the Failed continuation of an Update are never held;
+    the hold falls to the next old-revision row; ``plan_decision_test.go``
+    ``TestPlan_Update_HeldByPartition``, 4dfb96b1: an ``Updating`` row is mid-update whatever its
+    operation says)."""
+    candidates = [
+        r
+        for r in rows
+        if r.phase not in (R.DELETING, R.UPDATING)
+        and not _on_target(r, target)
+        and not (r.operation is not None and r.operation.type == R.OP_UPDATE)
+    ]
+    return frozenset(r.index for r in candidates[:partition])
 
 
 def _on_target(row: Row, target: str) -> bool:
@@ -160,14 +176,7 @@ def plan_instances(
     target = ctx.target
 
     # Partition counts Instances: the lowest-indexed off-target ones not already moving stay (01 §5.4).
-    candidates = [
-        r
-        for r in rows
-        if r.phase != R.DELETING
-        and not _on_target(r, target)
-        and not (r.operation is not None and r.operation.type == R.OP_UPDATE)
-    ]
-    held = frozenset(r.index for r in candidates[: ctx.partition])
+    held = partition_held(rows, ctx.partition, target)
 
     def row_target(r: Row) -> str:
         if r.index in held or ctx.paused:

@@ -24,6 +24,7 @@ from typing import Any
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.counters import (
+    TRANSIENT_ROW_FIELDS,
     ComponentCounters,
     InstanceCounters,
     component_counters,
@@ -41,8 +42,11 @@ __all__ = [
     "build_status",
     "current_revision_for",
     "find_condition",
+    "record_current_revision_withdrawal",
     "set_condition",
     "teardown_status",
+    "withdrawn_revision_after",
+    "withdrawn_revision_for",
 ]
 
 READY = "Ready"
@@ -56,6 +60,13 @@ TIMEOUT_UNCONFIGURED_MESSAGE = (
     "operations open with no readiness deadline"
 )
 RETRY_GATES = ("Held", "RetryBlock")
+# Go inferencereplica/status.go @ 8263d0c7: InferenceReplicaConditionCurrentRevisionWithdrawn,
+# ReasonInstanceOffRevision and the message recordCurrentRevisionWithdrawal writes.
+CURRENT_REVISION_WITHDRAWN = "CurrentRevisionWithdrawn"
+INSTANCE_OFF_REVISION = "InstanceOffRevision"
+WITHDRAWN_MESSAGE = (
+    "current revision withdrawn while an Instance still runs, or is pinned to, another revision"
+)
 
 
 def set_condition(
@@ -138,17 +149,75 @@ def _staged(rows: Sequence[Row], update: str, partition: int, replicas: int) -> 
     return on_target == replicas - partition
 
 
-def current_revision_for(rows: Sequence[Row], current: str, update: str, retry: RetryBook) -> str:
-    """Go ``CurrentRevisionFor``: the update revision once every row (Deleting ones included) is Ready
-    on it and no RetryBlock names it; withdrawn when it already names the update revision while some
-    row runs another; else unchanged."""
+def _off_revision(rows: Sequence[Row], rev: str) -> bool:
+    """Go ``anyInstanceOffRevision``: a row runs another revision, or its Update operation is pinned to
+    another (``OperationPinnedOffRevision``); a row that has run nothing and pins nothing does not count."""
+    for r in rows:
+        op = r.operation
+        if op is not None and op.type == R.OP_UPDATE and op.target_revision and op.target_revision != rev:
+            return True
+        if r.running_revision and r.running_revision != rev:
+            return True
+    return False
+
+
+def current_revision_for(
+    rows: Sequence[Row], current: str, update: str, retry: RetryBook, withdrawn: str = ""
+) -> str:
+    """Go ``workload/status/aggregate.go`` ``CurrentRevisionFor`` (ome-projects/ome @ 8263d0c7): the update
+    revision once every row (Deleting ones included) is Ready on it and no RetryBlock names it;
+    withdrawn (empty) when it already names the update revision while some row is off it; a withdrawn
+    current restored to the update revision once no row is off it any more, whatever the rows read and
+    the ladder holds, when ``withdrawn`` (the revision it was withdrawn from, still on record) is that
+    revision; else unchanged."""
     if not update:
         return current
     if _rollout_complete(rows, update) and update not in retry.blocks:
         return update
-    if current == update and any(r.running_revision and r.running_revision != update for r in rows):
+    if current == update and _off_revision(rows, update):
         return ""
+    if not current and withdrawn and withdrawn == update and not _off_revision(rows, update):
+        return update
     return current
+
+
+def withdrawn_revision_for(status: Mapping[str, Any]) -> str:
+    """Go ``withdrawnRevisionFor``: while ``currentRevision`` is empty and the
+    ``CurrentRevisionWithdrawn`` condition is True, the recorded update revision; else empty."""
+    cond = find_condition(status.get("conditions") or [], CURRENT_REVISION_WITHDRAWN)
+    if status.get("currentRevision") or cond is None or cond.get("status") != "True":
+        return ""
+    return str(status.get("updateRevision") or "")
+
+
+def withdrawn_revision_after(before: str, old_current: str, current: str, update: str) -> str:
+    """Go ``WithdrawnRevisionAfter``: the revision a write leaves current withdrawn from — ``update``
+    when the write empties a current that named it, ``before`` while current stays empty on the same
+    update, none otherwise."""
+    if current:
+        return ""
+    if old_current and old_current == update:
+        return update
+    if before and before == update:
+        return before
+    return ""
+
+
+def record_current_revision_withdrawal(
+    conditions: Sequence[Mapping[str, Any]], withdrawn: str, now: datetime
+) -> list[dict[str, Any]]:
+    """Go ``recordCurrentRevisionWithdrawal``: the ``CurrentRevisionWithdrawn`` condition raised while
+    ``withdrawn`` names a revision (True, ``InstanceOffRevision``, no observedGeneration), removed
+    otherwise — the record that carries a withdrawal across passes so the rollup can restore it."""
+    if not withdrawn:
+        return [dict(cd) for cd in conditions if cd.get("type") != CURRENT_REVISION_WITHDRAWN]
+    out = set_condition(
+        conditions, CURRENT_REVISION_WITHDRAWN, "True", INSTANCE_OFF_REVISION, WITHDRAWN_MESSAGE, 0, now
+    )
+    for cd in out:
+        if cd["type"] == CURRENT_REVISION_WITHDRAWN:
+            cd.pop("observedGeneration", None)
+    return out
 
 
 def _partition(ctx: Ctx) -> int:
@@ -213,7 +282,9 @@ def build_status(
     out.wake(comp.next_available_at)
 
     _prune_retry_blocks(ctx, R.load_rows(old), rows, retry)
-    current = current_revision_for(rows, str(old.get("currentRevision") or ""), update, retry)
+    old_current = str(old.get("currentRevision") or "")
+    before = withdrawn_revision_for(old)
+    current = current_revision_for(rows, old_current, update, retry, before)
 
     status: dict[str, Any] = {k: v for k, v in old.items() if k != "rolloutHold"}
     status.update(
@@ -257,6 +328,9 @@ def build_status(
     conds = set_condition(conds, DRAIN_OVERDUE, *_drain_overdue(rows), *_gn(ctx))
     conds = set_condition(conds, GANG_SCHEDULING_UNAVAILABLE, *_gang_scheduling(ctx), *_gn(ctx))
     conds = _timeout_condition(ctx, conds, out)
+    conds = record_current_revision_withdrawal(
+        conds, withdrawn_revision_after(before, old_current, current, update), ctx.now
+    )
     status["conditions"] = conds
     return status
 
@@ -415,12 +489,12 @@ def _timeout_condition(ctx: Ctx, conds: list[dict[str, Any]], out: Out) -> list[
 def teardown_status(old: Mapping[str, Any], rows: Sequence[Row]) -> dict[str, Any]:
     """During teardown Go writes only the rows (its delete pass) and skips the aggregated status, so
     the counters, conditions and revisions stay as last published; each row keeps its last published
-    pod counts."""
+    pod counts, less the transient ones its writer never persists (``TRANSIENT_ROW_FIELDS``)."""
     published = {int(r["index"]): r for r in old.get("instanceStatuses", []) or [] if "index" in r}
     keys = InstanceCounters().overlay({}).keys()
     new_rows = []
     for r in rows:
-        d = r.to_dict()
+        d = {k: v for k, v in r.to_dict().items() if k not in TRANSIENT_ROW_FIELDS}
         prev = published.get(r.index, {})
         for k in keys:
             if k in prev:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
@@ -24,6 +25,7 @@ from omereconcile.planner.holds import (
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import (
     crash_loop_failure,
+    fully_serving,
     ladder,
     limbo_failure,
     stuck_container,
@@ -36,10 +38,10 @@ from omereconcile.planner.relocation import (
     migration_mode_allows,
     relocation_record,
 )
-from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.retry import RetryBook, environment_caused
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
-from omereconcile.world import PodView, format_time
+from omereconcile.world import PodView, format_time, parse_time
 from omerender import constants as c
 
 __all__ = [
@@ -203,7 +205,32 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
     )
     out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
-    return replace(row, operation=paced, last_failure=terminal_failure(ctx, pod))
+    fresh = terminal_failure(ctx, pod)
+    if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):
+        return replace(row, operation=paced)
+    return replace(row, operation=paced, last_failure=fresh)
+
+
+def _same_failure_identity(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Go ``workload/status`` ``sameFailureIdentity``: pod, container, reason and exit code (time and
+    message excluded)."""
+    return all(a.get(k) == b.get(k) for k in ("podName", "containerName", "reason", "exitCode"))
+
+
+def _same_dead_pod_failure(
+    recorded: Mapping[str, Any] | None, fresh: Mapping[str, Any], born: datetime | None
+) -> bool:
+    """Go ``workload/status/terminal.go`` ``sameDeadPodFailure`` (ome-projects/ome @ 8263d0c7, used by
+    ``RecordRecycleAttempt``): a record already naming this failure is kept, time included, when the
+    dead pod is no newer than it — the same pod seen again until its delete lands — while a same-name
+    replacement (created after the record) starts afresh. As Go's zero times: a pod of unknown age is
+    never newer, a record of unknown time is older than any known pod."""
+    if recorded is None or not _same_failure_identity(recorded, fresh):
+        return False
+    if born is None:
+        return True
+    at = parse_time(recorded.get("time"))
+    return at is not None and born <= at
 
 
 def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, out: Out) -> tuple[Row, bool]:
@@ -216,7 +243,7 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
     op = row.operation
     assert op is not None
     if pod is None:
-        if op.deadline is not None and ctx.now >= op.deadline:
+        if op.deadline is not None and ctx.now > op.deadline:
             # The operation is out of time: this pass fails it (check_failure), so creating its pod
             # now would leave a pod that no journaled operation explains.
             return row, False
@@ -325,6 +352,76 @@ class Failure:
     record: Mapping[str, object] | None = None  # what the pod shows, kept as lastFailure instead
 
 
+def workload_caused_record(pods: Sequence[PodView], now: datetime) -> dict[str, object] | None:
+    """What the plain deadline stamp of a non-disposable attempt (a gang surge's) records when one of
+    its pods waits in a workload-caused reason: that pod's reason, container and message instead of the
+    bare elapsed timeout, so the gang abandon charges the revision's ladder on it once the pods are
+    gone. Go: ome-projects/ome 4dfb96b1 ``workload/escalation/escalation.go`` ``Run`` (the BROAD path's
+    ``evidence.FirstWorkloadCausedPod`` ahead of the readiness limbo readers, then
+    ``status.StampFailedKeepingOperation``); pinned by ``deadline_test.go``
+    ``TestExpireOperations_DeadlineKeepsWorkloadCausedPodEvidence``."""
+    for pod in pods:
+        ct = workload_caused_container(pod)
+        if ct is None or not ct.waiting_reason:
+            continue
+        return {
+            "podName": pod.name,
+            "containerName": ct.name,
+            "reason": ct.waiting_reason,
+            "message": ct.waiting_message or f"container {ct.name} waiting in {ct.waiting_reason}",
+            "time": format_time(now),
+        }
+    return None
+
+
+def refreshed_failure_evidence(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:
+    """The one effect escalation has on a row already ``Failed``: a ``lastFailure`` that says only
+    ``DeadlineExceeded`` is replaced, once, by the concrete cause a pod of the row now names — a
+    container parked in a terminal waiting reason past ``stuckPodGracePeriod`` — with its pod,
+    container and message; the recorded time stays, and nothing else moves (no event, no RetryBlock,
+    no phase or operation). A concrete reason already recorded is never replaced, which also makes the
+    refresh edge-triggered.
+
+    Go: ome-projects/ome dcfb4135 ``workload/escalation/refresh.go`` ``refreshedFailureEvidence``
+    (one stored version) with ``status.RecordRefreshedFailure``, called by ``escalation.go`` ``Run``
+    for every Failed row."""
+    failure = row.last_failure
+    grace = ctx.world.settings.stuck_pod_grace_period
+    if row.phase != R.FAILED or failure is None or failure.get("reason") != DEADLINE_EXCEEDED:
+        return row
+    if grace <= timedelta(0):
+        return row
+    for pod in sorted(pods, key=lambda p: p.name):
+        if pod.terminating:
+            continue
+        stuck = stuck_container(pod)
+        if stuck is None or ctx.now - stuck.since < grace:
+            continue
+        detail = next((ct.waiting_message for ct in pod.containers if ct.name == stuck.container), "")
+        record: dict[str, object] = {
+            "podName": pod.name,
+            "containerName": stuck.container,
+            "reason": stuck.reason,
+            "message": detail or f"container {stuck.container} waiting in {stuck.reason}",
+        }
+        if "time" in failure:
+            record["time"] = failure["time"]
+        return replace(row, last_failure=record)
+    return row
+
+
+_JUST_PAST = timedelta(seconds=1)
+
+
+def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
+    """The book a plain Failed stamp charges: none for a Restart. Go (ome-projects/ome 4dfb96b1
+    ``workload/escalation/escalation.go`` ``Run``) stamps a non-disposable attempt with
+    ``StampFailedOnStuckPod`` / the deadline termination and writes no RetryBlock; a gang surge's
+    wave reaches the ladder through its abandon (``abandonFailedGangSurge``), which here is this
+    stamp's charge."""
+    return None if op.type == R.OP_RESTART else retry
+
+
 def disposable(op: Operation) -> bool:
     """``escalation/disposition.go`` ``disposableAttempt`` (newest stored version): a Create, or an
     Update that is not part of a gang surge, ends through ``DisposeExpiredAttempt``; every other
@@ -380,8 +477,15 @@ def dispose(
         msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
         return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
     relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out)
-    counted = not relocated and retry.policy is not None and bool(target)
-    detail = RELOCATED_DETAIL if relocated else TERMINAL_COUNTED_DETAIL if counted else TERMINAL_DETAIL
+    charge = "" if relocated else terminal_charge_revision(ctx, row, attempt, failure, retry)
+    if charge:
+        # One wave counts once: the relocation ledger took it above, or the revision's ladder takes it
+        # here, written ahead of the op-clear as Go writes it (terminalWaveReason: the kubelet reason a
+        # stuck pod showed, else the evidence's own reason, else the bare deadline).
+        record_reason = str((failure.record or {}).get("reason") or "")
+        wave = failure.reason if failure.record is None or not record_reason else record_reason
+        retry.failure(charge, wave, ctx.now, out)
+    detail = RELOCATED_DETAIL if relocated else TERMINAL_COUNTED_DETAIL if charge else TERMINAL_DETAIL
     repeat = row.last_failure is not None and row.last_failure.get("reason") == failure.reason
     return fail(
         ctx,
@@ -391,12 +495,35 @@ def dispose(
         failure.reason,
         failure.message,
         out,
-        None if relocated else retry,
+        None,
         event_reason=f"{failure.escalation}: {detail}",
         event_pod="",
         announce=not repeat,
         record=failure.record,
     )
+
+
+def terminal_charge_revision(
+    ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, retry: RetryBook
+) -> str:
+    """The revision a terminal wave counts against on the retry ladder, or "" when it is not counted.
+
+    Go: ome-projects/ome 58a57f25 ``workload/escalation/disposition.go`` ``terminalChargeRevision``
+    (with ``attemptTargetRevision``): no ladder configured, an environment cause (a scheduler hold),
+    no resolvable target, or evidence on a pod of a known, different revision (a superseded attempt's
+    leftover, whose crash must not charge the revision that replaced it) count nothing; otherwise the
+    operation's pinned target, else the update revision (ours: the spec's)."""
+    op = row.operation
+    if retry.policy is None or environment_caused(failure.reason):
+        return ""
+    target = (op.target_revision if op is not None else "") or ctx.spec_revision
+    if not target:
+        return ""
+    named = failure.pod_name or str((failure.record or {}).get("podName") or "")
+    evidence = next((p for p in attempt if named and p.name == named), None)
+    if evidence is not None and evidence.revision_hash and evidence.revision_hash != hash_of(target):
+        return ""
+    return target
 
 
 # The limbo evidence (Go's limboDetail) a relocation record carries: what went wrong on the node.
@@ -540,6 +667,22 @@ def check_failure(
     row, no_room = scheduler_hold(ctx, row, pod, out)
     op = row.operation
     assert op is not None
+    if ctx.paused:
+        # Go inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines: "pausing holds every in-flight
+        # Instance" (its deadline is parked), and the escalation pass skips a paused Component: an
+        # operation that runs under the pause (a committed Create) fails on no evidence and no clock
+        # (status_test.go TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed). The unpause
+        # re-arms a full window (instances.step_row).
+        if op.deadline is not None:
+            row = replace(row, operation=replace(op, deadline=None))
+        return row, None
+    if fully_serving(attempt, ctx.pods_per_instance):
+        # The failed-while-serving guard (ome-projects/ome 4dfb96b1 workload/escalation/escalation.go
+        # Run, podSetIsCapacity / query.PodSetFullyServing): an attempt whose pods are all present,
+        # ContainersReady and in rotation is never stamped Failed, whatever its clock or a stale
+        # waiting reason says; the step finishes it instead. Go also withholds the exemption while a
+        # surge reports its source out of rotation (SourceUnrouted), a token ours does not have.
+        return row, None
     if no_room is not None:
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):
@@ -566,19 +709,36 @@ def check_failure(
                 if disposable(op):
                     found = Failure(name, stuck.container, stuck.reason, msg, stuck.reason)
                     return row, dispose(ctx, row, attempt or [pod], found, out, retry)
-                return row, fail(ctx, row, name, stuck.container, stuck.reason, msg, out, retry)
+                return row, fail(
+                    ctx, row, name, stuck.container, stuck.reason, msg, out, _plain_book(op, retry)
+                )
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
-        if ctx.now >= op.deadline:
+        # Go operationDeadlinePassed: now.After(deadline) — at the deadline itself nothing expires
+        # (escalation_external_test.go TestExpireOperations_ExactBoundary); look again just past it.
+        if ctx.now > op.deadline:
             msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
             # A container that keeps exiting, or a pod that runs yet never serves, says why better than
             # the elapsed timeout (DisposeExpiredAttempt: FirstCrashLoopingPod before the limbo readers).
-            limbo = crash_loop_failure(attempt, ctx.now) or limbo_failure(attempt, ctx.now)
+            limbo = limbo_failure(attempt, ctx.now)
             if disposable(op):
-                found = Failure("", None, DEADLINE_EXCEEDED, msg, msg, limbo)
+                found = Failure(
+                    "", None, DEADLINE_EXCEEDED, msg, msg, crash_loop_failure(attempt, ctx.now) or limbo
+                )
                 return row, dispose(ctx, row, attempt, found, out, retry)
+            # The plain stamp (escalation.go Run, BROAD path): a workload-caused pod, else the readiness
+            # limbo; Go reads no crash loop here.
             return row, fail(
-                ctx, row, "", None, DEADLINE_EXCEEDED, msg, out, retry, event_reason=msg, record=limbo
+                ctx,
+                row,
+                "",
+                None,
+                DEADLINE_EXCEEDED,
+                msg,
+                out,
+                _plain_book(op, retry),
+                event_reason=msg,
+                record=workload_caused_record(attempt, ctx.now) or limbo,
             )
-        out.wake(op.deadline)
+        out.wake(op.deadline + _JUST_PAST)
     return row, None

@@ -20,8 +20,10 @@ from dataclasses import replace
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.gate import SURGE_DRAIN
+from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.quota import takes_row
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import (
@@ -33,9 +35,9 @@ from omereconcile.planner.steps import (
     retire,
     retire_abandoned,
 )
-from omereconcile.world import PodView
+from omereconcile.world import PodView, format_time
 
-__all__ = ["STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "step_surge"]
+__all__ = ["SOURCE_UNROUTED", "STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "source_rotation_hold", "step_surge"]
 
 STEP_SURGE_DRAIN_SETTLE = "SurgeDrainSettle"
 # The steps a surge is in flight at (Go ``CurrentSurgeInFlight``): counted against ``maxSurge``.
@@ -110,6 +112,51 @@ def _promote(ctx: Ctx, row: Row, slot: int, out: Out) -> Row:
     return complete(ctx, row, op.target_revision, slot)
 
 
+SOURCE_UNROUTED = "SourceUnrouted"  # Go types.WaitingReasonSourceUnrouted
+
+
+def _source_routed(ctx: Ctx, pod: PodView) -> bool:
+    """Go ``holds/sourcerotation.go`` ``sourceRouted``: the source takes traffic by both views the roll
+    owns, its serving gate and its endpoint. The endpoint view abstains while there is no Service, or
+    no EndpointSlice has been seen yet (a cold start is not a source taken out)."""
+    if pod.terminating or pod.gate != "True":
+        return False
+    if not ctx.world.service.exists or not ctx.world.endpoints.slices_seen:
+        return True
+    ep = ctx.world.endpoints.by_pod.get(pod.name)
+    return ep is not None and ep.ready and not ep.terminating
+
+
+def source_rotation_hold(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:
+    """Go ``holds/sourcerotation.go`` ``sourceUnroutedHold`` / ``reportSourceRotation`` and
+    ``types.SourceUnroutedTermination`` (ome-projects/ome @ 4dfb96b1). A surge keeps its source in
+    rotation until the drain step, so a source out of rotation while the step is still ``Surge`` was
+    taken out by something else and the Instance serves nothing while its replacement comes up: the
+    row reports ``waiting: SourceUnrouted`` with the source named on ``lastFailure`` (stamped with the
+    pod's creation, so an unchanged report rewrites nothing). A report, not an excuse: the deadline keeps
+    running. Released once the step moves past ``Surge``, no source is left, or one source is routed
+    again; a row another wait already reports keeps it (``takesRowFrom``)."""
+    op = row.operation
+    assert op is not None
+    want = hash_of(op.target_revision)
+    sources = sorted((p for p in pods if p.revision_hash != want), key=lambda p: p.name)
+    if op.step != R.STEP_SURGE or not sources or any(_source_routed(ctx, p) for p in sources):
+        if op.waiting == SOURCE_UNROUTED:
+            return replace(row, operation=replace(op, waiting=None))
+        return row
+    if not takes_row(SOURCE_UNROUTED, op.waiting):
+        return row
+    source = next((p for p in sources if not _source_routed(ctx, p)), sources[0])
+    evidence = {
+        "podName": source.name,
+        "reason": SOURCE_UNROUTED,
+        "message": f"{SOURCE_UNROUTED}: source pod {source.name} is out of the routed Service while its surge "
+        "replacement is not serving yet; the surge did not take it out",
+        "time": format_time(source.creation_timestamp or op.started_at),
+    }
+    return replace(row, operation=replace(op, waiting=SOURCE_UNROUTED), last_failure=evidence)
+
+
 def step_surge(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, *, paused: bool
 ) -> Row:
@@ -126,6 +173,9 @@ def step_surge(
             retire(p, out, f"pod {p.name} belongs to no slot of Instance {row.index}'s surge")
     surge = by_name(pods, surge_name)
     old = by_name(pods, old_name)
+    row = source_rotation_hold(ctx, row, pods)
+    op = row.operation
+    assert op is not None
     if op.step == R.STEP_SURGE:
         superseded = op.target_revision != ctx.target
         surge_ready = (
@@ -180,6 +230,14 @@ def step_surge(
         row, _ = bring_up(ctx, row, None, surge_name, slot, out)  # lost replacement: rebuild it
         return row
     if surge.terminating:
+        return row
+    # Go holds/nodeunknown.go ``targets`` / ``singlePodSurgeInFlight`` (ome-projects/ome @ 58a57f25):
+    # the replacement's name is a target through the drain step too, so a replacement whose kubelet
+    # stopped reporting parks the row on ``NodeUnknown`` (or is force-deleted on node death and
+    # rebuilt) instead of waiting past its deadline with nothing said (nodeunknown_test.go "the surge
+    # ordinal is asked for through the drain step").
+    row = node_unknown_hold(ctx, row, [surge], out)
+    if row.operation is not None and row.operation.waiting == NODE_UNKNOWN:
         return row
     row, _ = bring_up(ctx, row, surge, surge_name, slot, out)
     if not ladder(surge, ctx.world.endpoints, ctx.min_ready, ctx.now).ready or not surge.ready:

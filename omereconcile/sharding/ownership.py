@@ -2,7 +2,7 @@
 processes join or leave, fenced so a range never has two actors. Pure: the caller observes the Leases,
 passes its own monotonic clock readings, and performs the plan's writes.
 
-The rules, as the leader Lease (``omereconcile.leader``, client-go's ``LeaderElector``) already applies
+The rules, as the leader Lease (``omereconcile.cluster.leader``, client-go's ``LeaderElector``) already applies
 them to the single leader:
 
 - **Expiry is local.** A Lease held by another process is expired when *this* process has seen its

@@ -5,18 +5,20 @@ computed the write (the status describes its own observation; later writes of th
 on). Each rule is OME's own, restated here independently of the planner code that produces the status:
 
 - **Rows back the counters** (Go ``workload/observation.go`` ``TakeInlineV1Publication`` with
-  ``workload/status/aggregate.go`` ``InstanceMeetsThreshold``/``DesiredFor``): ``readyReplicas``,
-  ``servingReplicas`` and ``availableReplicas`` are at most the rows whose own published
-  ``readyPodCount`` / ``servingPodCount`` / ``availablePodCount`` meet the threshold; ``replicas`` is the
-  row count; ``updatedReadyReplicas`` is at most ``readyReplicas``.
+  ``workload/status/aggregate.go`` ``InstanceMeetsThreshold``/``DesiredFor``): ``servingReplicas`` and
+  ``availableReplicas`` are at most the rows whose own published ``servingPodCount`` /
+  ``availablePodCount`` meet the threshold; ``readyReplicas`` at most the rows whose pods of the pass
+  (ContainersReady True) meet it — a row does not persist ``readyPodCount`` (Go
+  ``irstatus.ClearPodDerivedObservations``), so with the pods unknown only the row count bounds it;
+  ``replicas`` is the row count; ``updatedReadyReplicas`` is at most ``readyReplicas``.
 - **A demoted row backs nothing**: a ``Pending`` row is an Instance no live pod backs (the truth pass,
   ``planUnbackedDemotions``: a Terminating pod still counts as live, so the demotion waits until the loss
   is total), so it never meets the ready or serving threshold in the status that records it.
 - **A settled Ready row has pods** (``DemotableReady``: "a row never claims Ready beside a zero pod
   count").
-- **Pods back the rows** (``CountersForInstance``): each row's ``readyPodCount`` is at most its pods
-  with ContainersReady True, ``servingPodCount`` at most its pods PodReady, gated True and not
-  terminating, ``podCount`` the pods of its index.
+- **Pods back the rows** (``CountersForInstance``): each row's ``servingPodCount`` is at most its pods
+  PodReady, gated True and not terminating, ``podCount`` the pods of its index; no row carries
+  ``readyPodCount``, ``scheduledPodCount`` or ``nodesOccupied`` (never persisted).
 - **The Ready condition repeats the counters** (``inferencereplica/status.go``
   ``computeReadyCondition``): ``AllInstancesReady`` only with ``readyReplicas == replicas`` and the
   message ``<ready>/<replicas> Instances Ready``; ``MinimumAvailable`` names ``servingReplicas``;
@@ -29,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from omereconcile.planner.counters import meets_threshold
+from omereconcile.planner.counters import TRANSIENT_ROW_FIELDS, meets_threshold
 from omereconcile.world import PodView
 
 __all__ = ["status_claims"]
@@ -53,27 +55,33 @@ def status_claims(
     rows: list[Mapping[str, Any]] = list(status.get("instanceStatuses") or [])
     bad: list[str] = []
     support = {"readyReplicas": 0, "servingReplicas": 0, "availableReplicas": 0}
-    keys = {"readyReplicas": "readyPodCount", "servingReplicas": "servingPodCount"}
-    keys["availableReplicas"] = "availablePodCount"
     for r in rows:
         idx = int(r["index"])
         count = int(r.get("podCount") or 0)
         desired = count if desired_by_index is None else desired_by_index.get(idx, count)
-        for field, row_key in keys.items():
+        pods = None if pods_by_index is None else list(pods_by_index.get(idx, ()))
+        counts: dict[str, int | None] = {
+            "readyReplicas": None if pods is None else sum(1 for p in pods if p.containers_ready),
+            "servingReplicas": int(r.get("servingPodCount") or 0),
+            "availableReplicas": int(r.get("availablePodCount") or 0),
+        }
+        for field, n in counts.items():
+            meets = True if n is None else meets_threshold(count, n, desired)
             if r.get("phase") == "Pending" and field != "availableReplicas":
-                if meets_threshold(count, int(r.get(row_key) or 0), desired):
-                    bad.append(f"row {idx} is Pending yet its {row_key} counts it")
+                if n is not None and meets:
+                    what = "ready pods" if field == "readyReplicas" else "servingPodCount"
+                    bad.append(f"row {idx} is Pending yet its {what} count it")
                 continue
-            support[field] += meets_threshold(count, int(r.get(row_key) or 0), desired)
+            support[field] += meets
         if r.get("phase") == "Ready" and not r.get("operation") and count == 0:
             bad.append(f"row {idx} claims Ready beside a zero pod count")
-        if pods_by_index is None:
+        persisted = [k for k in TRANSIENT_ROW_FIELDS if k in r]
+        if persisted:
+            bad.append(f"row {idx} persists {', '.join(persisted)}, which OME never writes")
+        if pods is None:
             continue
-        pods = list(pods_by_index.get(idx, ()))
         if count > len(pods):
             bad.append(f"row {idx} counts {count} pods, its pass saw {len(pods)}")
-        if int(r.get("readyPodCount") or 0) > sum(1 for p in pods if p.containers_ready):
-            bad.append(f"row {idx} readyPodCount {r.get('readyPodCount')} beyond its ContainersReady pods")
         if int(r.get("servingPodCount") or 0) > sum(1 for p in pods if _serving(p)):
             bad.append(f"row {idx} servingPodCount {r.get('servingPodCount')} beyond its serving pods")
     if "replicas" in status and int(status["replicas"]) != len(rows):

@@ -138,9 +138,9 @@ def bins(tl: Timeline, count: int = 12, width: float | None = None) -> list[tupl
 
 
 def to_mermaid(tl: Timeline) -> str:
-    """Two Mermaid code blocks (fenced, for markdown): the steps as a gantt (time since the origin on
-    the axis, each bar's duration in its label) and the series as an xychart (floor as a line, extra GPUs
-    as bars)."""
+    """Mermaid code blocks (fenced, for markdown): the steps as a gantt (time since the origin on the
+    axis, each bar's duration in its label), the extra GPUs as an xychart of bars and, when it moves, the
+    serving floor as an xychart of its own (a floor that stays put is said in the GPUs' title)."""
     lines = [
         "```mermaid",
         "gantt",
@@ -162,19 +162,34 @@ def to_mermaid(tl: Timeline) -> str:
         # And the state at the end, so the chart shows the extra GPUs given back and the floor whole.
         last = tl.series[-1]
         pts.append((tl.end, last.floor, last.extra_gpus))
-        top = max([1, *(max(f, e) for _, f, e in pts)])
+        # Two charts, each on its own scale: drawn on the GPUs' axis (hundreds) a floor of a few
+        # Instances reads as a flat line near zero. A floor that never moves is said in the title.
+        axis = f"    x-axis {_quoted('time since the change')} [{', '.join(_quoted(_clock(t)) for t, _, _ in pts)}]"
+        floors = [f for _, f, _ in pts]
         floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
+        steady = len(set(floors)) == 1
+        gpu_title = "extra GPUs" + (f"; {floor_name}: {floors[0]} throughout" if steady else "")
         lines += [
             "",
             "```mermaid",
             "xychart-beta",
-            f"    title {_quoted(f'{floor_name} (line), extra GPUs (bars)')}",
-            f"    x-axis {_quoted('time since the change')} [{', '.join(_quoted(_clock(t)) for t, _, _ in pts)}]",
-            f"    y-axis {_quoted('count')} 0 --> {top}",
+            f"    title {_quoted(gpu_title)}",
+            axis,
+            f"    y-axis {_quoted('GPUs')} 0 --> {max([1, *(e for _, _, e in pts)])}",
             f"    bar [{', '.join(str(e) for _, _, e in pts)}]",
-            f"    line [{', '.join(str(f) for _, f, _ in pts)}]",
             "```",
         ]
+        if not steady:
+            lines += [
+                "",
+                "```mermaid",
+                "xychart-beta",
+                f"    title {_quoted(floor_name + ', the lowest in each slice')}",
+                axis,
+                f"    y-axis {_quoted('Instances')} 0 --> {max([1, tl.of, *floors])}",
+                f"    line [{', '.join(str(f) for f in floors)}]",
+                "```",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -188,7 +203,7 @@ _LABEL = 40
 
 def to_svg(tl: Timeline) -> str:
     """The same picture as one SVG document: a bar per step on a time axis, and below it the extra GPUs
-    (bars) and the serving floor (a step line) on the same axis."""
+    (an area, left scale) and the serving floor (a step line, right scale) on the same time axis."""
     label_w, chart_w, row_h, pad = 260, 560, 22, 10
     width = label_w + chart_w + 2 * pad + 60  # room for the last bar's duration
     rows_h = max(1, len(tl.steps)) * row_h
@@ -230,17 +245,24 @@ def to_svg(tl: Timeline) -> str:
         )
     if tl.series:
         base = axis_y + 70 + series_h
-        peak = max([1, *(max(p.floor, p.extra_gpus) for p in tl.series)])
+        peak = max([1, *(p.extra_gpus for p in tl.series)])
+        # The floor on its own scale (right), as in the markdown's two charts: on the GPUs' scale a few
+        # Instances would lie flat along zero.
+        floor_top = max([1, tl.of, *(p.floor for p in tl.series)])
 
         def yv(v: int) -> float:
             return base - series_h * v / peak
 
+        def yf(v: int) -> float:
+            return base - series_h * v / floor_top
+
         floor_name = "serving Instances" + (f" of {tl.of}" if tl.of else "")
         out.append(
-            f'<text x="{pad}" y="{axis_y + 40}" fill="{_LINE}">{_e(floor_name)} (line)</text>'
-            f'<text x="{pad}" y="{axis_y + 56}" fill="{_AREA}">extra GPUs (area)</text>'
+            f'<text x="{pad}" y="{axis_y + 40}" fill="{_LINE}">{_e(floor_name)} (line, right scale)</text>'
+            f'<text x="{pad}" y="{axis_y + 56}" fill="{_AREA}">extra GPUs (area, left scale)</text>'
             f'<text x="{label_w}" y="{base}" text-anchor="end" fill="#555">0</text>'
-            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="#555">{peak}</text>'
+            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="{_AREA}">{peak}</text>'
+            f'<text x="{x(end) + 4:.1f}" y="{yf(floor_top) + 4:.1f}" fill="{_LINE}">{floor_top}</text>'
         )
         pts = list(tl.series)
         extra = [f"{x(pts[0].at):.1f},{base}"]
@@ -248,14 +270,15 @@ def to_svg(tl: Timeline) -> str:
         for i, p in enumerate(pts):
             nxt = pts[i + 1].at if i + 1 < len(pts) else end
             extra += [f"{x(p.at):.1f},{yv(p.extra_gpus):.1f}", f"{x(nxt):.1f},{yv(p.extra_gpus):.1f}"]
-            floor += [f"{x(p.at):.1f},{yv(p.floor):.1f}", f"{x(nxt):.1f},{yv(p.floor):.1f}"]
+            floor += [f"{x(p.at):.1f},{yf(p.floor):.1f}", f"{x(nxt):.1f},{yf(p.floor):.1f}"]
         extra.append(f"{x(end):.1f},{base}")
         out.append(f'<polygon points="{" ".join(extra)}" fill="{_AREA}" fill-opacity="0.5"/>')
         out.append(f'<polyline points="{" ".join(floor)}" fill="none" stroke="{_LINE}" stroke-width="2"/>')
-        # The floor's value where it ends, read off the line rather than against the GPUs' scale.
-        out.append(
-            f'<text x="{x(end) + 4:.1f}" y="{yv(pts[-1].floor) + 4:.1f}" fill="{_LINE}">{pts[-1].floor}</text>'
-        )
+        # The floor's value where it ends, unless the scale's top already says it.
+        if pts[-1].floor != floor_top:
+            out.append(
+                f'<text x="{x(end) + 4:.1f}" y="{yf(pts[-1].floor) + 4:.1f}" fill="{_LINE}">{pts[-1].floor}</text>'
+            )
         out.append(f'<line x1="{x(0):.1f}" y1="{base}" x2="{x(end):.1f}" y2="{base}" stroke="#888"/>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -334,14 +357,20 @@ def to_svg_compare(title: str, panels: Sequence[Timeline]) -> str:
                 f'<text x="{pad + 68}" y="{ly}">{_e(tl.title)}: {_e(floor_name)}, extra GPUs</text>'
             )
         base = legend_y + 16 * len(panels) + 10 + series_h
-        peak = max([1, *(max(p.floor, p.extra_gpus) for _, tl in drawn for p in tl.series)])
+        peak = max([1, *(p.extra_gpus for _, tl in drawn for p in tl.series)])
+        # The floors on their own scale (right), as in :func:`to_svg`.
+        floor_top = max([1, *(tl.of for _, tl in drawn), *(p.floor for _, tl in drawn for p in tl.series)])
 
         def yv(v: int) -> float:
             return base - series_h * v / peak
 
+        def yf(v: int) -> float:
+            return base - series_h * v / floor_top
+
         body.append(
             f'<text x="{label_w}" y="{base}" text-anchor="end" fill="#555">0</text>'
-            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="#555">{peak}</text>'
+            f'<text x="{label_w}" y="{yv(peak) + 4:.1f}" text-anchor="end" fill="{_AREA}">{peak} GPUs</text>'
+            f'<text x="{x(end) + 4:.1f}" y="{yf(floor_top) + 4:.1f}" fill="{_LINE}">{floor_top} Instances</text>'
         )
         for n, tl in drawn:
             dash = _DASHES[min(n, len(_DASHES) - 1)]
@@ -351,7 +380,7 @@ def to_svg_compare(title: str, panels: Sequence[Timeline]) -> str:
             extra: list[str] = []
             for i, p in enumerate(pts):
                 nxt = pts[i + 1].at if i + 1 < len(pts) else tl.end
-                floor += [f"{x(p.at):.1f},{yv(p.floor):.1f}", f"{x(nxt):.1f},{yv(p.floor):.1f}"]
+                floor += [f"{x(p.at):.1f},{yf(p.floor):.1f}", f"{x(nxt):.1f},{yf(p.floor):.1f}"]
                 extra += [f"{x(p.at):.1f},{yv(p.extra_gpus):.1f}", f"{x(nxt):.1f},{yv(p.extra_gpus):.1f}"]
             body.append(
                 f'<polyline points="{" ".join(extra)}" fill="none" stroke="{_AREA}" stroke-width="2"{attr}/>'

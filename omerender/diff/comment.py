@@ -21,7 +21,7 @@ from omerender.diff.catalog_changes import CatalogChange
 from omerender.diff.reports import DEFAULT_MARKDOWN_CHARS, _merged
 from omerender.diff.review import Group, Review
 from omerender.diff.runs import compact_lines
-from omerender.diff.verdicts import LINE_LIMIT, Status
+from omerender.diff.verdicts import LINE_LIMIT, Status, cut_line
 
 __all__ = ["to_markdown"]
 
@@ -37,10 +37,6 @@ _CATALOG_LINES = 6
 _NOTE = 240
 
 
-def _cap(line: str, limit: int = LINE_LIMIT) -> str:
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _html(text: str) -> str:
     """Text safe in markdown's inline HTML: ``&`` escaped, and ``<`` where it could open a tag
     (``<replica>``); ``->`` and ``<-`` read as they are."""
@@ -52,7 +48,7 @@ def _code(text: str) -> str:
 
 
 def _fence(lines: Sequence[str]) -> str:
-    body = "".join(_cap(line) + "\n" for line in lines)
+    body = "".join(cut_line(line) + "\n" for line in lines)
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{body}{fence}\n"
@@ -132,9 +128,9 @@ def _group(index: int, group: Group) -> str:
     fails = " — fails the check" if group.fails else ""
     out = [f"\n#### {index}. {_html(group.label)} — {_plural(len(group.replicas), 'replica')}{fails}\n\n"]
     for cause in group.causes:
-        out.append(_cap(f"- cause: {_html(cause)}") + "\n")
+        out.append(cut_line(f"- cause: {_html(cause)}") + "\n")
     for why in group.why:
-        out.append(_cap(f"- why: {_html(why)}") + "\n")
+        out.append(cut_line(f"- why: {_html(why)}") + "\n")
     out.append(f"- lasting cost: {group.cost.text()}\n")
     if group.changes:
         shown = compact_lines(group.changes)
@@ -179,7 +175,7 @@ def to_markdown(
         tail.append("\n" + section.rstrip("\n") + "\n")
     if review.defects:
         tail.append("\n**Defects** (a roll without a cause):\n\n")
-        tail.extend(_cap(f"- {_html(line)}") + "\n" for line in review.defects)
+        tail.extend(cut_line(f"- {_html(line)}") + "\n" for line in review.defects)
     notes = [_note(n) for n in _merged(review.notes)]
     if review.unlisted:
         notes.append(
@@ -187,7 +183,7 @@ def to_markdown(
         )
     if notes:
         tail.append("\n**Notes**\n\n")
-        tail.extend(_cap(f"- {_html(n)}") + "\n" for n in notes)
+        tail.extend(cut_line(f"- {_html(n)}") + "\n" for n in notes)
     where = f"the file `{full_report}`" if full_report else "`omerender diff --report PATH`"
     catalog = [_catalog_change(c) for c in review.catalog_changes]
     groups = [_group(i, g) for i, g in enumerate(review.groups, 1)]

@@ -10,7 +10,7 @@ from typing import Any, Final
 from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
 from omerender.diff.runs import compact_lines
-from omerender.diff.verdicts import DEFAULT_FAIL_ON, LINE_LIMIT, Status
+from omerender.diff.verdicts import DEFAULT_FAIL_ON, Status, cut_line
 
 # -- output -----------------------------------------------------------------------------------------------
 
@@ -75,10 +75,6 @@ def _all_notes(notes: Sequence[str], diffs: Sequence[ReplicaDiff], with_uid: boo
     return [*notes, line] if line is not None else list(notes)
 
 
-def _cap(line: str, limit: int = LINE_LIMIT) -> str:
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
     """A replica's lines under its headline: runtime switch, changes (the first ``shown``), notes."""
     # Entries of one list added alike are one line (``env: 30 entries added: …``); -o json has each.
@@ -88,7 +84,7 @@ def _body(d: ReplicaDiff, shown: int | None = None) -> list[str]:
     if len(kept) < len(lines):
         out.append(f"… and {len(lines) - len(kept)} more changes (-o json lists every one)")
     out.extend(d.notes)
-    return [_cap(line) for line in out]
+    return [cut_line(line) for line in out]
 
 
 def _merged(notes: Sequence[str]) -> list[str]:
@@ -124,17 +120,17 @@ def to_text(
     ``show_unchanged``), its changes and notes indented by two spaces, then one note counting the
     replicas left unlisted. No line is longer than :data:`LINE_LIMIT`."""
     items = list(diffs)
-    lines: list[str] = [_cap(f"note: {note}") for note in _merged(_all_notes(notes, items, uid_notes))]
+    lines: list[str] = [cut_line(f"note: {note}") for note in _merged(_all_notes(notes, items, uid_notes))]
     hidden: list[ReplicaDiff] = []
     for d in items:
         if not (show_unchanged or d.listed):
             hidden.append(d)
             continue
-        lines.append(_cap(f"{d.key}: {d.headline}"))
+        lines.append(cut_line(f"{d.key}: {d.headline}"))
         lines.extend(f"  {line}" for line in _body(d))
     if hidden:
         lines.append(f"note: {_hidden_note(hidden)}")
-    return "".join(f"{_cap(line)}\n" for line in lines)
+    return "".join(f"{cut_line(line)}\n" for line in lines)
 
 
 def _outcome_json(side: Outcome | None) -> dict[str, Any] | None:
@@ -260,7 +256,9 @@ def to_markdown(
     shown.sort(key=lambda d: (d.status not in fail_on, _ORDER[d.status], d.namespace, d.name))
     hidden = [d for d in items if not (show_unchanged or d.listed)]
     head = [f"### omerender diff: {summary(items)}\n\n", _verdict_table(items, fail_on), "\n"]
-    head.extend(_cap(f"> {_html(note)}") + "\n\n" for note in _merged(_all_notes(notes, items, uid_notes)))
+    head.extend(
+        cut_line(f"> {_html(note)}") + "\n\n" for note in _merged(_all_notes(notes, items, uid_notes))
+    )
     if hidden:
         head.append(_hidden_note(hidden) + ".\n\n")
     if not shown:
@@ -268,19 +266,19 @@ def to_markdown(
         return "".join(head)
     table = "| Replica | Result | Before | After |\n| --- | --- | --- | --- |\n"
     rows = [
-        _cap(f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |") + "\n"
+        cut_line(f"| `{d.key}` | {_cell(d.result)} | {_side_cell(d.before)} | {_side_cell(d.after)} |") + "\n"
         for d in shown
     ]
     blocks = [_block(d) for d in shown]
     where = f"the file `{full_report}`" if full_report else "`omerender diff -o json` (or `--report PATH`)"
-    cut_line = (
+    left_out = (
         "\n**{left} of {total} listed replicas left out** to keep this comment under {limit} "
         f"characters; the full report: {where}.\n"
     )
     used = sum(map(len, head)) + len(table)
     fit = len(shown)
     if max_chars is not None:
-        reserve = len(cut_line) + 40
+        reserve = len(left_out) + 40
         fit = 0
         for row, block in zip(rows, blocks, strict=True):
             if used + len(row) + len(block) + reserve > max_chars:
@@ -289,5 +287,5 @@ def to_markdown(
             fit += 1
     out = [*head, table, *rows[:fit], *blocks[:fit]]
     if fit < len(shown):
-        out.append(cut_line.format(left=len(shown) - fit, total=len(shown), limit=max_chars))
+        out.append(left_out.format(left=len(shown) - fit, total=len(shown), limit=max_chars))
     return "".join(out)

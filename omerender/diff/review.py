@@ -18,7 +18,7 @@ Groups that fail the check come first, then by size. Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from omerender._records import record
@@ -402,7 +402,8 @@ def _key(d: ReplicaDiff, replica: InferenceReplica | None) -> tuple[Any, ...]:
     return (d.status, where)
 
 
-def _label(d: ReplicaDiff, changes: Sequence[str]) -> str:
+def _label(d: ReplicaDiff, changes: Sequence[str], lead: tuple[str, str] | None = None) -> str:
+    """The group's heading; ``lead`` (a field's name, and the text said for it instead) comes first."""
     if d.runtime_change is not None and d.status is Status.ROLLS:
         return f"rolls: runtime {d.runtime_change[0]} -> {d.runtime_change[1]}"
     if d.status in (Status.ROLLS, Status.UNCHANGED):
@@ -418,8 +419,10 @@ def _label(d: ReplicaDiff, changes: Sequence[str]) -> str:
                 runs[run] = runs.get(run, 0) + 1
             if (name, run) not in named:
                 named.append((name, run))
-        fields: list[str] = []
+        fields: list[str] = [lead[1]] if lead is not None else []
         for name, run in named:
+            if lead is not None and name == lead[0]:
+                continue
             if run is not None and runs[run] > 1:
                 name = f"{run[0]} ({runs[run]} {run[1]})"
             if name not in fields:
@@ -427,6 +430,54 @@ def _label(d: ReplicaDiff, changes: Sequence[str]) -> str:
         more = f" (+{len(fields) - 2} more)" if len(fields) > 2 else ""
         return f"{d.status.label}: {', '.join(fields[:2])}{more}" if fields else d.status.label
     return d.result
+
+
+def _short_values(before: str, after: str) -> str:
+    """``before -> after`` without the part they share up to a ``/`` (then a ``:``):
+    ``sglang:v0.4.6 -> v1.0.0`` for two tags of ``docker.io/lmsysorg/sglang``."""
+    cut = 0
+    for i, (a, b) in enumerate(zip(before, after, strict=False)):
+        if a != b:
+            break
+        if a == "/":
+            cut = i + 1
+    before, after = before[cut:], after[cut:]
+    repo, sep, _ = before.partition(":")
+    if sep and after.startswith(repo + ":"):
+        after = after[len(repo) + 1 :]
+    return f"{before} -> {after}"
+
+
+def _told_apart(groups: list[Group], firsts: Sequence[ReplicaDiff]) -> list[Group]:
+    """Groups whose labels are the same (the same fields changed, to different values: three
+    runtimes' images bumped from three tags to one) lead their label with the value change that tells
+    them apart, ``rolls: image sglang:v0.4.6 -> v1.0.0, containers[ome-container].env (30 added)``, so
+    each heading, and the forecast's row cut from it, names its group."""
+    by_label: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_label.setdefault(g.label, []).append(i)
+    out = list(groups)
+    for indices in by_label.values():
+        if len(indices) < 2:
+            continue
+        scalars = {
+            i: [
+                (c.where, c.path, c.before, c.after)
+                for c in firsts[i].changes
+                if c.kind == "changed" and isinstance(c.before, str) and isinstance(c.after, str)
+            ]
+            for i in indices
+        }
+        for i in indices:
+            others = [set(scalars[j]) for j in indices if j != i]
+            apart = next((s for s in scalars[i] if all(s not in o for o in others)), None)
+            if apart is None:
+                continue
+            where, path, before, after = apart
+            field_name = (f"{where}: {path}" if path else where).removeprefix("runner default: ")
+            said = f"{path.rsplit('.', 1)[-1] if path else where} {_short_values(before, after)}"
+            out[i] = replace(groups[i], label=_label(firsts[i], groups[i].changes, (field_name, said)))
+    return out
 
 
 def build_review(
@@ -457,6 +508,7 @@ def build_review(
             key = (d.namespace, d.name)
             buckets.setdefault(_key(d, after.get(key) or before.get(key)), []).append(d)
     groups: list[Group] = []
+    firsts: list[ReplicaDiff] = []
     defects: list[str] = []
     for members in buckets.values():
         first = members[0]
@@ -498,6 +550,8 @@ def build_review(
                 cause_keys,
             )
         )
+        firsts.append(first)
+    groups = _told_apart(groups, firsts)
     order = {s: i for i, s in enumerate(Status)}
     groups.sort(key=lambda g: (not g.fails, -len(g.replicas), order[g.status], g.label))
     total = Cost()

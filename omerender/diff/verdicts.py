@@ -39,6 +39,13 @@ _CHANGED: Final = frozenset(
 DEFAULT_FAIL_ON: Final = frozenset({Status.ROLLS, Status.BLOCKS})
 # The longest line the text and markdown outputs print, and the longest block message they quote.
 LINE_LIMIT: Final = 500
+
+
+def cut_line(line: str, limit: int = LINE_LIMIT) -> str:
+    """``line`` within ``limit`` characters, its end replaced by ``…`` when longer."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 _MESSAGE_LIMIT: Final = 440
 
 

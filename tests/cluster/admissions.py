@@ -16,7 +16,7 @@ from kubernetes.client.exceptions import ApiException
 from testbed.rawkube import RawKube
 
 HOOK = "inferencereplica.ome-webhook-server.validator"
-# omereconcile/webhook.py's refusal of spec.parentRef on a standalone replica.
+# omereconcile/server/webhook.py's refusal of spec.parentRef on a standalone replica.
 REFUSAL = "spec.parentRef is set by the InferenceService controller on the replicas it projects"
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
 REPO = Path(__file__).resolve().parents[2]

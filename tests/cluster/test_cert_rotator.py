@@ -18,7 +18,7 @@ from cryptography import x509
 from helpers import REPO, kubectl_stdin
 from reconciler_proc import Reconciler
 
-from omereconcile.certrotator import Bundle, dns_names, issue
+from omereconcile.server.certrotator import Bundle, dns_names, issue
 from testbed.testing import Cluster
 
 SECRET, VWC, SERVICE = (

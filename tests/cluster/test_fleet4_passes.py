@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from helpers import count_answers, roll_pool, running_controller, settled_surge_pool
 
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, wait_for
 
 N = 4

@@ -21,7 +21,7 @@ import pytest
 from helpers import running_controller, settled_surge_pool
 from kubectl_plugin import kubectl_ome
 
-from omereconcile.kube import Kube
+from omereconcile.cluster.kube import Kube
 from omereconcile.kubectl.client import ConflictError
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.guard import GuardedWrite, run_guarded

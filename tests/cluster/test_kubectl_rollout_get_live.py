@@ -22,8 +22,8 @@ from typing import Any
 from helpers import IREP, SURGE_ONE, delete_replicas
 from kubectl_plugin import kubectl_ome
 
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from helpers import running_controller
 
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"

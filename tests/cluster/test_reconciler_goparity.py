@@ -8,12 +8,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from helpers import apply, events, example_replica, live_pods, replica
+from helpers import IREP, apply, events, example_replica, live_pods, replica
 from reconciler_proc import Reconciler
 from test_reconciler_rollout import _patch
 from test_status_truth import _node, _one_more_elsewhere, silenced  # noqa: F401 (the fixture)
 
-from testbed.testing import Cluster
+from testbed.controlplane import COSCHEDULER_NAME
+from testbed.testing import Cluster, gang_replica
 
 POD = "llama-pool-engine-{}-default-0"
 
@@ -125,7 +126,7 @@ def test_a_stale_pod_group_of_a_single_pod_instance_goes_before_the_pod(
     TestReconcile_MultiToSinglePodGroupCleanupGatesWorkload): a PodGroup of the replica's at a
     single-pod Instance's name, with no pod referencing it and no label (Go finds it by owner UID),
     is deleted before the pod is created. Before issue 37's observation fix the pod was created
-    beside it: ``omereconcile/observe.py`` listed PodGroups only for a gang replica, by label."""
+    beside it: ``omereconcile/cluster/observe.py`` listed PodGroups only for a gang replica, by label."""
     apply(cluster, example_replica(namespace, replicas=1))
     ir = replica(cluster, namespace)
     group = {
@@ -217,3 +218,75 @@ def test_a_scale_down_refuses_an_owned_pod_without_a_valid_instance_index(
     assert phases == ["Ready", "Ready"]
     cluster.kubectl("delete", "pod", "llama-pool-engine-stray", "-n", namespace, "--wait=true")
     rec.wait("scaled to 1", lambda: _settled(cluster, namespace, 1), timeout=60)
+
+
+def test_the_scale_subresource_selects_one_pod_per_gang_instance(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go inferencereplica/status.go @ 8263d0c7 irLabelSelectorString (status_test.go
+    TestIRLabelSelectorStringMatchesOnePodPerInstance): the selector an HPA reads from the scale
+    subresource matches one pod per Instance, the leader of a gang, so two leader+worker Instances
+    count as two, not four."""
+    rec = reconcilers()
+    apply(
+        cluster,
+        gang_replica("llama-pool", namespace, "engine:v1", gpus=1, replicas=2, scheduler=COSCHEDULER_NAME),
+    )
+    rec.wait(
+        "both gangs' pods and a published selector",
+        lambda: (
+            len(live_pods(cluster, namespace)) == 4
+            and bool((replica(cluster, namespace).get("status") or {}).get("labelSelector"))
+        ),
+        timeout=120,
+    )
+    scale = cluster.raw.get(IREP.format(ns=namespace) + "/llama-pool/scale")
+    selector = scale["status"]["selector"]
+    print("scale subresource selector:", selector)
+    matched = cluster.raw.get(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)["items"]
+    assert sorted(p["metadata"]["name"] for p in matched) == [
+        "llama-pool-engine-0-leader-0",
+        "llama-pool-engine-1-leader-0",
+    ]
+
+
+def test_a_create_under_way_when_the_pause_comes_is_not_failed_while_paused(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines ("pausing holds every in-flight
+    Instance") with the escalation pass skipping a paused Component (status_test.go
+    TestAggregateStatus_PausedInstance_DeadlineParkedAndRearmed): a committed Create whose container
+    starts crash-looping after the pause keeps its attempt, with no failure recorded and no deadline;
+    healed and unpaused, it comes up."""
+    rec = reconcilers()
+    cluster.kubelet.never_ready(POD.format(0), namespace)
+    apply(cluster, example_replica(namespace, replicas=1))
+    rec.wait(
+        "the create under way",
+        lambda: (
+            any(
+                r.get("phase") == "Creating" and (r.get("operation") or {}).get("type") == "Create"
+                for r in _rows(cluster, namespace)
+            )
+            and bool(live_pods(cluster, namespace))
+        ),
+        timeout=60,
+    )
+    _patch(cluster, namespace, {"paused": True, "pauseMode": "Recover"})
+    rec.wait(
+        "the pause observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    cluster.kubelet.crash_loop(POD.format(0), namespace)
+    time.sleep(10)  # past the 3 s stuck-pod grace the suite's operator settings configure
+    (row,) = _rows(cluster, namespace)
+    print("10 s into a crash loop under the pause:", row)
+    assert (row["phase"], row["operation"]["type"]) == ("Creating", "Create")
+    assert "lastFailure" not in row
+    assert "deadline" not in row["operation"]
+    cluster.kubelet.heal(POD.format(0), namespace)
+    _patch(cluster, namespace, {"paused": False})
+    rec.wait("Ready after the unpause", lambda: _settled(cluster, namespace, 1), timeout=60)

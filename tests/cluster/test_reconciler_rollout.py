@@ -214,6 +214,9 @@ def test_pause_partition_and_rollback_hold_and_release(
         if any(r.get("runningRevision") == first for r in st["instanceStatuses"]):
             ready = next(c for c in st["conditions"] if c["type"] == "Ready")
             assert "currentRevision" not in st
+            # status.go @ 8263d0c7 recordCurrentRevisionWithdrawal: the withdrawal is on record.
+            withdrawn = next(c for c in st["conditions"] if c["type"] == "CurrentRevisionWithdrawn")
+            assert (withdrawn["status"], withdrawn["reason"]) == ("True", "InstanceOffRevision")
             assert (ready["status"], ready["reason"], ready["message"]) == (
                 "Unknown",
                 "RolloutInProgress",

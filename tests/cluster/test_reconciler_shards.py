@@ -18,9 +18,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from reconciler_proc import REPO, Reconciler
 
-from omereconcile.controller import Reflector
-from omereconcile.kube import Kube
-from omereconcile.leader import RangeLeases
+from omereconcile.cluster.kube import Kube
+from omereconcile.cluster.leader import RangeLeases
+from omereconcile.cluster.reflector import Reflector
 from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     NAMESPACE_FIELD,

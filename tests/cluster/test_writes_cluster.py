@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from helpers import count_answers, roll_pool, running_controller, settled_surge_pool
 
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
-from omereconcile.executor import Executor
-from omereconcile.kube import Kube
 from testbed.testing import Cluster, wait_for
 
 N = 3

@@ -223,7 +223,7 @@ class _Kube:
         self.docs = [d for d in docs if isinstance(d, dict)]
 
     def get(self, path: str, **q: Any) -> dict[str, Any]:
-        from omereconcile.kube import NotFound
+        from omereconcile.cluster.kube import NotFound
 
         for d in self.docs:
             if d.get("kind") == "ConfigMap":
@@ -237,8 +237,8 @@ class _Kube:
 
 
 def run_webhook(case: Case, folder: Path, operation: str) -> Finding | None:
-    from omereconcile.webhook import ClusterReader, parse_review
-    from omereconcile.webhook_http import Refused
+    from omereconcile.server.webhook import ClusterReader, parse_review
+    from omereconcile.server.webhook_http import Refused
 
     docs = _documents(case, folder)
     if not docs:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from omereconcile.server.webhook import ClusterReader, parse_review
 from omereconcile.settings import SettingsError, parse_go_duration, settings_from_configmap
-from omereconcile.webhook import ClusterReader, parse_review
 from omerender import (
     Catalog,
     InferenceReplica,

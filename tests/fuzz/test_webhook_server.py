@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from omereconcile.webhook import PATH, AdmissionServer, ClusterReader, ServerLimits
+from omereconcile.server.webhook import PATH, AdmissionServer, ClusterReader, ServerLimits
 from testbed.pki import CertificateAuthority
 from tests.fuzz.generate import generate
 from tests.fuzz.harness import _documents, _Kube

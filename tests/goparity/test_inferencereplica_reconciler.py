@@ -16,8 +16,8 @@ import copy
 
 from omereconcile.actions import RecordEvent
 from omereconcile.planner import plan
+from omereconcile.planner.plan_indices import scale_down_rank
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
-from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
 from omereconcile.simulate.cluster import T0, UID, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
@@ -55,7 +55,9 @@ def test_reconcile_create_materializes_pods() -> None:
     assert st["observedGeneration"] == sim.replica["metadata"]["generation"]
     for label in ("component=engine", "ome.io/inferenceservice=llama-pool", "ome.io/managed-by=OMENative"):
         assert label in st["labelSelector"]
-    assert st["labelSelector"].count("=") == 3  # not narrowed to a runner (status.go irLabelSelectorString)
+    assert (
+        st["labelSelector"].count("=") == 3
+    )  # plus the runner term, a set-based `in` (status.go @ 8263d0c7)
     assert st["updateRevision"]
 
 

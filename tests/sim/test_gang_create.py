@@ -78,7 +78,7 @@ def test_gates_flip_together_only_when_every_pod_is_ready(gsim: Sim) -> None:
     assert all(not a.status for _, a in applied(d, "SetServingGate"))  # type: ignore[attr-defined]
     assert gsim.status["readyReplicas"] == 0
     assert gsim.status["servingReplicas"] == 0
-    assert [r["readyPodCount"] for r in gsim.rows()] == [1, 1]
+    assert [r["podCount"] for r in gsim.rows()] == [2, 2]  # each leader ContainersReady, its worker not
     ready = gsim.condition("Ready")
     assert ready is not None
     assert ready["status"] != "True"

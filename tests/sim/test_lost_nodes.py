@@ -56,7 +56,7 @@ def _ready(status: dict[str, Any]) -> tuple[str, str, str]:
 
 def _row(status: dict[str, Any], index: int) -> tuple[Any, ...]:
     row = next(r for r in status["instanceStatuses"] if r["index"] == index)
-    return row["phase"], row["podCount"], row["readyPodCount"], row["servingPodCount"]
+    return row["phase"], row["podCount"], row["servingPodCount"]
 
 
 def test_a_silent_node_leaves_the_row_ready_and_the_instance_counted_ready_not_serving() -> None:
@@ -67,7 +67,7 @@ def test_a_silent_node_leaves_the_row_ready_and_the_instance_counted_ready_not_s
     writes = _passes(sim, driver, 60)
     assert writes, "the serving count moved: a status write was due"
     for st in writes:
-        assert _row(st, 0) == ("Ready", 1, 1, 0)
+        assert _row(st, 0) == ("Ready", 1, 0)
         # availability is EndpointSlice membership, and the headless Service publishes not-ready addresses
         assert (st["readyReplicas"], st["servingReplicas"], st["availableReplicas"]) == (2, 1, 2)
         assert _ready(st) == ("True", "AllInstancesReady", "2/2 Instances Ready")
@@ -84,7 +84,7 @@ def test_a_terminating_pod_keeps_its_row_ready_until_it_is_gone() -> None:
     sim.user_delete(POD0)
     writes = _passes(sim, driver, 60)
     for st in writes:
-        assert _row(st, 0) == ("Ready", 1, 1, 0)
+        assert _row(st, 0) == ("Ready", 1, 0)
         assert _ready(st) == ("True", "AllInstancesReady", "2/2 Instances Ready")
     assert sim.rows()[0]["phase"] == "Ready"
 
@@ -107,7 +107,7 @@ def test_without_the_terminating_rule_the_invariant_catches_the_stale_condition(
         return real(ctx, row, pods, out)
 
     monkeypatch.setattr(instances, "_step_idle", demote_on_terminating)
-    with pytest.raises(InvariantError, match="row 0 is Pending yet its readyPodCount counts it"):
+    with pytest.raises(InvariantError, match="row 0 is Pending yet its ready pods count it"):
         _passes(sim, driver, 20)
 
 
@@ -127,11 +127,11 @@ def test_a_deleted_pod_on_a_live_node_is_replaced_once_gone() -> None:
                 seen.append((row0, _ready(dict(act.status))[:2]))
     mismatch = ("False", "ReplicaCountMismatch")  # 1/2 serving, floor 2 (no maxUnavailable)
     assert seen == [
-        (("Ready", 1, 0, 0), mismatch),  # Terminating (this kubelet stops the containers at once)
-        (("Pending", 0, 0, 0), mismatch),  # gone: demoted
-        (("Creating", 0, 0, 0), mismatch),
-        (("Creating", 1, 1, 0), ("True", "AllInstancesReady")),  # ContainersReady counts as ready
-        (("Ready", 1, 1, 1), ("True", "AllInstancesReady")),
+        (("Ready", 1, 0), mismatch),  # Terminating (this kubelet stops the containers at once)
+        (("Pending", 0, 0), mismatch),  # gone: demoted
+        (("Creating", 0, 0), mismatch),
+        (("Creating", 1, 0), ("True", "AllInstancesReady")),  # ContainersReady counts as ready
+        (("Ready", 1, 1), ("True", "AllInstancesReady")),
     ]
 
 

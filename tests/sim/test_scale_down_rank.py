@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from omereconcile.planner.plan_indices import scale_down_rank
 from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, RetryBlock, RetryBook
-from omereconcile.planner.rollout import scale_down_rank
 from omereconcile.planner.rows import READY, Row
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver

@@ -20,7 +20,8 @@ def test_step1_one_instance_ready_and_serving(sim: Sim, driver: Driver) -> None:
     assert st["replicas"] == st["readyReplicas"] == st["availableReplicas"] == st["servingReplicas"] == 1
     assert (
         st["labelSelector"]
-        == "component=engine,ome.io/inferenceservice=llama-pool,ome.io/managed-by=OMENative"
+        == "component=engine,ome.io/inferenceservice=llama-pool,ome.io/managed-by=OMENative,"
+        "ome.io/runner in (default,leader)"
     )
     assert st["observedGeneration"] == 1
     assert st["currentRevision"] == st["updateRevision"]

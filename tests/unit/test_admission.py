@@ -165,7 +165,7 @@ def isvc(name: str) -> Obj:
 
 
 def catalog(*objs: Obj) -> Catalog:
-    # As the reconciler builds the webhook's catalog from live objects (omereconcile.observe): the API
+    # As the reconciler builds the webhook's catalog from live objects (omereconcile.cluster.observe): the API
     # server has validated them, so no CRD check here.
     return Catalog.from_objects(objs, strict=False)
 

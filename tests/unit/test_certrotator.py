@@ -10,7 +10,7 @@ from typing import Any
 
 from cryptography import x509
 
-from omereconcile.certrotator import (
+from omereconcile.server.certrotator import (
     CA_VALIDITY,
     LOOKAHEAD,
     SERVER_VALIDITY,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from omereconcile.controller import CachedOwned, Reflector, owner_index, service_name_index
-from omereconcile.kube import Kube
+from omereconcile.cluster.kube import Kube
+from omereconcile.cluster.reflector import Reflector
+from omereconcile.controller import CachedOwned
+from omereconcile.controller.stores import owner_index, service_name_index
 from omerender import constants as c
 
 

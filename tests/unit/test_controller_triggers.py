@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from omereconcile.controller import Controller, Reflector, replica_index
+from omereconcile.cluster.reflector import Reflector
+from omereconcile.controller import Controller
+from omereconcile.controller.stores import replica_index
 from omerender import DeployDefaults
 
 

@@ -74,7 +74,7 @@ def test_deployment_is_non_root_read_only_and_probed() -> None:
 
 
 def test_webhook_registration_matches_the_server() -> None:
-    from omereconcile.webhook import PATH
+    from omereconcile.server.webhook import PATH
 
     vwc = _kind("ValidatingWebhookConfiguration")[0]
     hook = vwc["webhooks"][0]

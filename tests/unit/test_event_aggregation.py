@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
-from omereconcile.events import AGGREGATE_PREFIX, EventCorrelator
-from omereconcile.executor import Executor
-from omereconcile.kube import STRATEGIC_MERGE_PATCH, NotFound
+from omereconcile.cluster.events import AGGREGATE_PREFIX, EventCorrelator
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import STRATEGIC_MERGE_PATCH, NotFound
 
 NS = "llama-demo"
 EVENTS = f"/api/v1/namespaces/{NS}/events"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from omereconcile import actions as A
-from omereconcile.executor import Executor
-from omereconcile.kube import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
 
 NS = "llama-demo"
 REPLICA: dict[str, Any] = {

@@ -10,8 +10,8 @@ from typing import Any
 from test_executor import NS, REPLICA, FakeKube, _exec, _pod
 
 from omereconcile import actions as A
-from omereconcile.executor import Executor
-from omereconcile.kube import ApiError
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import ApiError
 
 UNREACHABLE = 'Internal error occurred: failed calling webhook "m.example.com": connection refused'
 

@@ -10,8 +10,8 @@ import pytest
 from test_executor import REPLICA, FakeKube
 
 from omereconcile import actions as A
-from omereconcile.executor import Executor
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import Forbidden
 from omerender import constants as c
 
 T = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)

@@ -8,8 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from omereconcile.controller import Reflector, owner_index, strip_managed_fields
-from omereconcile.kube import Kube, WatchEvent
+from omereconcile.cluster.kube import Kube, WatchEvent
+from omereconcile.cluster.reflector import Reflector, strip_managed_fields
+from omereconcile.controller.stores import owner_index
 from omerender import constants as c
 
 MANAGED = [{"manager": "omereconcile", "operation": "Update", "fieldsV1": {"f:spec": {}}}]

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from omereconcile.actions import CreatePod, DeletePod, EnsureService, SetServingGate
+from omereconcile.cluster.expectations import Expectations
 from omereconcile.controller import Controller, PassResult
-from omereconcile.expectations import Expectations
 
 KEY = ("ns", "pool")
 

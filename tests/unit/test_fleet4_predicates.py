@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from omereconcile.controller import Reflector
-from omereconcile.kube import Kube
-from omereconcile.predicates import plan_relevant_update, replica_update_matters
+from omereconcile.cluster.kube import Kube
+from omereconcile.cluster.reflector import Reflector
+from omereconcile.controller.predicates import plan_relevant_update, replica_update_matters
 from omerender import constants as c
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from omereconcile.controller import WINDOW, Controller, WorkQueue
+from omereconcile.controller import Controller, WorkQueue
+from omereconcile.controller.queue import WINDOW
 
 KEY = ("ns", "pool")
 

@@ -84,7 +84,7 @@ def test_mermaid_cli_renders_the_diagram_showing_the_groups(tmp_path: Path) -> N
     assert "router image bump (2)" in words
     assert "engine args (1)" in words
     assert "Error" not in words  # Mermaid draws a parse error as a picture, it does not fail
-    assert "serving Instances of 7 (line), extra GPUs (bars)" in " ".join(ET.fromstring(chart).itertext())
+    assert "extra GPUs; serving Instances of 7: 7 throughout" in " ".join(ET.fromstring(chart).itertext())
 
 
 def test_the_svg_file_shows_the_groups() -> None:

@@ -10,8 +10,8 @@ import pytest
 from test_executor import FakeKube, _exec
 
 from omereconcile import actions as A
-from omereconcile.kube import AlreadyExists, NotFound
-from omereconcile.observe import Observation, build_catalog, render_world, with_pod_groups
+from omereconcile.cluster.kube import AlreadyExists, NotFound
+from omereconcile.cluster.observe import Observation, build_catalog, render_world, with_pod_groups
 from omereconcile.planner import plan
 from omereconcile.settings import OperatorSettings
 from omerender import constants as c

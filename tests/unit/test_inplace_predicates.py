@@ -1,4 +1,4 @@
-"""The watch filter lets through the pod updates an in-place step waits on (``omereconcile/predicates.py``):
+"""The watch filter lets through the pod updates an in-place step waits on (``omereconcile/controller/predicates.py``):
 the transition marker, the spec image, the image the runtime reports; other annotations stay filtered."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from omereconcile.predicates import plan_relevant_update
+from omereconcile.controller.predicates import plan_relevant_update
 from omerender import constants as c
 
 

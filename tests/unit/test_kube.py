@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from omereconcile.kube import AlreadyExists, Conflict, Gone, NotFound, _by_status, _event, _resource_of
+from omereconcile.cluster.kube import (
+    AlreadyExists,
+    Conflict,
+    Gone,
+    NotFound,
+    _by_status,
+    _event,
+    _resource_of,
+)
 
 
 @pytest.mark.parametrize(

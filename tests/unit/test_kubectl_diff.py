@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from omereconcile.kube import ApiError, Forbidden, NotFound
+from omereconcile.cluster.kube import ApiError, Forbidden, NotFound
 from omereconcile.kubectl import main
 from omereconcile.kubectl.diff import applied, object_key
 from omerender.catalog import Catalog

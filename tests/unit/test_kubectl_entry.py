@@ -141,7 +141,7 @@ def test_a_cluster_that_cannot_be_read_exits_5_in_every_verb(tmp_path: Path) -> 
     # so CI can tell them apart.
     import io
 
-    from omereconcile.kube import ApiError, NotFound
+    from omereconcile.cluster.kube import ApiError, NotFound
     from omereconcile.kubectl.app import main
 
     changed = tmp_path / "rt.yaml"

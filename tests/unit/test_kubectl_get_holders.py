@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import main
 from omereconcile.sharding import CUTS_ANNOTATION, balanced_ranges, cuts_text, range_holders
 

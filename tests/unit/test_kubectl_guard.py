@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from omereconcile.kube import Conflict
+from omereconcile.cluster.kube import Conflict
 from omereconcile.kubectl import main
 
 NS = "llama-demo"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from omereconcile.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import main
 from omereconcile.kubectl.live import use_colour
 from omereconcile.kubectl.tree import Palette, build_tree, render_tree
@@ -387,7 +387,7 @@ class WatchingKube(FakeKube):
     def watch(self, path: str, *, resource_version: str, **_: Any) -> Any:
         import queue
 
-        from omereconcile.kube import WatchEvent
+        from omereconcile.cluster.kube import WatchEvent
 
         self.watches.append((path, resource_version))
         if not path.endswith("/inferencereplicas"):
@@ -453,3 +453,30 @@ def test_watch_on_a_terminal_redraws_in_place() -> None:
     assert screens[0] == ""
     assert len(screens) >= 3
     assert "Update/Drain" in screens[-1]
+
+
+def test_an_event_line_leaves_out_the_subject_the_tree_already_shows() -> None:
+    """The controller opens its messages with ``InferenceReplica <ns>/<name> component=<c>
+    [instance=<n>]`` (or ``OMENative component=<c>:``): under the replica, or under the Instance it
+    names, that is said already; an Instance not drawn above it stays named."""
+    from omereconcile.kubectl.tree import _event_text
+
+    plain = Palette(False)
+
+    def ev(message: str) -> dict[str, Any]:
+        return {"reason": "R", "ageSeconds": 5, "object": "InferenceReplica/pool", "message": message}
+
+    assert _event_text(ev(f"InferenceReplica {NS}/pool component=engine update held"), plain, "pool") == (
+        "⚠ R 5s ago update held"
+    )
+    assert _event_text(ev("OMENative component=engine: no timeout is set"), plain, "pool") == (
+        "⚠ R 5s ago no timeout is set"
+    )
+    named = ev(f"InferenceReplica {NS}/pool component=engine instance=1 escalated")
+    assert _event_text(named, plain, "pool", 1) == "⚠ R 5s ago escalated"
+    assert _event_text(named, plain, "pool") == "⚠ R 5s ago Instance 1: escalated"
+    # Another replica's subject, or a pod's event, is left as written.
+    other = ev(f"InferenceReplica {NS}/other component=engine update held")
+    assert _event_text(other, plain, "pool").endswith(
+        f"InferenceReplica {NS}/other component=engine update held"
+    )

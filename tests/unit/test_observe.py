@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from omereconcile.observe import build_catalog, render_world, runners_from_payload
+from omereconcile.cluster.observe import build_catalog, render_world, runners_from_payload
 from omereconcile.planner.revisions import controller_revision
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import DesiredRevision, Endpoints

@@ -38,22 +38,29 @@ def test_workload_caused_failures_charge_the_ladder_until_held() -> None:
     assert book.gate(REV, now + timedelta(days=1)) == ("Held", None)
 
 
-def test_a_crash_loop_paces_at_the_current_rung_and_never_holds() -> None:
+def test_a_crash_loop_climbs_the_same_ladder_until_held() -> None:
+    """Go ``ApplyUpdateFailureToRetryBlock`` (ome-projects/ome 58a57f25): one ladder; an unattributed
+    wave (a crash loop, an elapsed deadline) counts like a workload-caused one when a policy is set."""
     book, out = _book(CHART)
     now = T0
-    for _ in range(10):
-        book.failure(REV, "CrashLoopBackOff", now, out)
+    for attempt, reason in ((1, "CrashLoopBackOff"), (2, "DeadlineExceeded")):
+        book.failure(REV, reason, now, out)
         block = book.blocks[REV]
-        assert (block.state, block.attempts_started) == ("Backoff", 0)
-        assert block.next_retry_at == now + timedelta(minutes=1)
-        now = block.next_retry_at
+        assert (block.state, block.attempts_started, block.reason) == ("Backoff", attempt, reason)
+        now = block.next_retry_at or now
         book.started(REV)
-    # One charged failure moves the rung; the pacing then follows it.
-    book.failure(REV, "InvalidImageName", now, out)
-    book.started(REV)
-    book.failure(REV, "DeadlineExceeded", now, out)
-    block = book.blocks[REV]
-    assert (block.attempts_started, block.next_retry_at) == (1, now + timedelta(minutes=1))
+    book.failure(REV, "ContainersNotReady", now, out)
+    held = book.blocks[REV]
+    assert (held.state, held.attempts_started, held.next_retry_at) == ("Held", 3, None)
+    assert [e.event_reason for e in out.events] == ["RetryHeld"]
+
+
+def test_an_environment_cause_never_touches_the_block() -> None:
+    """Go ``FailureCauseOf`` → ``CauseEnvironment`` (58a57f25 ``environmentCausedReasons``)."""
+    book, out = _book(CHART)
+    for reason in ("Unschedulable", "PodGroupNameInUse", "AdmissionUnavailable"):
+        book.failure(REV, reason, T0, out)
+    assert book.blocks == {}
     assert out.events == []
 
 

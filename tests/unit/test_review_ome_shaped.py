@@ -144,3 +144,27 @@ def test_costs_count_gpus_as_ome_does_and_new_replicas_gpus() -> None:
     assert (by_status[Status.ROLLS].cost.pods, by_status[Status.ROLLS].cost.gpus) == (0, 1)
     assert by_status[Status.NEW].cost.new_gpus == 1
     assert (review.cost.pods, review.cost.gpus, review.cost.new_gpus) == (1, 2, 1)
+
+
+def test_groups_told_apart_only_by_a_value_lead_their_headings_with_it() -> None:
+    """Half the runtimes' routers at one tag, half at another, all bumped to a third: two groups whose
+    fields are the same; each heading (and the forecast's row cut from it) leads with its own tag."""
+    third = "ghcr.io/sgl-project/smg:v0.3.0"
+    before = _catalog(OLD_ROUTER)
+    for i, doc in enumerate(before):
+        if doc["kind"] == "ClusterServingRuntime" and i % 2:
+            doc["spec"]["routerConfig"]["runner"]["image"] = NEW_ROUTER
+    after = _catalog(third)
+    replicas = _replicas(before, ("router",))
+    old, new = _ready(before), _ready(after)
+    review = build_review(diff_replicas(replicas, replicas, old, new), old, new, replicas, replicas)
+    labels = sorted(g.label for g in review.groups)
+    assert labels == [
+        "rolls: image smg:v0.2.3.post1-dev -> v0.3.0",
+        "rolls: image smg:v0.2.4.post1-dev -> v0.3.0",
+    ]
+    assert sum(len(g.replicas) for g in review.groups) == 200
+    # One group alone keeps the field's name: nothing to tell it apart from.
+    same = _ready(_catalog(OLD_ROUTER))
+    lone = build_review(diff_replicas(replicas, replicas, same, new), same, new, replicas, replicas)
+    assert [g.label for g in lone.groups] == ["rolls: containers[router].image"]

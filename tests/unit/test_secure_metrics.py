@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from omereconcile.metrics import Metrics
-from omereconcile.secure_metrics import MetricsServer, ReviewAuthorizer, self_signed
+from omereconcile.server.secure_metrics import MetricsServer, ReviewAuthorizer, self_signed
 
 
 class FakeKube:

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from omereconcile import actions as A
-from omereconcile.controller import Controller, Reflector
-from omereconcile.executor import Executor
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.reflector import Reflector
+from omereconcile.controller import Controller
 from omereconcile.sharding import (
     HASH_SPACE,
     SelectorError,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from omereconcile.kube import AlreadyExists, Conflict
-from omereconcile.leader import RangeLeases
+from omereconcile.cluster.kube import AlreadyExists, Conflict
+from omereconcile.cluster.leader import RangeLeases
 
 NS = "ome"
 COLLECTION = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"

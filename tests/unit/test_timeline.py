@@ -29,7 +29,8 @@ def test_svg_is_well_formed_and_shows_each_step_label_escaped() -> None:
     assert "engine args #2; <tuned>" in texts  # escaped in the file, read back as written
     assert "20m" in texts
     assert "10m" in texts
-    assert "serving Instances of 10 (line)" in texts
+    assert "serving Instances of 10 (line, right scale)" in texts
+    assert "extra GPUs (area, left scale)" in texts
 
 
 def test_svg_bars_are_placed_on_the_time_axis() -> None:
@@ -49,11 +50,32 @@ def test_svg_bars_are_placed_on_the_time_axis() -> None:
 
 def test_mermaid_names_each_step_without_the_marks_mermaid_reads() -> None:
     text = to_mermaid(TL)
-    assert text.count("```mermaid") == 2
+    assert text.count("```mermaid") == 3  # the steps, the extra GPUs, the floor (it moves)
     assert "section router image v0.2.3 -> v0.2.4 (150)" in text  # ':' ends a task name in a gantt
     assert "section engine args no. 2, <tuned>" in text
     assert ":crit, s1, 300, 900" in text  # the held step, in seconds from the change
     assert "axisFormat %M:%S" in text  # under an hour
+
+
+def test_the_floor_has_its_own_chart_and_scale_and_a_steady_floor_is_said_in_words() -> None:
+    """Drawn on the GPUs' scale (hundreds) a floor of a few Instances lies flat along zero: it gets a
+    chart of its own, scaled to the Instances, or when it never moves, a few words in the GPUs' title."""
+    moving = to_mermaid(
+        Timeline("t", (Step("a", 0, 60),), (Point(0, 3, 0), Point(10, 2, 300), Point(50, 3, 0)), of=3)
+    )
+    charts = moving.split("```mermaid")[2:]
+    assert [c.splitlines()[2] for c in charts] == [
+        '    title "extra GPUs"',
+        '    title "serving Instances of 3, the lowest in each slice"',
+    ]
+    assert '    y-axis "GPUs" 0 --> 300' in charts[0]
+    assert '    y-axis "Instances" 0 --> 3' in charts[1]
+    steady = to_mermaid(
+        Timeline("t", (Step("a", 0, 60),), (Point(0, 3, 0), Point(10, 3, 300), Point(50, 3, 0)), of=3)
+    )
+    assert steady.count("```mermaid") == 2
+    assert '    title "extra GPUs; serving Instances of 3: 3 throughout"' in steady
+    assert "line [" not in steady
 
 
 def test_bins_keep_the_lowest_floor_and_highest_extra_of_each_slice() -> None:

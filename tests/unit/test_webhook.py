@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from omereconcile.kube import NotFound
-from omereconcile.webhook import PATH, AdmissionServer, ClusterReader
+from omereconcile.cluster.kube import NotFound
+from omereconcile.server.webhook import PATH, AdmissionServer, ClusterReader
 from testbed.pki import CertificateAuthority
 
 

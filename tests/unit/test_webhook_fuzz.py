@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omereconcile.kube import NotFound
-from omereconcile.webhook import PATH, AdmissionServer, ClusterReader, ServerLimits, parse_review
-from omereconcile.webhook_http import Refused
+from omereconcile.cluster.kube import NotFound
+from omereconcile.server.webhook import PATH, AdmissionServer, ClusterReader, ServerLimits, parse_review
+from omereconcile.server.webhook_http import Refused
 from testbed.pki import CertificateAuthority
 
 EXAMPLES = int(os.environ.get("WEBHOOK_FUZZ_EXAMPLES", "400"))

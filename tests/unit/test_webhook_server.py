@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from omereconcile.webhook import PATH, AdmissionServer, ServerLimits
+from omereconcile.server.webhook import PATH, AdmissionServer, ServerLimits
 from testbed.pki import CertificateAuthority, pem_to_der, presented_certificate
 from testbed.secretvolume import project_secret
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from omereconcile.kube import JSON, Forbidden, Kube, NotFound
+from omereconcile.cluster.kube import JSON, Forbidden, Kube, NotFound
 from omereconcile.settings import OperatorSettings
 from omereconcile.world import (
     LEDGER_SUFFIX,

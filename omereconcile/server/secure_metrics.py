@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from omereconcile.kube import ApiError, Kube
+from omereconcile.cluster.kube import ApiError, Kube
 from omereconcile.metrics import Metrics, send
 
 __all__ = ["MetricsServer", "ReviewAuthorizer", "self_signed"]

@@ -29,7 +29,7 @@
   patch pinned to the resourceVersion it was read at (a ``chained`` one: the version the plan's
   previous ledger write left); AlreadyExists and NotFound are conflicts.
 - ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
-  (``omereconcile/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
+  (``omereconcile/cluster/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
   Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
   Event and revision-pruning failures are logged and never fail the pass. ``MaybeNoGangScheduler`` is
   recorded once per process for each replica component, as Go's process-wide memory keeps it.
@@ -52,8 +52,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omereconcile import actions as A
-from omereconcile.events import EventCorrelator
-from omereconcile.kube import (
+from omereconcile.cluster.events import EventCorrelator
+from omereconcile.cluster.kube import (
     JSON,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
@@ -65,7 +65,7 @@ from omereconcile.kube import (
     Kube,
     NotFound,
 )
-from omereconcile.observe import paths
+from omereconcile.cluster.observe import paths
 from omereconcile.planner.admission_hold import (
     admission_unavailable_message,
     is_admission_unavailable,

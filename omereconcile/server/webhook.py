@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omereconcile.kube import ApiError, Kube, NotFound
-from omereconcile.observe import build_catalog, fetch_catalog_objects, paths
-from omereconcile.tlsfiles import CertificateFiles
-from omereconcile.webhook_http import (
+from omereconcile.cluster.kube import ApiError, Kube, NotFound
+from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects, paths
+from omereconcile.server.tlsfiles import CertificateFiles
+from omereconcile.server.webhook_http import (
     Gone,
     Refused,
     content_length,

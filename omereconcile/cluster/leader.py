@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from omereconcile.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
+from omereconcile.cluster.kube import JSON, AlreadyExists, ApiError, Conflict, Kube, NotFound
 from omereconcile.metrics import Metrics
 from omereconcile.sharding import (
     CUTS_ANNOTATION,

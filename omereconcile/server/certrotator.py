@@ -2,7 +2,7 @@
 
 The reconciler keeps a CA and a serving certificate in a Secret of its namespace, rotates them before
 they expire, writes the pair where the webhook server reads it (``--webhook-cert``/``--webhook-key``,
-re-read on change by :class:`omereconcile.tlsfiles.CertificateFiles`) and keeps the ``caBundle`` of every
+re-read on change by :class:`omereconcile.server.tlsfiles.CertificateFiles`) and keeps the ``caBundle`` of every
 webhook of its ValidatingWebhookConfiguration equal to the CA. No chart or manifest carries a key, so
 ``helm template`` and ``kustomize build`` give the same output every time.
 
@@ -44,7 +44,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from omereconcile.kube import ApiError, Conflict, Kube
+from omereconcile.cluster.kube import ApiError, Conflict, Kube
 
 __all__ = [
     "CA_VALIDITY",
