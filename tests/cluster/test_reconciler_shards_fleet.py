@@ -130,6 +130,7 @@ class FloorWatch:
         self.minimum: dict[tuple[str, str], int] = {}
         self.events = 0
         self.images: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._stop = threading.Event()
         self._resp: Any = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -152,6 +153,8 @@ class FloorWatch:
         try:
             listed = self.cl.raw.get("/api/v1/pods", labelSelector="ome.io/inferenceservice")
             self.pods = {p["metadata"]["uid"]: p for p in listed["items"]}
+            for p in self.pods.values():
+                self.uids[_replica_of(p)].add(p["metadata"]["uid"])
             for key in {_replica_of(p) for p in self.pods.values()}:
                 self._see(key)
             rv = listed["metadata"]["resourceVersion"]
@@ -174,6 +177,7 @@ class FloorWatch:
                     else:
                         self.pods[obj["metadata"]["uid"]] = obj
                         self.images[_replica_of(obj)].add(obj["spec"]["containers"][0]["image"])
+                    self.uids[_replica_of(obj)].add(obj["metadata"]["uid"])
                     self.events += 1
                     self._see(_replica_of(obj))
         except BaseException as exc:  # reported by the test
@@ -433,24 +437,19 @@ def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_ne
                 assert w1 == w2 or s2 >= e1, (i, spans)
         # Every range changed hands at least once in the run (the kill, the join): the check above bit.
         assert sum(len({w for _, _, w in spans}) > 1 for spans in windows.values()) >= len(moved_ranges)
-        # Each replica rolled once: one pod created and one deleted by the reconcilers during the roll.
+        # Each replica rolled once: the pod watch saw exactly two pods of it (the old and one new), and
+        # the audit log shows no second pod create or delete by the reconcilers during the roll (a write
+        # may succeed on the server yet answer 504 under load, so that one is counted too).
+        assert {k: len(v) for k, v in floor.uids.items() if len(v) != 2} == {}
         pod_ops: Counter[tuple[str, str, str]] = Counter()
         for ev in writes:
             ref = ev["objectRef"]
-            ok = int((ev.get("responseStatus") or {}).get("code") or 0) < 300
-            if (
-                ref.get("resource") == "pods"
-                and not ref.get("subresource")
-                and audit_time(ev) >= rolled_from
-                and ok
-            ):
+            code = int((ev.get("responseStatus") or {}).get("code") or 0)
+            pod = ref.get("resource") == "pods" and not ref.get("subresource")
+            if pod and audit_time(ev) >= rolled_from and (code < 300 or code == 504):
                 pod_ops[(ev["verb"], ref["namespace"], str(ref["name"]).split("-engine-")[0])] += 1
         twice = {k: n for k, n in pod_ops.items() if n != 1}
         assert not twice, f"replicas whose pods were created or deleted more than once: {sorted(twice)[:10]}"
-        for verb in ("create", "delete"):
-            assert {(ns, r) for v, ns, r in pod_ops if v == verb} == {
-                (ns, r) for ns in FLEET for r in REPLICAS
-            }
         writers = Counter(who[str(ev["userAgent"])] for ev in writes if audit_time(ev) >= rolled_from)
         assert {"a", "b", "c"} <= set(writers), writers
         if shared < total:  # d held its share while replicas were still rolling: it wrote some of them
