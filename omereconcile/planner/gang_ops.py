@@ -22,6 +22,7 @@ from dataclasses import replace
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import (
+    PODGROUP_TERMINATING,
     RESTART_POLICY_RECREATE,
     bring_up_gang,
     first_failed_pod_termination,
@@ -31,8 +32,10 @@ from omereconcile.planner.gang import (
     release_pod_group,
 )
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
+from omereconcile.planner.holds import NODE_UNKNOWN, UNSCHEDULABLE
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire, retire_abandoned
@@ -363,6 +366,37 @@ def _lost_replacement(
     return replace(src, phase=R.UPDATING, operation=rearmed), tgt, True
 
 
+# Go types.OperationExternallyHeld: the waits outside the workload's control (quota, the scheduler, the
+# gang's PodGroup name, a silent node, the operator's pause), during which no readiness clock runs.
+EXTERNAL_HOLDS = frozenset({QUOTA_EXCEEDED, UNSCHEDULABLE, PODGROUP_TERMINATING, NODE_UNKNOWN, PAUSED})
+
+
+def _externally_held(row: Row | None) -> bool:
+    op = row.operation if row is not None else None
+    return op is not None and (op.waiting in EXTERNAL_HOLDS or op.capacity_refused_at is not None)
+
+
+def _source_clock(ctx: Ctx, src: Row | None, tgt: Row | None) -> Row | None:
+    """The source's readiness clock follows its replacement's hold: ome-projects/ome 4dfb96b1
+    ``workload/escalation/deadline.go`` ``ReconcileGatedDeadlines`` with ``instanceHeldExternally``
+    (which reads the row its ``SurgeIndex`` points at: "a gang surge creates pods under the SURGE index
+    while the governing operation and its deadline live on the SOURCE"). Held: the deadline is parked;
+    released with a parked deadline: a full window from now (none when no timeout is configured);
+    otherwise untouched. Edge-triggered, as Go's. Pinned by ``escalation/gang_test.go``
+    ``TestReconcileGatedDeadlines_ParksGangSurgeSourceOnMemberRejection`` /
+    ``…ParksGangTerminatingSurgeSource`` and ``scheduler_test.go``
+    ``…ParksUnschedulableGangSurgeSource``."""
+    op = src.operation if src is not None else None
+    if src is None or op is None or src.phase != R.UPDATING:
+        return src
+    held = _externally_held(src) or _externally_held(tgt)
+    if held and op.deadline is not None:
+        return replace(src, operation=replace(op, deadline=None))
+    if not held and op.deadline is None and ctx.deadline_from(ctx.now) is not None:
+        return replace(src, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
+    return src
+
+
 def step_gang_surge(
     ctx: Ctx,
     src: Row,
@@ -376,7 +410,26 @@ def step_gang_surge(
 ) -> tuple[Row | None, Row | None]:
     """One pass of a gang surge pair. Returns the source's and the replacement's new rows (None: the
     row goes). ``paused``: the replacement still comes up to the hand-over bar, nothing further is
-    started and no failure evidence is read (as for a single-pod surge)."""
+    started and no failure evidence is read (as for a single-pod surge), and the source's clock is
+    left as it stands. Otherwise the source's deadline parks while its replacement is held
+    (:func:`_source_clock`)."""
+    new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry, paused=paused)
+    if paused:
+        return new_src, new_tgt
+    return _source_clock(ctx, new_src, new_tgt), new_tgt
+
+
+def _step_pair(
+    ctx: Ctx,
+    src: Row,
+    tgt: Row | None,
+    src_pods: Sequence[PodView],
+    tgt_pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    *,
+    paused: bool,
+) -> tuple[Row | None, Row | None]:
     op = src.operation
     assert op is not None
     assert op.surge_index is not None
@@ -401,7 +454,12 @@ def step_gang_surge(
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
         if new_tgt.phase == R.FAILED:
-            return src, _cleanup(replace(new_tgt, operation=top))
+            # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
+            # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the
+            # governing operation lives, is stamped Failed with its operation kept and the replacement's
+            # failure record, which routes the next pass into the abandon (abandonFailedGangSurge).
+            failed_src = replace(src, phase=R.FAILED, last_failure=new_tgt.last_failure)
+            return failed_src, _cleanup(replace(new_tgt, operation=top))
         if not done or paused:
             return src, new_tgt
         if ctx.drain_withheld is not None:

@@ -35,6 +35,7 @@ from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, format_time
+from omerender import constants as c
 
 __all__ = ["Hold", "RolloutResult", "partition_held", "plan_instances"]
 
@@ -460,13 +461,19 @@ def _attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:
 def _out_of_rotation(row: Row, pods: Sequence[PodView]) -> bool:
     """Go's ``OutOfRotation`` mark on a fresh start (newest ``planUpdateSelection``): the Instance
     replaces a dark pod set (``replacesDarkPodSet``: a ``Failed`` row with no serving pod), or
-    ``evidence.PodSetOutOfRotation``: it has live pods and none of its non-terminal pods is Ready and
-    serving. Go reads routed runners only (``query.RoutedRunner``), whose definition the index does
-    not hold; every member of a gang is read here."""
+    ``evidence.PodSetOutOfRotation``: it has live pods and none of its routed, non-terminal pods is
+    Ready and serving. A gang serves through its leader: its workers are never members of the routing
+    Service, so they are counted live but never read for rotation (Go ``query.RoutedRunner``, whose body
+    the index does not hold; its rule as the newest stored ``evidence/crashloop.go`` and
+    ``crashloop_test.go`` ``TestPodSetOutOfRotation`` state it, and as ``status.labelSelector``
+    selects the routed runners, ``default`` and ``leader``). Before, a Ready worker kept a gang whose
+    leader had left rotation from being updated first."""
     if row.phase == R.FAILED and row.serving_pod_count == 0:
         return True
     live = [p for p in pods if not p.terminating]
-    return bool(live) and not any(p.ready and p.gate == "True" for p in live if not p.ended)
+    return bool(live) and not any(
+        p.ready and p.gate == "True" for p in live if not p.ended and p.runner != c.RUNNER_WORKER
+    )
 
 
 def _counts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:

@@ -157,6 +157,24 @@ def source_rotation_hold(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> Row:
     return replace(row, operation=replace(op, waiting=SOURCE_UNROUTED), last_failure=evidence)
 
 
+def _fail_surge(
+    ctx: Ctx, row: Row, surge: PodView | None, surge_name: str, out: Out, retry: RetryBook
+) -> tuple[Row, Row | None]:
+    """The surge's evidence (``check_failure`` on the replacement): the row as held or parked, and the
+    Failed row if the attempt ends, its replacement then removed (the source keeps serving)."""
+    live_surge = surge if _standing(surge) and surge is not None and not surge.ended else None
+    row, failed = check_failure(ctx, row, live_surge, surge_name, out, retry)
+    if failed is None:
+        return row, None
+    if live_surge is not None:
+        deleted = retire(
+            live_surge, out, "the surge failed: remove the replacement, the source keeps serving"
+        )
+        if deleted:
+            recycled_on_excluded_node(ctx, failed, live_surge, out)
+    return row, failed
+
+
 def step_surge(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, *, paused: bool
 ) -> Row:
@@ -188,6 +206,17 @@ def step_surge(
         # A Ready replacement whose source is already gone is the Instance's only pod: it keeps its
         # pin and promotes, and the newer target rolls from there.
         if superseded and not (not _standing(old) and surge_ready):
+            if not paused:
+                # The escalation runs before the ops pass (ome-projects/ome 4dfb96b1
+                # escalation_external_test.go TestEscalation_CorrectiveRevisionDoesNotRideTheFailingSurge):
+                # an attempt whose evidence ends it on this pass ends against its pin (Failed, any block
+                # on the pinned revision) even when a corrective revision has just landed; the Failed
+                # row then drives the corrective revision as a fresh attempt.
+                scratch = Out(ctx.now)
+                _, failed = _fail_surge(ctx, row, surge, surge_name, scratch, retry)
+                if failed is not None:
+                    out.absorb(scratch)
+                    return failed
             return _abandon(ctx, row, surge, out)
         row, done = bring_up(ctx, row, surge, surge_name, slot, out)
         if old is None and surge_ready and row.operation is not None:
@@ -212,17 +241,8 @@ def step_surge(
             return replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN, last_progress_at=ctx.now))
         if paused:
             return row
-        live_surge = surge if _standing(surge) and surge is not None and not surge.ended else None
-        row, failed = check_failure(ctx, row, live_surge, surge_name, out, retry)
-        if failed is None:
-            return row
-        if live_surge is not None:
-            deleted = retire(
-                live_surge, out, "the surge failed: remove the replacement, the source keeps serving"
-            )
-            if deleted:
-                recycled_on_excluded_node(ctx, failed, live_surge, out)
-        return failed
+        row, failed = _fail_surge(ctx, row, surge, surge_name, out, retry)
+        return failed if failed is not None else row
     # SurgeDrain: the source leaves rotation, is proven drained and deleted; then the promote.
     if surge is None:
         if op.target_revision != ctx.target:

@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from omereconcile.actions import WriteStatus
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context, hash_of
+from omereconcile.planner.core import plan
 from omereconcile.planner.gang import bring_up_gang
 from omereconcile.planner.instances import step_row
 from omereconcile.planner.out import Out
@@ -27,6 +29,7 @@ from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.steps import check_failure
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import DesiredRevision, NodeView, PodView, format_time
 from omerender import constants as c
 
@@ -538,3 +541,134 @@ def test_routed_source_keeps_the_serving_exemption() -> None:
     assert failed is None
     assert kept.phase == R.UPDATING
     assert _warnings(out) == []
+
+
+# --- the pause and a corrective revision ---------------------------------------------------------------
+
+
+def _surge_row(ctx: Ctx, target: str, deadline: timedelta, waiting: str | None = None) -> R.Row:
+    """Go's single-pod Surge row (``insts`` / ``failingSurge``): Updating, committed to ``target``."""
+    op = R.Operation(
+        "surge-0",
+        R.OP_UPDATE,
+        R.STEP_SURGE,
+        target,
+        ctx.now - timedelta(hours=1),
+        deadline=ctx.now + deadline,
+        waiting=waiting,
+    )
+    return R.Row(
+        index=0,
+        phase=R.UPDATING,
+        operation=op,
+        running_revision="llama-pool-engine-prior000",
+        target_revision=target,
+        pod_count=1,
+    )
+
+
+def _surge_pod(ctx: Ctx, revision: str, waiting: str, since: timedelta) -> PodView:
+    """Go ``stuck()`` / ``waitingPod``: the surge slot's pod (ordinal 1) at ``revision``, on node-a, its
+    container waiting in ``waiting`` since ``since`` ago."""
+    obj = dict(ctx.world.pod_factory(ctx.spec_revision, 0, 1, "default", 1))
+    labels = {**obj["metadata"]["labels"], c.LABEL_REVISION_HASH: hash_of(revision)}
+    at = format_time(ctx.now - since)
+    obj["metadata"] = {**obj["metadata"], "labels": labels, "uid": "uid-surge", "creationTimestamp": at}
+    obj["spec"] = {**obj["spec"], "nodeName": NODE}
+    obj["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": at}],
+        "containerStatuses": [{"name": "main", "ready": False, "state": {"waiting": {"reason": waiting}}}],
+    }
+    return PodView.from_dict(obj)
+
+
+def test_paused_hold_skips_stuck_pod_fast_path() -> None:
+    """Go: same file, TestEscalation_PausedHoldSkipsStuckPodFastPath, its held and released halves: a
+    single-pod surge whose new pod sits in ``ImagePullBackOff`` past a one-second grace is left Updating
+    with no Warning while the pause holds it (token ``Paused``), and is Failed once the pause is gone.
+    Ours: ``instances.step_row`` under the replica's pause (it parks the row before any evidence is
+    read), then without it. The third half (a ``SourceUnrouted`` token) has no counterpart: ours has no
+    such token."""
+    ctx = _ctx(stuck=timedelta(seconds=1))
+    bad = ctx.spec_revision  # the surge's target is the update revision (ours abandons a superseded one)
+    stuck = _surge_pod(ctx, bad, "ImagePullBackOff", timedelta(minutes=1))
+    held_out = Out(ctx.now)
+    held = step_row(
+        replace(ctx, paused=True),
+        _surge_row(ctx, bad, TIMEOUT, waiting="Paused"),
+        [stuck],
+        held_out,
+        RetryBook({}, "llama-demo/llama-pool", "engine"),
+        bad,
+    )
+    assert held is not None
+    assert held.phase == R.UPDATING
+    assert _warnings(held_out) == []
+    released_out = Out(ctx.now)
+    released = step_row(
+        ctx,
+        _surge_row(ctx, bad, TIMEOUT),
+        [stuck],
+        released_out,
+        RetryBook({}, "llama-demo/llama-pool", "engine"),
+        ctx.spec_revision,
+    )
+    assert released is not None
+    assert released.phase == R.FAILED
+    assert len(_warnings(released_out)) == 1
+
+
+CORRECTIVE = [
+    ("the operation deadline ends it", "ContainerCreating", -timedelta(minutes=1), timedelta(0)),
+    ("the stuck-pod fast path ends it", "ImagePullBackOff", TIMEOUT, timedelta(seconds=1)),
+]
+PINNED = "llama-pool-engine-pinned00"
+
+
+@pytest.mark.parametrize(("name", "waiting", "deadline", "grace"), CORRECTIVE, ids=[c[0] for c in CORRECTIVE])
+def test_corrective_revision_does_not_ride_the_failing_surge(
+    name: str, waiting: str, deadline: timedelta, grace: timedelta
+) -> None:
+    """Go: same file, TestEscalation_CorrectiveRevisionDoesNotRideTheFailingSurge, entry ``name``, the
+    ending pass: the operator's corrective revision is observed on the very pass that ends a single-pod
+    surge pinned to another revision; the attempt ends against its pin (Failed; any block names the
+    pinned revision, never the corrective one). Ours: ``instances.step_row`` with the spec (the
+    corrective revision) as the pass's target. Failed before (ours abandoned the superseded surge,
+    unread); fixed in ``planner/surge.py`` ``step_surge``: the evidence is read before the supersede
+    abandon."""
+    ctx = _ctx(stuck=grace)
+    assert ctx.spec_revision != PINNED
+    pod = _surge_pod(ctx, PINNED, waiting, timedelta(hours=1))
+    book = RetryBook({}, "llama-demo/llama-pool", "engine", policy=POLICY)
+    failed = step_row(ctx, _surge_row(ctx, PINNED, deadline), [pod], Out(ctx.now), book, ctx.spec_revision)
+    assert failed is not None
+    assert failed.phase == R.FAILED
+    assert set(book.blocks) <= {PINNED}
+
+
+def test_corrective_revision_drives_a_fresh_attempt_from_failed() -> None:
+    """Go: same file, TestEscalation_CorrectiveRevisionDoesNotRideTheFailingSurge, both entries' second
+    half: from the Failed row the surge left (its pin ``target_revision``, running the prior revision),
+    the corrective revision is driven as a fresh attempt (Go ``StartingFresh``), not the ended surge
+    continued: a new Update operation at the corrective revision, started this pass, no retry counted.
+    Ours: the whole planner (:func:`omereconcile.planner.core.plan`) over a world whose status carries
+    that row."""
+    ctx = _ctx()
+    failed = replace(_surge_row(ctx, PINNED, -timedelta(minutes=1)), phase=R.FAILED, operation=None)
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=TIMEOUT))
+    sim.apply_replica(base_replica(replicas=1))
+    Driver(sim).run(lambda s: converged(s) and s.status["readyReplicas"] == 1)
+    prior = sim.status["currentRevision"]
+    sim.image = "vllm:v3"  # the corrective revision
+    corrective = sim.render().name  # type: ignore[union-attr]
+    sim.status["instanceStatuses"] = [replace(failed, running_revision=prior).to_dict()]
+    p = plan(sim.observe())
+    status = [a.status for a in p.actions if isinstance(a, WriteStatus)][-1]
+    (row,) = R.load_rows(status)
+    assert row.phase == R.UPDATING
+    assert row.operation is not None
+    assert row.operation.type == R.OP_UPDATE
+    assert row.operation.target_revision == corrective
+    assert row.operation.retry_count == 0
+    assert row.operation.started_at == sim.now.replace(microsecond=0)

@@ -30,6 +30,7 @@ from omereconcile.planner.steps import check_failure
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time
+from tests.goparity.test_workload_escalation_gang_surge import LEADER, gang_surge_pair, run_pair
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/escalation/scheduler_test.go @ 4dfb96b1"
 MESSAGE = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu"
@@ -490,3 +491,31 @@ def test_unschedulable_delete_row_is_left_to_delete_batch() -> None:
     assert kept.operation is not None
     assert kept.operation.waiting is None
     assert _warnings(out) == []
+
+
+def test_reconcile_gated_deadlines_parks_unschedulable_gang_surge_source() -> None:
+    """Go: same file, TestReconcileGatedDeadlines_ParksUnschedulableGangSurgeSource: a gang surge's
+    replacement member the scheduler cannot place holds the marker row (``Unschedulable``), and the
+    SOURCE's deadline, where the governing operation lives, parks with it (Go
+    ``escalation/deadline.go`` ``instanceHeldExternally`` follows ``SurgeIndex``). The pair is built as
+    in ``test_workload_escalation_gang_surge.py`` (a gang brought up in the simulated world, its image
+    changed, one pass); one pass of ``planner/gang_ops.py`` ``step_gang_surge`` follows. Failed before
+    (ours parked the marker's deadline only); fixed in ``gang_ops._source_clock``."""
+    sim = gang_surge_pair()
+    cond = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu",
+        "lastTransitionTime": format_time(sim.now - timedelta(minutes=5)),
+    }
+    sim.pods[LEADER].obj["status"] = {"phase": "Pending", "conditions": [cond]}
+    src, tgt, before, _, _ = run_pair(sim)
+    assert before.operation is not None
+    assert before.operation.deadline is not None
+    assert tgt is not None
+    assert tgt.operation is not None
+    assert tgt.operation.waiting == UNSCHEDULABLE
+    assert src is not None
+    assert src.operation is not None
+    assert src.operation.deadline is None

@@ -266,3 +266,43 @@ def test_waiting_episode_start() -> None:
     )
     assert waiting_episode_start(ready) == NOW - timedelta(hours=1)
     assert waiting_episode_start(_pod()) is None
+
+
+GO_NEWEST = (
+    "ome-projects/ome pkg/controller/v1beta1/workload/evidence/stuckpod_test.go, the 24,811-character "
+    "stored version (58a57f25's 17,404 plus four tests; its commit is not named by the index)"
+)
+
+
+def _wedged_for(age: timedelta) -> PodView:
+    """Go's ``wedgedFor`` in ``TestPodStuckInTerminalWaitingSince``: created an hour ago, ContainersReady
+    False since ``age`` ago, its container parked in CrashLoopBackOff."""
+    return _pod(
+        age=timedelta(hours=1),
+        containers=[_waiting("CrashLoopBackOff")],
+        conditions=[
+            {"type": "ContainersReady", "status": "False", "lastTransitionTime": format_time(NOW - age)}
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "stuck"),
+    [
+        (
+            "episode younger than the floor: measured from the episode",
+            _wedged_for(timedelta(seconds=5)),
+            False,
+        ),
+        ("zero floor: measured from the episode", _wedged_for(timedelta(minutes=10)), True),
+    ],
+)
+def test_pod_stuck_since_a_floor_that_does_not_move_the_episode(name: str, pod: PodView, stuck: bool) -> None:
+    """``TestPodStuckInTerminalWaitingSince``, the 2 of its 4 entries where the floor leaves the
+    measure at the waiting episode (Go's effective start is the later of the episode and the floor):
+    ours always measures from the episode, the grace one minute. The 2 entries where an older episode
+    is measured from a later floor are not ported: Go's callers of ``…Since`` (which instant an
+    attempt passes as the floor) are not in the index."""
+    assert _stuck(pod, timedelta(minutes=1)) == (("CrashLoopBackOff", True) if stuck else ("", False)), (
+        f"{GO_NEWEST}: {name}"
+    )
