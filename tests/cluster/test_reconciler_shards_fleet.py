@@ -1,5 +1,5 @@
-"""Three `omereconcile run --shards` processes roll a catalog change over 300 replicas in 30 namespaces on
-the real control plane; mid-roll one is SIGKILLed, one paused (SIGSTOP) past its Leases and resumed, and
+"""Three `omereconcile run --shards` processes roll a catalog change over a fleet in 30 namespaces (120
+replicas in CI; ``OMERECONCILE_FLEET_PER_NS=10`` runs 300) on the real control plane; mid-roll one is SIGKILLed, one paused (SIGSTOP) past its Leases and resumed, and
 a fourth joins (issue 31), with the API server's ShardedListAndWatch gate on and off. Who wrote what is read from the API server's audit log, not from the
 processes' own logs: each process sends its own User-Agent (``omereconcile/IDENTITY``).
 
@@ -43,7 +43,10 @@ from testbed.testing import Cluster, running_cluster, wait_for
 SHARDS = 12
 LEASE, DEADLINE, RETRY = 6.0, 4.0, 1.0  # short, so expiry takes seconds; fencing needs DEADLINE < LEASE
 FLEET = [f"fleet3-{i:02d}" for i in range(30)]
-PER_NS = 4  # 300 replicas (10 per namespace) take over 10 minutes on 2 shared cores: see the report
+# Replicas per namespace: 4 in CI (120 replicas); 300 (10 per namespace) take over 10 minutes on two busy
+# cores, so that size is a run of its own (docs/reconciler.md, "Sharding").
+PER_NS = int(os.environ.get("OMERECONCILE_FLEET_PER_NS", "4"))
+SLOW = max(1.0, PER_NS / 4)  # the settle and roll waits grow with the fleet
 REPLICAS = [f"r{k}" for k in range(PER_NS)]  # pod names are REPLICA-engine-...: no name prefixes another
 IREP = "/apis/ome.io/v1beta1/namespaces/{ns}/inferencereplicas"
 RUNTIME = "/apis/ome.io/v1beta1/clusterservingruntimes/vllm-llama-3-2-1b-instruct"
@@ -130,6 +133,7 @@ class FloorWatch:
         self.minimum: dict[tuple[str, str], int] = {}
         self.events = 0
         self.images: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._stop = threading.Event()
         self._resp: Any = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -152,6 +156,8 @@ class FloorWatch:
         try:
             listed = self.cl.raw.get("/api/v1/pods", labelSelector="ome.io/inferenceservice")
             self.pods = {p["metadata"]["uid"]: p for p in listed["items"]}
+            for p in self.pods.values():
+                self.uids[_replica_of(p)].add(p["metadata"]["uid"])
             for key in {_replica_of(p) for p in self.pods.values()}:
                 self._see(key)
             rv = listed["metadata"]["resourceVersion"]
@@ -174,6 +180,7 @@ class FloorWatch:
                     else:
                         self.pods[obj["metadata"]["uid"]] = obj
                         self.images[_replica_of(obj)].add(obj["spec"]["containers"][0]["image"])
+                    self.uids[_replica_of(obj)].add(obj["metadata"]["uid"])
                     self.events += 1
                     self._see(_replica_of(obj))
         except BaseException as exc:  # reported by the test
@@ -303,7 +310,7 @@ def holder_ok(holder: str, writer: str, who: dict[str, str]) -> bool:
     return any(who[ua] == writer and ua.endswith("/" + holder) for ua in who)
 
 
-def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_never_two_actors(
+def test_three_processes_roll_a_fleet_one_killed_mid_roll_a_fourth_joins_never_two_actors(
     fleet: tuple[Cluster, Path, Path], tmp_path: Path
 ) -> None:
     cl, kubeconfig, audit = fleet
@@ -322,7 +329,7 @@ def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_ne
         a = recs["a"]
         a.wait("the ranges shared 4/4/4", lambda: _share(_holders(cl, ids), ["a", "b", "c"]), timeout=90)
         total = len(FLEET) * PER_NS
-        _wait_rolled(a, cl, V1, timeout=300)
+        _wait_rolled(a, cl, V1, timeout=300 * SLOW)
 
         with FloorWatch(cl) as floor:
             wait_for("the floor watch's first list", lambda: len(floor.minimum) == total, timeout=30)
@@ -338,7 +345,7 @@ def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_ne
             a.wait(
                 "a third of the replicas to have a new pod",
                 lambda: sum(V2 in imgs for imgs in list(floor.images.values())) >= total // 3,
-                timeout=180,
+                timeout=180 * SLOW,
                 interval=0.2,
             )
             held = _holders(cl, ids)
@@ -368,7 +375,7 @@ def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_ne
                 timeout=90,
             )
             shared = _rolled(cl, V2)
-            _wait_rolled(a, cl, V2, timeout=300)
+            _wait_rolled(a, cl, V2, timeout=300 * SLOW)
         assert floor.error is None, floor.error
         wall = time.monotonic() - started
 
@@ -433,24 +440,19 @@ def test_three_processes_roll_300_replicas_one_killed_mid_roll_a_fourth_joins_ne
                 assert w1 == w2 or s2 >= e1, (i, spans)
         # Every range changed hands at least once in the run (the kill, the join): the check above bit.
         assert sum(len({w for _, _, w in spans}) > 1 for spans in windows.values()) >= len(moved_ranges)
-        # Each replica rolled once: one pod created and one deleted by the reconcilers during the roll.
+        # Each replica rolled once: the pod watch saw exactly two pods of it (the old and one new), and
+        # the audit log shows no second pod create or delete by the reconcilers during the roll (a write
+        # may succeed on the server yet answer 504 under load, so that one is counted too).
+        assert {k: len(v) for k, v in floor.uids.items() if len(v) != 2} == {}
         pod_ops: Counter[tuple[str, str, str]] = Counter()
         for ev in writes:
             ref = ev["objectRef"]
-            ok = int((ev.get("responseStatus") or {}).get("code") or 0) < 300
-            if (
-                ref.get("resource") == "pods"
-                and not ref.get("subresource")
-                and audit_time(ev) >= rolled_from
-                and ok
-            ):
+            code = int((ev.get("responseStatus") or {}).get("code") or 0)
+            pod = ref.get("resource") == "pods" and not ref.get("subresource")
+            if pod and audit_time(ev) >= rolled_from and (code < 300 or code == 504):
                 pod_ops[(ev["verb"], ref["namespace"], str(ref["name"]).split("-engine-")[0])] += 1
         twice = {k: n for k, n in pod_ops.items() if n != 1}
         assert not twice, f"replicas whose pods were created or deleted more than once: {sorted(twice)[:10]}"
-        for verb in ("create", "delete"):
-            assert {(ns, r) for v, ns, r in pod_ops if v == verb} == {
-                (ns, r) for ns in FLEET for r in REPLICAS
-            }
         writers = Counter(who[str(ev["userAgent"])] for ev in writes if audit_time(ev) >= rolled_from)
         assert {"a", "b", "c"} <= set(writers), writers
         if shared < total:  # d held its share while replicas were still rolling: it wrote some of them
