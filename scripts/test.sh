@@ -81,7 +81,7 @@ fi
 
 echo "== tests"
 set +e
-python3 -m pytest -p no:cacheprovider "$@"
+python3 -m pytest -p no:cacheprovider --durations=30 "$@"
 code=$?
 set -e
 if [[ $code -eq 5 ]]; then
