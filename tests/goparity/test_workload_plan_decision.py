@@ -12,10 +12,13 @@ counterpart; ``docs/goparity.md`` lists them.
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from omereconcile.actions import WriteStatus
 from omereconcile.planner import plan
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import build_context
@@ -23,9 +26,10 @@ from omereconcile.planner.plan_indices import instance_plan_indices, scale_down_
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rollout import partition_held
 from omereconcile.planner.rows import Operation, Row
-from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.simulate.cluster import T0, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import DesiredRevision
+from omereconcile.world import DesiredRevision, format_time
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1"
 TARGET = "llama-70b-engine-newtarget"
@@ -283,8 +287,8 @@ def test_demote_unpaused_leaves_the_correction_to_create() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="known difference: Go's Plan leaves a RecreateInstanceOnPodRestart Instance's pod loss to "
-    "the restart pass (no demotion, a Restart operation); ours demotes it to Pending and rebuilds it "
-    "through the repair pass",
+    "the restart pass (no demotion, a Restart operation); ours publishes it Pending on the first pass "
+    "(status_test.go's restart-owned demotion) and starts the Restart on the next",
 )
 def test_demote_recreate_instance_components_never_demote() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
@@ -294,3 +298,205 @@ def test_demote_recreate_instance_components_never_demote() -> None:
     driver.one_pass()
     assert _phases(sim) != {0: "Pending"}
     assert _op_type(sim, 0) == "Restart"
+
+
+# -- the restart pass --------------------------------------------------------------------------------
+
+RECREATE_INSTANCE = {"restartPolicy": "RecreateInstanceOnPodRestart"}
+
+
+def _op(sim: Sim, index: int) -> dict[str, Any]:
+    row = next(r for r in sim.rows() if r["index"] == index)
+    return dict(row.get("operation") or {})
+
+
+@pytest.mark.parametrize("policy", ["RecreateInstanceOnPodRestart", "None"])
+def test_restart_selects_triggered_instances(policy: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Restart_SelectsTriggeredInstances: of two Ready single-pod Instances, the one that lost
+    its pod is the restart pass's, with the trigger's reason; the healthy one is not. Without
+    ``RecreateInstanceOnPodRestart`` no Restart is planned (the loss is Create's). Ours reports the
+    lost Instance ``Pending`` on the first pass (the status publication's demotion, pinned by
+    ``status_test.go``'s "restart-owned pod loss publishes Pending") and the restart pass reads that
+    demoted row as Go's ``types.DemotedReady`` on the next (before: ours rebuilt it through Create
+    under either policy, no Restart)."""
+    sim, driver = _up(2, lifecycle={"restartPolicy": policy})
+    sim.pods.pop("llama-pool-engine-1-default-0")
+    driver.one_pass()
+    driver.one_pass()
+    assert _phases(sim)[0] == "Ready"
+    assert _op_type(sim, 0) is None
+    if policy == "None":
+        assert _op_type(sim, 1) != "Restart"
+        assert "RestartTriggered" not in sim.event_reasons()
+        return
+    assert _phases(sim)[1] == "Restarting"
+    assert _op(sim, 1)["type"] == "Restart"
+    assert _op(sim, 1)["reason"] == "pod count 0 below desired 1"
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
+    assert [r["incarnation"] for r in sim.rows()] == [1, 2]
+
+
+def _gang_decision(sim: Sim) -> tuple[object, ...]:
+    """What a pass decides: the pod writes, and each row's phase and operation."""
+    p = plan(sim.observe())
+    writes = tuple(
+        a for a in p.actions if not isinstance(a, WriteStatus) and type(a).__name__ != "RecordEvent"
+    )
+    status = next((a.status for a in p.actions if isinstance(a, WriteStatus)), sim.status)
+    rows = tuple(
+        (
+            r["index"],
+            r["phase"],
+            (r.get("operation") or {}).get("type"),
+            (r.get("operation") or {}).get("step"),
+        )
+        for r in status["instanceStatuses"]
+    )
+    return writes, rows
+
+
+@pytest.mark.parametrize(
+    ("partial", "counts"),
+    [
+        pytest.param(
+            True, (2, 2, ["sim-node", "sim-node-b"]), id="persisted observation leads partial live gang"
+        ),
+        pytest.param(False, (1, 1, ["sim-node"]), id="persisted observation trails complete live gang"),
+    ],
+)
+def test_removable_inline_fields_do_not_change_decision(
+    partial: bool, counts: tuple[int, int, list[str]]
+) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_RemovableInlineFieldsDoNotChangeDecision (each entry): a leader+worker Instance under
+    ``RecreateInstanceOnPodRestart`` with a roll pending; the row's inline ``readyPodCount``,
+    ``scheduledPodCount`` and ``nodesOccupied`` (stale either way) change nothing in the pass. A
+    partial live gang is restarted; a complete one is rolled, not restarted."""
+    sim, driver = _up(1, workers=1, lifecycle=RECREATE_INSTANCE)
+    sim.image = "vllm:v2"
+    if partial:
+        sim.pods.pop("llama-pool-engine-0-worker-0")
+    without = _gang_decision(sim)
+    ready, scheduled, nodes = counts
+    sim.status["instanceStatuses"][0].update(
+        readyPodCount=ready, scheduledPodCount=scheduled, nodesOccupied=nodes
+    )
+    assert _gang_decision(sim) == without
+    driver.one_pass()
+    assert _op_type(sim, 0) == ("Restart" if partial else "Update")
+
+
+# -- the update pass ---------------------------------------------------------------------------------
+
+
+def _seed_op(sim: Sim, index: int, phase: str, **op: Any) -> None:
+    row = next(r for r in sim.status["instanceStatuses"] if r["index"] == index)
+    row.update(phase=phase, operation={"startedAt": "2026-01-01T00:00:00Z", **op})
+
+
+def test_update_selects_triggered_instances() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Update_SelectsTriggeredInstances: Instance 0 on the prior revision starts fresh,
+    Instance 1 mid-update continues its own attempt, Instance 2 already on the target is not
+    touched; with no rollingUpdate both budgets are uncapped (0 starts beside 1's attempt). With no
+    roll target (the spec's revision is what runs) no update is planned."""
+    sim, driver = _up(3, lifecycle=_rolling(2))
+    sim.image = "vllm:v2"
+    driver.run(
+        lambda s: (
+            all(r["phase"] == "Ready" and not r.get("operation") for r in s.rows())
+            and s.rows()[2]["runningRevision"] != s.rows()[0]["runningRevision"]
+        )
+    )
+    target = sim.rows()[2]["runningRevision"]
+    sim.update_spec(lifecycle=None)
+    _seed_op(sim, 1, "Updating", id="update-1-seeded", type="Update", step="Surge", targetRevision=target)
+    driver.one_pass()
+    assert (_op_type(sim, 0), _op(sim, 0)["targetRevision"]) == ("Update", target)
+    assert _op(sim, 0)["id"] != "update-1-seeded"
+    assert _op(sim, 1)["id"] == "update-1-seeded"
+    assert _op_type(sim, 2) is None
+    sim, driver = _up(3)
+    driver.one_pass()
+    assert [_op_type(sim, i) for i in range(3)] == [None, None, None]
+
+
+def test_update_retry_block_wait() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Update_RetryBlockWait: a Backoff RetryBlock on the target not due for 30 s denies the
+    fresh start, and the pass wakes when it is due."""
+    sim, driver = _up(1)
+    sim.image = "vllm:v2"
+    target = sim.observe().render
+    assert isinstance(target, DesiredRevision)
+    wake = sim.now.replace(microsecond=0) + timedelta(seconds=30)
+    sim.status["retryBlocks"] = [
+        {
+            "targetRevision": target.name,
+            "state": "Backoff",
+            "attemptsStarted": 1,
+            "firstFailureAt": format_time(sim.now),
+            "lastFailureAt": format_time(sim.now),
+            "nextRetryAt": format_time(wake),
+            "reason": "seeded",
+        }
+    ]
+    p = driver.one_pass()
+    assert _op_type(sim, 0) is None
+    assert p.requeue_after == (wake - sim.now).total_seconds()
+
+
+def test_update_adopt_revision() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Update_AdoptRevision: a Ready row with no running revision whose runtime-ready pod
+    carries the target's hash is stamped on the target (no roll); the same pod not runtime-ready is
+    proof of nothing, and the row takes the ordinary roll."""
+    sim, driver = _up(1)
+    target = sim.rows()[0]["runningRevision"]
+    del sim.status["instanceStatuses"][0]["runningRevision"]
+    driver.one_pass()
+    assert (_phases(sim)[0], sim.rows()[0].get("runningRevision"), _op_type(sim, 0)) == (
+        "Ready",
+        target,
+        None,
+    )
+    sim, driver = _up(1)
+    del sim.status["instanceStatuses"][0]["runningRevision"]
+    pod = sim.pods["llama-pool-engine-0-default-0"].obj
+    for cond in pod["status"]["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "False"
+    driver.one_pass()
+    assert _op_type(sim, 0) == "Update"
+
+
+def test_update_cleanup_only_roll_back_wreckage() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Update_CleanupOnly_RollBackWreckage, its single-pod halves: a Failed row already on the
+    target (the corrective roll-back) with a live pod of a third revision beside its own has the
+    stray cleaned and is not started fresh (no Update attempt); with only its own pod nothing is
+    selected. (Go's gang half, a Failed source whose preserved gang-surge operation names a
+    superseded revision, is not ported here.)"""
+    sim, driver = _up(1)
+    sim.status["instanceStatuses"][0]["phase"] = "Failed"
+    own = sim.pods["llama-pool-engine-0-default-0"].obj
+    alien = json.loads(json.dumps(own))
+    # Go names it ``<pod>-alien`` beside the row's pod; here it takes ordinal 1 (the sim, as the API
+    # server's names do, holds one pod per slot).
+    alien["metadata"]["name"] = "llama-pool-engine-0-default-1"
+    alien["metadata"]["uid"] = "alien-uid"
+    alien["metadata"]["labels"][c.LABEL_REVISION_HASH] = "deadrev1"
+    alien["metadata"]["labels"][c.LABEL_POD_ORDINAL] = "1"
+    sim.pods[alien["metadata"]["name"]] = SimPod(alien, sim.now, "ok")
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(5)
+    assert "llama-pool-engine-0-default-1" not in sim.live_pods()
+    assert "llama-pool-engine-0-default-0" in sim.live_pods()
+    assert _op_type(sim, 0) != "Update"
+    sim, driver = _up(1)
+    sim.status["instanceStatuses"][0]["phase"] = "Failed"
+    driver.one_pass()
+    assert _op_type(sim, 0) is None
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
