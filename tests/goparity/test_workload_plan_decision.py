@@ -500,3 +500,271 @@ def test_update_cleanup_only_roll_back_wreckage() -> None:
     driver.one_pass()
     assert _op_type(sim, 0) is None
     assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
+
+
+# -- the pause matrices ------------------------------------------------------------------------------
+
+
+def _target(sim: Sim) -> str:
+    render = sim.observe().render
+    assert isinstance(render, DesiredRevision)
+    return render.name
+
+
+def _seed(sim: Sim, index: int, phase: str, incarnation: int = 1, **op: Any) -> None:
+    row = next(r for r in sim.status["instanceStatuses"] if r["index"] == index)
+    row.update(phase=phase, incarnation=incarnation)
+    if op:
+        row["operation"] = {"startedAt": "2026-01-01T00:00:00Z", **op}
+
+
+def _pause(sim: Sim, mode: str | None) -> None:
+    if mode is None:
+        return
+    sim.update_spec(paused=True, pauseMode=mode)
+
+
+def _all_passes(mode: str | None, policy: str = "RecreateInstanceOnPodRestart") -> tuple[Sim, Driver, str]:
+    """Go's all-passes fixture as far as ours has it: Instance 0 lost its pod and runs the prior
+    revision (restart and update triggers), Instance 1 is an extra (scale-down); no migration."""
+    sim, driver = _up(2, lifecycle={"restartPolicy": policy})
+    prior = sim.rows()[0]["runningRevision"]
+    sim.update_spec(replicas=1)
+    _pause(sim, mode)
+    sim.image = "vllm:v2"
+    sim.pods.pop("llama-pool-engine-0-default-0")
+    return sim, driver, prior
+
+
+def test_paused_standard_pause_plans_scale_down_and_repair_only() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_RepairRunsFleetChangesDoNot, "standard pause plans scale-down and repair only":
+    the extra drains, Instance 0 is repaired by a Restart at the revision it ran, nothing rolls and
+    nothing is created. (Ours starts the Restart on the second pass: see
+    ``test_restart_selects_triggered_instances``.)"""
+    sim, driver, prior = _all_passes("Recover")
+    driver.one_pass()
+    driver.one_pass()
+    assert _op_type(sim, 1) == "Delete"
+    assert (_op_type(sim, 0), _op(sim, 0)["targetRevision"]) == ("Restart", prior)
+    assert not any(_op_type(sim, r["index"]) == "Update" for r in sim.rows())
+    assert sorted(r["index"] for r in sim.rows()) == [0, 1]
+
+
+def test_paused_frozen_pause_truncates_after_scale_down() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_RepairRunsFleetChangesDoNot, "frozen pause truncates after scale-down": the
+    extra drains and nothing else is planned: no repair, no roll, no create. (Go's Decision also
+    holds no Demote for a RecreateInstanceOnPodRestart Instance; its status publication demotes the
+    row all the same, ``DemotableReady`` in ``status.go`` and ``status_test.go``'s "restart-owned pod
+    loss publishes Pending", so the published phase, Pending, is not where they differ.)"""
+    sim, driver, _ = _all_passes("Freeze")
+    driver.one_pass()
+    driver.one_pass()
+    assert _op_type(sim, 1) == "Delete"
+    assert _op_type(sim, 0) is None
+    assert "llama-pool-engine-0-default-0" not in sim.live_pods()
+
+
+def test_paused_restart_policy_none_plans_truth_but_no_repair() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_RepairRunsFleetChangesDoNot, "standard pause with RestartPolicy None plans truth
+    but no repair": the extra drains and Instance 0 is demoted (the extra is the scale-down's, not
+    demoted); nothing repairs, rolls or creates."""
+    sim, driver, _ = _all_passes("Recover", policy="None")
+    driver.one_pass()
+    driver.one_pass()
+    assert _op_type(sim, 1) == "Delete"
+    assert (_phases(sim)[0], _op_type(sim, 0)) == ("Pending", None)
+    assert "llama-pool-engine-0-default-0" not in sim.live_pods()
+
+
+def test_paused_unpause_restores_the_full_pipeline() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_RepairRunsFleetChangesDoNot, "unpause restores escalation and the full pipeline":
+    unpaused, the same world scales down, rebuilds and rolls: one Instance, Ready on the new revision."""
+    sim, driver, prior = _all_passes(None)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1 and len(s.rows()) == 1)
+    assert sim.rows()[0]["runningRevision"] != prior
+
+
+def _open_attempts(mode: str | None, committed_create: bool = True) -> tuple[Sim, Driver]:
+    """Go's build() of TestPlan_Paused_AdvancesInFlightAttemptsOnly: 0 a recreate Update at Drain
+    whose old pod is gone, 1 idle Ready on the prior revision (backed), 2 a committed Create at the
+    target with no pod yet (or no row at all)."""
+    sim, driver = _up(3)
+    sim.image = "vllm:v2"
+    target = _target(sim)
+    _pause(sim, mode)
+    _seed(
+        sim,
+        0,
+        "Updating",
+        2,
+        id="update-0",
+        type="Update",
+        step="Drain",
+        targetRevision=target,
+        strategy="RecreatePod",
+    )
+    sim.pods.pop("llama-pool-engine-0-default-0")
+    sim.pods.pop("llama-pool-engine-2-default-0")
+    if committed_create:
+        _seed(sim, 2, "Creating", id="create-2", type="Create", step="CreatePods", targetRevision=target)
+    else:
+        sim.status["instanceStatuses"] = [r for r in sim.status["instanceStatuses"] if r["index"] != 2]
+        driver = Driver(sim)  # a status that never held the row (the driver's watch starts here)
+    return sim, driver
+
+
+def test_paused_selects_the_open_attempts_only() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_AdvancesInFlightAttemptsOnly, "paused selects the open attempts only": the open
+    Update stays the same attempt (a continuation, never a fresh start), the idle Instance is not
+    started, the committed Create goes on (its pod is created). Whether the held Update's step moves
+    is the pause hold's (``holds/pause_test.go``), not asserted here."""
+    sim, driver = _open_attempts("Recover")
+    driver.one_pass()
+    assert _op(sim, 0)["id"] == "update-0"
+    assert _op_type(sim, 1) is None
+    assert "llama-pool-engine-2-default-0" in sim.live_pods()
+
+
+def test_paused_no_committed_create_means_no_create_pass() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_AdvancesInFlightAttemptsOnly, "no committed create means no Create pass": the
+    index with no row stays empty while paused."""
+    sim, driver = _open_attempts("Recover", committed_create=False)
+    driver.one_pass()
+    assert 2 not in _phases(sim)
+    assert "llama-pool-engine-2-default-0" not in sim.live_pods()
+
+
+def test_paused_unpause_restores_the_fresh_start() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_Paused_AdvancesInFlightAttemptsOnly, "unpause restores the fresh start": unpaused,
+    Instance 1 starts fresh and Instance 0 keeps its attempt."""
+    sim, driver = _open_attempts(None)
+    driver.one_pass()
+    assert _op(sim, 0)["id"] == "update-0"
+    assert _op_type(sim, 1) == "Update"
+
+
+def _open_repair(mode: str, with_open: bool = True) -> tuple[Sim, Driver]:
+    """Go's build() of TestPlan_PauseFreeze_AdvancesOpenRepairOnly: 0 a Restart at Drain (its pod
+    gone), 1 Ready with no pod (a fresh pod-loss trigger); RecreateInstanceOnPodRestart, paused."""
+    sim, driver = _up(2, lifecycle=RECREATE_INSTANCE)
+    rev = sim.rows()[0]["runningRevision"]
+    _pause(sim, mode)
+    sim.pods.clear()
+    if with_open:
+        _seed(sim, 0, "Restarting", 2, id="restart-0", type="Restart", step="Drain", targetRevision=rev)
+    else:
+        sim.status["instanceStatuses"] = [r for r in sim.status["instanceStatuses"] if r["index"] != 0]
+        driver = Driver(sim)  # a status that never held the row (the driver's watch starts here)
+    return sim, driver
+
+
+def test_pause_freeze_drives_the_open_repair_only() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesOpenRepairOnly, "frozen pause drives the open repair only": the
+    open Restart keeps its attempt; the fresh pod loss starts no repair."""
+    sim, driver = _open_repair("Freeze")
+    driver.one_pass()
+    driver.one_pass()
+    assert _op(sim, 0)["id"] == "restart-0"
+    assert _op_type(sim, 1) is None
+
+
+def test_pause_freeze_with_nothing_open_plans_no_repair() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesOpenRepairOnly, "frozen pause with nothing open plans no repair"."""
+    sim, driver = _open_repair("Freeze", with_open=False)
+    driver.one_pass()
+    driver.one_pass()
+    assert _op_type(sim, 1) is None
+    assert sim.live_pods() == []
+
+
+def test_pause_standard_keeps_repairing() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesOpenRepairOnly, "standard pause keeps repairing": both the open
+    repair and the fresh one are driven (ours starts the fresh one on the second pass), and both
+    Instances come back."""
+    sim, driver = _open_repair("Recover")
+    driver.one_pass()
+    driver.one_pass()
+    assert (_op(sim, 0)["id"], _op_type(sim, 1)) == ("restart-0", "Restart")
+    driver.run(lambda s: s.status.get("readyReplicas") == 2)
+
+
+def _open_rolls(mode: str | None) -> tuple[Sim, Driver]:
+    """Go's build() of TestPlan_PauseFreeze_AdvancesTheOpenRollOnly: 0 a recreate mid-gap (old pod
+    gone), 1 an in-place patch mid-flight, 2 idle Ready on the prior revision (backed)."""
+    sim, driver = _up(3)
+    sim.image = "vllm:v2"
+    target = _target(sim)
+    _pause(sim, mode)
+    op = {"type": "Update", "targetRevision": target}
+    _seed(sim, 0, "Updating", 2, id="update-Drain", step="Drain", strategy="RecreatePod", **op)
+    _seed(sim, 1, "Updating", 1, id="update-InPlace", step="InPlace", strategy="InPlaceIfPossible", **op)
+    sim.pods.pop("llama-pool-engine-0-default-0")
+    return sim, driver
+
+
+def test_pause_freeze_drives_both_open_rolls_and_starts_nothing() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesTheOpenRollOnly, "frozen pause drives both open rolls and starts
+    nothing": both attempts stay (continuations, never restamped), the idle Instance is not started."""
+    sim, driver = _open_rolls("Freeze")
+    driver.one_pass()
+    assert (_op(sim, 0)["id"], _op(sim, 1)["id"]) == ("update-Drain", "update-InPlace")
+    assert _op_type(sim, 2) is None
+
+
+def test_pause_unpause_adds_the_fresh_start_and_leaves_the_open_rolls_alone() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesTheOpenRollOnly, "unpause adds the fresh start and leaves the open
+    rolls alone"."""
+    sim, driver = _open_rolls(None)
+    driver.one_pass()
+    assert (_op(sim, 0)["id"], _op(sim, 1)["id"]) == ("update-Drain", "update-InPlace")
+    assert _op_type(sim, 2) == "Update"
+
+
+def _open_drain(mode: str | None) -> tuple[Sim, Driver]:
+    """Go's build() of TestPlan_PauseFreeze_AdvancesTheOpenDrain: 0 a surge at SurgeDrain (its
+    replacement at ordinal 1 up on the target), 1 idle Ready on the prior revision (backed)."""
+    sim, driver = _up(2)
+    sim.image = "vllm:v2"
+    driver.run(lambda s: _op(s, 0).get("step") == "SurgeDrain" if s.rows() else False, limit=600)
+    _pause(sim, mode)
+    for r in sim.status["instanceStatuses"]:
+        if r["index"] == 1:
+            r.pop("operation", None)
+            r["phase"] = "Ready"
+    for name in [n for n in sim.pods if n.startswith("llama-pool-engine-1-") and not n.endswith("-0")]:
+        sim.pods.pop(name)
+    return sim, driver
+
+
+def test_pause_freeze_drives_the_open_drain_and_starts_nothing() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesTheOpenDrain, "frozen pause drives the open drain and starts
+    nothing": the drain stays the same attempt, the idle Instance is not started."""
+    sim, driver = _open_drain("Freeze")
+    before = _op(sim, 0)["id"]
+    driver.one_pass()
+    assert _op(sim, 0)["id"] == before
+    assert _op_type(sim, 1) is None
+
+
+def test_pause_unpause_adds_the_fresh_start_and_leaves_the_drain_alone() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
+    TestPlan_PauseFreeze_AdvancesTheOpenDrain, "unpause adds the fresh start and leaves the drain
+    alone"."""
+    sim, driver = _open_drain(None)
+    before = _op(sim, 0)["id"]
+    driver.one_pass()
+    assert _op(sim, 0).get("id") in (before, None)
+    assert _op_type(sim, 1) == "Update"
