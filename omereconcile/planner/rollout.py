@@ -27,7 +27,7 @@ from omereconcile.planner.gang_ops import (
     step_orphan_target,
     surge_index_for,
 )
-from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_message
+from omereconcile.planner.inplace import IN_PLACE_REFUSED, STEP_IN_PLACE, choose_mode, refusal_message
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
@@ -294,6 +294,11 @@ def plan_instances(
     if updates:
         started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, rolled, retry, out, out_for)
         hold = budget_hold or hold
+    if not ctx.paused:
+        for r in new_rows:
+            op = r.operation
+            if op is not None and r.index not in started and _reruns_entry_stamp(r):
+                retry.started_since(op.target_revision, op.started_at)
     ctx = replace(ctx, drain_withheld=floor)
     known = {r.index for r in new_rows}
     rows = [started.get(r.index, r) for r in new_rows]
@@ -514,6 +519,25 @@ def _adopts_target(
     if not live or any(p.revision_hash != hash_of(ctx.target) or not p.containers_ready for p in live):
         return False
     return retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))[0] is None
+
+
+_ENTRY_STEPS = frozenset({*SURGE_STEPS, R.STEP_DRAIN, STEP_IN_PLACE})
+
+
+def _reruns_entry_stamp(row: Row) -> bool:
+    """An Update attempt whose entry stamp Go runs again on this pass (ome-projects/ome
+    ``workload/status/decision.go`` @ 8263d0c7: ``StampSurging`` on a surge step, ``StampRecreating``
+    on ``Drain``, ``StampUpdatingInPlace`` on ``InPlace``), each answering the time the attempt opened
+    to ``entryStampAttemptStarted``. A gang surge's source (it names a replacement row) is not one."""
+    op = row.operation
+    return (
+        op is not None
+        and op.type == R.OP_UPDATE
+        and op.surge_index is None
+        and op.step in _ENTRY_STEPS
+        and row.phase == R.UPDATING
+        and row.target_revision == op.target_revision
+    )
 
 
 def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
