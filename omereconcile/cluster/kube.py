@@ -35,6 +35,7 @@ __all__ = [
     "Invalid",
     "Kube",
     "NotFound",
+    "RestVerbs",
     "TooManyRequests",
     "Unavailable",
     "WatchEvent",
@@ -156,7 +157,43 @@ def _resource_of(path: str) -> str:
     return (rest[0] + ("/" + rest[2] if len(rest) > 2 else "")) if rest else "/".join(parts)
 
 
-class Kube:
+class RestVerbs:
+    """GET/POST/PUT/PATCH/DELETE over one :meth:`request`.
+
+    :class:`Kube` and the testbed's ``RawKube`` differ in how a request goes out and in what a failure
+    raises (typed :class:`ApiError` here, the client's ``ApiException`` there), not in what a verb means:
+    both subclass this and implement ``request`` only.
+    """
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Timeout = (5.0, 30.0),
+    ) -> JSON:
+        raise NotImplementedError
+
+    def get(self, path: str, **query: Any) -> JSON:
+        return self.request("GET", path, query=query)
+
+    def post(self, path: str, body: Any, **query: Any) -> JSON:
+        return self.request("POST", path, body=body, query=query)
+
+    def put(self, path: str, body: Any, **query: Any) -> JSON:
+        return self.request("PUT", path, body=body, query=query)
+
+    def patch(self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: Any) -> JSON:
+        return self.request("PATCH", path, body=body, content_type=content_type, query=query)
+
+    def delete(self, path: str, body: Any = None, **query: Any) -> JSON:
+        return self.request("DELETE", path, body=body, query=query)
+
+
+class Kube(RestVerbs):
     """A thread-safe raw-JSON client. Build it with :meth:`from_kubeconfig` or :meth:`in_cluster`."""
 
     def __init__(self, api_client: Any, *, user_agent: str = "omereconcile") -> None:
@@ -289,9 +326,6 @@ class Kube:
             raise err from exc
         return cast(JSON, json.loads(data)) if data else {}
 
-    def get(self, path: str, **query: Any) -> JSON:
-        return self.request("GET", path, query=query)
-
     def get_or_none(self, path: str, **query: Any) -> JSON | None:
         try:
             return self.get(path, **query)
@@ -303,18 +337,6 @@ class Kube:
         out = self.get(path, **query)
         out["items"] = out.get("items") or []
         return out
-
-    def post(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("POST", path, body=body, query=query)
-
-    def put(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("PUT", path, body=body, query=query)
-
-    def patch(self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: Any) -> JSON:
-        return self.request("PATCH", path, body=body, content_type=content_type, query=query)
-
-    def delete(self, path: str, body: Any = None, **query: Any) -> JSON:
-        return self.request("DELETE", path, body=body, query=query)
 
     def watch(
         self,
