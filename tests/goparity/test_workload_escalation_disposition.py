@@ -47,15 +47,9 @@ def _ctx() -> Ctx:
 
 def _pod(ctx: Ctx, reason: str, revision: str | None = None) -> PodView:
     """Go's ``waitingPod``: a container parked in ``reason``, on node-a, a minute old."""
-    meta: dict[str, Any] = {
-        "name": "llama-pool-engine-0-default-0",
-        "uid": "uid-0",
-        "creationTimestamp": format_time(ctx.now - timedelta(minutes=1)),
-    }
-    if revision is not None:
-        meta["labels"] = {c.LABEL_REVISION_HASH: hash_of(revision)}
-    status = {"containerStatuses": [{"name": "main", "state": {"waiting": {"reason": reason}}}]}
-    return PodView.from_dict({"metadata": meta, "spec": {"nodeName": "node-a"}, "status": status})
+    return _waiting(
+        "llama-pool-engine-0-default-0", reason, "node-a", ctx.now - timedelta(minutes=1), revision
+    )
 
 
 def _row(ctx: Ctx, op_type: str, target: str, phase: str) -> R.Row:
@@ -286,11 +280,13 @@ def _waiting(name: str, reason: str, node: str, now: datetime, revision: str | N
     return PodView.from_dict({"metadata": meta, "spec": spec, "status": status})
 
 
-def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
-    """Go ``crashingBetweenRestarts``: Running again, not ready, three restarts, the last exit 1."""
+def _running_unready(
+    name: str, node: str, created: datetime, unready_since: datetime, container: dict[str, Any]
+) -> PodView:
+    """Running, ContainersReady False since ``unready_since``, with the one container status given."""
     return PodView.from_dict(
         {
-            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(now)},
+            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(created)},
             "spec": {"nodeName": node},
             "status": {
                 "phase": "Running",
@@ -300,50 +296,34 @@ def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
                         "status": "False",
                         "reason": "ContainersNotReady",
                         "message": "containers with unready status: [ome-container]",
-                        "lastTransitionTime": format_time(now - timedelta(minutes=1)),
+                        "lastTransitionTime": format_time(unready_since),
                     }
                 ],
                 "containerStatuses": [
-                    {
-                        "name": "ome-container",
-                        "ready": False,
-                        "restartCount": 3,
-                        "state": {"running": {}},
-                        "lastState": {
-                            "terminated": {
-                                "exitCode": 1,
-                                "reason": "Error",
-                                "finishedAt": format_time(now - timedelta(seconds=30)),
-                            }
-                        },
-                    }
+                    {"name": "ome-container", "ready": False, "state": {"running": {}}, **container}
                 ],
             },
         }
+    )
+
+
+def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
+    """Go ``crashingBetweenRestarts``: Running again, not ready, three restarts, the last exit 1."""
+    last = {
+        "terminated": {
+            "exitCode": 1,
+            "reason": "Error",
+            "finishedAt": format_time(now - timedelta(seconds=30)),
+        }
+    }
+    return _running_unready(
+        name, node, now, now - timedelta(minutes=1), {"restartCount": 3, "lastState": last}
     )
 
 
 def _running_not_ready(name: str, node: str, since: datetime) -> PodView:
     """Go ``runningNotReadyOnNode``: every container running, ContainersReady False, no waiting reason."""
-    return PodView.from_dict(
-        {
-            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(since)},
-            "spec": {"nodeName": node},
-            "status": {
-                "phase": "Running",
-                "conditions": [
-                    {
-                        "type": "ContainersReady",
-                        "status": "False",
-                        "reason": "ContainersNotReady",
-                        "message": "containers with unready status: [ome-container]",
-                        "lastTransitionTime": format_time(since),
-                    }
-                ],
-                "containerStatuses": [{"name": "ome-container", "ready": False, "state": {"running": {}}}],
-            },
-        }
-    )
+    return _running_unready(name, node, since, since, {})
 
 
 def _crash(pod: PodView) -> Failure:
