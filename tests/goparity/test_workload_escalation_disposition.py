@@ -31,18 +31,10 @@ from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, LedgerView, NodeView, PodView, format_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/escalation/disposition_test.go @ 58a57f25"
 POLICY = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0)
-
-
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
 
 
 def _pod(ctx: Ctx, reason: str, revision: str | None = None) -> PodView:
@@ -95,7 +87,7 @@ def test_dispose_workload_caused_each_reason(
     TestDispose_WorkloadCaused_EachReason, entry ``reason/name``: the attempt's revision is charged
     (Backoff until a minute on with the chart's ladder, Held with none), the row is Failed with no
     operation and a ``lastFailure`` naming the reason and the pod, and one Warning names the pod."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     pod = _pod(ctx, reason)
     failed, book, out = _dispose(ctx, _row(ctx, R.OP_UPDATE, "rev-bad", R.UPDATING), pod, policy)
     assert failed is not None
@@ -114,7 +106,7 @@ def test_dispose_workload_caused_each_reason(
 def test_dispose_workload_caused_create_falls_back_to_update_revision() -> None:
     """Go: same file, TestDispose_WorkloadCaused_CreateFallsBackToUpdateRevision: a Create carrying no
     target revision charges the replica's update revision (ours: the spec's revision)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     failed, book, _ = _dispose(ctx, _row(ctx, R.OP_CREATE, "", R.CREATING), _pod(ctx, "ImagePullBackOff"))
     assert list(book.blocks) == [ctx.spec_revision]
     assert failed is not None
@@ -124,7 +116,7 @@ def test_dispose_workload_caused_create_falls_back_to_update_revision() -> None:
 def test_dispose_pinned_create_uses_attempt_revision_after_corrective_edit() -> None:
     """Go: same file, TestDispose_PinnedCreateUsesAttemptRevisionAfterCorrectiveEdit: a Create pinned
     to the old, bad revision charges that revision, not the corrected spec's."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     old = "llama-pool-engine-0ldbad00"
     row = _row(ctx, R.OP_CREATE, old, R.CREATING)
     failed, book, _ = _dispose(ctx, row, _pod(ctx, "ImagePullBackOff", revision=old))
@@ -137,7 +129,7 @@ def test_dispose_unpinned_create_does_not_charge_corrective_revision() -> None:
     """Go: same file, TestDispose_UnpinnedCreateDoesNotChargeCorrectiveRevision: a Create with no
     target whose pod is on another (older) revision charges nothing; the row still fails with the
     pod's diagnostics."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     pod = _pod(ctx, "ImagePullBackOff", revision="llama-pool-engine-0ldbad00")
     failed, book, _ = _dispose(ctx, _row(ctx, R.OP_CREATE, "", R.CREATING), pod)
     assert book.blocks == {}
@@ -157,7 +149,7 @@ def test_dispose_superseded_leftover_does_not_poison_corrective_revision() -> No
     """Go: same file, TestDispose_SupersededLeftover_DoesNotPoisonCorrectiveRevision: an Update
     retargeted to the corrected revision whose cause pod is the old bad revision's leftover charges
     no block and leaves the row (and its operation) as it was."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     good = "llama-pool-engine-900d0000"
     row = _row(ctx, R.OP_UPDATE, good, R.UPDATING)
     failed, book, _ = _dispose(ctx, row, _pod(ctx, "ImagePullBackOff", revision="llama-pool-engine-0ldbad00"))
@@ -168,7 +160,7 @@ def test_dispose_superseded_leftover_does_not_poison_corrective_revision() -> No
 def test_dispose_target_revision_pod_still_held() -> None:
     """Go: same file, TestDispose_TargetRevisionPod_StillHeld: a cause pod on the target revision
     itself still charges it (the superseded guard does not over-fire)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     good = "llama-pool-engine-900d0000"
     failed, book, _ = _dispose(
         ctx, _row(ctx, R.OP_UPDATE, good, R.UPDATING), _pod(ctx, "ImagePullBackOff", revision=good)
@@ -182,7 +174,7 @@ def test_dispose_terminal_suppresses_repeat_warn_for_same_failure() -> None:
     ``CrashLoopBackOff`` (not workload-caused: the terminal branch; no relocation) warns once; with
     ``lastFailure.reason`` already ``CrashLoopBackOff`` it does not warn again; a different prior
     reason (``OOMKilled``) is a new failure and warns."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     warned = []
     for prior in (None, {"reason": "CrashLoopBackOff"}, {"reason": "OOMKilled"}):
         row = replace(_row(ctx, R.OP_UPDATE, ctx.spec_revision, R.UPDATING), last_failure=prior)
@@ -196,7 +188,7 @@ def test_expire_operations_gang_create_disposed() -> None:
     no target revision whose leader is parked in ``ImagePullBackOff`` is disposed like a single-pod
     one — creates have no abandon path: a block on the update revision (ours: the spec's), the
     operation cleared, the row Failed."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     leader = replace(_pod(ctx, "ImagePullBackOff"), name="llama-pool-engine-0-leader-0")
     row = _row(ctx, R.OP_CREATE, "", R.CREATING)
     book = RetryBook({}, "llama-demo/llama-pool", "engine")
