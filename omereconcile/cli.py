@@ -21,7 +21,7 @@ from typing import Any
 from omereconcile import logs
 from omereconcile.actions import Plan
 from omereconcile.cluster.executor import target_of
-from omereconcile.cluster.kube import ApiError, Kube, NotFound
+from omereconcile.cluster.kube import ApiError, Kube, KubeconfigError, NotFound
 from omereconcile.cluster.leader import LeaderElector, RangeLeases, default_identity
 from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.controller import CONFIG_NAME, Controller
@@ -53,6 +53,20 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _user_agent(text: str) -> str:
+    """An HTTP header value the client can send: printable ASCII, not blank. (A newline or a character
+    outside Latin-1 would fail every request later, as a connection error the process retries forever.)"""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; omit the flag for the default omereconcile/IDENTITY")
+    bad = next((ch for ch in text if not (" " <= ch <= "~")), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has {bad!r}, which an HTTP header cannot carry; use printable ASCII, e.g. "
+            "omereconcile/fleet-a"
+        )
+    return text
 
 
 def _addr(text: str) -> tuple[str, int]:
@@ -143,9 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--user-agent",
-        help="the User-Agent of every request (default: omereconcile/IDENTITY, this process's Lease identity, "
-        "so the API server's audit log tells processes apart; field managers stay 'omereconcile', the part "
-        "before the '/')",
+        type=_user_agent,
+        help="the User-Agent of every request, printable ASCII (default: omereconcile/IDENTITY, this "
+        "process's Lease identity, so the API server's audit log tells processes apart; the API server names "
+        "the field manager after the part before the '/', so keep it 'omereconcile')",
     )
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
@@ -202,7 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     logs.setup(args.log_level)
-    kube = Kube.auto(args.kubeconfig)
+    try:
+        kube = Kube.auto(args.kubeconfig)
+    except KubeconfigError as exc:
+        print(f"omereconcile run: error: cannot load the kubeconfig: {exc}", file=sys.stderr)
+        return 2
     metrics = Metrics()
     identity = default_identity()
     kube.set_user_agent(args.user_agent or f"omereconcile/{identity}")
@@ -422,6 +441,9 @@ def _plan(args: argparse.Namespace) -> int:
         )
     except SettingsError as exc:
         print(f"omereconcile plan: {args.ome_namespace}/{args.config_name}: {exc}", file=sys.stderr)
+        return 2
+    except KubeconfigError as exc:
+        print(f"omereconcile plan: error: cannot load the kubeconfig: {exc}", file=sys.stderr)
         return 2
     except ApiError as exc:
         print(f"omereconcile plan: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Any
 
 from omereconcile import replica_table
 from omereconcile.cluster.kube import ApiError, NotFound
-from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, segment
+from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, UsageError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document
 from omereconcile.sharding import range_holders
@@ -61,6 +61,14 @@ def run(ctx: Ctx) -> int:
     if ns is not None:
         base = f"/apis/{GROUP_VERSION}/namespaces/{segment('namespace', ns)}/{plural}"
     one = f"{base}/{segment('name', args.name)}" if args.name else None
+    leases = None
+    if args.output == "wide":
+        try:
+            leases = (
+                f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', args.ome_namespace)}/leases"
+            )
+        except CommandError as exc:
+            raise UsageError(f"--ome-namespace: {exc} (the reconciler's namespace, e.g. ome)") from None
     client = ctx.client()
     if one is None:
         items = client.items(base)
@@ -83,19 +91,17 @@ def run(ctx: Ctx) -> int:
     rows = replica_table.replica_table(
         items, datetime.now(UTC), wide=args.output == "wide", namespace=args.all_namespaces
     )
-    if args.output == "wide":
-        _add_holders(rows, client, args.ome_namespace, None if args.all_namespaces else ns)
+    if leases is not None:
+        _add_holders(rows, client, leases, None if args.all_namespaces else ns)
     ctx.out.write(replica_table.format_table(rows))
     return 0
 
 
-def _add_holders(rows: list[list[str]], client: Client, ome_namespace: str, namespace: str | None) -> None:
+def _add_holders(rows: list[list[str]], client: Client, leases_path: str, namespace: str | None) -> None:
     """Append SHARD-HOLDER to the table (rows[0] is the header; with -A each row starts with its
     namespace)."""
     try:
-        leases = client.items(
-            f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', ome_namespace)}/leases"
-        )
+        leases = client.items(leases_path)
     except ApiError:
         return
     found = range_holders(leases)

@@ -164,24 +164,21 @@ def range_holders(
     of the reconciler's namespace: what ``kubectl ome get ir -o wide`` shows, with no write. Of several
     range counts (processes started with another ``--shards``), the one with the most held ranges.
     None when no sharded reconciler stored its cuts there."""
-    by_name = {str((o.get("metadata") or {}).get("name") or ""): o for o in leases}
+    by_name = {str(_field(o, "metadata").get("name") or ""): o for o in leases if isinstance(o, Mapping)}
     best: tuple[int, tuple[ShardRange, ...], dict[int, str]] | None = None
     for name, obj in sorted(by_name.items()):
         m = re.fullmatch(re.escape(prefix) + r"-([0-9]+)-cuts", name)
         if m is None:
             continue
         count = int(m.group(1))
-        text = str(((obj.get("metadata") or {}).get("annotations") or {}).get(CUTS_ANNOTATION, ""))
+        text = str(_field(_field(obj, "metadata"), "annotations").get(CUTS_ANNOTATION, ""))
         try:
             ranges = parse_cuts(text, count)
         except SelectorError:
             continue
         holders = {
             i: str(
-                ((by_name.get(range_lease_name(prefix, i, count)) or {}).get("spec") or {}).get(
-                    "holderIdentity"
-                )
-                or ""
+                _field(by_name.get(range_lease_name(prefix, i, count)), "spec").get("holderIdentity") or ""
             )
             for i in range(count)
         }
@@ -189,3 +186,9 @@ def range_holders(
         if best is None or held > best[0]:
             best = (held, ranges, holders)
     return None if best is None else (best[1], best[2])
+
+
+def _field(obj: Any, key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when both are mappings, else empty: a Lease of another shape reads as unset."""
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
