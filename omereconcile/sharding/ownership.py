@@ -33,6 +33,7 @@ __all__ = [
     "CUTS_ANNOTATION",
     "RangeLease",
     "RangePlan",
+    "cuts_lease_name",
     "fair_share",
     "free_member_slot",
     "lease_names",
@@ -60,13 +61,18 @@ def member_lease_name(prefix: str, slot: int, count: int) -> str:
     return f"{prefix}-{count}-m-{slot}"
 
 
+def cuts_lease_name(prefix: str, count: int) -> str:
+    """The Lease whose annotation stores the range cuts of ``count`` ranges: ``PREFIX-COUNT-cuts``."""
+    return f"{prefix}-{count}-cuts"
+
+
 def lease_names(prefix: str, count: int) -> list[str]:
     """Every Lease a process started with ``--shards count`` reads or writes by name: the ranges, the
     member slots and the stored cuts (the chart's and deploy/'s RBAC ``resourceNames``)."""
     return [
         *(range_lease_name(prefix, i, count) for i in range(count)),
         *(member_lease_name(prefix, k, count) for k in range(count)),
-        f"{prefix}-{count}-cuts",
+        cuts_lease_name(prefix, count),
     ]
 
 
