@@ -23,7 +23,7 @@ from omereconcile.cluster.kube import ApiError, NotFound
 from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, UsageError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document
-from omereconcile.sharding import range_holders
+from omereconcile.sharding import range_holders, range_index
 
 __all__ = ["add_parsers"]
 
@@ -111,5 +111,5 @@ def _add_holders(rows: list[list[str]], client: Client, leases_path: str, namesp
     rows[0].append("SHARD-HOLDER")
     for row in rows[1:]:
         ns = row[0] if namespace is None else namespace
-        i = next(k for k, r in enumerate(ranges) if r.contains(ns))
-        row.append(holders[i].split("_", 1)[0] or "<none>")
+        i = range_index(ranges, ns)
+        row.append((holders.get(i, "") if i is not None else "").split("_", 1)[0] or "<none>")
