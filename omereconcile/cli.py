@@ -32,6 +32,7 @@ from omereconcile.server.certrotator import CertRotator
 from omereconcile.server.secure_metrics import MetricsServer
 from omereconcile.server.webhook import AdmissionServer, ClusterReader
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.sharding import validate_timing
 from omerender import __version__
 
 __all__ = ["main"]
@@ -203,6 +204,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _addr(args.metrics_bind_address)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"--metrics-bind-address: {exc}")
+    if getattr(args, "shards", 1) > 1:
+        try:  # the fence of a range Lease (RangeLeases checks it too): refused before anything starts
+            validate_timing(args.lease_duration, args.renew_deadline, args.retry_period)
+        except ValueError:
+            parser.error(
+                f"--shards {args.shards} needs 0 < --retry-period ({args.retry_period:g}) < --renew-deadline "
+                f"({args.renew_deadline:g}) < --lease-duration ({args.lease_duration:g}), so that a process "
+                "stops acting on a range before another can take it (the defaults 2 < 10 < 15 do)"
+            )
     if getattr(args, "cert_secret", None):
         if not args.webhook_cert:
             parser.error("--cert-secret needs --webhook-cert and --webhook-key (where to write the pair)")

@@ -41,6 +41,11 @@ def test_a_malformed_address_is_a_usage_error(text: str) -> None:
         (["run", "--probe-addr", "::1:8081"], "in brackets"),
         (["run", "--shards", "0"], "argument --shards: must be at least 1, got 0"),
         (["run", "--shards", "two"], "argument --shards: 'two' is not a whole number"),
+        (
+            ["run", "--shards", "2", "--renew-deadline", "20"],
+            "< --renew-deadline (20) < --lease-duration (15)",
+        ),
+        (["run", "--shards", "3", "--retry-period", "0"], "--shards 3 needs 0 < --retry-period (0)"),
         (["run", "--user-agent", ""], "argument --user-agent: is empty; omit the flag"),
         (["run", "--user-agent", "omereconcile/a\r\nX-Evil: 1"], "which an HTTP header cannot carry"),
         (["run", "--user-agent", "omereconcile/\u2192"], "use printable ASCII"),
