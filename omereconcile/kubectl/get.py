@@ -63,6 +63,8 @@ def run(ctx: Ctx) -> int:
     one = f"{base}/{segment('name', args.name)}" if args.name else None
     leases = None
     if args.output == "wide":
+        if not args.ome_namespace:
+            raise UsageError("--ome-namespace is empty: name the reconciler's namespace, e.g. ome")
         try:
             leases = (
                 f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', args.ome_namespace)}/leases"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import pytest
+
 from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import main
 from omereconcile.sharding import CUTS_ANNOTATION, balanced_ranges, cuts_text, range_holders
@@ -111,18 +113,25 @@ def test_leases_of_another_shape_read_as_unset_never_a_traceback() -> None:
     assert range_holders([_lease("omereconcile-shard-2-cuts", **{CUTS_ANNOTATION: "0x12"})]) is None
 
 
-def test_a_bad_ome_namespace_is_a_usage_error_before_any_request() -> None:
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (
+            "../kube-system",
+            "error: --ome-namespace: invalid namespace \"../kube-system\": [may not contain '/'] "
+            "(the reconciler's namespace, e.g. ome)\n",
+        ),
+        ("", "error: --ome-namespace is empty: name the reconciler's namespace, e.g. ome\n"),
+    ],
+)
+def test_a_bad_ome_namespace_is_a_usage_error_before_any_request(value: str, says: str) -> None:
     kube = FakeKube(LEASES)
     out, err = io.StringIO(), io.StringIO()
     code = main(
-        ["get", "ir", "-A", "-o", "wide", "--ome-namespace", "../kube-system"],
+        ["get", "ir", "-A", "-o", "wide", "--ome-namespace", value],
         out=out,
         err=err,
         connect=lambda _a: kube,
     )  # type: ignore[arg-type,return-value]
-    assert code == 2
-    assert err.getvalue() == (
-        "error: --ome-namespace: invalid namespace \"../kube-system\": [may not contain '/'] "
-        "(the reconciler's namespace, e.g. ome)\n"
-    )
+    assert (code, err.getvalue()) == (2, says)
     assert kube.calls == []
