@@ -10,6 +10,7 @@ import argparse
 import importlib.util
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -66,6 +67,20 @@ def _user_agent(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} has {bad!r}, which an HTTP header cannot carry; use printable ASCII, e.g. "
             "omereconcile/fleet-a"
+        )
+    return text
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
+def _lease_prefix(text: str) -> str:
+    """The start of Lease names (``PREFIX-N-INDEX``, ``PREFIX-N-m-SLOT``, ``PREFIX-N-cuts``): a Lease name
+    is a DNS subdomain (at most 253 characters), so the prefix is one with room for the suffixes."""
+    if not _DNS_SUBDOMAIN.fullmatch(text) or len(text) > 200:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot start a Lease name: use lowercase letters, digits, '-' and '.', starting and "
+            "ending with a letter or digit, at most 200 characters (e.g. omereconcile-shard)"
         )
     return text
 
@@ -152,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--shard-lease-prefix",
+        type=_lease_prefix,
         default="omereconcile-shard",
         help="name prefix of the range Leases (PREFIX-N-INDEX), the member Leases and the cuts Lease, in "
         "--lease-namespace",
