@@ -347,6 +347,25 @@ def _run(
     return failed, retry, out
 
 
+def _directive_ledger(uuid: str, at: datetime, revision: str | None = None) -> LedgerBook:
+    """A relocation ledger (budget 3) holding one completed AutoRecover directive of Instance 0 away
+    from node-a, started and completed at ``at`` (on ``revision`` when given)."""
+    entry: dict[str, Any] = {
+        "requestUUID": uuid,
+        "component": "engine",
+        "sourceInstance": 0,
+        "phase": "Completed",
+        "reason": "AutoRecover",
+        "outcome": "relocate-recreate",
+        "fromNode": NODE_A,
+        "startedAt": format_time(at),
+        "completedAt": format_time(at),
+    }
+    if revision is not None:
+        entry["revision"] = revision
+    return LedgerBook(LedgerView(exists=True, resource_version="1", entries=(entry,)), "llama-pool", 3)
+
+
 def _reasons(out: Out, reason: str) -> list[str]:
     return [e.message for e in out.events if e.event_reason == reason]
 
@@ -460,24 +479,7 @@ def test_dispose_relocation_directive_replay_dedup() -> None:
     the op-clear and Failed still land."""
     ctx0 = _rctx([])
     t0 = ctx0.now
-    seeded = LedgerView(
-        exists=True,
-        resource_version="1",
-        entries=(
-            {
-                "requestUUID": "u-replay",
-                "component": "engine",
-                "sourceInstance": 0,
-                "phase": "Completed",
-                "reason": "AutoRecover",
-                "outcome": "relocate-recreate",
-                "fromNode": NODE_A,
-                "startedAt": format_time(t0),
-                "completedAt": format_time(t0),
-            },
-        ),
-    )
-    book = LedgerBook(seeded, "llama-pool", 3)
+    book = _directive_ledger("u-replay", t0)
     rows = [_attempt(0, R.OP_UPDATE, REV_X, started=t0 - timedelta(minutes=5)), _serving(1, REV_X)]
     ctx = _rctx(rows, ledger=book)
     pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, t0 - timedelta(hours=1))
@@ -879,25 +881,7 @@ def test_dispose_unschedulable_rebuild_releases_node_exclusion() -> None:
     )
     probe = _rctx([])
     t0 = probe.now
-    seeded = LedgerView(
-        exists=True,
-        resource_version="1",
-        entries=(
-            {
-                "requestUUID": "u-directive",
-                "component": "engine",
-                "sourceInstance": 0,
-                "phase": "Completed",
-                "reason": "AutoRecover",
-                "outcome": "relocate-recreate",
-                "fromNode": NODE_A,
-                "revision": REV_X,
-                "startedAt": format_time(t0 - timedelta(hours=1)),
-                "completedAt": format_time(t0 - timedelta(hours=1)),
-            },
-        ),
-    )
-    book = LedgerBook(seeded, "llama-pool", 3)
+    book = _directive_ledger("u-directive", t0 - timedelta(hours=1), revision=REV_X)
     message = (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 Insufficient "
         "nvidia.com/gpu"
