@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 
 from omereconcile.actions import ForceDeletePod
 from omereconcile.planner.context import Ctx
-from omereconcile.planner.out import Out
+from omereconcile.planner.out import JUST_PAST, Out
 from omereconcile.planner.relocation import FINALIZER_REPORT, FORCE_DELETE_UNREACHABLE
 from omereconcile.settings import ForceDeletePolicy, format_go_duration
 from omereconcile.world import NodeView, PodView
@@ -64,8 +64,6 @@ NODE_GONE = "node-gone"
 NODE_UNREACHABLE_TAINT = "node-unreachable-taint"
 NODE_NOT_READY = "node-not-ready"
 _ACTIONABLE = (NODE_GONE, NODE_UNREACHABLE_TAINT, NODE_NOT_READY)
-# Status times have whole seconds: "strictly past" is one second after.
-_PAST = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +137,7 @@ def stuck_terminating(
         return Evidence(WITHIN_GRACE)
     overdue_at = pod.deletion_timestamp + policy.overdue_slack
     if not now > overdue_at:
-        return Evidence(WITHIN_GRACE, requeue_at=overdue_at + _PAST)
+        return Evidence(WITHIN_GRACE, requeue_at=overdue_at + JUST_PAST)
     overdue = now - pod.deletion_timestamp
     if pod.finalizers:
         return Evidence(FOREIGN_FINALIZERS, pod.node_name or "", overdue=overdue)
