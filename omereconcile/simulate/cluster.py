@@ -431,6 +431,13 @@ class Sim:
             ]
             if members:
                 self.violations.append(f"PodGroup {act.name} deleted while its pods {members} exist")
+            if group["metadata"].get("finalizers"):
+                # A finalizer holds the group: the delete only marks it Terminating (a repeat delete
+                # of a Terminating object is accepted and changes nothing), ``release_pod_group`` ends it.
+                if not group["metadata"].get("deletionTimestamp"):
+                    group["metadata"]["deletionTimestamp"] = format_time(self.now)
+                    self._stamp(group)
+                return
             del self.pod_groups[act.name]
         elif isinstance(act, A.DeletePod):
             pod = self._pod(act.name, act.uid)
@@ -617,6 +624,16 @@ class Sim:
                 times.append(p.created + timedelta(seconds=self.stuck_after))
         future = [t for t in times if t > self.now]
         return min(future) if future else None
+
+    def release_pod_group(self, name: str) -> None:
+        """The finalizers' owner lets a PodGroup go: its finalizers are removed, and a Terminating
+        group is deleted."""
+        group = self.pod_groups[name]
+        group["metadata"].pop("finalizers", None)
+        if group["metadata"].get("deletionTimestamp"):
+            del self.pod_groups[name]
+        else:
+            self._stamp(group)
 
     def ungate(self, name: str) -> None:
         """The admission authority (Kueue) admits a gated pod: its scheduling gates are lifted and it
