@@ -153,6 +153,9 @@ class Sim:
     _ledger_written_at: str | None = None  # the version the last ledger write left
     # The template's affinity, as a user writes it in the runtime (rendered into every pod).
     affinity: dict[str, Any] | None = None
+    # Images the API server refuses in an in-place pod patch (422 Invalid, e.g. an image reference
+    # admission rejects). The executor ends the pass on it as a conflict; so does the sim.
+    refuse_in_place: set[str] = field(default_factory=set)
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -495,6 +498,9 @@ class Sim:
             pod = self._pod(act.name, act.uid)
             if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
                 raise Conflict(f"pod {act.name} changed since it was read")
+            refused = sorted(set(act.images.values()) & self.refuse_in_place)
+            if refused:
+                raise Conflict(f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}")
             meta = pod.obj["metadata"]
             for key, value in act.annotations.items():
                 notes = meta.setdefault("annotations", {})
