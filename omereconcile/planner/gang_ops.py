@@ -312,6 +312,13 @@ def _abandon(
             "GangSurgeAbandoned",
             f"OMENative {key} abandoned superseded gang surge (surge-index={k}); {reset}",
         )
+    if not running and end != WITHDRAWN:
+        # Go ``status.AbandonedSurgeSourceMutation`` with no revision (ome-projects/ome
+        # ``workload/status/gangsurge_test.go`` @ 8263d0c7
+        # ``TestResetGangSurgeSourceAndRemoveMarker_NeverPromotedSourceEndsFailed``): a source that never
+        # ran a revision ends in the fresh-start ``Failed`` shape, no operation, target nor running
+        # revision, its ``lastFailure`` kept; ``Ready`` would count capacity nothing promoted.
+        return replace(src, phase=R.FAILED, operation=None, running_revision="", target_revision=""), None
     if not running:
         return replace(
             src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target

@@ -141,6 +141,13 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
                     "InstanceReady",
                     f"OMENative {ctx.instance_key(row.index)} is Ready (1 pod(s) serving)",
                 )
+        elif op.type == R.OP_RESTART:
+            # ops/restart.go Restart, phase C (as a gang's, planner/gang_ops.py).
+            out.event(
+                "Normal",
+                "RestartCompleted",
+                f"OMENative {ctx.instance_key(row.index)} restart complete (incarnation={row.incarnation})",
+            )
         else:
             out.event(
                 "Normal",

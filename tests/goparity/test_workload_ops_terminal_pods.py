@@ -123,7 +123,7 @@ def test_detect_restart_trigger_ready_gang_with_a_failed_member() -> None:
     reason=(
         "known difference: Go ops/restart.go DetectRestartTriggerWithPods restarts a Ready single-pod "
         "Instance under RecreateInstanceOnPodRestart ('pod count 0 below desired 1'); ours demotes it to "
-        "Pending (InstanceDemoted) and rebuilds it through Create"
+        "Pending (InstanceDemoted) on this pass and starts that Restart on the next"
     ),
 )
 def test_detect_restart_trigger_ready_single_pod_with_a_succeeded_pod() -> None:
