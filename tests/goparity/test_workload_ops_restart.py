@@ -217,17 +217,11 @@ def test_gang_member_loss_below_ready(row: R.Row, live: int, expected: int, poli
         assert "gang member lost" in reason, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's detector leaves a lost member whose revision a Held RetryBlock holds "
-        "(rebuildRetryBlockDenies); ours' lost_gang_member and start_gang_restart read no RetryBlock, "
-        "so the gang is rebuilt at the held revision"
-    ),
-)
 def test_gang_member_loss_held_revision_is_not_rebuilt() -> None:
     """Go: TestDetectRestartTrigger_GangMemberLossBelowReady "held revision is not rebuilt": a Held block
-    on the revision the rebuild would re-materialize denies the Restart."""
+    on the revision the rebuild would re-materialize denies the Restart. Failed before, fixed by Go's
+    rule (``ops/restart.go`` ``rebuildRetryBlockDenies``; ``planner/gang.py`` ``_rebuild_denied``):
+    ours rebuilt the gang at the held revision."""
     ctx = _ctx()
     status = dict(ctx.world.replica.status)
     status["retryBlocks"] = [{"targetRevision": REV, "state": "Held", "attemptsStarted": 1}]
