@@ -358,3 +358,128 @@ def test_nil_ready_since_stays_silent() -> None:
         )
     )
     assert runner_restarted_since_ready(pod, None) is None, GO
+
+
+# -- a Ready row demoted for losing every pod (one planner pass in the simulated world) ----------------
+
+POD0 = "llama-pool-engine-0-default-0"
+
+
+def _demoted(policy: str = RECREATE, keep_pod: bool = False, **row: Any) -> Sim:
+    """Go ``demoted``: a single-pod Instance once Ready, demoted to Pending for losing its pod (no
+    operation, the revision it ran recorded), its pod gone unless ``keep_pod``; ``row`` edits the
+    row."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)))
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    ran = sim.rows()[0]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 1,
+        "phase": "Pending",
+        "runningRevision": ran["runningRevision"],
+        "targetRevision": ran["targetRevision"],
+        **row,
+    }
+    if not keep_pod:
+        del sim.pods[POD0]
+    return sim
+
+
+def _repair(sim: Sim) -> tuple[dict[str, Any], str | None]:
+    """(the row after one pass, the Restart's reason or None when no Restart opened)."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    out = plan(sim.observe())
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    row = dict(written[-1].status["instanceStatuses"][0]) if written else dict(sim.rows()[0])
+    op = row.get("operation") or {}
+    return row, (op.get("reason") if op.get("type") == R.OP_RESTART else None)
+
+
+def test_demoted_row_no_pods_opens_the_repair() -> None:
+    """Go: TestDetectRestartTrigger_DemotedRowRepairsAtRunningRevision "no pods opens the repair": under
+    RecreateInstanceOnPodRestart the demoted row is read as Ready is: a Restart, "pod count 0 below
+    desired 1", at the running revision with the incarnation bumped."""
+    row, reason = _repair(_demoted())
+    assert reason == "pod count 0 below desired 1", GO
+    assert (row["phase"], row["incarnation"]) == ("Restarting", 2), GO
+
+
+def test_demoted_row_other_policy_leaves_it_to_create() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "a policy other than RecreateInstance leaves it to
+    Create": under restartPolicy None no Restart opens (ours: the Create pass rebuilds it)."""
+    row, reason = _repair(_demoted("None"))
+    assert reason is None, GO
+    assert (row.get("operation") or {}).get("type") == R.OP_CREATE, GO
+
+
+def test_demoted_row_that_never_ran_a_revision_is_a_first_materialization() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "a row that never ran a revision is a first
+    materialization": with no running revision recorded, Create owns it."""
+    _, reason = _repair(_demoted(runningRevision=""))
+    assert reason is None, GO
+
+
+def test_demoted_row_with_an_operation_keeps_its_owner() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "an operation keeps the row with its owner": a row an
+    Update owns is not the restart pass's to repair."""
+    sim = _demoted()
+    row0 = sim.rows()[0]
+    row0["operation"] = {
+        "id": "update-0-1",
+        "type": "Update",
+        "step": "Surge",
+        "targetRevision": row0["targetRevision"],
+        "startedAt": format_time(sim.now),
+    }
+    _, reason = _repair(sim)
+    assert reason is None, GO
+
+
+def test_demoted_row_held_revision_denies_the_rebuild() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "a block held against the running revision denies the
+    rebuild": below Ready a rebuild answers to the revision's RetryBlock."""
+    sim = _demoted()
+    assert sim.replica is not None
+    rev = sim.rows()[0]["runningRevision"]
+    sim.replica["status"]["retryBlocks"] = [{"targetRevision": rev, "state": "Held", "attemptsStarted": 1}]
+    _, reason = _repair(sim)
+    assert reason is None, GO
+
+
+def test_demoted_row_block_on_another_revision_does_not_deny() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "a block on another revision does not deny it"."""
+    sim = _demoted()
+    assert sim.replica is not None
+    sim.replica["status"]["retryBlocks"] = [
+        {"targetRevision": "llama-pool-engine-0000other", "state": "Held", "attemptsStarted": 1}
+    ]
+    _, reason = _repair(sim)
+    assert reason == "pod count 0 below desired 1", GO
+
+
+def test_demoted_row_holding_its_pod_set_is_not_a_loss() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "a row holding its pod set is not a loss": the demoted
+    row's pod is present at its incarnation: nothing to repair, no Restart."""
+    _, reason = _repair(_demoted(keep_pod=True))
+    assert reason is None, GO
+
+
+def test_demoted_row_pod_evidence_stays_anchored_on_ready() -> None:
+    """Go: …DemotedRowRepairsAtRunningRevision "pod evidence stays anchored on Ready": a Pending row
+    recording ``readySince`` whose pod's runner started twenty minutes after it is the boot path
+    below Ready, not a restart trigger."""
+    sim = _demoted(keep_pod=True)
+    row0 = sim.rows()[0]
+    ready_since = sim.now - timedelta(hours=1)
+    row0["readySince"] = format_time(ready_since)
+    status = sim.pods[POD0].obj["status"]
+    for cs in status.get("containerStatuses") or []:
+        cs["state"] = {"running": {"startedAt": format_time(ready_since + timedelta(minutes=20))}}
+    _, reason = _repair(sim)
+    assert reason is None, GO
