@@ -483,3 +483,137 @@ def test_demoted_row_pod_evidence_stays_anchored_on_ready() -> None:
         cs["state"] = {"running": {"startedAt": format_time(ready_since + timedelta(minutes=20))}}
     _, reason = _repair(sim)
     assert reason is None, GO
+
+
+# -- the op-less crash-loop repair (one planner pass in the simulated world) ------------------------------
+
+
+def _crash_loop(
+    grace: timedelta, phase: str = "Ready", hash_label: str | None = None, serving: bool = False
+) -> Sim:
+    """Go ``crashLoopInput``: a Ready, operation-free single-pod row on its revision (restart policy
+    None), its pod wedged in CrashLoopBackOff for an hour (not ready, not serving), the stuck-pod grace
+    ``grace``."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=grace)
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3600)
+    obj = sim.pods[POD0].obj
+    since = format_time(sim.now - timedelta(minutes=59))
+    obj["status"]["containerStatuses"] = [
+        {
+            "name": c.MAIN_CONTAINER,
+            "ready": False,
+            "restartCount": 5,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": {"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": since}},
+        }
+    ]
+    for cond in obj["status"]["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready", "ome.io/serving"):
+            cond["status"] = "True" if serving and cond["type"] != "Ready" else "False"
+            cond["lastTransitionTime"] = since
+    if hash_label is not None:
+        obj["metadata"]["labels"]["ome.io/revision-hash"] = hash_label
+    sim.rows()[0]["phase"] = phase
+    return sim
+
+
+OPLESS_XFAIL = (
+    "known difference: Go's restart trigger opens a Restart on a Ready, operation-free row whose pod "
+    "has been wedged in a terminal kubelet waiting reason on its revision longer than the stuck-pod "
+    "grace, whatever the restart policy (ops/restart.go, the op-less crash-loop repair); ours opens "
+    "nothing for such a row: the wedged pod stays"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
+def test_op_less_crash_loop_repairs_under_policy_none() -> None:
+    """Go: TestDetectRestartTrigger_OpLessCrashLoopRepairsUnderPolicyNone: the wedge older than the
+    grace (one minute) opens a Restart under RestartPolicy=None, naming the pod and the reason."""
+    _, reason = _repair(_crash_loop(timedelta(minutes=1)))
+    assert reason is not None, GO
+    assert "CrashLoopBackOff" in reason, GO
+    assert POD0 in reason, GO
+
+
+@pytest.mark.parametrize(
+    ("grace", "phase", "hash_label", "serving"),
+    [
+        pytest.param(
+            timedelta(hours=2),
+            "Ready",
+            None,
+            False,
+            id="TestDetectRestartTrigger_CrashLoopWithinGraceStaysSilent",
+        ),
+        pytest.param(
+            timedelta(0),
+            "Ready",
+            None,
+            False,
+            id="TestDetectRestartTrigger_UnconfiguredGraceDisablesCrashLoopRepair",
+        ),
+        pytest.param(
+            timedelta(minutes=1),
+            "Ready",
+            "otherrev",
+            False,
+            id="TestDetectRestartTrigger_OffRevisionWedgeLeftToEscalation",
+        ),
+        pytest.param(
+            timedelta(minutes=1),
+            "Ready",
+            None,
+            True,
+            id="TestDetectRestartTrigger_CrashLoopOnServingPodSetStaysSilent",
+        ),
+        pytest.param(
+            timedelta(minutes=1),
+            "Pending",
+            None,
+            False,
+            id="TestDetectRestartTrigger_PendingRowIsNotACrashLoopRepair",
+        ),
+    ],
+)
+def test_crash_loop_left_alone(grace: timedelta, phase: str, hash_label: str | None, serving: bool) -> None:
+    """Go: the crash-loop cases where no repair opens: a wedge younger than the grace; no grace
+    configured; a wedged pod on another revision (a leftover, the escalation's); a pod set still
+    serving (ContainersReady and the serving gate True); a row below Ready.
+    (Ours opens no op-less repair at all, see the strict xfail above; these pin that nothing else
+    rebuilds such a row either.)"""
+    _, reason = _repair(_crash_loop(grace, phase, hash_label, serving))
+    assert reason is None, GO
+
+
+def test_crash_loop_denied_by_held_retry_block() -> None:
+    """Go: TestDetectRestartTrigger_CrashLoopDeniedByHeldRetryBlock: a Held block on the row's
+    revision denies the repair."""
+    sim = _crash_loop(timedelta(minutes=1))
+    assert sim.replica is not None
+    rev = sim.rows()[0]["runningRevision"]
+    sim.replica["status"]["retryBlocks"] = [{"targetRevision": rev, "state": "Held", "attemptsStarted": 3}]
+    _, reason = _repair(sim)
+    assert reason is None, GO
+
+
+def test_container_restart_still_honours_policy_none() -> None:
+    """Go: TestDetectRestartTrigger_ContainerRestartStillHonoursPolicyNone: under RestartPolicy=None a
+    runner that died (OOMKilled) and came back inside the same pod after Ready is not a wedge: no
+    Restart."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=timedelta(minutes=1)
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3600)
+    sim.restart_runner(POD0, reason="OOMKilled", exit_code=137)
+    _, reason = _repair(sim)
+    assert reason is None, GO
