@@ -21,7 +21,7 @@ import pytest
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
-from omereconcile.planner.gang import lost_gang_member, runner_restarted_since_ready
+from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_restarted_since_ready
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time
@@ -617,3 +617,57 @@ def test_container_restart_still_honours_policy_none() -> None:
     sim.restart_runner(POD0, reason="OOMKilled", exit_code=137)
     _, reason = _repair(sim)
     assert reason is None, GO
+
+
+# -- a gang surge's marker and a promoted replacement ---------------------------------------------------
+
+
+def _member(ctx: Ctx, index: int, runner: str, phase: str) -> PodView:
+    name = ctx.pod_name(index, 0, runner)
+    labels = {
+        "ome.io/instance-index": str(index),
+        "ome.io/instance-incarnation": "1",
+        "ome.io/runner": runner,
+    }
+    return PodView.from_dict(
+        {
+            "metadata": {"name": name, "namespace": "llama-demo", "uid": f"u-{name}", "labels": labels},
+            "status": {"phase": phase},
+        }
+    )
+
+
+@pytest.mark.parametrize("step", [R.STEP_GANG_SURGE_TARGET, R.STEP_GANG_SURGE_TARGET_CLEANUP])
+@pytest.mark.parametrize("phase", ["Failed", "Succeeded"])
+def test_gang_surge_marker_is_not_repaired_on_its_own(step: str, phase: str) -> None:
+    """Go: TestDetectRestartTrigger_GangSurgeMarkerIsNotRepairedOnItsOwn (each step and terminal phase):
+    a surge target marker (Creating, its Update kept at GangSurgeTarget or GangSurgeTargetCleanup) whose
+    replacement pod ended is not rebuilt by the restart pass behind the surge's back: its operation
+    owns it."""
+    ctx = _ctx()
+    marker = R.Row(
+        index=2,
+        incarnation=1,
+        phase=R.CREATING,
+        pod_count=2,
+        target_revision=REV,
+        operation=replace(_op(R.OP_UPDATE, step), target_revision=REV),
+    )
+    assert lost_gang_member(ctx, marker, [_member(ctx, 2, "leader", phase)]) is None, GO
+
+
+def test_promoted_gang_target_owns_a_missing_member() -> None:
+    """Go: TestDetectRestartTrigger_PromotedGangTargetOwnsAMissingMember: a replacement promoted Ready
+    (operation cleared, ``readySince`` set) is an ordinary Instance: losing a member is the restart
+    pass's business, with a reason naming why (``planner/gang.py`` ``gang_broken``, the Ready branch)."""
+    ctx = _ctx()
+    promoted = R.Row(
+        index=2,
+        incarnation=1,
+        phase=R.READY,
+        pod_count=2,
+        running_revision=REV,
+        ready_since=NOW - timedelta(hours=1),
+    )
+    reason = gang_broken(ctx, promoted, [_member(ctx, 2, "leader", "Running")])
+    assert reason, GO
