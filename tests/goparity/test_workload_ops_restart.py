@@ -913,3 +913,50 @@ def test_restart_promotion_waits_for_pod_ready_and_window() -> None:
     out = plan(sim.observe())
     row = next(a for a in out.actions if type(a).__name__ == "WriteStatus").status["instanceStatuses"][0]
     assert (row["phase"], row.get("operation")) == ("Ready", None), GO
+
+
+@pytest.mark.parametrize("gang", [pytest.param(False, id="single pod"), pytest.param(True, id="gang")])
+def test_restart_renders_the_stamped_revision_template(gang: bool) -> None:
+    """Go: TestRestart_RendersTheStampedRevisionTemplate (both subtests): the rebuild renders the
+    template the stamped (running) revision stores, not the Component's current one: with the image
+    moved to v2 under a pause (which withholds the roll), the rebuilt pods carry the running revision's
+    image under its revision label."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(
+        settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)), workers=1 if gang else 0
+    )
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    running = sim.rows()[0]["runningRevision"]
+    sim.update_spec(paused=True)
+    sim.image = "vllm:v2"
+    rev = running
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Restarting",
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "CreatePods",
+            "reason": "pod count 0 below desired 1",
+            "targetRevision": rev,
+            "startedAt": format_time(sim.now),
+            "deadline": format_time(sim.now + timedelta(hours=1)),
+        },
+    }
+    for name in list(sim.pods):
+        del sim.pods[name]
+    from omereconcile.planner import plan
+
+    out = plan(sim.observe())
+    created = _acts(out, "CreatePod")
+    assert len(created) == (2 if gang else 1), GO
+    for act in created:
+        assert act.pod["metadata"]["labels"]["ome.io/revision-hash"] == running.rsplit("-", 1)[-1], GO
+        assert act.pod["spec"]["containers"][0]["image"] == "vllm:v1", GO
