@@ -960,3 +960,95 @@ def test_restart_renders_the_stamped_revision_template(gang: bool) -> None:
     for act in created:
         assert act.pod["metadata"]["labels"]["ome.io/revision-hash"] == running.rsplit("-", 1)[-1], GO
         assert act.pod["spec"]["containers"][0]["image"] == "vllm:v1", GO
+
+
+def _open_rebuild(gang: bool, leader_rebuilt: bool = False, held: bool = False) -> tuple[Sim, str, str]:
+    """Go ``restartingRow``: an open Restart at incarnation 2 recording the running revision, its old
+    pods gone and (unless ``leader_rebuilt``) none of its own created yet, while the spec moved to v2
+    (a new roll target; ``held``: a Held RetryBlock on it). Returns the sim, the running revision and
+    the target."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(
+        settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)), workers=1 if gang else 0
+    )
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    running = sim.rows()[0]["runningRevision"]
+    sim.image = "vllm:v2"
+    target = sim.observe().render
+    assert isinstance(target, DesiredRevision)
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Restarting",
+        "runningRevision": running,
+        "targetRevision": running,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod count 0 below desired 1",
+            "targetRevision": running,
+            "startedAt": format_time(sim.now),
+            "deadline": format_time(sim.now + timedelta(hours=1)),
+        },
+    }
+    if held:
+        sim.replica["status"]["retryBlocks"] = [
+            {"targetRevision": target.name, "state": "Held", "attemptsStarted": 3}
+        ]
+    for name in list(sim.pods):
+        if leader_rebuilt and "-leader-" in name:
+            sim.pods[name].obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "2"
+            continue
+        del sim.pods[name]
+    return sim, running, target.name
+
+
+FOLLOW_XFAIL = (
+    "known difference: Go's open Restart whose rebuild has created no pod yet renders the roll target "
+    "(recording it as the row's running revision first) when the row is off it; ours' Restart recreates "
+    "what ran (planner/instances.py _step_recreate: moving to another revision is the update's business)"
+)
+
+
+@pytest.mark.parametrize(
+    ("gang", "leader_rebuilt", "held", "follows"),
+    [
+        pytest.param(
+            False,
+            False,
+            False,
+            True,
+            id="single pod",
+            marks=pytest.mark.xfail(strict=True, reason=FOLLOW_XFAIL),
+        ),
+        pytest.param(
+            True, False, False, True, id="gang", marks=pytest.mark.xfail(strict=True, reason=FOLLOW_XFAIL)
+        ),
+        pytest.param(True, True, False, False, id="gang whose leader is already rebuilt"),
+        pytest.param(False, False, True, False, id="target the RetryBlock holds"),
+    ],
+)
+def test_restart_rebuild_with_no_pod_yet_follows_the_target(
+    gang: bool, leader_rebuilt: bool, held: bool, follows: bool
+) -> None:
+    """Go: TestRestart_RebuildWithNoPodYetFollowsTheTarget (each subtest): an open repair whose rebuild
+    has created no pod yet renders the roll target when the row is off it, the row recording the
+    target first; it keeps the revision it stamped once a pod of its own exists, and when the
+    RetryBlock holds the target."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    sim, running, target = _open_rebuild(gang, leader_rebuilt, held)
+    out = plan(sim.observe())
+    want = target if follows else running
+    created = _acts(out, "CreatePod")
+    assert created, GO
+    for act in created:
+        assert act.pod["metadata"]["labels"]["ome.io/revision-hash"] == want.rsplit("-", 1)[-1], GO
+    row = next(a for a in out.actions if isinstance(a, WriteStatus)).status["instanceStatuses"][0]
+    assert (row["phase"], row.get("runningRevision")) == ("Restarting", want), GO
