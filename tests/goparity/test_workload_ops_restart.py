@@ -1092,3 +1092,88 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
     assert len(warnings) == 1, GO
     assert gone in warnings[0], GO
     assert (sim.rows()[0]["phase"], sim.rows()[0]["runningRevision"]) == ("Restarting", gone), GO
+
+
+def test_restart_demoted_row_rebuilds_at_running_revision() -> None:
+    """Go: TestRestart_DemotedRowRebuildsAtRunningRevision: the repair of a demoted row, under a pause
+    that withholds the roll to a moved target, is the ordinary Restart: incarnation bumped to 2,
+    Restarting, still recording the running revision, and its pod recreated at that revision (its
+    label), never the target's."""
+    from omereconcile.planner import plan
+
+    sim = _demoted()
+    running = sim.rows()[0]["runningRevision"]
+    sim.update_spec(paused=True)
+    sim.image = "vllm:v2"
+    out = plan(sim.observe())
+    row = next(a for a in out.actions if type(a).__name__ == "WriteStatus").status["instanceStatuses"][0]
+    assert (row["phase"], row["incarnation"], row.get("runningRevision")) == ("Restarting", 2, running), GO
+    created = _acts(out, "CreatePod")
+    assert [a.name for a in created] == [POD0], GO
+    labels = created[0].pod["metadata"]["labels"]
+    assert labels["ome.io/instance-incarnation"] == "2", GO
+    assert labels["ome.io/revision-hash"] == running.rsplit("-", 1)[-1], GO
+
+
+def test_new_target_waits_for_an_open_crash_loop_repair() -> None:
+    """Go: TestDetectUpdateTrigger_NewTargetAgainstACrashLoopRepair "repair open: the target waits": a
+    row below Ready under an open Restart is not rolled; the new target waits for the repair."""
+    from omereconcile.planner import plan
+
+    sim, _ = _restarting()
+    sim.image = "vllm:v2"
+    out = plan(sim.observe())
+    row = next(a for a in out.actions if type(a).__name__ == "WriteStatus").status["instanceStatuses"][0]
+    assert (row.get("operation") or {}).get("type") == R.OP_RESTART, GO
+
+
+def test_new_target_takes_a_crash_looping_ready_row() -> None:
+    """Go: TestDetectUpdateTrigger_NewTargetAgainstACrashLoopRepair "repair not yet open: the roll
+    takes the row": a Ready row off the new target, its pod wedged in a crash loop the repair would
+    otherwise open on, is yielded to the roll: the update takes it."""
+    from omereconcile.planner import plan
+
+    sim = _crash_loop(timedelta(minutes=1))
+    sim.image = "vllm:v2"
+    out = plan(sim.observe())
+    row = next(a for a in out.actions if type(a).__name__ == "WriteStatus").status["instanceStatuses"][0]
+    assert (row.get("operation") or {}).get("type") == R.OP_UPDATE, GO
+
+
+def test_restart_operator_config_retry_block_history_changes_nothing() -> None:
+    """Go: TestRestart_OperatorConfigChangesDoNotChangeWhatItDecides "retry block history" (its other
+    three edits are Go settings ours does not have): a repair waiting out its promote window decides
+    the same row and wake-up with stale RetryBlocks in status."""
+    from dataclasses import replace as dc_replace
+
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    sim, driver = _restarting(minReadySeconds=20)
+    for _ in range(200):
+        driver.one_pass()
+        sim.advance(0.5)
+        pod = sim.pods.get(POD0)
+        rebuilt = pod is not None and pod.obj["metadata"]["labels"].get("ome.io/instance-incarnation") == "2"
+        if rebuilt and any(
+            x["type"] == "Ready" and x["status"] == "True" for x in pod.obj["status"]["conditions"]
+        ):
+            break
+    sim.advance(5)
+    world = sim.observe()
+
+    def decided(w: Any) -> tuple[Any, Any]:
+        out = plan(w)
+        written = [a for a in out.actions if isinstance(a, WriteStatus)]
+        rows = written[-1].status["instanceStatuses"] if written else w.replica.status["instanceStatuses"]
+        return rows, out.requeue_after
+
+    base_rows, base_wake = decided(world)
+    assert base_rows[0]["phase"] == "Restarting"
+    assert base_wake
+    status = dict(world.replica.status)
+    status["retryBlocks"] = [
+        {"targetRevision": "llama-pool-engine-stale001", "state": "Held", "attemptsStarted": 1}
+    ]
+    edited = dc_replace(world, replica=dc_replace(world.replica, status=status))
+    assert decided(edited) == (base_rows, base_wake), GO
