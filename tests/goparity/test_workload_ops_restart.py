@@ -1177,3 +1177,50 @@ def test_restart_operator_config_retry_block_history_changes_nothing() -> None:
     ]
     edited = dc_replace(world, replica=dc_replace(world.replica, status=status))
     assert decided(edited) == (base_rows, base_wake), GO
+
+
+def test_open_repair_keeps_driving_under_policy_none() -> None:
+    """Go: TestDetectRestartTrigger_OpenRepairKeepsDrivingUnderPolicyNone: once a Restart is open the
+    row is driven every pass whatever the restart policy: under None the open Restart still advances
+    (its old pod taken out of rotation), not left stalled at Drain."""
+    from omereconcile.planner import plan
+
+    sim, _ = _restarting()
+    assert sim.replica is not None
+    sim.update_spec(lifecycle={"restartPolicy": "None"})
+    out = plan(sim.observe())
+    assert [(a.name, a.status) for a in _acts(out, "SetServingGate")] == [(POD0, False)], GO
+
+
+@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
+def test_gang_wedged_on_one_member_opens_one_repair() -> None:
+    """Go: TestDetectRestartTrigger_GangWedgedOnOneMemberOpensOneRepair: a Ready two-pod Instance (one
+    runner, size 2) whose second member is wedged in CrashLoopBackOff for an hour, the other healthy,
+    opens ONE Restart for the Instance naming the wedged member (policy None)."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=timedelta(minutes=1)
+    )
+    sim = Sim(settings=settings, workers=1)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3600)
+    worker = "llama-pool-engine-0-worker-0"
+    obj = sim.pods[worker].obj
+    since = format_time(sim.now - timedelta(minutes=59))
+    obj["status"]["containerStatuses"] = [
+        {
+            "name": c.MAIN_CONTAINER,
+            "ready": False,
+            "restartCount": 5,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        }
+    ]
+    for cond in obj["status"]["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "False"
+            cond["lastTransitionTime"] = since
+    _, reason = _repair(sim)
+    assert reason is not None, GO
+    assert worker in reason, GO
