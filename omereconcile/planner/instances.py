@@ -30,7 +30,7 @@ from omereconcile.planner.inplace import (
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -172,23 +172,33 @@ def _one_promote_away(pods: Sequence[PodView], name: str, pinned: str) -> bool:
 
 def _retire_create(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, target: str
-) -> Row | None:
+) -> tuple[Row, bool] | None:
     """``ops/create.go`` ``retireSupersededCreateMutation``: a Create attempt pinned to a revision the
     roll no longer targets is replaced by a fresh attempt at the target (new identity, deadline
     re-armed; not a failure, so no retry charge), with ``CreateAttemptSuperseded``. Not when the
     Instance served before (a recorded running revision: rolling it is the update's business), and
     not when the attempt is one promote away (its pod is ContainersReady: retiring it would drop
     traffic; it finishes at its revision and is then surged). Returns None while the target's retry
-    gate denies the replacement: the old attempt then stays as it is."""
+    gate denies the replacement: the old attempt then stays as it is; else the row and whether the
+    attempt was retired in this pass."""
     op = row.operation
     assert op is not None
-    if op.target_revision == target or op.step != R.STEP_CREATE_PODS or row.running_revision:
-        return row
+    if op.target_revision == target or op.step != R.STEP_CREATE_PODS:
+        return row, False
+    if not op.target_revision and not any(
+        p.revision_hash and p.revision_hash != hash_of(target) for p in live(pods)
+    ):
+        # retireSupersededCreateMutation (the newest stored create.go): an unpinned attempt is retired
+        # only when a pod's revision label proves it belongs to another revision; otherwise it is
+        # adopted, pinned to the target, and goes on building in this pass.
+        return replace(row, operation=replace(op, target_revision=target), target_revision=target), False
+    if row.running_revision:
+        return row, False
     if ctx.gang and gang_whole_and_ready(ctx, row, pods, op.target_revision):
-        return row
+        return row, False
     if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal), op.target_revision):
-        return row
-    state, when = retry.gate(target, ctx.now)
+        return row, False
+    state, when = retry.gate(target, ctx.now, _other_attempt_in_flight(ctx, row.index, target, retry))
     if state is not None:
         out.wake(when)
         return None
@@ -200,7 +210,27 @@ def _retire_create(
     )
     return replace(
         row, operation=_op(ctx, row, R.OP_CREATE, R.STEP_CREATE_PODS, target), target_revision=target
-    )
+    ), True
+
+
+def _other_attempt_in_flight(ctx: Ctx, index: int, target: str, retry: RetryBook) -> bool:
+    """``ops/create.go`` ``retargetDeniedByRetryBlock`` (the newest stored version): the in-flight
+    question a ``RetryInProgress`` block asks of a retirement, asked as the first-attempt gate asks
+    it: another row's Update toward ``target``, or any other row's in-flight Create, pinned or not
+    (an unpinned Create would escape a revision-scoped reading). The row being retired is left out:
+    it is pinned to the revision it leaves. Read only when the target's block is RetryInProgress."""
+    block = retry.blocks.get(target)
+    if block is None or block.state != IN_PROGRESS_STATE:
+        return False
+    for other in R.load_rows(ctx.world.replica.status):
+        op = other.operation
+        if other.index == index or op is None:
+            continue
+        if op.type == R.OP_UPDATE and op.target_revision == target:
+            return True
+        if op.type == R.OP_CREATE and other.phase == R.CREATING:
+            return True
+    return False
 
 
 def _retarget(ctx: Ctx, row: Row, target: str) -> Row:
@@ -232,7 +262,13 @@ def _step_create(
         retired = _retire_create(ctx, row, pods, out, retry, row_target)
         if retired is None:
             return row
-        row = retired
+        row, retiring = retired
+        if retiring:
+            # ops/create.go createFilteredBatched (the newest stored version, 53,576 characters): a
+            # retirement is the Instance's whole pass (``continue``): no pod is created or deleted
+            # beside it, so a half-built gang never gets a member at the new target while the old
+            # attempt's pods stand. The next pass owns what the retired attempt left behind.
+            return row
     return _step_create_pods(ctx, row, pods, out, retry)
 
 
