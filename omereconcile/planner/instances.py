@@ -42,7 +42,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import step_surge
+from omereconcile.planner.surge import SURGE_STEPS, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -374,8 +374,12 @@ def step_row(
     committed_create = op.type == R.OP_CREATE and op.step == R.STEP_CREATE_PODS and row.phase == R.CREATING
     if ctx.paused and ((ctx.freeze and not committed_create) or op.type == R.OP_UPDATE):
         parked = _park(ctx, row)
-        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step == R.STEP_SURGE and not ctx.freeze:
-            # ops/update_surge.go: a paused surge still reaches the promote bar; the drain waits.
+        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step in SURGE_STEPS and not ctx.freeze:
+            # ops/update_surge.go surgeUpdate (ome-projects/ome @ 58a57f25, update_surge_test.go
+            # TestSurgeUpdate_PausedHoldsAtTheSurgeStepBoundary, …PausedDrainDeletesAndPromotes): a
+            # pause holds an attempt at a step boundary. A paused surge still reaches the promote bar
+            # but the drain, a new step, waits; a drain already under way runs to its end (the source
+            # is deleted and the row promotes onto the replacement's slot).
             return step_surge(ctx, parked, pods, out, retry, paused=True)
         return parked
     if op.waiting == "Paused" and not ctx.paused:
