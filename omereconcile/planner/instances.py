@@ -381,6 +381,24 @@ def step_row(
             # but the drain, a new step, waits; a drain already under way runs to its end (the source
             # is deleted and the row promotes onto the replacement's slot).
             return step_surge(ctx, parked, pods, out, retry, paused=True)
+        if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE and not ctx.freeze:
+            # ops/update_inplace.go inPlaceUpdate (ome-projects/ome @ 58a57f25, update_inplace_test.go
+            # TestUpdate_InPlacePausedCompletesThePatch): the in-place patch is one step, so a pause
+            # taken while it runs does not leave the Instance on a half-applied revision. Only the
+            # patch itself runs: a pass that would open another step (a retarget, the re-resolution
+            # to a recreate) or end the attempt in failure is withheld like any other step.
+            scratch = Out(ctx.now)
+            book = replace(retry, blocks=dict(retry.blocks))  # a withheld failure charges nothing
+            stepped = step_in_place(ctx, parked, pods, scratch, book, op.target_revision)
+            after = stepped.operation
+            if stepped.phase == R.FAILED or (
+                after is not None and (after.id != op.id or after.step != STEP_IN_PLACE)
+            ):
+                return parked
+            out.absorb(scratch)
+            retry.blocks.clear()
+            retry.blocks.update(book.blocks)
+            return stepped if after is None else _park(ctx, stepped)
         return parked
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
