@@ -222,3 +222,131 @@ def test_create_recycles_whole_terminal_gang_together() -> None:
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
     for m in members:
         assert sim.pods[m].obj["metadata"]["labels"]["ome.io/instance-incarnation"] == str(incarnation), GO
+
+
+def _restarting_with_dead_pod(phase: str, reason: str) -> tuple[Sim, Driver, str]:
+    """Go's ``assertRestartRecyclesDeadPod`` fixture: a Restarting row at incarnation 2 whose Restart
+    operation (step ``Drain``) already replaced the old pod; the new-incarnation pod holding the name
+    died. Returns the sim, its driver and the dead pod's uid."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    assert sim.replica is not None
+    now = format_time(sim.now)
+    row = sim.replica["status"]["instanceStatuses"][0]
+    row.update(
+        incarnation=2,
+        phase="Restarting",
+        operation={
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "x",
+            "targetRevision": row.get("runningRevision"),
+            "startedAt": now,
+            "lastProgressAt": now,
+            "deadline": format_time(sim.now + timedelta(hours=1)),
+        },
+    )
+    sim.pods[POD0].obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "2"
+    _kill(sim, POD0, phase, reason)
+    return sim, driver, sim.pods[POD0].obj["metadata"]["uid"]
+
+
+@pytest.mark.parametrize(
+    ("phase", "reason"),
+    [
+        pytest.param("Failed", "UnexpectedAdmissionError", id="TerminalNewIncarnationPod"),
+        pytest.param("Succeeded", "", id="SucceededNewIncarnationPod"),
+        pytest.param("Failed", "Evicted", id="EvictedNewIncarnationPod"),
+    ],
+)
+def test_restart_recycles_dead_new_incarnation_pod(phase: str, reason: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestRestart_RecyclesTerminalNewIncarnationPod, TestRestart_RecyclesSucceededNewIncarnationPod
+    and TestRestart_RecyclesEvictedNewIncarnationPod (``assertRestartRecyclesDeadPod``): Restart's
+    rebuild deletes the dead new-incarnation pod and stays in flight (Restarting, incarnation 2, the
+    Restart operation with ``retryCount`` 1; a refused pod's reason on ``lastFailure``), and the name
+    is rebuilt with one live pod at the same incarnation."""
+    sim, driver, uid = _restarting_with_dead_pod(phase, reason)
+    p = driver.one_pass()
+    assert any(isinstance(a, DeletePod) and a.name == POD0 for a in p.actions), (GO, p.actions)
+    row = sim.rows()[0]
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("type"), op.get("retryCount")) == (
+        "Restarting",
+        2,
+        "Restart",
+        1,
+    ), (GO, row)
+    if reason == "UnexpectedAdmissionError":
+        assert (row.get("lastFailure") or {}).get("reason") == reason, (GO, row)
+    driver.run(lambda s: POD0 in s.pods and s.pods[POD0].obj["metadata"]["uid"] != uid)
+    pod = sim.pods[POD0].obj
+    assert pod["metadata"]["labels"]["ome.io/instance-incarnation"] == "2", GO
+    assert pod["status"].get("phase") not in ("Failed", "Succeeded"), GO
+
+
+def _after(world: World, out: Plan) -> World:
+    """The world the next pass reads when the pass's status write landed and the pods did not move
+    (the same dead object observed again)."""
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    if not written:
+        return world
+    return replace(world, replica=replace(world.replica, status=written[-1].status))
+
+
+@pytest.mark.parametrize(
+    ("phase", "reason"),
+    [
+        pytest.param("Failed", "UnexpectedAdmissionError", id="failed pod"),
+        pytest.param("Succeeded", "", id="succeeded pod"),
+    ],
+)
+def test_restart_terminal_pod_reobserved_keeps_phase_and_step(phase: str, reason: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestRestart_TerminalPodReobservedKeepsPhaseAndStep (each subtest): the recycle writes no
+    phase and no step, so the same dead pod observed again after it lands on a row still Restarting,
+    the same attempt at the same step and incarnation, not finished."""
+    sim, _, _ = _restarting_with_dead_pod(phase, reason)
+    world = sim.observe()
+    first = plan(world)
+    assert _recycled(first), GO
+    recycled = _after(world, first)
+    again = _after(recycled, plan(recycled))
+    before = recycled.replica.status["instanceStatuses"][0]
+    after = again.replica.status["instanceStatuses"][0]
+    assert after["phase"] == before["phase"] == "Restarting", (GO, after)
+    assert (after["operation"]["id"], after["operation"]["step"]) == (
+        before["operation"]["id"],
+        before["operation"]["step"],
+    ), (GO, after)
+    assert after["incarnation"] == before["incarnation"] == 2, GO
+
+
+@pytest.mark.parametrize(
+    "phase", [pytest.param("Failed", id="failed pod"), pytest.param("Succeeded", id="succeeded pod")]
+)
+def test_create_terminal_pod_reobserved_after_the_fresh_start_writes_no_phase(phase: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestCreate_TerminalPodReobservedAfterTheFreshStartWritesNoPhase (each subtest): once the
+    fresh start has claimed a Failed row for Create, the same dead pod observed again writes no phase:
+    the row stays Creating under its Create attempt and ``lastFailure`` is unchanged."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    _kill(sim, POD0, phase)
+    assert sim.replica is not None
+    row = sim.replica["status"]["instanceStatuses"][0]
+    row["phase"] = "Failed"
+    row.pop("operation", None)
+    world = sim.observe()
+    claimed = _after(world, plan(world))
+    c_row = claimed.replica.status["instanceStatuses"][0]
+    assert (c_row["phase"], (c_row.get("operation") or {}).get("type")) == ("Creating", "Create"), (GO, c_row)
+    again = _after(claimed, plan(claimed))
+    a_row = again.replica.status["instanceStatuses"][0]
+    assert (a_row["phase"], (a_row.get("operation") or {}).get("type")) == ("Creating", "Create"), (GO, a_row)
+    assert a_row.get("lastFailure") == c_row.get("lastFailure"), (GO, a_row, c_row)
