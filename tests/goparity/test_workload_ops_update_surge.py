@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from omereconcile import actions as A
+from omereconcile.planner import plan
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, parse_time
@@ -656,3 +657,188 @@ def test_phase3_promote_clears_target_revision() -> None:
     sim.image = "vllm:v2"
     driver.run(lambda s: _rolled(s, _target(s)))
     assert not _row(sim).get("targetRevision"), GO
+
+
+def _stale_slot_pass() -> tuple[list[A.Action], dict[str, Any], str, str]:
+    """Go's fixture for ``StaleRevPodAtSurgeSlot_Drained``: after v1 -> v2 (activeOrdinal 1) a pod
+    carrying v2's hash survives at ordinal 0, the next surge's slot; one planner pass of the v3 roll
+    over the observed world with that pod added. Returns the actions, the row written, v2 and v3."""
+    sim, driver = _ready()
+    sim.image = "vllm:v2"
+    driver.run(lambda s: _rolled(s, _target(s)))
+    v2 = _target(sim)
+    assert _row(sim)["activeOrdinal"] == 1, GO
+    sim.image = "vllm:v3"
+    v3 = _target(sim)
+    world = sim.observe()
+    canonical = next(p for p in world.pods if p.name == ORD1)
+    stale = replace(
+        canonical,
+        name=ORD0,
+        uid="stale-uid",
+        labels={**canonical.labels, c.LABEL_POD_ORDINAL: "0"},
+    )
+    out = plan(replace(world, pods=(canonical, stale)))
+    writes = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    row = (writes[-1].status if writes else world.replica.status)["instanceStatuses"][0]
+    return list(out.actions), row, v2, v3
+
+
+def test_stale_rev_pod_at_surge_slot_drained() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_StaleRevPodAtSurgeSlot_Drained (the outcome both share): on the v3 roll's pass the
+    stale v2 pod at the surge slot, and only it, is on its way out, the canonical v2 pod at ordinal 1
+    keeps serving (its gate untouched), and the row stays Updating toward v3 with runningRevision still
+    v2 (no promote on the stale pod). How it leaves differs: ``…_deleted_on_the_first_pass``."""
+    actions, row, v2, v3 = _stale_slot_pass()
+    gone = [a.name for a in actions if isinstance(a, A.DeletePod)]
+    gone += [a.name for a in actions if isinstance(a, A.SetServingGate) and not a.status]
+    assert gone == [ORD0], (GO, actions)
+    assert (row["phase"], (row.get("operation") or {}).get("targetRevision"), row["runningRevision"]) == (
+        "Updating",
+        v3,
+        v2,
+    ), (GO, row)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: Go's surge deletes a stale pod at the surge slot on the first pass; ours "
+    "retires it like any off-target pod, out of rotation first and deleted once drained",
+)
+def test_stale_rev_pod_at_surge_slot_deleted_on_the_first_pass() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_StaleRevPodAtSurgeSlot_Drained: "stale pod at surge slot should be deleted" after
+    the first pass."""
+    actions, _, _, _ = _stale_slot_pass()
+    assert [a.name for a in actions if isinstance(a, A.DeletePod)] == [ORD0], GO
+
+
+# -- pod observations that hold the step -----------------------------------------------------------
+
+
+def _mid_surge(step: str) -> tuple[Sim, Any]:
+    """Go's ``newMidSurgeFixture``: at step ``Surge`` a replacement that is not ready (its image never
+    comes up) beside the serving source; at ``SurgeDrain`` a ready replacement and the source out of
+    rotation with its delete issued. Returns the sim and the observed world."""
+    sim, driver = _ready()
+    if step == "Surge":
+        sim.behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+
+    def there(s: Sim) -> bool:
+        if step == "Surge":
+            return ORD1 in s.pods and _op(s).get("step") == "Surge"
+        pod = s.pods.get(ORD0)
+        return (
+            _op(s).get("step") == "SurgeDrain"
+            and pod is not None
+            and bool(pod.obj["metadata"].get("deletionTimestamp"))
+        )
+
+    _until(sim, driver, there, step)
+    if step == "SurgeDrain":
+        sim.pods[ORD0].gone_at = None  # the kubelet never finishes the delete: wedged Terminating
+    return sim, sim.observe()
+
+
+def _held(world: Any, step: str, pods: tuple[Any, ...]) -> tuple[dict[str, Any], list[Any]]:
+    out = plan(replace(world, pods=pods))
+    writes = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    row = (writes[-1].status if writes else world.replica.status)["instanceStatuses"][0]
+    return row, list(out.actions)
+
+
+def _assert_held(world: Any, step: str, row: dict[str, Any], actions: list[Any]) -> None:
+    before = world.replica.status["instanceStatuses"][0]
+    assert (row["phase"], (row.get("operation") or {}).get("step")) == ("Updating", step), (GO, row)
+    assert row.get("activeOrdinal", 0) == 0, (GO, row)
+    assert row.get("lastFailure") == before.get("lastFailure"), (GO, row)
+    touched = [
+        a.name for a in actions if isinstance(a, (A.DeletePod, A.ForceDeletePod, A.CreatePod)) and a.name
+    ]
+    assert not touched, (GO, touched)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param("restarting", id="a container of the replacement restarting"),
+        pytest.param("terminating", id="the replacement wedged Terminating at the surge ordinal"),
+    ],
+)
+def test_surge_pod_observations_that_hold_the_surge_step(case: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurge_PodObservationsThatHoldTheStep (the Surge entries): a replacement whose container is
+    restarting (``restartCount`` 4, running, not ready), or wedged Terminating at the surge ordinal, is
+    a wait: the row stays Updating at step Surge, activeOrdinal 0, no failure recorded, neither slot
+    deleted or recreated."""
+    _sim, world = _mid_surge("Surge")
+    pods = []
+    for p in world.pods:
+        if p.name == ORD1 and case == "restarting":
+            p = replace(
+                p,
+                containers=tuple(
+                    replace(cv, restart_count=4, running=True, waiting=False) for cv in p.containers
+                ),
+            )
+        if p.name == ORD1 and case == "terminating":
+            p = replace(
+                p, deletion_timestamp=world.now - timedelta(minutes=5), finalizers=("test.ome.io/block",)
+            )
+        pods.append(p)
+    row, actions = _held(world, "Surge", tuple(pods))
+    _assert_held(world, "Surge", row, actions)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours recycles a dead surge replacement whatever ended it (deleted to be "
+    "rebuilt, retryCount 1, lastFailure PodFailed); Go's surge waits on a Failed replacement with no "
+    "admission reason",
+)
+def test_surge_failed_replacement_holds_the_surge_step() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurge_PodObservationsThatHoldTheStep ("the replacement in a terminal Failed phase"): phase
+    Failed with no reason is a wait; the occupied surge slot is neither recreated nor collected."""
+    _sim, world = _mid_surge("Surge")
+    pods = tuple(replace(p, phase="Failed") if p.name == ORD1 else p for p in world.pods)
+    row, actions = _held(world, "Surge", pods)
+    _assert_held(world, "Surge", row, actions)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        pytest.param("", id="the draining source wedged Terminating"),
+        pytest.param("NodeLost", id="the node under the draining source gone"),
+    ],
+)
+def test_surge_pod_observations_that_hold_the_drain_step(reason: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurge_PodObservationsThatHoldTheStep (the SurgeDrain entries): a draining source wedged
+    Terminating past its deletion deadline, with or without the ``NodeLost`` reason, is a wait: the row
+    stays Updating at SurgeDrain, nothing promoted, no failure, the source not deleted again and the
+    replacement untouched (no force-delete policy is configured)."""
+    _sim, world = _mid_surge("SurgeDrain")
+    assert world.settings.force_delete is None
+    later = replace(world, now=world.now + timedelta(minutes=5))
+    pods = tuple(replace(p, status_reason=reason) if p.name == ORD0 else p for p in later.pods)
+    row, actions = _held(later, "SurgeDrain", pods)
+    _assert_held(later, "SurgeDrain", row, actions)
+
+
+def test_surge_drain_repeated_unroute_after_the_delete_writes_nothing() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeDrain_RepeatedUnrouteAfterTheDeleteWritesNothing: with the source's delete issued and held
+    open, the source seen out of rotation again (gate off, no endpoint) is a restatement: two passes
+    over it leave the row as it was (still SurgeDrain) and write nothing."""
+    sim, world = _mid_surge("SurgeDrain")
+    first = plan(world)
+    assert not [a for a in first.actions if isinstance(a, A.WriteStatus) and not a.counters_only], (
+        GO,
+        first.actions,
+    )
+    assert not [a for a in first.actions if isinstance(a, (A.DeletePod, A.SetServingGate))], GO
+    assert _op(sim)["step"] == "SurgeDrain", GO
