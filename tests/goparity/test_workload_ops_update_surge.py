@@ -842,3 +842,32 @@ def test_surge_drain_repeated_unroute_after_the_delete_writes_nothing() -> None:
     )
     assert not [a for a in first.actions if isinstance(a, (A.DeletePod, A.SetServingGate))], GO
     assert _op(sim)["step"] == "SurgeDrain", GO
+
+
+def test_expected_pod_names_multi_pod_preserves_all_ordinals() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestExpectedPodNamesForInstance_MultiPodPreservesAllOrdinals: ``activeOrdinal`` is a single-pod
+    branch; a runner of size > 1 keeps every ordinal 0..size-1. Ours: a leader + 3-worker gang whose row
+    carries ``activeOrdinal`` 1 loses its worker at ordinal 0; the gang is rebuilt with every worker
+    ordinal (0, 1, 2), none skipped for the row's ordinal."""
+    sim, driver = _ready(workers=3)
+    names = sorted(sim.live_pods())
+    assert names == [
+        "llama-pool-engine-0-leader-0",
+        "llama-pool-engine-0-worker-0",
+        "llama-pool-engine-0-worker-1",
+        "llama-pool-engine-0-worker-2",
+    ], names
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0]["activeOrdinal"] = 1
+    uid = sim.pods["llama-pool-engine-0-worker-0"].obj["metadata"]["uid"]
+    sim.user_delete("llama-pool-engine-0-worker-0")
+    driver.run(
+        lambda s: (
+            converged(s)
+            and s.status.get("readyReplicas") == 1
+            and _live(s, "llama-pool-engine-0-worker-0")
+            and s.pods["llama-pool-engine-0-worker-0"].obj["metadata"]["uid"] != uid
+        )
+    )
+    assert sorted(sim.live_pods()) == names, GO
