@@ -304,9 +304,11 @@ def bring_up_gang(
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
             )
-    for p in members:
-        if p.ended and not p.terminating:
-            row = recycle_terminal(ctx, row, p, out)
+    dead = [p for p in members if p.ended and not p.terminating]
+    if dead:
+        # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
+        # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
+        row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):

@@ -42,7 +42,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import step_surge
+from omereconcile.planner.surge import SURGE_STEPS, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -449,9 +449,31 @@ def step_row(
     committed_create = op.type == R.OP_CREATE and op.step == R.STEP_CREATE_PODS and row.phase == R.CREATING
     if ctx.paused and ((ctx.freeze and not committed_create) or op.type == R.OP_UPDATE):
         parked = _park(ctx, row)
-        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step == R.STEP_SURGE and not ctx.freeze:
-            # ops/update_surge.go: a paused surge still reaches the promote bar; the drain waits.
+        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step in SURGE_STEPS and not ctx.freeze:
+            # ops/update_surge.go surgeUpdate (ome-projects/ome @ 58a57f25, update_surge_test.go
+            # TestSurgeUpdate_PausedHoldsAtTheSurgeStepBoundary, …PausedDrainDeletesAndPromotes): a
+            # pause holds an attempt at a step boundary. A paused surge still reaches the promote bar
+            # but the drain, a new step, waits; a drain already under way runs to its end (the source
+            # is deleted and the row promotes onto the replacement's slot).
             return step_surge(ctx, parked, pods, out, retry, paused=True)
+        if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE and not ctx.freeze:
+            # ops/update_inplace.go inPlaceUpdate (ome-projects/ome @ 58a57f25, update_inplace_test.go
+            # TestUpdate_InPlacePausedCompletesThePatch): the in-place patch is one step, so a pause
+            # taken while it runs does not leave the Instance on a half-applied revision. Only the
+            # patch itself runs: a pass that would open another step (a retarget, the re-resolution
+            # to a recreate) or end the attempt in failure is withheld like any other step.
+            scratch = Out(ctx.now)
+            book = replace(retry, blocks=dict(retry.blocks))  # a withheld failure charges nothing
+            stepped = step_in_place(ctx, parked, pods, scratch, book, op.target_revision)
+            after = stepped.operation
+            if stepped.phase == R.FAILED or (
+                after is not None and (after.id != op.id or after.step != STEP_IN_PLACE)
+            ):
+                return parked
+            out.absorb(scratch)
+            retry.blocks.clear()
+            retry.blocks.update(book.blocks)
+            return stepped if after is None else _park(ctx, stepped)
         return parked
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
