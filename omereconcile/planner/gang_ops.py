@@ -140,13 +140,16 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
 
 
-def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
+def start_gang_restart(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out, *, revision: str | None = None
+) -> Row:
     """``ops/restart.go`` ``Restart``'s first pass: ``patchInstanceStatusRestarting`` (incarnation +1,
     ``Restarting``, ``operation {type: Restart, step: Drain, reason}``), the Warning
     ``RestartTriggered``, and ``firstFailedPodTermination`` kept as ``lastFailure`` before the drain
-    takes the failing pod away (a prior ``lastFailure`` stays when no pod shows one)."""
+    takes the failing pod away (a prior ``lastFailure`` stays when no pod shows one). ``revision``:
+    what the rebuild renders, by default the revision the row runs."""
     key = ctx.instance_key(row.index)
-    revision = row.running_revision or row.target_revision
+    revision = revision or row.running_revision or row.target_revision
     incarnation = row.incarnation + 1
     out.event(
         "Warning",

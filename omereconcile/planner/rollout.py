@@ -16,11 +16,12 @@ from omereconcile.planner.admission import (
     rolled_not_serving,
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
-from omereconcile.planner.gang import gang_serving
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_serving
 from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
+    start_gang_restart,
     start_gang_surge,
     step_gang_surge,
     step_orphan_target,
@@ -236,6 +237,23 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             rt = row_target(r)
+            if r.phase == R.PENDING and r.running_revision and ctx.restart_policy == RESTART_POLICY_RECREATE:
+                # A Ready row demoted for losing every pod (``steps.demote``: its running revision
+                # kept) is the restart pass's under RecreateInstanceOnPodRestart, not the Create
+                # pass's: Go's newest ``ops/restart.go`` ``DetectRestartTriggerWithPods`` reads a
+                # ``DemotedReady`` row by its pod count, as Ready, unless the revision's RetryBlock
+                # denies the rebuild (``rebuildRetryBlockDenies``), and ``Restart`` rebuilds it at the
+                # next incarnation, following the roll target when no pod is created yet.
+                state, when = retry.gate(r.running_revision, ctx.now, _create_attempt_in_flight(rows, rt))
+                if state is not None:
+                    out.wake(when)
+                    hold = hold or _retry_hold(state, r.running_revision, when)
+                    new_rows.append(r)
+                    continue
+                present = sum(1 for p in pods_r if not p.ended)
+                why = f"pod count {present} below desired {ctx.pods_per_instance}"
+                new_rows.append(start_gang_restart(ctx, r, pods_r, why, out, revision=rt))
+                continue
             # Go ``allowCreateForMissingInstance``: a fresh create is one attempt of the ladder too,
             # denied while an attempt at the revision (an Update at it, or any Create) is in flight.
             attempt = _create_attempt_in_flight(rows, rt)

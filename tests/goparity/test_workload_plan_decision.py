@@ -282,9 +282,10 @@ def test_demote_unpaused_leaves_the_correction_to_create() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known difference: Go's Plan leaves a RecreateInstanceOnPodRestart Instance's pod loss to "
-    "the restart pass (no demotion, a Restart operation); ours demotes it to Pending and rebuilds it "
-    "through the repair pass",
+    reason="known difference, kept on the newest Go's word: Go's Plan @ 4dfb96b1 leaves a "
+    "RecreateInstanceOnPodRestart Instance's pod loss to the restart pass with no demotion; the newer "
+    "status_test.go @ 8263d0c7 ('restart-owned pod loss publishes Pending') publishes it Pending first, "
+    "and the newest restart.go restarts the demoted row, which ours follows (Pending, then a Restart)",
 )
 def test_demote_recreate_instance_components_never_demote() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
