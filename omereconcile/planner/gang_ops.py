@@ -140,16 +140,13 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
 
 
-def start_gang_restart(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out, *, revision: str | None = None
-) -> Row:
+def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
     """``ops/restart.go`` ``Restart``'s first pass: ``patchInstanceStatusRestarting`` (incarnation +1,
     ``Restarting``, ``operation {type: Restart, step: Drain, reason}``), the Warning
     ``RestartTriggered``, and ``firstFailedPodTermination`` kept as ``lastFailure`` before the drain
-    takes the failing pod away (a prior ``lastFailure`` stays when no pod shows one). ``revision``:
-    what the rebuild renders, by default the revision the row runs."""
+    takes the failing pod away (a prior ``lastFailure`` stays when no pod shows one)."""
     key = ctx.instance_key(row.index)
-    revision = revision or row.running_revision or row.target_revision
+    revision = row.running_revision or row.target_revision
     incarnation = row.incarnation + 1
     out.event(
         "Warning",
@@ -315,6 +312,13 @@ def _abandon(
             "GangSurgeAbandoned",
             f"OMENative {key} abandoned superseded gang surge (surge-index={k}); {reset}",
         )
+    if not running and end != WITHDRAWN:
+        # Go ``status.AbandonedSurgeSourceMutation`` with no revision (ome-projects/ome
+        # ``workload/status/gangsurge_test.go`` @ 8263d0c7
+        # ``TestResetGangSurgeSourceAndRemoveMarker_NeverPromotedSourceEndsFailed``): a source that never
+        # ran a revision ends in the fresh-start ``Failed`` shape, no operation, target nor running
+        # revision, its ``lastFailure`` kept; ``Ready`` would count capacity nothing promoted.
+        return replace(src, phase=R.FAILED, operation=None, running_revision="", target_revision=""), None
     if not running:
         return replace(
             src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target

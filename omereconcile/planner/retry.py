@@ -149,6 +149,20 @@ class RetryBook:
         if block is not None and block.state == BACKOFF_STATE:
             self.blocks[target] = replace(block, state=IN_PROGRESS_STATE)
 
+    def started_since(self, target: str, since: datetime) -> None:
+        """Go ``entryStampAttemptStarted`` (ome-projects/ome ``workload/status/decision.go`` @ 8263d0c7,
+        pinned by ``decision_test.go`` ``TestEntryStamps_LadderFlipFollowsTheAttempt``): a later pass
+        of an Update attempt that opened at ``since`` re-runs its entry stamp, and lands the flip of a
+        due ``Backoff`` block the pass that opened it did not, when the attempt opened once the block
+        was due (no ``nextRetryAt``, or ``since`` not before it). An attempt open since before then
+        belongs to the wave the block already counts and starts nothing on the ladder."""
+        block = self.blocks.get(target)
+        if block is None or block.state != BACKOFF_STATE:
+            return
+        if block.next_retry_at is not None and since < block.next_retry_at:
+            return
+        self.blocks[target] = replace(block, state=IN_PROGRESS_STATE)
+
     def cap_history(self, update: str, limit: int | None) -> None:
         """The end-of-pass RetryBlock cap: the update revision's block stays; of the others, the
         oldest by ``lastFailureAt`` go until ``limit`` remain (a stable sort, so ties keep their order).

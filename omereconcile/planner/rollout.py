@@ -16,7 +16,7 @@ from omereconcile.planner.admission import (
     rolled_not_serving,
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
-from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_serving
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_broken, gang_serving
 from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
@@ -27,7 +27,7 @@ from omereconcile.planner.gang_ops import (
     step_orphan_target,
     surge_index_for,
 )
-from omereconcile.planner.inplace import IN_PLACE_REFUSED, choose_mode, refusal_message
+from omereconcile.planner.inplace import IN_PLACE_REFUSED, STEP_IN_PLACE, choose_mode, refusal_message
 from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
@@ -226,6 +226,25 @@ def plan_instances(
             live = [p for p in pods_r if not p.terminating]
             r = complete(ctx, r, target, 0 if ctx.gang else min(p.ordinal or 0 for p in live))
         serving = _serving(ctx, pods_r)
+        if _demoted_ready_restarts(ctx, r, pods_r):
+            # Go ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (ome-projects/ome, the version that
+            # carries ``readCrashLoopEpisode``): under ``RecreateInstanceOnPodRestart`` a row demoted
+            # for losing every pod (``types.DemotedReady``: Pending, no operation, its running revision
+            # kept) is read as Ready is, "pod count 0 below desired 1", and rebuilt by a Restart at that
+            # revision, unless its RetryBlock denies the rebuild (``rebuildRetryBlockDenies``). The
+            # restart pass runs under a standard pause, not under a frozen one (``workload/
+            # plan_decision.go`` ``Plan``; ``plan_decision_test.go`` ``TestPlan_Restart_Selects
+            # TriggeredInstances``, ``TestPlan_Paused_RepairRunsFleetChangesDoNot``, 4dfb96b1).
+            rev = r.running_revision
+            state, when = retry.gate(rev, ctx.now, _create_attempt_in_flight(rows, rev))
+            if ctx.freeze or state is not None:
+                if state is not None:
+                    out.wake(when)
+                new_rows.append(r)
+                continue
+            standing = sum(1 for p in pods_r if not p.ended)
+            new_rows.append(start_gang_restart(ctx, r, pods_r, f"pod count {standing} below desired 1", out))
+            continue
         if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
             # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
             # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
@@ -237,23 +256,6 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             rt = row_target(r)
-            if r.phase == R.PENDING and r.running_revision and ctx.restart_policy == RESTART_POLICY_RECREATE:
-                # A Ready row demoted for losing every pod (``steps.demote``: its running revision
-                # kept) is the restart pass's under RecreateInstanceOnPodRestart, not the Create
-                # pass's: Go's newest ``ops/restart.go`` ``DetectRestartTriggerWithPods`` reads a
-                # ``DemotedReady`` row by its pod count, as Ready, unless the revision's RetryBlock
-                # denies the rebuild (``rebuildRetryBlockDenies``), and ``Restart`` rebuilds it at the
-                # next incarnation, following the roll target when no pod is created yet.
-                state, when = retry.gate(r.running_revision, ctx.now, _create_attempt_in_flight(rows, rt))
-                if state is not None:
-                    out.wake(when)
-                    hold = hold or _retry_hold(state, r.running_revision, when)
-                    new_rows.append(r)
-                    continue
-                present = sum(1 for p in pods_r if not p.ended)
-                why = f"pod count {present} below desired {ctx.pods_per_instance}"
-                new_rows.append(start_gang_restart(ctx, r, pods_r, why, out, revision=rt))
-                continue
             # Go ``allowCreateForMissingInstance``: a fresh create is one attempt of the ladder too,
             # denied while an attempt at the revision (an Update at it, or any Create) is in flight.
             attempt = _create_attempt_in_flight(rows, rt)
@@ -267,7 +269,12 @@ def plan_instances(
                 retry.started(rt)
             new_rows.append(start_create(ctx, r, rt, out, recycle=r.phase == R.FAILED, new=False))
             continue
-        if r.index not in held and not ctx.paused and not _on_target(r, target):
+        if (
+            r.index not in held
+            and not ctx.paused
+            and not _on_target(r, target)
+            and not _restart_owns(ctx, r, pods_r)
+        ):
             updates.append(r)
         new_rows.append(r)
 
@@ -287,6 +294,11 @@ def plan_instances(
     if updates:
         started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, rolled, retry, out, out_for)
         hold = budget_hold or hold
+    if not ctx.paused:
+        for r in new_rows:
+            op = r.operation
+            if op is not None and r.index not in started and _reruns_entry_stamp(r):
+                retry.started_since(op.target_revision, op.started_at)
     ctx = replace(ctx, drain_withheld=floor)
     known = {r.index for r in new_rows}
     rows = [started.get(r.index, r) for r in new_rows]
@@ -507,6 +519,51 @@ def _adopts_target(
     if not live or any(p.revision_hash != hash_of(ctx.target) or not p.containers_ready for p in live):
         return False
     return retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))[0] is None
+
+
+_ENTRY_STEPS = frozenset({*SURGE_STEPS, R.STEP_DRAIN, STEP_IN_PLACE})
+
+
+def _reruns_entry_stamp(row: Row) -> bool:
+    """An Update attempt whose entry stamp Go runs again on this pass (ome-projects/ome
+    ``workload/status/decision.go`` @ 8263d0c7: ``StampSurging`` on a surge step, ``StampRecreating``
+    on ``Drain``, ``StampUpdatingInPlace`` on ``InPlace``), each answering the time the attempt opened
+    to ``entryStampAttemptStarted``. A gang surge's source (it names a replacement row) is not one."""
+    op = row.operation
+    return (
+        op is not None
+        and op.type == R.OP_UPDATE
+        and op.surge_index is None
+        and op.step in _ENTRY_STEPS
+        and row.phase == R.UPDATING
+        and row.target_revision == op.target_revision
+    )
+
+
+def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """A Ready gang no longer whole under ``RecreateInstanceOnPodRestart`` is the restart pass's, which
+    Go's ``Plan`` runs before the update pass (``workload/plan_decision.go``; ``plan_decision_test.go``
+    ``TestPlan_RemovableInlineFieldsDoNotChangeDecision``, "persisted observation leads partial live
+    gang": Restart, then Update, 4dfb96b1): it is rebuilt whole first (``step_gang_idle``), rolled after."""
+    return (
+        ctx.gang
+        and ctx.restart_policy == RESTART_POLICY_RECREATE
+        and row.phase == R.READY
+        and gang_broken(ctx, row, pods) is not None
+    )
+
+
+def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """A single-pod Instance the truth pass demoted (Pending, no operation, running revision kept, no
+    pod left but ended ones) whose restart policy repairs it: the restart pass's, not Create's."""
+    return (
+        not ctx.gang
+        and ctx.restart_policy == RESTART_POLICY_RECREATE
+        and row.phase == R.PENDING
+        and row.operation is None
+        and bool(row.running_revision)
+        and all(p.ended for p in pods)
+    )
 
 
 def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
+from omereconcile.planner.rejection import record_rejection
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
     LEDGER_KEY,
@@ -153,6 +154,9 @@ class Sim:
     _ledger_written_at: str | None = None  # the version the last ledger write left
     # The template's affinity, as a user writes it in the runtime (rendered into every pod).
     affinity: dict[str, Any] | None = None
+    # Images the API server refuses in an in-place pod patch (422 Invalid, e.g. an image reference
+    # admission rejects). The executor records it on the row and ends the pass on it; so does the sim.
+    refuse_in_place: set[str] = field(default_factory=set)
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -484,6 +488,17 @@ class Sim:
             pod = self._pod(act.name, act.uid)
             if pod.obj["metadata"]["resourceVersion"] != act.resource_version:
                 raise Conflict(f"pod {act.name} changed since it was read")
+            refused = sorted(set(act.images.values()) & self.refuse_in_place)
+            if refused:
+                # What the executor does with the 422 (planner/rejection.py): recorded on the row for
+                # the next pass to dispose, and the pass ends on it.
+                message = f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}"
+                recorded = (
+                    record_rejection(self.status, act.index, message, self.now)
+                    if act.index is not None
+                    else None
+                )
+                self.record_refusal(recorded, False, "", "", message)
             meta = pod.obj["metadata"]
             for key, value in act.annotations.items():
                 notes = meta.setdefault("annotations", {})

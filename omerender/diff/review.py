@@ -80,9 +80,14 @@ class Cost:
         )
 
     def text(self) -> str:
-        """``+2 pods, +16 GPUs; new and unblocked replicas: 16 GPUs`` (the last part only when some)."""
+        """``+2 pods, +16 GPUs (new and unblocked replicas: 8 GPUs)``; the part in brackets only when some
+        GPUs are new replicas', and said without its figure when they are the whole change."""
         out = f"{self.pods:+d} pod{'s' if abs(self.pods) != 1 else ''}, {self.gpus:+d} GPU{'s' if abs(self.gpus) != 1 else ''}"
-        return out + (f"; new and unblocked replicas: {self.new_gpus} GPUs" if self.new_gpus else "")
+        if not self.new_gpus:
+            return out
+        if self.new_gpus == self.gpus:
+            return f"{out} (new and unblocked replicas)"
+        return f"{out} (new and unblocked replicas: {self.new_gpus} GPU{'s' if self.new_gpus != 1 else ''})"
 
 
 def _running(side: Outcome | None) -> tuple[int, int]:

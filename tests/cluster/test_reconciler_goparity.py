@@ -290,3 +290,38 @@ def test_a_create_under_way_when_the_pause_comes_is_not_failed_while_paused(
     cluster.kubelet.heal(POD.format(0), namespace)
     _patch(cluster, namespace, {"paused": False})
     rec.wait("Ready after the unpause", lambda: _settled(cluster, namespace, 1), timeout=60)
+
+
+def test_a_lost_single_pod_instance_is_restarted_under_recreate_instance_on_pod_restart(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go ops/restart.go DetectRestartTriggerWithPods (a demoted single-pod row, types.DemotedReady,
+    is read as Ready: "pod count 0 below desired 1") and Restart; the restart pass runs under a
+    standard pause (workload/plan_decision.go Plan, plan_decision_test.go
+    TestPlan_Paused_RepairRunsFleetChangesDoNot @ 4dfb96b1): under RecreateInstanceOnPodRestart a
+    deleted pod is rebuilt by a Restart at the next incarnation while paused (Recover). Before: it was
+    rebuilt through Create at the same incarnation, with no RestartTriggered, as a gang's is not."""
+    rec = reconcilers()
+    apply(
+        cluster,
+        example_replica(namespace, replicas=1, lifecycle={"restartPolicy": "RecreateInstanceOnPodRestart"}),
+    )
+    rec.wait("Ready", lambda: _settled(cluster, namespace, 1), timeout=60)
+    _patch(cluster, namespace, {"paused": True, "pauseMode": "Recover"})
+    rec.wait(
+        "the pause observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    cluster.kubectl("delete", "pod", POD.format(0), "-n", namespace, "--wait=true")
+    rec.wait(
+        "restarted while paused",
+        lambda: _settled(cluster, namespace, 1) and _rows(cluster, namespace)[0]["incarnation"] == 2,
+        timeout=60,
+    )
+    reasons = [e["reason"] for e in events(cluster, namespace)]
+    print("restart under pauseMode Recover: events", reasons)
+    assert "RestartTriggered" in reasons
+    assert "RestartCompleted" in reasons

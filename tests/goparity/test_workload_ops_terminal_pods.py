@@ -121,19 +121,16 @@ def test_detect_restart_trigger_ready_gang_with_a_failed_member() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "known difference, kept on the newest Go's word: ops/restart.go @ ae683e3f restarts a Ready "
-        "single-pod Instance under RecreateInstanceOnPodRestart in the pass that finds its pod ended; "
-        "the newer status_test.go @ 8263d0c7 publishes such a row Pending first and the newest "
-        "restart.go restarts the demoted row ('pod count 0 below desired 1') on the next pass, as ours "
-        "does (tests/sim/test_restart_single_pod.py)"
+        "known difference: Go ops/restart.go DetectRestartTriggerWithPods restarts a Ready single-pod "
+        "Instance under RecreateInstanceOnPodRestart ('pod count 0 below desired 1'); ours demotes it to "
+        "Pending (InstanceDemoted) on this pass and starts that Restart on the next"
     ),
 )
 def test_detect_restart_trigger_ready_single_pod_with_a_succeeded_pod() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_pods_test.go @ ae683e3f,
     TestDetectRestartTrigger_TerminalPodsAreAbsent "ready instance with a succeeded pod is below
     desired": a Succeeded pod carries no failure detail, and the count check catches it (the pod is
-    absent: 0 of 1). Both treat the pod as absent; Go @ ae683e3f restarts in that pass, ours (as the
-    newest Go) demotes first and restarts on the next."""
+    absent: 0 of 1). Both treat the pod as absent; Go answers with a Restart, ours with a demotion."""
     sim = _ready(workers=0, lifecycle=RECREATE)
     world = sim.observe()
     assert len(world.pods) == 1

@@ -374,3 +374,38 @@ def test_backfill_adopts_runtime_ready_pods() -> None:
     assert not _started(out, world), GO
     assert (row["phase"], row.get("runningRevision")) == ("Ready", target), GO
     assert target not in _blocks(out, world), GO
+
+
+def _waiting(sim: Sim, reason: str) -> bool:
+    for p in sim.pods.values():
+        for cs in p.obj["status"].get("containerStatuses") or []:
+            if ((cs.get("state") or {}).get("waiting") or {}).get("reason") == reason:
+                return True
+    return False
+
+
+def test_backfill_refuses_wedged_pods() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_retryblock_test.go @ ae683e3f,
+    TestDetectUpdate_BackfillRefusesWedgedPods: a deadline-disposed row (Failed, no operation, no
+    ``runningRevision``) beside a due Backoff block, whose pod spec-matches the target (a bad image
+    always matches its own revision) but waits in ImagePullBackOff, is NOT adopted: no update is
+    triggered, no Ready stamp, no ``runningRevision`` backfilled, and the target's block survives.
+
+    Go calls ``DetectUpdateTriggerWithPods`` alone, so its row stays Failed; ours runs the whole pass,
+    in which the Create side takes the due retry (the wedged pod recycled, the block flipped to
+    ``RetryInProgress``, which Go's ``ops/create.go`` ``allowCreateForMissingInstance`` does for a
+    fresh start too); that part is not Go's assertion and is not asserted here."""
+    sim = Sim(behaviour={"vllm:v1": "imagepull"})
+    sim.apply_replica(base_replica(replicas=1))
+    Driver(sim).run(lambda s: _waiting(s, "ImagePullBackOff"), limit=120)
+    world = sim.observe()
+    world = replace(world, now=world.now.replace(microsecond=0))
+    target = _target(world)
+    disposed = {"index": 0, "incarnation": 1, "phase": "Failed"}
+    world = _seed(world, [_block(world, target, "Backoff", next_in=-1)], [disposed])
+    out = plan(world)
+    row = _row0(out, world)
+    assert not _started(out, world), GO
+    assert row["phase"] != "Ready", GO
+    assert not row.get("runningRevision"), GO
+    assert target in _blocks(out, world), GO  # not pruned: the pod is not runtime-ready

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from omerender.catalog import Catalog
-from omerender.diff import build_review, diff_replicas, review_to_markdown
+from omerender.diff import Cost, build_review, diff_replicas, review_to_markdown
 from omerender.models import InferenceReplica, parse_object
 from tests.unit.test_diff import model, runtime
 
@@ -52,3 +52,11 @@ def test_an_inherited_base_change_names_the_base_and_the_children_it_reaches() -
     assert f"- cause: {group.causes[0]}" in comment
     assert '  image: "base:1" -> "base:2"' not in comment  # the catalog's change reads engineConfig...
     assert 'engineConfig.runner.image: "base:1" -> "base:2"' in comment
+
+
+def test_a_cost_says_the_new_replicas_share_once() -> None:
+    """The lasting cost names the new and unblocked replicas' share without repeating the total."""
+    assert Cost(0, 2, 0, 16).text() == "+2 pods, +16 GPUs"
+    assert Cost(0, 1, 0, 1, new_gpus=1).text() == "+1 pod, +1 GPU (new and unblocked replicas)"
+    assert Cost(4, 6, 8, 24, new_gpus=8).text() == "+2 pods, +16 GPUs (new and unblocked replicas: 8 GPUs)"
+    assert Cost(0, 2, 0, 2, new_gpus=1).text() == "+2 pods, +2 GPUs (new and unblocked replicas: 1 GPU)"
