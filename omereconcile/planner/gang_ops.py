@@ -479,6 +479,12 @@ def _step_pair(
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
+            # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
+            # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
+            # live under the replacement's index, the bookkeeping lands on the source row, which owns
+            # the operation.
+            src = replace(src, last_failure=new_tgt.last_failure)
         if new_tgt.phase == R.FAILED:
             # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
             # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the
