@@ -146,14 +146,27 @@ def _cordoned(ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView
     """Go ``inferencereplica/cordon.go`` ``cordonedInstances`` (ome-projects/ome eaf389d8): the
     Instances with a pod on a cordoned node (``spec.unschedulable``), for the scale-down to remove
     first; read only while the replica holds more Instances than it wants (otherwise the preference
-    decides nothing). Nodes the watch does not hold, or no Node observation at all, cordon nothing."""
+    decides nothing). Nodes the watch does not hold, or no Node observation at all, cordon nothing.
+
+    Only a pod still running on the node counts (Go ``workload/query/nodes.go`` @ 245145f4
+    ``CordonedInstances`` / ``podHoldsCordonedNode``, pinned by ``nodes_test.go`` @ eaf389d8): a pod
+    already terminating, Failed or Succeeded holds nothing there, and an unbound pod sits on no node.
+    Before, any pod naming a cordoned node counted, so an Instance whose only pod there was on its way
+    out was still removed first."""
     nodes = ctx.world.nodes
     if not nodes or len(rows) <= ctx.desired:
         return set()
     return {
         index
         for index, pods in by_index.items()
-        if any((node := nodes.get(p.node_name or "")) is not None and node.unschedulable for p in pods)
+        if any(
+            not p.terminating
+            and not p.ended
+            and p.node_name
+            and (node := nodes.get(p.node_name)) is not None
+            and node.unschedulable
+            for p in pods
+        )
     }
 
 
