@@ -55,3 +55,12 @@ def test_workload_caused_reasons(reason: str, want: bool) -> None:
     parameters): image and config failures travel with the revision; a crash loop, a runtime error and
     a deadline do not."""
     assert workload_caused(reason) is want
+
+
+def test_an_invalid_pod_spec_is_workload_caused() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/types/apierror_test.go @ ae683e3f,
+    TestInvalidPodSpecIsWorkloadCaused: a 422 blames the pod template and charges the revision's retry
+    ladder like an image-pull failure; a terminating namespace and a quota refusal do not."""
+    assert workload_caused("InvalidPodSpec")
+    assert not workload_caused("NamespaceTerminating")
+    assert not workload_caused("QuotaExceeded")
