@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from omereconcile.actions import RecordEvent
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import (
@@ -138,6 +139,14 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
         return row if any(p.terminating for p in pods) else demote(ctx, row, out)
     op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
+
+
+def _as_source(ctx: Ctx, event: RecordEvent, replacement: int, source: int) -> RecordEvent:
+    """The replacement's ``InstanceFailed`` Warning re-addressed to the surge's source Instance."""
+    if event.event_reason != "InstanceFailed":
+        return event
+    message = event.message.replace(ctx.instance_key(replacement), ctx.instance_key(source), 1)
+    return replace(event, message=message)
 
 
 def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
@@ -459,14 +468,21 @@ def _step_pair(
         keeps_pin = not live(src_pods) and gang_whole_and_ready(ctx, tgt, tgt_pods, rev)
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
-        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        brought = Out(out.now)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, None if paused else retry)
         if new_tgt.phase == R.FAILED:
             # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
             # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the
             # governing operation lives, is stamped Failed with its operation kept and the replacement's
             # failure record, which routes the next pass into the abandon (abandonFailedGangSurge).
+            # The one InstanceFailed Warning is the source's, naming the wedged replacement pod
+            # (escalation_test.go TestEscalateStuckPodFailures_GangSurgeAttributedToSource:
+            # WarnInstanceFailed idx = the source's index, pod = the surge's stuck pod).
+            brought.events = [_as_source(ctx, e, tgt.index, src.index) for e in brought.events]
+            out.absorb(brought)
             failed_src = replace(src, phase=R.FAILED, last_failure=new_tgt.last_failure)
             return failed_src, _cleanup(replace(new_tgt, operation=top))
+        out.absorb(brought)
         if not done or paused:
             return src, new_tgt
         if ctx.drain_withheld is not None:

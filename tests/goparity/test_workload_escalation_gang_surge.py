@@ -289,7 +289,11 @@ def test_wedged_gang_replacement_fails_the_marker(reason: str) -> None:
     assert tgt.phase == R.FAILED
     assert tgt.last_failure is not None
     assert tgt.last_failure["reason"] == reason
-    assert len([w for w in _warnings(out) if "escalated to Phase=Failed" in w]) == 1
+    (warning,) = [w for w in _warnings(out) if "escalated to Phase=Failed" in w]
+    # Go TestEscalateStuckPodFailures_GangSurgeAttributedToSource: the one Warning is the source's
+    # Instance (idx 0), naming the wedged replacement pod.
+    assert "instance=0 escalated" in warning
+    assert f'pod="{LEADER}"' in warning or f'pod="{WORKER}"' in warning
 
 
 @pytest.mark.parametrize("reason", WEDGED)
