@@ -1037,3 +1037,83 @@ def test_dispose_unschedulable_rebuild_releases_node_exclusion() -> None:
     assert len(book.entries) == 1
     assert book.records == []
     assert retry.blocks == {}
+
+
+def _ready_on_node(name: str, node: str) -> PodView:
+    """Go ``readyPodOnNode``: a healthy gang member, Running on ``node`` with its container Ready."""
+    return PodView.from_dict(
+        {
+            "metadata": {"name": name, "uid": f"uid-{name}"},
+            "spec": {"nodeName": node},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{"name": "main", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(("shape", "face"), [(s, f) for s in ("gang create", "gang recreate") for f in FACES])
+def test_dispose_gang_leader_crash_loop_blames_no_node(shape: str, face: str) -> None:
+    """Go: same file (newest stored version, 127,090 characters), TestDispose_GangLeaderCrashLoopBlamesNoNode,
+    entry ``shape, face``: a two-pod gang whose crash-looping leader and Ready worker share node-a (the
+    one gang shape relocation could steer), at a revision Instance 1 serves, under Auto with a budget
+    of 3: no directive, no Relocated record, no ``AutoMigrationTriggered``, one wave on the revision's
+    ladder with the crash as its reason, ``lastFailure`` naming the leader. Ours hands the pods to
+    ``dispose`` directly, as Go hands them to ``DisposeExpiredAttempt``."""
+    x = "llama-pool-engine-aaaa2222"
+    old = "llama-pool-engine-01d01d00"
+    if shape == "gang create":
+        row = R.Row(
+            index=0,
+            phase=R.CREATING,
+            operation=R.Operation("op-0", R.OP_CREATE, R.STEP_CREATE_PODS, x, EPOCH),
+            running_revision=old,
+            pod_count=2,
+        )
+    else:
+        row = R.Row(
+            index=0,
+            phase=R.UPDATING,
+            operation=R.Operation("op-0", R.OP_UPDATE, R.STEP_DRAIN, x, EPOCH),
+            running_revision=old,
+            pod_count=2,
+        )
+    ctx = _rctx([row, _serving(1, x)])
+    name = "llama-pool-engine-0-leader-0"
+    leader = (
+        _waiting(name, "CrashLoopBackOff", NODE_A, ctx.now - timedelta(minutes=1))
+        if face == FACES[0]
+        else _crashing_between_restarts(name, NODE_A, ctx.now)
+    )
+    pods = [leader, _ready_on_node("llama-pool-engine-0-worker-0", NODE_A)]
+    observed = ctx_row(ctx, 0)
+    found = _crash(leader) if face == FACES[0] else _deadline(ctx, observed, pods)
+    failed, book, out = _run(ctx, observed, pods, found, policy=LADDER)
+    ledger = _ledger_of(ctx)
+    assert (ledger.entries, ledger.records) == ([], [])
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    wave = "CrashLoopBackOff" if face == FACES[0] else "Error"
+    block = book.blocks[x]
+    assert (list(book.blocks), block.attempts_started, block.reason) == ([x], 1, wave)
+    assert failed.last_failure is not None
+    assert (failed.last_failure.get("podName"), failed.last_failure.get("reason")) == (leader.name, wave)
+
+
+def test_dispose_node_fault_still_relocates_runtime_start_rejection() -> None:
+    """Go: same file (newest), TestDispose_NodeFaultStillRelocates, entry "runtime start rejection": a
+    recreate (Drain) refused a start (``RunContainerError``) on node-a at a revision Instance 1 serves,
+    under Auto with a budget of 3 and a ladder: one directive against node-a for the revision
+    (``AutoRecover``), one Relocated record, one ``AutoMigrationTriggered``, no block."""
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)])
+    pod = _waiting(
+        "llama-pool-engine-0-default-0", "RunContainerError", NODE_A, ctx.now - timedelta(minutes=1)
+    )
+    _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod), policy=LADDER)
+    ledger = _ledger_of(ctx)
+    (entry,) = ledger.entries
+    assert (entry["fromNode"], entry["revision"], entry["reason"]) == (NODE_A, REV_X, "AutoRecover")
+    assert len(ledger.records) == 1
+    assert len(_reasons(out, "AutoMigrationTriggered")) == 1
+    assert book.blocks == {}
