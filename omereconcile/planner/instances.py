@@ -421,10 +421,23 @@ def step_row(
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
         # not hold (a committed Create) keeps the token the episode left (Go reportPause).
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
-    elif committed_create and not ctx.paused and not op.waiting and op.deadline is None:
-        # A committed Create the pause parked without a token (steps.check_failure) gets the full
-        # window from the unpause (Go reconcileHeldDeadlines: "unpausing rearms each parked deadline
-        # from that point"); with no readiness timeout configured there is nothing to re-arm.
+    elif (
+        not ctx.paused
+        and not op.waiting
+        and op.capacity_refused_at is None
+        and op.deadline is None
+        and op.surge_index is None
+        and row.phase in (R.CREATING, R.UPDATING, R.RESTARTING)
+        and not any(p.admission_gated for p in pods)
+    ):
+        # Go escalation/deadline.go ReconcileGatedDeadlines, run each pass by inferencereplica/status.go
+        # @ 8263d0c7 reconcileHeldDeadlines: a transient row whose clock is parked and that nothing
+        # holds any more (no pause, no waiting token, no pod still carrying an admission scheduling
+        # gate — steps.check_failure parks those) gets the full window from now: a committed Create
+        # the pause parked without a token ("unpausing rearms each parked deadline from that point"),
+        # an Instance Kueue has just admitted ("the clock starts from admission"). A gang surge's
+        # source follows its replacement instead (gang_ops._source_clock). With no readiness timeout
+        # configured there is no clock to restart.
         row = replace(row, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
     op = row.operation
     assert op is not None

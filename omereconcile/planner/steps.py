@@ -691,6 +691,15 @@ def check_failure(
         if op.deadline is not None:
             row = replace(row, operation=replace(op, deadline=None))
         return row, None
+    if any(p.admission_gated for p in attempt):
+        # Go escalation/deadline.go ReconcileGatedDeadlines (ome-projects/ome, the newest stored
+        # version; inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines supplies ``gated``):
+        # a pod still carrying an admission scheduling gate (Kueue) is queued, not stuck. Its clock
+        # is parked (the zero deadline) and the escalation pass skips the Instance outright; once the
+        # gates are lifted the window restarts from admission (``instances.step_row``).
+        if op.deadline is not None:
+            row = replace(row, operation=replace(op, deadline=None))
+        return row, None
     if fully_serving(attempt, ctx.pods_per_instance):
         # The failed-while-serving guard (ome-projects/ome 4dfb96b1 workload/escalation/escalation.go
         # Run, podSetIsCapacity / query.PodSetFullyServing): an attempt whose pods are all present,

@@ -395,6 +395,10 @@ class Sim:
             behaviour = self.behaviour.get(image, "ok")
             if obj["metadata"]["labels"].get(c.LABEL_RUNNER) == c.RUNNER_WORKER:
                 behaviour = self.worker_behaviour.get(image, behaviour)
+            if behaviour == "gated":
+                # An admission webhook (Kueue) queued the pod: it carries a scheduling gate until
+                # ``ungate`` lifts it; the scheduler does not place it meanwhile.
+                obj["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
             group = obj["metadata"]["labels"].get(c.LABEL_POD_GROUP)
             if group is not None and self.gang_scheduling and group not in self.pod_groups:
                 self.violations.append(f"pod {act.name} created before its PodGroup {group}")
@@ -430,6 +434,13 @@ class Sim:
             ]
             if members:
                 self.violations.append(f"PodGroup {act.name} deleted while its pods {members} exist")
+            if group["metadata"].get("finalizers"):
+                # A finalizer holds the group: the delete only marks it Terminating (a repeat delete
+                # of a Terminating object is accepted and changes nothing), ``release_pod_group`` ends it.
+                if not group["metadata"].get("deletionTimestamp"):
+                    group["metadata"]["deletionTimestamp"] = format_time(self.now)
+                    self._stamp(group)
+                return
             del self.pod_groups[act.name]
         elif isinstance(act, A.DeletePod):
             pod = self._pod(act.name, act.uid)
@@ -620,6 +631,29 @@ class Sim:
         future = [t for t in times if t > self.now]
         return min(future) if future else None
 
+    def release_pod_group(self, name: str) -> None:
+        """The finalizers' owner lets a PodGroup go: its finalizers are removed, and a Terminating
+        group is deleted."""
+        group = self.pod_groups[name]
+        group["metadata"].pop("finalizers", None)
+        if group["metadata"].get("deletionTimestamp"):
+            del self.pod_groups[name]
+        else:
+            self._stamp(group)
+
+    def ungate(self, name: str) -> None:
+        """The admission authority (Kueue) admits a gated pod: its scheduling gates are lifted and it
+        is scheduled and started like any other (``ready_delay`` from now)."""
+        p = self.pods[name]
+        p.obj["spec"].pop("schedulingGates", None)
+        p.behaviour = self.behaviour.get(p.obj["spec"]["containers"][0]["image"], "ok")
+        if p.behaviour == "gated":
+            p.behaviour = "ok"
+        p.created = self.now
+        self._stamp(p.obj)
+        self._kubelet(p)
+        self._endpoint_slices()
+
     def restart_runner(self, name: str, reason: str = "Error", exit_code: int = 1) -> None:
         """The kubelet restarts a running pod's runner container in place (same pod, same UID): the
         run that ended is its ``lastState.terminated``, the new run starts now and is ready again
@@ -644,6 +678,10 @@ class Sim:
         if obj["spec"].get("nodeName") in self.silent:
             return  # no kubelet reports this pod any more
         changed = False
+        if obj["spec"].get("schedulingGates"):
+            if self._set_cond(obj, "PodScheduled", "False", "SchedulingGated"):
+                self._stamp(obj)
+            return
         if not obj["spec"].get("nodeName") and p.behaviour != "unschedulable":
             node = self._schedulable_node(obj)  # the scheduler's binding
             if node is None:
@@ -658,7 +696,7 @@ class Sim:
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
-            if st.get("phase") == "Pending":
+            if st.get("phase") == "Pending" and p.behaviour != "pending":
                 st["phase"] = "Running"
                 changed = True
             if p.started_at is None:
@@ -694,6 +732,8 @@ class Sim:
                 waiting = "ImagePullBackOff"
             elif p.behaviour == "createerror" and age >= self.stuck_after:
                 waiting = "CreateContainerError"  # the runtime refused to create the container
+            elif p.behaviour == "pending":
+                waiting = "ContainerCreating"  # a slow start: no terminal reason, never ready
             init_waiting = "CreateContainerConfigError" if p.behaviour == "initconfig" else None
             ics = (
                 [{"name": "model-init", "state": {"waiting": {"reason": init_waiting}}}]

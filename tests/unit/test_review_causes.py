@@ -60,3 +60,28 @@ def test_a_cost_says_the_new_replicas_share_once() -> None:
     assert Cost(0, 1, 0, 1, new_gpus=1).text() == "+1 pod, +1 GPU (new and unblocked replicas)"
     assert Cost(4, 6, 8, 24, new_gpus=8).text() == "+2 pods, +16 GPUs (new and unblocked replicas: 8 GPUs)"
     assert Cost(0, 2, 0, 2, new_gpus=1).text() == "+2 pods, +2 GPUs (new and unblocked replicas: 1 GPU)"
+
+
+def test_each_catalog_change_names_the_group_it_reaches_and_idle_ones_are_folded() -> None:
+    """A reader sees which group each catalog change causes; a change no replica reads (a runtime no
+    replica selects) goes last, folded, with the count still in the heading."""
+
+    def catalog(base: str, other: str, unused: str) -> Catalog:
+        children = [runtime(name, None, parent="vllm-base", args=[f"--{name}"]) for name in CHILDREN]
+        objects = [runtime("vllm-base", base), *children, runtime("vllm-other", other)]
+        return Catalog.from_objects([*objects, runtime("vllm-unused", unused), model("m")], strict=False)
+
+    before, after = catalog("base:1", "other:1", "unused:1"), catalog("base:2", "other:2", "unused:2")
+    replicas = _replicas()
+    review = build_review(diff_replicas(replicas, replicas, before, after), before, after, replicas, replicas)
+    assert [g.replicas for g in review.groups] == [
+        (("ns", "on-vllm-llama-small"), ("ns", "on-vllm-qwen2-small")),
+        (("ns", "on-vllm-other"),),
+    ]
+    comment = review_to_markdown(review)
+    assert "#### What changed in the catalog (3)" in comment
+    assert "- **ClusterServingRuntime vllm-base changed** → group 1\n" in comment
+    assert "- **ClusterServingRuntime vllm-other changed** → group 2\n" in comment
+    folded = comment.index("<details><summary>1 more catalog change that changes no replica</summary>")
+    assert comment.index("- **ClusterServingRuntime vllm-unused changed**\n") > folded
+    assert folded < comment.index("#### Why replicas change")
