@@ -379,7 +379,29 @@ _LOSS_PHASES = (R.PENDING, R.CREATING, R.FAILED, R.READY)
 _CREATE_REFUSED = (QUOTA_EXCEEDED, PODGROUP_TERMINATING)
 
 
-def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+def rebuild_retry_block_denies(ctx: Ctx, row: Row, retry: RetryBook) -> tuple[bool, datetime | None]:
+    """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, both stored versions, 22,862 and
+    78,474 characters, the same rule): whether a RetryBlock forbids rebuilding this Instance now, and
+    when to look again. The revision is the row's running one, else its target, else the update
+    revision (ours: the spec's); its block is read through Go's ``evaluateRetryBlockGate`` (Held
+    denies; RetryInProgress denies while any Instance carries an in-flight Create attempt,
+    ``anyInFlightCreateAttempt`` over every row, this one included; Backoff denies until
+    ``nextRetryAt``). "Repairing a never-Ready one can re-materialize a revision the disposition held,
+    so it has to answer to the same authority Create does" (Go's comment)."""
+    rev = row.running_revision or row.target_revision or ctx.spec_revision
+    if not rev:
+        return False, None
+    in_flight = any(
+        r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
+        for r in R.load_rows(ctx.world.replica.status)
+    )
+    state, when = retry.gate(rev, ctx.now, in_flight)
+    return state is not None, when
+
+
+def lost_gang_member(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook | None = None, out: Out | None = None
+) -> str | None:
     """``ops/restart.go`` ``instanceLostGangMember`` (the newest version): a committed multi-pod
     Instance missing a member while at least one survives is rebuilt as a whole by a Restart, so the
     survivors do not pin the replacement to a topology it cannot enter.
@@ -390,7 +412,10 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
-    merely slow to boot is never recycled underneath itself."""
+    merely slow to boot is never recycled underneath itself. Last, the rebuild answers to the row's
+    revision's RetryBlock (:func:`rebuild_retry_block_denies`): a gang whose revision the ladder holds,
+    or backs off, is not restarted whole until the block admits it (without a ``retry`` book, as a
+    caller asking only about the pods passes, no block is read)."""
     expected = ctx.pods_per_instance
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
@@ -410,6 +435,11 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
         return None
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
+        return None
+    denied, when = rebuild_retry_block_denies(ctx, row, retry) if retry is not None else (False, None)
+    if denied:
+        if out is not None:
+            out.wake(when)  # a Backoff's nextRetryAt: the rebuild is asked again then
         return None
     return f"gang member lost: {survivors} of {expected} pods present"
 

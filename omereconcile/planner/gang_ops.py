@@ -72,7 +72,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
-    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods, retry, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
@@ -99,7 +99,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     return complete(ctx, row, op.target_revision, 0)
 
 
-def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
     """A gang with no operation. Whole: its gates are kept True together (a ``Failed`` one that came
     up after all recovers on its target). Not whole while ``Ready``: under
     ``RecreateInstanceOnPodRestart`` the whole Instance is recreated at the next incarnation
@@ -110,7 +110,7 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
-    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods, retry, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)

@@ -347,9 +347,9 @@ def _overdue_announced(row: Row, deadline: datetime) -> bool:
     return lf.get("reason") == "DrainOverdue" and lf.get("time") == format_time(deadline)
 
 
-def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
+def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
     if ctx.gang:
-        return step_gang_idle(ctx, row, pods, out)
+        return step_gang_idle(ctx, row, pods, out, retry)
     name = ctx.pod_name(row.index, row.active_ordinal)
     _delete_strays(ctx, pods, {name}, out)
     active = by_name(pods, name)
@@ -401,7 +401,7 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
-        return _step_idle(ctx, row, pods, out)
+        return _step_idle(ctx, row, pods, out, retry)
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):
