@@ -1117,3 +1117,82 @@ def test_dispose_node_fault_still_relocates_runtime_start_rejection() -> None:
     assert len(ledger.records) == 1
     assert len(_reasons(out, "AutoMigrationTriggered")) == 1
     assert book.blocks == {}
+
+
+def _on_lost_node(name: str, node: str, now: datetime) -> PodView:
+    """Go ``podOnLostNode``: Running with its container up and never crashed, Ready withdrawn by the
+    node lifecycle controller (``NodeNotReady``); no container names a failure."""
+    return PodView.from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "uid": f"uid-{name}",
+                "creationTimestamp": format_time(now - timedelta(hours=1)),
+            },
+            "spec": {"nodeName": node},
+            "status": {
+                "phase": "Running",
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "reason": "NodeNotReady",
+                        "lastTransitionTime": format_time(now - timedelta(minutes=10)),
+                    }
+                ],
+                "containerStatuses": [{"name": "main", "ready": False, "state": {"running": {}}}],
+            },
+        }
+    )
+
+
+def test_dispose_node_fault_still_relocates_node_stopped_reporting_the_pod() -> None:
+    """Go: same file (newest), TestDispose_NodeFaultStillRelocates, entry "node stopped reporting the
+    pod": the deadline backstop on a recreate whose pod on node-a runs, never crashed, with Ready
+    withdrawn (``NodeNotReady``), at a revision Instance 1 serves, under Auto with a budget of 3 and a
+    ladder: one directive against node-a for the revision, one Relocated record, one
+    ``AutoMigrationTriggered``, no block."""
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)])
+    pod = _on_lost_node("llama-pool-engine-0-default-0", NODE_A, ctx.now)
+    row = ctx_row(ctx, 0)
+    _, book, out = _run(ctx, row, [pod], _deadline(ctx, row, [pod]), policy=LADDER)
+    ledger = _ledger_of(ctx)
+    (entry,) = ledger.entries
+    assert (entry["fromNode"], entry["revision"], entry["reason"]) == (NODE_A, REV_X, "AutoRecover")
+    assert len(ledger.records) == 1
+    assert len(_reasons(out, "AutoMigrationTriggered")) == 1
+    assert book.blocks == {}
+
+
+def test_dispose_crash_loop_leaves_a_requested_move_alone() -> None:
+    """Go: same file (newest), TestDispose_CrashLoopLeavesARequestedMoveAlone: the operator's move of
+    Instance 1 is in flight in the ledger (a Started entry, surge Instance 2, from node-b) when
+    Instance 0's recreate crash-loops on node-a at the served revision: the crash loop files nothing
+    (the request's row stays the only row, unchanged; no directive, no Relocated record, no
+    ``AutoMigrationTriggered``) and its wave counts on the revision's ladder (``CrashLoopBackOff``)."""
+    probe = _rctx([])
+    request = {
+        "requestUUID": "u-request",
+        "component": "engine",
+        "sourceInstance": 1,
+        "surgeInstance": 2,
+        "phase": "Started",
+        "reason": "operator requested",
+        "fromNode": NODE_B,
+        "startedAt": format_time(probe.now - timedelta(minutes=1)),
+    }
+    seeded = LedgerBook(LedgerView(exists=True, resource_version="1", entries=(request,)), "llama-pool", 3)
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)], ledger=seeded)
+    pod = _waiting(
+        "llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, ctx.now - timedelta(minutes=1)
+    )
+    _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod), policy=LADDER)
+    assert list(seeded.entries) == [request]
+    assert not seeded.dirty
+    assert seeded.count_attempts("engine", 0) == 0
+    assert seeded.records == []
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    block = book.blocks[REV_X]
+    assert (list(book.blocks), block.reason) == ([REV_X], "CrashLoopBackOff")
