@@ -1196,3 +1196,32 @@ def test_dispose_crash_loop_leaves_a_requested_move_alone() -> None:
     assert _reasons(out, "AutoMigrationTriggered") == []
     block = book.blocks[REV_X]
     assert (list(book.blocks), block.reason) == ([REV_X], "CrashLoopBackOff")
+
+
+def test_expire_operations_gang_leader_crash_loop_records_no_directive() -> None:
+    """Go: same file (newest), TestExpireOperations_GangLeaderCrashLoopRecordsNoDirective: a committed
+    gang Create (podCount 2, at CreatePods, deadline passed) whose crash-looping leader and Ready
+    worker share node-a, at a revision Instance 1 serves, under Auto with a budget of 3 and a ladder:
+    the attempt is disposed terminal (Failed, no operation) with no ledger row and no
+    ``AutoMigrationTriggered``, the crashing leader on ``lastFailure`` under ``CrashLoopBackOff`` and one
+    wave on the revision's ladder with that reason. Go runs its escalation pass; ours hands the gang's
+    pods to ``dispose`` with the deadline backstop's evidence, as ``ExpireOperations_GangCreateDisposed``
+    above does."""
+    probe = _rctx([])
+    row0 = replace(_attempt(0, R.OP_CREATE, REV_X, deadline=probe.now - timedelta(minutes=1)), pod_count=2)
+    ctx = _rctx([row0, _serving(1, REV_X)])
+    leader = _waiting(
+        "llama-pool-engine-0-leader-0", "CrashLoopBackOff", NODE_A, ctx.now - timedelta(hours=1)
+    )
+    pods = [leader, _ready_on_node("llama-pool-engine-0-worker-0", NODE_A)]
+    row = ctx_row(ctx, 0)
+    failed, book, out = _run(ctx, row, pods, _deadline(ctx, row, pods), policy=LADDER)
+    assert (_ledger_of(ctx).entries, _ledger_of(ctx).records) == ([], [])
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    assert failed.last_failure is not None
+    assert (failed.last_failure.get("podName"), failed.last_failure.get("reason")) == (
+        leader.name,
+        "CrashLoopBackOff",
+    )
+    block = book.blocks[REV_X]
+    assert (list(book.blocks), block.reason) == ([REV_X], "CrashLoopBackOff")
