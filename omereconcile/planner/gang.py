@@ -304,9 +304,11 @@ def bring_up_gang(
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
             )
-    for p in members:
-        if p.ended and not p.terminating:
-            row = recycle_terminal(ctx, row, p, out)
+    dead = [p for p in members if p.ended and not p.terminating]
+    if dead:
+        # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
+        # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
+        row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):
@@ -379,29 +381,7 @@ _LOSS_PHASES = (R.PENDING, R.CREATING, R.FAILED, R.READY)
 _CREATE_REFUSED = (QUOTA_EXCEEDED, PODGROUP_TERMINATING)
 
 
-def rebuild_retry_block_denies(ctx: Ctx, row: Row, retry: RetryBook) -> tuple[bool, datetime | None]:
-    """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, both stored versions, 22,862 and
-    78,474 characters, the same rule): whether a RetryBlock forbids rebuilding this Instance now, and
-    when to look again. The revision is the row's running one, else its target, else the update
-    revision (ours: the spec's); its block is read through Go's ``evaluateRetryBlockGate`` (Held
-    denies; RetryInProgress denies while any Instance carries an in-flight Create attempt,
-    ``anyInFlightCreateAttempt`` over every row, this one included; Backoff denies until
-    ``nextRetryAt``). "Repairing a never-Ready one can re-materialize a revision the disposition held,
-    so it has to answer to the same authority Create does" (Go's comment)."""
-    rev = row.running_revision or row.target_revision or ctx.spec_revision
-    if not rev:
-        return False, None
-    in_flight = any(
-        r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
-        for r in R.load_rows(ctx.world.replica.status)
-    )
-    state, when = retry.gate(rev, ctx.now, in_flight)
-    return state is not None, when
-
-
-def lost_gang_member(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook | None = None, out: Out | None = None
-) -> str | None:
+def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     """``ops/restart.go`` ``instanceLostGangMember`` (the newest version): a committed multi-pod
     Instance missing a member while at least one survives is rebuilt as a whole by a Restart, so the
     survivors do not pin the replacement to a topology it cannot enter.
@@ -412,10 +392,8 @@ def lost_gang_member(
     the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
-    merely slow to boot is never recycled underneath itself. Last, the rebuild answers to the row's
-    revision's RetryBlock (:func:`rebuild_retry_block_denies`): a gang whose revision the ladder holds,
-    or backs off, is not restarted whole until the block admits it (without a ``retry`` book, as a
-    caller asking only about the pods passes, no block is read)."""
+    merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
+    the revision it would re-materialize (``_rebuild_denied``)."""
     expected = ctx.pods_per_instance
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
@@ -436,12 +414,27 @@ def lost_gang_member(
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
         return None
-    denied, when = rebuild_retry_block_denies(ctx, row, retry) if retry is not None else (False, None)
-    if denied:
-        if out is not None:
-            out.wake(when)  # a Backoff's nextRetryAt: the rebuild is asked again then
+    if _rebuild_denied(ctx, row):
         return None
     return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def _rebuild_denied(ctx: Ctx, row: Row) -> bool:
+    """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, the newest stored version, the
+    one carrying ``readCrashLoopEpisode``): a rebuild below ``Ready`` re-materializes the revision the
+    row records (running, else target, else the update revision), so it answers to that revision's
+    RetryBlock as a Create does: ``Held`` denies, ``Backoff`` denies until due, ``RetryInProgress``
+    while any Create is in flight (``anyInFlightCreateAttempt`` over every Instance)."""
+    rev = row.running_revision or row.target_revision or ctx.spec_revision
+    blocks = R.load_retry_blocks(ctx.world.replica.status)
+    if not rev or rev not in blocks:
+        return False
+    in_flight = any(
+        r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
+        for r in R.load_rows(ctx.world.replica.status)
+    )
+    book = RetryBook(blocks, f"{ctx.namespace}/{ctx.name}", ctx.component)
+    return book.gate(rev, ctx.now, in_flight)[0] is not None
 
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:

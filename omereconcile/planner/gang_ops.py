@@ -72,7 +72,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
-    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods, retry, out)
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
@@ -99,7 +99,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     return complete(ctx, row, op.target_revision, 0)
 
 
-def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     """A gang with no operation. Whole: its gates are kept True together (a ``Failed`` one that came
     up after all recovers on its target). Not whole while ``Ready``: under
     ``RecreateInstanceOnPodRestart`` the whole Instance is recreated at the next incarnation
@@ -110,7 +110,7 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry:
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
-    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods, retry, out)
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)
@@ -479,6 +479,12 @@ def _step_pair(
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
+            # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
+            # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
+            # live under the replacement's index, the bookkeeping lands on the source row, which owns
+            # the operation.
+            src = replace(src, last_failure=new_tgt.last_failure)
         if new_tgt.phase == R.FAILED:
             # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
             # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the

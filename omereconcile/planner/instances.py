@@ -30,7 +30,7 @@ from omereconcile.planner.inplace import (
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -42,7 +42,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import step_surge
+from omereconcile.planner.surge import SURGE_STEPS, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -172,23 +172,33 @@ def _one_promote_away(pods: Sequence[PodView], name: str, pinned: str) -> bool:
 
 def _retire_create(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, target: str
-) -> Row | None:
+) -> tuple[Row, bool] | None:
     """``ops/create.go`` ``retireSupersededCreateMutation``: a Create attempt pinned to a revision the
     roll no longer targets is replaced by a fresh attempt at the target (new identity, deadline
     re-armed; not a failure, so no retry charge), with ``CreateAttemptSuperseded``. Not when the
     Instance served before (a recorded running revision: rolling it is the update's business), and
     not when the attempt is one promote away (its pod is ContainersReady: retiring it would drop
     traffic; it finishes at its revision and is then surged). Returns None while the target's retry
-    gate denies the replacement: the old attempt then stays as it is."""
+    gate denies the replacement: the old attempt then stays as it is; else the row and whether the
+    attempt was retired in this pass."""
     op = row.operation
     assert op is not None
-    if op.target_revision == target or op.step != R.STEP_CREATE_PODS or row.running_revision:
-        return row
+    if op.target_revision == target or op.step != R.STEP_CREATE_PODS:
+        return row, False
+    if not op.target_revision and not any(
+        p.revision_hash and p.revision_hash != hash_of(target) for p in live(pods)
+    ):
+        # retireSupersededCreateMutation (the newest stored create.go): an unpinned attempt is retired
+        # only when a pod's revision label proves it belongs to another revision; otherwise it is
+        # adopted, pinned to the target, and goes on building in this pass.
+        return replace(row, operation=replace(op, target_revision=target), target_revision=target), False
+    if row.running_revision:
+        return row, False
     if ctx.gang and gang_whole_and_ready(ctx, row, pods, op.target_revision):
-        return row
+        return row, False
     if _one_promote_away(pods, ctx.pod_name(row.index, row.active_ordinal), op.target_revision):
-        return row
-    state, when = retry.gate(target, ctx.now)
+        return row, False
+    state, when = retry.gate(target, ctx.now, _other_attempt_in_flight(ctx, row.index, target, retry))
     if state is not None:
         out.wake(when)
         return None
@@ -200,7 +210,27 @@ def _retire_create(
     )
     return replace(
         row, operation=_op(ctx, row, R.OP_CREATE, R.STEP_CREATE_PODS, target), target_revision=target
-    )
+    ), True
+
+
+def _other_attempt_in_flight(ctx: Ctx, index: int, target: str, retry: RetryBook) -> bool:
+    """``ops/create.go`` ``retargetDeniedByRetryBlock`` (the newest stored version): the in-flight
+    question a ``RetryInProgress`` block asks of a retirement, asked as the first-attempt gate asks
+    it: another row's Update toward ``target``, or any other row's in-flight Create, pinned or not
+    (an unpinned Create would escape a revision-scoped reading). The row being retired is left out:
+    it is pinned to the revision it leaves. Read only when the target's block is RetryInProgress."""
+    block = retry.blocks.get(target)
+    if block is None or block.state != IN_PROGRESS_STATE:
+        return False
+    for other in R.load_rows(ctx.world.replica.status):
+        op = other.operation
+        if other.index == index or op is None:
+            continue
+        if op.type == R.OP_UPDATE and op.target_revision == target:
+            return True
+        if op.type == R.OP_CREATE and other.phase == R.CREATING:
+            return True
+    return False
 
 
 def _retarget(ctx: Ctx, row: Row, target: str) -> Row:
@@ -232,7 +262,13 @@ def _step_create(
         retired = _retire_create(ctx, row, pods, out, retry, row_target)
         if retired is None:
             return row
-        row = retired
+        row, retiring = retired
+        if retiring:
+            # ops/create.go createFilteredBatched (the newest stored version, 53,576 characters): a
+            # retirement is the Instance's whole pass (``continue``): no pod is created or deleted
+            # beside it, so a half-built gang never gets a member at the new target while the old
+            # attempt's pods stand. The next pass owns what the retired attempt left behind.
+            return row
     return _step_create_pods(ctx, row, pods, out, retry)
 
 
@@ -347,9 +383,9 @@ def _overdue_announced(row: Row, deadline: datetime) -> bool:
     return lf.get("reason") == "DrainOverdue" and lf.get("time") == format_time(deadline)
 
 
-def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     if ctx.gang:
-        return step_gang_idle(ctx, row, pods, out, retry)
+        return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
     _delete_strays(ctx, pods, {name}, out)
     active = by_name(pods, name)
@@ -401,7 +437,7 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
-        return _step_idle(ctx, row, pods, out, retry)
+        return _step_idle(ctx, row, pods, out)
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):
@@ -413,9 +449,31 @@ def step_row(
     committed_create = op.type == R.OP_CREATE and op.step == R.STEP_CREATE_PODS and row.phase == R.CREATING
     if ctx.paused and ((ctx.freeze and not committed_create) or op.type == R.OP_UPDATE):
         parked = _park(ctx, row)
-        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step == R.STEP_SURGE and not ctx.freeze:
-            # ops/update_surge.go: a paused surge still reaches the promote bar; the drain waits.
+        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step in SURGE_STEPS and not ctx.freeze:
+            # ops/update_surge.go surgeUpdate (ome-projects/ome @ 58a57f25, update_surge_test.go
+            # TestSurgeUpdate_PausedHoldsAtTheSurgeStepBoundary, …PausedDrainDeletesAndPromotes): a
+            # pause holds an attempt at a step boundary. A paused surge still reaches the promote bar
+            # but the drain, a new step, waits; a drain already under way runs to its end (the source
+            # is deleted and the row promotes onto the replacement's slot).
             return step_surge(ctx, parked, pods, out, retry, paused=True)
+        if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE and not ctx.freeze:
+            # ops/update_inplace.go inPlaceUpdate (ome-projects/ome @ 58a57f25, update_inplace_test.go
+            # TestUpdate_InPlacePausedCompletesThePatch): the in-place patch is one step, so a pause
+            # taken while it runs does not leave the Instance on a half-applied revision. Only the
+            # patch itself runs: a pass that would open another step (a retarget, the re-resolution
+            # to a recreate) or end the attempt in failure is withheld like any other step.
+            scratch = Out(ctx.now)
+            book = replace(retry, blocks=dict(retry.blocks))  # a withheld failure charges nothing
+            stepped = step_in_place(ctx, parked, pods, scratch, book, op.target_revision)
+            after = stepped.operation
+            if stepped.phase == R.FAILED or (
+                after is not None and (after.id != op.id or after.step != STEP_IN_PLACE)
+            ):
+                return parked
+            out.absorb(scratch)
+            retry.blocks.clear()
+            retry.blocks.update(book.blocks)
+            return stepped if after is None else _park(ctx, stepped)
         return parked
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does

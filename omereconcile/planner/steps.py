@@ -180,7 +180,7 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     return failure
 
 
-def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
+def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[PodView] = ()) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
     owns the attempt). The first recycle of an attempt is immediate; later ones follow the
@@ -197,14 +197,20 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
             out.wake(not_before)
             return row
     n = op.retry_count + 1
-    desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
+    dead = [pod, *more]
+    desc = ", ".join(
+        f"{p.name} ({p.phase}" + (f"/{p.status_reason}" if p.status_reason else "") + ")" for p in dead
+    )
     out.event(
         "Warning",
         "TerminalPodRecycled",
         f"OMENative {ctx.instance_key(row.index)} deleted terminal pod(s) {desc} for recreate "
         f"({op.type} recycle {n})",
     )
-    out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
+    for p in dead:
+        # One recycle for every dead member a pass finds (ome-projects/ome @ 58a57f25
+        # terminal_recycle_external_test.go TestCreate_RecyclesWholeTerminalGangTogether).
+        out.delete(p, f"pod ended in phase {p.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
     fresh = terminal_failure(ctx, pod)
     if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):

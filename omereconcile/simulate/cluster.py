@@ -235,7 +235,8 @@ class Sim:
     ) -> dict[str, Any]:
         # Like the executor: the render of this pass, or a stored revision (rollback).
         data = self._rendered.get(revision) or (self.revisions.get(revision) or {}).get("data")
-        assert data is not None, f"pod for unknown revision {revision}"
+        if data is None:  # as the executor's factory (cluster/observe.py) answers a gone revision
+            raise LookupError(f"no ControllerRevision {revision} to build a pod from")
         image = data["podSpec"]["containers"][0]["image"]
         name = f"llama-pool-engine-{index}-{runner}-{ordinal}"
         return {

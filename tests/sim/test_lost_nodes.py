@@ -100,11 +100,11 @@ def test_without_the_terminating_rule_the_invariant_catches_the_stale_condition(
     sim.user_delete(POD0)
     real = instances._step_idle
 
-    def demote_on_terminating(ctx: Any, row: Any, pods: Any, out: Any, *rest: Any) -> Any:
+    def demote_on_terminating(ctx: Any, row: Any, pods: Any, out: Any) -> Any:
         live = [p for p in pods if not p.terminating]
         if row.phase == "Ready" and pods and not live:
             return instances.demote(ctx, row, out)
-        return real(ctx, row, pods, out, *rest)
+        return real(ctx, row, pods, out)
 
     monkeypatch.setattr(instances, "_step_idle", demote_on_terminating)
     with pytest.raises(InvariantError, match="row 0 is Pending yet its ready pods count it"):
