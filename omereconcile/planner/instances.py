@@ -29,6 +29,7 @@ from omereconcile.planner.inplace import (
 )
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
 from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
@@ -443,6 +444,10 @@ def step_row(
     if is_reset_journal(op):
         # The operator's reset runs even under Freeze; the rebuild after it waits for the normal gates.
         return step_reset(ctx, row, pods, out)
+    if op.waiting in REJECTION_REASONS:
+        # The API server refused the attempt's pod write for good (recorded by the executor): Go
+        # disposes it at the write site, before any hold or step (planner/rejection.py).
+        return dispose_rejection(ctx, row, ctx.pod_name(row.index, row.active_ordinal), out, retry)
     # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.

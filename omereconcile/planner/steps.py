@@ -439,6 +439,27 @@ def disposable(op: Operation) -> bool:
     )
 
 
+def superseded_leftover(ctx: Ctx, row: Row, attempt: Sequence[PodView]) -> bool:
+    """Go ``DisposeExpiredAttempt``'s superseded-leftover guard (ome-projects/ome 58a57f25
+    ``workload/escalation/disposition.go``, ``DispositionSkippedSuperseded``): the attempt's first
+    workload-caused pod carries a revision hash that is known and not the attempt's target (its pinned
+    target, else the update revision: ours, the spec's), and the attempt is not an unpinned Create.
+    Such a pod is the drain leftover of a prior failed attempt, not this attempt's failure: charging
+    it would hold the corrective revision the row was just retargeted to. Nothing is written; the
+    leftover is the surge reclassify's or the wreckage sweep's to remove."""
+    op = row.operation
+    if op is None:
+        return False
+    pod = next((p for p in attempt if workload_caused_container(p) is not None), None)
+    if pod is None or not pod.revision_hash:
+        return False
+    pinned = op.target_revision or row.target_revision
+    if op.type == R.OP_CREATE and not pinned:
+        return False  # an unpinned Create the pod proves is another revision's: disposed, uncharged
+    target = pinned or ctx.spec_revision
+    return bool(target) and pod.revision_hash != hash_of(target)
+
+
 def dispose(
     ctx: Ctx,
     row: Row,
@@ -446,7 +467,7 @@ def dispose(
     failure: Failure,
     out: Out,
     retry: RetryBook,
-) -> Row:
+) -> Row | None:
     """End a disposable attempt as ``DisposeExpiredAttempt`` does.
 
     Branch 1: a container of the attempt's pod waiting in a workload-caused reason names the cause
@@ -457,9 +478,14 @@ def dispose(
     steered off the node), else branch 3. Either way the Warning blames no pod, reads
     ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason`` already records this
     reason (``sameTerminalFailure``: an attempt failing the same way again).
+
+    None when the only workload-caused pod is a superseded revision's leftover
+    (:func:`superseded_leftover`): the attempt is skipped, nothing written or announced.
     """
     op = row.operation
     assert op is not None
+    if superseded_leftover(ctx, row, attempt):
+        return None
     target = op.target_revision or row.target_revision
     found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
     pod, cause = found[0] if found else (None, None)
@@ -714,6 +740,11 @@ def check_failure(
         # surge reports its source out of rotation (SourceUnrouted), a token ours does not have.
         return row, None
     if no_room is not None:
+        if disposable(op) and superseded_leftover(ctx, row, attempt):
+            # Go hands the scheduler grace's bucket to DisposeExpiredAttempt, whose superseded guard
+            # skips the attempt: nothing written or announced (scheduler_test.go @ 4dfb96b1,
+            # TestEscalation_UnschedulableSupersededLeftoverIsSilent).
+            return row, None
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):
             release_exclusions(ctx, row, out)

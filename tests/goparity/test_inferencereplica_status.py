@@ -663,12 +663,6 @@ def test_a_rollback_onto_the_prior_revision_records_the_withdrawal() -> None:
     assert sim.condition("CurrentRevisionWithdrawn") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go status.go @ 8263d0c7 effectiveRolloutHold keeps the Update pass's hold on a "
-    "converged subject (only a subject with no update revision has nothing to hold); ours clears the hold "
-    "when no rollout is in flight (planner/status.py _effective_hold)",
-)
 def test_effective_rollout_hold_a_converged_subject_keeps_the_hold_its_sets_stand_behind() -> None:
     """Go: … status_test.go @ 8263d0c7, TestEffectiveRolloutHold (its converged-subject checks) and
     TestAggregateAndWriteStatus_RolloutHold_ConvergedSubjectPublishesTheHoldItsSetsStandBehind: a roll
@@ -677,7 +671,7 @@ def test_effective_rollout_hold_a_converged_subject_keeps_the_hold_its_sets_stan
     ctx = _ctx(replicas=1)
     reason = "per-Component unavailability budget 1 exhausted; Instance 0 on revision rev-a not serving"
     book = RetryBook({}, "ns/llama-pool", "engine")
-    assert _effective_hold(ctx, Hold("Budget", reason), book, False) == ("Budget", reason, ctx.target)
+    assert _effective_hold(ctx, Hold("Budget", reason), book) == ("Budget", reason, ctx.target)
 
 
 # -- the escalation pass, end to end (workload.Reconcile's deadline and stuck-pod backstops) -----------

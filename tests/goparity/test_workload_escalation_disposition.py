@@ -139,12 +139,6 @@ def test_dispose_unpinned_create_does_not_charge_corrective_revision() -> None:
     assert failed.last_failure["podName"] == pod.name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go skips an attempt whose workload-caused pod is on a known other revision "
-    "(DispositionSkippedSuperseded: no charge, the operation stays) and leaves the leftover to its "
-    "wreckage sweep; ours fails the attempt and charges its target",
-)
 def test_dispose_superseded_leftover_does_not_poison_corrective_revision() -> None:
     """Go: same file, TestDispose_SupersededLeftover_DoesNotPoisonCorrectiveRevision: an Update
     retargeted to the corrected revision whose cause pod is the old bad revision's leftover charges
