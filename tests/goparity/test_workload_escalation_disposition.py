@@ -9,6 +9,13 @@ pass's :class:`~omereconcile.planner.retry.RetryBook` and its :class:`Out`. The 
 built from a simulated replica whose spec revision stands for Go's ``UpdateRevision`` and whose status
 rows are the rows the pass observed; the relocation ledger is the pass's ``LedgerBook``. The whole file
 (45 cases) is ported but three cases listed in ``docs/goparity.md`` as not mappable.
+
+The relocation and crash-loop cases follow the newest stored version of the file (127,090 characters,
+commit not named by the index) over the newest ``disposition.go`` (36,185 characters), which relocates
+no crash loop (``attemptCrashLooping``) and no attempt at a Held revision (``revisionHeld``): its
+relocation tests fail the attempt with ``RunContainerError`` where 58a57f25 crash-looped, and its
+``CrashLoopOnServedRevisionTakesTheLadder`` replaces 58a57f25's ``CrashLoopOnServedRevisionBlamesTheNode``.
+Ten cases of the newest that 58a57f25 lacks are ported beside them (docs/goparity.md, the file's note).
 """
 
 from __future__ import annotations
