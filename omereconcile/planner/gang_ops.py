@@ -73,7 +73,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
-    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
@@ -111,7 +111,7 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
-    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)
