@@ -28,7 +28,7 @@ from omereconcile.planner.gang_ops import (
     surge_index_for,
 )
 from omereconcile.planner.inplace import IN_PLACE_REFUSED, STEP_IN_PLACE, choose_mode, refusal_message
-from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
+from omereconcile.planner.instances import park, start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
@@ -343,8 +343,16 @@ def _step_gang_surges(
         if not is_gang_surge_source(src) or op is None or op.surge_index is None:
             continue
         k = op.surge_index
-        if ctx.paused and ctx.freeze:
-            stepped[src.index], stepped[k] = src, by_row.get(k)
+        if ctx.paused:
+            # A gang SurgeThenDrain cycle is parked whole under either pause mode, both rows with the
+            # pause's token and their clocks stopped: it keeps the source serving from its first pass
+            # to its last, so parking it costs the Instance no capacity and closes no step half-open
+            # (Go ``workload/plan_decision.go`` ``pausedUpdateContinuations``/``gangSurgeRow``, the
+            # newest stored version; ``holds/pause.go`` ``reportPause`` @ dcfb4135). Before: under
+            # ``Recover`` the replacement gang was still brought up to the hand-over bar.
+            tgt = by_row.get(k)
+            stepped[src.index] = park(ctx, src)
+            stepped[k] = park(ctx, tgt) if tgt is not None and tgt.operation is not None else tgt
             continue
         new_src, new_tgt = step_gang_surge(
             ctx,
@@ -354,7 +362,7 @@ def _step_gang_surges(
             by_index.get(k, []),
             out_for(src.index),
             retry,
-            paused=ctx.paused,
+            paused=False,
         )
         stepped[src.index], stepped[k] = new_src, new_tgt
     return stepped
