@@ -235,8 +235,18 @@ def plan_instances(
             # restart pass runs under a standard pause, not under a frozen one (``workload/
             # plan_decision.go`` ``Plan``; ``plan_decision_test.go`` ``TestPlan_Restart_Selects
             # TriggeredInstances``, ``TestPlan_Paused_RepairRunsFleetChangesDoNot``, 4dfb96b1).
+            # A Ready row whose pod is gone is selected in the same pass (Go ``ops/restart.go``
+            # ``DetectRestartTriggerWithPods`` @ ae683e3f: "Phase=Ready and ... the live pod count is below
+            # desired", no RetryBlock gate: "a Ready Instance is by definition running a revision that
+            # works"); the newest ``Plan`` runs the restart selection on the row as observed, "ahead of
+            # the truth pass", and leaves the demotion to the status publication "at the end of every
+            # pass", which a row with an operation does not meet. So no ``Pending`` pass comes first.
             rev = r.running_revision
-            state, when = retry.gate(rev, ctx.now, _create_attempt_in_flight(rows, rev))
+            state, when = (
+                (None, None)
+                if r.phase == R.READY
+                else retry.gate(rev, ctx.now, _create_attempt_in_flight(rows, rev))
+            )
             if ctx.freeze or state is not None:
                 if state is not None:
                     out.wake(when)
@@ -562,12 +572,13 @@ def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
 
 
 def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """A single-pod Instance the truth pass demoted (Pending, no operation, running revision kept, no
-    pod left but ended ones) whose restart policy repairs it: the restart pass's, not Create's."""
+    """A single-pod Instance whose restart policy repairs it and that has no pod left but ended ones:
+    ``Ready`` as observed (its pod just went), or already demoted by the truth pass (Pending, no
+    operation, running revision kept). The restart pass's, not Create's."""
     return (
         not ctx.gang
         and ctx.restart_policy == RESTART_POLICY_RECREATE
-        and row.phase == R.PENDING
+        and row.phase in (R.READY, R.PENDING)
         and row.operation is None
         and bool(row.running_revision)
         and all(p.ended for p in pods)
