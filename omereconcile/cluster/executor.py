@@ -14,13 +14,18 @@
 - ``ForceDeletePod``: grace 0 with a UID precondition (``force_delete_pod``); NotFound and a UID
   mismatch are both success.
 - ``PatchPodInPlace``: a strategic-merge patch of the pod's container images (merge key ``name``),
-  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
+  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``). One the API
+  server refuses as Invalid (422, other than the UID precondition) is recorded on the Instance's row
+  (``operation.waiting: InvalidPodSpec``, a status PUT) for the next pass to fail the attempt and hold
+  the revision, as Go disposes it (``planner/rejection.py``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
   reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion. An in-place drain
   refused because an admission webhook could not be called is recorded as the admission wait.
 - ``WriteStatus``: a PUT of the replica as read, with the new status, through the status subresource
-  (the resourceVersion and UID in the body are the preconditions).
+  (the resourceVersion and UID in the body are the preconditions). One the API server refuses as too
+  large (413, or etcd's ``request is too large`` as a 500) records a ``StatusSizeExceeded`` Warning
+  with the status's size before the pass ends on it (Go ``warnStatusSizeExceeded``).
 - ``AddFinalizer`` / ``RemoveFinalizer``: a merge patch of ``metadata.finalizers`` pinned to the
   replica's resourceVersion.
 - ``RemoveAnnotation``: a merge patch ``{"metadata":{"annotations":{key:null}}}`` pinned to the
@@ -43,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import json
 import logging
 import os
 import threading
@@ -72,15 +78,49 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
+from omereconcile.planner.rejection import is_permanent_rejection, record_rejection
 from omereconcile.world import LEDGER_KEY, format_time
 from omerender import constants as c
 
-__all__ = ["COMPONENT", "ExecResult", "Executor", "patch_pod_in_place", "write_ledger"]
+__all__ = [
+    "COMPONENT",
+    "STATUS_SIZE_EXCEEDED",
+    "ExecResult",
+    "Executor",
+    "patch_pod_in_place",
+    "status_size_message",
+    "status_too_large",
+    "write_ledger",
+]
 
 COMPONENT = "omereconcile"
 # Advisories Go records once per process and replica component (``maybeWarnNoGangScheduler``).
 ONCE_PER_PROCESS = frozenset({"MaybeNoGangScheduler"})
 log = logging.getLogger("omereconcile.executor")
+# Go ``EventReasonStatusSizeExceeded`` and ``tooLargeInternalErrorMarker`` (status_writer.go).
+STATUS_SIZE_EXCEEDED = "StatusSizeExceeded"
+_TOO_LARGE_MARKER = "request is too large"
+
+
+def status_too_large(exc: ApiError) -> bool:
+    """Go ``isStatusTooLarge`` (status_writer.go): an explicit 413, or the storage backend's
+    oversized-request failure surfaced as a 500 InternalError (the API server does not turn etcd's
+    ``request is too large`` into a 413)."""
+    if exc.status == 413:
+        return True
+    return exc.status == 500 and exc.reason == "InternalError" and _TOO_LARGE_MARKER in str(exc)
+
+
+def status_size_message(replica: Mapping[str, Any], status: Mapping[str, Any]) -> str:
+    """Go's ``StatusSizeExceeded`` words. The size is that of the status as sent (compact JSON,
+    UTF-8), Go's ``json.Marshal(&ir.Status)`` length but for Go's escaping of ``<``, ``>``, ``&``."""
+    meta = replica["metadata"]
+    size = len(json.dumps(_plain(status), separators=(",", ":"), ensure_ascii=False).encode())
+    return (
+        f"InferenceReplica {meta['namespace']}/{meta['name']} status write of {size} bytes (DenseV1) "
+        "was rejected by the API server as too large; no lifecycle transition can be persisted "
+        "until the status shrinks"
+    )
 
 
 @dataclass
@@ -149,6 +189,8 @@ class Executor:
                         extra={"action": type(act).__name__, "target": target_of(act), "error": str(exc)},
                     )
                     continue
+                if isinstance(act, A.WriteStatus) and status_too_large(exc):
+                    self._warn_status_size_exceeded(current, act, lg)
                 res.failed, res.error = act, exc
                 res.conflict = isinstance(exc, Conflict) or (
                     isinstance(exc, Invalid | NotFound)
@@ -255,6 +297,12 @@ class Executor:
             except ApiError as exc:
                 if is_admission_unavailable(exc.status, exc.message):
                     self._record_admission_wait(act.index, act.name, replica, exc.message)
+                elif act.index is not None and is_permanent_rejection(exc.status, exc.body):
+                    # Go inPlaceUpdate's ``rejected``: the attempt ends (planner/rejection.py).
+                    status = record_rejection(
+                        replica.get("status") or {}, act.index, exc.message, self.clock()
+                    )
+                    self._record_on_row(replica, status, False, "", "", act.name)
                 raise
             return None
         if isinstance(act, A.EnsureService):
@@ -358,6 +406,25 @@ class Executor:
                 return False
             self._once_seen.add(key)
             return True
+
+    def _warn_status_size_exceeded(
+        self, replica: JSON, act: A.WriteStatus, lg: logging.Logger | logging.LoggerAdapter[Any]
+    ) -> None:
+        """Go ``statusWriter.warnStatusSizeExceeded`` (ome-projects/ome
+        ``pkg/controller/v1beta1/inferencereplica/status_writer.go``, the version stored beside
+        ``status_writer_test.go`` @ 4dfb96b1): a status write the API server refused as too large
+        is said once, as a Warning naming the encoded size, never the payload. Go puts it on the
+        parent InferenceService when one resolves; a standalone replica has no ``parentRef``, so it
+        goes on the replica, as Go does when no parent resolves. The pass still ends on the error."""
+        try:
+            self.record_event(
+                replica, "Warning", STATUS_SIZE_EXCEEDED, status_size_message(replica, act.status)
+            )
+        except ApiError as exc:
+            lg.warning(
+                "action failed (not fatal)",
+                extra={"action": "RecordEvent", "target": STATUS_SIZE_EXCEEDED, "error": str(exc)},
+            )
 
     def record_event(self, replica: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = replica["metadata"]

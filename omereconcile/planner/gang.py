@@ -304,9 +304,11 @@ def bring_up_gang(
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
             )
-    for p in members:
-        if p.ended and not p.terminating:
-            row = recycle_terminal(ctx, row, p, out)
+    dead = [p for p in members if p.ended and not p.terminating]
+    if dead:
+        # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
+        # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
+        row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):
@@ -390,7 +392,8 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
-    merely slow to boot is never recycled underneath itself."""
+    merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
+    the revision it would re-materialize (``_rebuild_denied``)."""
     expected = ctx.pods_per_instance
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
@@ -411,7 +414,27 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
         return None
+    if _rebuild_denied(ctx, row):
+        return None
     return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def _rebuild_denied(ctx: Ctx, row: Row) -> bool:
+    """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, the newest stored version, the
+    one carrying ``readCrashLoopEpisode``): a rebuild below ``Ready`` re-materializes the revision the
+    row records (running, else target, else the update revision), so it answers to that revision's
+    RetryBlock as a Create does: ``Held`` denies, ``Backoff`` denies until due, ``RetryInProgress``
+    while any Create is in flight (``anyInFlightCreateAttempt`` over every Instance)."""
+    rev = row.running_revision or row.target_revision or ctx.spec_revision
+    blocks = R.load_retry_blocks(ctx.world.replica.status)
+    if not rev or rev not in blocks:
+        return False
+    in_flight = any(
+        r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
+        for r in R.load_rows(ctx.world.replica.status)
+    )
+    book = RetryBook(blocks, f"{ctx.namespace}/{ctx.name}", ctx.component)
+    return book.gate(rev, ctx.now, in_flight)[0] is not None
 
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:

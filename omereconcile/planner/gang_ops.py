@@ -383,7 +383,22 @@ def _externally_held(row: Row | None) -> bool:
     return op is not None and (op.waiting in EXTERNAL_HOLDS or op.capacity_refused_at is not None)
 
 
-def _source_clock(ctx: Ctx, src: Row | None, tgt: Row | None) -> Row | None:
+def _released_clock(ctx: Ctx, row: Row | None, pods: Sequence[PodView]) -> Row | None:
+    """The replacement row's own clock on release (Go ``ReconcileGatedDeadlines``, as
+    ``instances.step_row`` for a row stepped alone): parked while a pod of it still carries an admission
+    scheduling gate (``steps.check_failure``), restarted with the full window once none does and no
+    waiting token holds it."""
+    op = row.operation if row is not None else None
+    if row is None or op is None or op.deadline is not None or op.waiting:
+        return row
+    if op.capacity_refused_at is not None or row.phase not in (R.CREATING, R.UPDATING, R.RESTARTING):
+        return row
+    if any(p.admission_gated for p in pods):
+        return row
+    return replace(row, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
+
+
+def _source_clock(ctx: Ctx, src: Row | None, tgt: Row | None, tgt_pods: Sequence[PodView] = ()) -> Row | None:
     """The source's readiness clock follows its replacement's hold: ome-projects/ome 4dfb96b1
     ``workload/escalation/deadline.go`` ``ReconcileGatedDeadlines`` with ``instanceHeldExternally``
     (which reads the row its ``SurgeIndex`` points at: "a gang surge creates pods under the SURGE index
@@ -392,11 +407,15 @@ def _source_clock(ctx: Ctx, src: Row | None, tgt: Row | None) -> Row | None:
     otherwise untouched. Edge-triggered, as Go's. Pinned by ``escalation/gang_test.go``
     ``TestReconcileGatedDeadlines_ParksGangSurgeSourceOnMemberRejection`` /
     ``…ParksGangTerminatingSurgeSource`` and ``scheduler_test.go``
-    ``…ParksUnschedulableGangSurgeSource``."""
+    ``…ParksUnschedulableGangSurgeSource``. A replacement pod still carrying an admission scheduling
+    gate holds the source too (``inferencereplica/status.go`` @ 8263d0c7 ``reconcileHeldDeadlines``:
+    "a gang-surge source's attempt pods live in its Operation.SurgeIndex bucket: while they queue for
+    admission, the source's deadline must park too"; ``status_test.go``
+    ``TestReconcileHeldDeadlines_GangSurgeSourceParked``)."""
     op = src.operation if src is not None else None
     if src is None or op is None or src.phase != R.UPDATING:
         return src
-    held = _externally_held(src) or _externally_held(tgt)
+    held = _externally_held(src) or _externally_held(tgt) or any(p.admission_gated for p in tgt_pods)
     if held and op.deadline is not None:
         return replace(src, operation=replace(op, deadline=None))
     if not held and op.deadline is None and ctx.deadline_from(ctx.now) is not None:
@@ -423,7 +442,7 @@ def step_gang_surge(
     new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry, paused=paused)
     if paused:
         return new_src, new_tgt
-    return _source_clock(ctx, new_src, new_tgt), new_tgt
+    return _source_clock(ctx, new_src, new_tgt, tgt_pods), _released_clock(ctx, new_tgt, tgt_pods)
 
 
 def _step_pair(
@@ -460,6 +479,12 @@ def _step_pair(
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
+            # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
+            # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
+            # live under the replacement's index, the bookkeeping lands on the source row, which owns
+            # the operation.
+            src = replace(src, last_failure=new_tgt.last_failure)
         if new_tgt.phase == R.FAILED:
             # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
             # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the

@@ -179,7 +179,7 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     return failure
 
 
-def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
+def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[PodView] = ()) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
     owns the attempt). The first recycle of an attempt is immediate; later ones follow the
@@ -196,14 +196,20 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
             out.wake(not_before)
             return row
     n = op.retry_count + 1
-    desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
+    dead = [pod, *more]
+    desc = ", ".join(
+        f"{p.name} ({p.phase}" + (f"/{p.status_reason}" if p.status_reason else "") + ")" for p in dead
+    )
     out.event(
         "Warning",
         "TerminalPodRecycled",
         f"OMENative {ctx.instance_key(row.index)} deleted terminal pod(s) {desc} for recreate "
         f"({op.type} recycle {n})",
     )
-    out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
+    for p in dead:
+        # One recycle for every dead member a pass finds (ome-projects/ome @ 58a57f25
+        # terminal_recycle_external_test.go TestCreate_RecyclesWholeTerminalGangTogether).
+        out.delete(p, f"pod ended in phase {p.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
     fresh = terminal_failure(ctx, pod)
     if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):
@@ -410,9 +416,6 @@ def refreshed_failure_evidence(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> R
     return row
 
 
-_JUST_PAST = timedelta(seconds=1)
-
-
 def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
     """The book a plain Failed stamp charges: none for a Restart. Go (ome-projects/ome 4dfb96b1
     ``workload/escalation/escalation.go`` ``Run``) stamps a non-disposable attempt with
@@ -435,6 +438,27 @@ def disposable(op: Operation) -> bool:
     )
 
 
+def superseded_leftover(ctx: Ctx, row: Row, attempt: Sequence[PodView]) -> bool:
+    """Go ``DisposeExpiredAttempt``'s superseded-leftover guard (ome-projects/ome 58a57f25
+    ``workload/escalation/disposition.go``, ``DispositionSkippedSuperseded``): the attempt's first
+    workload-caused pod carries a revision hash that is known and not the attempt's target (its pinned
+    target, else the update revision: ours, the spec's), and the attempt is not an unpinned Create.
+    Such a pod is the drain leftover of a prior failed attempt, not this attempt's failure: charging
+    it would hold the corrective revision the row was just retargeted to. Nothing is written; the
+    leftover is the surge reclassify's or the wreckage sweep's to remove."""
+    op = row.operation
+    if op is None:
+        return False
+    pod = next((p for p in attempt if workload_caused_container(p) is not None), None)
+    if pod is None or not pod.revision_hash:
+        return False
+    pinned = op.target_revision or row.target_revision
+    if op.type == R.OP_CREATE and not pinned:
+        return False  # an unpinned Create the pod proves is another revision's: disposed, uncharged
+    target = pinned or ctx.spec_revision
+    return bool(target) and pod.revision_hash != hash_of(target)
+
+
 def dispose(
     ctx: Ctx,
     row: Row,
@@ -442,7 +466,7 @@ def dispose(
     failure: Failure,
     out: Out,
     retry: RetryBook,
-) -> Row:
+) -> Row | None:
     """End a disposable attempt as ``DisposeExpiredAttempt`` does.
 
     Branch 1: a container of the attempt's pod waiting in a workload-caused reason names the cause
@@ -453,9 +477,14 @@ def dispose(
     steered off the node), else branch 3. Either way the Warning blames no pod, reads
     ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason`` already records this
     reason (``sameTerminalFailure``: an attempt failing the same way again).
+
+    None when the only workload-caused pod is a superseded revision's leftover
+    (:func:`superseded_leftover`): the attempt is skipped, nothing written or announced.
     """
     op = row.operation
     assert op is not None
+    if superseded_leftover(ctx, row, attempt):
+        return None
     target = op.target_revision or row.target_revision
     found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
     pod, cause = found[0] if found else (None, None)
@@ -676,6 +705,15 @@ def check_failure(
         if op.deadline is not None:
             row = replace(row, operation=replace(op, deadline=None))
         return row, None
+    if any(p.admission_gated for p in attempt):
+        # Go escalation/deadline.go ReconcileGatedDeadlines (ome-projects/ome, the newest stored
+        # version; inferencereplica/status.go @ 8263d0c7 reconcileHeldDeadlines supplies ``gated``):
+        # a pod still carrying an admission scheduling gate (Kueue) is queued, not stuck. Its clock
+        # is parked (the zero deadline) and the escalation pass skips the Instance outright; once the
+        # gates are lifted the window restarts from admission (``instances.step_row``).
+        if op.deadline is not None:
+            row = replace(row, operation=replace(op, deadline=None))
+        return row, None
     if fully_serving(attempt, ctx.pods_per_instance):
         # The failed-while-serving guard (ome-projects/ome 4dfb96b1 workload/escalation/escalation.go
         # Run, podSetIsCapacity / query.PodSetFullyServing): an attempt whose pods are all present,
@@ -684,6 +722,11 @@ def check_failure(
         # surge reports its source out of rotation (SourceUnrouted), a token ours does not have.
         return row, None
     if no_room is not None:
+        if disposable(op) and superseded_leftover(ctx, row, attempt):
+            # Go hands the scheduler grace's bucket to DisposeExpiredAttempt, whose superseded guard
+            # skips the attempt: nothing written or announced (scheduler_test.go @ 4dfb96b1,
+            # TestEscalation_UnschedulableSupersededLeftoverIsSilent).
+            return row, None
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):
             release_exclusions(ctx, row, out)
@@ -740,5 +783,5 @@ def check_failure(
                 event_reason=msg,
                 record=workload_caused_record(attempt, ctx.now) or limbo,
             )
-        out.wake(op.deadline + _JUST_PAST)
+        out.wake_past(op.deadline)
     return row, None

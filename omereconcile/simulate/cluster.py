@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
+from omereconcile.planner.rejection import record_rejection
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
     LEDGER_KEY,
@@ -154,7 +155,7 @@ class Sim:
     # The template's affinity, as a user writes it in the runtime (rendered into every pod).
     affinity: dict[str, Any] | None = None
     # Images the API server refuses in an in-place pod patch (422 Invalid, e.g. an image reference
-    # admission rejects). The executor ends the pass on it as a conflict; so does the sim.
+    # admission rejects). The executor records it on the row and ends the pass on it; so does the sim.
     refuse_in_place: set[str] = field(default_factory=set)
 
     # -- plumbing -----------------------------------------------------------------------------------
@@ -235,7 +236,8 @@ class Sim:
     ) -> dict[str, Any]:
         # Like the executor: the render of this pass, or a stored revision (rollback).
         data = self._rendered.get(revision) or (self.revisions.get(revision) or {}).get("data")
-        assert data is not None, f"pod for unknown revision {revision}"
+        if data is None:  # as the executor's factory (cluster/observe.py) answers a gone revision
+            raise LookupError(f"no ControllerRevision {revision} to build a pod from")
         image = data["podSpec"]["containers"][0]["image"]
         name = f"llama-pool-engine-{index}-{runner}-{ordinal}"
         return {
@@ -395,6 +397,10 @@ class Sim:
             behaviour = self.behaviour.get(image, "ok")
             if obj["metadata"]["labels"].get(c.LABEL_RUNNER) == c.RUNNER_WORKER:
                 behaviour = self.worker_behaviour.get(image, behaviour)
+            if behaviour == "gated":
+                # An admission webhook (Kueue) queued the pod: it carries a scheduling gate until
+                # ``ungate`` lifts it; the scheduler does not place it meanwhile.
+                obj["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
             group = obj["metadata"]["labels"].get(c.LABEL_POD_GROUP)
             if group is not None and self.gang_scheduling and group not in self.pod_groups:
                 self.violations.append(f"pod {act.name} created before its PodGroup {group}")
@@ -430,6 +436,13 @@ class Sim:
             ]
             if members:
                 self.violations.append(f"PodGroup {act.name} deleted while its pods {members} exist")
+            if group["metadata"].get("finalizers"):
+                # A finalizer holds the group: the delete only marks it Terminating (a repeat delete
+                # of a Terminating object is accepted and changes nothing), ``release_pod_group`` ends it.
+                if not group["metadata"].get("deletionTimestamp"):
+                    group["metadata"]["deletionTimestamp"] = format_time(self.now)
+                    self._stamp(group)
+                return
             del self.pod_groups[act.name]
         elif isinstance(act, A.DeletePod):
             pod = self._pod(act.name, act.uid)
@@ -489,7 +502,15 @@ class Sim:
                 raise Conflict(f"pod {act.name} changed since it was read")
             refused = sorted(set(act.images.values()) & self.refuse_in_place)
             if refused:
-                raise Conflict(f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}")
+                # What the executor does with the 422 (planner/rejection.py): recorded on the row for
+                # the next pass to dispose, and the pass ends on it.
+                message = f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}"
+                recorded = (
+                    record_rejection(self.status, act.index, message, self.now)
+                    if act.index is not None
+                    else None
+                )
+                self.record_refusal(recorded, False, "", "", message)
             meta = pod.obj["metadata"]
             for key, value in act.annotations.items():
                 notes = meta.setdefault("annotations", {})
@@ -620,6 +641,29 @@ class Sim:
         future = [t for t in times if t > self.now]
         return min(future) if future else None
 
+    def release_pod_group(self, name: str) -> None:
+        """The finalizers' owner lets a PodGroup go: its finalizers are removed, and a Terminating
+        group is deleted."""
+        group = self.pod_groups[name]
+        group["metadata"].pop("finalizers", None)
+        if group["metadata"].get("deletionTimestamp"):
+            del self.pod_groups[name]
+        else:
+            self._stamp(group)
+
+    def ungate(self, name: str) -> None:
+        """The admission authority (Kueue) admits a gated pod: its scheduling gates are lifted and it
+        is scheduled and started like any other (``ready_delay`` from now)."""
+        p = self.pods[name]
+        p.obj["spec"].pop("schedulingGates", None)
+        p.behaviour = self.behaviour.get(p.obj["spec"]["containers"][0]["image"], "ok")
+        if p.behaviour == "gated":
+            p.behaviour = "ok"
+        p.created = self.now
+        self._stamp(p.obj)
+        self._kubelet(p)
+        self._endpoint_slices()
+
     def restart_runner(self, name: str, reason: str = "Error", exit_code: int = 1) -> None:
         """The kubelet restarts a running pod's runner container in place (same pod, same UID): the
         run that ended is its ``lastState.terminated``, the new run starts now and is ready again
@@ -644,6 +688,10 @@ class Sim:
         if obj["spec"].get("nodeName") in self.silent:
             return  # no kubelet reports this pod any more
         changed = False
+        if obj["spec"].get("schedulingGates"):
+            if self._set_cond(obj, "PodScheduled", "False", "SchedulingGated"):
+                self._stamp(obj)
+            return
         if not obj["spec"].get("nodeName") and p.behaviour != "unschedulable":
             node = self._schedulable_node(obj)  # the scheduler's binding
             if node is None:
@@ -658,7 +706,7 @@ class Sim:
             changed |= self._set_cond(obj, "PodScheduled", "False", "Unschedulable")
         else:
             changed |= self._set_cond(obj, "PodScheduled", "True")
-            if st.get("phase") == "Pending":
+            if st.get("phase") == "Pending" and p.behaviour != "pending":
                 st["phase"] = "Running"
                 changed = True
             if p.started_at is None:
@@ -694,6 +742,8 @@ class Sim:
                 waiting = "ImagePullBackOff"
             elif p.behaviour == "createerror" and age >= self.stuck_after:
                 waiting = "CreateContainerError"  # the runtime refused to create the container
+            elif p.behaviour == "pending":
+                waiting = "ContainerCreating"  # a slow start: no terminal reason, never ready
             init_waiting = "CreateContainerConfigError" if p.behaviour == "initconfig" else None
             ics = (
                 [{"name": "model-init", "state": {"waiting": {"reason": init_waiting}}}]

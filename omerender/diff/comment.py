@@ -3,7 +3,7 @@
 1. the verdict: whether the check fails and for what, and the lasting cost (pods and GPUs after the change
    minus before; the forecast below gives the peak during the roll);
 2. the verdict table (its "Fails the check" column is what the job does with ``--fail-on``);
-3. what changed in the catalog, each change once;
+3. what changed in the catalog, each change once, with the groups below it reaches;
 4. the groups, those that fail the check first: label, replicas (a few named, the rest collapsed),
    causes, why, cost, the change lines once;
 5. ``extra_sections`` (the forecast), then defects and notes, one line each.
@@ -87,8 +87,20 @@ def _table(review: Review) -> str:
     return f"| Verdict | Replicas | Fails the check |\n| --- | ---: | --- |\n{rows}"
 
 
-def _catalog_change(change: CatalogChange) -> str:
-    head = f"- **{_html(change.label())}**"
+def _reaches(change: CatalogChange, groups: Sequence[Group]) -> str:
+    """`` → groups 1 and 3``: the groups below whose causes name one of the change's objects, or `` → no
+    replica changes`` (a runtime no replica selects, or a field no render reads)."""
+    objects = set(change.objects)
+    hits = [str(i) for i, g in enumerate(groups, 1) if objects.intersection(g.cause_keys)]
+    if not hits:
+        return " → no replica changes"
+    if len(hits) == 1:
+        return f" → group {hits[0]}"
+    return f" → groups {', '.join(hits[:-1])} and {hits[-1]}"
+
+
+def _catalog_change(change: CatalogChange, reach: str = "") -> str:
+    head = f"- **{_html(change.label())}**{reach}"
     if not change.lines:
         return head + "\n"
     shown = compact_lines(change.lines)
@@ -98,15 +110,41 @@ def _catalog_change(change: CatalogChange) -> str:
     return head + "\n\n" + "".join("  " + line + "\n" for line in _fence(lines).splitlines()) + "\n"
 
 
+def _catalog_section(review: Review) -> list[tuple[str, int]]:
+    """The catalog's changes as (markdown, how many changes it holds): those that reach a group first
+    (in the groups' order); the ones no replica changes with go last, folded into one item when others
+    lead (a reader skips them)."""
+    reaching: list[tuple[int, str]] = []
+    idle: list[CatalogChange] = []
+    for change in review.catalog_changes:
+        first = next(
+            (i for i, g in enumerate(review.groups) if set(change.objects).intersection(g.cause_keys)), None
+        )
+        if first is None:
+            idle.append(change)
+        else:
+            reaching.append((first, _catalog_change(change, _reaches(change, review.groups))))
+    out = [(text, 1) for _, text in sorted(reaching, key=lambda item: item[0])]
+    if idle and out:
+        verb = "changes" if len(idle) == 1 else "change"
+        summary = f"{len(idle)} more catalog change{'s' if len(idle) != 1 else ''} that {verb} no replica"
+        folded = "".join(_catalog_change(c) for c in idle)
+        out.append((f"<details><summary>{summary}</summary>\n\n{folded}</details>\n", len(idle)))
+    else:
+        out.extend((_catalog_change(c, _reaches(c, review.groups)), 1) for c in idle)
+    return out
+
+
 def _wrapped(items: Sequence[str], limit: int = LINE_LIMIT) -> str:
-    """``items`` joined by commas, in lines of at most ``limit`` characters."""
+    """``items`` joined by commas, in lines of at most ``limit`` characters (a line ends with its
+    comma: markdown reads the line break as a space)."""
     lines: list[str] = []
     for item in items:
         if lines and len(lines[-1]) + len(item) + 2 <= limit:
             lines[-1] += ", " + item
         else:
             lines.append(item)
-    return "\n".join(lines)
+    return ",\n".join(lines)
 
 
 def _replicas(group: Group) -> str:
@@ -185,19 +223,19 @@ def to_markdown(
         tail.append("\n**Notes**\n\n")
         tail.extend(cut_line(f"- {_html(n)}") + "\n" for n in notes)
     where = f"the file `{full_report}`" if full_report else "`omerender diff --report PATH`"
-    catalog = [_catalog_change(c) for c in review.catalog_changes]
+    catalog = _catalog_section(review)
     groups = [_group(i, g) for i, g in enumerate(review.groups, 1)]
     budget = None if max_chars is None else max_chars - sum(map(len, head)) - sum(map(len, tail)) - 200
     body: list[str] = []
     left_groups = left_changes = 0
     if catalog:
-        body.append(f"\n#### What changed in the catalog ({len(catalog)})\n\n")
+        body.append(f"\n#### What changed in the catalog ({len(review.catalog_changes)})\n\n")
     used = sum(map(len, body))
     kept_catalog: list[str] = []
-    for index, text in enumerate(catalog):
+    for index, (text, _) in enumerate(catalog):
         # The catalog's changes take at most half the room: the groups say what they do.
         if budget is not None and used + len(text) > budget // 2:
-            left_changes = len(catalog) - index
+            left_changes = sum(n for _, n in catalog[index:])
             break
         kept_catalog.append(text)
         used += len(text)

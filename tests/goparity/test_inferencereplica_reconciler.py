@@ -13,12 +13,14 @@ have no counterpart, and why, is in ``docs/goparity.md`` ("The reconciler tier")
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 
 from omereconcile.actions import RecordEvent
 from omereconcile.planner import plan
 from omereconcile.planner.plan_indices import scale_down_rank
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
 from omereconcile.planner.rows import READY, Row
+from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import T0, UID, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omerender import constants as c
@@ -357,3 +359,45 @@ def test_reconcile_multi_to_single_pod_group_rejects_malformed_owned_pod_index()
     assert isinstance(event, RecordEvent)
     assert event.event_reason == "InvalidInstanceIndex"
     assert "refusing stale-PodGroup cleanup effects" in event.message
+
+
+def test_gang_cleanup_retains_the_marker_until_its_pod_group_is_absent() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/reconciler_test.go @ ae43378d,
+    TestReconcile_GangCleanupRetainsStatusUntilPodGroupAbsent (the same test in a newer stored version,
+    215,360 characters, also accepts a Pending source where Go's fixture gives it no pods): a gang surge
+    whose target was retired (the spec moved back) is cleaned up — its replacement's PodGroup is
+    deleted, and while a finalizer keeps that group Terminating the cleanup marker row stays, pass after
+    pass; once the group is gone the marker is removed and the source is reset in the same write (no
+    operation, Ready: ours has its pods). The sim's PodGroup with a finalizer stays Terminating until
+    ``release_pod_group``."""
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=timedelta(seconds=60)
+    )
+    sim = Sim(settings=settings, workers=1)
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    _settle(sim, driver, 1)
+    sim.behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+    driver.one_pass()
+    marker_group = f"{PREFIX}-1"
+    assert [(r["index"], r["operation"]["step"]) for r in sim.rows()] == [
+        (0, "Surge"),
+        (1, "GangSurgeTarget"),
+    ]
+    sim.pod_groups[marker_group]["metadata"]["finalizers"] = ["example.com/hold"]
+    sim.image = "vllm:v1"  # the surge's target is retired
+    for _ in range(6):
+        driver.one_pass()
+        sim.advance(5)
+        assert 1 in [r["index"] for r in sim.rows()], "the marker went before its PodGroup was absent"
+    assert sim.pod_groups[marker_group]["metadata"].get("deletionTimestamp"), (
+        "the PodGroup delete was not issued"
+    )
+    assert (sim.rows()[1]["operation"]["step"]) == "GangSurgeTargetCleanup"
+    sim.release_pod_group(marker_group)
+    driver.one_pass()
+    rows = sim.rows()
+    assert [r["index"] for r in rows] == [0]
+    assert "operation" not in rows[0]
+    assert rows[0]["phase"] == "Ready"

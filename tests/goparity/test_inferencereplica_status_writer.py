@@ -15,9 +15,15 @@ ColumnarV2 representation, Go source inventories, the writer's own entry points)
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from typing import Any
 
-from omereconcile.actions import WriteStatus
+import pytest
+
+from omereconcile.actions import CreatePod, Plan, WriteStatus
+from omereconcile.cluster.executor import Executor
+from omereconcile.cluster.kube import ApiError, Unavailable
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 
@@ -82,3 +88,91 @@ def test_an_unchanged_object_is_never_rewritten_after_convergence() -> None:
     sim, driver = _converged()
     assert _writes(driver, 6) == []
     assert "instanceStatusColumns" not in sim.status
+
+
+# -- TestUpdateInferenceReplicaStatusSizeRejection -------------------------------------------------
+# Go drives ``updateInferenceReplicaStatus`` against a fake client whose status update fails with the
+# injected error; here the executor (``omereconcile.cluster.executor``, where the status is written)
+# runs a plan's WriteStatus against a client whose status PUT fails the same way.
+
+
+class _RefusingKube:
+    """A client whose status PUT fails with ``error``; every other request is recorded and answered."""
+
+    def __init__(self, error: ApiError) -> None:
+        self.error = error
+        self.calls: list[tuple[str, str, Any]] = []
+
+    def put(self, path: str, body: Any, **_: Any) -> dict[str, Any]:
+        self.calls.append(("PUT", path, body))
+        if path.endswith("/status"):
+            raise self.error
+        return dict(body)
+
+    def post(self, path: str, body: Any, **_: Any) -> dict[str, Any]:
+        self.calls.append(("POST", path, body))
+        return dict(body)
+
+    def patch(self, path: str, body: Any, content_type: str = "", **_: Any) -> dict[str, Any]:
+        self.calls.append(("PATCH", path, body))
+        return {}
+
+
+def _refused_write(error: ApiError) -> tuple[Any, _RefusingKube, dict[str, Any]]:
+    replica = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "metadata": {"name": "model-engine", "namespace": "default", "uid": "u-1", "resourceVersion": "7"},
+        "spec": {"component": "engine"},
+        "status": {"replicas": 1},
+    }
+    status = {"replicas": 2, "instanceStatuses": [{"index": 0, "phase": "Ready", "incarnation": 1}]}
+    kube = _RefusingKube(error)
+    ex = Executor(kube, reporting_instance="t", clock=lambda: datetime(2026, 8, 17, tzinfo=UTC))  # type: ignore[arg-type]
+    res = ex.execute(Plan((WriteStatus(status, "r"), CreatePod("p", {"metadata": {}}, "r"))), replica)
+    return res, kube, status
+
+
+def _events(kube: _RefusingKube) -> list[dict[str, Any]]:
+    return [body for verb, path, body in kube.calls if verb == "POST" and path.endswith("/events")]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(ApiError(413, "RequestEntityTooLarge", "limit is 1572864"), id="413 without parent"),
+        pytest.param(
+            Unavailable(500, "InternalError", "Internal error occurred: etcdserver: request is too large"),
+            id="storage too-large as Internal",
+        ),
+    ],
+)
+def test_a_status_write_refused_as_too_large_is_said_once_with_its_size(error: ApiError) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/status_writer_test.go @ 4dfb96b1,
+    TestUpdateInferenceReplicaStatusSizeRejection, entries "413 without parent" and "storage too-large
+    as Internal" (Go's with a parent InferenceService; a standalone replica has none, so the Warning
+    is on the replica, as in Go's no-parent entry). Rule: status_writer.go ``isStatusTooLarge`` and
+    ``warnStatusSizeExceeded``. The error is returned unchanged (the pass ends on it, nothing after
+    the write runs, nothing is dropped), and exactly one ``StatusSizeExceeded`` Warning names the
+    object and the encoded size of the status."""
+    res, kube, status = _refused_write(error)
+    assert isinstance(res.failed, WriteStatus)
+    assert res.error is error
+    assert not res.conflict
+    assert not any(path.endswith("/pods") for _, path, _ in kube.calls)  # the pass stopped
+    (event,) = _events(kube)
+    assert (event["type"], event["reason"]) == ("Warning", "StatusSizeExceeded")
+    assert event["involvedObject"]["kind"] == "InferenceReplica"
+    size = len(json.dumps(status, separators=(",", ":")).encode())
+    assert f"{size} bytes" in event["message"]
+    assert "default/model-engine" in event["message"]
+
+
+def test_a_status_write_failing_for_another_reason_records_no_event() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/inferencereplica/status_writer_test.go @ 4dfb96b1,
+    TestUpdateInferenceReplicaStatusSizeRejection, entry "other error": a 503 is returned unchanged
+    and no size Warning is recorded (status_writer.go ``isStatusTooLarge`` is false)."""
+    error = Unavailable(503, "ServiceUnavailable", "apiserver restarting")
+    res, kube, _ = _refused_write(error)
+    assert res.error is error
+    assert _events(kube) == []

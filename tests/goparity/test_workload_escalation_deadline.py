@@ -271,3 +271,64 @@ def test_reconcile_gated_deadlines_paused_hold_parks_and_rearms() -> None:
     assert released is not None
     assert released.operation is not None
     assert released.operation.deadline == ctx.now + TIMEOUT
+
+
+def _gated_pod(ctx: Ctx) -> PodView:
+    """A pod of the step still carrying an admission scheduling gate (Kueue): created, not scheduled."""
+    return PodView.from_dict(
+        {
+            "metadata": {
+                "name": NAME,
+                "uid": "uid-0",
+                "creationTimestamp": format_time(ctx.now - timedelta(hours=2)),
+            },
+            "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]},
+            "status": {
+                "phase": "Pending",
+                "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}],
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("past", "case"),
+    [
+        (timedelta(minutes=1), "TestReconcileGatedDeadlines_ParksGatedInstance"),
+        (timedelta(hours=1), "TestGatedInstance_NotFailedByDeadlineBackstop"),
+    ],
+    ids=["ParksGatedInstance", "GatedInstance_NotFailedByDeadlineBackstop"],
+)
+def test_a_gated_instance_parks_its_deadline_and_is_not_failed(past: timedelta, case: str) -> None:
+    """Go: same file, ``case`` (the pytest id): a Creating Instance whose pod is admission-gated has its
+    deadline, already ``past`` ago, parked (zeroed: "never expires") and is not failed, with no
+    ``InstanceFailed`` Warning — it is queued, not stuck (``ReconcileGatedDeadlines`` then the
+    escalation pass, which skips a gated Instance). Ours: ``check_failure`` parks and reads no
+    evidence. Failed before (ours had no such wait: the deadline failed it)."""
+    ctx = _ctx()
+    row = R.Row(index=0, phase=R.CREATING, operation=_op(ctx, R.OP_CREATE, R.STEP_CREATE_PODS, -past))
+    out = Out(ctx.now)
+    kept, failed = check_failure(ctx, row, _gated_pod(ctx), NAME, out, _book())
+    assert failed is None
+    assert kept.phase == R.CREATING
+    assert kept.operation is not None
+    assert kept.operation.deadline is None
+    assert _warnings(out) == []
+
+
+def test_reconcile_gated_deadlines_restarts_on_ungate() -> None:
+    """Go: same file, TestReconcileGatedDeadlines_RestartsOnUngate: once the pods clear the gate, a parked
+    (zero) deadline restarts as now + the readiness timeout — measured from admission, not from the
+    operation's start. Ours: ``instances.step_row`` re-arms a transient row with no deadline that nothing
+    holds any more (no gated pod, no waiting token, no pause); while a pod is still gated it stays
+    parked. Passing as found for this committed Create (the unpause re-arm covered it)."""
+    ctx = _ctx()
+    row = R.Row(index=0, phase=R.CREATING, operation=_op(ctx, R.OP_CREATE, R.STEP_CREATE_PODS, None))
+    gated = step_row(ctx, row, [_gated_pod(ctx)], Out(ctx.now), _book(), ctx.spec_revision)
+    assert gated is not None
+    assert gated.operation is not None
+    assert gated.operation.deadline is None
+    released = step_row(ctx, row, [], Out(ctx.now), _book(), ctx.spec_revision)
+    assert released is not None
+    assert released.operation is not None
+    assert released.operation.deadline == ctx.now + TIMEOUT

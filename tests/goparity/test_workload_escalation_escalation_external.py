@@ -672,3 +672,59 @@ def test_corrective_revision_drives_a_fresh_attempt_from_failed() -> None:
     assert row.operation.target_revision == corrective
     assert row.operation.retry_count == 0
     assert row.operation.started_at == sim.now.replace(microsecond=0)
+
+
+# -- admission scheduling gates (Kueue): the escalation pass skips a queued Instance -----------------
+
+
+def test_escalation_an_admission_gated_instance_is_not_expired() -> None:
+    """Go: same file, TestEscalation_AdmissionGatedInstance_DeadlineSkipped: a Creating Instance whose
+    pod still carries an admission scheduling gate, its deadline an hour past, is queued, not stuck:
+    it stays Creating and no ``InstanceFailed`` Warning is said. Ours: ``check_failure`` parks its
+    clock and reads no evidence (``ReconcileGatedDeadlines``; failed before: the deadline failed it)."""
+    ctx = _ctx()
+    row = _row(ctx, R.OP_CREATE, R.STEP_CREATE_PODS, -timedelta(hours=1), R.CREATING)
+    name = "llama-pool-engine-0-default-0"
+    gated = PodView.from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "uid": "uid-0",
+                "creationTimestamp": format_time(ctx.now - timedelta(hours=1)),
+            },
+            "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]},
+            "status": {"phase": "Pending"},
+        }
+    )
+    out = Out(ctx.now)
+    kept, failed = check_failure(ctx, row, gated, name, out, RetryBook({}, "llama-demo/llama-pool", "engine"))
+    assert failed is None
+    assert kept.phase == R.CREATING
+    assert _warnings(out) == []
+
+
+def test_escalation_a_gang_surge_source_whose_attempt_pods_queue_is_not_expired() -> None:
+    """Go: same file, TestEscalation_GangSurgeSource_GatedAttemptPods_DeadlineSkipped: a gang surge's
+    source, whose attempt pods (its ``surgeIndex`` bucket) queue for admission, is not expired past its
+    deadline — it stays Updating, no Warning, no RetryBlock for the (healthy) target revision. Ours in
+    the sim (a one-Instance leader+worker gang rolled to an image Kueue queues, 30-minute timeout, an
+    hour of passes): the source's clock parks with its replacement's (``gang_ops._source_clock``;
+    failed before: the source's clock kept running and the attempt was failed at it)."""
+    settings = OperatorSettings(instance_ready_timeout=timedelta(minutes=30))
+    sim = Sim(settings=settings, workers=1)
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.behaviour["vllm:v2"] = "gated"
+    sim.image = "vllm:v2"
+    for _ in range(60):
+        driver.one_pass()
+        sim.advance(60)
+    source = sim.rows()[0]
+    assert (source["phase"], source["operation"]["step"], source["operation"]["surgeIndex"]) == (
+        "Updating",
+        "Surge",
+        1,
+    )
+    assert not sim.status.get("retryBlocks")
+    assert "InstanceFailed" not in sim.event_reasons()

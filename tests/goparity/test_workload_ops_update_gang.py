@@ -1,0 +1,268 @@
+"""OME's ``workload/ops/update_gang_test.go``: the gang surge's abandon, promote, claim and drain window.
+
+Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_gang_test.go`` @ 58a57f25 (130,086
+characters, read whole: the largest of the five stored versions; ae683e3f, 31,981 characters, read in
+part, is its early text), over ``ops/update_gang.go`` ``gangSurgeUpdate`` and ``abandonFailedGangSurge``
+and ``workload/status`` ``StartGangSurge``. By 58a57f25 the file also carries the tests of
+``update_gang_terminal_cleanup_test.go`` and ``update_gang_podgroup_test.go``; those are counted in their
+own rows. Ours: a leader+worker replica (one Instance) rolled in the simulated world, the abandon's
+ladder on ``planner/retry.py`` ``RetryBook.failure`` (the gang abandon's writer), and one planner pass
+over a seeded world for the claim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from omereconcile.actions import WriteStatus
+from omereconcile.planner import plan
+from omereconcile.planner.out import Out
+from omereconcile.planner.retry import RetryBook
+from omereconcile.settings import RetryPolicy
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver, applied, converged
+from omereconcile.world import DesiredRevision, format_time, parse_time
+
+GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25"
+T0 = datetime.fromisoformat("2026-07-23T12:00:00+00:00")
+TARGET = "gang-a-engine-badrev"
+POLICY = RetryPolicy(
+    max_attempts=3, initial_delay=timedelta(minutes=1), max_delay=timedelta(minutes=30), multiplier=2
+)
+
+
+def _ready(**spec: Any) -> tuple[Sim, Driver]:
+    sim = Sim()
+    sim.workers = 1
+    lifecycle = {"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}}
+    sim.apply_replica(base_replica(replicas=1, lifecycle=lifecycle, **spec))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    return sim, driver
+
+
+def _target(sim: Sim) -> str:
+    render = sim.render()
+    assert isinstance(render, DesiredRevision)
+    return render.name
+
+
+def _row(sim: Sim, index: int = 0) -> dict[str, Any]:
+    return next(r for r in sim.rows() if r["index"] == index)
+
+
+def _live(sim: Sim, prefix: str) -> list[str]:
+    return sorted(
+        n
+        for n, p in sim.pods.items()
+        if n.startswith(prefix) and not p.obj["metadata"].get("deletionTimestamp")
+    )
+
+
+# -- the abandon of a failed gang surge ------------------------------------------------------------
+
+
+def test_abandon_failed_gang_surge_deletes_stale_pods_then_resets_the_source() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestAbandonFailedGangSurge_DeletesStalePodsFirst, …_ResetsSourceAfterPodsGone and
+    …_RecordsRetryBlockWithPolicy: a gang surge whose replacement never pulls its image fails; the
+    abandon first deletes the replacement gang's pods while the source stays Failed with its
+    operation, and only once they are gone resets the source (Ready on its running revision, no
+    operation, no target revision kept on the surge) and drops the replacement's row; the failed
+    revision's block is recorded (Backoff, one attempt, the pod's evidence). Go's writer-ordering check
+    (no block write before the reset's own write) is about its separate status writes: ours records
+    the block with the failure, in the pass's one status write, and is not compared here."""
+    sim, driver = _ready()
+    v1 = _row(sim)["runningRevision"]
+    sim.behaviour["vllm:v2"] = "imagepull"
+    sim.worker_behaviour["vllm:v2"] = "imagepull"
+    sim.image = "vllm:v2"
+    v2 = _target(sim)
+    seen_failed_with_pods = False
+    for _ in range(4000):
+        driver.one_pass()
+        row = _row(sim)
+        if row["phase"] == "Failed" and _live(sim, "llama-pool-engine-1-"):
+            seen_failed_with_pods = True
+            assert row.get("operation"), (GO, "reset before the replacement's pods were gone")
+        if seen_failed_with_pods and row["phase"] == "Ready":
+            break
+        sim.advance(0.5)
+    assert seen_failed_with_pods, (GO, sim.rows())
+    row = _row(sim)
+    assert (row["phase"], row.get("operation"), row["runningRevision"]) == ("Ready", None, v1), GO
+    assert [r["index"] for r in sim.rows()] == [0], GO
+    assert _live(sim, "llama-pool-engine-1-") == [], GO
+    block = next(b for b in sim.status["retryBlocks"] if b["targetRevision"] == v2)
+    assert (block["state"], block["attemptsStarted"]) == ("Backoff", 1), (GO, block)
+    assert "ImagePullBackOff" in block["reason"], (GO, block)
+
+
+def _book() -> RetryBook:
+    return RetryBook({}, "test-ns/gang-a", "engine", POLICY)
+
+
+def _held(out: Out) -> list[str]:
+    return [e.message for e in out.events if e.event_reason == "RetryHeld"]
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        pytest.param("ImagePullBackOff", id="WorkloadCausedWavesHold"),
+        pytest.param("DeadlineExceeded", id="WavesHoldAtMaxAttempts deadline"),
+        pytest.param("CrashLoopBackOff", id="WavesHoldAtMaxAttempts crash loop"),
+    ],
+)
+def test_abandon_waves_hold_at_max_attempts(reason: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestAbandonFailedGangSurge_WorkloadCausedWavesHold and TestAbandonFailedGangSurge_WavesHoldAtMaxAttempts
+    (each subtest): every abandoned wave counts on the one ladder, workload-caused or not: Backoff at
+    ``now + NextRetryDelay(wave)`` with no warning, the gate admitting the next attempt when due, and
+    Held with one RetryHeld Warning at MaxAttempts (3)."""
+    book = _book()
+    for wave in range(1, POLICY.max_attempts + 1):
+        out = Out(T0)
+        book.failure(TARGET, reason, T0, out)
+        block = book.blocks[TARGET]
+        assert block.attempts_started == wave, GO
+        if wave < POLICY.max_attempts:
+            assert (block.state, _held(out)) == ("Backoff", []), GO
+            assert block.next_retry_at == T0 + POLICY.initial_delay * (POLICY.multiplier ** (wave - 1)), GO
+            assert book.gate(TARGET, block.next_retry_at) == (None, None), GO
+            book.started(TARGET)
+            continue
+        assert (block.state, block.next_retry_at) == ("Held", None), GO
+        assert len(_held(out)) == 1, GO
+
+
+def test_abandon_scheduler_hold_records_no_block() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestAbandonFailedGangSurge_SchedulerHoldRecordsNoBlock: a replacement gang the scheduler never
+    placed is the environment's failure: however many waves, no block and no Held warning."""
+    book = _book()
+    for _ in range(POLICY.max_attempts + 1):
+        out = Out(T0)
+        book.failure(TARGET, "Unschedulable", T0, out)
+        assert TARGET not in book.blocks, GO
+        assert _held(out) == [], GO
+
+
+# -- the promote, the superseded abandon, the drain window ------------------------------------------
+
+
+def test_gang_surge_promote_emits_completed_event() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurge_PromoteEmitsCompletedEvent: the pass that promotes the replacement gang records
+    ``RecreateUpdateCompleted`` once and no ``RecreateUpdateStarted``."""
+    sim, driver = _ready()
+    sim.image = "vllm:v2"
+    target = _target(sim)
+    for _ in range(400):
+        events = len(sim.events)
+        driver.one_pass()
+        fresh = [e.event_reason for e in sim.events[events:]]
+        if "RecreateUpdateCompleted" in fresh:
+            assert fresh.count("RecreateUpdateCompleted") == 1, GO
+            assert "RecreateUpdateStarted" not in fresh, GO
+            break
+        sim.advance(0.5)
+    else:
+        raise AssertionError("the gang surge never promoted")
+    driver.run(lambda s: converged(s) and s.status.get("currentRevision") == target)
+
+
+@pytest.mark.parametrize(
+    ("superseded", "kind"),
+    [
+        pytest.param(False, "Warning", id="failed abandon warns"),
+        pytest.param(True, "Normal", id="supersede abandon is normal"),
+    ],
+)
+def test_abandon_failed_gang_surge_event_reasons(superseded: bool, kind: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestAbandonFailedGangSurge_EventReasons (each subtest): an abandon records one
+    ``GangSurgeAbandoned``, a Warning after a failure and Normal when a newer revision superseded the
+    surge, and never ``RecreateUpdateStarted``."""
+    sim, driver = _ready()
+    sim.behaviour["vllm:v2"] = "never" if superseded else "imagepull"
+    sim.worker_behaviour["vllm:v2"] = "never" if superseded else "imagepull"
+    sim.image = "vllm:v2"
+    driver.one_pass()
+    started = sim.event_reasons().count("RecreateUpdateStarted")
+    if superseded:
+        sim.image = "vllm:v3"
+    for _ in range(4000):
+        sim.advance(0.5)
+        driver.one_pass()
+        if any(e.event_reason == "GangSurgeAbandoned" for e in sim.events):
+            break
+    abandoned = [e for e in sim.events if e.event_reason == "GangSurgeAbandoned"]
+    assert [e.type for e in abandoned] == [kind], (GO, [(e.type, e.message) for e in abandoned])
+    assert sim.event_reasons().count("RecreateUpdateStarted") == started, GO
+
+
+def test_gang_surge_holds_source_drain_for_min_ready_seconds() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurgeUpdate_HoldsSourceDrainForMinReadySeconds: a PodReady replacement gang inside its
+    ``minReadySeconds`` window (20 s) leaves every source pod serving (the source at step Surge); after
+    the window the source gang leaves rotation."""
+    sim, driver = _ready(minReadySeconds=20)
+    sim.image = "vllm:v2"
+    driver.run(lambda s: s.gate_of("llama-pool-engine-0-leader-0") == "False")
+    ready = [
+        parse_time(
+            next(cd for cd in sim.pods[n].obj["status"]["conditions"] if cd["type"] == "Ready")[
+                "lastTransitionTime"
+            ]
+        )
+        for n in ("llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0")
+    ]
+    assert None not in ready
+    available = max(t for t in ready if t is not None) + timedelta(seconds=20)
+    off = [
+        t
+        for t, a in applied(driver, "SetServingGate")
+        if a.name.startswith("llama-pool-engine-0-") and not a.status
+    ]  # type: ignore[attr-defined]
+    assert off, GO
+    assert min(off) >= available, (GO, min(off), available)
+
+
+# -- the claim -------------------------------------------------------------------------------------
+
+
+def test_start_gang_surge_claims_pair_in_one_write() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestStartGangSurge_ClaimsPairInOneWrite: the gang surge's start claims the source (step Surge with
+    its surge index) and the replacement's marker row in one status write, and flips the target's due
+    Backoff block to RetryInProgress in that same write."""
+    sim, _ = _ready()
+    sim.image = "vllm:v2"
+    world = sim.observe()
+    world = replace(world, now=world.now.replace(microsecond=0))
+    target = _target(sim)
+    status = dict(world.replica.status)
+    status["retryBlocks"] = [
+        {
+            "targetRevision": target,
+            "state": "Backoff",
+            "attemptsStarted": 1,
+            "nextRetryAt": format_time(world.now - timedelta(seconds=1)),
+            "reason": "ImagePullBackOff",
+        }
+    ]
+    world = replace(world, replica=replace(world.replica, status=status))
+    out = plan(world)
+    writes = [a for a in out.actions if isinstance(a, WriteStatus)]
+    assert len(writes) == 1, GO
+    rows = {r["index"]: r for r in writes[0].status["instanceStatuses"]}
+    source = rows[0]
+    assert (source["operation"]["step"], source["operation"].get("surgeIndex")) == ("Surge", 1), (GO, source)
+    assert rows[1]["operation"]["step"] == "GangSurgeTarget", (GO, rows[1])
+    blocks = {b["targetRevision"]: b for b in writes[0].status["retryBlocks"]}
+    assert blocks[target]["state"] == "RetryInProgress", GO
