@@ -404,14 +404,18 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     lad = ladder(active, ctx.world.endpoints, ctx.min_ready, ctx.now)
     if lad.ready and row.phase in (R.READY, R.FAILED):
         out.gate(active, True, "all containers of the Instance are ready: enter rotation")
-    if (
-        row.phase == R.FAILED
-        and lad.serving
-        and lad.available
-        and active.revision_hash == hash_of(row.target_revision)
-    ):
+    if row.phase == R.FAILED and lad.serving and lad.available:
         # The pod that missed its deadline came up after all: the Instance recovers on its target.
-        return complete(ctx, row, row.target_revision, row.active_ordinal)
+        # Or the spec was reverted to the revision its serving pod runs (a corrective roll-back
+        # after a failed update): nothing is left to roll, and the Instance is promoted where it
+        # serves. Go: ome-projects/ome ``workload/ops/cleanup.go`` @ ae683e3f ``CleanupWreckage``
+        # ("after the debris is gone the Create pass re-proves readiness and promotes"), pinned by
+        # ``workload/corrective_recovery_test.go`` @ ae683e3f
+        # ``TestCorrectiveRecovery_SinglePod_RollBack``. Before, the row kept the abandoned target
+        # and stayed Failed for good.
+        for rev in (row.target_revision, ctx.target):
+            if rev and active.revision_hash == hash_of(rev):
+                return complete(ctx, row, rev, row.active_ordinal)
     return row
 
 

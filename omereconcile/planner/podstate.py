@@ -71,14 +71,19 @@ def ladder(pod: PodView, endpoints: Endpoints, min_ready: timedelta, now: dateti
 
 
 def drained(pod: PodView, service: ServiceView, endpoints: Endpoints) -> bool:
-    """No EndpointSlice lists the pod as ready. With no Service nothing routes through it; with a
-    Service but no slice seen yet, nothing is proven (03 §8 rule 15)."""
+    """No EndpointSlice lists the pod as ready. The slices are read first: only when none is seen
+    does the Service decide — none means nothing routes through the pod, one without slices yet
+    proves nothing (03 §8 rule 15).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/drain/drain.go`` @ dcfb4135 (the newest
+    of three stored versions) ``IsPodDrained`` / ``Batcher.IsPodDrained``: ``drainedWhenSliceListEmpty``
+    is consulted only for an empty slice list; slices that still list the pod ready keep it undrained
+    even after its Service is gone (``drain_test.go`` ``TestBatcher_MatchesIsPodDrainedSemantics``).
+    Before, a missing Service read as drained whatever the slices still said."""
     if pod.gate != "False" and pod.containers_ready:
         return False  # the gate write has not landed yet
-    if not service.exists:
-        return True
     if not endpoints.slices_seen:
-        return False
+        return not service.exists
     ep = endpoints.by_pod.get(pod.name)
     return ep is None or not ep.ready
 
