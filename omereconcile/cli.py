@@ -10,6 +10,7 @@ import argparse
 import importlib.util
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -21,7 +22,7 @@ from typing import Any
 from omereconcile import logs
 from omereconcile.actions import Plan
 from omereconcile.cluster.executor import target_of
-from omereconcile.cluster.kube import ApiError, Kube, NotFound
+from omereconcile.cluster.kube import ApiError, Kube, KubeconfigError, NotFound
 from omereconcile.cluster.leader import LeaderElector, RangeLeases, default_identity
 from omereconcile.cluster.observe import build_catalog, fetch_catalog_objects, observe, paths
 from omereconcile.controller import CONFIG_NAME, Controller
@@ -32,6 +33,7 @@ from omereconcile.server.certrotator import CertRotator
 from omereconcile.server.secure_metrics import MetricsServer
 from omereconcile.server.webhook import AdmissionServer, ClusterReader
 from omereconcile.settings import OperatorSettings, SettingsError, settings_from_configmap
+from omereconcile.sharding import validate_timing
 from omerender import __version__
 
 __all__ = ["main"]
@@ -53,6 +55,34 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _user_agent(text: str) -> str:
+    """An HTTP header value the client can send: printable ASCII, not blank. (A newline or a character
+    outside Latin-1 would fail every request later, as a connection error the process retries forever.)"""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; omit the flag for the default omereconcile/IDENTITY")
+    bad = next((ch for ch in text if not (" " <= ch <= "~")), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has {bad!r}, which an HTTP header cannot carry; use printable ASCII, e.g. "
+            "omereconcile/fleet-a"
+        )
+    return text
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
+def _lease_prefix(text: str) -> str:
+    """The start of Lease names (``PREFIX-N-INDEX``, ``PREFIX-N-m-SLOT``, ``PREFIX-N-cuts``): a Lease name
+    is a DNS subdomain (at most 253 characters), so the prefix is one with room for the suffixes."""
+    if not _DNS_SUBDOMAIN.fullmatch(text) or len(text) > 200:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot start a Lease name: use lowercase letters, digits, '-' and '.', starting and "
+            "ending with a letter or digit, at most 200 characters (e.g. omereconcile-shard)"
+        )
+    return text
 
 
 def _addr(text: str) -> tuple[str, int]:
@@ -137,15 +167,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--shard-lease-prefix",
+        type=_lease_prefix,
         default="omereconcile-shard",
         help="name prefix of the range Leases (PREFIX-N-INDEX), the member Leases and the cuts Lease, in "
         "--lease-namespace",
     )
     run.add_argument(
         "--user-agent",
-        help="the User-Agent of every request (default: omereconcile/IDENTITY, this process's Lease identity, "
-        "so the API server's audit log tells processes apart; field managers stay 'omereconcile', the part "
-        "before the '/')",
+        type=_user_agent,
+        help="the User-Agent of every request, printable ASCII (default: omereconcile/IDENTITY, this "
+        "process's Lease identity, so the API server's audit log tells processes apart; the API server names "
+        "the field manager after the part before the '/', so keep it 'omereconcile')",
     )
     run.add_argument("--webhook-cert", help="TLS certificate: serve the admission webhook when given")
     run.add_argument("--webhook-key", help="TLS key for --webhook-cert")
@@ -188,6 +220,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _addr(args.metrics_bind_address)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"--metrics-bind-address: {exc}")
+    if getattr(args, "shards", 1) > 1:
+        try:  # the fence of a range Lease (RangeLeases checks it too): refused before anything starts
+            validate_timing(args.lease_duration, args.renew_deadline, args.retry_period)
+        except ValueError:
+            parser.error(
+                f"--shards {args.shards} needs 0 < --retry-period ({args.retry_period:g}) < --renew-deadline "
+                f"({args.renew_deadline:g}) < --lease-duration ({args.lease_duration:g}), so that a process "
+                "stops acting on a range before another can take it (the defaults 2 < 10 < 15 do)"
+            )
     if getattr(args, "cert_secret", None):
         if not args.webhook_cert:
             parser.error("--cert-secret needs --webhook-cert and --webhook-key (where to write the pair)")
@@ -202,7 +243,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     logs.setup(args.log_level)
-    kube = Kube.auto(args.kubeconfig)
+    try:
+        kube = Kube.auto(args.kubeconfig)
+    except KubeconfigError as exc:
+        print(f"omereconcile run: error: cannot load the kubeconfig: {exc}", file=sys.stderr)
+        return 2
     metrics = Metrics()
     identity = default_identity()
     kube.set_user_agent(args.user_agent or f"omereconcile/{identity}")
@@ -422,6 +467,9 @@ def _plan(args: argparse.Namespace) -> int:
         )
     except SettingsError as exc:
         print(f"omereconcile plan: {args.ome_namespace}/{args.config_name}: {exc}", file=sys.stderr)
+        return 2
+    except KubeconfigError as exc:
+        print(f"omereconcile plan: error: cannot load the kubeconfig: {exc}", file=sys.stderr)
         return 2
     except ApiError as exc:
         print(f"omereconcile plan: {exc}", file=sys.stderr)

@@ -13,6 +13,8 @@ from typing import Any, cast
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from omereconcile.cluster.kube import RestVerbs
+
 JSON = dict[str, Any]
 Timeout = float | tuple[float, float]
 
@@ -22,7 +24,7 @@ JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 
 
-class RawKube:
+class RawKube(RestVerbs):
     """Minimal JSON client; errors raise `kubernetes.client.exceptions.ApiException` with status set."""
 
     def __init__(self, api_client: ApiClient) -> None:
@@ -69,21 +71,6 @@ class RawKube:
         if not 200 <= resp.status <= 299:
             raise ApiException.from_response(http_resp=resp, body=data.decode(errors="replace"), data=None)
         return cast(JSON, json.loads(data)) if data else {}
-
-    def get(self, path: str, **query: Any) -> JSON:
-        return self.request("GET", path, query=query)
-
-    def post(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("POST", path, body=body, query=query)
-
-    def put(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("PUT", path, body=body, query=query)
-
-    def patch(self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: Any) -> JSON:
-        return self.request("PATCH", path, body=body, content_type=content_type, query=query)
-
-    def delete(self, path: str, body: Any = None, **query: Any) -> JSON:
-        return self.request("DELETE", path, body=body, query=query)
 
     def watch(
         self,

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import kubernetes.client as _kclient
 import kubernetes.config as _kconfig
+import yaml
 from kubernetes.client.exceptions import ApiException as _ApiException
 
 __all__ = [
@@ -34,7 +35,9 @@ __all__ = [
     "Gone",
     "Invalid",
     "Kube",
+    "KubeconfigError",
     "NotFound",
+    "RestVerbs",
     "TooManyRequests",
     "Unavailable",
     "WatchEvent",
@@ -91,6 +94,36 @@ class TooManyRequests(ApiError):
 
 class Unavailable(ApiError):
     """5xx or a connection failure: retry with backoff."""
+
+
+class KubeconfigError(Exception):
+    """The kubeconfig (or the pod's service account) cannot be loaded. The message is one line that
+    names the file, what is wrong with it and the fix; callers print it as it is."""
+
+
+_KUBECONFIG_FIX = "pass a working one with --kubeconfig (`kubectl config view --minify --flatten` writes one)"
+
+
+def _kubeconfig_error(path: str | Path | None, exc: BaseException) -> KubeconfigError:
+    """One line for a kubeconfig the client refused: the client's own words for what it checks (a missing
+    file, an empty one, a missing context), plain words for what it trips over (bytes that are not
+    text, YAML that does not parse, a document of the wrong shape)."""
+    where = str(path) if path else _kconfig.kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    if path and not Path(path).exists():
+        detail = "no such file"
+    elif isinstance(exc, UnicodeDecodeError):
+        detail = "not a text file (a kubeconfig is YAML)"
+    elif isinstance(exc, _kconfig.ConfigException):
+        detail = " ".join(str(exc).split())
+    elif isinstance(exc, TypeError | AttributeError | KeyError | IndexError):
+        detail = (
+            "not a kubeconfig: a YAML mapping whose clusters, contexts and users are lists of named entries"
+        )
+    elif isinstance(exc, yaml.YAMLError):
+        detail = "not valid YAML: " + " ".join(str(exc).split())
+    else:
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return KubeconfigError(f"{where}: {detail}; {_KUBECONFIG_FIX}")
 
 
 def _error_from(exc: BaseException) -> ApiError:
@@ -156,7 +189,43 @@ def _resource_of(path: str) -> str:
     return (rest[0] + ("/" + rest[2] if len(rest) > 2 else "")) if rest else "/".join(parts)
 
 
-class Kube:
+class RestVerbs:
+    """GET/POST/PUT/PATCH/DELETE over one :meth:`request`.
+
+    :class:`Kube` and the testbed's ``RawKube`` differ in how a request goes out and in what a failure
+    raises (typed :class:`ApiError` here, the client's ``ApiException`` there), not in what a verb means:
+    both subclass this and implement ``request`` only.
+    """
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Timeout = (5.0, 30.0),
+    ) -> JSON:
+        raise NotImplementedError
+
+    def get(self, path: str, **query: Any) -> JSON:
+        return self.request("GET", path, query=query)
+
+    def post(self, path: str, body: Any, **query: Any) -> JSON:
+        return self.request("POST", path, body=body, query=query)
+
+    def put(self, path: str, body: Any, **query: Any) -> JSON:
+        return self.request("PUT", path, body=body, query=query)
+
+    def patch(self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: Any) -> JSON:
+        return self.request("PATCH", path, body=body, content_type=content_type, query=query)
+
+    def delete(self, path: str, body: Any = None, **query: Any) -> JSON:
+        return self.request("DELETE", path, body=body, query=query)
+
+
+class Kube(RestVerbs):
     """A thread-safe raw-JSON client. Build it with :meth:`from_kubeconfig` or :meth:`in_cluster`."""
 
     def __init__(self, api_client: Any, *, user_agent: str = "omereconcile") -> None:
@@ -171,17 +240,28 @@ class Kube:
     # -- construction ---------------------------------------------------------------------------------
     @classmethod
     def from_kubeconfig(cls, path: str | Path | None = None, *, context: str | None = None) -> Kube:
+        """Raises :class:`KubeconfigError` when the file is missing, empty, not text, not YAML, of the
+        wrong shape, or lacks the context."""
         cfg = _kclient.Configuration()
-        _kconfig.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=str(path) if path else None, context=context, client_configuration=cfg
-        )
+        try:
+            _kconfig.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=str(path) if path else None, context=context, client_configuration=cfg
+            )
+        except Exception as exc:  # the client raises whatever its YAML walk meets
+            raise _kubeconfig_error(path, exc) from exc
         cfg.connection_pool_maxsize = 32
         return cls(_kclient.ApiClient(configuration=cfg))
 
     @classmethod
     def in_cluster(cls) -> Kube:
         cfg = _kclient.Configuration()
-        _kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        try:
+            _kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        except _kconfig.ConfigException as exc:
+            raise KubeconfigError(
+                f"no in-cluster service account ({' '.join(str(exc).split())}); run in a pod, or pass "
+                "--kubeconfig"
+            ) from exc
         cfg.connection_pool_maxsize = 32
         return cls(_kclient.ApiClient(configuration=cfg))
 
@@ -192,7 +272,7 @@ class Kube:
             return cls.from_kubeconfig(kubeconfig)
         try:
             return cls.in_cluster()
-        except _kconfig.ConfigException:
+        except KubeconfigError:
             return cls.from_kubeconfig(None)
 
     def set_user_agent(self, value: str) -> None:
@@ -289,9 +369,6 @@ class Kube:
             raise err from exc
         return cast(JSON, json.loads(data)) if data else {}
 
-    def get(self, path: str, **query: Any) -> JSON:
-        return self.request("GET", path, query=query)
-
     def get_or_none(self, path: str, **query: Any) -> JSON | None:
         try:
             return self.get(path, **query)
@@ -303,18 +380,6 @@ class Kube:
         out = self.get(path, **query)
         out["items"] = out.get("items") or []
         return out
-
-    def post(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("POST", path, body=body, query=query)
-
-    def put(self, path: str, body: Any, **query: Any) -> JSON:
-        return self.request("PUT", path, body=body, query=query)
-
-    def patch(self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: Any) -> JSON:
-        return self.request("PATCH", path, body=body, content_type=content_type, query=query)
-
-    def delete(self, path: str, body: Any = None, **query: Any) -> JSON:
-        return self.request("DELETE", path, body=body, query=query)
 
     def watch(
         self,

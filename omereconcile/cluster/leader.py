@@ -27,6 +27,7 @@ from omereconcile.sharding import (
     RangePlan,
     ShardRange,
     balanced_ranges,
+    cuts_lease_name,
     cuts_text,
     free_member_slot,
     member_lease_name,
@@ -48,6 +49,12 @@ def default_identity() -> str:
 
 def _micro(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _record(spec: JSON) -> tuple[Any, ...]:
+    """What every write of a Lease's holder changes (client-go's observed record): expiry counts from
+    when this process last saw it change."""
+    return (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
 
 
 class LeaderElector:
@@ -139,7 +146,7 @@ class LeaderElector:
         return True
 
     def _observe(self, spec: JSON) -> None:
-        record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
+        record = _record(spec)
         if record != self._observed:
             self._observed = record
             self._observed_at = time.monotonic()
@@ -218,7 +225,7 @@ class RangeLeases:
     :func:`omereconcile.sharding.plan_ranges` what to do, and performs it: releases (after the caller
     has stopped acting: the plan's ``acting`` already excludes them), renewals and takes. ``acting()``
     is the fence: the ranges renewed by this process within ``renew_deadline``, to be checked before
-    every write to a replica. Not yet used by ``omereconcile run``.
+    every write to a replica. ``omereconcile run --shards N`` (N > 1) runs one.
     """
 
     def __init__(
@@ -278,31 +285,33 @@ class RangeLeases:
         for item in self.kube.list(self.collection)["items"]:
             name = item["metadata"]["name"]
             spec = item.get("spec") or {}
-            record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
             if name in self._member_names:
-                seen = self._member_seen.get(name)
-                if seen is None or seen[0] != record:
-                    self._member_seen[name] = seen = (record, now)
-                holder = str(spec.get("holderIdentity") or "")
-                duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-                slot = RangeLease(self._member_names[name], holder, seen[1], duration)
+                slot = self._seen_lease(self._member_seen, name, self._member_names[name], spec, now)
                 self._member_slots[slot.index] = slot
                 self._member_objects[name] = item
-                if holder and not slot.expired(now):
-                    self._members[holder] = name
-                if holder == self.identity:
+                if slot.holder and not slot.expired(now):
+                    self._members[slot.holder] = name
+                if slot.holder == self.identity:
                     self.member_lease, self._my_member = name, item
                 continue
             i = names.get(name)
             if i is None:
                 continue
-            old = self._seen.get(i)
-            if old is None or old[0] != record:
-                self._seen[i] = (record, now)
             self._objects[i] = item
-            duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-            out[i] = RangeLease(i, str(spec.get("holderIdentity") or ""), self._seen[i][1], duration)
+            out[i] = self._seen_lease(self._seen, i, i, spec, now)
         return out
+
+    def _seen_lease(
+        self, seen: dict[Any, tuple[tuple[Any, ...], float]], key: Any, index: int, spec: JSON, now: float
+    ) -> RangeLease:
+        """A range or member Lease as this process sees it: ``observed_at`` is when ``seen[key]`` last
+        recorded a change of its record (updated here)."""
+        record = _record(spec)
+        old = seen.get(key)
+        if old is None or old[0] != record:
+            seen[key] = old = (record, now)
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        return RangeLease(index, str(spec.get("holderIdentity") or ""), old[1], duration)
 
     def _write(self, i: int, holder: str) -> bool:
         return self._write_lease(range_lease_name(self.prefix, i, self.count), self._objects.get(i), holder)
@@ -446,7 +455,7 @@ class RangeLeases:
         Processes computing cuts each from its own view could disagree (a namespace created between two
         starts) and then two would act on one replica; one stored answer cannot. The cuts stay until
         the Lease is deleted (with every process stopped)."""
-        name = f"{self.prefix}-{self.count}-cuts"
+        name = cuts_lease_name(self.prefix, self.count)
         path = f"{self.collection}/{name}"
         try:
             stored = self.kube.get(path)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from omereconcile.cluster.kube import JSON
 from omereconcile.cluster.reflector import Reflector
 from omereconcile.controller.watches import WatchSet
-from omereconcile.sharding import NAMESPACE_FIELD, ShardRange, ShardSelector, fnv1a_64
+from omereconcile.sharding import NAMESPACE_FIELD, ShardRange, ShardSelector, range_index
 
 __all__ = ["RANGE_WAIT", "ShardGate"]
 
@@ -41,13 +41,7 @@ class ShardGate(WatchSet):
 
     def range_of(self, namespace: str) -> int | None:
         """The index of the range ``namespace`` hashes into (None when not sharded)."""
-        if self.shard_ranges is None:
-            return None
-        h = fnv1a_64(namespace)
-        for i, r in enumerate(self.shard_ranges):
-            if r.start <= h < r.end:
-                return i
-        return None
+        return None if self.shard_ranges is None else range_index(self.shard_ranges, namespace)
 
     def held_ranges(self) -> frozenset[int]:
         """The ranges this process holds (their Leases), whether or not their watches have synced."""

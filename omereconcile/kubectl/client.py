@@ -108,8 +108,8 @@ def default_namespace(explicit: str | None, context: str | None) -> str:
     for path in _kubeconfig_files(explicit):
         try:
             doc = yaml.load(path.read_text(), Loader=_LOADER) or {}
-        except (OSError, yaml.YAMLError):
-            continue
+        except (OSError, ValueError, yaml.YAMLError):  # ValueError: bytes that are not UTF-8 text
+            continue  # the client's load names the file and what is wrong with it
         if not isinstance(doc, dict):
             continue
         if current is None and doc.get("current-context"):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from omereconcile.cluster.kube import Kube
+from omereconcile.cluster.kube import Kube, KubeconfigError
 from omereconcile.kubectl.client import (
     Client,
     ClusterError,
@@ -24,9 +24,7 @@ __all__ = ["Ctx", "connect_kube"]
 def connect_kube(args: argparse.Namespace) -> Kube:
     try:
         return Kube.from_kubeconfig(args.kubeconfig, context=args.context)
-    except (
-        Exception
-    ) as exc:  # the client's ConfigException; only omereconcile.cluster.kube may import its type
+    except KubeconfigError as exc:
         raise ClusterError(f"cannot load the kubeconfig: {exc}") from exc
 
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from omereconcile import replica_table
 from omereconcile.cluster.kube import ApiError, NotFound
-from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, segment
+from omereconcile.kubectl.client import EXIT_API, GROUP_VERSION, Client, CommandError, UsageError, segment
 from omereconcile.kubectl.context import Ctx
 from omereconcile.kubectl.report import write_document
-from omereconcile.sharding import range_holders
+from omereconcile.sharding import range_holders, range_index
 
 __all__ = ["add_parsers"]
 
@@ -61,6 +61,16 @@ def run(ctx: Ctx) -> int:
     if ns is not None:
         base = f"/apis/{GROUP_VERSION}/namespaces/{segment('namespace', ns)}/{plural}"
     one = f"{base}/{segment('name', args.name)}" if args.name else None
+    leases = None
+    if args.output == "wide":
+        if not args.ome_namespace:
+            raise UsageError("--ome-namespace is empty: name the reconciler's namespace, e.g. ome")
+        try:
+            leases = (
+                f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', args.ome_namespace)}/leases"
+            )
+        except CommandError as exc:
+            raise UsageError(f"--ome-namespace: {exc} (the reconciler's namespace, e.g. ome)") from None
     client = ctx.client()
     if one is None:
         items = client.items(base)
@@ -83,19 +93,17 @@ def run(ctx: Ctx) -> int:
     rows = replica_table.replica_table(
         items, datetime.now(UTC), wide=args.output == "wide", namespace=args.all_namespaces
     )
-    if args.output == "wide":
-        _add_holders(rows, client, args.ome_namespace, None if args.all_namespaces else ns)
+    if leases is not None:
+        _add_holders(rows, client, leases, None if args.all_namespaces else ns)
     ctx.out.write(replica_table.format_table(rows))
     return 0
 
 
-def _add_holders(rows: list[list[str]], client: Client, ome_namespace: str, namespace: str | None) -> None:
+def _add_holders(rows: list[list[str]], client: Client, leases_path: str, namespace: str | None) -> None:
     """Append SHARD-HOLDER to the table (rows[0] is the header; with -A each row starts with its
     namespace)."""
     try:
-        leases = client.items(
-            f"/apis/coordination.k8s.io/v1/namespaces/{segment('namespace', ome_namespace)}/leases"
-        )
+        leases = client.items(leases_path)
     except ApiError:
         return
     found = range_holders(leases)
@@ -105,5 +113,5 @@ def _add_holders(rows: list[list[str]], client: Client, ome_namespace: str, name
     rows[0].append("SHARD-HOLDER")
     for row in rows[1:]:
         ns = row[0] if namespace is None else namespace
-        i = next(k for k, r in enumerate(ranges) if r.contains(ns))
-        row.append(holders[i].split("_", 1)[0] or "<none>")
+        i = range_index(ranges, ns)
+        row.append((holders.get(i, "") if i is not None else "").split("_", 1)[0] or "<none>")

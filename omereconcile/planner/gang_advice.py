@@ -10,10 +10,12 @@ spec.schedulerName is "<name>" (default kube-scheduler does not enforce PodGroup
 runtime.spec.schedulerName to a gang-aware scheduler (e.g. scheduler-plugins-scheduler) or install
 scheduler-plugins as a plugin in the default scheduler``.
 
-Go deduplicates it per (owner, Component) per process (the newest, once per Instance incarnation on
-the row's ``announced`` record, which only the ColumnarV2 encoding carries). The planner keeps no
-process state, so the Warning is tied to what its API comment names: the creation of a PodGroup, at
-most once per pass. A heuristic, as in Go: scheduler-plugins installed as the default scheduler's
+Go deduplicates it per (owner, Component) per process; the newest (``podgroup`` ``EnsurePodGroups``,
+``status/announced.go`` @ 4dfb96b1) announces it on every pass on the row of the first Instance whose
+PodGroup was ensured, once per incarnation of that row (``<reason>@#<incarnation>`` on the row's
+``announced`` record, which the planner does not write yet: ``docs/goparity.md``, ``announced_test.go``).
+Here the Warning is tied to what its API comment names: the creation of a PodGroup, at most once per
+pass. A heuristic, as in Go: scheduler-plugins installed as the default scheduler's
 plugin gives a false positive that cannot be told from inside the cluster.
 """
 

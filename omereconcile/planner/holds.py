@@ -50,8 +50,6 @@ __all__ = [
 ]
 
 UNSCHEDULABLE = "Unschedulable"  # corev1.PodReasonUnschedulable, the waiting token
-# Status times have whole seconds: the first pass strictly past the grace is one second after it.
-_PAST = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +142,7 @@ def scheduler_hold(ctx: Ctx, row: Row, pod: PodView | None, out: Out) -> tuple[R
         return row, None
     if ctx.now - verdict.since > grace:
         return row, verdict
-    out.wake(verdict.since + grace + _PAST)
+    out.wake_past(verdict.since + grace)
     return row, None
 
 

@@ -30,7 +30,7 @@ from omereconcile.planner.inplace import (
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
+from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -290,7 +290,39 @@ def _step_recreate(
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)
+    elif _rebuild_follows_target(ctx, row, pods, retry, row_target):
+        # Go ``StampRestartRevision``: the revision is recorded on the row before the first pod of the
+        # rebuild is created, so the row names the pod set the repair builds and promotes.
+        assert row.operation is not None
+        row = replace(
+            row,
+            running_revision=ctx.target,
+            target_revision=ctx.target,
+            operation=replace(row.operation, target_revision=ctx.target),
+        )
     return _step_create_pods(ctx, row, pods, out, retry)
+
+
+def _rebuild_follows_target(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, row_target: str
+) -> bool:
+    """Go ``rebuildFollowsTarget`` (ome-projects/ome ``workload/ops/restart.go``, the 78,474-character
+    version the index holds; ``status/decision_test.go`` @ 8263d0c7
+    ``TestStampRestartRevision_OnlyAnOpenRepairRecordsIt``): an open Restart that has created no pod of
+    its rebuild yet renders the roll target instead of the revision its row records when the row is
+    off a target the roll could start on (``rollTargetOpen``: not paused, the target's RetryBlock not
+    ``Held``) and the Instance is not held back (Go: the canary step; here the partition, whose held
+    Instances are repaired at what they run). The Instance serves nothing, so the rebuild is the pass
+    that puts it on the target; before, the gang was rebuilt at the old revision and then rolled again.
+    A rebuild whose pods exist finishes on the revision they carry."""
+    op = row.operation
+    assert op is not None
+    if ctx.paused or row_target != ctx.target or op.target_revision == ctx.target:
+        return False
+    if any(p.incarnation == row.incarnation and not p.ended for p in pods):
+        return False
+    block = retry.blocks.get(ctx.target)
+    return block is None or block.state != HELD_STATE
 
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:

@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 
 from omereconcile.actions import ForceDeletePod
 from omereconcile.planner.context import Ctx
-from omereconcile.planner.out import Out
+from omereconcile.planner.out import JUST_PAST, Out
 from omereconcile.planner.relocation import FINALIZER_REPORT, FORCE_DELETE_UNREACHABLE
 from omereconcile.settings import ForceDeletePolicy, format_go_duration
 from omereconcile.world import NodeView, PodView
@@ -64,8 +64,6 @@ NODE_GONE = "node-gone"
 NODE_UNREACHABLE_TAINT = "node-unreachable-taint"
 NODE_NOT_READY = "node-not-ready"
 _ACTIONABLE = (NODE_GONE, NODE_UNREACHABLE_TAINT, NODE_NOT_READY)
-# Status times have whole seconds: "strictly past" is one second after.
-_PAST = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +137,7 @@ def stuck_terminating(
         return Evidence(WITHIN_GRACE)
     overdue_at = pod.deletion_timestamp + policy.overdue_slack
     if not now > overdue_at:
-        return Evidence(WITHIN_GRACE, requeue_at=overdue_at + _PAST)
+        return Evidence(WITHIN_GRACE, requeue_at=overdue_at + JUST_PAST)
     overdue = now - pod.deletion_timestamp
     if pod.finalizers:
         return Evidence(FOREIGN_FINALIZERS, pod.node_name or "", overdue=overdue)
@@ -231,7 +229,13 @@ def _report_finalizers(ctx: Ctx, index: int, pod: PodView, ev: Evidence, out: Ou
 def force_delete_silent(ctx: Ctx, index: int, pod: PodView, out: Out) -> Evidence:
     """Go ``forceDeleteOnNodeDeath`` for a pod nobody has asked to delete whose kubelet stopped
     reporting it: on node-death evidence it is force-deleted (the name is free once the delete lands);
-    otherwise the evidence's next boundary is a wake-up. A Terminating pod belongs to the sweep."""
+    otherwise the evidence's next boundary is a wake-up. A Terminating pod belongs to the sweep.
+
+    The Warning is in Go's words (ome-projects/ome ``workload/ops/force_delete.go``, the newest stored
+    version, 10,589 characters, the only one holding ``forceDeleteOnNodeDeath``): "force-deleted pod
+    <p> held in phase Unknown on node <n> (evidence=<class>)", whatever phase the pod reports (Go's
+    ``SilentKubeletTargetPods`` also admits a Running pod whose Ready was withdrawn). Before issue 37's
+    fourth round ours said "…, which its kubelet stopped reporting"."""
     policy = ctx.world.settings.force_delete
     if policy is None or pod.terminating:
         return Evidence(NOT_CONFIGURED)
@@ -243,8 +247,8 @@ def force_delete_silent(ctx: Ctx, index: int, pod: PodView, out: Out) -> Evidenc
     out.event(
         "Warning",
         "PodForceDeleted",
-        f"OMENative {ctx.instance_key(index)}: force-deleted pod {pod.name} on node {pod.node_name}, which its "
-        f"kubelet stopped reporting (evidence={ev.kind})",
+        f"OMENative {ctx.instance_key(index)}: force-deleted pod {pod.name} held in phase Unknown on node "
+        f"{pod.node_name} (evidence={ev.kind})",
     )
     _record(ctx, index, pod, FORCE_DELETE_UNREACHABLE)
     return ev

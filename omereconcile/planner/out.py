@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from omereconcile.actions import Action, DeletePod, RecordEvent, SetServingGate
 from omereconcile.planner.gate import DELETE_DRAIN, drain_hold, hold_write, serve_write
 from omereconcile.world import PodView
 
-__all__ = ["Out"]
+__all__ = ["JUST_PAST", "Out"]
+
+# Status times have whole seconds: the first pass strictly past an instant (Go's ``now.After(t)``) is
+# one second after it.
+JUST_PAST = timedelta(seconds=1)
 
 
 @dataclass
@@ -27,6 +31,11 @@ class Out:
     def wake(self, at: datetime | None) -> None:
         if at is not None and at > self.now:
             self.wakes.append(at)
+
+    def wake_past(self, at: datetime | None) -> None:
+        """Wake on the first pass strictly past ``at``: a deadline or a grace Go tests with
+        ``now.After``, which nothing expires at the instant itself (:data:`JUST_PAST`)."""
+        self.wake(None if at is None else at + JUST_PAST)
 
     def delete(self, pod: PodView, why: str, grace: int | None = None) -> None:
         if pod.terminating:

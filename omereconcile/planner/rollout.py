@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from omereconcile.actions import DeletePodGroup
 from omereconcile.planner import rows as R
@@ -455,9 +455,8 @@ def _start_updates(
     surge = ctx.strategy == SURGE
     extra = extra_pod_surge(ctx, rows, by_index, rolled)
     if extra.next_release is not None:
-        # A Terminating pod passing its deadline raises no watch event; status times have whole
-        # seconds, so the first pass strictly past the deadline is one second after it.
-        out.wake(extra.next_release + timedelta(seconds=1))
+        # A Terminating pod passing its deadline raises no watch event: look again just past it.
+        out.wake_past(extra.next_release)
     admission = Admission(ctx, _in_flight(rows, surge), rolled, extra)
     # Go reports a denial only when no Update ran this pass, unless it stands on rolled Instances
     # that do not serve (``executeUpdatePass``: ``anyUpdateRan && len(RolledNotServing) == 0``).

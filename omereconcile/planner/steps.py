@@ -410,9 +410,6 @@ def refreshed_failure_evidence(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> R
     return row
 
 
-_JUST_PAST = timedelta(seconds=1)
-
-
 def _plain_book(op: Operation, retry: RetryBook) -> RetryBook | None:
     """The book a plain Failed stamp charges: none for a Restart. Go (ome-projects/ome 4dfb96b1
     ``workload/escalation/escalation.go`` ``Run``) stamps a non-disposable attempt with
@@ -740,5 +737,5 @@ def check_failure(
                 event_reason=msg,
                 record=workload_caused_record(attempt, ctx.now) or limbo,
             )
-        out.wake(op.deadline + _JUST_PAST)
+        out.wake_past(op.deadline)
     return row, None

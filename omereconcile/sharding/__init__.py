@@ -6,6 +6,7 @@ from omereconcile.sharding.ownership import (
     CUTS_ANNOTATION,
     RangeLease,
     RangePlan,
+    cuts_lease_name,
     fair_share,
     free_member_slot,
     lease_names,
@@ -28,6 +29,7 @@ from omereconcile.sharding.ranges import (
     hash_field,
     parse_cuts,
     parse_selector,
+    range_index,
     split_ranges,
 )
 
@@ -42,6 +44,7 @@ __all__ = [
     "ShardRange",
     "ShardSelector",
     "balanced_ranges",
+    "cuts_lease_name",
     "cuts_text",
     "fair_share",
     "field_value",
@@ -56,6 +59,7 @@ __all__ = [
     "parse_selector",
     "plan_ranges",
     "range_holders",
+    "range_index",
     "range_lease_name",
     "server_sharded",
     "shard_query",

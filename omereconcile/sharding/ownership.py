@@ -33,6 +33,7 @@ __all__ = [
     "CUTS_ANNOTATION",
     "RangeLease",
     "RangePlan",
+    "cuts_lease_name",
     "fair_share",
     "free_member_slot",
     "lease_names",
@@ -60,13 +61,18 @@ def member_lease_name(prefix: str, slot: int, count: int) -> str:
     return f"{prefix}-{count}-m-{slot}"
 
 
+def cuts_lease_name(prefix: str, count: int) -> str:
+    """The Lease whose annotation stores the range cuts of ``count`` ranges: ``PREFIX-COUNT-cuts``."""
+    return f"{prefix}-{count}-cuts"
+
+
 def lease_names(prefix: str, count: int) -> list[str]:
     """Every Lease a process started with ``--shards count`` reads or writes by name: the ranges, the
     member slots and the stored cuts (the chart's and deploy/'s RBAC ``resourceNames``)."""
     return [
         *(range_lease_name(prefix, i, count) for i in range(count)),
         *(member_lease_name(prefix, k, count) for k in range(count)),
-        f"{prefix}-{count}-cuts",
+        cuts_lease_name(prefix, count),
     ]
 
 
@@ -164,24 +170,21 @@ def range_holders(
     of the reconciler's namespace: what ``kubectl ome get ir -o wide`` shows, with no write. Of several
     range counts (processes started with another ``--shards``), the one with the most held ranges.
     None when no sharded reconciler stored its cuts there."""
-    by_name = {str((o.get("metadata") or {}).get("name") or ""): o for o in leases}
+    by_name = {str(_field(o, "metadata").get("name") or ""): o for o in leases if isinstance(o, Mapping)}
     best: tuple[int, tuple[ShardRange, ...], dict[int, str]] | None = None
     for name, obj in sorted(by_name.items()):
         m = re.fullmatch(re.escape(prefix) + r"-([0-9]+)-cuts", name)
         if m is None:
             continue
         count = int(m.group(1))
-        text = str(((obj.get("metadata") or {}).get("annotations") or {}).get(CUTS_ANNOTATION, ""))
+        text = str(_field(_field(obj, "metadata"), "annotations").get(CUTS_ANNOTATION, ""))
         try:
             ranges = parse_cuts(text, count)
         except SelectorError:
             continue
         holders = {
             i: str(
-                ((by_name.get(range_lease_name(prefix, i, count)) or {}).get("spec") or {}).get(
-                    "holderIdentity"
-                )
-                or ""
+                _field(by_name.get(range_lease_name(prefix, i, count)), "spec").get("holderIdentity") or ""
             )
             for i in range(count)
         }
@@ -189,3 +192,9 @@ def range_holders(
         if best is None or held > best[0]:
             best = (held, ranges, holders)
     return None if best is None else (best[1], best[2])
+
+
+def _field(obj: Any, key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when both are mappings, else empty: a Lease of another shape reads as unset."""
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}

@@ -23,7 +23,7 @@ refuses the rest, so it may refuse an exotic spelling (parentheses around a call
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -40,6 +40,7 @@ __all__ = [
     "hash_field",
     "parse_cuts",
     "parse_selector",
+    "range_index",
     "split_ranges",
 ]
 
@@ -100,6 +101,13 @@ class ShardRange:
     @property
     def hex_end(self) -> str:
         return _hex(self.end)
+
+
+def range_index(ranges: Sequence[ShardRange], value: str) -> int | None:
+    """The index of the first of ``ranges`` the field value ``value`` hashes into (hashed once); None
+    when none does."""
+    h = fnv1a_64(value)
+    return next((i for i, r in enumerate(ranges) if r.start <= h < r.end), None)
 
 
 def split_ranges(count: int) -> tuple[ShardRange, ...]:

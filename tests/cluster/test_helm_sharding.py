@@ -78,3 +78,35 @@ def test_one_pod_or_sharding_off_runs_behind_the_leader_lease_with_no_shard_rbac
     assert not [a for a in args if a.startswith("--shards")]
     assert ("Role", "rel-omereconcile-shards") not in docs
     assert ("RoleBinding", "rel-omereconcile-shards") not in docs
+
+
+def test_one_pod_and_three_pods_render_the_same_bytes_twice_and_differ_only_by_sharding(helm: str) -> None:
+    """GitOps tools render on every sync: each pod count gives the same bytes twice. Going from one pod to
+    three changes only what sharding and a second pod need: the Deployment's replicas and --shards, the
+    shard Role and RoleBinding, and the PodDisruptionBudget (never rendered for one pod)."""
+    texts: dict[int, str] = {}
+    for pods in (1, 3):
+        args = ("template", "rel", str(CHART), "-n", "ome", "--set", f"replicaCount={pods}")
+        first, second = run_helm(helm, None, *args), run_helm(helm, None, *args)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout == second.stdout, f"replicaCount={pods}: two renders differ"
+        texts[pods] = first.stdout
+    one, three = (
+        {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(texts[n]) if d} for n in (1, 3)
+    )
+    assert set(three) - set(one) == {
+        ("PodDisruptionBudget", "rel-omereconcile"),
+        ("Role", "rel-omereconcile-shards"),
+        ("RoleBinding", "rel-omereconcile-shards"),
+    }
+    assert set(one) <= set(three)
+    changed = sorted(key for key in one if one[key] != three[key])
+    assert changed == [("Deployment", "rel-omereconcile")]
+    deploy_one, deploy_three = one[changed[0]], three[changed[0]]
+    assert (deploy_one["spec"]["replicas"], deploy_three["spec"]["replicas"]) == (1, 3)
+    args_one, args_three = _args(one), _args(three)
+    assert [a for a in args_three if a not in args_one] == ["--shards=12"]
+    assert [a for a in args_one if a not in args_three] == []
+    deploy_three["spec"]["replicas"] = 1
+    deploy_three["spec"]["template"]["spec"]["containers"][0]["args"] = args_one
+    assert deploy_one == deploy_three

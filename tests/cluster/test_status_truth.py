@@ -168,8 +168,8 @@ def test_a_silent_node_a_stuck_deletion_and_node_unknown_until_force_delete(
             f"node {node_a} (evidence=node-unreachable-taint, "
         )
         assert forced[-1] == (
-            f"OMENative component=engine instance=2: force-deleted pod {POD.format(2)} on node {node_b}, "
-            "which its kubelet stopped reporting (evidence=node-unreachable-taint)"
+            f"OMENative component=engine instance=2: force-deleted pod {POD.format(2)} held in phase "
+            f"Unknown on node {node_b} (evidence=node-unreachable-taint)"
         )
         phases = [_row(s, 0)[0] for s in watch.since(start)]
         firsts = [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p]

@@ -31,31 +31,17 @@ from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, LedgerView, NodeView, PodView, format_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/escalation/disposition_test.go @ 58a57f25"
 POLICY = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0)
 
 
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
 def _pod(ctx: Ctx, reason: str, revision: str | None = None) -> PodView:
     """Go's ``waitingPod``: a container parked in ``reason``, on node-a, a minute old."""
-    meta: dict[str, Any] = {
-        "name": "llama-pool-engine-0-default-0",
-        "uid": "uid-0",
-        "creationTimestamp": format_time(ctx.now - timedelta(minutes=1)),
-    }
-    if revision is not None:
-        meta["labels"] = {c.LABEL_REVISION_HASH: hash_of(revision)}
-    status = {"containerStatuses": [{"name": "main", "state": {"waiting": {"reason": reason}}}]}
-    return PodView.from_dict({"metadata": meta, "spec": {"nodeName": "node-a"}, "status": status})
+    return _waiting(
+        "llama-pool-engine-0-default-0", reason, "node-a", ctx.now - timedelta(minutes=1), revision
+    )
 
 
 def _row(ctx: Ctx, op_type: str, target: str, phase: str) -> R.Row:
@@ -101,7 +87,7 @@ def test_dispose_workload_caused_each_reason(
     TestDispose_WorkloadCaused_EachReason, entry ``reason/name``: the attempt's revision is charged
     (Backoff until a minute on with the chart's ladder, Held with none), the row is Failed with no
     operation and a ``lastFailure`` naming the reason and the pod, and one Warning names the pod."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     pod = _pod(ctx, reason)
     failed, book, out = _dispose(ctx, _row(ctx, R.OP_UPDATE, "rev-bad", R.UPDATING), pod, policy)
     assert failed is not None
@@ -120,7 +106,7 @@ def test_dispose_workload_caused_each_reason(
 def test_dispose_workload_caused_create_falls_back_to_update_revision() -> None:
     """Go: same file, TestDispose_WorkloadCaused_CreateFallsBackToUpdateRevision: a Create carrying no
     target revision charges the replica's update revision (ours: the spec's revision)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     failed, book, _ = _dispose(ctx, _row(ctx, R.OP_CREATE, "", R.CREATING), _pod(ctx, "ImagePullBackOff"))
     assert list(book.blocks) == [ctx.spec_revision]
     assert failed is not None
@@ -130,7 +116,7 @@ def test_dispose_workload_caused_create_falls_back_to_update_revision() -> None:
 def test_dispose_pinned_create_uses_attempt_revision_after_corrective_edit() -> None:
     """Go: same file, TestDispose_PinnedCreateUsesAttemptRevisionAfterCorrectiveEdit: a Create pinned
     to the old, bad revision charges that revision, not the corrected spec's."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     old = "llama-pool-engine-0ldbad00"
     row = _row(ctx, R.OP_CREATE, old, R.CREATING)
     failed, book, _ = _dispose(ctx, row, _pod(ctx, "ImagePullBackOff", revision=old))
@@ -143,7 +129,7 @@ def test_dispose_unpinned_create_does_not_charge_corrective_revision() -> None:
     """Go: same file, TestDispose_UnpinnedCreateDoesNotChargeCorrectiveRevision: a Create with no
     target whose pod is on another (older) revision charges nothing; the row still fails with the
     pod's diagnostics."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     pod = _pod(ctx, "ImagePullBackOff", revision="llama-pool-engine-0ldbad00")
     failed, book, _ = _dispose(ctx, _row(ctx, R.OP_CREATE, "", R.CREATING), pod)
     assert book.blocks == {}
@@ -163,7 +149,7 @@ def test_dispose_superseded_leftover_does_not_poison_corrective_revision() -> No
     """Go: same file, TestDispose_SupersededLeftover_DoesNotPoisonCorrectiveRevision: an Update
     retargeted to the corrected revision whose cause pod is the old bad revision's leftover charges
     no block and leaves the row (and its operation) as it was."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     good = "llama-pool-engine-900d0000"
     row = _row(ctx, R.OP_UPDATE, good, R.UPDATING)
     failed, book, _ = _dispose(ctx, row, _pod(ctx, "ImagePullBackOff", revision="llama-pool-engine-0ldbad00"))
@@ -174,7 +160,7 @@ def test_dispose_superseded_leftover_does_not_poison_corrective_revision() -> No
 def test_dispose_target_revision_pod_still_held() -> None:
     """Go: same file, TestDispose_TargetRevisionPod_StillHeld: a cause pod on the target revision
     itself still charges it (the superseded guard does not over-fire)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     good = "llama-pool-engine-900d0000"
     failed, book, _ = _dispose(
         ctx, _row(ctx, R.OP_UPDATE, good, R.UPDATING), _pod(ctx, "ImagePullBackOff", revision=good)
@@ -188,7 +174,7 @@ def test_dispose_terminal_suppresses_repeat_warn_for_same_failure() -> None:
     ``CrashLoopBackOff`` (not workload-caused: the terminal branch; no relocation) warns once; with
     ``lastFailure.reason`` already ``CrashLoopBackOff`` it does not warn again; a different prior
     reason (``OOMKilled``) is a new failure and warns."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     warned = []
     for prior in (None, {"reason": "CrashLoopBackOff"}, {"reason": "OOMKilled"}):
         row = replace(_row(ctx, R.OP_UPDATE, ctx.spec_revision, R.UPDATING), last_failure=prior)
@@ -202,7 +188,7 @@ def test_expire_operations_gang_create_disposed() -> None:
     no target revision whose leader is parked in ``ImagePullBackOff`` is disposed like a single-pod
     one — creates have no abandon path: a block on the update revision (ours: the spec's), the
     operation cleared, the row Failed."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     leader = replace(_pod(ctx, "ImagePullBackOff"), name="llama-pool-engine-0-leader-0")
     row = _row(ctx, R.OP_CREATE, "", R.CREATING)
     book = RetryBook({}, "llama-demo/llama-pool", "engine")
@@ -286,11 +272,13 @@ def _waiting(name: str, reason: str, node: str, now: datetime, revision: str | N
     return PodView.from_dict({"metadata": meta, "spec": spec, "status": status})
 
 
-def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
-    """Go ``crashingBetweenRestarts``: Running again, not ready, three restarts, the last exit 1."""
+def _running_unready(
+    name: str, node: str, created: datetime, unready_since: datetime, container: dict[str, Any]
+) -> PodView:
+    """Running, ContainersReady False since ``unready_since``, with the one container status given."""
     return PodView.from_dict(
         {
-            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(now)},
+            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(created)},
             "spec": {"nodeName": node},
             "status": {
                 "phase": "Running",
@@ -300,50 +288,34 @@ def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
                         "status": "False",
                         "reason": "ContainersNotReady",
                         "message": "containers with unready status: [ome-container]",
-                        "lastTransitionTime": format_time(now - timedelta(minutes=1)),
+                        "lastTransitionTime": format_time(unready_since),
                     }
                 ],
                 "containerStatuses": [
-                    {
-                        "name": "ome-container",
-                        "ready": False,
-                        "restartCount": 3,
-                        "state": {"running": {}},
-                        "lastState": {
-                            "terminated": {
-                                "exitCode": 1,
-                                "reason": "Error",
-                                "finishedAt": format_time(now - timedelta(seconds=30)),
-                            }
-                        },
-                    }
+                    {"name": "ome-container", "ready": False, "state": {"running": {}}, **container}
                 ],
             },
         }
+    )
+
+
+def _crashing_between_restarts(name: str, node: str, now: datetime) -> PodView:
+    """Go ``crashingBetweenRestarts``: Running again, not ready, three restarts, the last exit 1."""
+    last = {
+        "terminated": {
+            "exitCode": 1,
+            "reason": "Error",
+            "finishedAt": format_time(now - timedelta(seconds=30)),
+        }
+    }
+    return _running_unready(
+        name, node, now, now - timedelta(minutes=1), {"restartCount": 3, "lastState": last}
     )
 
 
 def _running_not_ready(name: str, node: str, since: datetime) -> PodView:
     """Go ``runningNotReadyOnNode``: every container running, ContainersReady False, no waiting reason."""
-    return PodView.from_dict(
-        {
-            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(since)},
-            "spec": {"nodeName": node},
-            "status": {
-                "phase": "Running",
-                "conditions": [
-                    {
-                        "type": "ContainersReady",
-                        "status": "False",
-                        "reason": "ContainersNotReady",
-                        "message": "containers with unready status: [ome-container]",
-                        "lastTransitionTime": format_time(since),
-                    }
-                ],
-                "containerStatuses": [{"name": "ome-container", "ready": False, "state": {"running": {}}}],
-            },
-        }
-    )
+    return _running_unready(name, node, since, since, {})
 
 
 def _crash(pod: PodView) -> Failure:
@@ -373,6 +345,25 @@ def _run(
     failed = dispose(ctx, row, pods, found, out, retry)
     assert (failed.phase, failed.operation) == (R.FAILED, None)  # the backstop is unconditional
     return failed, retry, out
+
+
+def _directive_ledger(uuid: str, at: datetime, revision: str | None = None) -> LedgerBook:
+    """A relocation ledger (budget 3) holding one completed AutoRecover directive of Instance 0 away
+    from node-a, started and completed at ``at`` (on ``revision`` when given)."""
+    entry: dict[str, Any] = {
+        "requestUUID": uuid,
+        "component": "engine",
+        "sourceInstance": 0,
+        "phase": "Completed",
+        "reason": "AutoRecover",
+        "outcome": "relocate-recreate",
+        "fromNode": NODE_A,
+        "startedAt": format_time(at),
+        "completedAt": format_time(at),
+    }
+    if revision is not None:
+        entry["revision"] = revision
+    return LedgerBook(LedgerView(exists=True, resource_version="1", entries=(entry,)), "llama-pool", 3)
 
 
 def _reasons(out: Out, reason: str) -> list[str]:
@@ -488,24 +479,7 @@ def test_dispose_relocation_directive_replay_dedup() -> None:
     the op-clear and Failed still land."""
     ctx0 = _rctx([])
     t0 = ctx0.now
-    seeded = LedgerView(
-        exists=True,
-        resource_version="1",
-        entries=(
-            {
-                "requestUUID": "u-replay",
-                "component": "engine",
-                "sourceInstance": 0,
-                "phase": "Completed",
-                "reason": "AutoRecover",
-                "outcome": "relocate-recreate",
-                "fromNode": NODE_A,
-                "startedAt": format_time(t0),
-                "completedAt": format_time(t0),
-            },
-        ),
-    )
-    book = LedgerBook(seeded, "llama-pool", 3)
+    book = _directive_ledger("u-replay", t0)
     rows = [_attempt(0, R.OP_UPDATE, REV_X, started=t0 - timedelta(minutes=5)), _serving(1, REV_X)]
     ctx = _rctx(rows, ledger=book)
     pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, t0 - timedelta(hours=1))
@@ -907,25 +881,7 @@ def test_dispose_unschedulable_rebuild_releases_node_exclusion() -> None:
     )
     probe = _rctx([])
     t0 = probe.now
-    seeded = LedgerView(
-        exists=True,
-        resource_version="1",
-        entries=(
-            {
-                "requestUUID": "u-directive",
-                "component": "engine",
-                "sourceInstance": 0,
-                "phase": "Completed",
-                "reason": "AutoRecover",
-                "outcome": "relocate-recreate",
-                "fromNode": NODE_A,
-                "revision": REV_X,
-                "startedAt": format_time(t0 - timedelta(hours=1)),
-                "completedAt": format_time(t0 - timedelta(hours=1)),
-            },
-        ),
-    )
-    book = LedgerBook(seeded, "llama-pool", 3)
+    book = _directive_ledger("u-directive", t0 - timedelta(hours=1), revision=REV_X)
     message = (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 Insufficient "
         "nvidia.com/gpu"

@@ -17,11 +17,10 @@ from typing import Any
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.admission_hold import ADMISSION_UNAVAILABLE, admission_hold, record_admission_wait
-from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.holds import UNSCHEDULABLE
-from omereconcile.settings import OperatorSettings
-from omereconcile.simulate.cluster import T0, Sim, base_replica
-from omereconcile.world import DesiredRevision, format_time
+from omereconcile.simulate.cluster import T0
+from omereconcile.world import format_time
+from tests.goparity.reconciler_world import creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/admission_test.go @ 58a57f25"
 POD = "svc-a-engine-0-default-0"
@@ -30,29 +29,6 @@ MESSAGE = (
     'Internal error occurred: failed calling webhook "pod-mutator.example.com": failed to call webhook: '
     'Post "https://ome-webhook.example.svc:443/mutate-pods?timeout=10s": connection refused'
 )
-
-
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
-def _creating(waiting: str | None) -> R.Row:
-    """Go's ``creatingRow(waiting)``."""
-    op = R.Operation(
-        "op-0",
-        R.OP_CREATE,
-        R.STEP_CREATE_PODS,
-        "rev",
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        waiting=waiting,
-    )
-    return R.Row(index=0, phase=R.CREATING, operation=op)
 
 
 def _status(row: R.Row) -> dict[str, Any]:
@@ -68,7 +44,7 @@ def test_records_the_token_with_the_apiservers_words() -> None:
     TestAdmission_RecordsTheRefusalFromTheWriteSite, "records the token with the apiserver's words":
     the row waits on ``AdmissionUnavailable``, ``lastFailure`` names the refused pod with the
     apiserver's message and the moment the wait began, and the refusal is an entry (announced)."""
-    recorded, entered = record_admission_wait(_status(_creating(None)), 0, POD, MESSAGE, T0)
+    recorded, entered = record_admission_wait(_status(creating_row()), 0, POD, MESSAGE, T0)
     assert recorded is not None
     assert entered
     row = _row(recorded)
@@ -85,7 +61,7 @@ def test_records_the_token_with_the_apiservers_words() -> None:
 def test_a_repeat_refusal_is_write_free_and_not_an_entry() -> None:
     """Go: same file and test, "a repeat refusal is write-free and not an entry": a second refusal
     with other words writes nothing and is not announced again."""
-    recorded, _ = record_admission_wait(_status(_creating(None)), 0, POD, MESSAGE, T0)
+    recorded, _ = record_admission_wait(_status(creating_row()), 0, POD, MESSAGE, T0)
     assert recorded is not None
     later = (
         'Internal error occurred: failed calling webhook "pod-mutator.example.com": context deadline exceeded'
@@ -98,7 +74,7 @@ def test_a_repeat_refusal_is_write_free_and_not_an_entry() -> None:
 def test_released_by_the_site_once_a_write_goes_through() -> None:
     """Go: same file and test, "released by the site once a write goes through" (Go's
     ``ReleaseAdmissionRefusal``; ours: the pass once the step's write went through)."""
-    row = admission_hold(_ctx(), _creating(ADMISSION_UNAVAILABLE), through=True)
+    row = admission_hold(one_replica_ctx(), creating_row(ADMISSION_UNAVAILABLE), through=True)
     assert row.operation is not None
     assert row.operation.waiting is None
 
@@ -106,7 +82,7 @@ def test_released_by_the_site_once_a_write_goes_through() -> None:
 def test_the_release_leaves_another_authoritys_token_alone() -> None:
     """Go: same file and test, "the release leaves another authority's token alone": the scheduler's
     token stays when a write goes through."""
-    row = admission_hold(_ctx(), _creating(UNSCHEDULABLE), through=True)
+    row = admission_hold(one_replica_ctx(), creating_row(UNSCHEDULABLE), through=True)
     assert row.operation is not None
     assert row.operation.waiting == UNSCHEDULABLE
 
@@ -114,7 +90,7 @@ def test_the_release_leaves_another_authoritys_token_alone() -> None:
 def test_another_authority_keeps_the_row_and_nothing_is_announced() -> None:
     """Go: same file and test, "another authority keeps the row and nothing is announced": behind the
     scheduler's token the refusal writes nothing (no token, no ``lastFailure``) and is not an entry."""
-    recorded, entered = record_admission_wait(_status(_creating(UNSCHEDULABLE)), 0, POD, MESSAGE, T0)
+    recorded, entered = record_admission_wait(_status(creating_row(UNSCHEDULABLE)), 0, POD, MESSAGE, T0)
     assert recorded is None
     assert not entered
 
@@ -123,10 +99,10 @@ def test_the_pass_keeps_the_recorded_report_and_the_park_reads_it() -> None:
     """Go: same file and test, "the pass keeps the recorded report and the park reads it": two hold
     passes over the recorded wait keep the token, write nothing, and the attempt's clock stays parked
     (ours: no deadline; Go's ``OperationExternallyHeld``)."""
-    recorded, _ = record_admission_wait(_status(_creating(None)), 0, POD, MESSAGE, T0)
+    recorded, _ = record_admission_wait(_status(creating_row()), 0, POD, MESSAGE, T0)
     assert recorded is not None
     row = _row(recorded)
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     once = admission_hold(ctx, row, through=False)
     twice = admission_hold(ctx, once, through=False)
     assert once == row
@@ -141,8 +117,8 @@ def test_a_row_in_rotation_keeps_the_wait() -> None:
     a row whose Instance serves (a surge or in-place roll writes beside serving pods) keeps the wait
     until the step's own write goes through. Ours takes no rotation input at all (only ``through``),
     so a pass whose step's write has not gone through keeps the row as it is, clock parked."""
-    recorded, _ = record_admission_wait(_status(_creating(None)), 0, POD, MESSAGE, T0)
+    recorded, _ = record_admission_wait(_status(creating_row()), 0, POD, MESSAGE, T0)
     assert recorded is not None
     row = _row(recorded)
-    kept = admission_hold(_ctx(), row, through=False)
+    kept = admission_hold(one_replica_ctx(), row, through=False)
     assert kept == row

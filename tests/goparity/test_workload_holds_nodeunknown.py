@@ -15,21 +15,21 @@ The subtests that turn on which names a step asks for run through the planner in
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from omereconcile.actions import ForceDeletePod
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, build_context
+from omereconcile.planner.context import Ctx
 from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
 from omereconcile.planner.out import Out
 from omereconcile.settings import ForceDeletePolicy, OperatorSettings
 from omereconcile.simulate.cluster import T0, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import DesiredRevision, NodeView, PodCondition, PodView
+from omereconcile.world import NodeView, PodCondition, PodView
 from omerender import constants as c
+from tests.goparity.reconciler_world import INSTANCE_READY_TIMEOUT, creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/nodeunknown_test.go @ 58a57f25"
 TARGET = "llama-pool-engine-0-default-0"
@@ -40,28 +40,10 @@ POLICY = ForceDeletePolicy(
 
 
 def _ctx(policy: ForceDeletePolicy | None = None, nodes: dict[str, NodeView | None] | None = None) -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5), force_delete=policy))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    ctx = build_context(replace(world, nodes=nodes), desired, desired.name, None)
+    settings = OperatorSettings(instance_ready_timeout=INSTANCE_READY_TIMEOUT, force_delete=policy)
+    ctx = one_replica_ctx(settings, nodes=nodes)
     assert ctx.pod_name(0, 0) == TARGET
     return ctx
-
-
-def _creating(waiting: str | None = None) -> R.Row:
-    """Go's ``creatingRow(waiting)``."""
-    op = R.Operation(
-        "create-0",
-        R.OP_CREATE,
-        R.STEP_CREATE_PODS,
-        "rev",
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        waiting=waiting,
-    )
-    return R.Row(index=0, phase=R.CREATING, operation=op)
 
 
 def _quiet(name: str, node: str) -> PodView:
@@ -104,7 +86,7 @@ def test_records_the_wait_on_the_held_name() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/holds/nodeunknown_test.go @ 58a57f25,
     TestNodeUnknown_HoldsATargetNameASilentNodeKeeps, "records the wait on the held name": the row
     waits on ``NodeUnknown`` (clock parked) and ``lastFailure`` names the pod and its node."""
-    row, _ = _hold(_ctx(), _creating(), [_quiet(TARGET, "node-a")])
+    row, _ = _hold(_ctx(), creating_row(), [_quiet(TARGET, "node-a")])
     assert row.operation is not None
     assert row.operation.waiting == NODE_UNKNOWN
     assert row.operation.deadline is None
@@ -117,7 +99,7 @@ def test_a_name_the_sweep_frees_this_pass_is_not_a_wait() -> None:
     """Go: same file and test, "a name the sweep frees this pass is not a wait": no Node behind the pod
     (node death: NodeGone) under a force-delete policy: the pod is force-deleted this pass and the row
     is left as it was (no token, no write)."""
-    row = _creating()
+    row = creating_row()
     held, out = _hold(_ctx(POLICY, nodes={}), row, [_quiet(TARGET, "node-gone")])
     assert held == row
     assert [a.name for a in out.actions if isinstance(a, ForceDeletePod)] == [TARGET]
@@ -127,7 +109,7 @@ def test_a_withdrawn_ready_on_a_node_that_stopped_reporting_is_a_wait() -> None:
     """Go: same file and test, "a withdrawn Ready on a node that stopped reporting is a wait": Ready
     Unknown for one minute (younger than the five-minute threshold) holds the name."""
     nodes: dict[str, NodeView | None] = {"node-dying": _node("node-dying", "Unknown", timedelta(minutes=1))}
-    row, out = _hold(_ctx(POLICY, nodes), _creating(), [_withdrawn(TARGET, "node-dying")])
+    row, out = _hold(_ctx(POLICY, nodes), creating_row(), [_withdrawn(TARGET, "node-dying")])
     assert row.operation is not None
     assert row.operation.waiting == NODE_UNKNOWN
     assert not any(isinstance(a, ForceDeletePod) for a in out.actions)
@@ -137,7 +119,7 @@ def test_a_withdrawn_ready_on_a_node_posting_ready_is_not_a_wait() -> None:
     """Go: same file and test, "a withdrawn Ready on a node posting Ready is the kubelet's lag, not a
     wait": the row is left as it was."""
     nodes: dict[str, NodeView | None] = {"node-live": _node("node-live", "True", timedelta(hours=1))}
-    row = _creating()
+    row = creating_row()
     held, _ = _hold(_ctx(POLICY, nodes), row, [_withdrawn(TARGET, "node-live")])
     assert held == row
 
@@ -153,7 +135,7 @@ def test_a_withdrawn_ready_is_not_read_without_a_policy() -> None:
     ``lifecycle.forceDelete`` the withdrawn-Ready shape is no evidence, whatever its node says (here the
     node the watch shows has stopped reporting)."""
     nodes: dict[str, NodeView | None] = {"node-a": _node("node-a", "Unknown", timedelta(minutes=1))}
-    row = _creating()
+    row = creating_row()
     held, _ = _hold(_ctx(None, nodes), row, [_withdrawn(TARGET, "node-a")])
     assert held == row
 
@@ -162,7 +144,7 @@ def test_released_once_the_name_is_free() -> None:
     """Go: same file and test, "released once the name is free": no pod holds the name any more, so the
     token goes (and ours re-arms a full window)."""
     ctx = _ctx()
-    row, _ = _hold(ctx, _creating(NODE_UNKNOWN), [])
+    row, _ = _hold(ctx, creating_row(NODE_UNKNOWN), [])
     assert row.operation is not None
     assert row.operation.waiting is None
     assert row.operation.deadline == ctx.now + timedelta(minutes=5)

@@ -11,44 +11,19 @@ have no counterpart, and why, is in ``docs/goparity.md``.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, build_context
+from omereconcile.planner.context import Ctx
 from omereconcile.planner.holds import UNSCHEDULABLE
 from omereconcile.planner.out import Out
 from omereconcile.planner.quota import QUOTA_EXCEEDED
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.steps import check_failure
-from omereconcile.settings import OperatorSettings
-from omereconcile.simulate.cluster import T0, Sim, base_replica
-from omereconcile.world import DesiredRevision, PodCondition, PodView
+from omereconcile.simulate.cluster import T0
+from omereconcile.world import PodCondition, PodView
+from tests.goparity.reconciler_world import creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/pass_test.go @ 8263d0c7"
 POD = "llama-pool-engine-0-default-0"
-
-
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
-def _creating(waiting: str | None = None) -> R.Row:
-    """Go's ``creatingRow(waiting)``, its clock armed."""
-    op = R.Operation(
-        "create-0",
-        R.OP_CREATE,
-        R.STEP_CREATE_PODS,
-        "rev",
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        waiting=waiting,
-    )
-    return R.Row(index=0, phase=R.CREATING, operation=op)
 
 
 def _pass(ctx: Ctx, row: R.Row, pod: PodView | None) -> tuple[R.Row, Out]:
@@ -66,7 +41,7 @@ def test_releases_before_recording() -> None:
     one record; ours writes the row once)."""
     cond = PodCondition("PodScheduled", "False", reason=UNSCHEDULABLE, message="0/3 nodes are available")
     pod = PodView(POD, "uid-0", "1", {}, conditions=(cond,), creation_timestamp=T0)
-    row, _ = _pass(_ctx(), _creating(QUOTA_EXCEEDED), pod)
+    row, _ = _pass(one_replica_ctx(), creating_row(QUOTA_EXCEEDED), pod)
     assert row.operation is not None
     assert row.operation.waiting == UNSCHEDULABLE
     assert row.operation.deadline is None
@@ -75,8 +50,8 @@ def test_releases_before_recording() -> None:
 def test_no_wait_touches_no_row() -> None:
     """Go: same file, TestRun_NoWaitTouchesNoRow: a row nothing waits on is not touched (no status
     write: the row the pass returns is the row it was given), its pod absent or placed."""
-    ctx = _ctx()
-    row = _creating()
+    ctx = one_replica_ctx()
+    row = creating_row()
     for pod in (None, PodView(POD, "uid-0", "1", {}, conditions=(PodCondition("PodScheduled", "True"),))):
         held, out = _pass(ctx, row, pod)
         assert held == row

@@ -14,45 +14,19 @@ from datetime import timedelta
 
 import pytest
 
-from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED, quota_hold, record_capacity_refusal
-from omereconcile.settings import OperatorSettings
-from omereconcile.simulate.cluster import T0, Sim, base_replica
-from omereconcile.world import DesiredRevision, format_time
+from omereconcile.simulate.cluster import T0
+from omereconcile.world import format_time
+from tests.goparity.reconciler_world import creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/quota_test.go @ 4dfb96b1"
-
-
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
-def _creating(waiting: str | None, refused: bool = False) -> R.Row:
-    """Go's ``creatingRow(waiting)``, and ``refused(...)`` when the create site recorded a refusal."""
-    op = R.Operation(
-        "op-0",
-        R.OP_CREATE,
-        R.STEP_CREATE_PODS,
-        "rev",
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        waiting=waiting,
-        capacity_refused_at=T0 if refused else None,
-    )
-    return R.Row(index=0, phase=R.CREATING, operation=op)
 
 
 def test_records_the_token_from_the_refusal() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/holds/quota_test.go @ 4dfb96b1,
     TestQuota_ReportsTheRecordedRefusal, "records the token from the refusal": the row reports
     ``waiting: QuotaExceeded``, and no ``lastFailure`` (the quota message names current usage)."""
-    row = quota_hold(_ctx(), _creating(None, refused=True), created=False)
+    row = quota_hold(one_replica_ctx(), creating_row(None, refused=True), created=False)
     assert row.operation is not None
     assert row.operation.waiting == QUOTA_EXCEEDED
     assert row.last_failure is None
@@ -61,7 +35,7 @@ def test_records_the_token_from_the_refusal() -> None:
 def test_released_once_the_record_is_retired() -> None:
     """Go: same file and test, "released once the record is retired": a row reporting the wait whose
     record is gone is released."""
-    row = quota_hold(_ctx(), _creating(QUOTA_EXCEEDED), created=False)
+    row = quota_hold(one_replica_ctx(), creating_row(QUOTA_EXCEEDED), created=False)
     assert row.operation is not None
     assert row.operation.waiting is None
 
@@ -69,8 +43,8 @@ def test_released_once_the_record_is_retired() -> None:
 def test_edge_triggered_while_the_refusal_stands() -> None:
     """Go: same file and test, "edge-triggered while the refusal stands": a second pass over an
     unchanged refusal writes nothing (ours: the row is unchanged, so the status write is too)."""
-    ctx = _ctx()
-    once = quota_hold(ctx, _creating(None, refused=True), created=False)
+    ctx = one_replica_ctx()
+    once = quota_hold(ctx, creating_row(None, refused=True), created=False)
     assert quota_hold(ctx, once, created=False) == once
 
 
@@ -80,11 +54,11 @@ def test_the_deadline_park_reads_the_record() -> None:
     assertion, that ``OperationExternallyHeld`` sees the token on the pass it outlives the record,
     is a predicate ours does not have: the release re-arms a full window from that pass instead
     (``ClearCapacityRefusal``), which the sim tier pins (``tests/sim/test_holds_quota.py``)."""
-    ctx = _ctx()
-    recorded = quota_hold(ctx, _creating(None, refused=True), created=False)
+    ctx = one_replica_ctx()
+    recorded = quota_hold(ctx, creating_row(None, refused=True), created=False)
     assert recorded.operation is not None
     assert recorded.operation.deadline is None
-    released = quota_hold(ctx, _creating(QUOTA_EXCEEDED), created=False)
+    released = quota_hold(ctx, creating_row(QUOTA_EXCEEDED), created=False)
     assert released.operation is not None
     assert released.operation.deadline == ctx.now + timedelta(minutes=5)
 
@@ -104,7 +78,7 @@ ENTERS = [
 def test_announced_only_when_the_refusal_becomes_the_report(name: str, current: str, enters: bool) -> None:
     """Go: same file and test, "announced only when the refusal becomes the report" (``Enters``),
     entry ``name``: the refusal is announced only when it becomes the row's reported wait."""
-    status = {"instanceStatuses": [_creating(current or None).to_dict()]}
+    status = {"instanceStatuses": [creating_row(current or None).to_dict()]}
     recorded, announce = record_capacity_refusal(status, 0, T0)
     assert recorded is not None
     assert recorded["instanceStatuses"][0]["operation"]["capacityRefusedAt"] == format_time(T0)

@@ -15,43 +15,20 @@ from dataclasses import replace
 from datetime import timedelta
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, build_context
+from omereconcile.planner.context import Ctx
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold
 from omereconcile.planner.out import Out
 from omereconcile.planner.quota import QUOTA_EXCEEDED
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import DesiredRevision, PodCondition, PodView, format_time
+from omereconcile.world import PodCondition, PodView, format_time
+from tests.goparity.reconciler_world import creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/scheduler_test.go @ 58a57f25"
 POD = "llama-pool-engine-0-default-0"
 MESSAGE = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu"  # Go's schedulerMessage
 SINCE = T0 - timedelta(minutes=5)
-
-
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
-def _creating(waiting: str | None = None, refused: bool = False) -> R.Row:
-    """Go's ``creatingRow(waiting)`` (and ``refused(...)``: the create site's quota record)."""
-    op = R.Operation(
-        "create-0",
-        R.OP_CREATE,
-        R.STEP_CREATE_PODS,
-        "rev",
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        waiting=waiting,
-        capacity_refused_at=T0 if refused else None,
-    )
-    return R.Row(index=0, phase=R.CREATING, operation=op)
 
 
 def _unschedulable(name: str = POD) -> PodView:
@@ -73,7 +50,7 @@ def test_records_the_hold_with_the_schedulers_message() -> None:
     TestScheduler_RecordsAndReleasesTheHold, "records the hold with the scheduler's message": the row
     waits on ``Unschedulable`` and ``lastFailure`` carries the pod, the scheduler's message and the
     condition's transition time."""
-    row = _hold(_ctx(), _creating(), _unschedulable())
+    row = _hold(one_replica_ctx(), creating_row(), _unschedulable())
     assert row.operation is not None
     assert row.operation.waiting == UNSCHEDULABLE
     assert row.operation.deadline is None
@@ -88,14 +65,14 @@ def test_records_the_hold_with_the_schedulers_message() -> None:
 def test_released_once_the_pod_is_placed() -> None:
     """Go: same file and test, "released once the pod is placed" (``PodScheduled`` True)."""
     placed = replace(_unschedulable(), conditions=(PodCondition("PodScheduled", "True"),))
-    row = _hold(_ctx(), _creating(UNSCHEDULABLE), placed)
+    row = _hold(one_replica_ctx(), creating_row(UNSCHEDULABLE), placed)
     assert row.operation is not None
     assert row.operation.waiting is None
 
 
 def test_released_once_the_pod_is_gone() -> None:
     """Go: same file and test, "released once the pod is gone"."""
-    row = _hold(_ctx(), _creating(UNSCHEDULABLE), None)
+    row = _hold(one_replica_ctx(), creating_row(UNSCHEDULABLE), None)
     assert row.operation is not None
     assert row.operation.waiting is None
 
@@ -103,8 +80,8 @@ def test_released_once_the_pod_is_gone() -> None:
 def test_edge_triggered_across_passes() -> None:
     """Go: same file and test, "edge-triggered across passes": re-observing what the pass wrote, two
     more passes over an unchanged cluster write nothing (ours: the row they return is unchanged)."""
-    ctx = _ctx()
-    once = _hold(ctx, _creating(), _unschedulable())
+    ctx = one_replica_ctx()
+    once = _hold(ctx, creating_row(), _unschedulable())
     twice = _hold(ctx, once, _unschedulable())
     assert twice == once
     assert _hold(ctx, twice, _unschedulable()) == once
@@ -113,7 +90,7 @@ def test_edge_triggered_across_passes() -> None:
 def test_another_authority_keeps_the_row() -> None:
     """Go: same file and test, "another authority keeps the row": a quota-refused row keeps
     ``QuotaExceeded`` beside an unplaceable pod (its clock stays parked)."""
-    row = _hold(_ctx(), _creating(QUOTA_EXCEEDED, refused=True), _unschedulable())
+    row = _hold(one_replica_ctx(), creating_row(QUOTA_EXCEEDED, refused=True), _unschedulable())
     assert row.operation is not None
     assert row.operation.waiting == QUOTA_EXCEEDED
     assert row.operation.deadline is None

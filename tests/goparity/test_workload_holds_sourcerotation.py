@@ -12,19 +12,17 @@ per replica, whose slices are the endpoint view), and one case through the plann
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from types import MappingProxyType
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, build_context, hash_of
+from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE
 from omereconcile.planner.surge import SOURCE_UNROUTED, source_rotation_hold
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import (
-    DesiredRevision,
     Endpoints,
     EndpointView,
     PodCondition,
@@ -33,6 +31,7 @@ from omereconcile.world import (
     format_time,
 )
 from omerender import constants as c
+from tests.goparity.reconciler_world import attempt_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/sourcerotation_test.go @ dcfb4135"
 SOURCE, SURGE = "llama-pool-engine-0-default-0", "llama-pool-engine-0-default-1"
@@ -40,28 +39,14 @@ TARGET = "llama-pool-engine-targethash"
 
 
 def _ctx(service: bool = False, endpoints: Endpoints | None = None) -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    world = replace(world, service=ServiceView(exists=service), endpoints=endpoints or Endpoints())
-    return build_context(world, desired, desired.name, None)
+    return one_replica_ctx(service=ServiceView(exists=service), endpoints=endpoints or Endpoints())
 
 
 def _surging(waiting: str | None = None, step: str = R.STEP_SURGE) -> R.Row:
     """Go's ``surgingRow(waiting)``: a single-pod Instance mid-surge, its deadline running."""
-    op = R.Operation(
-        "update-0",
-        R.OP_UPDATE,
-        step,
-        TARGET,
-        T0,
-        deadline=T0 + timedelta(minutes=5),
-        strategy="SurgeThenDrain",
-        waiting=waiting,
+    return attempt_row(
+        R.OP_UPDATE, step, R.UPDATING, waiting=waiting, target=TARGET, strategy="SurgeThenDrain"
     )
-    return R.Row(index=0, phase=R.UPDATING, operation=op)
 
 
 def _source(serving: bool) -> PodView:

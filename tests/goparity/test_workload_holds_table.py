@@ -13,13 +13,12 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.admission_hold import ADMISSION_UNAVAILABLE, record_admission_wait
-from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.holds import UNSCHEDULABLE, scheduler_hold
 from omereconcile.planner.out import Out
 from omereconcile.planner.quota import PAUSED, quota_hold, record_capacity_refusal, takes_row
-from omereconcile.settings import OperatorSettings
-from omereconcile.simulate.cluster import T0, Sim, base_replica
-from omereconcile.world import DesiredRevision, PodCondition, PodView, format_time
+from omereconcile.simulate.cluster import T0
+from omereconcile.world import PodCondition, PodView, format_time
+from tests.goparity.reconciler_world import attempt_row, creating_row, one_replica_ctx
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/holds/table_test.go @ 58a57f25"
 FACTS = [
@@ -53,22 +52,6 @@ NEWEST = "ome-projects/ome pkg/controller/v1beta1/workload/holds/table_test.go @
 POD = "llama-pool-engine-0-default-0"
 
 
-def _ctx() -> Ctx:
-    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
-    sim.apply_replica(base_replica(replicas=1))
-    world = sim.observe()
-    desired = world.render
-    assert isinstance(desired, DesiredRevision)
-    return build_context(world, desired, desired.name, None)
-
-
-def _row(type_: str, step: str, phase: str, waiting: str | None = None) -> R.Row:
-    op = R.Operation(
-        f"{type_.lower()}-0", type_, step, "rev", T0, deadline=T0 + timedelta(minutes=5), waiting=waiting
-    )
-    return R.Row(index=0, phase=phase, operation=op)
-
-
 def _unplaced(message: str, since: datetime) -> PodView:
     cond = PodCondition(
         "PodScheduled", "False", reason=UNSCHEDULABLE, message=message, last_transition_time=since
@@ -85,7 +68,7 @@ def test_table_fact_holds_refuse_a_teardown() -> None:
     scheduler_test.go and pause_test.go, ported beside this file, run that through the sim). Go's
     Migrate column has no counterpart (no Migrate operation), nor its no-owner column (ours creates no
     pod for a row without an operation, so no refusal can be recorded on one)."""
-    status = {"instanceStatuses": [_row(R.OP_DELETE, R.STEP_DRAIN, R.DELETING).to_dict()]}
+    status = {"instanceStatuses": [attempt_row(R.OP_DELETE, R.STEP_DRAIN, R.DELETING).to_dict()]}
     quota, _ = record_capacity_refusal(status, 0, T0)
     assert quota is not None
     assert quota["instanceStatuses"][0]["operation"]["capacityRefusedAt"] == format_time(T0)
@@ -99,11 +82,9 @@ def test_external_hold_one_owner_per_token() -> None:
     """Go: same file, TestExternalHold_OneOwnerPerToken: the scheduler's token is taken by no quota
     refusal arriving after it, not released when the quota path completes, and released by its own
     authority (the pod placed)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     out = Out(ctx.now)
-    row, _ = scheduler_hold(
-        ctx, _row(R.OP_CREATE, R.STEP_CREATE_PODS, R.CREATING), _unplaced("0/3 nodes", T0), out
-    )
+    row, _ = scheduler_hold(ctx, creating_row(), _unplaced("0/3 nodes", T0), out)
     assert row.operation is not None
     assert row.operation.waiting == UNSCHEDULABLE
     # A quota refusal arrives while the scheduler hold stands: recorded, not announced, not the token.
@@ -129,11 +110,9 @@ def test_external_hold_edge_triggered() -> None:
     """Go: same file, TestExternalHold_EdgeTriggered: re-marking the hold with a churned message
     rewrites nothing (the message from the hold's start stays); a same-name pod whose condition moved
     later starts a fresh hold (the new start on ``lastFailure``)."""
-    ctx = _ctx()
+    ctx = one_replica_ctx()
     out = Out(ctx.now)
-    first, _ = scheduler_hold(
-        ctx, _row(R.OP_CREATE, R.STEP_CREATE_PODS, R.CREATING), _unplaced("0/3 nodes", T0), out
-    )
+    first, _ = scheduler_hold(ctx, creating_row(), _unplaced("0/3 nodes", T0), out)
     again, _ = scheduler_hold(ctx, first, _unplaced("0/9 nodes", T0), out)
     assert again == first
     assert again.last_failure is not None

@@ -1008,27 +1008,11 @@ def _open_rebuild(gang: bool, leader_rebuilt: bool = False, held: bool = False) 
     return sim, running, target.name
 
 
-FOLLOW_XFAIL = (
-    "known difference: Go's open Restart whose rebuild has created no pod yet renders the roll target "
-    "(recording it as the row's running revision first) when the row is off it; ours' Restart recreates "
-    "what ran (planner/instances.py _step_recreate: moving to another revision is the update's business)"
-)
-
-
 @pytest.mark.parametrize(
     ("gang", "leader_rebuilt", "held", "follows"),
     [
-        pytest.param(
-            False,
-            False,
-            False,
-            True,
-            id="single pod",
-            marks=pytest.mark.xfail(strict=True, reason=FOLLOW_XFAIL),
-        ),
-        pytest.param(
-            True, False, False, True, id="gang", marks=pytest.mark.xfail(strict=True, reason=FOLLOW_XFAIL)
-        ),
+        pytest.param(False, False, False, True, id="single pod"),
+        pytest.param(True, False, False, True, id="gang"),
         pytest.param(True, True, False, False, id="gang whose leader is already rebuilt"),
         pytest.param(False, False, True, False, id="target the RetryBlock holds"),
     ],

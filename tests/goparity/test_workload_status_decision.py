@@ -138,6 +138,42 @@ def test_stamp_restarting_over_a_ready_row_starts_the_retry_count_at_zero() -> N
     assert op.get("retryCount", 0) == 0, GO
 
 
+def test_stamp_restart_revision_records_the_revision_an_open_repair_rebuilds_at() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/decision_test.go @ 8263d0c7,
+    TestStampRestartRevision_OnlyAnOpenRepairRecordsIt, row 0 (rows 1-3 are the stamp's guards against
+    rows another pass owns): the running revision of a ``Restarting`` row is moved to the revision its
+    repair rebuilds at, written before the first pod of the rebuild. Its caller (``ops/restart.go``
+    ``rebuildFollowsTarget``) records the roll target when the open repair has created no pod yet and
+    the row is off a target the roll could start on. Driven: a leader+worker Instance loses its worker
+    (a Restart opens), the image changes while the old pods drain; the rebuilt pods are the target's,
+    the row names the target once the rebuild starts, and the Instance is Ready on it with no second
+    roll. Failed before: ours rebuilt the gang at the old revision, then surged it to the target."""
+    sim, driver = _ready(workers=1)
+    old = sim.rows()[0]["runningRevision"]
+    sim.pods.pop(next(n for n in sim.pods if "-worker-" in n))
+    driver.one_pass()
+    assert sim.rows()[0]["phase"] == "Restarting"
+    sim.image = "vllm:v2"
+    steps: list[tuple[str, str | None, str]] = []
+    for _ in range(120):
+        driver.one_pass()
+        row = sim.rows()[0]
+        step = (row["phase"], (row.get("operation") or {}).get("type"), row.get("runningRevision", ""))
+        if not steps or steps[-1] != step:
+            steps.append(step)
+        if converged(sim) and row["phase"] == "Ready" and row.get("runningRevision") != old:
+            break
+        sim.advance(1)
+    target = str(sim.status["updateRevision"])
+    assert target != old
+    assert ("Restarting", "Restart", target) in steps, (GO, steps)
+    assert all(kind != "Update" for _, kind, _ in steps), (GO, steps)
+    row = sim.rows()[0]
+    assert (row["phase"], row["runningRevision"], row["incarnation"]) == ("Ready", target, 2), GO
+    hashes = {p.obj["metadata"]["labels"]["ome.io/revision-hash"] for p in sim.pods.values()}
+    assert hashes == {target.rsplit("-", 1)[-1]}, (GO, hashes)
+
+
 # TestEntryStamps_LadderFlipFollowsTheAttempt: each Update entry stamp (surge, recreate, in-place) x
 # three timings. ``opened_ago`` 0: the pass opens the attempt; otherwise the attempt in flight opened
 # that long before the pass. ``due_in``: when the Backoff block falls due, relative to the pass.

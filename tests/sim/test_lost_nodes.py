@@ -186,8 +186,8 @@ def test_force_delete_frees_the_held_name_and_the_instance_comes_up_elsewhere() 
     assert [(e.type, e.message) for e in warnings] == [
         (
             "Warning",
-            f"OMENative component=engine instance=0: force-deleted pod {POD0} on node sim-node, which its "
-            "kubelet stopped reporting (evidence=node-unreachable-taint)",
+            f"OMENative component=engine instance=0: force-deleted pod {POD0} held in phase Unknown on "
+            "node sim-node (evidence=node-unreachable-taint)",
         )
     ]
     deleted_at = next(t for t, a in driver.log if type(a).__name__ == "ForceDeletePod")

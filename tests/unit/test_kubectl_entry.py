@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from omereconcile.kubectl.app import parser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -178,6 +180,32 @@ def test_an_unusable_kubeconfig_exits_5(tmp_path: Path) -> None:
     code = main(["get", "ir", "-n", "ns", "--kubeconfig", str(tmp_path / "none")], out=io.StringIO(), err=err)
     assert code == 5
     assert err.getvalue().startswith("error: cannot load the kubeconfig: "), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (bytes(range(128, 256)), "not a text file (a kubeconfig is YAML)"),
+        (b"- a\n- b\n", "not a kubeconfig: a YAML mapping"),
+        (b"clusters: [\n", "not valid YAML"),
+    ],
+    ids=["binary", "a-list", "not-yaml"],
+)
+def test_a_kubeconfig_of_bytes_or_the_wrong_shape_is_one_line_naming_the_file(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    import io
+
+    from omereconcile.kubectl.app import main
+
+    path = tmp_path / "config"
+    path.write_bytes(content)
+    err = io.StringIO()
+    code = main(["get", "ir", "-o", "wide", "--kubeconfig", str(path)], out=io.StringIO(), err=err)
+    assert code == 5
+    assert err.getvalue().startswith(f"error: cannot load the kubeconfig: {path}: {says}"), err.getvalue()
+    assert err.getvalue().count("\n") == 1, err.getvalue()
+    assert "pass a working one with --kubeconfig" in err.getvalue()
 
 
 def test_an_unreachable_api_server_exits_5_through_the_real_client(tmp_path: Path) -> None:

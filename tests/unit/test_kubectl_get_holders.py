@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import pytest
+
 from omereconcile.cluster.kube import Forbidden
 from omereconcile.kubectl import main
 from omereconcile.sharding import CUTS_ANNOTATION, balanced_ranges, cuts_text, range_holders
@@ -94,3 +96,42 @@ def test_no_column_when_not_sharded_or_the_leases_cannot_be_read_and_none_withou
     kube = FakeKube(LEASES)
     assert "SHARD-HOLDER" not in _get(kube)[0]
     assert len(kube.calls) == 1  # the plain table reads no Lease
+
+
+def test_leases_of_another_shape_read_as_unset_never_a_traceback() -> None:
+    odd: list[Any] = [
+        None,
+        "omereconcile-shard-2-0",
+        {"metadata": "omereconcile-shard-2-cuts"},
+        {"metadata": {"name": "omereconcile-shard-2-cuts", "annotations": ["x"]}},
+        {"metadata": {"name": "omereconcile-shard-2-0"}, "spec": "holder"},
+    ]
+    assert range_holders(odd) is None  # no cuts stored in a shape that reads: not sharded
+    ranges, holders = range_holders([*odd[:3], *LEASES[1:2], odd[4]]) or ((), {})
+    assert ranges == RANGES
+    assert holders == {0: "", 1: ""}  # the range Lease whose spec is not a mapping has no holder
+    assert range_holders([_lease("omereconcile-shard-2-cuts", **{CUTS_ANNOTATION: "0x12"})]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (
+            "../kube-system",
+            "error: --ome-namespace: invalid namespace \"../kube-system\": [may not contain '/'] "
+            "(the reconciler's namespace, e.g. ome)\n",
+        ),
+        ("", "error: --ome-namespace is empty: name the reconciler's namespace, e.g. ome\n"),
+    ],
+)
+def test_a_bad_ome_namespace_is_a_usage_error_before_any_request(value: str, says: str) -> None:
+    kube = FakeKube(LEASES)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["get", "ir", "-A", "-o", "wide", "--ome-namespace", value],
+        out=out,
+        err=err,
+        connect=lambda _a: kube,
+    )  # type: ignore[arg-type,return-value]
+    assert (code, err.getvalue()) == (2, says)
+    assert kube.calls == []

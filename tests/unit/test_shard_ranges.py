@@ -18,6 +18,7 @@ from omereconcile.sharding import (
     fnv1a_64,
     hash_field,
     parse_selector,
+    range_index,
     split_ranges,
 )
 
@@ -142,3 +143,17 @@ def test_split_covers_the_space_once(count: int) -> None:
 def test_split_refuses_zero() -> None:
     with pytest.raises(SelectorError, match="1 or more"):
         split_ranges(0)
+
+
+def test_range_index_is_the_range_a_value_hashes_into() -> None:
+    ranges = split_ranges(5)
+    for ns in ("default", "team-a", "kube-system", ""):
+        i = range_index(ranges, ns)
+        assert i is not None
+        assert ranges[i].contains(ns)
+        assert [k for k, r in enumerate(ranges) if r.contains(ns)] == [i]
+    for k in range(5):  # one range: its index when the value falls in it, else none
+        assert range_index(ranges[k : k + 1], "default") == (
+            0 if k == range_index(ranges, "default") else None
+        )
+    assert range_index((), "default") is None

@@ -1,0 +1,78 @@
+"""Builders for the reconciler's Go-parity tests: a real planning context and Go's one-row fixtures.
+
+OME's ``workload/holds`` and ``workload/escalation`` tests run an authority over a status store of one
+row (Go's ``creatingRow(waiting)`` and kin). Ours run the same authority on a :class:`Row` in a real
+:class:`Ctx`, built from a simulated one-replica InferenceReplica the way the pass builds it. These are
+the pieces those files shared word for word; a file whose fixture differs keeps its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import Ctx, build_context
+from omereconcile.settings import OperatorSettings
+from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.world import DesiredRevision
+
+__all__ = ["INSTANCE_READY_TIMEOUT", "attempt_row", "creating_row", "one_replica_ctx"]
+
+# Go's fixtures arm the attempt's clock with a five-minute InstanceReadyTimeout.
+INSTANCE_READY_TIMEOUT = timedelta(minutes=5)
+
+
+def one_replica_ctx(settings: OperatorSettings | None = None, **world: Any) -> Ctx:
+    """The context of a pass over a simulated one-replica InferenceReplica, at its desired revision.
+
+    ``settings`` default to an InstanceReadyTimeout of five minutes; ``world`` names :class:`World`
+    fields to set before the context is built (``nodes=...``, ``service=...``, ``endpoints=...``).
+    """
+    sim = Sim(settings=settings or OperatorSettings(instance_ready_timeout=INSTANCE_READY_TIMEOUT))
+    sim.apply_replica(base_replica(replicas=1))
+    observed = sim.observe()
+    desired = observed.render
+    assert isinstance(desired, DesiredRevision)
+    if world:
+        observed = replace(observed, **world)
+    return build_context(observed, desired, desired.name, None)
+
+
+def attempt_row(
+    op_type: str,
+    step: str,
+    phase: str,
+    *,
+    waiting: str | None = None,
+    target: str = "rev",
+    refused_at: datetime | None = None,
+    strategy: str | None = None,
+) -> R.Row:
+    """Row 0 in ``phase``, its attempt (``op_type`` at ``step``, id ``<type>-0``) begun at
+    T0 with its clock armed (deadline T0 + InstanceReadyTimeout); ``refused_at`` is the create site's
+    quota record (Go's ``refused(...)``)."""
+    op = R.Operation(
+        f"{op_type.lower()}-0",
+        op_type,
+        step,
+        target,
+        T0,
+        deadline=T0 + INSTANCE_READY_TIMEOUT,
+        strategy=strategy,
+        waiting=waiting,
+        capacity_refused_at=refused_at,
+    )
+    return R.Row(index=0, phase=phase, operation=op)
+
+
+def creating_row(waiting: str | None = None, *, refused: bool = False) -> R.Row:
+    """Go's ``creatingRow(waiting)`` (and ``refused(...)`` when the create site recorded a refusal)."""
+    return attempt_row(
+        R.OP_CREATE,
+        R.STEP_CREATE_PODS,
+        R.CREATING,
+        waiting=waiting,
+        refused_at=T0 if refused else None,
+    )
