@@ -19,6 +19,7 @@ from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup, Upda
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, first_unplaced
+from omereconcile.planner.nodedeath import kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices
 from omereconcile.planner.podstate import ladder, live, stuck_container
@@ -293,7 +294,14 @@ def bring_up_gang(
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
         op = row.operation
         assert op is not None
-    if missing:
+    quiet = [
+        p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
+    ]
+    if missing and not quiet:
+        # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot
+        # complete around it: nothing is created while one stands, held or being force-deleted this
+        # pass (Go ops/update_gang.go; ome-projects/ome @ 58a57f25 update_gang_test.go
+        # TestGangSurgeUpdate_UnknownMemberSweptOnProvenNodeDeath and …HeldWithoutForceDeletePolicy).
         for runner, k in missing:
             _create(
                 ctx,
