@@ -202,8 +202,10 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
     return False
 
 
-def _create(ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str) -> None:
-    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal)
+def _create(
+    ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str, excluded_for: int | None
+) -> None:
+    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
 
@@ -251,9 +253,19 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
 
 
 def bring_up_gang(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook | None
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook | None,
+    excluded_for: int | None = None,
 ) -> tuple[Row, bool]:
     """Create, recycle or wait for every pod of the gang at the operation's target and incarnation.
+
+    ``excluded_for``: the Instance whose node exclusions the pods render with, when not ``row``'s own
+    (a gang surge's replacement renders its source's, Go ``gangSurgeUpdate``: the exclusions follow
+    the Instance through the surge; ome-projects/ome @ 58a57f25 update_gang_test.go
+    ``TestGangSurge_InheritsExcludedNodes``).
 
     Pods of another incarnation or revision, or in no slot, are retired first (never while they
     serve). Returns the row (parked, or Failed when ``retry`` is given and the evidence says so) and
@@ -311,6 +323,7 @@ def bring_up_gang(
                 k,
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
+                excluded_for,
             )
     dead = [p for p in members if p.ended and not p.terminating]
     if dead:

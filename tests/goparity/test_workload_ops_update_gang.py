@@ -26,7 +26,7 @@ from omereconcile.planner.retry import RetryBook
 from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import DesiredRevision, format_time, parse_time
+from omereconcile.world import DesiredRevision, LedgerView, format_time, parse_time
 from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25"
@@ -385,3 +385,66 @@ def test_gang_surge_unknown_member_held_without_force_delete_policy() -> None:
     touched = [a.name for a in out.actions if isinstance(a, (A.DeletePod, A.ForceDeletePod, A.CreatePod))]
     assert touched == [], (GO, out.actions)
     _assert_source_untouched(world, out, held=True)
+
+
+def _not_in_hosts(pod: dict[str, Any]) -> set[str]:
+    terms = (
+        ((pod.get("spec") or {}).get("affinity") or {})
+        .get("nodeAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution", {})
+        .get("nodeSelectorTerms", [])
+    )
+    return {
+        v
+        for term in terms
+        for e in term.get("matchExpressions", [])
+        if e.get("key") == "kubernetes.io/hostname" and e.get("operator") == "NotIn"
+        for v in e.get("values", [])
+    }
+
+
+def test_gang_surge_inherits_excluded_nodes() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurge_InheritsExcludedNodes: the replacement gang's pods render with the source Instance's
+    node exclusions for the target revision as required hostname NotIn terms: the exclusions follow the
+    Instance through the surge. Ours: the relocation ledger holds two exclusions for Instance 0 at the
+    target (``lifecycle.autoMigrate`` allowing them), the surge stamped on a prior pass (source
+    Updating at step Surge, the marker at index 1) and the replacement's pods not there yet: the pass
+    creates them."""
+    sim, driver = _ready()
+    sim.image = "vllm:v2"
+    target = _target(sim)
+    driver.one_pass()  # the surge is stamped (source and marker) on a prior pass
+    assert _row(sim)["operation"]["surgeIndex"] == 1, sim.rows()
+    world = sim.observe()
+    world = replace(world, pods=tuple(p for p in world.pods if not p.name.startswith("llama-pool-engine-1-")))
+    entries = tuple(
+        {
+            "requestUUID": f"auto-{node}",
+            "component": "engine",
+            "sourceInstance": 0,
+            "phase": "Completed",
+            "reason": "AutoRecover",
+            "fromNode": node,
+            "revision": target,
+            "startedAt": format_time(world.now),
+            "completedAt": format_time(world.now),
+            "outcome": "relocate-recreate",
+        }
+        for node in ("node-bad-1", "node-bad-2")
+    )
+    world = replace(
+        world,
+        ledger=LedgerView(exists=True, resource_version="1", entries=entries),
+        settings=replace(world.settings, auto_migrate_max_attempts=3),
+    )
+    created = [a for a in plan(world).actions if isinstance(a, A.CreatePod)]
+    assert sorted(a.name for a in created) == [
+        "llama-pool-engine-1-leader-0",
+        "llama-pool-engine-1-worker-0",
+    ], (
+        GO,
+        created,
+    )
+    for a in created:
+        assert {"node-bad-1", "node-bad-2"} <= _not_in_hosts(a.pod), (GO, a.name, _not_in_hosts(a.pod))
