@@ -491,7 +491,7 @@ def _step_pair(
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         brought = Out(out.now)
-        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, retry)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, retry, src.index)
         if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
             # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
             # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
@@ -531,7 +531,7 @@ def _step_pair(
         src, tgt, create = _lost_replacement(ctx, src, tgt, lost, out, retry)
         if not create:
             return src, tgt
-    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
+    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None, src.index)
     if src_pods:
         ready = whole and all(p.ready for p in live(tgt_pods))
         for p in live(src_pods):
