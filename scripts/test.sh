@@ -45,7 +45,8 @@ image_pid=$!
 
 # Releases that install (the built wheel in a fresh venv, every console script run from outside the
 # repository) and the lower bounds of pyproject.toml (the lowest versions, with the dependency-facing
-# unit tests): mostly downloads, so they run beside the Go builds too. About five minutes together (the minimum versions run the whole unit tier).
+# unit tests, about four-fifths of the unit tier: scripts/min_versions_tests.py): mostly downloads, so they
+# run beside the Go builds too.
 release_log="$(mktemp)"
 if [[ $# -eq 0 ]]; then
   (timed scripts/wheel-smoke.sh bash scripts/wheel-smoke.sh && timed scripts/min-versions.sh bash scripts/min-versions.sh) >"$release_log" 2>&1 &
