@@ -5,7 +5,7 @@
 # are not the package's dependencies).
 #
 # Which tests: the unit test modules that import one of those dependencies or a module of ours that
-# does (the loader, the models, the CRD schemas, the kube client, the metrics, the CLI, ...), computed
+# does (the loader, the models, the CRD schemas, the kube client, the metrics, the CLI's readers, ...), computed
 # each run from the imports written in the files by scripts/min_versions_tests.py (its docstring says
 # the rule). Not the whole unit tier: CI runs this beside the cold Go builds, and the other modules
 # (planner, forecast, shards, timeline, ...) exercise our own logic, which the dependencies' versions

@@ -4,7 +4,7 @@ A module of tests/unit is chosen when it imports one of the dependencies whose l
 pyproject.toml states (pydantic, yaml, jsonschema, jsonschema_rs, kubernetes, kubernetes_validate,
 cryptography, prometheus_client, deepdiff, shtab, fnv_hash_fast) or imports a module of the project
 that does (the adapters: the loader, the models, the CRD schemas, the kube client, the metrics, the
-certificate rotator, the CLI, ...; see `adapters`). Only imports written in the files count (read with ast, nothing imported):
+certificate rotator, ...; see `adapters`). Only imports written in the files count (read with ast, nothing imported):
 a test that reaches pydantic only through `render()` exercises the same calls as the models' own
 tests, which are chosen. The list is computed each run, so a new test of an adapter joins it.
 
@@ -67,23 +67,16 @@ def reaches_dependency(names: set[str]) -> bool:
 
 
 def adapters() -> set[str]:
-    """The project's modules that import a dependency themselves, and the sub-packages that re-export
-    one of their own such modules (`omerender.models` for `omerender.models.replica`, whose classes
-    are pydantic models). Not the three top-level packages: their `__init__` is the whole public API,
-    so counting it would choose every test, most of which reach a dependency only through the same
-    calls the chosen tests make."""
+    """The project's modules that import a dependency themselves. Not the packages that re-export them
+    (`omerender.models`, `omerender.cli`, the top-level packages): counting those would choose nearly
+    every test, and the costliest of those (the forecast's planner, the OME-shaped git history, the
+    CI recipe's hooks) spend their time in our own logic, reaching the dependencies through the same
+    calls as the adapters' own tests, which are chosen."""
     found: set[str] = set()
-    inits: dict[str, set[str]] = {}
     for top in PROJECT:
         for path in (ROOT / top).rglob("*.py"):
-            names = imported(path)
-            if reaches_dependency(names):
+            if reaches_dependency(imported(path)):
                 found.add(module_name(path))
-            if path.name == "__init__.py" and module_name(path) not in PROJECT:
-                inits[module_name(path)] = names
-    for package, names in inits.items():
-        if any(name.startswith(package + ".") for name in names & found):
-            found.add(package)
     return found
 
 
