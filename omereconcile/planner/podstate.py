@@ -13,6 +13,7 @@ from omerender import constants as c
 __all__ = [
     "Ladder",
     "StuckContainer",
+    "attempt_crash_looping",
     "crash_loop_failure",
     "drained",
     "fully_serving",
@@ -156,6 +157,27 @@ def _crash_looping(ct: ContainerView) -> bool:
     if ct.state_exit_code is not None and ct.state_exit_code != 0:
         return True
     return ct.restart_count > 0 and ct.exit_code is not None and ct.exit_code != 0
+
+
+def attempt_crash_looping(pods: Iterable[PodView], revision_hash: str, reason: str) -> bool:
+    """Whether an attempt's failure is a crash loop, which no node is blamed for.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/escalation/disposition.go``, the newest
+    stored version (36,185 characters), ``attemptCrashLooping``: the escalator classified
+    ``CrashLoopBackOff`` (``reason``), or a live pod of the attempt shows either face of one
+    (``evidence.FirstCrashLoopingPod``, scoped to the attempt's revision like the readiness readers: a
+    pod with no revision label stays in scope, a surge's source of another revision does not). "A
+    container that keeps exiting does so on any node, so the rebuild is never steered off the node it
+    ran on."
+    """
+    if reason == CRASH_LOOP:
+        return True
+    for pod in pods:
+        if pod.terminating or (pod.revision_hash and revision_hash and pod.revision_hash != revision_hash):
+            continue
+        if any(_crash_looping(ct) for ct in (*pod.containers, *pod.init_containers)):
+            return True
+    return False
 
 
 def _exit_record(pod: PodView, ct: ContainerView, now: datetime) -> dict[str, object] | None:
