@@ -14,7 +14,10 @@
 - ``ForceDeletePod``: grace 0 with a UID precondition (``force_delete_pod``); NotFound and a UID
   mismatch are both success.
 - ``PatchPodInPlace``: a strategic-merge patch of the pod's container images (merge key ``name``),
-  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``).
+  annotations and labels, pinned to its UID and resourceVersion (``patch_pod_in_place``). One the API
+  server refuses as Invalid (422, other than the UID precondition) is recorded on the Instance's row
+  (``operation.waiting: InvalidPodSpec``, a status PUT) for the next pass to fail the attempt and hold
+  the revision, as Go disposes it (``planner/rejection.py``).
 - ``SetServingGate``: a strategic-merge patch of the pod's ``status.conditions`` (merge key ``type``)
   through ``pods/status`` carrying only the ``ome.io/serving`` condition the planner computed (status,
   reason, message, lastTransitionTime), pinned to the pod's UID and resourceVersion. An in-place drain
@@ -75,6 +78,7 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
+from omereconcile.planner.rejection import is_permanent_rejection, record_rejection
 from omereconcile.world import LEDGER_KEY, format_time
 from omerender import constants as c
 
@@ -293,6 +297,12 @@ class Executor:
             except ApiError as exc:
                 if is_admission_unavailable(exc.status, exc.message):
                     self._record_admission_wait(act.index, act.name, replica, exc.message)
+                elif act.index is not None and is_permanent_rejection(exc.status, exc.body):
+                    # Go inPlaceUpdate's ``rejected``: the attempt ends (planner/rejection.py).
+                    status = record_rejection(
+                        replica.get("status") or {}, act.index, exc.message, self.clock()
+                    )
+                    self._record_on_row(replica, status, False, "", "", act.name)
                 raise
             return None
         if isinstance(act, A.EnsureService):

@@ -12,8 +12,9 @@ keeps them from watches.
 
 Rendering uses ``omerender``: ``render`` for the pod templates, ``revision_of`` for the revision, and
 ``materialize_pod`` for each pod. A pod for a stored revision (a rollback target, or an Instance repaired
-at its own revision) is rebuilt from the ControllerRevision's ``data`` (``podSpec``, ``podMeta``,
-``workerPodSpec``).
+at its own revision) is rebuilt from the ControllerRevision's ``data`` (``podSpec``, ``workerPodSpec``,
+``pairingProtocol``, and ``podMeta`` over the current template's keys no revision hashes, such as
+Kueue's queue label: Go ``storedTemplate``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ __all__ = [
     "observe",
     "paths",
     "render_world",
+    "revision_meta",
     "runners_from_payload",
     "with_ledger",
     "with_nodes",
@@ -241,6 +243,56 @@ def runners_from_payload(
     return (RenderedRunner(c.RUNNER_LEADER, 1, template), RenderedRunner(c.RUNNER_WORKER, size, worker))
 
 
+def revision_meta(
+    current: Mapping[str, Any] | None, owned: Mapping[str, Any] | None, stored: Mapping[str, Any] | None
+) -> dict[str, dict[str, str]] | None:
+    """The labels and annotations a pod of a stored revision carries (Go ``revisionMeta``,
+    ome-projects/ome pkg/controller/v1beta1/workload/ops/template.go @ 58a57f25).
+
+    A key a revision hashes belongs to the revision: it takes the ``stored`` revision's value and is
+    absent when the stored revision does not record it, even if the ``current`` template carries it
+    (a key a newer revision added). A key no revision hashes (Kueue's queue label, an annotation
+    inherited from the owner) keeps following the current template. ``owned`` is the metadata the roll
+    target hashed (its payload's ``podMeta``): a current key it holds is a revision's, every other
+    current key is not. None when neither the current template nor the stored revision has metadata.
+    """
+    if current is None and stored is None:
+        return None
+    out: dict[str, dict[str, str]] = {}
+    for key in ("labels", "annotations"):
+        drop = (owned or {}).get(key) or {}
+        merged = {k: v for k, v in ((current or {}).get(key) or {}).items() if k not in drop}
+        merged.update((stored or {}).get(key) or {})
+        if merged:
+            out[key] = merged
+    return out
+
+
+def _stored_template(
+    name: str, payload: bytes, target: RenderOutcome, result: Render | None
+) -> tuple[tuple[RenderedRunner, ...], str | None]:
+    """The runner templates and pairing protocol a pod of stored revision ``name`` is built from (Go
+    ``templateFromPayload``, ome-projects/ome pkg/controller/v1beta1/workload/ops/template.go @
+    58a57f25): the revision's pod specs and pairing protocol (none when it recorded none, not the
+    current spec's), and :func:`revision_meta` over the current template, the roll target's hashed
+    metadata and the revision's ``podMeta``. Raises ValueError for a payload with no pod template."""
+    data = json.loads(payload)
+    if not isinstance(data, dict) or not isinstance(data.get("podSpec"), dict):
+        raise ValueError(
+            f"ControllerRevision {name}: data.podSpec is missing, so no pod of that revision can be "
+            "rebuilt from it (OME never writes one without it); restore the ControllerRevision's data "
+            "from a backup, or roll the replica to another revision"
+        )
+    current = result.anchor.template.get("metadata") if result is not None else None
+    owned = json.loads(target.payload).get("podMeta") if isinstance(target, DesiredRevision) else None
+    runners = runners_from_payload(data, result.runners if result is not None else ())
+    anchor = runners[0]
+    meta = revision_meta(current, owned, data.get("podMeta"))
+    template = {"metadata": meta or {}, "spec": anchor.template["spec"]}
+    protocol = data.get("pairingProtocol")
+    return (replace(anchor, template=template), *runners[1:]), protocol if isinstance(protocol, str) else None
+
+
 # -- dependencies ----------------------------------------------------------------------------------------
 
 
@@ -328,14 +380,18 @@ def render_world(
         if isinstance(outcome, DesiredRevision) and revision == outcome.name and result is not None:
             runners = result.runners
             digest = outcome.hash
+            stamped = model
         else:
             obj = stored.get(revision)
             if obj is None:
                 raise LookupError(f"no ControllerRevision {revision} to build a pod from")
-            runners = runners_from_payload(RevisionView.from_dict(obj).data, result.runners if result else ())
+            runners, protocol = _stored_template(revision, RevisionView.from_dict(obj).data, outcome, result)
             digest = revision.rsplit("-", 1)[-1]
+            stamped = model.model_copy(
+                update={"spec": model.spec.model_copy(update={"pairing_protocol": protocol})}
+            )
         return materialize_pod(
-            model,
+            stamped,
             runners,
             PodCoordinates(index, incarnation, runner, ordinal),
             revision_hash=digest,

@@ -10,6 +10,11 @@ resourceVersion every pinned write carries is read from the cache at the next pa
 it. Typical such updates: the kubelet's ``podIP``/``hostIP``/``startTime``/``qosClass`` fields, a
 ``managedFields`` timestamp (the stores drop them), an EndpointSlice's address list order.
 
+For pods, as Go's ``podReconcileRelevantChanged`` (``inferencereplica/watches.go``), a container's
+restart count, its per-container ``ready`` and its start and finish times are not compared, nor are
+labels no rule reads: a restart is seen through what comes with it (the terminated record, the
+ContainersReady condition), and the periodic resync bounds any miss.
+
 Adds and deletes always pass; an update of an object kind these functions do not know passes too.
 """
 
@@ -20,7 +25,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from omereconcile.world import Endpoints, NodeView, PodView, RevisionView, ServiceView
+from omereconcile.world import ContainerView, Endpoints, NodeView, PodView, RevisionView, ServiceView
 from omerender import constants as c
 
 __all__ = ["UPDATE_PREDICATES", "plan_relevant_update", "replica_update_matters"]
@@ -42,12 +47,48 @@ def _labels(obj: JSON) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in (_meta(obj).get("labels") or {}).items()))
 
 
+# Go ``routingLabelKeys`` (the labels its pod predicate diffs), and the identity labels a pass reads of
+# a pod besides (incarnation, runner, ordinal, the gang's PodGroup, the in-place roll's pairing protocol).
+_READ_LABELS = (
+    c.LABEL_MANAGED_BY,
+    c.LABEL_INFERENCESERVICE,
+    c.LABEL_COMPONENT,
+    c.LABEL_INSTANCE_INDEX,
+    c.LABEL_REVISION_HASH,
+    c.LABEL_INSTANCE_INCARNATION,
+    c.LABEL_RUNNER,
+    c.LABEL_POD_ORDINAL,
+    c.LABEL_POD_GROUP,
+    c.LABEL_PAIRING_PROTOCOL,
+)
+
+
+def _container(ct: ContainerView) -> ContainerView:
+    """Go ``containerStatusesRelevantChanged``: the kubelet's heartbeat churn is not compared (the
+    restart count, the per-container ``ready``, the running and terminated states' start and finish
+    times); the image, the waiting reason and message and both terminated records are."""
+    return replace(
+        ct, restart_count=0, ready=False, started_at=None, finished_at=None, state_finished_at=None
+    )
+
+
 def _pod(obj: JSON) -> object:
+    """The pod as a pass reads it, less what Go ``podReconcileRelevantChanged`` (ome-projects/ome
+    ``inferencereplica/watches.go`` @ dcfb4135) deliberately leaves out: container heartbeat churn
+    (``_container``) and labels no rule reads (Go compares its routing labels only)."""
     view = PodView.from_dict(obj)
     # Of the annotations only the in-place transition marker moves a step by itself; the others are
     # read from the cache when an in-place patch is planned, whatever triggered that pass.
     marker = view.annotations.get(c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION)
-    return (replace(view, resource_version="", annotations=_NO_NOTES), marker, _controller_uid(obj))
+    view = replace(
+        view,
+        resource_version="",
+        annotations=_NO_NOTES,
+        labels={k: view.labels[k] for k in _READ_LABELS if k in view.labels},
+        containers=tuple(_container(ct) for ct in view.containers),
+        init_containers=tuple(_container(ct) for ct in view.init_containers),
+    )
+    return (view, marker, _controller_uid(obj))
 
 
 def _slice(obj: JSON) -> object:

@@ -19,6 +19,7 @@ from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup, Upda
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, first_unplaced
+from omereconcile.planner.nodedeath import kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices
 from omereconcile.planner.podstate import ladder, live, stuck_container
@@ -201,8 +202,10 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
     return False
 
 
-def _create(ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str) -> None:
-    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal)
+def _create(
+    ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str, excluded_for: int | None
+) -> None:
+    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
 
@@ -250,9 +253,19 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
 
 
 def bring_up_gang(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook | None
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook | None,
+    excluded_for: int | None = None,
 ) -> tuple[Row, bool]:
     """Create, recycle or wait for every pod of the gang at the operation's target and incarnation.
+
+    ``excluded_for``: the Instance whose node exclusions the pods render with, when not ``row``'s own
+    (a gang surge's replacement renders its source's, Go ``gangSurgeUpdate``: the exclusions follow
+    the Instance through the surge; ome-projects/ome @ 58a57f25 update_gang_test.go
+    ``TestGangSurge_InheritsExcludedNodes``).
 
     Pods of another incarnation or revision, or in no slot, are retired first (never while they
     serve). Returns the row (parked, or Failed when ``retry`` is given and the evidence says so) and
@@ -293,7 +306,14 @@ def bring_up_gang(
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
         op = row.operation
         assert op is not None
-    if missing:
+    quiet = [
+        p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
+    ]
+    if missing and not quiet:
+        # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot
+        # complete around it: nothing is created while one stands, held or being force-deleted this
+        # pass (Go ops/update_gang.go; ome-projects/ome @ 58a57f25 update_gang_test.go
+        # TestGangSurgeUpdate_UnknownMemberSweptOnProvenNodeDeath and …HeldWithoutForceDeletePolicy).
         for runner, k in missing:
             _create(
                 ctx,
@@ -303,10 +323,13 @@ def bring_up_gang(
                 k,
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
+                excluded_for,
             )
-    for p in members:
-        if p.ended and not p.terminating:
-            row = recycle_terminal(ctx, row, p, out)
+    dead = [p for p in members if p.ended and not p.terminating]
+    if dead:
+        # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
+        # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
+        row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):
@@ -379,7 +402,7 @@ _LOSS_PHASES = (R.PENDING, R.CREATING, R.FAILED, R.READY)
 _CREATE_REFUSED = (QUOTA_EXCEEDED, PODGROUP_TERMINATING)
 
 
-def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | None = None) -> str | None:
     """``ops/restart.go`` ``instanceLostGangMember`` (the newest version): a committed multi-pod
     Instance missing a member while at least one survives is rebuilt as a whole by a Restart, so the
     survivors do not pin the replacement to a topology it cannot enter.
@@ -390,7 +413,9 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
-    merely slow to boot is never recycled underneath itself."""
+    merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
+    the revision it would re-materialize (``_rebuild_denied``); a backoff that denies it asks ``out``
+    for a pass when it is due, since nothing else changes when the backoff ends."""
     expected = ctx.pods_per_instance
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
@@ -411,7 +436,32 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
         return None
+    denied, due = _rebuild_denied(ctx, row)
+    if denied:
+        if out is not None:
+            out.wake(due)
+        return None
     return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:
+    """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, the newest stored version, the
+    one carrying ``readCrashLoopEpisode``): a rebuild below ``Ready`` re-materializes the revision the
+    row records (running, else target, else the update revision), so it answers to that revision's
+    RetryBlock as a Create does: ``Held`` denies, ``Backoff`` denies until due, ``RetryInProgress``
+    while any Create is in flight (``anyInFlightCreateAttempt`` over every Instance). Also answers
+    when a denying backoff is due (None for the other denials)."""
+    rev = row.running_revision or row.target_revision or ctx.spec_revision
+    blocks = R.load_retry_blocks(ctx.world.replica.status)
+    if not rev or rev not in blocks:
+        return False, None
+    in_flight = any(
+        r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
+        for r in R.load_rows(ctx.world.replica.status)
+    )
+    book = RetryBook(blocks, f"{ctx.namespace}/{ctx.name}", ctx.component)
+    state, due = book.gate(rev, ctx.now, in_flight)
+    return state is not None, due
 
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from omereconcile.actions import RecordEvent
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import (
@@ -72,7 +73,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
-    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
@@ -110,7 +111,7 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
-    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)
@@ -138,6 +139,14 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
         return row if any(p.terminating for p in pods) else demote(ctx, row, out)
     op = new_operation(ctx, row.index, R.OP_CREATE, R.STEP_CREATE_PODS, revision)
     return replace(row, phase=R.CREATING, operation=op, target_revision=revision)
+
+
+def _as_source(ctx: Ctx, event: RecordEvent, replacement: int, source: int) -> RecordEvent:
+    """The replacement's ``InstanceFailed`` Warning re-addressed to the surge's source Instance."""
+    if event.event_reason != "InstanceFailed":
+        return event
+    message = event.message.replace(ctx.instance_key(replacement), ctx.instance_key(source), 1)
+    return replace(event, message=message)
 
 
 def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
@@ -227,7 +236,18 @@ def _take_down(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str, abandoned: bool = False
 ) -> bool:
     """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone.
-    ``abandoned``: an abandoned gang surge's replacement (``retire_abandoned``)."""
+    ``abandoned``: an abandoned gang surge's replacement (``retire_abandoned``).
+
+    The gang leaves together: while any member is still in rotation, those members are taken out of
+    it and nothing is deleted this pass, so no member goes from under a gang that still serves (Go
+    ``ops/update_gang.go`` ``abandonFailedGangSurge``: "the serving leader leaves rotation first;
+    nothing is deleted yet", ome-projects/ome @ 58a57f25 update_gang_test.go
+    ``TestAbandonFailedGangSurge_AbandonGraceBoundsUnservedMembers``)."""
+    serving = [p for p in live(pods) if p.gate == "True" and not p.ended and not p.terminating]
+    if serving:
+        for p in serving:
+            retire(p, out, why)
+        return False
     for p in live(pods):
         if abandoned:
             retire_abandoned(ctx, p, out, why)
@@ -431,17 +451,11 @@ def step_gang_surge(
     tgt_pods: Sequence[PodView],
     out: Out,
     retry: RetryBook,
-    *,
-    paused: bool,
 ) -> tuple[Row | None, Row | None]:
-    """One pass of a gang surge pair. Returns the source's and the replacement's new rows (None: the
-    row goes). ``paused``: the replacement still comes up to the hand-over bar, nothing further is
-    started and no failure evidence is read (as for a single-pod surge), and the source's clock is
-    left as it stands. Otherwise the source's deadline parks while its replacement is held
-    (:func:`_source_clock`)."""
-    new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry, paused=paused)
-    if paused:
-        return new_src, new_tgt
+    """One pass of a gang surge pair (never while paused: the caller parks the pair whole). Returns the
+    source's and the replacement's new rows (None: the row goes); the source's deadline parks while its
+    replacement is held (:func:`_source_clock`)."""
+    new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry)
     return _source_clock(ctx, new_src, new_tgt, tgt_pods), _released_clock(ctx, new_tgt, tgt_pods)
 
 
@@ -453,8 +467,6 @@ def _step_pair(
     tgt_pods: Sequence[PodView],
     out: Out,
     retry: RetryBook,
-    *,
-    paused: bool,
 ) -> tuple[Row | None, Row | None]:
     op = src.operation
     assert op is not None
@@ -478,15 +490,28 @@ def _step_pair(
         keeps_pin = not live(src_pods) and gang_whole_and_ready(ctx, tgt, tgt_pods, rev)
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
-        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, out, None if paused else retry)
+        brought = Out(out.now)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, retry, src.index)
+        if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
+            # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
+            # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
+            # live under the replacement's index, the bookkeeping lands on the source row, which owns
+            # the operation.
+            src = replace(src, last_failure=new_tgt.last_failure)
         if new_tgt.phase == R.FAILED:
             # Both halves end (ome-projects/ome 8263d0c7 escalation/gang_test.go
             # TestEscalation_WedgedGangReplacementFailsBothHalvesOfThePair): the source, where the
             # governing operation lives, is stamped Failed with its operation kept and the replacement's
             # failure record, which routes the next pass into the abandon (abandonFailedGangSurge).
+            # The one InstanceFailed Warning is the source's, naming the wedged replacement pod
+            # (escalation_test.go TestEscalateStuckPodFailures_GangSurgeAttributedToSource:
+            # WarnInstanceFailed idx = the source's index, pod = the surge's stuck pod).
+            brought.events = [_as_source(ctx, e, tgt.index, src.index) for e in brought.events]
+            out.absorb(brought)
             failed_src = replace(src, phase=R.FAILED, last_failure=new_tgt.last_failure)
             return failed_src, _cleanup(replace(new_tgt, operation=top))
-        if not done or paused:
+        out.absorb(brought)
+        if not done:
             return src, new_tgt
         if ctx.drain_withheld is not None:
             out.drain_holds.append(ctx.drain_withheld)  # ops drainAdmitted: stay at Surge
@@ -506,7 +531,7 @@ def _step_pair(
         src, tgt, create = _lost_replacement(ctx, src, tgt, lost, out, retry)
         if not create:
             return src, tgt
-    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
+    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None, src.index)
     if src_pods:
         ready = whole and all(p.ready for p in live(tgt_pods))
         for p in live(src_pods):

@@ -180,11 +180,18 @@ def start_in_place(ctx: Ctx, row: Row, target: str, out: Out) -> Row:
     return replace(row, phase=R.UPDATING, operation=op, target_revision=target)
 
 
-def _to_recreate(ctx: Ctx, row: Row, target: str) -> Row:
+def _to_recreate(ctx: Ctx, row: Row, target: str, *, same_attempt: bool = False) -> Row:
     """The in-place roll re-resolved to a recreate (incarnation +1, ``Drain`` then ``CreatePods``), as
-    ``recreateUpdate``'s stamp opens it."""
+    ``recreateUpdate``'s stamp opens it. ``same_attempt``: the pod the patch was aimed at is gone, and
+    the re-resolution continues the attempt rather than opening one (ome-projects/ome @ 58a57f25
+    ``update_inplace_test.go`` ``TestUpdateWithPods_InPlaceRollLosingItsOnlyPodReResolvesToRecreate``:
+    the operation keeps its id, start and deadline; the step and the strategy pin move to the
+    recreate)."""
     cause = f"revision {row.running_revision} -> {target}"
     op = replace(new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    current = row.operation
+    if same_attempt and current is not None:
+        op = replace(op, id=current.id, started_at=current.started_at, deadline=current.deadline)
     return replace(
         row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=row.incarnation + 1
     )
@@ -324,7 +331,7 @@ def step_in_place(
             f"OMENative {ctx.instance_key(row.index)} lost the pod its in-place update to revision "
             f"{target} was patching; recreating instead",
         )
-        return _to_recreate(ctx, row, target)
+        return _to_recreate(ctx, row, target, same_attempt=True)
     target_payload = revision_payload(ctx, target)
     target_images = _images(_pod_spec(target_payload))
     running_payload = revision_payload(ctx, row.running_revision)

@@ -310,7 +310,7 @@ def build_status(
     else:
         status.pop("retryBlocks", None)
     in_flight = bool(update) and current != update
-    effective = _effective_hold(ctx, hold, retry, in_flight)
+    effective = _effective_hold(ctx, hold, retry)
     if effective is not None:
         gate, reason, target = effective
         prev = old.get("rolloutHold") or {}
@@ -349,15 +349,18 @@ def _gang_scheduling(ctx: Ctx) -> tuple[str, str, str]:
     return "False", "GangSchedulingAvailable", "Gang scheduling is available or not required"
 
 
-def _effective_hold(
-    ctx: Ctx, hold: Hold | None, retry: RetryBook, in_flight: bool
-) -> tuple[str, str, str] | None:
-    """Go ``effectiveRolloutHold``: nothing without a rollout in flight; the Update pass's own verdict
-    when it gave one (a budget denial: ``executeUpdatePass`` reports admission denials only, so a
-    partition or a pause, which deny nothing, publish no hold), naming the revision that pass rolls to
-    (``hold.Target``: the roll target); else the update revision's RetryBlock, in Go's words
-    (``computeRetryBlockRolloutHold`` reads ``status.UpdateRevision``, the spec's)."""
-    if not in_flight:
+def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook) -> tuple[str, str, str] | None:
+    """Go ``effectiveRolloutHold`` (ome-projects/ome ``inferencereplica/status.go`` @ 8263d0c7, read
+    whole): nothing without an update revision (a converged subject is read like any other: a roll
+    whose promoted sets crash after it completed still stands behind the budget or the ladder); the
+    Update pass's own verdict when it gave one (a budget denial: ``executeUpdatePass`` reports
+    admission denials only, so a partition or a pause, which deny nothing, publish no hold), naming
+    the revision that pass rolls to (``hold.Target``: the roll target); else the update revision's
+    RetryBlock, in Go's words (``computeRetryBlockRolloutHold`` reads ``status.UpdateRevision``, the
+    spec's). Go's last fallback, the persisted hold standing while the Update pass did not run this
+    reconcile, has no counterpart: ours has no "the Update pass ran" signal and reads every pass as
+    one that did."""
+    if not ctx.spec_revision:
         return None
     if hold is not None and hold.gate not in RETRY_GATES:
         return hold.gate, hold.reason, ctx.target

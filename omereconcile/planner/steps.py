@@ -24,6 +24,7 @@ from omereconcile.planner.holds import (
 )
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import (
+    attempt_crash_looping,
     crash_loop_failure,
     fully_serving,
     ladder,
@@ -38,7 +39,7 @@ from omereconcile.planner.relocation import (
     migration_mode_allows,
     relocation_record,
 )
-from omereconcile.planner.retry import RetryBook, environment_caused
+from omereconcile.planner.retry import HELD_STATE, RetryBook, environment_caused
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time, parse_time
@@ -155,13 +156,21 @@ def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str
 
 
 def render_pod(
-    ctx: Ctx, target: str, index: int, incarnation: int, runner: str, ordinal: int
+    ctx: Ctx,
+    target: str,
+    index: int,
+    incarnation: int,
+    runner: str,
+    ordinal: int,
+    excluded_for: int | None = None,
 ) -> dict[str, object]:
     """The pod to create, with the node exclusions the relocation ledger holds for this Instance at
     ``target`` (Go ``RenderWithRevision``: ``applyRequiredNodeExclusion`` for each of
-    ``InstancePlan.ExcludedNodes``; ``planner/relocation.py``)."""
+    ``InstancePlan.ExcludedNodes``; ``planner/relocation.py``), or for ``excluded_for`` when given (a
+    gang surge's replacement carries its source's)."""
     pod = ctx.world.pod_factory(target, index, incarnation, runner, ordinal)
-    nodes = ctx.ledger.excluded_nodes(ctx.component, index, target) if ctx.ledger is not None else []
+    owner = index if excluded_for is None else excluded_for
+    nodes = ctx.ledger.excluded_nodes(ctx.component, owner, target) if ctx.ledger is not None else []
     return apply_exclusions(pod, nodes) if nodes else pod
 
 
@@ -179,7 +188,7 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     return failure
 
 
-def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
+def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[PodView] = ()) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
     owns the attempt). The first recycle of an attempt is immediate; later ones follow the
@@ -196,14 +205,20 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out) -> Row:
             out.wake(not_before)
             return row
     n = op.retry_count + 1
-    desc = f"{pod.name} ({pod.phase}" + (f"/{pod.status_reason}" if pod.status_reason else "") + ")"
+    dead = [pod, *more]
+    desc = ", ".join(
+        f"{p.name} ({p.phase}" + (f"/{p.status_reason}" if p.status_reason else "") + ")" for p in dead
+    )
     out.event(
         "Warning",
         "TerminalPodRecycled",
         f"OMENative {ctx.instance_key(row.index)} deleted terminal pod(s) {desc} for recreate "
         f"({op.type} recycle {n})",
     )
-    out.delete(pod, f"pod ended in phase {pod.phase}; recycled so it can be recreated")
+    for p in dead:
+        # One recycle for every dead member a pass finds (ome-projects/ome @ 58a57f25
+        # terminal_recycle_external_test.go TestCreate_RecyclesWholeTerminalGangTogether).
+        out.delete(p, f"pod ended in phase {p.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
     fresh = terminal_failure(ctx, pod)
     if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):
@@ -432,6 +447,27 @@ def disposable(op: Operation) -> bool:
     )
 
 
+def superseded_leftover(ctx: Ctx, row: Row, attempt: Sequence[PodView]) -> bool:
+    """Go ``DisposeExpiredAttempt``'s superseded-leftover guard (ome-projects/ome 58a57f25
+    ``workload/escalation/disposition.go``, ``DispositionSkippedSuperseded``): the attempt's first
+    workload-caused pod carries a revision hash that is known and not the attempt's target (its pinned
+    target, else the update revision: ours, the spec's), and the attempt is not an unpinned Create.
+    Such a pod is the drain leftover of a prior failed attempt, not this attempt's failure: charging
+    it would hold the corrective revision the row was just retargeted to. Nothing is written; the
+    leftover is the surge reclassify's or the wreckage sweep's to remove."""
+    op = row.operation
+    if op is None:
+        return False
+    pod = next((p for p in attempt if workload_caused_container(p) is not None), None)
+    if pod is None or not pod.revision_hash:
+        return False
+    pinned = op.target_revision or row.target_revision
+    if op.type == R.OP_CREATE and not pinned:
+        return False  # an unpinned Create the pod proves is another revision's: disposed, uncharged
+    target = pinned or ctx.spec_revision
+    return bool(target) and pod.revision_hash != hash_of(target)
+
+
 def dispose(
     ctx: Ctx,
     row: Row,
@@ -439,7 +475,7 @@ def dispose(
     failure: Failure,
     out: Out,
     retry: RetryBook,
-) -> Row:
+) -> Row | None:
     """End a disposable attempt as ``DisposeExpiredAttempt`` does.
 
     Branch 1: a container of the attempt's pod waiting in a workload-caused reason names the cause
@@ -450,9 +486,14 @@ def dispose(
     steered off the node), else branch 3. Either way the Warning blames no pod, reads
     ``<escalation reason>: <detail>`` and is withheld when ``lastFailure.reason`` already records this
     reason (``sameTerminalFailure``: an attempt failing the same way again).
+
+    None when the only workload-caused pod is a superseded revision's leftover
+    (:func:`superseded_leftover`): the attempt is skipped, nothing written or announced.
     """
     op = row.operation
     assert op is not None
+    if superseded_leftover(ctx, row, attempt):
+        return None
     target = op.target_revision or row.target_revision
     found = [(p, c) for p in attempt if (c := workload_caused_container(p)) is not None]
     pod, cause = found[0] if found else (None, None)
@@ -473,7 +514,7 @@ def dispose(
         )
         msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
         return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
-    relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out)
+    relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out, retry)
     charge = "" if relocated else terminal_charge_revision(ctx, row, attempt, failure, retry)
     if charge:
         # One wave counts once: the relocation ledger took it above, or the revision's ladder takes it
@@ -527,12 +568,24 @@ def terminal_charge_revision(
 _LIMBO_REASONS = ("ContainersNotReady", "ReadinessGateNotSatisfied")
 
 
-def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, target: str, out: Out) -> bool:
+def relocate(
+    ctx: Ctx,
+    row: Row,
+    attempt: Sequence[PodView],
+    failure: Failure,
+    target: str,
+    out: Out,
+    retry: RetryBook,
+) -> bool:
     """``DisposeExpiredAttempt`` branch 2 and ``recordRelocationDirective``
-    (ome-projects/ome 58a57f25 ``workload/escalation/disposition.go``): an attempt with no
-    workload-caused evidence, under ``migrationPolicy.mode`` Auto (or Surge), with the operator's
-    ``autoMigrate.maxAttempts`` > 0, at a revision some Instance has run (``revisionHasServed``: a row's
-    ``runningRevision`` as the pass found it), whose own pods sit on exactly one node
+    (ome-projects/ome ``workload/escalation/disposition.go``, the newest stored version, 36,185
+    characters; 58a57f25 is the one before it): an attempt with no workload-caused evidence that is no
+    crash loop (``attemptCrashLooping``: the escalation's reason is ``CrashLoopBackOff``, or a live pod
+    of the attempt shows either face of one; a container that keeps exiting does so on any node),
+    under ``migrationPolicy.mode`` Auto (or Surge), with the operator's ``autoMigrate.maxAttempts`` > 0,
+    at a revision some Instance has run (``revisionHasServed``: a row's ``runningRevision`` as the pass
+    found it) and the retry ladder has not Held (``revisionHeld``: the hold is the ladder's verdict
+    that the revision itself fails), whose own pods sit on exactly one node
     (``AttemptSuspectNode``), records a relocation directive on the ledger unless it replays this
     attempt's own directive, would make the template's required node affinity unsatisfiable, or the
     budget is spent. True when a directive stands for this attempt (the caller then charges no retry).
@@ -544,10 +597,15 @@ def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, t
         return False
     if not migration_mode_allows(ctx.migration_mode) or not target:
         return False
+    if attempt_crash_looping(attempt, hash_of(target), failure.reason):
+        return False
     served = row.running_revision == target or any(
         r.running_revision == target for r in R.load_rows(ctx.world.replica.status)
     )
     if not served:
+        return False
+    held = retry.blocks.get(target)
+    if held is not None and held.state == HELD_STATE:
         return False
     node = attempt_suspect_node(attempt, hash_of(target))
     if not node:
@@ -690,6 +748,11 @@ def check_failure(
         # surge reports its source out of rotation (SourceUnrouted), a token ours does not have.
         return row, None
     if no_room is not None:
+        if disposable(op) and superseded_leftover(ctx, row, attempt):
+            # Go hands the scheduler grace's bucket to DisposeExpiredAttempt, whose superseded guard
+            # skips the attempt: nothing written or announced (scheduler_test.go @ 4dfb96b1,
+            # TestEscalation_UnschedulableSupersededLeftoverIsSilent).
+            return row, None
         msg = unschedulable_failure_message(no_room.message)
         if disposable(op):
             release_exclusions(ctx, row, out)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omereconcile import actions as A
+from omereconcile.planner.rejection import record_rejection
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.world import (
     LEDGER_KEY,
@@ -154,7 +155,7 @@ class Sim:
     # The template's affinity, as a user writes it in the runtime (rendered into every pod).
     affinity: dict[str, Any] | None = None
     # Images the API server refuses in an in-place pod patch (422 Invalid, e.g. an image reference
-    # admission rejects). The executor ends the pass on it as a conflict; so does the sim.
+    # admission rejects). The executor records it on the row and ends the pass on it; so does the sim.
     refuse_in_place: set[str] = field(default_factory=set)
 
     # -- plumbing -----------------------------------------------------------------------------------
@@ -235,7 +236,8 @@ class Sim:
     ) -> dict[str, Any]:
         # Like the executor: the render of this pass, or a stored revision (rollback).
         data = self._rendered.get(revision) or (self.revisions.get(revision) or {}).get("data")
-        assert data is not None, f"pod for unknown revision {revision}"
+        if data is None:  # as the executor's factory (cluster/observe.py) answers a gone revision
+            raise LookupError(f"no ControllerRevision {revision} to build a pod from")
         image = data["podSpec"]["containers"][0]["image"]
         name = f"llama-pool-engine-{index}-{runner}-{ordinal}"
         return {
@@ -500,7 +502,15 @@ class Sim:
                 raise Conflict(f"pod {act.name} changed since it was read")
             refused = sorted(set(act.images.values()) & self.refuse_in_place)
             if refused:
-                raise Conflict(f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}")
+                # What the executor does with the 422 (planner/rejection.py): recorded on the row for
+                # the next pass to dispose, and the pass ends on it.
+                message = f"Pod {act.name} is invalid: spec.containers[0].image: {refused[0]}"
+                recorded = (
+                    record_rejection(self.status, act.index, message, self.now)
+                    if act.index is not None
+                    else None
+                )
+                self.record_refusal(recorded, False, "", "", message)
             meta = pod.obj["metadata"]
             for key, value in act.annotations.items():
                 notes = meta.setdefault("annotations", {})

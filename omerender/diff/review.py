@@ -28,6 +28,7 @@ from omerender.diff.outcome import Outcome
 from omerender.diff.replicas import ReplicaDiff
 from omerender.diff.reports import counts, uid_note
 from omerender.diff.runs import entry_base
+from omerender.diff.templates import Change
 from omerender.diff.verdicts import DEFAULT_FAIL_ON, ReplicaKey, Status
 from omerender.errors import BlockReason, RenderBlocked
 from omerender.models import InferenceReplica, ModelResource
@@ -412,12 +413,18 @@ def _label(d: ReplicaDiff, changes: Sequence[str], lead: tuple[str, str] | None 
     if d.runtime_change is not None and d.status is Status.ROLLS:
         return f"rolls: runtime {d.runtime_change[0]} -> {d.runtime_change[1]}"
     if d.status in (Status.ROLLS, Status.UNCHANGED):
+        # Every field changed alike in the same runners (a gang's leader and worker): the runners are
+        # said once, ``rolls (leader, worker): env (30 added), image``, not before each field.
+        shared = _shared_runners(d.changes)
+        status = f"{d.status.label} ({', '.join(shared)})" if shared else d.status.label
         # Entries of one list added (or removed) alike are one field: ``env (30 added)``.
         runs: dict[tuple[str, str], int] = {}
         named: list[tuple[str, tuple[str, str] | None]] = []
         for c in d.changes:
+            if shared and c.runner != shared[0]:
+                continue  # the same field in the other runners
             name = f"{c.where}: {c.path}" if c.path else c.where
-            name = name.removeprefix("runner default: ")
+            name = c.path if shared and c.path else name.removeprefix("runner default: ")
             base = entry_base(name) if c.kind in ("added", "removed") else None
             run: tuple[str, str] | None = (base, str(c.kind)) if base is not None else None
             if run is not None:
@@ -433,8 +440,22 @@ def _label(d: ReplicaDiff, changes: Sequence[str], lead: tuple[str, str] | None 
             if name not in fields:
                 fields.append(name)
         more = f" (+{len(fields) - 2} more)" if len(fields) > 2 else ""
-        return f"{d.status.label}: {', '.join(fields[:2])}{more}" if fields else d.status.label
+        return f"{status}: {', '.join(fields[:2])}{more}" if fields else status
     return d.result
+
+
+def _shared_runners(changes: Sequence[Change]) -> tuple[str, ...]:
+    """The runners (two or more) when each of them changed exactly the same fields the same way, else
+    ``()``: a gang's image bump reads ``(leader, worker)`` once."""
+    by_runner: dict[str, list[tuple[str, str, str, str]]] = {}
+    for c in changes:
+        if c.runner is None or not c.path:
+            return ()
+        by_runner.setdefault(c.runner, []).append((c.path, str(c.kind), repr(c.before), repr(c.after)))
+    if len(by_runner) < 2:
+        return ()
+    first, *rest = by_runner.values()
+    return tuple(by_runner) if all(r == first for r in rest) else ()
 
 
 def _short_values(before: str, after: str) -> str:
@@ -480,6 +501,8 @@ def _told_apart(groups: list[Group], firsts: Sequence[ReplicaDiff]) -> list[Grou
                 continue
             where, path, before, after = apart
             field_name = (f"{where}: {path}" if path else where).removeprefix("runner default: ")
+            if path and _shared_runners(firsts[i].changes):
+                field_name = path  # as _label names it when the runners are said once
             said = f"{path.rsplit('.', 1)[-1] if path else where} {_short_values(before, after)}"
             out[i] = replace(groups[i], label=_label(firsts[i], groups[i].changes, (field_name, said)))
     return out

@@ -8,9 +8,10 @@ changes what a pass reads of the pod (its ``PodView``, the in-place marker, the 
 Go's pods become the API's dicts. Ours selects managed pods by label at the watch, so the managed-by
 label is one more label here.
 
-Two entries are known differences (strict xfails): Go drops an update that only moves a container's
-restart count and start time, or a label no rule reads; ours wakes a pass for both. Which other cases
-of the file have no counterpart, and why, is in ``docs/goparity.md``.
+Two entries were known differences until ours followed Go's ``podReconcileRelevantChanged``
+(``watches.go`` @ dcfb4135): an update that only moves a container's restart count and start time, or
+a label no rule reads, is dropped. Which other cases of the file have no counterpart, and why, is in
+``docs/goparity.md``.
 """
 
 from __future__ import annotations
@@ -233,15 +234,6 @@ def test_pod_update_field_diff(name: str, old: Pod, new: Pod, want: bool) -> Non
     assert plan_relevant_update("pods", old, new) is want, f"{GO}: {name}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's managedByOMENativePredicate (its rule as the test pins it; watches.go not read) drops an update "
-        "that only moves a container's restartCount, imageID, startedAt or allocated resources; ours "
-        "reads restartCount and startedAt (a runner restart since Ready, lastFailure's dates), so such "
-        "an update wakes a pass"
-    ),
-)
 def test_restart_count_and_started_at_churn_is_dropped() -> None:
     """``ImageID/RestartCount/Resources heartbeat churn is dropped``."""
     old = _with(
@@ -276,14 +268,6 @@ def test_restart_count_and_started_at_churn_is_dropped() -> None:
     assert plan_relevant_update("pods", old, new) is False, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference, of cost only: Go's managedByOMENativePredicate drops a label no rule reads; "
-        "ours compares every label of the pod (PodView.labels), so the update wakes one pass that plans "
-        "nothing new"
-    ),
-)
 def test_orthogonal_label_churn_is_dropped() -> None:
     """``orthogonal label churn is dropped``."""
     new = _with(lambda p: p["metadata"]["labels"].__setitem__("unrelated/label", "x"))

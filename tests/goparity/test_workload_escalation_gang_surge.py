@@ -138,7 +138,7 @@ def run_pair(
             by_index[p.index].append(p)
     out = Out(ctx.now)
     book = RetryBook({}, "llama-demo/llama-pool", "engine")
-    new_src, new_tgt = step_gang_surge(ctx, src, tgt, by_index[0], by_index[1], out, book, paused=False)
+    new_src, new_tgt = step_gang_surge(ctx, src, tgt, by_index[0], by_index[1], out, book)
     return new_src, new_tgt, src, out, book
 
 
@@ -289,7 +289,11 @@ def test_wedged_gang_replacement_fails_the_marker(reason: str) -> None:
     assert tgt.phase == R.FAILED
     assert tgt.last_failure is not None
     assert tgt.last_failure["reason"] == reason
-    assert len([w for w in _warnings(out) if "escalated to Phase=Failed" in w]) == 1
+    (warning,) = [w for w in _warnings(out) if "escalated to Phase=Failed" in w]
+    # Go TestEscalateStuckPodFailures_GangSurgeAttributedToSource: the one Warning is the source's
+    # Instance (idx 0), naming the wedged replacement pod.
+    assert "instance=0 escalated" in warning
+    assert f'pod="{LEADER}"' in warning or f'pod="{WORKER}"' in warning
 
 
 @pytest.mark.parametrize("reason", WEDGED)

@@ -434,13 +434,6 @@ def test_unschedulable_surge_blames_only_the_target() -> None:
     assert len(_warnings(out)) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's scheduler grace hands the whole bucket to DisposeExpiredAttempt, which "
-    "skips an attempt whose only workload-caused pod is a superseded revision's leftover "
-    "(DispositionSkippedSuperseded: nothing written, nothing announced); ours fails the attempt "
-    "Unschedulable on the step's own pod (see disposition_test.go's SupersededLeftover)",
-)
 def test_unschedulable_superseded_leftover_is_silent() -> None:
     """Go: same file, TestEscalation_UnschedulableSupersededLeftoverIsSilent: a Create whose bucket holds
     an old revision's pod wedged in ``ImagePullBackOff`` and the new pod, unplaceable past the grace:

@@ -116,15 +116,6 @@ def test_desired_template_pairs_the_current_template_with_the_given_revision() -
     assert labels["ome.io/revision-hash"] == _target(obs).rsplit("-", 1)[-1]
 
 
-_OVERLAY = (
-    "known difference: Go ops/template.go storedTemplate overlays the keys no revision hashes (Kueue's "
-    "queue label) from the current template onto a stored revision's pod and renders the stored "
-    "revision's pairing protocol; ours builds the pod from the stored podMeta alone (the queue label is "
-    "lost) and stamps the current spec's pairing protocol (omereconcile/cluster/observe.py factory)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_OVERLAY)
 def test_stored_template_renders_the_revision_it_names() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/template_test.go @ 58a57f25,
     TestStoredTemplate_RendersTheRevisionItNames: a stored revision's pod has its recorded template
@@ -147,7 +138,6 @@ def test_stored_template_renders_the_revision_it_names() -> None:
     assert labels.get(PROTOCOL) == "proto-v1", GO
 
 
-@pytest.mark.xfail(strict=True, reason=_OVERLAY)
 def test_stored_template_revision_without_metadata_renders_none_of_the_targets() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/template_test.go @ 58a57f25,
     TestStoredTemplate_RevisionWithoutMetadataRendersNoneOfTheTargets: a revision minted before the
@@ -161,7 +151,6 @@ def test_stored_template_revision_without_metadata_renders_none_of_the_targets()
     assert labels.get(QUEUE) == "team-a", GO
 
 
-@pytest.mark.xfail(strict=True, reason=_OVERLAY)
 def test_stored_template_target_without_metadata_every_unrecorded_key_follows() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/template_test.go @ 58a57f25,
     TestStoredTemplate_WithoutATargetEveryUnrecordedKeyFollowsTheTemplate, entry "target without
@@ -176,7 +165,6 @@ def test_stored_template_target_without_metadata_every_unrecorded_key_follows() 
     assert (labels.get("tier"), labels.get(QUEUE)) == ("v1", "team-a"), GO
 
 
-@pytest.mark.xfail(strict=True, reason=_OVERLAY)
 def test_pinned_template_reads_only_when_the_pin_is_not_the_target() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/template_test.go @ 58a57f25,
     TestPinnedTemplate_ReadsOnlyWhenThePinIsNotTheTarget: a pin on the roll target is the current
@@ -191,13 +179,6 @@ def test_pinned_template_reads_only_when_the_pin_is_not_the_target() -> None:
     assert PROTOCOL not in pinned["metadata"]["labels"], GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/template.go storedTemplate refuses a ControllerRevision whose payload "
-        "records no pod template (an error); ours builds a pod with an empty spec from it"
-    ),
-)
 def test_stored_template_gone_or_empty_revision_is_not_the_current_template() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/template_test.go @ 58a57f25,
     TestStoredTemplate_GoneOrEmptyRevisionIsNotTheCurrentTemplate: a revision with no

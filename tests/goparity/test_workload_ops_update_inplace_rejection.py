@@ -5,15 +5,14 @@ Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_inplace_reject
 (4,061 characters, the one stored version, read whole), over ``ops/update_inplace.go`` (the patch's
 error classified as a permanent, workload-caused rejection, as a refused create is). Go's fake client
 answers every pod patch with 422 Invalid (``spec.containers[0].image``); ours is the simulated world's
-``refuse_in_place`` (the v2 image refused in an in-place patch), the roll run under
-``InPlaceIfPossible`` pass by pass.
+``refuse_in_place`` (the v2 image refused in an in-place patch, recorded on the row as the executor
+records it: ``planner/rejection.py`` ``record_rejection``), the roll run under ``InPlaceIfPossible``
+pass by pass; the next pass disposes the attempt (``dispose_rejection``).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
@@ -21,14 +20,6 @@ from omereconcile.simulate.driver import Driver, converged
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_rejection_test.go @ ae683e3f"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's ops/update_inplace.go disposes an Invalid in-place patch (Failed, "
-        "lastFailure InvalidPodSpec, the revision's RetryBlock written); our executor ends the pass on "
-        "a 422 to PatchPodInPlace as a conflict and the next pass patches again until the deadline"
-    ),
-)
 def test_invalid_patch_disposes_and_holds_revision() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_rejection_test.go @ ae683e3f,
     TestUpdateInPlace_InvalidPatch_DisposesAndHoldsRevision: the refused patch disposes the attempt:
@@ -48,3 +39,10 @@ def test_invalid_patch_disposes_and_holds_revision() -> None:
     assert (row["phase"], row.get("operation")) == ("Failed", None), GO
     assert (row.get("lastFailure") or {}).get("reason") == "InvalidPodSpec", GO
     assert [b["targetRevision"] for b in sim.status.get("retryBlocks") or []] == [target], GO
+    # Ours (Go disposeRejectedAttempt): the API server's words on lastFailure, no pod named, and one
+    # InstanceRejected Warning naming the pod and the held revision.
+    assert "podName" not in row["lastFailure"]
+    assert "spec.containers[0].image" in row["lastFailure"]["message"]
+    (warning,) = [e for e in sim.events if e.event_reason == "InstanceRejected"]
+    assert warning.type == "Warning"
+    assert f"revision {target} held for retry" in warning.message

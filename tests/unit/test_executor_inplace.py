@@ -11,7 +11,7 @@ from test_executor import NS, REPLICA, FakeKube, _exec, _pod
 
 from omereconcile import actions as A
 from omereconcile.cluster.executor import Executor
-from omereconcile.cluster.kube import ApiError
+from omereconcile.cluster.kube import ApiError, Invalid
 
 UNREACHABLE = 'Internal error occurred: failed calling webhook "m.example.com": connection refused'
 
@@ -84,3 +84,35 @@ def test_a_refused_in_place_drain_is_the_admission_wait_and_other_gate_writes_ar
     plain = A.SetServingGate("p0", "uid-0", "42", False, "r")
     assert not _exec(other, plain).ok
     assert [c[0] for c in other.calls] == ["PATCH"]
+
+
+REJECTED = (
+    'Pod "p0" is invalid: spec.containers[0].image: Invalid value: "e:v2": must be a valid image reference'
+)
+
+
+def test_an_invalid_in_place_patch_is_recorded_for_the_next_pass_to_fail_the_attempt() -> None:
+    """Go ``update_inplace.go`` ``inPlaceUpdate``'s ``rejected``: a 422 Invalid on the patch ends the
+    attempt (``planner/rejection.py``). The executor records it on the row; a 422 naming only
+    ``metadata.uid`` (the UID precondition meeting a replaced pod) is a conflict and records nothing."""
+    body = {"details": {"causes": [{"field": "spec.containers[0].image", "message": "must be valid"}]}}
+    act = A.PatchPodInPlace("p0", "uid-0", "42", "r", images={"engine": "e:v2"}, index=0)
+    kube = FakeKube({("PATCH", "/pods/p0"): Invalid(422, "Invalid", REJECTED, body)})
+    ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    res = ex.execute(A.Plan((act,)), _replica_with_row())
+    assert not res.ok
+    assert res.conflict
+    assert [(c[0], c[1].rsplit("/", 1)[-1]) for c in kube.calls] == [("PATCH", "p0"), ("PUT", "status")]
+    row = kube.calls[1][2]["status"]["instanceStatuses"][0]
+    assert row["operation"]["waiting"] == "InvalidPodSpec"
+    assert row["lastFailure"] == {
+        "reason": "InvalidPodSpec",
+        "message": REJECTED,
+        "time": "2025-01-01T00:00:00Z",
+    }
+
+    uid = {"details": {"causes": [{"field": "metadata.uid", "message": "field is immutable"}]}}
+    moved = FakeKube({("PATCH", "/pods/p0"): Invalid(422, "Invalid", "metadata.uid: immutable", uid)})
+    ex = Executor(moved, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    assert ex.execute(A.Plan((act,)), _replica_with_row()).conflict
+    assert [c[0] for c in moved.calls] == ["PATCH"]

@@ -8,7 +8,7 @@ from typing import Any
 from omerender.catalog import Catalog
 from omerender.diff import Cost, build_review, diff_replicas, review_to_markdown
 from omerender.models import InferenceReplica, parse_object
-from tests.unit.test_diff import model, runtime
+from tests.unit.test_diff import base_objects, catalog, model, replica, runtime
 
 CHILDREN = ("vllm-llama-small", "vllm-qwen2-small")
 
@@ -66,12 +66,12 @@ def test_each_catalog_change_names_the_group_it_reaches_and_idle_ones_are_folded
     """A reader sees which group each catalog change causes; a change no replica reads (a runtime no
     replica selects) goes last, folded, with the count still in the heading."""
 
-    def catalog(base: str, other: str, unused: str) -> Catalog:
+    def catalog_of(base: str, other: str, unused: str) -> Catalog:
         children = [runtime(name, None, parent="vllm-base", args=[f"--{name}"]) for name in CHILDREN]
         objects = [runtime("vllm-base", base), *children, runtime("vllm-other", other)]
         return Catalog.from_objects([*objects, runtime("vllm-unused", unused), model("m")], strict=False)
 
-    before, after = catalog("base:1", "other:1", "unused:1"), catalog("base:2", "other:2", "unused:2")
+    before, after = catalog_of("base:1", "other:1", "unused:1"), catalog_of("base:2", "other:2", "unused:2")
     replicas = _replicas()
     review = build_review(diff_replicas(replicas, replicas, before, after), before, after, replicas, replicas)
     assert [g.replicas for g in review.groups] == [
@@ -85,3 +85,32 @@ def test_each_catalog_change_names_the_group_it_reaches_and_idle_ones_are_folded
     folded = comment.index("<details><summary>1 more catalog change that changes no replica</summary>")
     assert comment.index("- **ClusterServingRuntime vllm-unused changed**\n") > folded
     assert folded < comment.index("#### Why replicas change")
+
+
+def test_a_gang_changed_alike_in_leader_and_worker_says_its_runners_once() -> None:
+    """A gang's image bump changes the same field in both runners: the heading names the runners once
+    (``rolls (leader, worker): ...image``); a change in one runner only keeps the runner on the field."""
+
+    def gang(leader_image: str, worker_image: str) -> InferenceReplica:
+        def template(image: str) -> dict[str, Any]:
+            return {"spec": {"containers": [{"name": "c", "image": image}]}}
+
+        return replica(
+            "mn",
+            runners=[
+                {"name": "leader", "size": 1, "template": template(leader_image)},
+                {"name": "worker", "size": 2, "template": template(worker_image)},
+            ],
+        )
+
+    objs = catalog(*base_objects())
+    for after, label in (
+        (gang("x:2", "x:2"), "rolls (leader, worker): containers[c].image"),
+        (gang("x:2", "x:1"), "rolls: runner leader: containers[c].image"),
+    ):
+        before = gang("x:1", "x:1")
+        key = ("demo", "mn")
+        review = build_review(
+            diff_replicas({key: before}, {key: after}, objs, objs), objs, objs, {key: before}, {key: after}
+        )
+        assert [g.label for g in review.groups] == [label]

@@ -1,0 +1,97 @@
+"""A pod write the API server permanently rejects ends the attempt (``InvalidPodSpec``).
+
+Go (ome-projects/ome @ ae683e3f): ``workload/ops/update_inplace.go`` ``inPlaceUpdate`` (its
+``rejected`` closure around the transition marker, image, annotation and revision-label patches),
+``ops/create_rejection.go`` ``disposeRejectedAttempt``, ``workload/types/apierror.go``
+``ClassifyAPIError`` and ``types/apirejection_dispose.go`` ``DisposeAPIRejection``; the case is
+``ops/update_inplace_rejection_test.go`` ``TestUpdateInPlace_InvalidPatch_DisposesAndHoldsRevision``.
+
+A 422 Invalid on the in-place patch is a statement about the revision, not a hiccup: the same patch
+is refused byte for byte on every retry. Go disposes the attempt at the write site: the revision's
+retry block is charged first (``InvalidPodSpec`` is workload-caused, ``retry.py``), then the Instance
+is ``Failed`` with its operation cleared and ``lastFailure`` ``{reason: InvalidPodSpec, message: <the
+API server's words>, time}`` (no pod name: the rejection is the evidence), and a Warning
+``InstanceRejected`` names the pod, the API server's explanation and the held revision. Before this,
+ours retried the patch on every pass until the operation's deadline reported a misleading timeout.
+
+Ours splits the write site in two, as the quota and admission refusals do: only the executor sees the
+answer, so it records it on the row with :func:`record_rejection` (``operation.waiting:
+InvalidPodSpec`` and ``lastFailure`` with the API server's message, a status PUT pinned to the replica
+as read), and the next pass disposes the attempt with :func:`dispose_rejection` before anything else
+happens to the row. The token lives on the operation, so it is never mistaken for a later attempt's.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from omereconcile.planner.context import Ctx
+from omereconcile.planner.out import Out
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row
+from omereconcile.planner.steps import fail
+from omereconcile.world import format_time
+
+__all__ = [
+    "INVALID_POD_SPEC",
+    "REJECTION_REASONS",
+    "dispose_rejection",
+    "is_permanent_rejection",
+    "record_rejection",
+]
+
+INVALID_POD_SPEC = "InvalidPodSpec"  # types RejectionReasonInvalidPodSpec
+REJECTION_REASONS = frozenset({INVALID_POD_SPEC})
+
+
+def is_permanent_rejection(status: int, body: Mapping[str, Any] | None) -> bool:
+    """Go ``ClassifyAPIError``'s ``APIRejectionPermanentWorkload`` for a pod patch: a 422 Invalid.
+    A 422 whose only cause is ``metadata.uid`` is the patch's UID precondition meeting a pod replaced
+    under the same name (a conflict to replan, not a verdict on the revision)."""
+    if status != 422:
+        return False
+    causes = ((body or {}).get("details") or {}).get("causes") or []
+    fields = {str(cause.get("field") or "") for cause in causes if isinstance(cause, Mapping)}
+    return fields != {"metadata.uid"}
+
+
+def record_rejection(
+    status: Mapping[str, Any], index: int, message: str, now: datetime, reason: str = INVALID_POD_SPEC
+) -> dict[str, Any] | None:
+    """The status with the rejection recorded on row ``index`` for the next pass to dispose (None
+    when there is nothing to record: no such row, or it has no phase or operation in flight)."""
+    new = copy.deepcopy(dict(status))
+    for row in new.get("instanceStatuses") or []:
+        if row.get("index") != index:
+            continue
+        op = row.get("operation")
+        if not row.get("phase") or not isinstance(op, dict):
+            return None
+        op["waiting"] = reason
+        row["lastFailure"] = {"reason": reason, "message": message, "time": format_time(now)}
+        return new
+    return None
+
+
+def dispose_rejection(ctx: Ctx, row: Row, pod: str, out: Out, retry: RetryBook) -> Row:
+    """Go ``disposeRejectedAttempt`` on the rejection the executor recorded: the target revision's
+    retry block charged, the Instance ``Failed`` with its operation cleared and the recorded
+    ``lastFailure`` kept, and the ``InstanceRejected`` Warning."""
+    op = row.operation
+    assert op is not None
+    assert op.waiting in REJECTION_REASONS
+    reason = op.waiting
+    recorded = dict(row.last_failure or {})
+    message = str(recorded.get("message") or "")
+    record = {"reason": reason, "message": message, "time": recorded.get("time") or format_time(ctx.now)}
+    target = op.target_revision
+    detail = f"revision {target} held for retry" if target else "no revision is blamed"
+    out.event(
+        "Warning",
+        "InstanceRejected",
+        f"OMENative {ctx.instance_key(row.index)}: apiserver rejected pod {pod} ({reason}: {message}); {detail}",
+    )
+    return fail(ctx, row, "", None, reason, message, out, retry, announce=False, record=record)
