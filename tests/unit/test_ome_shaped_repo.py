@@ -246,12 +246,15 @@ def test_a_change_to_every_runtime_is_cut_to_a_comment_that_posts(jobs: dict[str
     assert len(rolling) == job.report["summary"]["rolls"] > 30
     # Every replica changes alike but for its runtime's image: one group per image, the change once.
     assert len(job.markdown) < 60_000
-    groups = re.findall(r"^#### \d+\. rolls: .* — (\d+) replicas?", job.markdown, re.M)
+    # A gang group names its runners once: ``rolls (leader, worker): ...``.
+    groups = re.findall(r"^#### \d+\. rolls(?: \([a-z, ]+\))?: .* — (\d+) replicas?", job.markdown, re.M)
     assert sum(map(int, groups)) == len(rolling)
     # The thirty variables are one line, so what tells the groups apart (the image each came from)
     # is in view under each heading, and each heading names the variables once.
     fences = re.findall(
-        r"^#### \d+\. rolls: ([^\n]*) — \d+ replicas?\n.*?```text\n(.*?)```", job.markdown, re.M | re.S
+        r"^#### \d+\. rolls(?: \([a-z, ]+\))?: ([^\n]*) — \d+ replicas?\n.*?```text\n(.*?)```",
+        job.markdown,
+        re.M | re.S,
     )
     assert len(fences) == len(groups)
     images = set()
