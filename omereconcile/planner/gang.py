@@ -381,7 +381,7 @@ _LOSS_PHASES = (R.PENDING, R.CREATING, R.FAILED, R.READY)
 _CREATE_REFUSED = (QUOTA_EXCEEDED, PODGROUP_TERMINATING)
 
 
-def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | None = None) -> str | None:
     """``ops/restart.go`` ``instanceLostGangMember`` (the newest version): a committed multi-pod
     Instance missing a member while at least one survives is rebuilt as a whole by a Restart, so the
     survivors do not pin the replacement to a topology it cannot enter.
@@ -393,7 +393,8 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
     merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
-    the revision it would re-materialize (``_rebuild_denied``)."""
+    the revision it would re-materialize (``_rebuild_denied``); a backoff that denies it asks ``out``
+    for a pass when it is due, since nothing else changes when the backoff ends."""
     expected = ctx.pods_per_instance
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
@@ -414,27 +415,32 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
         return None
-    if _rebuild_denied(ctx, row):
+    denied, due = _rebuild_denied(ctx, row)
+    if denied:
+        if out is not None:
+            out.wake(due)
         return None
     return f"gang member lost: {survivors} of {expected} pods present"
 
 
-def _rebuild_denied(ctx: Ctx, row: Row) -> bool:
+def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:
     """``ops/restart.go`` ``rebuildRetryBlockDenies`` (ome-projects/ome, the newest stored version, the
     one carrying ``readCrashLoopEpisode``): a rebuild below ``Ready`` re-materializes the revision the
     row records (running, else target, else the update revision), so it answers to that revision's
     RetryBlock as a Create does: ``Held`` denies, ``Backoff`` denies until due, ``RetryInProgress``
-    while any Create is in flight (``anyInFlightCreateAttempt`` over every Instance)."""
+    while any Create is in flight (``anyInFlightCreateAttempt`` over every Instance). Also answers
+    when a denying backoff is due (None for the other denials)."""
     rev = row.running_revision or row.target_revision or ctx.spec_revision
     blocks = R.load_retry_blocks(ctx.world.replica.status)
     if not rev or rev not in blocks:
-        return False
+        return False, None
     in_flight = any(
         r.operation is not None and r.operation.type == R.OP_CREATE and r.phase == R.CREATING
         for r in R.load_rows(ctx.world.replica.status)
     )
     book = RetryBook(blocks, f"{ctx.namespace}/{ctx.name}", ctx.component)
-    return book.gate(rev, ctx.now, in_flight)[0] is not None
+    state, due = book.gate(rev, ctx.now, in_flight)
+    return state is not None, due
 
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:

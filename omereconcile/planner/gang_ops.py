@@ -73,7 +73,7 @@ def step_gang_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out,
     incarnation, done once every pod serves and is Available."""
     op = row.operation
     assert op is not None
-    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     before = row.phase
@@ -111,7 +111,7 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:
             retire(p, out, f"pod {p.name} belongs to no member of Instance {row.index}")
-    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods)
+    lost = None if row.phase == R.READY or ctx.freeze else lost_gang_member(ctx, row, pods, out)
     if lost is not None:
         return start_gang_restart(ctx, row, pods, lost, out)
     broken = gang_broken(ctx, row, pods)
@@ -236,7 +236,18 @@ def _take_down(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, why: str, abandoned: bool = False
 ) -> bool:
     """Retire every pod of ``row``'s Instance, then its PodGroup. True once both are gone.
-    ``abandoned``: an abandoned gang surge's replacement (``retire_abandoned``)."""
+    ``abandoned``: an abandoned gang surge's replacement (``retire_abandoned``).
+
+    The gang leaves together: while any member is still in rotation, those members are taken out of
+    it and nothing is deleted this pass, so no member goes from under a gang that still serves (Go
+    ``ops/update_gang.go`` ``abandonFailedGangSurge``: "the serving leader leaves rotation first;
+    nothing is deleted yet", ome-projects/ome @ 58a57f25 update_gang_test.go
+    ``TestAbandonFailedGangSurge_AbandonGraceBoundsUnservedMembers``)."""
+    serving = [p for p in live(pods) if p.gate == "True" and not p.ended and not p.terminating]
+    if serving:
+        for p in serving:
+            retire(p, out, why)
+        return False
     for p in live(pods):
         if abandoned:
             retire_abandoned(ctx, p, out, why)

@@ -47,7 +47,7 @@ from omereconcile.planner.surge import SURGE_STEPS, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
-__all__ = ["start_create", "start_delete", "start_update", "step_row"]
+__all__ = ["park", "start_create", "start_delete", "start_update", "step_row"]
 
 
 def _op(ctx: Ctx, row: Row, type_: str, step: str, target: str, strategy: str | None = None) -> Operation:
@@ -404,18 +404,22 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     lad = ladder(active, ctx.world.endpoints, ctx.min_ready, ctx.now)
     if lad.ready and row.phase in (R.READY, R.FAILED):
         out.gate(active, True, "all containers of the Instance are ready: enter rotation")
-    if (
-        row.phase == R.FAILED
-        and lad.serving
-        and lad.available
-        and active.revision_hash == hash_of(row.target_revision)
-    ):
+    if row.phase == R.FAILED and lad.serving and lad.available:
         # The pod that missed its deadline came up after all: the Instance recovers on its target.
-        return complete(ctx, row, row.target_revision, row.active_ordinal)
+        # Or the spec was reverted to the revision its serving pod runs (a corrective roll-back
+        # after a failed update): nothing is left to roll, and the Instance is promoted where it
+        # serves. Go: ome-projects/ome ``workload/ops/cleanup.go`` @ ae683e3f ``CleanupWreckage``
+        # ("after the debris is gone the Create pass re-proves readiness and promotes"), pinned by
+        # ``workload/corrective_recovery_test.go`` @ ae683e3f
+        # ``TestCorrectiveRecovery_SinglePod_RollBack``. Before, the row kept the abandoned target
+        # and stayed Failed for good.
+        for rev in (row.target_revision, ctx.target):
+            if rev and active.revision_hash == hash_of(rev):
+                return complete(ctx, row, rev, row.active_ordinal)
     return row
 
 
-def _park(ctx: Ctx, row: Row) -> Row:
+def park(ctx: Ctx, row: Row) -> Row:
     """Go ``holds/pause.go`` ``pauseHold``: the weakest authority on the row. A row another authority
     already holds (quota, the scheduler, a silent node: its ``waiting`` token) keeps that token; the
     pause only stops the next step and the clock."""
@@ -452,34 +456,10 @@ def step_row(
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.
     committed_create = op.type == R.OP_CREATE and op.step == R.STEP_CREATE_PODS and row.phase == R.CREATING
-    if ctx.paused and ((ctx.freeze and not committed_create) or op.type == R.OP_UPDATE):
-        parked = _park(ctx, row)
-        if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step in SURGE_STEPS and not ctx.freeze:
-            # ops/update_surge.go surgeUpdate (ome-projects/ome @ 58a57f25, update_surge_test.go
-            # TestSurgeUpdate_PausedHoldsAtTheSurgeStepBoundary, …PausedDrainDeletesAndPromotes): a
-            # pause holds an attempt at a step boundary. A paused surge still reaches the promote bar
-            # but the drain, a new step, waits; a drain already under way runs to its end (the source
-            # is deleted and the row promotes onto the replacement's slot).
-            return step_surge(ctx, parked, pods, out, retry, paused=True)
-        if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE and not ctx.freeze:
-            # ops/update_inplace.go inPlaceUpdate (ome-projects/ome @ 58a57f25, update_inplace_test.go
-            # TestUpdate_InPlacePausedCompletesThePatch): the in-place patch is one step, so a pause
-            # taken while it runs does not leave the Instance on a half-applied revision. Only the
-            # patch itself runs: a pass that would open another step (a retarget, the re-resolution
-            # to a recreate) or end the attempt in failure is withheld like any other step.
-            scratch = Out(ctx.now)
-            book = replace(retry, blocks=dict(retry.blocks))  # a withheld failure charges nothing
-            stepped = step_in_place(ctx, parked, pods, scratch, book, op.target_revision)
-            after = stepped.operation
-            if stepped.phase == R.FAILED or (
-                after is not None and (after.id != op.id or after.step != STEP_IN_PLACE)
-            ):
-                return parked
-            out.absorb(scratch)
-            retry.blocks.clear()
-            retry.blocks.update(book.blocks)
-            return stepped if after is None else _park(ctx, stepped)
-        return parked
+    if ctx.paused and (op.type == R.OP_UPDATE or (ctx.freeze and op.type == R.OP_RESTART)):
+        return _step_paused(ctx, row, pods, out, retry, row_target)
+    if ctx.paused and ctx.freeze and not committed_create:
+        return park(ctx, row)
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
         # not hold (a committed Create) keeps the token the episode left (Go reportPause).
@@ -502,6 +482,20 @@ def step_row(
         # source follows its replacement instead (gang_ops._source_clock). With no readiness timeout
         # configured there is no clock to restart.
         row = replace(row, operation=replace(op, deadline=ctx.deadline_from(ctx.now)))
+    return _advance(ctx, row, pods, out, retry, row_target, paused=False)
+
+
+def _advance(
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    row_target: str,
+    *,
+    paused: bool,
+) -> Row | None:
+    """The operation's step machine, one pass."""
     op = row.operation
     assert op is not None
     if op.type == R.OP_CREATE:
@@ -510,4 +504,75 @@ def step_row(
         return step_in_place(ctx, row, pods, out, retry, row_target)
     if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
-    return step_surge(ctx, row, pods, out, retry, paused=False)
+    return step_surge(ctx, row, pods, out, retry, paused=paused)
+
+
+def _step_paused(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
+) -> Row | None:
+    """An attempt already under way while the Component is paused: an ``Update`` under either mode, a
+    ``Restart`` under ``Freeze`` (a standard pause does not hold a repair). It runs the step it is on
+    to that step's boundary and starts no next step; the row carries the pause's token (unless another
+    authority already holds it) and its clock stays parked.
+
+    Go (ome-projects/ome): ``workload/plan_decision.go`` ``Plan``, the newest stored version (49,435
+    characters, the one that carries ``LadderHold``/``StandingHold``; commit not named by the index):
+    "an attempt already in flight still runs the step it is on to that step's boundary. What a pause
+    withholds is the next operation and the next step, so a pause never leaves an Instance mid-step —
+    dark between a delete and its recreate, or half-materialized — for the length of the hold.
+    PauseFreeze deepens the hold onto the restart pass: no repair starts, and one already under way
+    only finishes its step" (``pausedUpdateContinuations``, ``restartContinuations``); the ops it
+    dispatches carry no pause check of their own (``ops/update.go`` ``UpdateWithPods``,
+    ``ops/update_recreate.go`` ``recreateUpdate``, ``ops/update_surge.go`` ``surgeUpdate``,
+    ``ops/restart.go`` ``Restart`` @ ae683e3f). The token and the parked clock are
+    ``holds/pause.go`` ``pauseHeldOperation``/``reportPause`` (dcfb4135: update held in both modes,
+    restart under a freeze only) and ``status.go`` ``reconcileHeldDeadlines`` (8263d0c7). Pinned by
+    ``plan_decision_test.go`` ``TestPlan_Paused_AdvancesInFlightAttemptsOnly``,
+    ``TestPlan_PauseFreeze_AdvancesTheOpenRollOnly``, ``…AdvancesTheOpenDrain`` and
+    ``…AdvancesOpenRepairOnly``. So a RecreatePod Instance paused between its delete and its recreate
+    gets its pod, an in-place patch and a surge's drain finish, and a frozen repair recreates what it
+    deleted. The single-pod surge's entry step is the one boundary a pause stops at: its replacement
+    comes up to the promote bar and the drain, the next step, waits (the source keeps serving).
+    Before: every paused Update (and under ``Freeze`` every Restart) was parked where it stood."""
+    op = row.operation
+    assert op is not None
+    parked = park(ctx, row)
+    if op.type == R.OP_UPDATE and op.strategy != RECREATE and op.step in SURGE_STEPS:
+        # ops/update_surge.go surgeUpdate (ome-projects/ome @ 58a57f25, update_surge_test.go
+        # TestSurgeUpdate_PausedHoldsAtTheSurgeStepBoundary, …PausedDrainDeletesAndPromotes): a
+        # pause holds an attempt at a step boundary. A paused surge still reaches the promote bar
+        # but the drain, a new step, waits; a drain already under way runs to its end (the source
+        # is deleted and the row promotes onto the replacement's slot). Under either mode.
+        return step_surge(ctx, parked, pods, out, retry, paused=True)
+    if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE:
+        return _step_in_place_paused(ctx, parked, pods, out, retry)
+    # The roll is what the pause withholds: an open Update finishes at the revision it is pinned to, not
+    # at the revision a paused Instance is repaired at.
+    pinned = op.target_revision if op.type == R.OP_UPDATE and op.target_revision else row_target
+    advanced = _advance(ctx, parked, pods, out, retry, pinned, paused=True)
+    if advanced is None or advanced.operation is None or advanced.phase in (R.READY, R.FAILED):
+        return advanced
+    return park(ctx, advanced)
+
+
+def _step_in_place_paused(ctx: Ctx, parked: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row:
+    """ops/update_inplace.go inPlaceUpdate (ome-projects/ome @ 58a57f25, update_inplace_test.go
+    TestUpdate_InPlacePausedCompletesThePatch): the in-place patch is one step, so a pause taken while
+    it runs does not leave the Instance on a half-applied revision. Only the patch itself runs: a pass
+    that would open another step (a retarget, the re-resolution to a recreate) or end the attempt in
+    failure is withheld like any other step. Under either pause mode (goN: the newest ``Plan`` holds
+    Update the same under ``Freeze``)."""
+    op = parked.operation
+    assert op is not None
+    scratch = Out(ctx.now)
+    book = replace(retry, blocks=dict(retry.blocks))  # a withheld failure charges nothing
+    stepped = step_in_place(ctx, parked, pods, scratch, book, op.target_revision)
+    after = stepped.operation
+    if stepped.phase == R.FAILED or (
+        after is not None and (after.id != op.id or after.step != STEP_IN_PLACE)
+    ):
+        return parked
+    out.absorb(scratch)
+    retry.blocks.clear()
+    retry.blocks.update(book.blocks)
+    return stepped if after is None else park(ctx, stepped)

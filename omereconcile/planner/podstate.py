@@ -13,6 +13,7 @@ from omerender import constants as c
 __all__ = [
     "Ladder",
     "StuckContainer",
+    "attempt_crash_looping",
     "crash_loop_failure",
     "drained",
     "fully_serving",
@@ -70,14 +71,19 @@ def ladder(pod: PodView, endpoints: Endpoints, min_ready: timedelta, now: dateti
 
 
 def drained(pod: PodView, service: ServiceView, endpoints: Endpoints) -> bool:
-    """No EndpointSlice lists the pod as ready. With no Service nothing routes through it; with a
-    Service but no slice seen yet, nothing is proven (03 §8 rule 15)."""
+    """No EndpointSlice lists the pod as ready. The slices are read first: only when none is seen
+    does the Service decide — none means nothing routes through the pod, one without slices yet
+    proves nothing (03 §8 rule 15).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/drain/drain.go`` @ dcfb4135 (the newest
+    of three stored versions) ``IsPodDrained`` / ``Batcher.IsPodDrained``: ``drainedWhenSliceListEmpty``
+    is consulted only for an empty slice list; slices that still list the pod ready keep it undrained
+    even after its Service is gone (``drain_test.go`` ``TestBatcher_MatchesIsPodDrainedSemantics``).
+    Before, a missing Service read as drained whatever the slices still said."""
     if pod.gate != "False" and pod.containers_ready:
         return False  # the gate write has not landed yet
-    if not service.exists:
-        return True
     if not endpoints.slices_seen:
-        return False
+        return not service.exists
     ep = endpoints.by_pod.get(pod.name)
     return ep is None or not ep.ready
 
@@ -151,6 +157,27 @@ def _crash_looping(ct: ContainerView) -> bool:
     if ct.state_exit_code is not None and ct.state_exit_code != 0:
         return True
     return ct.restart_count > 0 and ct.exit_code is not None and ct.exit_code != 0
+
+
+def attempt_crash_looping(pods: Iterable[PodView], revision_hash: str, reason: str) -> bool:
+    """Whether an attempt's failure is a crash loop, which no node is blamed for.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/escalation/disposition.go``, the newest
+    stored version (36,185 characters), ``attemptCrashLooping``: the escalator classified
+    ``CrashLoopBackOff`` (``reason``), or a live pod of the attempt shows either face of one
+    (``evidence.FirstCrashLoopingPod``, scoped to the attempt's revision like the readiness readers: a
+    pod with no revision label stays in scope, a surge's source of another revision does not). "A
+    container that keeps exiting does so on any node, so the rebuild is never steered off the node it
+    ran on."
+    """
+    if reason == CRASH_LOOP:
+        return True
+    for pod in pods:
+        if pod.terminating or (pod.revision_hash and revision_hash and pod.revision_hash != revision_hash):
+            continue
+        if any(_crash_looping(ct) for ct in (*pod.containers, *pod.init_containers)):
+            return True
+    return False
 
 
 def _exit_record(pod: PodView, ct: ContainerView, now: datetime) -> dict[str, object] | None:

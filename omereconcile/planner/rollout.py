@@ -28,7 +28,7 @@ from omereconcile.planner.gang_ops import (
     surge_index_for,
 )
 from omereconcile.planner.inplace import IN_PLACE_REFUSED, STEP_IN_PLACE, choose_mode, refusal_message
-from omereconcile.planner.instances import start_create, start_delete, start_update, step_row
+from omereconcile.planner.instances import park, start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
@@ -235,8 +235,18 @@ def plan_instances(
             # restart pass runs under a standard pause, not under a frozen one (``workload/
             # plan_decision.go`` ``Plan``; ``plan_decision_test.go`` ``TestPlan_Restart_Selects
             # TriggeredInstances``, ``TestPlan_Paused_RepairRunsFleetChangesDoNot``, 4dfb96b1).
+            # A Ready row whose pod is gone is selected in the same pass (Go ``ops/restart.go``
+            # ``DetectRestartTriggerWithPods`` @ ae683e3f: "Phase=Ready and ... the live pod count is below
+            # desired", no RetryBlock gate: "a Ready Instance is by definition running a revision that
+            # works"); the newest ``Plan`` runs the restart selection on the row as observed, "ahead of
+            # the truth pass", and leaves the demotion to the status publication "at the end of every
+            # pass", which a row with an operation does not meet. So no ``Pending`` pass comes first.
             rev = r.running_revision
-            state, when = retry.gate(rev, ctx.now, _create_attempt_in_flight(rows, rev))
+            state, when = (
+                (None, None)
+                if r.phase == R.READY
+                else retry.gate(rev, ctx.now, _create_attempt_in_flight(rows, rev))
+            )
             if ctx.freeze or state is not None:
                 if state is not None:
                     out.wake(when)
@@ -343,8 +353,16 @@ def _step_gang_surges(
         if not is_gang_surge_source(src) or op is None or op.surge_index is None:
             continue
         k = op.surge_index
-        if ctx.paused and ctx.freeze:
-            stepped[src.index], stepped[k] = src, by_row.get(k)
+        if ctx.paused:
+            # A gang SurgeThenDrain cycle is parked whole under either pause mode, both rows with the
+            # pause's token and their clocks stopped: it keeps the source serving from its first pass
+            # to its last, so parking it costs the Instance no capacity and closes no step half-open
+            # (Go ``workload/plan_decision.go`` ``pausedUpdateContinuations``/``gangSurgeRow``, the
+            # newest stored version; ``holds/pause.go`` ``reportPause`` @ dcfb4135). Before: under
+            # ``Recover`` the replacement gang was still brought up to the hand-over bar.
+            tgt = by_row.get(k)
+            stepped[src.index] = park(ctx, src)
+            stepped[k] = park(ctx, tgt) if tgt is not None and tgt.operation is not None else tgt
             continue
         new_src, new_tgt = step_gang_surge(
             ctx,
@@ -354,7 +372,7 @@ def _step_gang_surges(
             by_index.get(k, []),
             out_for(src.index),
             retry,
-            paused=ctx.paused,
+            paused=False,
         )
         stepped[src.index], stepped[k] = new_src, new_tgt
     return stepped
@@ -553,12 +571,13 @@ def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
 
 
 def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """A single-pod Instance the truth pass demoted (Pending, no operation, running revision kept, no
-    pod left but ended ones) whose restart policy repairs it: the restart pass's, not Create's."""
+    """A single-pod Instance whose restart policy repairs it and that has no pod left but ended ones:
+    ``Ready`` as observed (its pod just went), or already demoted by the truth pass (Pending, no
+    operation, running revision kept). The restart pass's, not Create's."""
     return (
         not ctx.gang
         and ctx.restart_policy == RESTART_POLICY_RECREATE
-        and row.phase == R.PENDING
+        and row.phase in (R.READY, R.PENDING)
         and row.operation is None
         and bool(row.running_revision)
         and all(p.ended for p in pods)

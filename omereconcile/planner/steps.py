@@ -24,6 +24,7 @@ from omereconcile.planner.holds import (
 )
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import (
+    attempt_crash_looping,
     crash_loop_failure,
     fully_serving,
     ladder,
@@ -38,7 +39,7 @@ from omereconcile.planner.relocation import (
     migration_mode_allows,
     relocation_record,
 )
-from omereconcile.planner.retry import RetryBook, environment_caused
+from omereconcile.planner.retry import HELD_STATE, RetryBook, environment_caused
 from omereconcile.planner.rows import Operation, Row, operation_id
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time, parse_time
@@ -505,7 +506,7 @@ def dispose(
         )
         msg = failure.message if reason == failure.reason else f"container {cause.name} waiting in {reason}"
         return fail(ctx, row, pod.name, cause.name, reason, msg, out, retry, event_reason=held)
-    relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out)
+    relocated = pod is None and relocate(ctx, row, attempt, failure, target or ctx.spec_revision, out, retry)
     charge = "" if relocated else terminal_charge_revision(ctx, row, attempt, failure, retry)
     if charge:
         # One wave counts once: the relocation ledger took it above, or the revision's ladder takes it
@@ -559,12 +560,24 @@ def terminal_charge_revision(
 _LIMBO_REASONS = ("ContainersNotReady", "ReadinessGateNotSatisfied")
 
 
-def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, target: str, out: Out) -> bool:
+def relocate(
+    ctx: Ctx,
+    row: Row,
+    attempt: Sequence[PodView],
+    failure: Failure,
+    target: str,
+    out: Out,
+    retry: RetryBook,
+) -> bool:
     """``DisposeExpiredAttempt`` branch 2 and ``recordRelocationDirective``
-    (ome-projects/ome 58a57f25 ``workload/escalation/disposition.go``): an attempt with no
-    workload-caused evidence, under ``migrationPolicy.mode`` Auto (or Surge), with the operator's
-    ``autoMigrate.maxAttempts`` > 0, at a revision some Instance has run (``revisionHasServed``: a row's
-    ``runningRevision`` as the pass found it), whose own pods sit on exactly one node
+    (ome-projects/ome ``workload/escalation/disposition.go``, the newest stored version, 36,185
+    characters; 58a57f25 is the one before it): an attempt with no workload-caused evidence that is no
+    crash loop (``attemptCrashLooping``: the escalation's reason is ``CrashLoopBackOff``, or a live pod
+    of the attempt shows either face of one; a container that keeps exiting does so on any node),
+    under ``migrationPolicy.mode`` Auto (or Surge), with the operator's ``autoMigrate.maxAttempts`` > 0,
+    at a revision some Instance has run (``revisionHasServed``: a row's ``runningRevision`` as the pass
+    found it) and the retry ladder has not Held (``revisionHeld``: the hold is the ladder's verdict
+    that the revision itself fails), whose own pods sit on exactly one node
     (``AttemptSuspectNode``), records a relocation directive on the ledger unless it replays this
     attempt's own directive, would make the template's required node affinity unsatisfiable, or the
     budget is spent. True when a directive stands for this attempt (the caller then charges no retry).
@@ -576,10 +589,15 @@ def relocate(ctx: Ctx, row: Row, attempt: Sequence[PodView], failure: Failure, t
         return False
     if not migration_mode_allows(ctx.migration_mode) or not target:
         return False
+    if attempt_crash_looping(attempt, hash_of(target), failure.reason):
+        return False
     served = row.running_revision == target or any(
         r.running_revision == target for r in R.load_rows(ctx.world.replica.status)
     )
     if not served:
+        return False
+    held = retry.blocks.get(target)
+    if held is not None and held.state == HELD_STATE:
         return False
     node = attempt_suspect_node(attempt, hash_of(target))
     if not node:

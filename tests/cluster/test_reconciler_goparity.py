@@ -10,7 +10,7 @@ from typing import Any
 
 from helpers import IREP, apply, events, example_replica, live_pods, replica
 from reconciler_proc import Reconciler
-from test_reconciler_rollout import _patch
+from test_reconciler_rollout import RUNTIME, _patch, namespaced_runtime
 from test_status_truth import _node, _one_more_elsewhere, silenced  # noqa: F401 (the fixture)
 
 from testbed.controlplane import COSCHEDULER_NAME
@@ -325,3 +325,57 @@ def test_a_lost_single_pod_instance_is_restarted_under_recreate_instance_on_pod_
     print("restart under pauseMode Recover: events", reasons)
     assert "RestartTriggered" in reasons
     assert "RestartCompleted" in reasons
+
+
+def test_a_recreate_paused_between_its_delete_and_its_recreate_gets_its_pod(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """Go workload/plan_decision.go Plan (the newest stored version): "an attempt already in flight
+    still runs the step it is on to that step's boundary ... a pause never leaves an Instance mid-step
+    — dark between a delete and its recreate"; ops/update_recreate.go recreateUpdate @ ae683e3f has no
+    pause check. A RecreatePod update whose old pod is Terminating (held by a finalizer) when
+    ``pauseMode: Freeze`` lands recreates the pod on the new revision while still paused. Before: the
+    Instance had no pod until the unpause."""
+    rec = reconcilers()
+    v1, v2 = "docker.io/vllm/vllm-openai:v0.9.0.1", "docker.io/vllm/vllm-openai:v0.9.2"
+    apply(cluster, namespaced_runtime(namespace, image=v1))
+    lifecycle = {"updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxUnavailable": 1}}}
+    apply(
+        cluster,
+        example_replica(
+            namespace, replicas=1, lifecycle=lifecycle, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}
+        ),
+    )
+    rec.wait("Ready on v1", lambda: _settled(cluster, namespace, 1), timeout=60)
+    pod_path = f"/api/v1/namespaces/{namespace}/pods/{POD.format(0)}"
+    cluster.raw.patch(pod_path, {"metadata": {"finalizers": ["test.ome.io/hold"]}})
+    apply(cluster, namespaced_runtime(namespace, image=v2))
+
+    def old_pod_terminating() -> bool:
+        pod = cluster.raw.get(pod_path)
+        op = (_rows(cluster, namespace) or [{}])[0].get("operation") or {}
+        return bool(pod["metadata"].get("deletionTimestamp")) and op.get("type") == "Update"
+
+    rec.wait("the recreate deleted the old pod", old_pod_terminating, timeout=60)
+    _patch(cluster, namespace, {"paused": True, "pauseMode": "Freeze"})
+    rec.wait(
+        "the pause observed",
+        lambda: (
+            replica(cluster, namespace)["status"].get("observedGeneration")
+            == replica(cluster, namespace)["metadata"]["generation"]
+        ),
+    )
+    cluster.raw.patch(pod_path, {"metadata": {"finalizers": None}})
+
+    def recreated_on_v2() -> bool:
+        pods = live_pods(cluster, namespace)
+        return (
+            _settled(cluster, namespace, 1)
+            and [p["spec"]["containers"][0]["image"] for p in pods] == [v2]
+            and _rows(cluster, namespace)[0]["runningRevision"]
+            == replica(cluster, namespace)["status"]["updateRevision"]
+        )
+
+    rec.wait("recreated on v2 while paused", recreated_on_v2, timeout=60)
+    assert replica(cluster, namespace)["spec"]["paused"] is True
+    print("recreate under pauseMode Freeze: rows", _rows(cluster, namespace))

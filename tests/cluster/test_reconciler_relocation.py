@@ -1,5 +1,7 @@
-"""Relocation (``autoMigrate``) on a real control plane: a pod that keeps failing on one node is recreated
-off it, with the replica's audit ledger ConfigMap written first (docs/planner.md, "Relocation")."""
+"""Relocation (``autoMigrate``) on a real control plane: a pod that runs but never becomes ready on one
+node is recreated off it, with the replica's audit ledger ConfigMap written first (docs/planner.md,
+"Relocation"). A readiness limbo, not a crash loop: OME's newest ``escalation/disposition.go``
+(``attemptCrashLooping``) relocates no crash loop, which takes the retry ladder instead."""
 
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ def test_a_pod_failing_on_one_node_is_recreated_off_it_with_the_ledger_written(
     original = cluster.raw.get(CONFIG)["data"]["lifecycle"]
     lifecycle = json.loads(original)
     lifecycle["autoMigrate"] = {"maxAttempts": 2}
+    # The deadline that ends an attempt whose pod never becomes ready (no kubelet reason fires).
+    lifecycle["instanceReadyTimeout"] = "15s"
     cluster.raw.patch(CONFIG, {"data": {"lifecycle": json.dumps(lifecycle)}})
     cordoned: list[str] = []
     try:
@@ -45,9 +49,10 @@ def test_a_pod_failing_on_one_node_is_recreated_off_it_with_the_ledger_written(
             "a serving pod", lambda: next((p for p in live_pods(cluster, namespace) if serving(p)), None)
         )
         node_a, uid0 = first["spec"]["nodeName"], first["metadata"]["uid"]
-        # Every later pod of this replica on node A crash-loops; the other nodes are cordoned, so the
-        # rebuild of the lost pod can only land on A (the revision has served: the row ran it).
-        cluster.kubelet.crash_loop(
+        # Every later pod of this replica on node A runs but never becomes ready; the other nodes are
+        # cordoned, so the rebuild of the lost pod can only land on A (the revision has served: the row
+        # ran it).
+        cluster.kubelet.never_ready(
             lambda p: (
                 p["metadata"].get("namespace") == namespace
                 and p["spec"].get("nodeName") == node_a
@@ -67,7 +72,7 @@ def test_a_pod_failing_on_one_node_is_recreated_off_it_with_the_ledger_written(
             except Exception:
                 return None
 
-        cm = rec.wait("the relocation ledger", ledger, timeout=45)
+        cm = rec.wait("the relocation ledger", ledger, timeout=60)
         for name in cordoned:
             cluster.kubectl("uncordon", name)
         cordoned = []
@@ -110,6 +115,61 @@ def test_a_pod_failing_on_one_node_is_recreated_off_it_with_the_ledger_written(
             lambda: (c := ledger()) is not None and not json.loads(c["data"]["history.json"]).get("entries"),
             timeout=30,
         )
+    finally:
+        for name in cordoned:
+            cluster.kubectl("uncordon", name)
+        cluster.kubelet.clear_behaviors()
+        cluster.raw.patch(CONFIG, {"data": {"lifecycle": original}})
+
+
+def test_a_crash_loop_on_one_node_takes_the_retry_ladder_and_is_not_relocated(
+    cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
+) -> None:
+    """OME's newest ``disposition.go`` (``attemptCrashLooping``): a container that keeps exiting does so
+    on any node, so the crash loop is counted on the revision's retry ladder; no ledger, no
+    ``AutoMigrationTriggered``, no relocation record, even with a relocation budget and a served
+    revision."""
+    original = cluster.raw.get(CONFIG)["data"]["lifecycle"]
+    lifecycle = json.loads(original)
+    lifecycle["autoMigrate"] = {"maxAttempts": 2}
+    cluster.raw.patch(CONFIG, {"data": {"lifecycle": json.dumps(lifecycle)}})
+    cordoned: list[str] = []
+    try:
+        rec = reconcilers()
+        apply(cluster, example_replica(namespace, replicas=1))
+        first = rec.wait(
+            "a serving pod", lambda: next((p for p in live_pods(cluster, namespace) if serving(p)), None)
+        )
+        node_a, uid0 = first["spec"]["nodeName"], first["metadata"]["uid"]
+        cluster.kubelet.crash_loop(
+            lambda p: (
+                p["metadata"].get("namespace") == namespace
+                and p["spec"].get("nodeName") == node_a
+                and p["metadata"].get("uid") != uid0
+            )
+        )
+        cordoned = [n for n in cluster.kubelet.node_names if n != node_a]
+        for name in cordoned:
+            cluster.kubectl("cordon", name)
+        cluster.raw.delete(f"/api/v1/namespaces/{namespace}/pods/{POD}")
+
+        blocks = rec.wait(
+            "the crash counted on the retry ladder",
+            lambda: replica(cluster, namespace).get("status", {}).get("retryBlocks"),
+            timeout=60,
+        )
+        rep = replica(cluster, namespace)
+        (block,) = blocks
+        assert block["targetRevision"] == rep["status"]["instanceStatuses"][0]["runningRevision"]
+        assert block["reason"] == "CrashLoopBackOff"
+        ledger_path = f"/api/v1/namespaces/{namespace}/configmaps/llama-pool-ome-migration-audit"
+        try:
+            cm: dict[str, Any] | None = cluster.raw.get(ledger_path)
+        except Exception:
+            cm = None
+        assert cm is None or not json.loads(cm["data"]["history.json"]).get("entries")
+        assert not rep["status"].get("migrations")
+        assert not [e for e in events(cluster, namespace) if e["reason"] == "AutoMigrationTriggered"]
     finally:
         for name in cordoned:
             cluster.kubectl("uncordon", name)

@@ -509,9 +509,19 @@ def _converged(replicas: int = 1) -> tuple[Sim, Driver]:
 )
 def test_demotes_ready_row_without_pods(policy: str) -> None:
     """Go: … status_test.go @ 8263d0c7, TestAggregateAndWriteStatus_DemotesReadyRowWithoutPods, entry
-    as named: under either restart policy a Ready row whose pod is gone is written Pending with a zero
-    pod count, its running revision and ``readySince`` kept (what a repair rebuilds at), and
-    ``readyReplicas`` 0."""
+    as named: a Ready row whose pod is gone is not published Ready: ``podCount`` 0, its running
+    revision and ``readySince`` kept (what a repair rebuilds at), and ``readyReplicas`` 0.
+
+    Go's test drives the status publication alone (``writeStatus`` → ``aggregateAndWriteStatus``), with
+    no workload pass before it, and under either policy the publication demotes the row ``Pending``.
+    Here one whole pass runs, and in a whole Go reconcile the workload pass comes first: under
+    ``RecreateInstanceOnPodRestart`` its restart selection takes the row as observed (Ready, no live
+    pod: ``ops/restart.go`` ``DetectRestartTriggerWithPods``, "pod count 0 below desired 1") "ahead of
+    the truth pass", and the publication, which demotes "at the end of every pass" (newest
+    ``workload/plan_decision.go``, the ``Decision`` comment), finds a row with an operation, which it
+    does not demote. So the restart-owned row is published ``Restarting`` (before, this port read the
+    entry as a whole pass and expected ``Pending``, which kept the Restart one pass late); under
+    ``None`` nothing repairs it in the pass and it is published ``Pending``."""
     sim = Sim()
     sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
     driver = Driver(sim)
@@ -520,7 +530,8 @@ def test_demotes_ready_row_without_pods(policy: str) -> None:
     sim.pods.pop("llama-pool-engine-0-default-0")
     driver.one_pass()
     row = sim.rows()[0]
-    assert (row["phase"], row["podCount"]) == ("Pending", 0)
+    phase = "Pending" if policy == "None" else "Restarting"
+    assert (row["phase"], row["podCount"]) == (phase, 0)
     assert (row["runningRevision"], row["readySince"]) == (before["runningRevision"], before["readySince"])
     assert sim.status["readyReplicas"] == 0
 

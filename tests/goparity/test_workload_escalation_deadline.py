@@ -259,7 +259,7 @@ def test_reconcile_gated_deadlines_paused_hold_parks_and_rearms() -> None:
     a deadline three minutes ahead has its clock parked; once the pause is lifted the deadline is a full
     window from that moment. Ours: ``instances.step_row`` under ``paused``, then without it (the token
     released on the unpause re-arms the window). The parked half failed before (ours kept a deadline
-    written beside the ``Paused`` token); fixed in ``instances._park``."""
+    written beside the ``Paused`` token); fixed in ``instances.park``."""
     ctx = _ctx()
     op = _op(ctx, R.OP_UPDATE, R.STEP_SURGE, timedelta(minutes=3), waiting="Paused")
     row = R.Row(index=0, phase=R.UPDATING, operation=op, running_revision=ctx.spec_revision)

@@ -9,6 +9,13 @@ pass's :class:`~omereconcile.planner.retry.RetryBook` and its :class:`Out`. The 
 built from a simulated replica whose spec revision stands for Go's ``UpdateRevision`` and whose status
 rows are the rows the pass observed; the relocation ledger is the pass's ``LedgerBook``. The whole file
 (45 cases) is ported but three cases listed in ``docs/goparity.md`` as not mappable.
+
+The relocation and crash-loop cases follow the newest stored version of the file (127,090 characters,
+commit not named by the index) over the newest ``disposition.go`` (36,185 characters), which relocates
+no crash loop (``attemptCrashLooping``) and no attempt at a Held revision (``revisionHeld``): its
+relocation tests fail the attempt with ``RunContainerError`` where 58a57f25 crash-looped, and its
+``CrashLoopOnServedRevisionTakesTheLadder`` replaces 58a57f25's ``CrashLoopOnServedRevisionBlamesTheNode``.
+Ten cases of the newest that 58a57f25 lacks are ported beside them (docs/goparity.md, the file's note).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from omereconcile.planner.context import Ctx, build_context, hash_of
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import crash_loop_failure, limbo_failure
 from omereconcile.planner.relocation import LedgerBook, exclusions_conflict
-from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, RetryBook
+from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, RetryBlock, RetryBook
 from omereconcile.planner.steps import Failure, check_failure, dispose
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
@@ -317,6 +324,12 @@ def _crash(pod: PodView) -> Failure:
     return Failure(pod.name, "main", "CrashLoopBackOff", "stuck", "CrashLoopBackOff")
 
 
+def _rejected(pod: PodView) -> Failure:
+    """The fast path's hand-off for a runtime start rejection (``RunContainerError``): the failure the
+    newest Go's relocation tests use, one a node can cause."""
+    return Failure(pod.name, "main", "RunContainerError", "stuck", "RunContainerError")
+
+
 def _deadline(ctx: Ctx, row: R.Row, pods: list[PodView]) -> Failure:
     """The deadline backstop's hand-off, with the evidence the disposition reads off the pods."""
     op = row.operation
@@ -370,7 +383,9 @@ def _ledger_of(ctx: Ctx) -> LedgerBook:
 
 
 def test_dispose_relocation_directive_gpu_case() -> None:
-    """Go: same file, TestDispose_RelocationDirective_GPUCase: a crash loop (not workload-caused) on one
+    """Go: same file, TestDispose_RelocationDirective_GPUCase (the newest stored version, which
+    fails the attempt with ``RunContainerError`` where 58a57f25 used a crash loop, since a crash loop
+    no longer relocates): a runtime start rejection (not workload-caused, possibly the node's) on one
     node, at a revision a sibling serves, under Auto with a budget of 3: a terminal AutoRecover
     directive (Completed, relocate-recreate, from node-a, on the attempt's revision, started and
     completed now), the row Failed with no operation, one Warning, no RetryBlock; two more attempts
@@ -379,8 +394,8 @@ def test_dispose_relocation_directive_gpu_case() -> None:
     for attempt in range(1, 5):
         ctx = _rctx([_attempt(0, R.OP_UPDATE, REV_X, op_id=f"op-{attempt}"), _serving(1, REV_X)], ledger=book)
         book = _ledger_of(ctx)
-        pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, ctx.now)
-        _, retry, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod))
+        pod = _waiting("llama-pool-engine-0-default-0", "RunContainerError", NODE_A, ctx.now)
+        _, retry, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod))
         assert retry.blocks == {}
         assert len(_reasons(out, "InstanceFailed")) == 1
         if attempt == 1:
@@ -418,8 +433,8 @@ def test_dispose_relocation_directive_mirrors_status_record() -> None:
     for attempt in (1, 2):
         ctx = _rctx([_attempt(0, R.OP_UPDATE, REV_X, op_id=f"op-{attempt}"), _serving(1, REV_X)], ledger=book)
         book = _ledger_of(ctx)
-        pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, ctx.now)
-        _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod))
+        pod = _waiting("llama-pool-engine-0-default-0", "RunContainerError", NODE_A, ctx.now)
+        _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod))
         (record,) = book.records
         assert record["requestUUID"] == book.entries[-1]["requestUUID"]
         assert (record["trigger"], record["phase"], record["sourceInstance"], record["fromNode"]) == (
@@ -452,8 +467,8 @@ def test_dispose_relocation_directive_cap_event_damped_to_transition() -> None:
         )
         t0 = t0 or ctx.now
         book = _ledger_of(ctx)
-        pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", node, ctx.now)
-        _, _, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod))
+        pod = _waiting("llama-pool-engine-0-default-0", "RunContainerError", node, ctx.now)
+        _, _, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod))
         caps = _reasons(out, "AutoMigrationCapReached")
         triggered = _reasons(out, "AutoMigrationTriggered")
         assert (len(triggered), len(caps)) == ((1, 0), (1, 1), (0, 0), (0, 0))[attempt - 1]
@@ -476,8 +491,8 @@ def test_dispose_relocation_directive_replay_dedup() -> None:
     book = _directive_ledger("u-replay", t0)
     rows = [_attempt(0, R.OP_UPDATE, REV_X, started=t0 - timedelta(minutes=5)), _serving(1, REV_X)]
     ctx = _rctx(rows, ledger=book)
-    pod = _waiting("llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, t0 - timedelta(hours=1))
-    _, retry, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod))
+    pod = _waiting("llama-pool-engine-0-default-0", "RunContainerError", NODE_A, t0 - timedelta(hours=1))
+    _, retry, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod))
     assert [e["requestUUID"] for e in book.entries] == ["u-replay"]
     assert not book.dirty
     assert book.records == []
@@ -580,11 +595,44 @@ def test_escalate_stuck_pod_failures_disposes_single_pod_workload_caused() -> No
     assert len(_reasons(out, "InstanceFailed")) == 1
 
 
-def test_expire_operations_single_pod_crash_loop_records_directive() -> None:
-    """Go: same file, TestExpireOperations_SinglePodCrashLoopRecordsDirective: the deadline backstop on
-    a single-pod Update whose pod is in ``CrashLoopBackOff`` on node-a, at a revision Instance 1 serves,
+def test_expire_operations_single_pod_node_fault_records_directive() -> None:
+    """Go: same file at its newest stored version, TestExpireOperations_SinglePodNodeFaultRecordsDirective
+    (it replaces the 58a57f25 TestExpireOperations_SinglePodCrashLoopRecordsDirective, whose crash loop
+    no longer relocates): the deadline backstop on a single-pod Update whose pod is refused a start
+    (``RunContainerError``) on node-a, at a revision Instance 1 serves,
     under Auto: one relocate-recreate directive from node-a, the row Failed with no operation, no
     block, one Warning. (No stuck-pod grace here, so the deadline is what fires.)"""
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=5), stuck_pod_grace_period=timedelta(0)
+    )
+    probe = _rctx([])
+    rows = [
+        _attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, deadline=probe.now - timedelta(minutes=1)),
+        _serving(1, REV_X),
+    ]
+    ctx = _rctx(rows, settings=settings)
+    pod = _waiting("llama-pool-engine-0-default-0", "RunContainerError", NODE_A, ctx.now - timedelta(hours=1))
+    retry = RetryBook({}, "llama-demo/llama-pool", "engine")
+    out = Out(ctx.now)
+    _, failed = check_failure(ctx, ctx_row(ctx, 0), pod, pod.name, out, retry)
+    assert failed is not None
+    assert (failed.phase, failed.operation) == (R.FAILED, None)
+    assert retry.blocks == {}
+    assert len(_reasons(out, "InstanceFailed")) == 1
+    (entry,) = _ledger_of(ctx).entries
+    assert (entry["reason"], entry["phase"], entry["outcome"], entry["fromNode"]) == (
+        "AutoRecover",
+        "Completed",
+        "relocate-recreate",
+        NODE_A,
+    )
+
+
+def test_expire_operations_single_pod_crash_loop_records_no_directive() -> None:
+    """Go: same file (newest), TestExpireOperations_SinglePodCrashLoopRecordsNoDirective: the crash-loop
+    twin of the test above, the same served revision and single node: nothing is filed (no ledger row,
+    no Relocated record, no ``AutoMigrationTriggered``), the row goes Failed with the crash loop on
+    ``lastFailure`` and one Warning."""
     settings = OperatorSettings(
         instance_ready_timeout=timedelta(minutes=5), stuck_pod_grace_period=timedelta(0)
     )
@@ -600,15 +648,11 @@ def test_expire_operations_single_pod_crash_loop_records_directive() -> None:
     _, failed = check_failure(ctx, ctx_row(ctx, 0), pod, pod.name, out, retry)
     assert failed is not None
     assert (failed.phase, failed.operation) == (R.FAILED, None)
-    assert retry.blocks == {}
+    assert failed.last_failure is not None
+    assert failed.last_failure["reason"] == "CrashLoopBackOff"
     assert len(_reasons(out, "InstanceFailed")) == 1
-    (entry,) = _ledger_of(ctx).entries
-    assert (entry["reason"], entry["phase"], entry["outcome"], entry["fromNode"]) == (
-        "AutoRecover",
-        "Completed",
-        "relocate-recreate",
-        NODE_A,
-    )
+    assert (_ledger_of(ctx).entries, _ledger_of(ctx).records) == ([], [])
+    assert _reasons(out, "AutoMigrationTriggered") == []
 
 
 def test_dispose_running_not_ready_relocates_first() -> None:
@@ -723,16 +767,17 @@ def test_dispose_relocation_directive_does_not_count_on_the_ladder() -> None:
     writes no block, even with a ladder configured."""
     ctx = _surge_attempt(CRASH, _serving(1, CRASH), mode="Auto")
     pod = _waiting(
-        "llama-pool-engine-0-default-1", "CrashLoopBackOff", NODE_A, ctx.now - timedelta(minutes=1)
+        "llama-pool-engine-0-default-1", "RunContainerError", NODE_A, ctx.now - timedelta(minutes=1)
     )
-    _, book, _ = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod), policy=LADDER)
+    _, book, _ = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod), policy=LADDER)
     assert book.blocks == {}
     assert len(_ledger_of(ctx).entries) == 1
 
 
 def test_dispose_relocation_budget_runs_out_before_the_ladder_holds() -> None:
     """Go: same file, TestDispose_RelocationBudgetRunsOutBeforeTheLadderHolds: a revision that serves on
-    a sibling yet crashes on every node tried, under Auto with a budget of 2 and the two-attempt
+    a sibling yet is refused a start (``RunContainerError``, the newest stored version; 58a57f25
+    crash-looped) on every node tried, under Auto with a budget of 2 and the two-attempt
     ladder: waves 1–2 are directives (no block), waves 3–4 count on the ladder (Backoff at 1 with no
     RetryHeld, then Held at 2 with one RetryHeld naming the revision)."""
     ledger: LedgerBook | None = None
@@ -742,15 +787,15 @@ def test_dispose_relocation_budget_runs_out_before_the_ladder_holds() -> None:
         ctx = _rctx(rows, budget=2, ledger=ledger)
         ledger = _ledger_of(ctx)
         pod = _waiting(
-            "llama-pool-engine-0-default-1", "CrashLoopBackOff", node, ctx.now - timedelta(minutes=1)
+            "llama-pool-engine-0-default-1", "RunContainerError", node, ctx.now - timedelta(minutes=1)
         )
-        _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod), book=book)
+        _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod), book=book)
         if wave <= 2:
             assert (len(ledger.entries), book.blocks) == (wave, {})
             continue
         assert len(ledger.entries) == 2
         block = book.blocks[CRASH]
-        assert (block.attempts_started, block.reason) == (wave - 2, "CrashLoopBackOff")
+        assert (block.attempts_started, block.reason) == (wave - 2, "RunContainerError")
         if wave == 3:
             assert block.state == BACKOFF_STATE
             assert _reasons(out, "RetryHeld") == []
@@ -839,10 +884,16 @@ def test_dispose_crash_loop_on_unserved_revision_blames_no_node(face: str) -> No
         for f in FACES
     ],
 )
-def test_dispose_crash_loop_on_served_revision_blames_the_node(shape: str, face: str) -> None:
-    """Go: same file, TestDispose_CrashLoopOnServedRevisionBlamesTheNode, entry ``shape, face``: the
-    same crash loop at a revision that serves on a sibling, or that this Instance ran before, is the
-    node's likely fault: one directive for node-a on the failing Instance, no block; both faces alike."""
+def test_dispose_crash_loop_on_served_revision_takes_the_ladder(shape: str, face: str) -> None:
+    """Go: same file at its newest stored version (127,090 characters),
+    TestDispose_CrashLoopOnServedRevisionTakesTheLadder, entry ``shape, face``; it replaces the
+    58a57f25 TestDispose_CrashLoopOnServedRevisionBlamesTheNode, which this port followed before (one
+    directive for node-a, no block). The same crash loop at a revision that serves on a sibling, or
+    that this Instance ran before, is still the workload's failure (``attemptCrashLooping``: a
+    container that keeps exiting does so on any node): no directive, no Relocated record, no
+    ``AutoMigrationTriggered``, the relocation budget untouched, one attempt counted on the revision's
+    ladder with the crash as its reason (``CrashLoopBackOff``, or ``Error`` between two crashes), and
+    ``lastFailure`` naming the crashing pod under that reason."""
     x = "llama-pool-engine-aaaa2222"
     if shape.startswith("a sibling"):
         rows = [
@@ -857,10 +908,64 @@ def test_dispose_crash_loop_on_served_revision_blames_the_node(shape: str, face:
     pod = _face(face, f"llama-pool-engine-{failing}-default-0", ctx.now)
     row = ctx_row(ctx, failing)
     found = _crash(pod) if face == FACES[0] else _deadline(ctx, row, [pod])
-    _, book, _ = _run(ctx, row, [pod], found, policy=LADDER)
-    (entry,) = _ledger_of(ctx).entries
-    assert (entry["fromNode"], entry["sourceInstance"]) == (NODE_A, failing)
-    assert book.blocks == {}
+    failed, book, out = _run(ctx, row, [pod], found, policy=LADDER)
+    ledger = _ledger_of(ctx)
+    assert (ledger.entries, ledger.records) == ([], [])
+    assert ledger.count_attempts("engine", failing) == 0
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    wave = "CrashLoopBackOff" if face == FACES[0] else "Error"
+    block = book.blocks[x]
+    assert (list(book.blocks), block.attempts_started, block.reason) == ([x], 1, wave)
+    assert failed.last_failure is not None
+    assert (failed.last_failure.get("podName"), failed.last_failure.get("reason")) == (pod.name, wave)
+
+
+def test_dispose_crash_loop_ladder_holds_with_no_relocation() -> None:
+    """Go: same file (newest), TestDispose_CrashLoopLadderHoldsWithNoRelocation: a crash loop on a
+    served revision walked up the whole three-attempt ladder on a different node each wave, under Auto
+    with a relocation budget of 3: every wave disposes terminal, the ledger never gains a row, the
+    waves count on the revision's block alone (Backoff with no RetryHeld, then Held with one RetryHeld
+    naming the revision), and no ``AutoMigrationTriggered`` is announced across the ladder."""
+    policy = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0)
+    book = RetryBook({}, "llama-demo/llama-pool", "engine", policy=policy)
+    ledger: LedgerBook | None = None
+    for wave, node in enumerate((NODE_A, NODE_B, NODE_C), start=1):
+        rows = [_attempt(0, R.OP_UPDATE, CRASH, step=R.STEP_SURGE, op_id=f"op-{wave}"), _serving(1, CRASH)]
+        ctx = _rctx(rows, ledger=ledger)
+        ledger = _ledger_of(ctx)
+        pod = _waiting(
+            "llama-pool-engine-0-default-1", "CrashLoopBackOff", node, ctx.now - timedelta(minutes=1)
+        )
+        _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod), book=book)
+        assert (ledger.entries, ledger.count_attempts("engine", 0)) == ([], 0)
+        assert _reasons(out, "AutoMigrationTriggered") == []
+        block = book.blocks[CRASH]
+        assert (block.attempts_started, block.reason) == (wave, "CrashLoopBackOff")
+        if wave < 3:
+            assert (block.state, _reasons(out, "RetryHeld")) == (BACKOFF_STATE, [])
+            book.started(CRASH)
+        else:
+            assert (block.state, block.next_retry_at) == (HELD_STATE, None)
+            (held,) = _reasons(out, "RetryHeld")
+            assert CRASH in held
+
+
+def test_dispose_held_revision_blames_no_node() -> None:
+    """Go: the newest stored ``disposition.go`` (36,185 characters) ``revisionHeld``: "a revision the
+    ladder has Held is not known to work either … a further attempt at it blames no node and records
+    no exclusion". No Go test of that version names this case (read: the newest
+    ``disposition_test.go``); ours pins the rule with a failure that would otherwise relocate: a
+    runtime start rejection on node-a at a revision a sibling serves whose block is Held."""
+    ctx = _surge_attempt(CRASH, _serving(1, CRASH), mode="Auto")
+    held = RetryBook({}, "llama-demo/llama-pool", "engine", policy=LADDER)
+    held.blocks[CRASH] = RetryBlock(CRASH, HELD_STATE, 2, ctx.now, ctx.now, None, "RunContainerError")
+    pod = _waiting(
+        "llama-pool-engine-0-default-1", "RunContainerError", NODE_A, ctx.now - timedelta(minutes=1)
+    )
+    _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod), book=held)
+    assert _ledger_of(ctx).entries == []
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    assert book.blocks[CRASH].state == HELD_STATE
 
 
 def test_dispose_unschedulable_rebuild_releases_node_exclusion() -> None:
@@ -933,3 +1038,191 @@ def test_dispose_unschedulable_rebuild_releases_node_exclusion() -> None:
     assert len(book.entries) == 1
     assert book.records == []
     assert retry.blocks == {}
+
+
+def _ready_on_node(name: str, node: str) -> PodView:
+    """Go ``readyPodOnNode``: a healthy gang member, Running on ``node`` with its container Ready."""
+    return PodView.from_dict(
+        {
+            "metadata": {"name": name, "uid": f"uid-{name}"},
+            "spec": {"nodeName": node},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{"name": "main", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(("shape", "face"), [(s, f) for s in ("gang create", "gang recreate") for f in FACES])
+def test_dispose_gang_leader_crash_loop_blames_no_node(shape: str, face: str) -> None:
+    """Go: same file (newest stored version, 127,090 characters), TestDispose_GangLeaderCrashLoopBlamesNoNode,
+    entry ``shape, face``: a two-pod gang whose crash-looping leader and Ready worker share node-a (the
+    one gang shape relocation could steer), at a revision Instance 1 serves, under Auto with a budget
+    of 3: no directive, no Relocated record, no ``AutoMigrationTriggered``, one wave on the revision's
+    ladder with the crash as its reason, ``lastFailure`` naming the leader. Ours hands the pods to
+    ``dispose`` directly, as Go hands them to ``DisposeExpiredAttempt``."""
+    x = "llama-pool-engine-aaaa2222"
+    old = "llama-pool-engine-01d01d00"
+    if shape == "gang create":
+        row = R.Row(
+            index=0,
+            phase=R.CREATING,
+            operation=R.Operation("op-0", R.OP_CREATE, R.STEP_CREATE_PODS, x, EPOCH),
+            running_revision=old,
+            pod_count=2,
+        )
+    else:
+        row = R.Row(
+            index=0,
+            phase=R.UPDATING,
+            operation=R.Operation("op-0", R.OP_UPDATE, R.STEP_DRAIN, x, EPOCH),
+            running_revision=old,
+            pod_count=2,
+        )
+    ctx = _rctx([row, _serving(1, x)])
+    name = "llama-pool-engine-0-leader-0"
+    leader = (
+        _waiting(name, "CrashLoopBackOff", NODE_A, ctx.now - timedelta(minutes=1))
+        if face == FACES[0]
+        else _crashing_between_restarts(name, NODE_A, ctx.now)
+    )
+    pods = [leader, _ready_on_node("llama-pool-engine-0-worker-0", NODE_A)]
+    observed = ctx_row(ctx, 0)
+    found = _crash(leader) if face == FACES[0] else _deadline(ctx, observed, pods)
+    failed, book, out = _run(ctx, observed, pods, found, policy=LADDER)
+    ledger = _ledger_of(ctx)
+    assert (ledger.entries, ledger.records) == ([], [])
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    wave = "CrashLoopBackOff" if face == FACES[0] else "Error"
+    block = book.blocks[x]
+    assert (list(book.blocks), block.attempts_started, block.reason) == ([x], 1, wave)
+    assert failed.last_failure is not None
+    assert (failed.last_failure.get("podName"), failed.last_failure.get("reason")) == (leader.name, wave)
+
+
+def test_dispose_node_fault_still_relocates_runtime_start_rejection() -> None:
+    """Go: same file (newest), TestDispose_NodeFaultStillRelocates, entry "runtime start rejection": a
+    recreate (Drain) refused a start (``RunContainerError``) on node-a at a revision Instance 1 serves,
+    under Auto with a budget of 3 and a ladder: one directive against node-a for the revision
+    (``AutoRecover``), one Relocated record, one ``AutoMigrationTriggered``, no block."""
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)])
+    pod = _waiting(
+        "llama-pool-engine-0-default-0", "RunContainerError", NODE_A, ctx.now - timedelta(minutes=1)
+    )
+    _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _rejected(pod), policy=LADDER)
+    ledger = _ledger_of(ctx)
+    (entry,) = ledger.entries
+    assert (entry["fromNode"], entry["revision"], entry["reason"]) == (NODE_A, REV_X, "AutoRecover")
+    assert len(ledger.records) == 1
+    assert len(_reasons(out, "AutoMigrationTriggered")) == 1
+    assert book.blocks == {}
+
+
+def _on_lost_node(name: str, node: str, now: datetime) -> PodView:
+    """Go ``podOnLostNode``: Running with its container up and never crashed, Ready withdrawn by the
+    node lifecycle controller (``NodeNotReady``); no container names a failure."""
+    return PodView.from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "uid": f"uid-{name}",
+                "creationTimestamp": format_time(now - timedelta(hours=1)),
+            },
+            "spec": {"nodeName": node},
+            "status": {
+                "phase": "Running",
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "reason": "NodeNotReady",
+                        "lastTransitionTime": format_time(now - timedelta(minutes=10)),
+                    }
+                ],
+                "containerStatuses": [{"name": "main", "ready": False, "state": {"running": {}}}],
+            },
+        }
+    )
+
+
+def test_dispose_node_fault_still_relocates_node_stopped_reporting_the_pod() -> None:
+    """Go: same file (newest), TestDispose_NodeFaultStillRelocates, entry "node stopped reporting the
+    pod": the deadline backstop on a recreate whose pod on node-a runs, never crashed, with Ready
+    withdrawn (``NodeNotReady``), at a revision Instance 1 serves, under Auto with a budget of 3 and a
+    ladder: one directive against node-a for the revision, one Relocated record, one
+    ``AutoMigrationTriggered``, no block."""
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)])
+    pod = _on_lost_node("llama-pool-engine-0-default-0", NODE_A, ctx.now)
+    row = ctx_row(ctx, 0)
+    _, book, out = _run(ctx, row, [pod], _deadline(ctx, row, [pod]), policy=LADDER)
+    ledger = _ledger_of(ctx)
+    (entry,) = ledger.entries
+    assert (entry["fromNode"], entry["revision"], entry["reason"]) == (NODE_A, REV_X, "AutoRecover")
+    assert len(ledger.records) == 1
+    assert len(_reasons(out, "AutoMigrationTriggered")) == 1
+    assert book.blocks == {}
+
+
+def test_dispose_crash_loop_leaves_a_requested_move_alone() -> None:
+    """Go: same file (newest), TestDispose_CrashLoopLeavesARequestedMoveAlone: the operator's move of
+    Instance 1 is in flight in the ledger (a Started entry, surge Instance 2, from node-b) when
+    Instance 0's recreate crash-loops on node-a at the served revision: the crash loop files nothing
+    (the request's row stays the only row, unchanged; no directive, no Relocated record, no
+    ``AutoMigrationTriggered``) and its wave counts on the revision's ladder (``CrashLoopBackOff``)."""
+    probe = _rctx([])
+    request = {
+        "requestUUID": "u-request",
+        "component": "engine",
+        "sourceInstance": 1,
+        "surgeInstance": 2,
+        "phase": "Started",
+        "reason": "operator requested",
+        "fromNode": NODE_B,
+        "startedAt": format_time(probe.now - timedelta(minutes=1)),
+    }
+    seeded = LedgerBook(LedgerView(exists=True, resource_version="1", entries=(request,)), "llama-pool", 3)
+    rows = [_attempt(0, R.OP_UPDATE, REV_X, step=R.STEP_DRAIN, running="llama-pool-engine-01d01d00")]
+    ctx = _rctx([*rows, _serving(1, REV_X)], ledger=seeded)
+    pod = _waiting(
+        "llama-pool-engine-0-default-0", "CrashLoopBackOff", NODE_A, ctx.now - timedelta(minutes=1)
+    )
+    _, book, out = _run(ctx, ctx_row(ctx, 0), [pod], _crash(pod), policy=LADDER)
+    assert list(seeded.entries) == [request]
+    assert not seeded.dirty
+    assert seeded.count_attempts("engine", 0) == 0
+    assert seeded.records == []
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    block = book.blocks[REV_X]
+    assert (list(book.blocks), block.reason) == ([REV_X], "CrashLoopBackOff")
+
+
+def test_expire_operations_gang_leader_crash_loop_records_no_directive() -> None:
+    """Go: same file (newest), TestExpireOperations_GangLeaderCrashLoopRecordsNoDirective: a committed
+    gang Create (podCount 2, at CreatePods, deadline passed) whose crash-looping leader and Ready
+    worker share node-a, at a revision Instance 1 serves, under Auto with a budget of 3 and a ladder:
+    the attempt is disposed terminal (Failed, no operation) with no ledger row and no
+    ``AutoMigrationTriggered``, the crashing leader on ``lastFailure`` under ``CrashLoopBackOff`` and one
+    wave on the revision's ladder with that reason. Go runs its escalation pass; ours hands the gang's
+    pods to ``dispose`` with the deadline backstop's evidence, as ``ExpireOperations_GangCreateDisposed``
+    above does."""
+    probe = _rctx([])
+    row0 = replace(_attempt(0, R.OP_CREATE, REV_X, deadline=probe.now - timedelta(minutes=1)), pod_count=2)
+    ctx = _rctx([row0, _serving(1, REV_X)])
+    leader = _waiting(
+        "llama-pool-engine-0-leader-0", "CrashLoopBackOff", NODE_A, ctx.now - timedelta(hours=1)
+    )
+    pods = [leader, _ready_on_node("llama-pool-engine-0-worker-0", NODE_A)]
+    row = ctx_row(ctx, 0)
+    failed, book, out = _run(ctx, row, pods, _deadline(ctx, row, pods), policy=LADDER)
+    assert (_ledger_of(ctx).entries, _ledger_of(ctx).records) == ([], [])
+    assert _reasons(out, "AutoMigrationTriggered") == []
+    assert failed.last_failure is not None
+    assert (failed.last_failure.get("podName"), failed.last_failure.get("reason")) == (
+        leader.name,
+        "CrashLoopBackOff",
+    )
+    block = book.blocks[REV_X]
+    assert (list(book.blocks), block.reason) == ([REV_X], "CrashLoopBackOff")

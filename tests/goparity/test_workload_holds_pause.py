@@ -45,7 +45,13 @@ def _seeded(pause_mode: str, held_waiting: str = "") -> tuple[Sim, Driver]:
     rows[0].update(phase="Updating", operation=_op("update-0", "Update", "Surge", rev, held_waiting))
     rows[1].update(phase="Deleting", operation=_op("delete-1", "Delete", "Drain", ""))
     rows[3].update(phase="Creating", operation=_op("create-3", "Create", "CreatePods", rev))
-    rows[4].update(phase="Restarting", operation=_op("restart-4", "Restart", "Drain", rev))
+    # The Restart is at its Drain step: its row is one incarnation past the pod it drains (a Restart
+    # whose pod already carries the row's incarnation has drained and recreated, and promotes).
+    rows[4].update(
+        phase="Restarting",
+        incarnation=rows[4]["incarnation"] + 1,
+        operation=_op("restart-4", "Restart", "Drain", rev),
+    )
     return sim, driver
 
 

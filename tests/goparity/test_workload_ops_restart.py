@@ -22,6 +22,7 @@ import pytest
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_restarted_since_ready
+from omereconcile.planner.out import Out
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time
@@ -230,6 +231,25 @@ def test_gang_member_loss_held_revision_is_not_rebuilt() -> None:
     assert isinstance(desired, DesiredRevision)
     held = build_context(world, desired, desired.name, None)
     assert lost_gang_member(held, _create_owned(R.CREATING, 2), _pods(1)) is None, GO
+
+
+def test_gang_member_loss_denied_by_a_backoff_asks_for_a_pass_when_it_is_due() -> None:
+    """Not a Go case (not counted): ``rebuildRetryBlockDenies`` denies the rebuild until a ``Backoff``
+    block's ``nextRetryAt``; ours then asks for a pass at that moment (``Out.wake``), since no watched
+    object changes when a backoff ends (Go's controller requeues on its own schedule)."""
+    ctx = _ctx()
+    due = ctx.now + timedelta(seconds=90)
+    status = dict(ctx.world.replica.status)
+    status["retryBlocks"] = [
+        {"targetRevision": REV, "state": "Backoff", "attemptsStarted": 1, "nextRetryAt": format_time(due)}
+    ]
+    world = replace(ctx.world, replica=replace(ctx.world.replica, status=status))
+    desired = world.render
+    assert isinstance(desired, DesiredRevision)
+    backoff = build_context(world, desired, desired.name, None)
+    out = Out(backoff.now)
+    assert lost_gang_member(backoff, _create_owned(R.CREATING, 2), _pods(1), out) is None, GO
+    assert out.wakes == [due], GO
 
 
 def test_gang_member_loss_backoff_on_unrelated_revision_does_not_block() -> None:

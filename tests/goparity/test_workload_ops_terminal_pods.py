@@ -118,19 +118,13 @@ def test_detect_restart_trigger_ready_gang_with_a_failed_member() -> None:
     assert f"pod {pods[1].name} Failed" in events[0].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/restart.go DetectRestartTriggerWithPods restarts a Ready single-pod "
-        "Instance under RecreateInstanceOnPodRestart ('pod count 0 below desired 1'); ours demotes it to "
-        "Pending (InstanceDemoted) on this pass and starts that Restart on the next"
-    ),
-)
 def test_detect_restart_trigger_ready_single_pod_with_a_succeeded_pod() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_pods_test.go @ ae683e3f,
     TestDetectRestartTrigger_TerminalPodsAreAbsent "ready instance with a succeeded pod is below
     desired": a Succeeded pod carries no failure detail, and the count check catches it (the pod is
-    absent: 0 of 1). Both treat the pod as absent; Go answers with a Restart, ours with a demotion."""
+    absent: 0 of 1), and the Restart starts in this pass. Was a strict xfail (ours demoted the row to
+    ``Pending`` on this pass and started the Restart on the next); fixed in
+    ``rollout._demoted_ready_restarts``, which reads the Ready row as Go's trigger does."""
     sim = _ready(workers=0, lifecycle=RECREATE)
     world = sim.observe()
     assert len(world.pods) == 1

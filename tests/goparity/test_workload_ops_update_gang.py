@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from omereconcile import actions as A
 from omereconcile.actions import WriteStatus
 from omereconcile.planner import plan
 from omereconcile.planner.out import Out
@@ -26,6 +27,7 @@ from omereconcile.settings import RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, format_time, parse_time
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25"
 T0 = datetime.fromisoformat("2026-07-23T12:00:00+00:00")
@@ -266,3 +268,40 @@ def test_start_gang_surge_claims_pair_in_one_write() -> None:
     assert rows[1]["operation"]["step"] == "GangSurgeTarget", (GO, rows[1])
     blocks = {b["targetRevision"]: b for b in writes[0].status["retryBlocks"]}
     assert blocks[target]["state"] == "RetryInProgress", GO
+
+
+def test_abandon_failed_gang_surge_abandon_grace_bounds_unserved_members() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestAbandonFailedGangSurge_AbandonGraceBoundsUnservedMembers: an abandoned replacement gang whose
+    leader is in rotation and whose worker never carried the serving gate (Go's fixture; ours gates
+    every member, so the worker's condition is removed): the first abandon pass takes the leader out of
+    rotation and deletes nothing; the next deletes both, the leader that served with its own grace, the
+    never-served worker with ``abandonedReplacementGrace`` (7 s). Ours: superseded by v3 while the
+    replacement waits out ``minReadySeconds``."""
+    sim, driver = _ready(minReadySeconds=600)
+    sim.settings = replace(sim.settings, abandoned_replacement_grace=timedelta(seconds=7))
+    leader, worker = "llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"
+    sim.image = "vllm:v2"
+    for _ in range(200):
+        driver.one_pass()
+        if sim.gate_of(leader) == "True":
+            break
+        sim.advance(0.5)
+    assert sim.gate_of(leader) == "True", sim.rows()
+    pod = sim.pods[worker].obj
+    pod["status"]["conditions"] = [cd for cd in pod["status"]["conditions"] if cd["type"] != c.SERVING_GATE]
+    sim.image = "vllm:v3"
+    passes = []
+    for _ in range(8):
+        p = driver.one_pass()
+        acts = [a for a in p.actions if isinstance(a, (A.DeletePod, A.SetServingGate))]
+        if acts:
+            passes.append(acts)
+        if any(isinstance(a, A.DeletePod) and a.name == leader for a in acts):
+            break
+        sim.advance(0.5)
+    first, second = passes[0], passes[1]
+    assert [(type(a).__name__, a.name) for a in first] == [("SetServingGate", leader)], (GO, first)
+    deletes = {a.name: a.grace_period_seconds for a in second if isinstance(a, A.DeletePod)}
+    assert deletes == {leader: None, worker: 7}, (GO, second)
+    assert not sim.violations, sim.violations

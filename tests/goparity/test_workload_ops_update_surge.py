@@ -23,6 +23,7 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner import plan
+from omereconcile.settings import ForceDeletePolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, parse_time
@@ -871,3 +872,122 @@ def test_expected_pod_names_multi_pod_preserves_all_ordinals() -> None:
         )
     )
     assert sorted(sim.live_pods()) == names, GO
+
+
+def test_window_gates_only_step_surge() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_WindowGatesOnlyStepSurge: the ``minReadySeconds`` window decides when the source may
+    leave rotation, so it applies at step Surge only: at SurgeDrain, with the source already out of
+    rotation, a replacement Ready but back inside the window (a readiness flap) does not hold the
+    drained source: the pass deletes it. Ours: one planner pass over the observed world at that point,
+    the replacement's Ready condition restamped to now."""
+    sim, driver = _ready(minReadySeconds=20)
+    sim.image = "vllm:v2"
+    _until(
+        sim,
+        driver,
+        lambda s: _op(s).get("step") == "SurgeDrain" and s.gate_of(ORD0) == "False",
+        "SurgeDrain with the source out of rotation",
+    )
+    assert not sim.pods[ORD0].obj["metadata"].get("deletionTimestamp")
+    sim.advance(0.5)
+    world = sim.observe()
+    flapped = tuple(
+        replace(
+            p,
+            conditions=tuple(
+                replace(cd, last_transition_time=world.now) if cd.type == "Ready" else cd
+                for cd in p.conditions
+            ),
+        )
+        if p.name == ORD1
+        else p
+        for p in world.pods
+    )
+    out = plan(replace(world, pods=flapped))
+    assert [a.name for a in out.actions if isinstance(a, A.DeletePod)] == [ORD0], (GO, out.actions)
+
+
+def _quiet_surge_target(force: bool) -> Any:
+    """Go's ``quietSurgeTarget``: mid-surge at step Surge (the replacement not ready), the replacement
+    bound to a node the cluster does not have and gone quiet (phase Unknown, no conditions); with
+    ``force`` the operator's force-delete policy (2 min slack, 5 min unreachable threshold)."""
+    _, world = _mid_surge("Surge")
+    pods = tuple(
+        replace(p, node_name="node-gone", phase="Unknown", conditions=()) if p.name == ORD1 else p
+        for p in world.pods
+    )
+    policy = ForceDeletePolicy(timedelta(minutes=2), timedelta(minutes=5)) if force else None
+    return replace(world, pods=pods, settings=replace(world.settings, force_delete=policy))
+
+
+def _row_of(world: Any, out: Any) -> dict[str, Any]:
+    writes = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    return dict((writes[-1].status if writes else world.replica.status)["instanceStatuses"][0])
+
+
+def test_unknown_target_swept_on_proven_node_death() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_UnknownTargetSweptOnProvenNodeDeath: with a force-delete policy and the
+    replacement's node provably gone, the pass force-deletes the quiet replacement (the source kept
+    serving, the step at Surge, no failure, no block); the next pass rebuilds the replacement at its
+    ordinal (1), the source still untouched and activeOrdinal 0."""
+    world = _quiet_surge_target(force=True)
+    out = plan(world)
+    assert [a.name for a in out.actions if isinstance(a, A.ForceDeletePod)] == [ORD1], (GO, out.actions)
+    assert not [
+        a for a in out.actions if isinstance(a, (A.DeletePod, A.SetServingGate)) and a.name == ORD0
+    ], GO
+    row = _row_of(world, out)
+    before = world.replica.status["instanceStatuses"][0]
+    assert (row["phase"], row["operation"]["step"]) == ("Updating", "Surge"), (GO, row)
+    assert row.get("lastFailure") == before.get("lastFailure"), (GO, row)
+    assert world.replica.status.get("retryBlocks") == _status_of(world, out).get("retryBlocks"), GO
+    after = replace(
+        world,
+        pods=tuple(p for p in world.pods if p.name != ORD1),
+        replica=replace(world.replica, status=_status_of(world, out)),
+    )
+    again = plan(after)
+    created = [a for a in again.actions if isinstance(a, A.CreatePod)]
+    assert [a.name for a in created] == [ORD1], (GO, again.actions)
+    assert created[0].pod["metadata"]["labels"][c.LABEL_POD_ORDINAL] == "1", GO
+    row = _row_of(after, again)
+    assert (row["operation"]["step"], row.get("activeOrdinal", 0)) == ("Surge", 0), (GO, row)
+    assert not [
+        a for a in again.actions if isinstance(a, (A.DeletePod, A.SetServingGate)) and a.name == ORD0
+    ], GO
+
+
+def _status_of(world: Any, out: Any) -> dict[str, Any]:
+    writes = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    return dict(writes[-1].status if writes else world.replica.status)
+
+
+def test_unknown_target_held_without_force_delete_policy() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_UnknownTargetHeldWithoutForceDeletePolicy: with no force-delete policy nothing
+    proves the node dead: the quiet replacement keeps its name (not deleted, nothing created over
+    it), the surge stays at step Surge with activeOrdinal 0 and the source serving, and no revision is
+    blocked. Go's "a held name is not a failure" check reads only ``surgeUpdate``'s own writes; the
+    wait is reported by the hold pass (``holds/nodeunknown.go``), which ours runs in the same planner
+    pass: the row carries ``waiting: NodeUnknown`` with the pod on ``lastFailure``, as that pass
+    writes it, so ``lastFailure`` is not compared here."""
+    world = _quiet_surge_target(force=False)
+    out = plan(world)
+    touched = [
+        a.name
+        for a in out.actions
+        if isinstance(a, (A.DeletePod, A.ForceDeletePod, A.CreatePod, A.SetServingGate))
+    ]
+    assert touched == [], (GO, out.actions)
+    row = _row_of(world, out)
+    assert (row["phase"], row["operation"]["step"], row.get("activeOrdinal", 0)) == (
+        "Updating",
+        "Surge",
+        0,
+    ), (
+        GO,
+        row,
+    )
+    assert world.replica.status.get("retryBlocks") == _status_of(world, out).get("retryBlocks"), GO

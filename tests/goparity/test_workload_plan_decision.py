@@ -284,16 +284,12 @@ def test_demote_unpaused_leaves_the_correction_to_create() -> None:
     assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's Plan leaves a RecreateInstanceOnPodRestart Instance's pod loss to "
-    "the restart pass (no demotion, a Restart operation); ours publishes it Pending on the first pass "
-    "(status_test.go's restart-owned demotion) and starts the Restart on the next",
-)
 def test_demote_recreate_instance_components_never_demote() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
     TestPlan_Demote_UnbackedReadyInstances, "RecreateInstance components never demote": paused, the
-    restart pass owns the recovery."""
+    restart pass owns the recovery, in the pass that finds the pod gone (the newest ``Plan`` selects
+    restarts "ahead of the truth pass"). Was a strict xfail (ours published the row ``Pending`` first
+    and started the Restart one pass later); fixed in ``rollout._demoted_ready_restarts``."""
     sim, driver = _unbacked(True, lifecycle={"restartPolicy": "RecreateInstanceOnPodRestart"})
     driver.one_pass()
     assert _phases(sim) != {0: "Pending"}
@@ -315,14 +311,12 @@ def test_restart_selects_triggered_instances(policy: str) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/plan_decision_test.go @ 4dfb96b1,
     TestPlan_Restart_SelectsTriggeredInstances: of two Ready single-pod Instances, the one that lost
     its pod is the restart pass's, with the trigger's reason; the healthy one is not. Without
-    ``RecreateInstanceOnPodRestart`` no Restart is planned (the loss is Create's). Ours reports the
-    lost Instance ``Pending`` on the first pass (the status publication's demotion, pinned by
-    ``status_test.go``'s "restart-owned pod loss publishes Pending") and the restart pass reads that
-    demoted row as Go's ``types.DemotedReady`` on the next (before: ours rebuilt it through Create
-    under either policy, no Restart)."""
+    ``RecreateInstanceOnPodRestart`` no Restart is planned (the loss is Create's). The Restart starts
+    in the pass that finds the pod gone, as Go's restart selection reads the row as observed (Ready)
+    before any demotion (before: one pass later, after a ``Pending`` pass; earlier still, ours rebuilt
+    it through Create under either policy, no Restart)."""
     sim, driver = _up(2, lifecycle={"restartPolicy": policy})
     sim.pods.pop("llama-pool-engine-1-default-0")
-    driver.one_pass()
     driver.one_pass()
     assert _phases(sim)[0] == "Ready"
     assert _op_type(sim, 0) is None

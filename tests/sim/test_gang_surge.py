@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from test_gang_create import gang_pods, gang_sim
 
 from omereconcile.simulate.cluster import Sim
@@ -228,23 +229,32 @@ def test_a_revision_whose_gang_surges_keep_failing_is_held_after_three_attempts(
     assert sim.status["rolloutHold"]["gate"] == "Held"
 
 
-def test_a_paused_gang_surge_brings_its_replacement_up_but_does_not_drain_the_source() -> None:
+@pytest.mark.parametrize("mode", ["Recover", "Freeze"])
+def test_a_paused_gang_surge_is_parked_whole_and_finishes_after_the_unpause(mode: str) -> None:
+    """Go ``workload/plan_decision.go`` ``pausedUpdateContinuations`` (the newest stored version): a
+    gang SurgeThenDrain cycle is excluded whole from a paused pass, in either pause mode; the source
+    keeps serving, both rows carry the pause's token with their clocks stopped, and the replacement is
+    neither let into rotation nor handed over until the unpause. (Before: the replacement gang was still brought up under Recover.)"""
     sim = gang_sim(replicas=1)
     d = _up(sim)
     d.floor = lambda s: 1
     v2 = _new_revision(sim)
-    d.one_pass()  # the surge starts
-    sim.update_spec(paused=True)
+    d.one_pass()  # the surge starts: both rows are written, the replacement gang's pods created
+    assert sim.live_pods() == gang_pods(0, 1)
+    sim.update_spec(paused=True, pauseMode=mode)
     for _ in range(30):
         d.one_pass()
         sim.advance(1.0)
-    assert sim.live_pods() == gang_pods(0, 1)
-    assert sim.serving_instances() == {0, 1}
-    src = next(r for r in sim.rows() if r["index"] == 0)
-    assert src["operation"]["step"] == "Surge"
-    sim.update_spec(paused=None)
+    assert sim.live_pods() == gang_pods(0, 1), mode
+    assert sim.serving_instances() == {0}, mode  # the replacement is not let into rotation
+    rows = {r["index"]: r for r in sim.rows()}
+    assert rows[0]["operation"]["step"] == "Surge", mode
+    for index in (0, 1):
+        assert rows[index]["operation"].get("waiting") == "Paused", (mode, index)
+        assert not rows[index]["operation"].get("deadline"), (mode, index)
+    sim.update_spec(paused=None, pauseMode=None)
     d.run(lambda s: _rolled(s, v2))
-    assert sim.live_pods() == gang_pods(1)
+    assert sim.live_pods() == gang_pods(1), mode
 
 
 def test_an_unschedulable_gang_surge_past_its_grace_is_abandoned_without_a_retry_charge() -> None:

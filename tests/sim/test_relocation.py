@@ -13,18 +13,22 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner.relocation import LedgerBook, apply_exclusions, exclusions_conflict
-from omereconcile.settings import SettingsError, settings_from_configmap
+from omereconcile.settings import RetryPolicy, SettingsError, settings_from_configmap
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, baseline, converged, end_state
 from omereconcile.world import LedgerView, parse_time
 
 POD0 = "llama-pool-engine-0-default-0"
 NODE_A, NODE_B = "sim-node", "sim-node-b"
+# The operator's InstanceReadyTimeout: what ends an attempt whose pod runs but never becomes ready.
+READY_TIMEOUT = timedelta(minutes=5)
 
 
 def _setup(max_attempts: int = 3, mode: str | None = None, **sim_args: Any) -> tuple[Sim, Driver]:
     sim = Sim(**sim_args)
-    sim.settings = replace(sim.settings, auto_migrate_max_attempts=max_attempts)
+    sim.settings = replace(
+        sim.settings, auto_migrate_max_attempts=max_attempts, instance_ready_timeout=READY_TIMEOUT
+    )
     spec: dict[str, Any] = {"replicas": 2}
     if mode is not None:
         spec["lifecycle"] = {"migrationPolicy": {"mode": mode}}
@@ -36,8 +40,10 @@ def _setup(max_attempts: int = 3, mode: str | None = None, **sim_args: Any) -> t
 
 
 def _lose_pod_onto_a_bad_node(sim: Sim, driver: Driver) -> None:
-    """Instance 0's pod goes; its rebuild lands on node A, where every container now crashes."""
-    sim.node_behaviour[NODE_A] = "crash"
+    """Instance 0's pod goes; its rebuild lands on node A, where a container runs but never becomes
+    ready (a readiness limbo, a failure a node can cause: the newest Go relocates it and no crash
+    loop)."""
+    sim.node_behaviour[NODE_A] = "never"
     sim.user_delete(POD0)
 
 
@@ -79,7 +85,8 @@ def test_a_failure_on_a_node_steers_the_next_attempt_off_it() -> None:
     assert not _messages(sim, "AutoMigrationCapReached")
     (failed,) = [m for m in _messages(sim, "InstanceFailed") if "relocation directive" in m]
     assert failed.endswith(
-        "CrashLoopBackOff: attempt disposed with relocation directive; the rebuild is steered off the recorded node"
+        "DeadlineExceeded: Create/CreatePods exceeded InstanceReadyTimeout: attempt disposed with relocation "
+        "directive; the rebuild is steered off the recorded node"
     )
     (record,) = sim.status["migrations"]
     assert record["requestUUID"] == entry["requestUUID"]
@@ -89,7 +96,11 @@ def test_a_failure_on_a_node_steers_the_next_attempt_off_it() -> None:
         1,
         NODE_A,
     )
-    assert record["message"] == f"relocation directive recorded; rebuild steered off node {NODE_A}"
+    # The readiness limbo travels with the directive (Go relocationRecordMessage's detail).
+    assert record["message"] == (
+        f"relocation directive recorded; rebuild steered off node {NODE_A} (pod is Running but its "
+        "containers never became ready; not ready: ome-container)"
+    )
     # The directive is persisted before the status that ends the attempt.
     writes = [type(a).__name__ for _, a in driver.log if isinstance(a, A.WriteLedger | A.WriteStatus)]
     assert writes[writes.index("WriteLedger") + 1] == "WriteStatus"
@@ -194,6 +205,28 @@ def test_a_revision_that_never_served_blames_no_node() -> None:
     assert sim.ledger is None
 
 
+def test_a_crash_loop_on_a_served_revision_takes_the_ladder_not_another_node() -> None:
+    """Go ``DisposeExpiredAttempt`` (the newest stored ``disposition.go``, ``attemptCrashLooping``): a
+    container that keeps exiting does so on any node, so a crash loop is never relocated, even at a
+    revision Instance 1 serves: no directive, no record, the rebuild stays where the scheduler puts it
+    and the waves count on the revision's retry ladder until it holds."""
+    sim, driver = _setup()
+    sim.settings = replace(
+        sim.settings, update_retry=RetryPolicy(2, timedelta(seconds=30), timedelta(minutes=5), 2.0)
+    )
+    target = sim.status["currentRevision"]
+    sim.node_behaviour[NODE_A] = "crash"
+    sim.user_delete(POD0)
+    driver.run(lambda s: any(b.get("state") == "Held" for b in s.status.get("retryBlocks") or []))
+    assert sim.ledger is None
+    assert not _messages(sim, "AutoMigrationTriggered")
+    assert "migrations" not in sim.status
+    (block,) = sim.status["retryBlocks"]
+    assert (block["targetRevision"], block["reason"]) == (target, "CrashLoopBackOff")
+    assert sim.node_of(POD0) == NODE_A
+    assert any("relocation unavailable" in m for m in _messages(sim, "InstanceFailed"))
+
+
 def test_a_replayed_directive_is_not_recorded_twice() -> None:
     """Guard 1 (REPLAY): the newest directive, for the same node and completed after the attempt
     started, is this attempt's own, persisted by a pass that died before its status write."""
@@ -288,9 +321,10 @@ def test_a_failed_surge_target_on_an_excluded_node_is_recycled_with_the_event() 
 
 
 def _relocation_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...]]:
-    """Instance 0 loses its pod, the rebuild crash-loops on node A, a directive steers it to node B."""
+    """Instance 0 loses its pod, the rebuild never becomes ready on node A, a directive steers it to
+    node B."""
     sim = Sim()
-    sim.settings = replace(sim.settings, auto_migrate_max_attempts=3)
+    sim.settings = replace(sim.settings, auto_migrate_max_attempts=3, instance_ready_timeout=READY_TIMEOUT)
     sim.apply_replica(base_replica(replicas=2))
     driver = Driver(sim, crash_at=crash_at)
     driver.run(converged)
