@@ -10,7 +10,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="${HELM_VERSION:-v3.22.0}"
+version="${HELM_VERSION:-v3.21.4}"
 k8s_version="$(awk '($1=="require" && $2=="k8s.io/kubernetes"){print $3; exit} ($1=="k8s.io/kubernetes"){print $2; exit}' "$here/go/go.mod")"
 k8s_minor="${k8s_version#v1.}"; k8s_minor="${k8s_minor%%.*}"
 if [ -z "$k8s_minor" ] || [ "$k8s_minor" = "$k8s_version" ]; then

@@ -19,6 +19,7 @@ from omereconcile.actions import CreatePod, CreatePodGroup, DeletePodGroup, Upda
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.holds import UNSCHEDULABLE, first_unplaced
+from omereconcile.planner.nodedeath import kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices
 from omereconcile.planner.podstate import ladder, live, stuck_container
@@ -201,8 +202,10 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
     return False
 
 
-def _create(ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str) -> None:
-    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal)
+def _create(
+    ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str, excluded_for: int | None
+) -> None:
+    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
 
@@ -250,9 +253,19 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
 
 
 def bring_up_gang(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook | None
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook | None,
+    excluded_for: int | None = None,
 ) -> tuple[Row, bool]:
     """Create, recycle or wait for every pod of the gang at the operation's target and incarnation.
+
+    ``excluded_for``: the Instance whose node exclusions the pods render with, when not ``row``'s own
+    (a gang surge's replacement renders its source's, Go ``gangSurgeUpdate``: the exclusions follow
+    the Instance through the surge; ome-projects/ome @ 58a57f25 update_gang_test.go
+    ``TestGangSurge_InheritsExcludedNodes``).
 
     Pods of another incarnation or revision, or in no slot, are retired first (never while they
     serve). Returns the row (parked, or Failed when ``retry`` is given and the evidence says so) and
@@ -293,7 +306,14 @@ def bring_up_gang(
         row = replace(row, operation=replace(op, waiting=None, deadline=ctx.deadline_from(ctx.now)))
         op = row.operation
         assert op is not None
-    if missing:
+    quiet = [
+        p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
+    ]
+    if missing and not quiet:
+        # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot
+        # complete around it: nothing is created while one stands, held or being force-deleted this
+        # pass (Go ops/update_gang.go; ome-projects/ome @ 58a57f25 update_gang_test.go
+        # TestGangSurgeUpdate_UnknownMemberSweptOnProvenNodeDeath and …HeldWithoutForceDeletePolicy).
         for runner, k in missing:
             _create(
                 ctx,
@@ -303,6 +323,7 @@ def bring_up_gang(
                 k,
                 out,
                 f"{op.type} {op.step}: gang pod at {op.target_revision}",
+                excluded_for,
             )
     dead = [p for p in members if p.ended and not p.terminating]
     if dead:

@@ -491,17 +491,11 @@ def step_gang_surge(
     tgt_pods: Sequence[PodView],
     out: Out,
     retry: RetryBook,
-    *,
-    paused: bool,
 ) -> tuple[Row | None, Row | None]:
-    """One pass of a gang surge pair. Returns the source's and the replacement's new rows (None: the
-    row goes). ``paused``: the replacement still comes up to the hand-over bar, nothing further is
-    started and no failure evidence is read (as for a single-pod surge), and the source's clock is
-    left as it stands. Otherwise the source's deadline parks while its replacement is held
-    (:func:`_source_clock`)."""
-    new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry, paused=paused)
-    if paused:
-        return new_src, new_tgt
+    """One pass of a gang surge pair (never while paused: the caller parks the pair whole). Returns the
+    source's and the replacement's new rows (None: the row goes); the source's deadline parks while its
+    replacement is held (:func:`_source_clock`)."""
+    new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry)
     return _source_clock(ctx, new_src, new_tgt, tgt_pods), _released_clock(ctx, new_tgt, tgt_pods)
 
 
@@ -513,8 +507,6 @@ def _step_pair(
     tgt_pods: Sequence[PodView],
     out: Out,
     retry: RetryBook,
-    *,
-    paused: bool,
 ) -> tuple[Row | None, Row | None]:
     op = src.operation
     assert op is not None
@@ -539,7 +531,7 @@ def _step_pair(
         if rev != ctx.target and not keeps_pin:
             return src, _cleanup(tgt)
         brought = Out(out.now)
-        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, None if paused else retry)
+        new_tgt, done = bring_up_gang(ctx, tgt, tgt_pods, brought, retry, src.index)
         if new_tgt.last_failure is not None and new_tgt.last_failure != tgt.last_failure:
             # A member recycled on this pass (ops/terminal_recycle.go, ome-projects/ome @ 4dfb96b1
             # terminal_recycle_test.go TestGangSurgeCreate_AdmissionRejectedTargetIsRecycled): the pods
@@ -559,7 +551,7 @@ def _step_pair(
             failed_src = replace(src, phase=R.FAILED, last_failure=new_tgt.last_failure)
             return failed_src, _cleanup(replace(new_tgt, operation=top))
         out.absorb(brought)
-        if not done or paused:
+        if not done:
             return src, new_tgt
         if ctx.drain_withheld is not None:
             out.drain_holds.append(ctx.drain_withheld)  # ops drainAdmitted: stay at Surge
@@ -579,7 +571,7 @@ def _step_pair(
         src, tgt, create = _lost_replacement(ctx, src, tgt, lost, out, retry)
         if not create:
             return src, tgt
-    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None)
+    new_tgt, whole = bring_up_gang(ctx, tgt, tgt_pods, out, None, src.index)
     if src_pods:
         ready = whole and all(p.ready for p in live(tgt_pods))
         for p in live(src_pods):

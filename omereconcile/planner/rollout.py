@@ -377,7 +377,6 @@ def _step_gang_surges(
             by_index.get(k, []),
             out_for(src.index),
             retry,
-            paused=False,
         )
         stepped[src.index], stepped[k] = new_src, new_tgt
     return stepped

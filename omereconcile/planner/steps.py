@@ -156,13 +156,21 @@ def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str
 
 
 def render_pod(
-    ctx: Ctx, target: str, index: int, incarnation: int, runner: str, ordinal: int
+    ctx: Ctx,
+    target: str,
+    index: int,
+    incarnation: int,
+    runner: str,
+    ordinal: int,
+    excluded_for: int | None = None,
 ) -> dict[str, object]:
     """The pod to create, with the node exclusions the relocation ledger holds for this Instance at
     ``target`` (Go ``RenderWithRevision``: ``applyRequiredNodeExclusion`` for each of
-    ``InstancePlan.ExcludedNodes``; ``planner/relocation.py``)."""
+    ``InstancePlan.ExcludedNodes``; ``planner/relocation.py``), or for ``excluded_for`` when given (a
+    gang surge's replacement carries its source's)."""
     pod = ctx.world.pod_factory(target, index, incarnation, runner, ordinal)
-    nodes = ctx.ledger.excluded_nodes(ctx.component, index, target) if ctx.ledger is not None else []
+    owner = index if excluded_for is None else excluded_for
+    nodes = ctx.ledger.excluded_nodes(ctx.component, owner, target) if ctx.ledger is not None else []
     return apply_exclusions(pod, nodes) if nodes else pod
 
 

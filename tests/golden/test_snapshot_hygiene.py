@@ -61,8 +61,12 @@ def _expected(case: str) -> str:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> Path:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A scratch project with two golden cases whose snapshots are up to date."""
+    # CI runs this file on a pytest-xdist worker, whose variables the inner session would inherit:
+    # syrupy would then take it for a worker and hand its report to a controller that is not there.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_golden=TEST_MODULE)
     snapshots = pytester.path / "snapshots"
@@ -102,10 +106,15 @@ def test_missing_snapshot_fails(pytester: pytest.Pytester, project: Path) -> Non
     assert not (project / "alpha.yaml").exists()
 
 
-def test_unused_snapshot_file_fails_the_run(pytester: pytest.Pytester, project: Path) -> None:
+# CI runs pytest with pytest-xdist (`-n 2`, scripts/test.sh): syrupy gathers the workers' reports on
+# the controller, so an orphan snapshot must fail that run too.
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_unused_snapshot_file_fails_the_run(
+    pytester: pytest.Pytester, project: Path, workers: list[str]
+) -> None:
     (project / "retired-case.yaml").write_text(_expected("retired-case"))
 
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *workers)
 
     # Every test passes, yet the session fails because of the orphan snapshot.
     result.assert_outcomes(passed=2)

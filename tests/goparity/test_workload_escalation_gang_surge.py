@@ -138,7 +138,7 @@ def run_pair(
             by_index[p.index].append(p)
     out = Out(ctx.now)
     book = RetryBook({}, "llama-demo/llama-pool", "engine")
-    new_src, new_tgt = step_gang_surge(ctx, src, tgt, by_index[0], by_index[1], out, book, paused=False)
+    new_src, new_tgt = step_gang_surge(ctx, src, tgt, by_index[0], by_index[1], out, book)
     return new_src, new_tgt, src, out, book
 
 

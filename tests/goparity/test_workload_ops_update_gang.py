@@ -23,10 +23,10 @@ from omereconcile.actions import WriteStatus
 from omereconcile.planner import plan
 from omereconcile.planner.out import Out
 from omereconcile.planner.retry import RetryBook
-from omereconcile.settings import RetryPolicy
+from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import DesiredRevision, format_time, parse_time
+from omereconcile.world import DesiredRevision, LedgerView, format_time, parse_time
 from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25"
@@ -305,3 +305,146 @@ def test_abandon_failed_gang_surge_abandon_grace_bounds_unserved_members() -> No
     deletes = {a.name: a.grace_period_seconds for a in second if isinstance(a, A.DeletePod)}
     assert deletes == {leader: None, worker: 7}, (GO, second)
     assert not sim.violations, sim.violations
+
+
+def _quiet_gang_member(force: bool) -> Any:
+    """Go's ``quietGangSurgeFixture``: a gang surge in flight whose replacement gang (index 1) holds
+    only its leader, gone quiet (phase Unknown, no conditions) on a node the cluster does not have;
+    with ``force`` the operator's force-delete policy (2 min slack, 5 min unreachable threshold)."""
+    sim, driver = _ready()
+    sim.behaviour["vllm:v2"] = "never"
+    sim.worker_behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+    leader = "llama-pool-engine-1-leader-0"
+    for _ in range(40):
+        driver.one_pass()
+        if leader in sim.pods:
+            break
+        sim.advance(0.5)
+    assert leader in sim.pods, sim.rows()
+    world = sim.observe()
+    pods = tuple(
+        replace(p, node_name="node-gone", phase="Unknown", conditions=()) if p.name == leader else p
+        for p in world.pods
+        if not p.name.startswith("llama-pool-engine-1-worker-")
+    )
+    policy = ForceDeletePolicy(timedelta(minutes=2), timedelta(minutes=5)) if force else None
+    return replace(world, pods=pods, settings=replace(world.settings, force_delete=policy))
+
+
+def _status_after(world: Any, out: Any) -> dict[str, Any]:
+    writes = [a for a in out.actions if isinstance(a, WriteStatus)]
+    return dict(writes[-1].status if writes else world.replica.status)
+
+
+def _assert_source_untouched(world: Any, out: Any, *, held: bool = False) -> None:
+    row = next(r for r in _status_after(world, out)["instanceStatuses"] if r["index"] == 0)
+    before = next(r for r in world.replica.status["instanceStatuses"] if r["index"] == 0)
+    assert (row["phase"], (row.get("operation") or {}).get("step")) == ("Updating", "Surge"), (GO, row)
+    if not held:
+        assert row.get("lastFailure") == before.get("lastFailure"), (GO, row)
+
+
+def test_gang_surge_unknown_member_swept_on_proven_node_death() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurgeUpdate_UnknownMemberSweptOnProvenNodeDeath: with a force-delete policy and the
+    member's node provably gone, the pass force-deletes the quiet member and creates nothing; the
+    next pass rebuilds the whole replacement gang under the surge index; the source row keeps its
+    surge at step Surge, no failure stamped on it."""
+    world = _quiet_gang_member(force=True)
+    out = plan(world)
+    assert [a.name for a in out.actions if isinstance(a, A.ForceDeletePod)] == [
+        "llama-pool-engine-1-leader-0"
+    ], (
+        GO,
+        out.actions,
+    )
+    assert not [a for a in out.actions if isinstance(a, A.CreatePod)], (GO, out.actions)
+    _assert_source_untouched(world, out)
+    after = replace(
+        world,
+        pods=tuple(p for p in world.pods if not p.name.startswith("llama-pool-engine-1-")),
+        replica=replace(world.replica, status=_status_after(world, out)),
+    )
+    again = plan(after)
+    created = sorted(a.name for a in again.actions if isinstance(a, A.CreatePod))
+    assert created == ["llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"], (GO, again.actions)
+    _assert_source_untouched(after, again)
+
+
+def test_gang_surge_unknown_member_held_without_force_delete_policy() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurgeUpdate_UnknownMemberHeldWithoutForceDeletePolicy: with no force-delete policy the
+    quiet member keeps its name: it is not deleted and the rest of the gang is not created around it;
+    the source row keeps its surge (Updating, step Surge). Go's "no LastFailure on the source" reads
+    only ``gangSurgeUpdate``'s writes; the wait is reported by the hold pass (``holds/nodeunknown.go``),
+    which ours runs in the same planner pass (``waiting: NodeUnknown``, the member on ``lastFailure``
+    of the row that owns the operation), so ``lastFailure`` is not compared here."""
+    world = _quiet_gang_member(force=False)
+    out = plan(world)
+    touched = [a.name for a in out.actions if isinstance(a, (A.DeletePod, A.ForceDeletePod, A.CreatePod))]
+    assert touched == [], (GO, out.actions)
+    _assert_source_untouched(world, out, held=True)
+
+
+def _not_in_hosts(pod: dict[str, Any]) -> set[str]:
+    terms = (
+        ((pod.get("spec") or {}).get("affinity") or {})
+        .get("nodeAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution", {})
+        .get("nodeSelectorTerms", [])
+    )
+    return {
+        v
+        for term in terms
+        for e in term.get("matchExpressions", [])
+        if e.get("key") == "kubernetes.io/hostname" and e.get("operator") == "NotIn"
+        for v in e.get("values", [])
+    }
+
+
+def test_gang_surge_inherits_excluded_nodes() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_gang_test.go @ 58a57f25,
+    TestGangSurge_InheritsExcludedNodes: the replacement gang's pods render with the source Instance's
+    node exclusions for the target revision as required hostname NotIn terms: the exclusions follow the
+    Instance through the surge. Ours: the relocation ledger holds two exclusions for Instance 0 at the
+    target (``lifecycle.autoMigrate`` allowing them), the surge stamped on a prior pass (source
+    Updating at step Surge, the marker at index 1) and the replacement's pods not there yet: the pass
+    creates them."""
+    sim, driver = _ready()
+    sim.image = "vllm:v2"
+    target = _target(sim)
+    driver.one_pass()  # the surge is stamped (source and marker) on a prior pass
+    assert _row(sim)["operation"]["surgeIndex"] == 1, sim.rows()
+    world = sim.observe()
+    world = replace(world, pods=tuple(p for p in world.pods if not p.name.startswith("llama-pool-engine-1-")))
+    entries = tuple(
+        {
+            "requestUUID": f"auto-{node}",
+            "component": "engine",
+            "sourceInstance": 0,
+            "phase": "Completed",
+            "reason": "AutoRecover",
+            "fromNode": node,
+            "revision": target,
+            "startedAt": format_time(world.now),
+            "completedAt": format_time(world.now),
+            "outcome": "relocate-recreate",
+        }
+        for node in ("node-bad-1", "node-bad-2")
+    )
+    world = replace(
+        world,
+        ledger=LedgerView(exists=True, resource_version="1", entries=entries),
+        settings=replace(world.settings, auto_migrate_max_attempts=3),
+    )
+    created = [a for a in plan(world).actions if isinstance(a, A.CreatePod)]
+    assert sorted(a.name for a in created) == [
+        "llama-pool-engine-1-leader-0",
+        "llama-pool-engine-1-worker-0",
+    ], (
+        GO,
+        created,
+    )
+    for a in created:
+        assert {"node-bad-1", "node-bad-2"} <= _not_in_hosts(a.pod), (GO, a.name, _not_in_hosts(a.pod))
