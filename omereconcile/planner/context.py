@@ -96,7 +96,13 @@ class Ctx:
         return f"component={self.component} instance={index}"
 
     def deadline_from(self, start: datetime) -> datetime | None:
-        return start + self.ready_timeout if self.ready_timeout else None
+        """Go ``types.DeadlineAt`` (ome-projects/ome @ 4dfb96b1, ``types/plan_test.go``
+        ``TestDeadlineAt``): ``start`` plus the readiness window; no deadline at all when the window
+        is unset, zero or negative (a deadline at or before its own start would read as already
+        elapsed on the next pass)."""
+        if self.ready_timeout is None or self.ready_timeout <= timedelta(0):
+            return None
+        return start + self.ready_timeout
 
 
 def _replica_timeout(world: World) -> timedelta | None:
