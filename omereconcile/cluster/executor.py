@@ -8,7 +8,9 @@
   (``InstanceQuotaBlocked``) before the pass ends on it (``planner/quota.py``). A create or in-place
   patch refused because the API server could not call an admission webhook is recorded the same way
   (``operation.waiting: AdmissionUnavailable``, ``InstanceAdmissionUnavailable``;
-  ``planner/admission_hold.py``).
+  ``planner/admission_hold.py``). A create the API server refuses for good (422 Invalid:
+  ``InvalidPodSpec``; the namespace terminating: ``NamespaceTerminating``) is recorded on the row as an
+  in-place patch's 422 is, for the next pass to fail the attempt (``planner/rejection.py``).
 - ``DeletePod`` / ``DeleteService``: sent with UID (and, for pods, resourceVersion) preconditions;
   NotFound means it is already gone.
 - ``ForceDeletePod``: grace 0 with a UID precondition (``force_delete_pod``); NotFound and a UID
@@ -78,7 +80,11 @@ from omereconcile.planner.admission_hold import (
     record_admission_wait,
 )
 from omereconcile.planner.quota import is_quota_refusal, quota_blocked_message, record_capacity_refusal
-from omereconcile.planner.rejection import is_permanent_rejection, record_rejection
+from omereconcile.planner.rejection import (
+    create_rejection_reason,
+    is_permanent_rejection,
+    record_rejection,
+)
 from omereconcile.world import LEDGER_KEY, format_time
 from omerender import constants as c
 
@@ -232,13 +238,18 @@ class Executor:
             except AlreadyExists:  # an earlier pass created it
                 pass
             except Forbidden as exc:
-                if is_quota_refusal(exc.status, exc.message):
+                # Go ClassifyAPIError reads the namespace-terminating cause before the quota words.
+                if not self._record_create_rejection(act, replica, exc) and is_quota_refusal(
+                    exc.status, exc.message
+                ):
                     self._record_quota_refusal(act, replica, exc.message)
                 raise
             except ApiError as exc:
                 if is_admission_unavailable(exc.status, exc.message):
                     labels = (act.pod.get("metadata") or {}).get("labels") or {}
                     self._record_admission_wait(_index_of(labels), act.name, replica, exc.message)
+                else:
+                    self._record_create_rejection(act, replica, exc)
                 raise
             return None
         if isinstance(act, A.DeletePod):
@@ -364,6 +375,20 @@ class Executor:
         component = str((replica.get("spec") or {}).get("component") or "")
         text = quota_blocked_message(component, index, message)
         self._record_on_row(replica, status, announce, "InstanceQuotaBlocked", text, act.name)
+
+    def _record_create_rejection(self, act: A.CreatePod, replica: JSON, exc: ApiError) -> bool:
+        """Record a pod create the API server refused for good (Go ``createMissingPods`` on
+        ``ClassifyAPIError``'s permanent classes: ``InvalidPodSpec``, ``NamespaceTerminating``) on the
+        Instance's row for the next pass to fail the attempt (``planner/rejection.py``); the pass
+        still ends on the refusal. Whether the refusal was one of those classes."""
+        reason = create_rejection_reason(exc.status, exc.body)
+        if reason is None:
+            return False
+        index = _index_of((act.pod.get("metadata") or {}).get("labels") or {})
+        if index is not None:
+            status = record_rejection(replica.get("status") or {}, index, exc.message, self.clock(), reason)
+            self._record_on_row(replica, status, False, "", "", act.name)
+        return True
 
     def _record_admission_wait(self, index: int | None, pod: str, replica: JSON, message: str) -> None:
         """Record an unreachable admission webhook on the Instance's row for the next pass

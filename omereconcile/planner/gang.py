@@ -465,10 +465,20 @@ def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:
 
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:
-    """``workload.PodTermination`` as far as a ``PodView`` carries it: a container whose last run
-    ended with a non-zero exit, then a container parked in a terminal waiting reason, then a pod that
+    """``workload.PodTermination`` as far as a ``PodView`` carries it: a container whose current or
+    last run ended with a non-zero exit (the current first, Go ``nonZeroTerminated``), then a container parked in a terminal waiting reason, then a pod that
     ended (``steps`` terminal diagnostics). None when the pod shows nothing worth keeping."""
     for ct in (*pod.containers, *pod.init_containers):
+        if ct.state_exit_code:
+            # Go nonZeroTerminated: the live state wins over the last termination (a pod that Failed
+            # shows its crash there, e.g. OOMKilled exit 137).
+            return {
+                "podName": pod.name,
+                "containerName": ct.name,
+                "reason": ct.state_terminated_reason or "Error",
+                "exitCode": ct.state_exit_code,
+                "time": format_time(ctx.now),
+            }
         if ct.finished_at is not None and ct.exit_code:
             return {
                 "podName": pod.name,

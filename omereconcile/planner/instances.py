@@ -15,8 +15,14 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gang import release_pod_group
-from omereconcile.planner.gang_ops import gang_whole_and_ready, step_gang_create_pods, step_gang_idle
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
+from omereconcile.planner.gang_ops import (
+    gang_whole_and_ready,
+    single_pod_restart_reason,
+    start_gang_restart,
+    step_gang_create_pods,
+    step_gang_idle,
+)
 from omereconcile.planner.gate import RECREATE_DRAIN, RESTART_DRAIN
 from omereconcile.planner.inplace import (
     MODE_IN_PLACE,
@@ -391,6 +397,16 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     _delete_strays(ctx, pods, {name}, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
+    recreates = ctx.restart_policy == RESTART_POLICY_RECREATE and not ctx.freeze
+    if row.phase == R.READY and active is not None and running and recreates:
+        # Go ops/restart.go DetectRestartTriggerWithPods, the Ready branch's runnerRestartTrigger (the
+        # newest stored version; @ ae683e3f runnerRestartedSinceReady): under
+        # RecreateInstanceOnPodRestart a runner the kubelet restarted in place after readySince lost
+        # the process the Instance was promoted with, so the Instance is rebuilt at the next
+        # incarnation, single pod as gang. (A pod that ended is the restart selection's, rollout.py.)
+        restarted = single_pod_restart_reason(ctx, row, [active])
+        if restarted is not None:
+            return start_gang_restart(ctx, row, pods, restarted, out)
     if row.phase == R.READY and not running:
         if any(p.terminating for p in pods):
             # Go workload planUnbackedDemotions: "a Terminating pod still counts as live, deferring the

@@ -19,6 +19,20 @@ answer, so it records it on the row with :func:`record_rejection` (``operation.w
 InvalidPodSpec`` and ``lastFailure`` with the API server's message, a status PUT pinned to the replica
 as read), and the next pass disposes the attempt with :func:`dispose_rejection` before anything else
 happens to the row. The token lives on the operation, so it is never mistaken for a later attempt's.
+
+A pod CREATE is read the same way (Go ``ops/create.go`` ``createMissingPods``: ``ClassifyAPIError``
+on the refused ``Client.Create``, then ``disposeRejectedAttempt`` for both permanent classes @
+ae683e3f; ``evidence/rejection.go`` ``ClassifyAPIError`` @ dcfb4135): a 422 Invalid on the pod
+template is ``InvalidPodSpec`` (the revision's fault: its retry block is charged), a refusal whose
+status cause is ``NamespaceTerminating`` is ``NamespaceTerminating`` (the environment's: the Instance
+fails so the operator sees why, and no block is charged). Go checks the namespace cause first, because
+that refusal is also a 403. :func:`create_rejection_reason` is that reading; the executor records it
+with :func:`record_rejection` exactly as for the in-place patch. Before, ours ended the pass on such a
+create and the next pass created again, until the operation's deadline reported a timeout.
+
+Not ported: Go withholds the revision's blame (``blameRevision``) for a migration surge's pod, which
+carries a migration request's placement overlay; ours has no migration request, so every create
+refused as Invalid blames its revision.
 """
 
 from __future__ import annotations
@@ -37,14 +51,33 @@ from omereconcile.world import format_time
 
 __all__ = [
     "INVALID_POD_SPEC",
+    "NAMESPACE_TERMINATING",
     "REJECTION_REASONS",
+    "create_rejection_reason",
     "dispose_rejection",
     "is_permanent_rejection",
     "record_rejection",
 ]
 
 INVALID_POD_SPEC = "InvalidPodSpec"  # types RejectionReasonInvalidPodSpec
-REJECTION_REASONS = frozenset({INVALID_POD_SPEC})
+NAMESPACE_TERMINATING = "NamespaceTerminating"  # types RejectionReasonNamespaceTerminating
+REJECTION_REASONS = frozenset({INVALID_POD_SPEC, NAMESPACE_TERMINATING})
+# The reasons that blame the attempt's revision (Go APIRejectionPermanentWorkload); the others are
+# the environment's (APIRejectionPermanentEnvironment) and charge no retry block.
+BLAMING_REASONS = frozenset({INVALID_POD_SPEC})
+
+
+def create_rejection_reason(status: int, body: Mapping[str, Any] | None) -> str | None:
+    """Go ``ClassifyAPIError``'s permanent classes for a refused pod create: ``NamespaceTerminating``
+    when a status cause says the namespace is being deleted (checked first: that refusal is a 403),
+    ``InvalidPodSpec`` for a 422 Invalid; None for every other answer (quota, admission outage,
+    throttling and the rest are read elsewhere or retried by the next pass)."""
+    causes = ((body or {}).get("details") or {}).get("causes") or []
+    if any(isinstance(cause, Mapping) and cause.get("type") == NAMESPACE_TERMINATING for cause in causes):
+        return NAMESPACE_TERMINATING
+    if status == 422:
+        return INVALID_POD_SPEC
+    return None
 
 
 def is_permanent_rejection(status: int, body: Mapping[str, Any] | None) -> bool:
@@ -78,7 +111,8 @@ def record_rejection(
 
 def dispose_rejection(ctx: Ctx, row: Row, pod: str, out: Out, retry: RetryBook) -> Row:
     """Go ``disposeRejectedAttempt`` on the rejection the executor recorded: the target revision's
-    retry block charged, the Instance ``Failed`` with its operation cleared and the recorded
+    retry block charged (``InvalidPodSpec`` only; Go ``DisposeAPIRejection`` blames no revision for
+    an environment class such as ``NamespaceTerminating``), the Instance ``Failed`` with its operation cleared and the recorded
     ``lastFailure`` kept, and the ``InstanceRejected`` Warning."""
     op = row.operation
     assert op is not None
@@ -88,10 +122,12 @@ def dispose_rejection(ctx: Ctx, row: Row, pod: str, out: Out, retry: RetryBook) 
     message = str(recorded.get("message") or "")
     record = {"reason": reason, "message": message, "time": recorded.get("time") or format_time(ctx.now)}
     target = op.target_revision
-    detail = f"revision {target} held for retry" if target else "no revision is blamed"
+    blamed = reason in BLAMING_REASONS and bool(target)
+    detail = f"revision {target} held for retry" if blamed else "no revision is blamed"
     out.event(
         "Warning",
         "InstanceRejected",
         f"OMENative {ctx.instance_key(row.index)}: apiserver rejected pod {pod} ({reason}: {message}); {detail}",
     )
-    return fail(ctx, row, "", None, reason, message, out, retry, announce=False, record=record)
+    charge = retry if blamed else None
+    return fail(ctx, row, "", None, reason, message, out, charge, announce=False, record=record)

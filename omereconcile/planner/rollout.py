@@ -21,6 +21,7 @@ from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
+    single_pod_restart_reason,
     start_gang_restart,
     start_gang_surge,
     step_gang_surge,
@@ -267,7 +268,11 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             standing = sum(1 for p in pods_r if not p.ended)
-            new_rows.append(start_gang_restart(ctx, r, pods_r, f"pod count {standing} below desired 1", out))
+            # A Ready row names what ended its pod (gang_ops.single_pod_restart_reason, Go's Ready branch).
+            why = (single_pod_restart_reason(ctx, r, pods_r) if r.phase == R.READY else None) or (
+                f"pod count {standing} below desired 1"
+            )
+            new_rows.append(start_gang_restart(ctx, r, pods_r, why, out))
             continue
         if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
             # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after

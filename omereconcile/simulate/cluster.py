@@ -157,6 +157,9 @@ class Sim:
     # Images the API server refuses in an in-place pod patch (422 Invalid, e.g. an image reference
     # admission rejects). The executor records it on the row and ends the pass on it; so does the sim.
     refuse_in_place: set[str] = field(default_factory=set)
+    # Images the API server refuses in a pod create (422 Invalid: a template field the CRD accepted
+    # but pod validation does not). The executor records it on the row and ends the pass; so does the sim.
+    refuse_create: set[str] = field(default_factory=set)
 
     # -- plumbing -----------------------------------------------------------------------------------
     def _next(self) -> str:
@@ -386,6 +389,21 @@ class Sim:
             if act.name in self.pods:
                 self.violations.append(f"create of existing pod {act.name}")
                 raise Conflict(f"pod {act.name} already exists")
+            refused = sorted({ct.get("image") for ct in act.pod["spec"]["containers"]} & self.refuse_create)
+            if refused:
+                # What the executor does with the 422 (planner/rejection.py): recorded on the row for
+                # the next pass to dispose, and the pass ends on it.
+                message = (
+                    f'Pod "{act.name}" is invalid: spec.containers[0].image: Invalid value: "{refused[0]}"'
+                )
+                labels = act.pod["metadata"].get("labels") or {}
+                index = labels.get(c.LABEL_INSTANCE_INDEX)
+                recorded = (
+                    record_rejection(self.status, int(index), message, self.now)
+                    if index is not None
+                    else None
+                )
+                self.record_refusal(recorded, False, "", "", message)
             obj = copy.deepcopy(dict(act.pod))
             obj["metadata"].update(uid=f"pod-{self._next()}", creationTimestamp=format_time(self.now))
             obj["metadata"]["ownerReferences"] = [

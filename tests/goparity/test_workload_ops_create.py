@@ -32,6 +32,7 @@ from omereconcile.actions import (
 )
 from omereconcile.planner import plan
 from omereconcile.planner.quota import quota_blocked_message, record_capacity_refusal
+from omereconcile.planner.rejection import create_rejection_reason, record_rejection
 from omereconcile.settings import ForceDeletePolicy, OperatorSettings
 from omereconcile.simulate.cluster import Conflict, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
@@ -710,8 +711,45 @@ class RefusingSim(Sim):
                         text = quota_blocked_message("engine", index, message)
                         self.events.append(A.RecordEvent("Normal", "InstanceQuotaBlocked", text))
                 raise Conflict(message)
+            index = int(act.pod["metadata"]["labels"][c.LABEL_INSTANCE_INDEX])
+            if self.refuse == "invalid" and index != 0:
+                self.refusals -= 1
+                super().apply(act, replica_rv)  # Go refuses only Instance 0's pod
+                return
+            if self.refuse in ("invalid", "terminating"):
+                # The API server's answer, read as the executor reads it
+                # (Executor._record_create_rejection, planner/rejection.py).
+                status, body, message = REJECTION_ANSWERS[self.refuse]
+                reason = create_rejection_reason(status, body)
+                assert reason is not None
+                text = message.format(name=act.name)
+                self.record_refusal(
+                    record_rejection(self.status, index, text, self.now, reason), False, "", "", text
+                )
             raise Conflict(f"pod {act.name} refused: {self.refuse}")
         super().apply(act, replica_rv)
+
+
+# Go rejectionFixture's errors: apierrors.NewInvalid on the pod template, and the Forbidden whose
+# status cause is corev1.NamespaceTerminatingCause (status, body, message).
+REJECTION_ANSWERS: dict[str, tuple[int, dict[str, Any], str]] = {
+    "invalid": (
+        422,
+        {
+            "details": {
+                "causes": [{"type": "FieldValueInvalid", "field": "spec.containers[0].resources.limits"}]
+            }
+        },
+        'Pod "{name}" is invalid: spec.containers[0].resources.limits: Invalid value: "-1": must be '
+        "greater than or equal to 0",
+    ),
+    "terminating": (
+        403,
+        {"details": {"causes": [{"type": "NamespaceTerminating"}]}},
+        'pods "{name}" is forbidden: unable to create new content in namespace default because it is '
+        "being terminated",
+    ),
+}
 
 
 def _refused(refuse: str, replicas: int = 1) -> tuple[RefusingSim, Driver]:
@@ -810,15 +848,6 @@ def test_conflict_stays_an_opaque_error() -> None:
     assert sim.rows()[0]["phase"] != "Failed", GO
 
 
-REJECTION_XFAIL = (
-    "known difference: Go's ops/create.go disposes a pod create the API server refuses for good (a 422 "
-    "on the template: Failed, lastFailure InvalidPodSpec, the revision's RetryBlock; the namespace "
-    "terminating: Failed, NamespaceTerminating, no block; InstanceRejected); our executor ends the pass "
-    "and the next pass creates again until the operation's deadline"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=REJECTION_XFAIL)
 def test_invalid_pod_spec_fails_only_the_rejected_instance() -> None:
     """Go: TestCreate_InvalidPodSpec_FailsOnlyTheRejectedInstance: a 422 on Instance 0's pod fails
     Instance 0 (operation cleared, ``lastFailure.reason`` InvalidPodSpec with the API server's
@@ -830,26 +859,35 @@ def test_invalid_pod_spec_fails_only_the_rejected_instance() -> None:
     row = sim.rows()[0]
     assert (row["phase"], row.get("operation")) == ("Failed", None), GO
     assert (row.get("lastFailure") or {}).get("reason") == "InvalidPodSpec", GO
+    assert "resources.limits" in (row.get("lastFailure") or {}).get("message", ""), GO
     assert [b["targetRevision"] for b in sim.status.get("retryBlocks") or []] == [
         sim.status["updateRevision"]
-    ]
+    ], GO
+    assert sim.rows()[1]["phase"] != "Failed", GO
+    assert sorted(sim.pods) == ["llama-pool-engine-1-default-0"], GO
+    rejected = [e for e in sim.events if e.event_reason == "InstanceRejected"]
+    assert len(rejected) == 1, GO
+    assert "resources.limits" in rejected[0].message, GO
+    assert "held for retry" in rejected[0].message, GO
 
 
-@pytest.mark.xfail(strict=True, reason=REJECTION_XFAIL)
 def test_namespace_terminating_fails_without_blaming_the_revision() -> None:
     """Go: TestCreate_NamespaceTerminating_FailsWithoutBlamingTheRevision: the namespace is going away:
     the Instance is failed (``lastFailure.reason`` NamespaceTerminating) so the operator sees why, and
     the revision's retry ladder stays clean (no block)."""
     sim, driver = _refused("terminating")
-    for _ in range(3):
-        sim.advance(1)
-        driver.one_pass()
+    sim.advance(1)
+    driver.one_pass()  # ours: the pass after the refused create disposes it (Go: the same pass)
     row = sim.rows()[0]
     assert (row["phase"], (row.get("lastFailure") or {}).get("reason")) == (
         "Failed",
         "NamespaceTerminating",
     ), GO
     assert not sim.status.get("retryBlocks"), GO
+    assert sim.pods == {}, GO
+    rejected = [e for e in sim.events if e.event_reason == "InstanceRejected"]
+    assert len(rejected) == 1, GO
+    assert "no revision is blamed" in rejected[0].message, GO
 
 
 # -- a pod in phase Unknown (its kubelet stopped reporting) -----------------------------------------------

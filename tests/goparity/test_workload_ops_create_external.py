@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-import pytest
-
 from omereconcile import actions as A
 from omereconcile.planner import plan
 from omereconcile.planner.admission_hold import admission_unavailable_message, record_admission_wait
@@ -27,7 +25,6 @@ from omerender import constants as c
 from tests.goparity.test_workload_ops_create import (
     POD0,
     RECREATE,
-    REJECTION_XFAIL,
     WORKER,
     _applied,
     _created,
@@ -167,7 +164,6 @@ def test_create_fresh_indices_admission_unavailable_on_scale_up_says_why() -> No
     assert len(_admission_events(sim)) == 1, GO
 
 
-@pytest.mark.xfail(strict=True, reason=REJECTION_XFAIL)
 def test_invalid_pod_spec_is_not_an_admission_outage() -> None:
     """Go: TestCreate_InvalidPodSpec_IsNotAnAdmissionOutage: a 422 is admission answering, not
     admission missing: the Instance is disposed Failed under InvalidPodSpec, no wait token, no
@@ -179,6 +175,8 @@ def test_invalid_pod_spec_is_not_an_admission_outage() -> None:
     row = sim.rows()[0]
     assert (row["phase"], (row.get("lastFailure") or {}).get("reason")) == ("Failed", "InvalidPodSpec"), GO
     assert _admission_events(sim) == [], GO
+    assert (row.get("operation") or {}).get("waiting") is None, GO
+    assert len([e for e in sim.events if e.event_reason == "InstanceRejected"]) == 1, GO
 
 
 def test_create_fresh_indices_rebuilds_a_demoted_podless_row() -> None:

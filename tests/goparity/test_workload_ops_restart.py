@@ -25,7 +25,7 @@ from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_rest
 from omereconcile.planner.out import Out
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
-from omereconcile.world import DesiredRevision, PodView, format_time
+from omereconcile.world import DesiredRevision, PodView, format_time, parse_time
 from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/restart_test.go @ 58a57f25"
@@ -830,15 +830,6 @@ def test_restart_converges_across_passes() -> None:
     assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
 
 
-RICH_XFAIL = (
-    "known difference (as terminal_pods_test.go's): Go's restart trigger reads a Failed pod of a Ready "
-    "single-pod Instance at once, keeping its termination (container, OOMKilled, exit 137) on lastFailure "
-    "and naming it in the reason and the RestartTriggered Warning; ours demotes the row first and restarts "
-    "it from Pending with 'pod count 0 below desired 1', lastFailure reason PodFailed"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=RICH_XFAIL)
 def test_restart_captures_last_failure_before_drain() -> None:
     """Go: TestRestart_CapturesLastFailureBeforeDrain: the first pass keeps the failed pod's
     diagnostics on ``lastFailure`` before the drain takes the pod: pod, container, OOMKilled, 137."""
@@ -852,7 +843,6 @@ def test_restart_captures_last_failure_before_drain() -> None:
     assert lf.get("containerName") == c.MAIN_CONTAINER, GO
 
 
-@pytest.mark.xfail(strict=True, reason=RICH_XFAIL)
 @pytest.mark.parametrize(
     "case",
     ["TestDetectRestartTrigger_RichReasonForFailedPod", "TestRestart_EmitsRichRestartTriggeredEvent"],
@@ -896,7 +886,6 @@ def test_restart_promotion_waits_for_pod_ready_and_window() -> None:
     until the pod has held Ready for ``minReadySeconds`` (20 s), the pass waking at the remainder
     (15 s when PodReady came 5 s ago); then Ready with no operation."""
     from omereconcile.planner import plan
-    from omereconcile.world import parse_time
 
     sim, driver = _restarting(minReadySeconds=20)
 
@@ -1228,6 +1217,62 @@ def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     _, reason = _repair(sim)
     assert reason is not None, GO
     assert worker in reason, GO
+
+
+def _restarted_in_place(sim: Sim) -> None:
+    """Go ``TestDetectRestartTrigger_RunnerRestartAfterReady``'s pod on the Ready row: its runner
+    OOMKilled (exit 137) after ``readySince`` and running again in the same pod (same UID, Running)."""
+    ready_since = parse_time(sim.rows()[0]["readySince"])
+    assert ready_since is not None
+    status = sim.pods[POD0].obj["status"]
+    statuses = [cs for cs in status.get("containerStatuses") or [] if cs["name"] != c.MAIN_CONTAINER]
+    crashed = {
+        "reason": "OOMKilled",
+        "exitCode": 137,
+        "finishedAt": format_time(ready_since + timedelta(seconds=1)),
+    }
+    statuses.append(_runner(c.MAIN_CONTAINER, ready_since + timedelta(seconds=2), crashed))
+    status["containerStatuses"] = statuses
+
+
+@pytest.mark.parametrize(
+    ("policy", "restarts"),
+    [
+        pytest.param(RECREATE, True, id="RecreateInstanceOnPodRestart"),
+        pytest.param(None, False, id="default-None"),
+    ],
+)
+def test_runner_restart_after_ready_restarts_a_single_pod_instance(
+    policy: str | None, restarts: bool
+) -> None:
+    """Go: TestDetectRestartTrigger_RunnerRestartAfterReady through the planner: its plan is a
+    single-pod engine under RecreateInstanceOnPodRestart (``buildPlanSinglePodEngineForRestart``), and
+    the newest ``DetectRestartTriggerWithPods`` reads ``runnerRestartTrigger`` on every Ready row under
+    that policy, not only a gang's. The in-place restart opens a Restart (Restarting, incarnation 2,
+    the reason naming OOMKilled and 137, one RestartTriggered). Under the single-pod default (``None``)
+    the same restart is the kubelet's alone: the row stays Ready. Failed before (ours read it for
+    gangs only: ``planner/gang.py`` ``gang_broken``)."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)))
+    lifecycle = {"restartPolicy": policy} if policy else {}
+    sim.apply_replica(base_replica(replicas=1, lifecycle=lifecycle))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(60)
+    _restarted_in_place(sim)
+    driver.one_pass()
+    row = sim.rows()[0]
+    triggered = [e.message for e in sim.events if e.event_reason == "RestartTriggered"]
+    if not restarts:
+        assert (row["phase"], row["incarnation"], triggered) == ("Ready", 1, []), GO
+        return
+    assert (row["phase"], row["incarnation"]) == ("Restarting", 2), GO
+    reason = (row.get("operation") or {}).get("reason") or ""
+    assert "restarted after Ready" in reason, GO
+    assert "OOMKilled" in reason, GO
+    assert "137" in reason, GO
+    assert len(triggered) == 1, GO
 
 
 # -- RepairYieldsToTarget: whose pass rebuilds a row off the roll target (one planner pass) ---------------

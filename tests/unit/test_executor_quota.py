@@ -11,7 +11,7 @@ from test_executor import REPLICA, FakeKube
 
 from omereconcile import actions as A
 from omereconcile.cluster.executor import Executor
-from omereconcile.cluster.kube import Forbidden
+from omereconcile.cluster.kube import Forbidden, Invalid
 from omerender import constants as c
 
 T = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -86,5 +86,56 @@ def test_an_episode_already_recorded_writes_nothing() -> None:
 
 def test_an_rbac_refusal_is_an_ordinary_error() -> None:
     kube, res = _run(_replica(), message='pods is forbidden: User "x" cannot create resource "pods"')
+    assert isinstance(res.error, Forbidden)
+    assert [v for v, _, _ in kube.calls] == ["POST"]
+
+
+INVALID_MSG = (
+    'Pod "llama-pool-engine-1-default-0" is invalid: spec.containers[0].resources.limits: '
+    'Invalid value: "-1": must be greater than or equal to 0'
+)
+TERMINATING_MSG = (
+    'pods "llama-pool-engine-1-default-0" is forbidden: unable to create new content in namespace '
+    "default because it is being terminated"
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        pytest.param(
+            Invalid(422, "Invalid", INVALID_MSG, {"details": {"causes": [{"type": "FieldValueInvalid"}]}}),
+            "InvalidPodSpec",
+            id="invalid",
+        ),
+        pytest.param(
+            Forbidden(
+                403, "Forbidden", TERMINATING_MSG, {"details": {"causes": [{"type": "NamespaceTerminating"}]}}
+            ),
+            "NamespaceTerminating",
+            id="namespace-terminating",
+        ),
+    ],
+)
+def test_a_create_refused_for_good_is_recorded_for_the_next_pass_to_fail_the_attempt(
+    error: Exception, reason: str
+) -> None:
+    """Go ``ops/create.go`` ``createMissingPods`` on ``ClassifyAPIError``'s permanent classes: the
+    executor records the refusal on the row (``planner/rejection.py``) and the pass ends on it; no
+    quota record, no event from the executor (the disposing pass warns ``InstanceRejected``)."""
+    kube = FakeKube({("POST", "/pods"): error})
+    res = Executor(kube, reporting_instance="test", clock=lambda: T).execute(A.Plan((_create(),)), _replica())  # type: ignore[arg-type]
+    assert res.error is error
+    (put,) = [b for v, p, b in kube.calls if v == "PUT"]
+    row = put["status"]["instanceStatuses"][1]
+    assert row["operation"]["waiting"] == reason
+    assert "capacityRefusedAt" not in row["operation"]
+    assert row["lastFailure"] == {"reason": reason, "message": error.message, "time": "2025-01-01T12:00:00Z"}  # type: ignore[attr-defined]
+    assert _events(kube) == []
+
+
+def test_a_plain_forbidden_create_records_nothing() -> None:
+    """An RBAC refusal is neither quota nor a permanent rejection: the pass ends, nothing recorded."""
+    kube, res = _run(_replica(), 'pods "x" is forbidden: user cannot create pods')
     assert isinstance(res.error, Forbidden)
     assert [v for v, _, _ in kube.calls] == ["POST"]
