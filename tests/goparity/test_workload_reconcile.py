@@ -172,3 +172,47 @@ def test_held_by_partition(lifecycle: dict[str, Any] | None, rank: int, held: bo
     (``planner/rollout.py`` ``partition_held``)."""
     rows = [Row(index=i, phase="Ready", running_revision="prior-rev") for i in range(4)]
     assert (rank in partition_held(rows, _partition(lifecycle), "new-rev")) is held
+
+
+def _restarting(replicas: int, *, paused: bool) -> tuple[Sim, Driver]:
+    """Go's ``newRestartScaleTestFixture``: Instance 0's row Restarting at incarnation 2 under a
+    Restart at its Drain step with no pod left, the replica scaled to ``replicas``."""
+    sim, driver = _ready(1)
+    rev = sim.status["currentRevision"]
+    row = sim.status["instanceStatuses"][0]
+    row.update(
+        phase="Restarting",
+        incarnation=row["incarnation"] + 1,
+        operation={
+            "id": "restart-0",
+            "type": "Restart",
+            "step": "Drain",
+            "targetRevision": rev,
+            "startedAt": "2025-01-01T00:00:00Z",
+        },
+    )
+    del sim.pods["llama-pool-engine-0-default-0"]
+    sim.update_spec(replicas=replicas, paused=paused)
+    return sim, driver
+
+
+def test_scale_up_during_restart_creates_fresh_indices() -> None:
+    """Go: … reconcile_test.go @ 9177c1b0, TestReconcile_ScaleUpDuringRestart_CreatesFreshIndices: an
+    in-flight Restart owns Instance 0 but does not keep the absent indices 1 and 2 from starting their
+    Create: all three pods are made in the pass, 0 stays Restarting under its Restart, 1 and 2 are
+    Create-owned."""
+    sim, driver = _restarting(3, paused=False)
+    driver.one_pass()
+    assert sorted(sim.live_pods()) == [f"llama-pool-engine-{i}-default-0" for i in range(3)]
+    assert _rows(sim) == {0: ("Restarting", "Restart"), 1: ("Creating", "Create"), 2: ("Creating", "Create")}
+    assert sim.rows()[0]["incarnation"] == 2
+
+
+def test_paused_restart_does_not_create_fresh_indices() -> None:
+    """Go: … reconcile_test.go @ 9177c1b0, TestReconcile_PausedRestart_DoesNotCreateFreshIndices: a
+    standard pause lets the existing Restart advance (its pod is made) but creates nothing for the
+    absent index 1: no pod, no status row."""
+    sim, driver = _restarting(2, paused=True)
+    driver.one_pass()
+    assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
+    assert _rows(sim) == {0: ("Restarting", "Restart")}
