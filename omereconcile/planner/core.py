@@ -33,6 +33,7 @@ from omereconcile.planner.rows import load_retry_blocks, load_rows
 from omereconcile.planner.service import service_actions
 from omereconcile.planner.snapshot import refuse_invalid_snapshot, scale_down_due
 from omereconcile.planner.status import build_status, find_condition, set_condition
+from omereconcile.planner.status_decode import refuse_undecodable_status
 from omereconcile.planner.teardown import plan_teardown
 from omereconcile.world import RenderBlock, World
 from omerender import constants as c
@@ -47,6 +48,9 @@ ROLLBACK_NOT_FOUND = "RollbackRevisionNotFound"
 
 def plan(world: World) -> Plan:
     rep = world.replica
+    if (undecodable := refuse_undecodable_status(world)) is not None:
+        # Go's entry read decodes the rows before the teardown branch and fails closed (status_decode).
+        return undecodable
     if rep.deletion_timestamp is not None:
         return plan_teardown(world)
     if c.TEARDOWN_FINALIZER not in rep.finalizers:

@@ -239,7 +239,7 @@ def plan_instances(
             live = [p for p in pods_r if not p.terminating]
             r = complete(ctx, r, target, 0 if ctx.gang else min(p.ordinal or 0 for p in live))
         serving = _serving(ctx, pods_r)
-        if _demoted_ready_restarts(ctx, r, pods_r):
+        if _demoted_ready_restarts(ctx, r, pods_r) and not _repair_yields(ctx, r, target, retry):
             # Go ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (ome-projects/ome, the version that
             # carries ``readCrashLoopEpisode``): under ``RecreateInstanceOnPodRestart`` a row demoted
             # for losing every pod (``types.DemotedReady``: Pending, no operation, its running revision
@@ -254,6 +254,7 @@ def plan_instances(
             # works"); the newest ``Plan`` runs the restart selection on the row as observed, "ahead of
             # the truth pass", and leaves the demotion to the status publication "at the end of every
             # pass", which a row with an operation does not meet. So no ``Pending`` pass comes first.
+            # A row off an open roll target is left to Create, which rebuilds it there (``_repair_yields``).
             rev = r.running_revision
             state, when = (
                 (None, None)
@@ -594,6 +595,19 @@ def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool
         and bool(row.running_revision)
         and all(p.ended for p in pods)
     )
+
+
+def _repair_yields(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> bool:
+    """Go ``ops/restart.go`` ``RepairYieldsToTarget`` (the newest stored version), for the demoted
+    row (every pod ended, so no survivor keeps the repair): a repair is left to the pass that rebuilds
+    the row at the target when the revision it would rebuild is not the target and the roll could
+    start (``rollTargetOpen``: not paused, the target not ``Held``). Here that pass is Create, which
+    rebuilds it at the target; under a pause or a held target the repair stands (``restart_test.go``
+    ``TestRepairYieldsToTarget``, 58a57f25)."""
+    block = retry.blocks.get(target)
+    if ctx.paused or not target or (block is not None and block.state == HELD_STATE):
+        return False
+    return bool(row.running_revision) and row.running_revision != target
 
 
 def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:

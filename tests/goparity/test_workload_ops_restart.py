@@ -1228,3 +1228,87 @@ def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     _, reason = _repair(sim)
     assert reason is not None, GO
     assert worker in reason, GO
+
+
+# -- RepairYieldsToTarget: whose pass rebuilds a row off the roll target (one planner pass) ---------------
+
+
+def _moved_target(sim: Sim) -> str:
+    """Moves the desired template (a new roll target) and returns the target's revision name."""
+    sim.image = "vllm:v2"
+    desired = sim.observe().render
+    assert isinstance(desired, DesiredRevision)
+    return desired.name
+
+
+@pytest.mark.parametrize(
+    ("case", "moved", "paused", "block", "terminal_pod", "repaired"),
+    [
+        pytest.param("on target", False, False, None, False, True, id="on the target is repaired"),
+        pytest.param("paused", True, True, None, False, True, id="a paused Component keeps the repair"),
+        pytest.param(
+            "held", True, False, "Held", False, True, id="a target the RetryBlock holds keeps the repair"
+        ),
+        pytest.param(
+            "backoff",
+            True,
+            False,
+            "Backoff",
+            False,
+            False,
+            id="a target in Backoff only paces the roll and yields",
+        ),
+        pytest.param(
+            "no pod", True, False, None, False, False, id="a demoted row with no pod left yields to Create"
+        ),
+        pytest.param(
+            "terminal",
+            True,
+            False,
+            None,
+            True,
+            False,
+            id="a demoted row whose only pod is terminal yields to Create",
+        ),
+    ],
+)
+def test_repair_yields_to_target(
+    case: str, moved: bool, paused: bool, block: str | None, terminal_pod: bool, repaired: bool
+) -> None:
+    """Go: TestRepairYieldsToTarget (these entries, on the demoted single-pod row, the one restart
+    trigger ours shares with Go's table: its Ready entries ask the same question of the same rule): a
+    repair whose rebuild revision is not the roll target is left to the pass that rebuilds the row at
+    the target (here Create) unless the roll cannot start (a pause, a Held target); a Backoff target
+    only paces the roll. Ours: the Restart opens (incarnation 2) or the Create takes the row at the
+    target."""
+    sim = _demoted(keep_pod=terminal_pod)
+    if terminal_pod:
+        sim.pods[POD0].obj["status"]["phase"] = "Failed"
+    target = _moved_target(sim) if moved else sim.rows()[0]["runningRevision"]
+    if paused:
+        sim.update_spec(paused=True)
+    if block is not None:
+        assert sim.replica is not None
+        entry: dict[str, Any] = {"targetRevision": target, "state": block, "attemptsStarted": 1}
+        if block == "Backoff":
+            entry["nextRetryAt"] = format_time(sim.now + timedelta(minutes=10))
+        sim.replica["status"]["retryBlocks"] = [entry]
+    row, reason = _repair(sim)
+    if repaired:
+        assert reason == "pod count 0 below desired 1", GO
+        assert (row["phase"], row["incarnation"]) == ("Restarting", 2), GO
+    else:
+        assert reason is None, GO
+        assert row["incarnation"] == 1, GO
+        if block is None:
+            op = row.get("operation") or {}
+            assert (op.get("type"), op.get("targetRevision")) == (R.OP_CREATE, target), GO
+
+
+def test_repair_yields_to_target_open_restart_is_driven() -> None:
+    """Go: TestRepairYieldsToTarget "an open Restart is driven whatever the target": a moved target
+    leaves the Restart owning its row."""
+    sim, _ = _restarting()
+    _moved_target(sim)
+    row, _ = _repair(sim)
+    assert (row.get("operation") or {}).get("type") == R.OP_RESTART, GO

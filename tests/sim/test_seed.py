@@ -28,7 +28,7 @@ def test_step1_one_instance_ready_and_serving(sim: Sim, driver: Driver) -> None:
     assert sim.condition("Ready")["reason"] == "AllInstancesReady"  # type: ignore[index]
     assert sim.condition("Ready")["message"] == "1/1 Instances Ready"  # type: ignore[index]
     row = sim.rows()[0]
-    assert (row["index"], row["incarnation"], row["phase"], row["activeOrdinal"]) == (0, 1, "Ready", 0)
+    assert (row["index"], row["incarnation"], row["phase"], row.get("activeOrdinal", 0)) == (0, 1, "Ready", 0)
     assert "operation" not in row
 
 
