@@ -33,6 +33,7 @@ from omereconcile.planner.steps import (
     recycle_terminal,
     render_pod,
     retire,
+    revision_gone,
     terminal_failure,
 )
 from omereconcile.world import PodGroupView, PodView, format_time, parse_time
@@ -205,7 +206,11 @@ def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
 def _create(
     ctx: Ctx, row: Row, target: str, runner: str, ordinal: int, out: Out, why: str, excluded_for: int | None
 ) -> None:
-    pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
+    try:
+        pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
+    except LookupError:
+        revision_gone(ctx, row.index, target, out)  # said once per pass, however many members
+        return
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
 

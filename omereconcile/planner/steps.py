@@ -151,8 +151,32 @@ def retire_abandoned(ctx: Ctx, pod: PodView, out: Out, why: str) -> bool:
 
 def create_pod(ctx: Ctx, row: Row, target: str, ordinal: int, out: Out, why: str) -> None:
     name = ctx.pod_name(row.index, ordinal)
-    pod = render_pod(ctx, target, row.index, row.incarnation, c.RUNNER_DEFAULT, ordinal)
+    try:
+        pod = render_pod(ctx, target, row.index, row.incarnation, c.RUNNER_DEFAULT, ordinal)
+    except LookupError:
+        revision_gone(ctx, row.index, target, out)
+        return
     out.actions.append(CreatePod(name, pod, why))
+
+
+REPAIR_REVISION_GONE = "RepairRevisionGone"
+
+
+def revision_gone(ctx: Ctx, index: int, revision: str, out: Out) -> None:
+    """A rebuild whose revision has no ControllerRevision left creates nothing and says so (Go ``ops``
+    ``announceRevisionGone``, its words; ``workload/types`` ``EventReasonRepairRevisionGone``): a pod
+    built from the current template under the missing revision's label would route, count and drain
+    one revision while running another, so the attempt waits for its deadline. Go announces it once
+    per attempt through the row's ``announced`` record, which ours does not write: here it is said once
+    per pass that reaches it (the event correlator folds repeats), and the pass goes on for the other
+    Instances (before, the pod factory's ``LookupError`` failed the whole pass every time)."""
+    message = (
+        f"OMENative {ctx.instance_key(index)} cannot rebuild revision {revision}: its ControllerRevision "
+        "is gone, so no pod is created from the current template under that revision; the attempt waits "
+        "for its deadline"
+    )
+    if not any(e.event_reason == REPAIR_REVISION_GONE and e.message == message for e in out.events):
+        out.event("Warning", REPAIR_REVISION_GONE, message)
 
 
 def render_pod(

@@ -1050,10 +1050,10 @@ def test_restart_rebuild_with_no_pod_yet_follows_the_target(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "known difference: Go's rebuild whose stamped revision has no ControllerRevision left creates "
-        "nothing, says so once per attempt (Warning RepairRevisionGone) and leaves the Restart open for "
-        "its deadline; ours' pass fails where the pod factory finds no revision to build from "
-        "(LookupError), every pass"
+        "known difference: Go's open Restart whose stamped revision is gone creates nothing and announces "
+        "RepairRevisionGone once per attempt (the row's announced record, status.Announce, which ours does "
+        "not write); ours, unpaused, renders the roll target for such a rebuild (rebuildFollowsTarget), and "
+        "paused creates nothing but says so on every pass (planner/steps.py revision_gone)"
     ),
 )
 def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
@@ -1085,6 +1085,38 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
     assert len(warnings) == 1, GO
     assert gone in warnings[0], GO
     assert (sim.rows()[0]["phase"], sim.rows()[0]["runningRevision"]) == ("Restarting", gone), GO
+
+
+def test_restart_at_a_gone_revision_creates_nothing_and_says_so() -> None:
+    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone, the part ours keeps (the once-per-attempt
+    count is the known difference above), under a pause so the rebuild keeps its stamped revision: a
+    pass over an open Restart recording a revision whose ControllerRevision is gone creates no pod,
+    records RepairRevisionGone in Go's words (``announceRevisionGone``) and leaves the row Restarting on
+    that revision. Before, the pod factory's ``LookupError`` failed the whole pass every time."""
+    from omereconcile.actions import RecordEvent, WriteStatus
+    from omereconcile.planner import plan
+
+    sim, _running, _target = _open_rebuild(gang=False)
+    gone = "llama-pool-engine-0000gone"
+    row0 = sim.rows()[0]
+    row0.update(runningRevision=gone, targetRevision=gone)
+    row0["operation"]["targetRevision"] = gone
+    sim.update_spec(paused=True)
+    out = plan(sim.observe())
+    assert _acts(out, "CreatePod") == [], GO
+    (warning,) = [
+        a.message
+        for a in out.actions
+        if isinstance(a, RecordEvent) and a.event_reason == "RepairRevisionGone"
+    ]
+    assert warning == (
+        f"OMENative component=engine instance=0 cannot rebuild revision {gone}: its ControllerRevision is "
+        "gone, so no pod is created from the current template under that revision; the attempt waits for "
+        "its deadline"
+    ), GO
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    rows = written[-1].status["instanceStatuses"] if written else sim.rows()
+    assert (rows[0]["phase"], rows[0]["runningRevision"]) == ("Restarting", gone), GO
 
 
 def test_restart_demoted_row_rebuilds_at_running_revision() -> None:
