@@ -23,12 +23,12 @@ Not found in the index: the event's text and type. Here it is Normal, worded lik
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.quota import takes_row
 from omereconcile.planner.rows import Row
@@ -63,26 +63,22 @@ def record_admission_wait(
     """The status with the wait recorded on row ``index`` (None when nothing is to be written: no such
     row or operation, the wait already recorded, or another wait holds the row), and whether to
     announce it (the token enters the row)."""
-    new = copy.deepcopy(dict(status))
-    for row in new.get("instanceStatuses") or []:
-        if row.get("index") != index:
-            continue
-        op = row.get("operation")
-        if not row.get("phase") or not isinstance(op, dict):
-            return None, False
-        incumbent = str(op.get("waiting") or "")
-        if incumbent == ADMISSION_UNAVAILABLE or not takes_row(ADMISSION_UNAVAILABLE, incumbent):
-            return None, False
-        op["waiting"] = ADMISSION_UNAVAILABLE
-        op.pop("deadline", None)
-        row["lastFailure"] = {
-            "podName": pod,
-            "reason": ADMISSION_UNAVAILABLE,
-            "message": message,
-            "time": format_time(now),
-        }
-        return new, True
-    return None, False
+    found = R.operation_row(status, index)
+    if found is None:
+        return None, False
+    new, row, op = found
+    incumbent = str(op.get("waiting") or "")
+    if incumbent == ADMISSION_UNAVAILABLE or not takes_row(ADMISSION_UNAVAILABLE, incumbent):
+        return None, False
+    op["waiting"] = ADMISSION_UNAVAILABLE
+    op.pop("deadline", None)
+    row["lastFailure"] = {
+        "podName": pod,
+        "reason": ADMISSION_UNAVAILABLE,
+        "message": message,
+        "time": format_time(now),
+    }
+    return new, True
 
 
 def admission_hold(ctx: Ctx, row: Row, through: bool) -> Row:

@@ -24,12 +24,12 @@ refusal the same way.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.rows import Row
 from omereconcile.world import format_time
@@ -74,17 +74,13 @@ def record_capacity_refusal(
     row's operation (None when there is nothing to record: no such row, no phase or operation, or
     a refusal already recorded), and whether the refusal enters the row's reported wait (Go
     ``holds.Enters``), i.e. whether to announce it."""
-    new = copy.deepcopy(dict(status))
-    for row in new.get("instanceStatuses") or []:
-        if row.get("index") != index:
-            continue
-        op = row.get("operation")
-        if not row.get("phase") or not isinstance(op, dict) or op.get("capacityRefusedAt"):
-            return None, False
-        incumbent = str(op.get("waiting") or "")
-        op["capacityRefusedAt"] = format_time(now)
-        return new, incumbent != QUOTA_EXCEEDED and takes_row(QUOTA_EXCEEDED, incumbent)
-    return None, False
+    found = R.operation_row(status, index)
+    if found is None or found[2].get("capacityRefusedAt"):
+        return None, False
+    new, _row, op = found
+    incumbent = str(op.get("waiting") or "")
+    op["capacityRefusedAt"] = format_time(now)
+    return new, incumbent != QUOTA_EXCEEDED and takes_row(QUOTA_EXCEEDED, incumbent)
 
 
 def quota_hold(ctx: Ctx, row: Row, created: bool) -> Row:

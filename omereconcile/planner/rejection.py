@@ -37,11 +37,11 @@ refused as Invalid blames its revision.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.out import Out
 from omereconcile.planner.retry import RetryBook
@@ -96,17 +96,13 @@ def record_rejection(
 ) -> dict[str, Any] | None:
     """The status with the rejection recorded on row ``index`` for the next pass to dispose (None
     when there is nothing to record: no such row, or it has no phase or operation in flight)."""
-    new = copy.deepcopy(dict(status))
-    for row in new.get("instanceStatuses") or []:
-        if row.get("index") != index:
-            continue
-        op = row.get("operation")
-        if not row.get("phase") or not isinstance(op, dict):
-            return None
-        op["waiting"] = reason
-        row["lastFailure"] = {"reason": reason, "message": message, "time": format_time(now)}
-        return new
-    return None
+    found = R.operation_row(status, index)
+    if found is None:
+        return None
+    new, row, op = found
+    op["waiting"] = reason
+    row["lastFailure"] = {"reason": reason, "message": message, "time": format_time(now)}
+    return new
 
 
 def dispose_rejection(ctx: Ctx, row: Row, pod: str, out: Out, retry: RetryBook) -> Row:

@@ -7,6 +7,7 @@ would be pruned by a structural schema).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -268,3 +269,20 @@ def load_retry_blocks(status: Mapping[str, Any]) -> dict[str, RetryBlock]:
 
 def opt_time(value: datetime | None) -> str | None:
     return _time(value)
+
+
+def operation_row(
+    status: Mapping[str, Any], index: int
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """A deep copy of ``status`` with its row at ``index`` and that row's operation, for the executor's
+    records written on an operation in flight (a quota refusal, an admission wait, an API rejection);
+    None when there is no such row, or it has no phase or no operation."""
+    new = copy.deepcopy(dict(status))
+    for row in new.get("instanceStatuses") or []:
+        if row.get("index") != index:
+            continue
+        op = row.get("operation")
+        if not row.get("phase") or not isinstance(op, dict):
+            return None
+        return new, row, op
+    return None
