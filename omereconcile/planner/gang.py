@@ -471,27 +471,25 @@ def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:
 
 def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:
     """``workload.PodTermination`` as far as a ``PodView`` carries it: a container whose current or
-    last run ended with a non-zero exit (the current first, Go ``nonZeroTerminated``), then a container parked in a terminal waiting reason, then a pod that
-    ended (``steps`` terminal diagnostics). None when the pod shows nothing worth keeping."""
+    last run ended with a non-zero exit (the current first, Go ``nonZeroTerminated``), then a container
+    parked in a terminal waiting reason, then a pod that ended (``steps`` terminal diagnostics). None
+    when the pod shows nothing worth keeping."""
     for ct in (*pod.containers, *pod.init_containers):
+        # Go nonZeroTerminated: the live state wins over the last termination (a pod that Failed shows
+        # its crash there, e.g. OOMKilled exit 137).
         if ct.state_exit_code:
-            # Go nonZeroTerminated: the live state wins over the last termination (a pod that Failed
-            # shows its crash there, e.g. OOMKilled exit 137).
-            return {
-                "podName": pod.name,
-                "containerName": ct.name,
-                "reason": ct.state_terminated_reason or "Error",
-                "exitCode": ct.state_exit_code,
-                "time": format_time(ctx.now),
-            }
-        if ct.finished_at is not None and ct.exit_code:
-            return {
-                "podName": pod.name,
-                "containerName": ct.name,
-                "reason": ct.terminated_reason or "Error",
-                "exitCode": ct.exit_code,
-                "time": format_time(ctx.now),
-            }
+            exit_code, reason = ct.state_exit_code, ct.state_terminated_reason
+        elif ct.finished_at is not None and ct.exit_code:
+            exit_code, reason = ct.exit_code, ct.terminated_reason
+        else:
+            continue
+        return {
+            "podName": pod.name,
+            "containerName": ct.name,
+            "reason": reason or "Error",
+            "exitCode": exit_code,
+            "time": format_time(ctx.now),
+        }
     stuck = stuck_container(pod)
     if stuck is not None:
         return {
