@@ -87,16 +87,20 @@ def _table(review: Review) -> str:
     return f"| Verdict | Replicas | Fails the check |\n| --- | ---: | --- |\n{rows}"
 
 
-def _reaches(change: CatalogChange, groups: Sequence[Group]) -> str:
-    """`` → groups 1 and 3``: the groups below whose causes name one of the change's objects, or `` → no
-    replica changes`` (a runtime no replica selects, or a field no render reads)."""
+def _reached(change: CatalogChange, groups: Sequence[Group]) -> list[int]:
+    """The numbers of the groups below whose causes name one of the change's objects."""
     objects = set(change.objects)
-    hits = [str(i) for i, g in enumerate(groups, 1) if objects.intersection(g.cause_keys)]
+    return [i for i, g in enumerate(groups, 1) if objects.intersection(g.cause_keys)]
+
+
+def _reaches(hits: Sequence[int]) -> str:
+    """`` → groups 1 and 3``, or `` → no replica changes`` (a runtime no replica selects, or a field no
+    render reads)."""
     if not hits:
         return " → no replica changes"
     if len(hits) == 1:
         return f" → group {hits[0]}"
-    return f" → groups {', '.join(hits[:-1])} and {hits[-1]}"
+    return f" → groups {', '.join(map(str, hits[:-1]))} and {hits[-1]}"
 
 
 def _catalog_change(change: CatalogChange, reach: str = "") -> str:
@@ -117,13 +121,11 @@ def _catalog_section(review: Review) -> list[tuple[str, int]]:
     reaching: list[tuple[int, str]] = []
     idle: list[CatalogChange] = []
     for change in review.catalog_changes:
-        first = next(
-            (i for i, g in enumerate(review.groups) if set(change.objects).intersection(g.cause_keys)), None
-        )
-        if first is None:
-            idle.append(change)
+        hits = _reached(change, review.groups)
+        if hits:
+            reaching.append((hits[0], _catalog_change(change, _reaches(hits))))
         else:
-            reaching.append((first, _catalog_change(change, _reaches(change, review.groups))))
+            idle.append(change)
     out = [(text, 1) for _, text in sorted(reaching, key=lambda item: item[0])]
     if idle and out:
         verb = "changes" if len(idle) == 1 else "change"
@@ -131,7 +133,7 @@ def _catalog_section(review: Review) -> list[tuple[str, int]]:
         folded = "".join(_catalog_change(c) for c in idle)
         out.append((f"<details><summary>{summary}</summary>\n\n{folded}</details>\n", len(idle)))
     else:
-        out.extend((_catalog_change(c, _reaches(c, review.groups)), 1) for c in idle)
+        out.extend((_catalog_change(c, _reaches([])), 1) for c in idle)
     return out
 
 
