@@ -26,7 +26,7 @@ from omereconcile.planner import plan
 from omereconcile.settings import ForceDeletePolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import DesiredRevision, parse_time
+from omereconcile.world import DesiredRevision, LedgerView, World, format_time, parse_time
 from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25"
@@ -991,3 +991,147 @@ def test_unknown_target_held_without_force_delete_policy() -> None:
         row,
     )
     assert world.replica.status.get("retryBlocks") == _status_of(world, out).get("retryBlocks"), GO
+
+
+def _failed_create_container_target(
+    excluded: Callable[[str], list[str]], *, source_gate: str = "True", source_ready: str = "True"
+) -> tuple[World, str, str]:
+    """Go's ``newFailedCreateContainerSurgeFixture``: a SurgeThenDrain row Failed with no operation,
+    running v1, aimed at v2, ``lastFailure`` a ``CreateContainerError`` naming the replacement at
+    ordinal 1, which stands out of rotation waiting in that reason; the source at ordinal 0 PodReady and
+    serving (unless told otherwise). ``excluded(node)`` gives the nodes the relocation ledger excludes
+    for v2 (Go's ``ExcludedNodes``; ``lifecycle.autoMigrate`` allowing relocations), given the node the
+    replacement sits on. Ours: the simulated world stopped while the replacement waits, the row then
+    seeded as Go seeds it. Returns the world, the replacement's uid and its node."""
+    sim, driver = _ready()
+    sim.behaviour["vllm:v2"] = "createerror"
+    sim.image = "vllm:v2"
+
+    def waits(s: Sim) -> bool:
+        pod = s.pods.get(ORD1)
+        statuses = pod.obj["status"].get("containerStatuses") or [] if pod is not None else []
+        return any(
+            ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "CreateContainerError"
+            for cs in statuses
+        )
+
+    _until(sim, driver, waits, "the replacement waits in CreateContainerError")
+    src = sim.pods[ORD0].obj["status"]["conditions"]
+    for cond in src:
+        if cond["type"] == c.SERVING_GATE:
+            cond["status"] = source_gate
+        if cond["type"] == "Ready":
+            cond["status"] = source_ready
+    target = _target(sim)
+    node = sim.node_of(ORD1)
+    world = sim.observe()
+    status = dict(world.replica.status)
+    row = dict(status["instanceStatuses"][0])
+    row.pop("operation", None)
+    row.update(phase="Failed", lastFailure={"podName": ORD1, "reason": "CreateContainerError"})
+    status["instanceStatuses"] = [row]
+    entries = tuple(
+        {
+            "requestUUID": f"auto-{n}",
+            "component": "engine",
+            "sourceInstance": 0,
+            "phase": "Completed",
+            "reason": "AutoRecover",
+            "fromNode": n,
+            "revision": target,
+            "startedAt": format_time(world.now),
+            "completedAt": format_time(world.now),
+            "outcome": "relocate-recreate",
+        }
+        for n in excluded(node)
+    )
+    world = replace(
+        world,
+        replica=replace(world.replica, status=status),
+        ledger=LedgerView(exists=True, resource_version="1", entries=entries),
+        settings=replace(world.settings, auto_migrate_max_attempts=3),
+    )
+    return world, str(sim.pods[ORD1].obj["metadata"]["uid"]), node
+
+
+def _status_after(world: World, out: A.Plan) -> dict[str, Any]:
+    written = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    return dict(written[-1].status if written else world.replica.status)
+
+
+def _parked(world: World, out: A.Plan) -> None:
+    assert not [a for a in out.actions if isinstance(a, A.DeletePod)], (GO, out.actions)
+    assert not [a for a in out.actions if isinstance(a, A.CreatePod)], (GO, out.actions)
+    row = _status_after(world, out)["instanceStatuses"][0]
+    assert (row["phase"], row.get("operation")) == ("Failed", None), (GO, row)
+
+
+def test_recycles_failed_create_container_target_then_retries() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_RecyclesFailedCreateContainerTargetThenRetries (over ``ops/update_surge.go``
+    ``recycleFailedCreateContainerTarget``): the relocation ledger excludes the failed replacement's
+    node for its revision, so the pass deletes that pod alone (preconditioned on its uid), the source
+    serving on, and the row stays Failed with no operation; once the delete is observed the next pass
+    creates a fresh replacement at the same ordinal, rendered with a hostname ``NotIn`` that node, the
+    source still in rotation. Failed before (ours opened a new surge attempt over the failed pod);
+    fixed by Go's rule, ``planner/surge.py`` ``failed_target_recovery``."""
+    world, uid, node = _failed_create_container_target(lambda n: [n])
+    out = plan(world)
+    deleted = [a for a in out.actions if isinstance(a, A.DeletePod)]
+    assert [(a.name, a.uid) for a in deleted] == [(ORD1, uid)], (GO, out.actions)
+    assert not [a for a in out.actions if isinstance(a, A.SetServingGate) and a.name == ORD0], GO
+    events = [a for a in out.actions if isinstance(a, A.RecordEvent)]
+    assert [e.event_reason for e in events] == ["FailedSurgeTargetRecycled"], (GO, events)
+    status = _status_after(world, out)
+    row = status["instanceStatuses"][0]
+    assert (row["phase"], row.get("operation")) == ("Failed", None), (GO, row)
+    after = replace(
+        world,
+        replica=replace(world.replica, status=status),
+        pods=tuple(p for p in world.pods if p.name != ORD1),
+    )
+    out = plan(after)
+    created = [a for a in out.actions if isinstance(a, A.CreatePod)]
+    assert [a.name for a in created] == [ORD1], (GO, out.actions)
+    terms = created[0].pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    not_in = {
+        v
+        for term in terms["nodeSelectorTerms"]
+        for e in term.get("matchExpressions", [])
+        if e.get("key") == "kubernetes.io/hostname" and e.get("operator") == "NotIn"
+        for v in e.get("values", [])
+    }
+    assert not_in == {node}, (GO, not_in)
+    assert not [a for a in out.actions if isinstance(a, A.SetServingGate) and a.name == ORD0], GO
+
+
+def test_failed_create_container_target_parks_without_relocation_authorization() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_FailedCreateContainerTargetParksWithoutRelocationAuthorization: the ledger's
+    exclusions name other nodes only, so no relocation is authorized: nothing is deleted, the failed
+    replacement stays, and the row stays Failed with no operation. Failed before (ours opened a new
+    surge attempt over it); fixed by Go's rule, ``planner/surge.py`` ``failed_target_recovery``."""
+    world, _, _ = _failed_create_container_target(lambda _n: ["previous-node-a", "previous-node-b"])
+    _parked(world, plan(world))
+
+
+@pytest.mark.parametrize(
+    ("gate", "ready"),
+    [
+        pytest.param("False", "True", id="RequiresServingSource"),
+        pytest.param("True", "False", id="RequiresAReadySource"),
+    ],
+)
+def test_failed_create_container_target_requires_a_ready_serving_source(gate: str, ready: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_FailedCreateContainerTargetRequiresServingSource and
+    TestSurgeUpdate_FailedCreateContainerTargetRequiresAReadySource (two cases): the relocation is
+    authorized, but a source out of rotation, or one whose PodReady the control plane revoked, carries
+    no traffic, so the authorized relocation is not spent: nothing is deleted and the Instance parks
+    for the operator. Failed before (out of rotation: ours rebuilt the whole Instance through Create,
+    deleting the source too; not Ready: ours opened a new surge attempt); fixed by Go's rule,
+    ``planner/surge.py`` ``failed_target_recovery``."""
+    world, _, _ = _failed_create_container_target(lambda n: [n], source_gate=gate, source_ready=ready)
+    _parked(world, plan(world))
