@@ -28,6 +28,7 @@ from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, LedgerView, World, format_time, parse_time
 from omerender import constants as c
+from tests.goparity.test_workload_ops_create import RefusingSim
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25"
 ORD0 = "llama-pool-engine-0-default-0"
@@ -1135,3 +1136,122 @@ def test_failed_create_container_target_requires_a_ready_serving_source(gate: st
     ``planner/surge.py`` ``failed_target_recovery``."""
     world, _, _ = _failed_create_container_target(lambda n: [n], source_gate=gate, source_ready=ready)
     _parked(world, plan(world))
+
+
+def _quota_refused_roll() -> tuple[RefusingSim, Driver]:
+    """A SurgeThenDrain replica Ready on ``vllm:v1`` in a simulated world whose API server answers pod
+    creates as Go's ``rejectPodCreates(siteQuotaError())`` does once ``refuse`` is set (a ResourceQuota
+    403, recorded on the row and announced as the executor does; ``test_workload_ops_create.py``
+    ``RefusingSim``), edited to ``vllm:v2``."""
+    sim = RefusingSim()
+    sim.apply_replica(base_replica(replicas=1, lifecycle=_lc()))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.image = "vllm:v2"
+    return sim, driver
+
+
+def _assert_quota_wait(sim: Sim, target: str) -> None:
+    """Go ``assertSurgeRejection`` for ``quota exceeded``: the cycle is still in flight (Updating,
+    the surge pinned to its target), the operation records the capacity refusal, and no revision is
+    blamed (no RetryBlock)."""
+    row = _row(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], op.get("targetRevision")) == ("Updating", target), (GO, row)
+    assert op.get("capacityRefusedAt"), (GO, row)
+    assert not row.get("lastFailure"), (GO, row)
+    assert not sim.status.get("retryBlocks"), (GO, sim.status.get("retryBlocks"))
+
+
+def test_surge_create_rejection_quota_exceeded() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeCreate_RejectionDispositions "quota exceeded": the surge's replacement create is refused
+    for quota: a wait with the clock parked (the row Updating, its operation capacity-refused), nothing
+    blamed, and the source keeps serving."""
+    sim, driver = _quota_refused_roll()
+    target = _target(sim)
+    sim.refuse = "quota"
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(0.5)
+    assert sim.refusals >= 1, GO
+    assert ORD1 not in sim.pods, GO
+    _assert_quota_wait(sim, target)
+    assert _op(sim).get("step") == "Surge", GO
+    assert sim.gate_of(ORD0) == "True", GO
+
+
+def test_surge_drain_recreate_rejection_quota_exceeded() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeDrainRecreate_RejectionDispositions "quota exceeded": past the surge step, the source
+    already out of rotation, the replacement is lost, and the create that rebuilds it (the row's only
+    way back to capacity) is refused for quota: the same wait, clock parked, nothing blamed."""
+    sim, driver = _quota_refused_roll()
+    target = _target(sim)
+
+    def drained_source(s: Sim) -> bool:
+        return (
+            _op(s).get("step") == "SurgeDrain"
+            and s.gate_of(ORD0) == "False"
+            and _live(s, ORD0)
+            and _live(s, ORD1)
+        )
+
+    _until(sim, driver, drained_source, "the source out of rotation at SurgeDrain")
+    del sim.pods[ORD1]  # the replacement is lost
+    sim.refuse = "quota"
+    sim.advance(0.5)
+    driver.one_pass()
+    assert sim.refusals == 1, GO
+    _assert_quota_wait(sim, target)
+    assert _op(sim).get("step") == "SurgeDrain", GO
+
+
+def test_gang_surge_replacement_pods_vanish_before_the_promote() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurge_ReplacementPodsLostAroundThePromote "the replacement's pods vanish before the write":
+    the gang handoff is preconditioned on the replacement still being the whole gang it claimed, so a
+    source at ``SurgeDrain`` with no pods left beside a replacement whose pods vanished is not
+    promoted: the source row stays (Updating, its drain open at ``SurgeDrain``) and the pass rebuilds
+    the missing members. Ours: the gang rolled v1 -> v2 in the simulated world to the source's drain,
+    then every pod of both gangs removed."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+    for name in list(sim.pods):
+        del sim.pods[name]
+    assert sim.replica is not None
+    for row in sim.replica["status"]["instanceStatuses"]:
+        if row["index"] == surge_index:
+            # Go's marker row publishes no pod count: its members were never seen standing.
+            row.update(podCount=0, servingPodCount=0, availablePodCount=0)
+    sim.advance(0.5)
+    p = driver.one_pass()
+    source = _row(sim)
+    assert (source["phase"], (source.get("operation") or {}).get("step")) == ("Updating", "SurgeDrain"), (
+        GO,
+        sim.rows(),
+    )
+    created = sorted(a.name for a in p.actions if isinstance(a, A.CreatePod))
+    assert created == [
+        f"llama-pool-engine-{surge_index}-leader-0",
+        f"llama-pool-engine-{surge_index}-worker-0",
+    ], (GO, p.actions)
+
+
+def test_gang_surge_replacement_pods_lost_after_the_promote_are_not_the_surges() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurge_ReplacementPodsLostAroundThePromote "the write has landed": with the replacement gang
+    serving the handoff completes: the source row is retired and the replacement's row carries no
+    surge pin (no operation naming a ``surgeIndex``), so a pod it loses afterwards is the Create and
+    restart passes' business, not the surge machine's."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+    _until(sim, driver, lambda s: not any(r["index"] == 0 for r in s.rows()), "the source row retired")
+    rows = {r["index"]: r for r in sim.rows()}
+    assert set(rows) == {surge_index}, (GO, sim.rows())
+    op = rows[surge_index].get("operation") or {}
+    assert op.get("surgeIndex") is None, (GO, rows[surge_index])
