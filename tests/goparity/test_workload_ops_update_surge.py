@@ -23,7 +23,7 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner import plan
-from omereconcile.settings import ForceDeletePolicy
+from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, LedgerView, World, format_time, parse_time
@@ -1255,3 +1255,125 @@ def test_gang_surge_replacement_pods_lost_after_the_promote_are_not_the_surges()
     assert set(rows) == {surge_index}, (GO, sim.rows())
     op = rows[surge_index].get("operation") or {}
     assert op.get("surgeIndex") is None, (GO, rows[surge_index])
+
+
+@pytest.mark.parametrize("step", ["Surge", "SurgeDrain"])
+def test_gang_surge_bump_during_bump_promotes_pinned_rev(step: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurgeUpdate_BumpDuringBump_PromotesPinnedRev: a v2 gang surge at its promote (the
+    replacement gang Ready and serving at the surge index, the source gang already gone, the source's
+    operation pinned to v2) when a second edit moves the target to v3: the promote stamps the
+    replacement's row running v2, the revision its pods carry, not v3 (which would strand the pods on
+    v2 behind ``DetectUpdateTrigger``'s fast path); the next passes then roll it on to v3. Go seeds the
+    source's operation at step ``Surge`` (``gangSurgeInFlightIR``); ours reaches the state at
+    ``SurgeDrain`` in the simulated world, and is asked at both steps (one case of Go's). Go promotes
+    in the pass; ours releases the source's PodGroup first (Go's fixture has none) and promotes on the
+    next, so the passes until the source row is retired are read."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    v2 = _target(sim)
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+
+    def source_gone(s: Sim) -> bool:
+        return not _gang_names(s, 0) and _op(s).get("step") == "SurgeDrain"
+
+    for _ in range(200):
+        sim.tick()
+        if source_gone(sim):
+            break
+        driver.one_pass()
+        sim.advance(0.5)
+    assert source_gone(sim), (GO, sim.rows(), sorted(sim.pods))
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0]["operation"]["step"] = step
+    sim.image = "vllm:v3"
+    v3 = _target(sim)
+    for _ in range(3):
+        driver.one_pass()
+        if not any(r["index"] == 0 for r in sim.rows()):
+            break
+        sim.advance(0.5)
+    rows = {r["index"]: r for r in sim.rows()}
+    assert set(rows) == {surge_index}, (GO, sim.rows())
+    assert rows[surge_index]["runningRevision"] == v2, (GO, rows[surge_index])
+    driver.run(lambda s: converged(s) and s.status.get("currentRevision") == v3)
+
+
+def _stale_blocks(world: World) -> World:
+    status = dict(world.replica.status)
+    status["retryBlocks"] = [
+        {
+            "targetRevision": "llama-pool-engine-stale001",
+            "state": "Held",
+            "attemptsStarted": 1,
+            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
+            "reason": "ImagePullBackOff",
+        }
+    ]
+    return replace(world, replica=replace(world.replica, status=status))
+
+
+def _edit(**changes: Any) -> Callable[[World], World]:
+    def edit(world: World) -> World:
+        return replace(world, settings=replace(world.settings, **changes))
+
+    return edit
+
+
+_CONFIG_EDITS = [
+    pytest.param(
+        _edit(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
+        id="update retry policy",
+    ),
+    pytest.param(
+        _edit(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
+        id="force-delete policy",
+    ),
+    pytest.param(_stale_blocks, id="superseded RetryBlock history"),
+    pytest.param(_edit(auto_migrate_max_attempts=3), id="auto-migration budget"),
+]
+
+
+@pytest.mark.parametrize("edit", _CONFIG_EDITS)
+@pytest.mark.parametrize("step", ["Surge", "SurgeDrain"])
+def test_surge_operator_config_changes_do_not_change_what_it_decides(
+    step: str, edit: Callable[[World], World]
+) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurge_OperatorConfigChangesDoNotChangeWhatItDecides (its two step subtests, over
+    ``surgeConfigChangeCases()``: ``configChangeCases()`` plus the auto-migration budget): no operator
+    knob is read where a surge decides its next action, so a pass at step ``Surge`` (the replacement
+    not yet ready, the source serving) and one at ``SurgeDrain`` (the replacement serving, the source
+    out of rotation) decide the same row, the same pod writes and the same wake-up under each edit as
+    unedited, and write no RetryBlock of their own. Of Go's knobs ours has these four (the scale-down
+    and requeue cadences, the gang clamp, the audit caps, the teardown deadline and the block-history
+    limit have no counterpart in a surge pass here)."""
+    sim, driver = _ready()
+    if step == "Surge":
+        sim.behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+
+    def at_step(s: Sim) -> bool:
+        if step == "Surge":
+            return _op(s).get("step") == "Surge" and _live(s, ORD1)
+        return _op(s).get("step") == "SurgeDrain" and s.gate_of(ORD0) == "False" and _live(s, ORD0)
+
+    _until(sim, driver, at_step, f"the surge at {step}")
+    sim.advance(0.5)
+    world = sim.observe()
+
+    def decided(w: World) -> tuple[Any, ...]:
+        out = plan(w)
+        written = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+        status = dict(written[-1].status) if written else dict(w.replica.status)
+        pods = [a for a in out.actions if not isinstance(a, (A.WriteStatus, A.RecordEvent))]
+        return status["instanceStatuses"], pods, out.requeue_after, status.get("retryBlocks") or []
+
+    rows, pods, wake, blocks = decided(world)
+    edited = edit(world)
+    got_rows, got_pods, got_wake, got_blocks = decided(edited)
+    assert (got_rows, got_pods, got_wake) == (rows, pods, wake), GO
+    seeded = {b["targetRevision"] for b in edited.replica.status.get("retryBlocks") or []}
+    assert blocks == [], GO
+    assert {b["targetRevision"] for b in got_blocks} <= seeded, GO
