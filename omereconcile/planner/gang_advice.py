@@ -107,7 +107,8 @@ def gang_split_risk(ctx: Ctx, pod: Mapping[str, Any]) -> bool:
 def maybe_gang_split_risk(ctx: Ctx, out: Out) -> None:
     """Record ``GangSplitRisk`` for each Instance whose worker pods ``out`` creates at risk.
 
-    Go (the newest stored ``create.go``) checks every pod its create loop renders and announces the
+    Go (the newest stored ``create.go``, ``createMissingPods``, the funnel of every create path:
+    Create, surge, rebuild) checks every pod it renders, before the create call, and announces the
     Warning once per episode on the Instance's own row (``status.Announce``, a standing reason keyed
     ``<reason>@#<incarnation>``: once per row and incarnation; sgl-project @ bb4fa1ee deduplicated per
     owner and Component per process instead). The planner keeps no ``announced`` record
