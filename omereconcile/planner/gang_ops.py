@@ -409,8 +409,10 @@ def _lost_replacement(
     failure on the pin's ladder); once the ladder admits another attempt the members are created again
     and the source re-arms (``Updating``, retry counted, a fresh deadline, ``GangSurgeRebuilt``); a
     ladder that holds the revision ends the pair (``GangSurgeHeld``). Returns the rows and whether the
-    missing members may be created this pass. (Go tells a member its own recycle removed from a lost
-    one by the published count; here a member is lost once it is gone.)"""
+    missing members may be created this pass. A loss is counted as Go counts it: the marker row's
+    published member count, less the members observed and the one the terminal recycle took
+    (:func:`_recycled_members`); members missing at the published count are created under the attempt
+    as it stands, nothing charged."""
     op = src.operation
     assert op is not None
     pin, size = op.target_revision, ctx.pods_per_instance
