@@ -593,8 +593,9 @@ def surge_has_no_source(row: Row) -> bool:
 
 def _failed_pods_roll(row: Row, pods: Sequence[PodView]) -> bool:
     """Go ``evaluateUpdateTriggerFast`` then ``evaluateUpdateTriggerPods`` (ome-projects/ome
-    ``workload/ops/update.go`` 58a57f25, the newest of the four stored versions that carry it, read
-    whole; ae683e3f and the 23,051-character version before it left such a row alone): a ``Failed``
+    ``workload/ops/update.go`` 58a57f25, the newest of the four versions found of the six the index
+    lists, read whole; ae683e3f and the 23,051-character version before it left such a row alone,
+    dcfb4135 already rolled it): a ``Failed``
     row with no operation and no running revision whose pod set stands (its non-terminating pods; an
     empty set "proves nothing in either direction; the Create and demotion passes own a row with no
     pods") and was not adopted (``_adopts_target``: every pod on the target and runtime-ready)
@@ -602,7 +603,13 @@ def _failed_pods_roll(row: Row, pods: Sequence[PodView]) -> bool:
     it takes the ordinary roll, which is the retry, recreate or relocation its strategy and the
     disposition's node-exclusion overlay resolve". The retry gate and the budget pace it in
     ``_start_updates``; ``surge_has_no_source`` makes it a recreate (incarnation bumped, the pods
-    drained and deleted first). Before, ours rebuilt the row through Create's fresh start
+    drained and deleted first). Go's update pass reads the Instance's listed pods; whether a
+    Terminating one is among them there is not settled here: ours reads the non-terminating ones, as
+    ``_adopts_target`` does, so a row whose pods are all Terminating is still Create's. Go's Create
+    pass leaves such a row alone (``ops/create.go`` ``createFilteredBatched``, the newest stored:
+    nothing is missing, the pods are not runtime-ready), and the update pass runs before it
+    (``workload/plan_decision.go`` ``Decision``: update > create). Before, ours rebuilt the row through
+    Create's fresh start
     (``Recycle``) at the same incarnation (``update_test.go`` ``TestDetectUpdate_BackfillRefuses
     WedgedPods``, ``TestDetectUpdate_StuckPodOnTargetRelocates``)."""
     if row.phase != R.FAILED or row.operation is not None or row.running_revision:
