@@ -30,7 +30,9 @@ revision-hash label in one write; wait until the pod is ContainersReady on the n
 runtime reports them; return the pod to rotation; once it is PodReady (and past ``minReadySeconds``)
 promote the row (``Ready`` on the target, Normal ``InPlaceUpdateCompleted``) and clear the marker in
 the same pass, after the status write (the newest Go's order).
-The pod keeps its name, UID, node and volumes.
+The pod keeps its name, UID, node and volumes. A pod that ends under the patch is recycled (the newest
+``inPlaceUpdate``'s ``recycleTerminalTargets``), a Terminating one waited out; once none is left the roll
+re-resolves to a recreate within the same attempt (``StampRecreateFromInPlace``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import by_name, check_failure, complete, new_operation
+from omereconcile.planner.steps import by_name, check_failure, complete, new_operation, recycle_terminal
 from omereconcile.world import DesiredRevision, PodView
 from omerender import constants as c
 
@@ -322,7 +324,22 @@ def step_in_place(
     target = op.target_revision
     name = ctx.pod_name(row.index, row.active_ordinal)
     pod = by_name(pods, name)
-    if pod is None or pod.terminating or pod.ended:
+    if pod is not None and pod.terminating:
+        # A pod on its way out decides nothing: the roll waits for it to be gone (then re-resolves,
+        # below), bounded by its deadline. ome-projects/ome @ 58a57f25 ``update_inplace_test.go``
+        # ``TestUpdateInPlace_PodObservationsThatDecideNothing`` "the pod wedged Terminating from
+        # outside": step InPlace, incarnation 1. (Go's patches would still land on the dying pod;
+        # ours writes nothing to it.)
+        return _evidence(ctx, row, pod, name, out, retry)
+    if pod is not None and pod.ended:
+        # Newest stored ``inPlaceUpdate`` (30,306 characters, after 58a57f25's 29,692):
+        # ``recycleTerminalTargets`` frees a pod in a terminal phase (it can never report the new
+        # image) rather than patch and poll it to the deadline: the recycle is recorded (retry
+        # count, lastFailure), the pod deleted, the step stays InPlace at the same incarnation; the
+        # empty set then re-resolves the roll to a recreate on a later pass, below.
+        recycled = recycle_terminal(ctx, row, pod, out)
+        return recycled if recycled is not row else _evidence(ctx, row, pod, name, out, retry)
+    if pod is None:
         # Newest ``inPlaceUpdate``: an in-place step patches a pod it does not create, so with no live
         # pod the roll is re-resolved to a recreate, which renders one (``StampRecreateFromInPlace``).
         out.event(

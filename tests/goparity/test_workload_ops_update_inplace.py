@@ -32,6 +32,7 @@ GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.g
 POD0 = "llama-pool-engine-0-default-0"
 RECREATE_STEPS = ("Drain", "CreatePods")
 MARKER = c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION
+IN_PLACE_REFUSED = "InPlaceUpdateNotPossible"
 
 
 def _lc(**ips: Any) -> dict[str, Any]:
@@ -276,36 +277,35 @@ _OBSERVATIONS = {
 }
 
 
-_RECREATES = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours re-resolves an in-place roll whose pod is Terminating or dead to a "
-    "recreate at once (step Drain, incarnation 2); Go keeps patching until the operation deadline, only "
-    "an absent pod re-resolving it",
-)
 _NODE_WATCH = pytest.mark.xfail(
     strict=True,
     reason="known difference: ours reads the Node watch, so a pod on a node that is gone is held as "
     "NodeUnknown (lastFailure); Go reads the pod phase alone (planner/nodedeath.py kubelet_silent)",
 )
+_DEAD = ("the pod evicted", "the pod in a terminal Failed phase", "the pod in a terminal Succeeded phase")
 
 
 @pytest.mark.parametrize(
     "case",
     [
         pytest.param("a container restarting under the patch"),
-        pytest.param("the pod wedged Terminating from outside", marks=_RECREATES),
+        pytest.param("the pod wedged Terminating from outside"),
         pytest.param("the node hosting the pod gone", marks=_NODE_WATCH),
-        pytest.param("the pod evicted", marks=_RECREATES),
-        pytest.param("the pod in a terminal Failed phase", marks=_RECREATES),
-        pytest.param("the pod in a terminal Succeeded phase", marks=_RECREATES),
+        *(pytest.param(case) for case in _DEAD),
     ],
 )
 def test_in_place_pod_observations_that_decide_nothing(case: str) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25,
     TestUpdateInPlace_PodObservationsThatDecideNothing (each subtest): with the patch in flight, none of
     these readings of its pod promotes, ends the attempt, bumps the incarnation or moves the step: one
-    pass leaves the row Updating at step InPlace, incarnation 1, no failure recorded and no revision
-    blocked."""
+    pass leaves the row Updating at step InPlace, incarnation 1, and no revision blocked.
+
+    A pod in a terminal phase (evicted, Failed, Succeeded) follows the newest stored ``inPlaceUpdate``
+    (30,306 characters, later than 58a57f25's 29,692): ``recycleTerminalTargets`` frees it on that pass
+    (deleted, the recycle recorded on ``lastFailure`` by ``RecordRecycleAttempt``, a
+    ``TerminalPodRecycled`` Warning), where 58a57f25's, which this test was written against, patched it
+    to the deadline and recorded nothing: the test's "no LastFailure" check is that version's. Every
+    other reading leaves ``lastFailure`` as it was and deletes nothing."""
     _, world = _in_place_in_flight()
     pods = tuple(_OBSERVATIONS[case](p, world.now) if p.name == POD0 else p for p in world.pods)
     out = plan(replace(world, pods=pods))
@@ -318,11 +318,46 @@ def test_in_place_pod_observations_that_decide_nothing(case: str) -> None:
         "InPlace",
         1,
     ), (GO, row)
-    assert row.get("lastFailure") == before.get("lastFailure"), (GO, row)
     assert status.get("retryBlocks") == world.replica.status.get("retryBlocks"), (
         GO,
         status.get("retryBlocks"),
     )
+    deleted = [a.name for a in out.actions if isinstance(a, A.DeletePod)]
+    recycled = [
+        a for a in out.actions if isinstance(a, A.RecordEvent) and a.event_reason == "TerminalPodRecycled"
+    ]
+    if case in _DEAD:
+        assert (deleted, len(recycled)) == ([POD0], 1), (GO, out.actions)
+        assert (row.get("lastFailure") or {}).get("podName") == POD0, (GO, row)
+    else:
+        assert (deleted, recycled) == ([], []), (GO, out.actions)
+        assert row.get("lastFailure") == before.get("lastFailure"), (GO, row)
+
+
+def test_in_place_dead_pod_is_recycled_then_the_roll_recreates() -> None:
+    """Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_inplace.go`` ``inPlaceUpdate``,
+    the newest stored version (30,306 characters): "A pod in a terminal phase can never report the new
+    image: free it now rather than patch and poll it to the deadline; the empty set then re-resolves the
+    roll to recreate". An in-place roll whose pod is evicted under the patch deletes it, re-resolves to
+    a recreate within the same attempt (its id kept, the incarnation bumped) and completes on v2 well
+    inside its deadline."""
+    sim, driver = _ready()
+    sim.image = "vllm:v2"
+    v2 = _target(sim)
+    driver.one_pass()
+    before = _op(sim)
+    assert before["step"] == "InPlace"
+    evicted = sim.pods[POD0]
+    evicted.obj["status"].update(phase="Failed", reason="Evicted")
+    evicted.behaviour = "ended"
+    sim.advance(0.5)
+    driver.one_pass()
+    assert (_op(sim)["step"], _row(sim)["incarnation"]) == ("InPlace", 1), GO
+    assert any(isinstance(a, A.DeletePod) and a.name == POD0 for _, a in driver.log), GO
+    driver.run(lambda s: _rolled(s, v2), limit=300)
+    assert _row(sim)["incarnation"] == 2, GO
+    reasons = [e.event_reason for e in sim.events]
+    assert reasons.index("TerminalPodRecycled") < reasons.index(IN_PLACE_REFUSED), (GO, reasons)
 
 
 # -- the promote bar over a converged pod, the transition marker, operator edits -------------------
