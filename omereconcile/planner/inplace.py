@@ -187,18 +187,23 @@ def start_in_place(ctx: Ctx, row: Row, target: str, out: Out) -> Row:
 def _to_recreate(ctx: Ctx, row: Row, target: str, *, same_attempt: bool = False) -> Row:
     """The in-place roll re-resolved to a recreate (incarnation +1, ``Drain`` then ``CreatePods``), as
     ``recreateUpdate``'s stamp opens it. ``same_attempt``: the pod the patch was aimed at is gone, and
-    the re-resolution continues the attempt rather than opening one (ome-projects/ome @ 58a57f25
-    ``update_inplace_test.go`` ``TestUpdateWithPods_InPlaceRollLosingItsOnlyPodReResolvesToRecreate``:
-    the operation keeps its id, start and deadline; the step and the strategy pin move to the
-    recreate)."""
-    cause = f"revision {row.running_revision} -> {target}"
-    op = replace(new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    the re-resolution continues the attempt rather than opening one: Go ``status``
+    ``StampRecreateFromInPlace`` (ome-projects/ome, the newest stored ``workload/status``) edits the
+    operation, not replaces it: the step moves to Drain, the target and the strategy pin to the
+    recreate, ``lastProgressAt`` to now, and everything else (id, start, deadline, retry count,
+    reason) is kept (``update_inplace_test.go`` @ 58a57f25
+    ``TestUpdateWithPods_InPlaceRollLosingItsOnlyPodReResolvesToRecreate``)."""
     current = row.operation
+    incarnation = row.incarnation + 1
     if same_attempt and current is not None:
-        op = replace(op, id=current.id, started_at=current.started_at, deadline=current.deadline)
-    return replace(
-        row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=row.incarnation + 1
-    )
+        op = replace(
+            current, step=R.STEP_DRAIN, target_revision=target, strategy=RECREATE, last_progress_at=ctx.now
+        )
+        incarnation = max(row.incarnation, 1) + 1  # Go: an unset incarnation counts as 1
+    else:
+        cause = f"revision {row.running_revision} -> {target}"
+        op = replace(new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    return replace(row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=incarnation)
 
 
 # -- evidence --------------------------------------------------------------------------------------

@@ -339,8 +339,9 @@ def test_in_place_dead_pod_is_recycled_then_the_roll_recreates() -> None:
     the newest stored version (30,306 characters): "A pod in a terminal phase can never report the new
     image: free it now rather than patch and poll it to the deadline; the empty set then re-resolves the
     roll to recreate". An in-place roll whose pod is evicted under the patch deletes it, re-resolves to
-    a recreate within the same attempt (its id kept, the incarnation bumped) and completes on v2 well
-    inside its deadline."""
+    a recreate within the same attempt (``status.StampRecreateFromInPlace`` edits the operation: its id,
+    deadline and recycle count kept, the incarnation bumped) and completes on v2 well inside its
+    deadline."""
     sim, driver = _ready()
     sim.image = "vllm:v2"
     v2 = _target(sim)
@@ -354,6 +355,19 @@ def test_in_place_dead_pod_is_recycled_then_the_roll_recreates() -> None:
     driver.one_pass()
     assert (_op(sim)["step"], _row(sim)["incarnation"]) == ("InPlace", 1), GO
     assert any(isinstance(a, A.DeletePod) and a.name == POD0 for _, a in driver.log), GO
+    for _ in range(40):  # the pod collected, the roll re-resolves
+        sim.advance(0.5)
+        driver.one_pass()
+        if _op(sim).get("step") != "InPlace":
+            break
+    op = _op(sim)
+    # StampRecreateFromInPlace edits the operation: the attempt's id, deadline and recycle count stay.
+    assert (op["step"], op["id"], op.get("deadline"), op.get("retryCount")) == (
+        "Drain",
+        before["id"],
+        before.get("deadline"),
+        1,
+    ), (GO, op)
     driver.run(lambda s: _rolled(s, v2), limit=300)
     assert _row(sim)["incarnation"] == 2, GO
     reasons = [e.event_reason for e in sim.events]
