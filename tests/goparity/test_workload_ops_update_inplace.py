@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +22,11 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner import plan
+from omereconcile.planner.admission_hold import (
+    admission_unavailable_message,
+    is_admission_unavailable,
+    record_admission_wait,
+)
 from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
@@ -694,3 +699,66 @@ def test_in_place_operator_config_changes_do_not_change_the_patch(tweak: Callabl
     seeded = {b["targetRevision"] for b in edited.replica.status.get("retryBlocks") or []}
     assert blocks == [], GO
     assert {b["targetRevision"] for b in got_blocks} <= seeded, GO
+
+
+# -- an admission webhook the API server cannot reach -------------------------------------------------
+
+REFUSAL = (
+    'Internal error occurred: failed calling webhook "pod-mutator.example.com": failed to call webhook: '
+    'Post "https://ome-webhook.example.svc:443/mutate-pods?timeout=10s": context deadline exceeded'
+)
+
+
+@dataclass
+class _AdmissionOutage(Sim):
+    """The API server failing closed on a pod-mutating webhook it cannot call: every pod patch is
+    refused with a 500 (Go's ``apierrors.NewInternalError``), recorded on the row as the executor
+    records it (``planner/admission_hold.py`` ``record_admission_wait``)."""
+
+    down: bool = False
+
+    def apply(self, act: A.Action, replica_rv: str) -> None:
+        if self.down and isinstance(act, A.PatchPodInPlace):
+            assert act.index is not None
+            status, announce = record_admission_wait(self.status, act.index, act.name, REFUSAL, self.now)
+            text = admission_unavailable_message("engine", act.index, REFUSAL)
+            self.record_refusal(status, announce, "InstanceAdmissionUnavailable", text, REFUSAL)
+        super().apply(act, replica_rv)
+
+
+def test_in_place_admission_unavailable_says_why_the_patch_waits() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25,
+    TestUpdateInPlace_AdmissionUnavailable_SaysWhyThePatchWaits: a pod patch refused because the API
+    server cannot reach an admission webhook is a wait: the row keeps its phase and operation, the
+    operation carries the ``AdmissionUnavailable`` token, ``lastFailure`` holds the API server's words,
+    no revision is blamed, and one event names the webhook."""
+    assert is_admission_unavailable(500, REFUSAL), "the executor classifies Go's refusal as the wait"
+    sim = _AdmissionOutage()
+    sim.apply_replica(base_replica(replicas=1, lifecycle=_lc(markNotReadyDuringLifecycle=False)))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.down = True
+    sim.image = "vllm:v2"
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(0.5)
+    row, op = _row(sim), _op(sim)
+    assert (row["phase"], op.get("step"), op.get("waiting")) == (
+        "Updating",
+        "InPlace",
+        "AdmissionUnavailable",
+    ), (
+        GO,
+        row,
+    )
+    failure = row.get("lastFailure") or {}
+    assert failure.get("reason") == "AdmissionUnavailable", (GO, failure)
+    assert "failed calling webhook" in str(failure.get("message")), (GO, failure)
+    assert not sim.status.get("retryBlocks"), GO
+    assert sim.pods[POD0].obj["spec"]["containers"][0]["image"] == "vllm:v1", GO
+    named = [
+        e
+        for e in sim.events
+        if e.event_reason == "InstanceAdmissionUnavailable" and "failed calling webhook" in e.message
+    ]
+    assert len(named) == 1, (GO, [e.event_reason for e in sim.events])
