@@ -29,9 +29,10 @@ with ``markNotReadyDuringLifecycle: false``) and for ``gracePeriodSeconds`` sinc
 container's restart count then); patch the images, the target revision's annotations
 (``AnnotationsDiff``) and the revision-hash label in one write; wait until the pod is ContainersReady
 and each changed container is confirmed: the runtime reports its new image, or the kubelet has
-restarted it since the patch (any reference then: a mirror's name counts); return the pod to rotation; once it is PodReady (and past ``minReadySeconds``)
-promote the row (``Ready`` on the target, Normal ``InPlaceUpdateCompleted``) and clear the marker in
-the same pass, after the status write (the newest Go's order).
+restarted it since the patch (any reference then: a mirror's name counts); return the pod to
+rotation; once it is PodReady (and past ``minReadySeconds``) promote the row (``Ready`` on the
+target, Normal ``InPlaceUpdateCompleted``) and clear the marker in the same pass, after the status
+write (the newest Go's order).
 The pod keeps its name, UID, node and volumes. A pod that ends under the patch is recycled (the newest
 ``inPlaceUpdate``'s ``recycleTerminalTargets``), a Terminating one waited out; once none is left the roll
 re-resolves to a recreate within the same attempt (``StampRecreateFromInPlace``).
