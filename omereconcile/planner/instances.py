@@ -37,6 +37,7 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
+from omereconcile.planner.restart import spent_repair, step_spent_repair
 from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
@@ -468,6 +469,14 @@ def step_row(
         # The API server refused the attempt's pod write for good (recorded by the executor): Go
         # disposes it at the write site, before any hold or step (planner/rejection.py).
         return dispose_rejection(ctx, row, ctx.pod_name(row.index, row.active_ordinal), out, retry)
+    if spent_repair(row):
+        # A Restart parked at Failed keeps its exits (planner/restart.py; Go ops/restart.go
+        # DetectRestartTriggerWithPods reads it ahead of the restart policy). Under Freeze the restart
+        # pass opens nothing, and what Go's frozen pass does with a spent repair was not read: it stays.
+        if ctx.paused and ctx.freeze:
+            return row
+        row, opened = step_spent_repair(ctx, row, pods, out, retry)
+        return _advance(ctx, row, pods, out, retry, row_target, paused=False) if opened else row
     # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.

@@ -6,8 +6,9 @@ characters, the newest of the versions read, read whole; 9177c1b0 is an earlier 
 ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (its ``instanceLostGangMember`` branch) and
 ``runnerRestartedSinceReady``. Ours: ``planner/gang.py`` ``lost_gang_member`` (asked below Ready; the
 Ready branch reads ``gang_broken``) and ``runner_restarted_since_ready``, called on the rows and pods
-Go's tests build. The rest of the file (the Restart state machine's passes, the spent-repair ladder,
-the op-less crash-loop repair, the demoted-row repair and ``RepairYieldsToTarget``) is listed in
+Go's tests build; the Restart state machine's passes, the demoted-row repair, ``RepairYieldsToTarget``
+and the spent-repair ladder (a Restart parked at Failed, ``planner/restart.py``) run one planner pass
+in the simulated world. What is not mapped, and the known differences, are listed in
 ``docs/goparity.md``.
 """
 
@@ -23,7 +24,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.settings import OperatorSettings
+from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time, parse_time
 from omerender import constants as c
@@ -1389,3 +1390,377 @@ def test_repair_yields_to_target_open_restart_is_driven() -> None:
     _moved_target(sim)
     row, _ = _repair(sim)
     assert (row.get("operation") or {}).get("type") == R.OP_RESTART, GO
+
+
+# -- the spent-repair ladder: a Restart parked at Failed (one planner pass in the simulated world) ------
+#
+# Go parks a Restart at Failed with its operation kept (its deadline, or a wedged pod); ours stamps such
+# a Restart Failed with the operation cleared, so the row below is one another writer (OME's Go
+# controller) left in the replica's status, read by ours as Go reads it (planner/restart.py).
+
+LADDER = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=10), 2.0)  # Go retryLadder(3, time.Minute)
+
+
+def _spent(
+    retries: int = 0,
+    failed_ago: timedelta = timedelta(hours=1),
+    ladder: RetryPolicy | None = LADDER,
+    reason: str = "CrashLoopBackOff",
+    pod: str = "wedged",
+) -> tuple[Sim, Any]:
+    """Go ``spentRepairFixtureOn``: a single-pod Instance under RecreateInstanceOnPodRestart whose
+    Restart (``restart-0-1``, "pod lost", started 2 h ago, deadline 1 h ago, ``retries`` re-arms spent)
+    is parked at Failed at incarnation 2 with the failure ``reason`` recorded ``failed_ago``; the
+    operator's ``updateRetry`` ladder ``ladder``. ``pod`` is what holds the row's name: ``wedged`` (the
+    rebuilt pod at incarnation 2 parked in ``reason``, Go ``wedgedRebuiltPod``), ``up`` (at incarnation
+    2, ContainersReady, serving and PodReady, Go ``promotableRebuiltPod``), ``old`` (the same at
+    incarnation 1, the set the attempt never drained), ``evicted`` (at incarnation 2, Failed/Evicted,
+    Go ``evictedRebuiltPod``), ``terminating`` (the wedged pod with a deletionTimestamp and a
+    finalizer) or ``none``."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30),
+        stuck_pod_grace_period=timedelta(minutes=1),
+        update_retry=ladder,
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3 * 3600)
+    now = sim.now
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Failed",
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(now - timedelta(hours=2)),
+            "deadline": format_time(now - timedelta(hours=1)),
+            "retryCount": retries,
+        },
+        "lastFailure": {"podName": POD0, "reason": reason, "time": format_time(now - failed_ago)},
+    }
+    obj = sim.pods[POD0].obj
+    status = obj["status"]
+    obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "1" if pod == "old" else "2"
+    if pod in ("wedged", "terminating", "evicted"):
+        obj["metadata"]["creationTimestamp"] = format_time(now - failed_ago - timedelta(minutes=1))
+        sim.pods[POD0].behaviour = "pending"  # the kubelet never starts it (Go's fixture has no kubelet)
+        status["phase"] = "Failed" if pod == "evicted" else "Pending"
+        state = (
+            {"terminated": {"exitCode": 137, "reason": "Error", "finishedAt": format_time(now)}}
+            if pod == "evicted"
+            else {"waiting": {"reason": reason}}
+        )
+        status["containerStatuses"] = [
+            {"name": c.MAIN_CONTAINER, "ready": False, "restartCount": 3, "state": state}
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready", "ome.io/serving"):
+                cond["status"] = "False"
+        if pod == "evicted":
+            status["reason"] = "Evicted"
+            status["message"] = "The node was low on resource: memory."
+        if pod == "terminating":
+            obj["metadata"]["deletionTimestamp"] = format_time(now)
+            obj["metadata"]["finalizers"] = ["example.com/termination"]
+    elif pod == "none":
+        del sim.pods[POD0]
+    sim._endpoint_slices()  # the EndpointSlice controller catches up with the seeded pod
+    return sim, driver
+
+
+def _one(sim: Sim) -> tuple[dict[str, Any], Any]:
+    """One planner pass: (the row it writes, else the row as stored; the plan)."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    out = plan(sim.observe())
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    row = dict(written[-1].status["instanceStatuses"][0]) if written else dict(sim.rows()[0])
+    return row, out
+
+
+def _events(out: Any, reason: str) -> list[str]:
+    return [a.message for a in out.actions if type(a).__name__ == "RecordEvent" and a.event_reason == reason]
+
+
+def _untouched(row: dict[str, Any], reason: str, retries: int = 0) -> None:
+    """Go "the parked repair untouched": Failed at incarnation 2, the spent operation kept."""
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("id"), op.get("retryCount", 0)) == (
+        "Failed",
+        2,
+        "restart-0-1",
+        retries,
+    ), GO
+    assert (row.get("lastFailure") or {}).get("reason") == reason, GO
+
+
+def test_deadline_failed_row_resumes_its_promote() -> None:
+    """Go: TestRestart_DeadlineFailedRowResumesItsPromote: the rebuilt pod came up after the deadline
+    ended the attempt: the repair resumes its promote at the incarnation the pod carries (Ready at 2,
+    the spent operation cleared), with no new attempt."""
+    sim, _ = _spent(pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RestartTriggered") == [], GO
+    assert _events(out, "RestartCompleted"), GO
+
+
+def test_spent_repair_re_arms_when_the_ladder_is_due() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairReArmsWhenTheLadderIsDue: two minutes after the failure,
+    a one-minute ladder is due: a fresh Restart at incarnation 3 counting one re-arm, its reason naming
+    the attempt and the failure that parked the last one, the wedged pod deleted by its drain; on the
+    pass after, the open repair is driven with no second re-arm."""
+    sim, driver = _spent(failed_ago=timedelta(minutes=2))
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("type"), op.get("retryCount")) == (
+        "Restarting",
+        3,
+        R.OP_RESTART,
+        1,
+    ), GO
+    assert "repair re-armed (attempt 1)" in op["reason"], GO
+    assert "CrashLoopBackOff" in op["reason"], GO
+    assert [a.name for a in _acts(out, "DeletePod")] == [POD0], GO
+    driver.one_pass()
+    sim.advance(0.5)
+    after, out2 = _one(sim)
+    assert (after["incarnation"], (after.get("operation") or {}).get("retryCount")) == (3, 1), GO
+    assert _events(out2, "RestartTriggered") == [], GO
+
+
+@pytest.mark.parametrize(
+    ("retries", "failed_ago", "wait"),
+    [
+        pytest.param(
+            0, timedelta(seconds=20), 40, id="TestDetectRestartTrigger_SpentRepairWaitsForTheLadder"
+        ),
+        pytest.param(1, timedelta(seconds=90), 30, id="TestDetectRestartTrigger_SpentRepairLadderGrows"),
+    ],
+)
+def test_spent_repair_waits_for_the_ladder(retries: int, failed_ago: timedelta, wait: int) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWaitsForTheLadder (20 s into the 1 m first rung: 40 s
+    left) and …SpentRepairLadderGrows (a second re-arm waits out the 2 m second rung, 90 s in: 30 s
+    left): the repair stays parked and the pass is told when to come back."""
+    sim, _ = _spent(retries=retries, failed_ago=failed_ago)
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff", retries)
+    assert out.requeue_after == pytest.approx(wait, abs=1), GO
+
+
+@pytest.mark.parametrize(
+    ("retries", "ladder", "held"),
+    [
+        pytest.param(0, None, False, id="TestDetectRestartTrigger_SpentRepairWithoutALadderStaysParked"),
+        pytest.param(3, LADDER, False, id="TestDetectRestartTrigger_SpentRepairStopsAtMaxAttempts"),
+        pytest.param(0, LADDER, True, id="TestDetectRestartTrigger_SpentRepairHeldRevisionDeniesTheReArm"),
+    ],
+)
+def test_spent_repair_stays_parked(retries: int, ladder: RetryPolicy | None, held: bool) -> None:
+    """Go: …SpentRepairWithoutALadderStaysParked (no ladder: the park stays, no wake-up),
+    …SpentRepairStopsAtMaxAttempts (three re-arms spent of three: nothing more, no wake-up) and
+    …SpentRepairHeldRevisionDeniesTheReArm (a Held block on the revision the repair rebuilds denies the
+    re-arm, as every rebuild of it): the parked repair untouched, its wedged pod left, an hour after
+    the failure."""
+    sim, _ = _spent(retries=retries, ladder=ladder)
+    if held:
+        assert sim.replica is not None
+        rev = sim.rows()[0]["runningRevision"]
+        sim.replica["status"]["retryBlocks"] = [
+            {"targetRevision": rev, "state": "Held", "attemptsStarted": 3}
+        ]
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff", retries)
+    assert _acts(out, "DeletePod") == [], GO
+    assert out.requeue_after is None, GO
+
+
+def test_spent_repair_old_incarnation_set_re_arms() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairOldIncarnationSetReArms: the row's name is held by the
+    incarnation the attempt never drained, healthy and serving: not a set that came up, so it is
+    rebuilt on the ladder (a re-arm), not resumed."""
+    sim, _ = _spent(pod="old")
+    row, _ = _one(sim)
+    assert (row["phase"], row["incarnation"]) == ("Restarting", 3), GO
+    assert "repair re-armed" in (row.get("operation") or {}).get("reason", ""), GO
+
+
+CLOSE_CASES = [
+    pytest.param("CrashLoopBackOff", 0, LADDER, id="crash loop/ladder configured"),
+    pytest.param("CrashLoopBackOff", 0, None, id="crash loop/no ladder"),
+    pytest.param("CrashLoopBackOff", 3, LADDER, id="crash loop/ladder spent"),
+    pytest.param("ImagePullBackOff", 0, LADDER, id="kubelet-retried cause/ladder configured"),
+    pytest.param("CreateContainerConfigError", 0, None, id="kubelet-retried cause/no ladder"),
+]
+
+
+def _assert_closed(sim: Sim, driver: Any, reason: str) -> Any:
+    """Go ``assertSpentRepairClosed``: the close fires with no wake-up, clears the spent operation and
+    keeps Failed, incarnation 2 and the failure record; on the pass after, the restart pass has nothing
+    to decide (ours: the Create pass takes the fresh start)."""
+    row, out = _one(sim)
+    closed = _events(out, "RepairClosed")
+    assert len(closed) == 1, GO
+    assert "closed" in closed[0], GO
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Failed", None, 2), GO
+    assert (row.get("lastFailure") or {}).get("reason") == reason, GO
+    assert out.requeue_after in (None, 0.0), GO
+    driver.one_pass()
+    after, out2 = _one(sim)
+    assert (after.get("operation") or {}).get("type") != R.OP_RESTART, GO
+    assert _events(out2, "RestartTriggered") == [], GO
+    return out
+
+
+@pytest.mark.parametrize(("reason", "retries", "ladder"), CLOSE_CASES)
+def test_spent_repair_with_no_pods_closes(reason: str, retries: int, ladder: RetryPolicy | None) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithNoPodsCloses (each subtest): a parked repair with no
+    pod left has nothing to resume or re-arm: it closes, whatever parked it and whether or not a ladder
+    is configured; the Create pass rebuilds the row as a fresh start."""
+    sim, driver = _spent(retries=retries, ladder=ladder, reason=reason, pod="none")
+    _assert_closed(sim, driver, reason)
+
+
+@pytest.mark.parametrize(("reason", "retries", "ladder"), CLOSE_CASES)
+def test_spent_repair_with_only_a_terminal_pod_closes(
+    reason: str, retries: int, ladder: RetryPolicy | None
+) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithOnlyATerminalPodCloses (each subtest): the only pod
+    was evicted after the park: no live pod, so the repair closes, and the dead occupant is left for
+    the Create pass's recycle (not deleted by the close)."""
+    sim, driver = _spent(retries=retries, ladder=ladder, reason=reason, pod="evicted")
+    out = _assert_closed(sim, driver, reason)
+    assert _acts(out, "DeletePod") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_set_that_came_up_resumes() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithALivePodIsNotClosed "a set that came up resumes"."""
+    sim, _ = _spent(pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RepairClosed") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_wedged_set_re_arms() -> None:
+    """Go: …SpentRepairWithALivePodIsNotClosed "a wedged set re-arms on the ladder"."""
+    sim, _ = _spent(failed_ago=timedelta(minutes=2))
+    row, out = _one(sim)
+    assert "repair re-armed" in (row.get("operation") or {}).get("reason", ""), GO
+    assert _events(out, "RepairClosed") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_terminating_pod_holds_its_name() -> None:
+    """Go: …SpentRepairWithALivePodIsNotClosed "a terminating pod holds its name": neither the close
+    nor a re-arm is decided while the pod still terminates, and no wake-up is owed (the pod leaving is
+    the next event)."""
+    sim, _ = _spent(pod="terminating")
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff")
+    assert out.requeue_after is None, GO
+
+
+KUBELET_RETRIED = ["CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName"]
+
+
+@pytest.mark.parametrize("failed_ago", [timedelta(minutes=2), timedelta(hours=1)], ids=["2m0s", "1h0m0s"])
+@pytest.mark.parametrize("reason", KUBELET_RETRIED)
+def test_spent_repair_on_a_kubelet_retried_cause_owes_no_re_arm(reason: str, failed_ago: timedelta) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairOnAKubeletRetriedCauseOwesNoReArm (each subtest): a
+    repair parked on a cause the kubelet retries in place owes no re-arm, past the ladder's first delay
+    and past its whole span alike: the row stays Failed with its reason, no wake-up, no Restarting
+    stamp, and the wedged pod stays for the kubelet to retry."""
+    sim, _ = _spent(failed_ago=failed_ago, reason=reason)
+    row, out = _one(sim)
+    _untouched(row, reason)
+    assert out.requeue_after is None, GO
+    assert _acts(out, "DeletePod") == [], GO
+
+
+def _spent_row(reason: str, retries: int = 0, failure: bool = True) -> R.Row:
+    """Go's ``parked``/``spent`` rows of the two predicate tests."""
+    op = replace(
+        _op(R.OP_RESTART, R.STEP_DRAIN),
+        id="restart-0-1",
+        started_at=NOW - timedelta(hours=2),
+        last_progress_at=NOW - timedelta(minutes=90),
+        retry_count=retries,
+    )
+    record = {"podName": POD0, "reason": reason, "time": format_time(NOW - timedelta(hours=1))}
+    return R.Row(
+        index=0, incarnation=2, phase=R.FAILED, operation=op, last_failure=record if failure else None
+    )
+
+
+def _ladder_ctx() -> Ctx:
+    ctx = _ctx()
+    settings = replace(ctx.world.settings, update_retry=LADDER)
+    return replace(ctx, world=replace(ctx.world, settings=settings))
+
+
+def test_repair_retry_at_owes_no_re_arm_to_a_kubelet_retried_cause() -> None:
+    """Go: TestRepairRetryAt_OwesNoReArmToAKubeletRetriedCause: no re-arm is owed to a cause the
+    kubelet retries in place; every other parked cause (and an empty one) is owed one at the ladder's
+    first delay after the recorded failure; a park that recorded no failure is measured from the
+    operation's last progress."""
+    from omereconcile.planner.restart import repair_retry_at
+
+    ctx = _ladder_ctx()
+    for reason in KUBELET_RETRIED:
+        assert repair_retry_at(ctx, _spent_row(reason)) is None, GO
+    for reason in ["CrashLoopBackOff", "RunContainerError", "CreateContainerError", "DeadlineExceeded", ""]:
+        assert repair_retry_at(ctx, _spent_row(reason)) == NOW - timedelta(hours=1) + timedelta(minutes=1), GO
+    bare = _spent_row("CrashLoopBackOff", failure=False)
+    assert repair_retry_at(ctx, bare) == NOW - timedelta(minutes=90) + timedelta(minutes=1), GO
+
+
+def test_repair_retries_exhausted_skips_a_kubelet_retried_cause() -> None:
+    """Go: TestRepairRetriesExhausted_SkipsAKubeletRetriedCause: a ladder spent (3 of 3) on a cause the
+    kubelet retries in place is not read as exhausted; on CrashLoopBackOff it is."""
+    from omereconcile.planner.restart import repair_retries_exhausted
+
+    ctx = _ladder_ctx()
+    for reason in KUBELET_RETRIED:
+        assert not repair_retries_exhausted(ctx, _spent_row(reason, retries=3)), GO
+    assert repair_retries_exhausted(ctx, _spent_row("CrashLoopBackOff", retries=3)), GO
+
+
+def test_open_repair_on_a_kubelet_retried_cause_is_driven_on() -> None:
+    """Go: TestDetectRestartTrigger_OpenRepairOnAKubeletRetriedCauseIsDrivenOn: a re-arm already in
+    flight (Restarting, one re-arm counted, its failure CreateContainerConfigError) is driven on by the
+    Restart's own steps: no second re-arm, no new incarnation, no RestartTriggered. As Go's call, with
+    no pod: the Restart creates the pod at its incarnation."""
+    sim, _ = _spent(
+        retries=1, failed_ago=timedelta(minutes=1), reason="CreateContainerConfigError", pod="none"
+    )
+    sim.rows()[0]["phase"] = "Restarting"
+    sim.rows()[0]["operation"]["deadline"] = format_time(sim.now + timedelta(minutes=30))
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["incarnation"], op.get("id"), op.get("retryCount")) == (2, "restart-0-1", 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+    created = _acts(out, "CreatePod")
+    assert [a.pod["metadata"]["labels"]["ome.io/instance-incarnation"] for a in created] == ["2"], GO
+
+
+@pytest.mark.parametrize("ladder", [LADDER, None], ids=["ladder", "no ladder"])
+def test_kubelet_retried_cause_cleared_resumes_the_promote(ladder: RetryPolicy | None) -> None:
+    """Go: TestRestart_KubeletRetriedCauseClearedResumesThePromote (its two ladders, one Go case): once
+    the pod the kubelet retried in place comes up, the repair parked on ImagePullBackOff resumes its
+    promote at incarnation 2, with no re-arm between, whether or not a ladder is configured."""
+    sim, _ = _spent(reason="ImagePullBackOff", ladder=ladder, pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RestartTriggered") == [], GO
