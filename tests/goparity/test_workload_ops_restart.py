@@ -1764,3 +1764,295 @@ def test_kubelet_retried_cause_cleared_resumes_the_promote(ladder: RetryPolicy |
     row, out = _one(sim)
     assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
     assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- RepairYieldsToTarget: the entries read on a Ready row, a Failed gang and a superseded Create -----
+
+
+def test_repair_yields_to_target_ready_off_the_target_yields() -> None:
+    """Go: TestRepairYieldsToTarget "Ready off the target yields": a Ready single-pod row whose pod is
+    gone (Go's pod-count trigger) while the roll target moved is left to the update pass, which
+    rebuilds it at the target: no Restart at the old revision, an Update at the target instead."""
+    sim, _ = _ready_single()
+    del sim.pods[POD0]
+    target = _moved_target(sim)
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_UPDATE, target, 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+def _ready_gang() -> Sim:
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)), workers=1)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    return sim
+
+
+WORKER0 = "llama-pool-engine-0-worker-0"
+
+
+def test_repair_yields_to_target_failed_off_the_target_yields() -> None:
+    """Go: TestRepairYieldsToTarget "Failed off the target yields": a Failed gang that lost a member
+    (its leader survives; Go's lost-member trigger) while the roll target moved is rebuilt at the
+    target, not repaired at the revision it ran: no Restart, the row's new attempt pinned to the target.
+    (Go's rebuilding pass is the update pass; ours rebuilds a Failed row through Create's recycle, at
+    the same target.)"""
+    sim = _ready_gang()
+    sim.rows()[0]["phase"] = "Failed"
+    del sim.pods[WORKER0]
+    target = _moved_target(sim)
+    row, out = _one(sim)
+    assert ((row.get("operation") or {}).get("targetRevision"), row["incarnation"]) == (target, 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+def test_repair_yields_to_target_superseded_first_materialization_yields_to_its_retirement() -> None:
+    """Go: TestRepairYieldsToTarget "a superseded first materialization yields to its retirement": a
+    gang's first Create, committed at CreatePods on the old revision, lost a member (its leader
+    survives; Go's lost-member trigger) while the roll target moved: the Create pass retires the
+    attempt for one at the target (``CreateAttemptSuperseded``) instead of a Restart rebuilding the
+    superseded revision. (Unmoved, the same row is rebuilt whole by a Restart: the control.)"""
+    for moved in (False, True):
+        sim = _ready_gang()
+        running = sim.rows()[0]["runningRevision"]
+        assert sim.replica is not None
+        sim.replica["status"]["instanceStatuses"][0] = {
+            "index": 0,
+            "incarnation": 1,
+            "phase": "Creating",
+            "podCount": 2,
+            "operation": {
+                "id": "create-0-1",
+                "type": "Create",
+                "step": "CreatePods",
+                "targetRevision": running,
+                "startedAt": format_time(sim.now),
+                "deadline": format_time(sim.now + timedelta(hours=1)),
+            },
+        }
+        del sim.pods[WORKER0]
+        target = _moved_target(sim) if moved else running
+        row, out = _one(sim)
+        op = row.get("operation") or {}
+        if not moved:
+            assert (op.get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO
+            continue
+        assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 1), GO
+        assert _events(out, "CreateAttemptSuperseded"), GO
+        assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- the held crash loop: a crash of a promoted single-pod set on a revision whose ladder holds --------
+
+CRASH_WINDOW = timedelta(seconds=90)  # Go crashLoopWindow: the stuck-pod grace, no minReadySeconds
+HELD_CRASH_XFAIL = (
+    "known difference: Go counts a crash of a promoted pod set on the running revision's retry ladder "
+    "and, once that ladder holds, parks the row Failed while its set is down and keeps it Ready naming "
+    "the loop while it serves (ops/restart.go @ 58a57f25 readCrashLadder, countCrashOnLadder, "
+    "readCrashLoopEpisode, settleCrashLoopEpisode, CrashLoopServingNote); ours has no crash ladder: "
+    "under RecreateInstanceOnPodRestart a runner restart after Ready opens a Restart at once"
+)
+CRASH_NOTE = "crash loop"
+
+
+def _held_crash_loop(phase: str, serving: bool, ready_for: timedelta, held: bool = True) -> tuple[Sim, Any]:
+    """Go ``newHeldCrashLoop`` and ``input``: an operation-free single-pod row (``phase``) on its
+    revision, Ready since an hour ago, remembering its set's crash 20 minutes after that (Error, exit 1,
+    "back-off restarting failed container"); its pod back up and serving (PodReady for ``ready_for``)
+    or parked in CrashLoopBackOff; the stuck-pod grace 90 s; ``held``: the running revision's ladder
+    Held after three attempts, the crash counted on it."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=CRASH_WINDOW, update_retry=LADDER
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(2 * 3600)
+    now = sim.now
+    ready_since = now - timedelta(hours=1)
+    crashed_at = ready_since + timedelta(minutes=20)
+    rev = sim.rows()[0]["runningRevision"]
+    crashed = {
+        "reason": "Error",
+        "exitCode": 1,
+        "startedAt": format_time(ready_since + timedelta(minutes=5)),
+        "finishedAt": format_time(crashed_at),
+    }
+    obj = sim.pods[POD0].obj
+    status = obj["status"]
+    sim.pods[POD0].behaviour = "pending"
+    if serving:
+        status["containerStatuses"] = [
+            {
+                "name": c.MAIN_CONTAINER,
+                "ready": True,
+                "restartCount": 1,
+                "state": {"running": {"startedAt": format_time(crashed_at + timedelta(minutes=1))}},
+                "lastState": {"terminated": crashed},
+            }
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready", "ome.io/serving"):
+                cond["status"] = "True"
+                cond["lastTransitionTime"] = format_time(now - ready_for)
+    else:
+        status["containerStatuses"] = [
+            {
+                "name": c.MAIN_CONTAINER,
+                "ready": False,
+                "restartCount": 2,
+                "state": {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": "back-off restarting failed container",
+                    }
+                },
+                "lastState": {"terminated": crashed},
+            }
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready"):
+                cond["status"] = "False"
+                cond["lastTransitionTime"] = format_time(now - timedelta(minutes=1))
+    assert sim.replica is not None
+    row = sim.rows()[0]
+    row.update(
+        phase=phase,
+        readySince=format_time(ready_since),
+        lastFailure={
+            "podName": POD0,
+            "containerName": c.MAIN_CONTAINER,
+            "reason": "Error",
+            "exitCode": 1,
+            "message": "back-off restarting failed container",
+            "time": format_time(crashed_at),
+        },
+    )
+    row.pop("operation", None)
+    if held:
+        sim.replica["status"]["retryBlocks"] = [
+            {
+                "targetRevision": rev,
+                "state": "Held",
+                "attemptsStarted": 3,
+                "firstFailureAt": format_time(ready_since + timedelta(minutes=10)),
+                "lastFailureAt": format_time(crashed_at),
+                "reason": "Error",
+            }
+        ]
+    sim._endpoint_slices()
+    return sim, driver
+
+
+def _names_crash_loop(row: dict[str, Any]) -> bool:
+    return CRASH_NOTE in str((row.get("lastFailure") or {}).get("message") or "")
+
+
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
+    """Go: TestRestart_HeldLadderKeepsAServingSetReadyAndNamesTheLoop: a held ladder parks nothing a
+    serving set sits on: the row stays Ready naming the crash loop, readySince kept, no warning."""
+    sim, _ = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Ready", None), GO
+    assert _names_crash_loop(row), GO
+    assert _events(out, "InstanceFailed") == [], GO
+
+
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
+    """Go: TestRestart_HeldLadderParksTheSetOnceItLeavesServing: once the set is out of serving the
+    hold parks the row: Failed, no operation, the crashed pod recorded, one InstanceFailed warning
+    naming the hold ("held after 3 failed attempts")."""
+    sim, _ = _held_crash_loop("Ready", serving=False, ready_for=timedelta(0))
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Failed", None), GO
+    assert (row.get("lastFailure") or {}).get("podName") == POD0, GO
+    warned = _events(out, "InstanceFailed")
+    assert len(warned) == 1, GO
+    assert "held after 3 failed attempts" in warned[0], GO
+
+
+@pytest.mark.parametrize(
+    ("held", "named"),
+    [
+        pytest.param(
+            True,
+            True,
+            id="under the held ladder, naming the loop",
+            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
+        ),
+        pytest.param(
+            False,
+            False,
+            id="after the hold is released, as plain Ready",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "known difference: Go's unpark (ops/restart.go @ 58a57f25 readCrashLoopEpisode, "
+                    "crashLoopUnpark, status.UnparkServing) keeps readySince at the promotion the crash is "
+                    "measured from, for its crash ladder to read on; ours re-anchors readySince at the "
+                    "return to Ready (steps.complete). Keeping the anchor without the crash ladder would "
+                    "make ours' runner-restart trigger rebuild the row on the next pass, so it is not "
+                    "changed alone"
+                ),
+            ),
+        ),
+    ],
+)
+def test_crash_loop_park_returns_to_ready_while_its_set_serves(held: bool, named: bool) -> None:
+    """Go: TestRestart_CrashLoopParkReturnsToReadyWhileItsSetServes (its two serving subtests): a park
+    whose only pod is Ready and serving returns to Ready with no operation, readySince and the failure
+    record's time kept, no warning; it names the crash loop under the held ladder, not after a
+    release."""
+    sim, _ = _held_crash_loop("Failed", serving=True, ready_for=timedelta(seconds=30), held=held)
+    before = sim.rows()[0]
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Ready", None), GO
+    assert _names_crash_loop(row) == named, GO
+    assert row.get("readySince") == before["readySince"], GO
+    assert (row.get("lastFailure") or {}).get("time") == before["lastFailure"]["time"], GO
+    assert _events(out, "InstanceFailed") == [], GO
+
+
+def test_crash_loop_park_while_the_pod_is_down_stays_parked() -> None:
+    """Go: …CrashLoopParkReturnsToReadyWhileItsSetServes "while the pod is down it stays parked": a
+    park whose pod is down in CrashLoopBackOff under the held ladder stays Failed (ours: the Held block
+    denies the rebuild too)."""
+    sim, _ = _held_crash_loop("Failed", serving=False, ready_for=timedelta(0))
+    row, out = _one(sim)
+    assert row["phase"] == "Failed", GO
+    assert row.get("operation") is None, GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+@pytest.mark.parametrize(
+    ("held", "advance"),
+    [
+        pytest.param(True, CRASH_WINDOW, id="the set holds Ready for the window"),
+        pytest.param(False, timedelta(0), id="the hold is released"),
+    ],
+)
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -> None:
+    """Go: TestRestart_ProvenSetClearsTheCrashLoopNote: once named, the note leaves on its own: a set
+    that holds Ready for the proven window, or a released hold, leaves plain Ready with the kubelet's
+    own message kept as history, no warning."""
+    sim, driver = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    row, _ = _one(sim)
+    assert _names_crash_loop(row), GO
+    driver.one_pass()
+    sim.advance(advance.total_seconds())
+    if not held:
+        assert sim.replica is not None
+        sim.replica["status"]["retryBlocks"] = []
+    row, out = _one(sim)
+    assert (row["phase"], _names_crash_loop(row)) == ("Ready", False), GO
+    assert (row.get("lastFailure") or {}).get("message") == "back-off restarting failed container", GO
+    assert _events(out, "InstanceFailed") == [], GO
