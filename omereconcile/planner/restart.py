@@ -1,5 +1,14 @@
-"""The restart rules: when an Instance's pod set is rebuilt whole by a ``Restart``, and what happens to
-a repair whose attempt ended.
+"""The restart rules: when an Instance's pod set is rebuilt whole by a ``Restart``, which pass takes a
+repair off the roll target, what the rebuild renders, and what happens to a repair whose attempt ended.
+
+Gathered here (goT; behaviour unchanged by the move): ``single_pod_restart_reason`` (Go
+``DetectRestartTriggerWithPods``'s ``Ready`` branch, was ``gang_ops``), ``demoted_ready_restarts``
+(its ``types.DemotedReady`` read) and ``repair_yields`` (``RepairYieldsToTarget`` / ``rollTargetOpen``,
+both were ``rollout``), ``rebuild_follows_target`` (``rebuildFollowsTarget``, was ``instances``) and
+the spent-repair exits below. The gang trigger rules stay with the gang (``planner/gang.py``
+``lost_gang_member``, ``gang_broken``, ``runner_restarted_since_ready``, ``_rebuild_denied`` for
+``rebuildRetryBlockDenies``), and the Restart's state machine is ``instances._step_recreate`` (single
+pod) and ``gang_ops.step_gang_create_pods`` (gang).
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/restart.go`` @ 58a57f25 (73,333
 characters, read whole): ``DetectRestartTriggerWithPods``, ``Restart`` and the spent-repair exits
@@ -34,22 +43,110 @@ from datetime import datetime
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
-from omereconcile.planner.gang import _rebuild_denied, bring_up_gang
+from omereconcile.planner.gang import (
+    RESTART_POLICY_RECREATE,
+    _rebuild_denied,
+    bring_up_gang,
+    pod_termination,
+    runner_restarted_since_ready,
+)
 from omereconcile.planner.gang_ops import start_gang_restart, termination_short
 from omereconcile.planner.out import Out
-from omereconcile.planner.retry import WORKLOAD_CAUSED_REASONS, RetryBook
+from omereconcile.planner.retry import HELD_STATE, WORKLOAD_CAUSED_REASONS, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import bring_up, by_name, complete
 from omereconcile.world import PodView, parse_time
 
 __all__ = [
+    "demoted_ready_restarts",
+    "rebuild_follows_target",
     "repair_failure_summary",
     "repair_retries_exhausted",
     "repair_retry_at",
     "repair_waits_on_workload",
+    "repair_yields",
+    "single_pod_restart_reason",
     "spent_repair",
     "step_spent_repair",
 ]
+
+
+# -- the restart triggers and the rebuild's revision ---------------------------------------------------
+
+
+def single_pod_restart_reason(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+    """Why a ``Ready`` single-pod Instance under ``RecreateInstanceOnPodRestart`` is restarted, in the
+    words of ``ops/restart.go`` ``DetectRestartTriggerWithPods``'s ``Ready`` branch (ome-projects/ome,
+    the newest stored version, the one carrying ``runnerRestartTrigger`` and ``readCrashLoopEpisode``;
+    the same branch @ ae683e3f): per pod, its runner container restarted after ``readySince``
+    (``runnerRestartedSinceReady``: the kubelet restarted it in place, the pod still Running under the
+    same UID) or the pod ``Failed`` (the termination's ``ShortString``, e.g. ``pod p container c failed
+    (OOMKilled, exit 137)``, else ``pod <p> Failed``); then no live pod (``pod count 0 below desired
+    1``). None when the pod stands. Go's branch applies to any pod count; a gang reads ``gang_broken``.
+    Not ported: ``runnerRestartTrigger``'s pacing by the running revision's crash ladder."""
+    for p in pods:
+        restarted = runner_restarted_since_ready(p, row.ready_since)
+        if restarted is not None:
+            return restarted
+        if p.phase == "Failed":
+            found = pod_termination(ctx, p)
+            return termination_short(found) if found is not None else f"pod {p.name} Failed"
+    standing = sum(1 for p in pods if not p.ended)
+    if standing < 1:
+        return f"pod count {standing} below desired 1"
+    return None
+
+
+def demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """A single-pod Instance whose restart policy repairs it and that has no pod left but ended ones:
+    ``Ready`` as observed (its pod just went), or already demoted by the truth pass (Pending, no
+    operation, running revision kept). The restart pass's, not Create's."""
+    return (
+        not ctx.gang
+        and ctx.restart_policy == RESTART_POLICY_RECREATE
+        and row.phase in (R.READY, R.PENDING)
+        and row.operation is None
+        and bool(row.running_revision)
+        and all(p.ended for p in pods)
+    )
+
+
+def repair_yields(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> bool:
+    """Go ``ops/restart.go`` ``RepairYieldsToTarget`` (the newest stored version), for the demoted
+    row (every pod ended, so no survivor keeps the repair): a repair is left to the pass that rebuilds
+    the row at the target when the revision it would rebuild is not the target and the roll could
+    start (``rollTargetOpen``: not paused, the target not ``Held``). Here that pass is Create, which
+    rebuilds it at the target; under a pause or a held target the repair stands (``restart_test.go``
+    ``TestRepairYieldsToTarget``, 58a57f25)."""
+    block = retry.blocks.get(target)
+    if ctx.paused or not target or (block is not None and block.state == HELD_STATE):
+        return False
+    return bool(row.running_revision) and row.running_revision != target
+
+
+def rebuild_follows_target(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, row_target: str
+) -> bool:
+    """Go ``rebuildFollowsTarget`` (ome-projects/ome ``workload/ops/restart.go``, the 78,474-character
+    version the index holds; ``status/decision_test.go`` @ 8263d0c7
+    ``TestStampRestartRevision_OnlyAnOpenRepairRecordsIt``): an open Restart that has created no pod of
+    its rebuild yet renders the roll target instead of the revision its row records when the row is
+    off a target the roll could start on (``rollTargetOpen``: not paused, the target's RetryBlock not
+    ``Held``) and the Instance is not held back (Go: the canary step; here the partition, whose held
+    Instances are repaired at what they run). The Instance serves nothing, so the rebuild is the pass
+    that puts it on the target; before, the gang was rebuilt at the old revision and then rolled again.
+    A rebuild whose pods exist finishes on the revision they carry."""
+    op = row.operation
+    assert op is not None
+    if ctx.paused or row_target != ctx.target or op.target_revision == ctx.target:
+        return False
+    if any(p.incarnation == row.incarnation and not p.ended for p in pods):
+        return False
+    block = retry.blocks.get(ctx.target)
+    return block is None or block.state != HELD_STATE
+
+
+# -- the spent repair: a Restart parked at Failed ----------------------------------------------------
 
 
 def spent_repair(row: Row) -> bool:
