@@ -47,6 +47,7 @@ from omereconcile.planner.gang import (
     RESTART_POLICY_RECREATE,
     _rebuild_denied,
     bring_up_gang,
+    lost_gang_member,
     pod_termination,
     runner_restarted_since_ready,
 )
@@ -250,9 +251,14 @@ def step_spent_repair(
         )
         return replace(row, operation=None), False
     if len(_set(ctx, pods)) < ctx.pods_per_instance:
-        # Go spentRepairTrigger: an incomplete set is not decided here (a pod still terminating holds
-        # its name; a gang short of a member re-arms through the lost-member trigger).
-        return row, False
+        # Go spentRepairTrigger: an incomplete set is not decided by the ladder. A pod still
+        # terminating holds its name; a gang short of a member with a survivor re-arms at once through
+        # the lost-member trigger (instanceLostGangMember's spent-Restart exemption), each cycle
+        # bounded by the attempt's deadline.
+        lost = lost_gang_member(ctx, row, pods, out) if ctx.gang else None
+        if lost is None:
+            return row, False
+        return _rearm(ctx, row, pods, lost, out), True
     revision = row.running_revision or row.target_revision or op.target_revision
     if _resumes(ctx, row, pods):
         # Go Restart, the RepairResumes case: phases A and B have nothing to do, phase C gates the set
@@ -278,9 +284,15 @@ def step_spent_repair(
         # The ladder coming due raises no watch event.
         out.wake(at)
         return row, False
-    # Go repairRearmReason and StampRestarting: a fresh Restart at the next incarnation, counting the
-    # re-arm on its operation.
     why = f"repair re-armed (attempt {op.retry_count + 1}) after {repair_failure_summary(row)}"
+    return _rearm(ctx, row, pods, why, out), True
+
+
+def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> Row:
+    """Go ``repairRearmReason`` and ``StampRestarting`` on a spent repair: a fresh Restart at the next
+    incarnation, counting the re-arm on its operation."""
+    op = row.operation
+    assert op is not None
     rearmed = start_gang_restart(ctx, row, pods, why, out)
     assert rearmed.operation is not None
-    return replace(rearmed, operation=replace(rearmed.operation, retry_count=op.retry_count + 1)), True
+    return replace(rearmed, operation=replace(rearmed.operation, retry_count=op.retry_count + 1))

@@ -178,14 +178,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="spent restart attempt at failed re-arms",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "not checked further: Go re-arms a spent Restart parked at Failed from this detector; "
-                    "ours' lost_gang_member leaves a row any non-Create operation owns, and whether another "
-                    "path of ours re-arms it was not read"
-                ),
-            ),
         ),
         pytest.param(
             _bare(R.FAILED, 2, _op(R.OP_UPDATE, R.STEP_DRAIN), target=False),
@@ -2056,3 +2048,39 @@ def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -
     assert (row["phase"], _names_crash_loop(row)) == ("Ready", False), GO
     assert (row.get("lastFailure") or {}).get("message") == "back-off restarting failed container", GO
     assert _events(out, "InstanceFailed") == [], GO
+
+
+def test_spent_gang_repair_short_of_a_member_re_arms_at_once() -> None:
+    """Go: the lost-member exit of a spent repair (``ops/restart.go`` @ 58a57f25
+    ``spentRepairTrigger``: "a gang short of a member re-arms through the lost-member trigger";
+    ``instanceLostGangMember``'s spent-Restart exemption), pinned in the simulated world beside the
+    detector entry "spent restart attempt at failed re-arms" (not a Go case of its own): a gang's
+    Restart parked at Failed whose worker is gone while its leader stands is rebuilt whole at once, at
+    the next incarnation, the re-arm counted, whatever the ladder's delay."""
+    sim = _ready_gang()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 1,
+        "phase": "Failed",
+        "podCount": 2,
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(sim.now - timedelta(hours=2)),
+            "deadline": format_time(sim.now - timedelta(hours=1)),
+        },
+        "lastFailure": {"podName": WORKER0, "reason": "CrashLoopBackOff", "time": format_time(sim.now)},
+    }
+    del sim.pods[WORKER0]
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("retryCount")) == ("Restarting", 2, 1), GO
+    assert op.get("reason") == "gang member lost: 1 of 2 pods present", GO
+    assert len(_events(out, "RestartTriggered")) == 1, GO
