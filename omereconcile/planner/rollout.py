@@ -32,7 +32,12 @@ from omereconcile.planner.instances import park, start_create, start_delete, sta
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
-from omereconcile.planner.restart import demoted_ready_restarts, repair_yields, single_pod_restart_reason
+from omereconcile.planner.restart import (
+    demoted_ready_restarts,
+    repair_yields,
+    single_pod_restart_reason,
+    spent_repair,
+)
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import complete
@@ -227,6 +232,12 @@ def plan_instances(
     updates: list[Row] = []
     new_rows: list[Row] = []
     for r in rows:
+        if spent_repair(r) and repair_yields(ctx, r, target, retry):
+            # Go plan_decision.go restartTrigger: a Restart parked at Failed whose revision is off an
+            # open roll target is not the restart pass's (RepairYieldsToTarget); the pass that rebuilds
+            # the row at the target takes it (Go's update trigger reads Failed as Ready; ours rebuilds a
+            # Failed row through Create's recycle), so the spent operation ends here.
+            r = replace(r, operation=None)
         if r.operation is not None or r.phase == R.DELETING:
             new_rows.append(r)
             continue

@@ -2084,3 +2084,24 @@ def test_spent_gang_repair_short_of_a_member_re_arms_at_once() -> None:
     assert (row["phase"], row["incarnation"], op.get("retryCount")) == ("Restarting", 2, 1), GO
     assert op.get("reason") == "gang member lost: 1 of 2 pods present", GO
     assert len(_events(out, "RestartTriggered")) == 1, GO
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["roll open", "paused"])
+def test_spent_repair_off_an_open_roll_target_is_left_to_the_roll(paused: bool) -> None:
+    """Go: the restart pass's selection (``plan_decision.go`` ``restartTrigger``: a trigger is dropped
+    when ``RepairYieldsToTarget``), asked of a spent repair as ``TestRepairYieldsToTarget`` "Failed off
+    the target yields" asks it of a Failed row (not a Go case of its own): a Restart parked at Failed,
+    its ladder due, while the roll target moved, is rebuilt at the target (ours: Create's recycle;
+    Go: the update trigger, which reads Failed as Ready), not re-armed at the revision it ran. Under a
+    pause the roll cannot start, so the repair keeps its exits: the re-arm at incarnation 3."""
+    sim, _ = _spent(failed_ago=timedelta(minutes=2))
+    target = _moved_target(sim)
+    if paused:
+        sim.update_spec(paused=True)
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    if paused:
+        assert (row["phase"], row["incarnation"], op.get("type")) == ("Restarting", 3, R.OP_RESTART), GO
+        return
+    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 2), GO
+    assert _events(out, "RestartTriggered") == [], GO
