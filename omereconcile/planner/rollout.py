@@ -17,7 +17,7 @@ from omereconcile.planner.admission import (
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_broken, gang_serving
-from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
+from omereconcile.planner.gang_advice import maybe_gang_split_risk, maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
@@ -357,6 +357,7 @@ def plan_instances(
     for index in sorted(per_index):
         out.absorb(per_index[index])
     maybe_no_gang_scheduler(ctx, out)
+    maybe_gang_split_risk(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
         # (``executeUpdatePass``: ``DrainHolds.First()`` overrides the pass's denial).
