@@ -2105,3 +2105,41 @@ def test_spent_repair_off_an_open_roll_target_is_left_to_the_roll(paused: bool) 
         return
     assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 2), GO
     assert _events(out, "RestartTriggered") == [], GO
+
+
+def test_spent_gang_repair_whose_set_came_up_resumes() -> None:
+    """Go: ``RepairResumes`` for a gang (``ops/restart.go`` @ 58a57f25: "complete, every pod at the
+    row's incarnation, and every pod ContainersReady"; not a Go case of its own, the gang form of
+    ``DeadlineFailedRowResumesItsPromote``): a gang's Restart parked at Failed whose leader and worker
+    both came up at incarnation 2 is promoted there, the spent operation cleared, RestartCompleted."""
+    sim = _ready_gang()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Failed",
+        "podCount": 2,
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(sim.now - timedelta(hours=2)),
+            "deadline": format_time(sim.now - timedelta(hours=1)),
+        },
+        "lastFailure": {
+            "podName": WORKER0,
+            "reason": "CrashLoopBackOff",
+            "time": format_time(sim.now - timedelta(hours=1)),
+        },
+    }
+    for pod in sim.pods.values():
+        pod.obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "2"
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert len(_events(out, "RestartCompleted")) == 1, GO
+    assert _events(out, "RestartTriggered") == [], GO
