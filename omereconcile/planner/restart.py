@@ -32,7 +32,13 @@ controller, before this one took the replica over) carries one. Its exits, as Go
   recorded failure, its operation counting the re-arm; never on a cause the kubelet retries in place
   (the workload-caused waiting reasons: the row waits for the configuration or image), with no
   ladder, with every re-arm spent, or while the running revision's RetryBlock denies a rebuild;
+- a gang short of a member while another survives re-arms **at once** (Go's lost-member trigger,
+  ``instanceLostGangMember``, which a spent Restart does not own the row against);
 - otherwise it stays **parked**, the pass woken when the ladder comes due.
+
+A spent repair off a roll target that can start is none of this: the restart selection yields it
+(``plan_decision.go`` ``restartTrigger`` with ``RepairYieldsToTarget``) and the roll rebuilds it at the
+target (``rollout.plan_instances``).
 """
 
 from __future__ import annotations
@@ -213,7 +219,7 @@ def repair_failure_summary(row: Row) -> str:
     return str(failure.get("message") or failure.get("reason") or "")
 
 
-def _set(ctx: Ctx, pods: Sequence[PodView]) -> list[PodView]:
+def _set(pods: Sequence[PodView]) -> list[PodView]:
     """Go ``repairPodSet``: the pods a spent repair's exits are judged on: not ended, not deleting."""
     return [p for p in pods if not p.ended and not p.terminating]
 
@@ -222,7 +228,7 @@ def _resumes(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     """Go ``RepairResumes``: the rebuilt set is one promote away: complete, every pod at the row's
     incarnation and ContainersReady. A set at an older incarnation is a drain the attempt never
     finished and is rebuilt instead."""
-    pod_set = _set(ctx, pods)
+    pod_set = _set(pods)
     return (
         len(pod_set) >= ctx.pods_per_instance
         and all(p.incarnation == row.incarnation for p in pod_set)
@@ -250,7 +256,7 @@ def step_spent_repair(
             f"OMENative {key} {reason}; the Create pass rebuilds the Instance as a fresh start",
         )
         return replace(row, operation=None), False
-    if len(_set(ctx, pods)) < ctx.pods_per_instance:
+    if len(_set(pods)) < ctx.pods_per_instance:
         # Go spentRepairTrigger: an incomplete set is not decided by the ladder. A pod still
         # terminating holds its name; a gang short of a member with a survivor re-arms at once through
         # the lost-member trigger (instanceLostGangMember's spent-Restart exemption), each cycle
