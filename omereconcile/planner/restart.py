@@ -11,7 +11,9 @@ the spent-repair exits below. The gang trigger rules stay with the gang (``plann
 pod) and ``gang_ops.step_gang_create_pods`` (gang).
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/restart.go`` @ 58a57f25 (73,333
-characters, read whole): ``DetectRestartTriggerWithPods``, ``Restart`` and the spent-repair exits
+characters, read whole) and the newest stored version (78,474 characters, commit not named by the
+index; its spent-repair functions, ``DetectRestartTriggerWithPods`` and ``Restart``'s spent-repair
+cases are the same text): ``DetectRestartTriggerWithPods``, ``Restart`` and the spent-repair exits
 (``SpentRepair``, ``spentRepairPodSetGone``, ``RepairResumes``, ``spentRepairTrigger``,
 ``spentRepairParked``, ``RepairRetryAt``, ``RepairRetriesExhausted``, ``repairRearmReason``,
 ``repairCloseReason``, ``RepairFailureSummary``), with ``workload/types`` ``RepairWaitsOnWorkload``;
