@@ -2143,3 +2143,103 @@ def test_spent_gang_repair_whose_set_came_up_resumes() -> None:
     assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
     assert len(_events(out, "RestartCompleted")) == 1, GO
     assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- the newest stored restart_test.go (168,703 characters): the cases it adds to 58a57f25 -------------
+
+GO_NEWEST = (
+    "ome-projects/ome pkg/controller/v1beta1/workload/ops/restart_test.go (newest stored, 168,703 chars)"
+)
+
+
+@pytest.mark.parametrize(
+    ("partition", "follows"),
+    [pytest.param(1, False, id="held by the step"), pytest.param(0, True, id="released by the step")],
+)
+def test_restart_rebuild_with_no_pod_yet_keeps_the_revision_the_canary_step_holds(
+    partition: int, follows: bool
+) -> None:
+    """Go (newest): TestRestart_RebuildWithNoPodYetKeepsTheRevisionTheCanaryStepHolds: an open repair
+    that has created no pod yet keeps the revision its row records while the step holds the Instance
+    (ours: ``pacing.partition`` 1 keeps the lowest Instance on its revision), and follows the roll
+    target once the step releases it (partition 0)."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    sim, running, target = _open_rebuild(gang=False)
+    assert sim.replica is not None
+    sim.replica["spec"]["pacing"] = {"partition": partition}
+    out = plan(sim.observe())
+    want = target if follows else running
+    created = _acts(out, "CreatePod")
+    assert len(created) == 1, GO_NEWEST
+    assert created[0].pod["metadata"]["labels"]["ome.io/revision-hash"] == want.rsplit("-", 1)[-1], GO_NEWEST
+    row = next(a for a in out.actions if isinstance(a, WriteStatus)).status["instanceStatuses"][0]
+    assert (row["phase"], row.get("runningRevision")) == ("Restarting", want), GO_NEWEST
+
+
+def _unready_after_serving(policy: str, unready_for: timedelta, gang: bool = False, dark: str = "") -> Sim:
+    """Go ``unreadyAfterServingInput`` (and the gang form): a Ready, operation-free row on its revision
+    whose promoted pod (``dark``: that gang member) runs but stopped passing readiness ``unready_for``
+    ago (Running, not ready, ContainersReady and Ready False since then; the serving gate stays True),
+    under ``policy`` and a one-minute stuck-pod grace."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=timedelta(minutes=1)
+    )
+    sim = Sim(settings=settings, workers=1 if gang else 0)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3 * 3600)
+    since = format_time(sim.now - unready_for)
+    for name, pod in sim.pods.items():
+        if gang and f"-{dark}-" not in name:
+            continue
+        pod.behaviour = "pending"
+        status = pod.obj["status"]
+        for cs in status.get("containerStatuses") or []:
+            cs["ready"] = False
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready"):
+                cond["status"] = "False"
+                cond["lastTransitionTime"] = since
+    sim._endpoint_slices()
+    return sim
+
+
+def _nothing_opens(out: Any, row: dict[str, Any]) -> None:
+    """Go ``requireNoRepairOpens``: no trigger, nothing opened on the row."""
+    assert _events(out, "RestartTriggered") == [], GO_NEWEST
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+    assert _acts(out, "DeletePod") == [], GO_NEWEST
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_idle_row_unready_past_grace_is_dark_and_rebuilt_by_no_policy(policy: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_IdleRowUnreadyPastGraceIsDarkAndRebuiltByNoPolicy (both
+    policies): a Ready, operation-free row whose pod runs but has failed readiness for two hours, past
+    the grace, opens no repair under either policy (readiness is the runtime's own out-of-rotation
+    signal; RecreateInstanceOnPodRestart answers a runner restart, which did not happen)."""
+    sim = _unready_after_serving(policy, timedelta(hours=2))
+    row, out = _one(sim)
+    _nothing_opens(out, row)
+
+
+@pytest.mark.parametrize("dark", ["leader", "worker"])
+def test_idle_gang_member_unready_past_grace_opens_no_repair(dark: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_IdleGangMemberUnreadyPastGraceOpensNoRepair (leader,
+    worker): a gang under RecreateInstanceOnPodRestart whose one member runs but has failed readiness
+    past the grace beside a serving peer opens no repair."""
+    sim = _unready_after_serving(RECREATE, timedelta(hours=2), gang=True, dark=dark)
+    row, out = _one(sim)
+    _nothing_opens(out, row)
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_unready_inside_grace_stays_silent(policy: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_UnreadyInsideGraceStaysSilent (both policies): a readiness
+    failure 10 s old, inside the grace, opens no repair."""
+    sim = _unready_after_serving(policy, timedelta(seconds=10))
+    row, out = _one(sim)
+    _nothing_opens(out, row)
