@@ -41,7 +41,7 @@ from omereconcile.planner.restart import (
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import complete
-from omereconcile.planner.surge import SURGE_STEPS
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_recovery
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
 
@@ -242,6 +242,11 @@ def plan_instances(
             new_rows.append(r)
             continue
         pods_r = by_index.get(r.index, [])
+        if not ctx.paused and r.index not in held and failed_target_recovery(ctx, r, pods_r, out):
+            # A failed surge's CreateContainerError replacement left standing: recycled off a node the
+            # ledger excludes, or parked for the operator (planner/surge.py failed_target_recovery).
+            new_rows.append(r)
+            continue
         if _adopts_target(ctx, r, pods_r, rows, retry):
             # Go ``ops/update.go`` ``evaluateUpdateTriggerPods`` (AdoptRevision) and
             # ``BackfillRunningRevision`` (ome-projects/ome 58a57f25 and ae683e3f; pinned by
