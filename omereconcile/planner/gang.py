@@ -242,7 +242,8 @@ def reset_failed_pod_group(ctx: Ctx, group: PodGroupView, out: Out) -> None:
     and ``TestGang_FailedPodGroupResetWaitsForTerminalMemberRecycle``. Go announces the event once per
     episode on the row (``status.Announce``); ours says it on the pass that deletes the group (the
     next pass reads the group Terminating or gone, never Failed again). PodGroups are not watched:
-    a verdict is read on the next pass the replica gets."""
+    a verdict is read on the next pass the replica gets, as in Go, whose PodGroup watch ignores status
+    changes (``inferencereplica/watches.go`` ``podGroupPredicate``)."""
     members = [p for p in ctx.world.pods if p.labels.get(c.LABEL_POD_GROUP) == group.name]
     if any(p.phase == "Failed" and not p.terminating for p in members):
         return
