@@ -89,7 +89,8 @@ def test_a_deadline_records_the_readiness_limbo_of_a_pod_that_never_serves() -> 
     first attempt is the Create; the row it leaves (Failed, no running revision, its unready pod
     standing) is retried by the Update's recreate, as Go's newest ``ops/update.go``
     ``evaluateUpdateTriggerPods`` and ``SurgeHasNoSource`` route it (ome-projects/ome 58a57f25), so the
-    second deadline names ``Update``."""
+    second deadline names ``Update/Drain`` (a recreate stays at step ``Drain`` until promoted, Go
+    ``recreateUpdate``)."""
     sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=5)))
     sim.apply_replica(base_replica())
     sim.behaviour["vllm:v1"] = "never"
@@ -108,7 +109,7 @@ def test_a_deadline_records_the_readiness_limbo_of_a_pod_that_never_serves() -> 
     )
     assert _failed_warnings(sim) == [
         PREFIX + '(pod=""): DeadlineExceeded: Create/CreatePods' + rest,
-        PREFIX + '(pod=""): DeadlineExceeded: Update/CreatePods' + rest,
+        PREFIX + '(pod=""): DeadlineExceeded: Update/Drain' + rest,
     ]
 
 
