@@ -77,7 +77,8 @@ def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
     else:
         msg = f"OMENative {key} abandoned superseded surge to {op.target_revision}; re-surging toward {ctx.target}"
     out.event("Normal", "SurgeAbandoned", msg)
-    return replace(row, phase=R.READY, operation=None, target_revision=running)
+    # StampReadyOnRevision (status/decision.go): Ready on the running revision, the target cleared.
+    return replace(row, phase=R.READY, operation=None, target_revision="")
 
 
 def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
@@ -98,7 +99,8 @@ def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
             "was lost after it took over serving and nothing is rebuilt at it; the source returns to "
             f"rotation on revision {row.running_revision}",
         )
-        return replace(row, phase=R.READY, operation=None, target_revision=row.running_revision)
+        # StampAbandonedSurgeSource with the running revision: ReadyOnRevisionMutation, the target cleared.
+        return replace(row, phase=R.READY, operation=None, target_revision="")
     out.event(
         "Normal",
         "SurgeAbandoned",
