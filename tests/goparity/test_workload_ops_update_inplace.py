@@ -277,11 +277,6 @@ _RECREATES = pytest.mark.xfail(
     "recreate at once (step Drain, incarnation 2); Go keeps patching until the operation deadline, only "
     "an absent pod re-resolving it",
 )
-_NODE_WATCH = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours reads the Node watch, so a pod on a node that is gone is held as "
-    "NodeUnknown (lastFailure); Go reads the pod phase alone (planner/nodedeath.py kubelet_silent)",
-)
 
 
 @pytest.mark.parametrize(
@@ -289,7 +284,7 @@ _NODE_WATCH = pytest.mark.xfail(
     [
         pytest.param("a container restarting under the patch"),
         pytest.param("the pod wedged Terminating from outside", marks=_RECREATES),
-        pytest.param("the node hosting the pod gone", marks=_NODE_WATCH),
+        pytest.param("the node hosting the pod gone"),
         pytest.param("the pod evicted", marks=_RECREATES),
         pytest.param("the pod in a terminal Failed phase", marks=_RECREATES),
         pytest.param("the pod in a terminal Succeeded phase", marks=_RECREATES),
