@@ -36,11 +36,15 @@ def test_demote_unbacked_keeps_everything_but_the_phase() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/decision_test.go @ 8263d0c7,
     TestDemoteUnbacked_KeepsARowAnOperationClaimed (its first half: the second, a row an operation
     claimed between selection and write, is a per-row writer guard): a Ready row with no operation
-    whose pods are all gone is written ``Pending`` with its incarnation and running revision kept."""
+    whose pods are all gone is written ``Pending`` with its incarnation and running revision kept.
+    ``DemoteUnbacked`` is the truth pass's write, which Go's ``Plan`` selects only while paused
+    (unpaused, the Create pass rebuilds the row in the same pass), so the replica is paused first."""
     sim = Sim()
     sim.apply_replica(base_replica(replicas=2))
     driver = Driver(sim)
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
+    sim.update_spec(paused=True)
+    driver.one_pass()
     before = dict(sim.rows()[0])
     assert before["phase"] == "Ready"
     sim.pods.pop(POD0)  # gone at once, as a force-deleted pod is

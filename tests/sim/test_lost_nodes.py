@@ -112,8 +112,10 @@ def test_without_the_terminating_rule_the_invariant_catches_the_stale_condition(
 
 
 def test_a_deleted_pod_on_a_live_node_is_replaced_once_gone() -> None:
-    """The whole sequence Go publishes: Ready with the terminating pod's counts, then Pending with none
-    once it is gone, then Creating, then Ready again."""
+    """The whole sequence Go publishes: Ready with the terminating pod's counts, then Creating once it
+    is gone (unpaused, Go's Create pass rebuilds the Instance and re-stamps its phase in the pass that
+    finds the pod gone, ``workload/plan_decision.go`` ``Plan``; before issue 37's goY ours published
+    ``Pending`` for one pass first), then Ready again."""
     sim, driver = _two_instances()
     start = len(driver.log)
     sim.user_delete(POD0)
@@ -128,8 +130,7 @@ def test_a_deleted_pod_on_a_live_node_is_replaced_once_gone() -> None:
     mismatch = ("False", "ReplicaCountMismatch")  # 1/2 serving, floor 2 (no maxUnavailable)
     assert seen == [
         (("Ready", 1, 0), mismatch),  # Terminating (this kubelet stops the containers at once)
-        (("Pending", 0, 0), mismatch),  # gone: demoted
-        (("Creating", 0, 0), mismatch),
+        (("Creating", 0, 0), mismatch),  # gone: rebuilt in the same pass
         (("Creating", 1, 0), ("True", "AllInstancesReady")),  # ContainersReady counts as ready
         (("Ready", 1, 1), ("True", "AllInstancesReady")),
     ]
