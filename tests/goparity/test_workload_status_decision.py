@@ -101,9 +101,16 @@ def test_stamp_failed_ends_the_attempt_with_its_record() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "known difference: Go status/decision.go StampFailedKeepingOperation (the deadline backstop of "
-        "an operation no disposition ends, a Restart) keeps the operation on the Failed row; ours "
-        "clears it (steps.fail; docs/planner.md 'How an attempt ends')"
+        "known difference, kept (re-read by goY): Go's deadline backstop (escalation/escalation.go Run, "
+        "its BROAD path, for an attempt the newest disposableAttempt refuses: a Restart, a Migrate, a gang "
+        "surge's Update) stamps status/decision.go StampFailedKeepingOperation, "
+        "leaving the operation on the Failed row, and the restart detector re-arms the spent Restart "
+        "from that row (ops/restart.go DetectRestartTriggerWithPods; test_workload_ops_restart.py "
+        "'spent restart attempt at failed re-arms'). Ours clears the operation (planner/steps.py fail) "
+        "and rebuilds a Failed row that serves nothing through a Create at retry count zero "
+        "(planner/rollout.py plan_instances). Following Go takes both halves together, the kept "
+        "operation and the re-arm in the restart functions (planner/gang.py lost_gang_member), which "
+        "is not a small change"
     ),
 )
 def test_stamp_failed_keeping_operation_on_an_expired_restart() -> None:
