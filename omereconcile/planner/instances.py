@@ -18,7 +18,6 @@ from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
-    single_pod_restart_reason,
     start_gang_restart,
     step_gang_create_pods,
     step_gang_idle,
@@ -37,7 +36,13 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
+from omereconcile.planner.restart import (
+    rebuild_follows_target,
+    single_pod_restart_reason,
+    spent_repair,
+    step_spent_repair,
+)
+from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -49,7 +54,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import SURGE_STEPS, step_surge
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_verdict, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -297,7 +302,7 @@ def _step_recreate(
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)
-    elif _rebuild_follows_target(ctx, row, pods, retry, row_target):
+    elif rebuild_follows_target(ctx, row, pods, retry, row_target):
         # Go ``StampRestartRevision``: the revision is recorded on the row before the first pod of the
         # rebuild is created, so the row names the pod set the repair builds and promotes.
         assert row.operation is not None
@@ -308,28 +313,6 @@ def _step_recreate(
             operation=replace(row.operation, target_revision=ctx.target),
         )
     return _step_create_pods(ctx, row, pods, out, retry)
-
-
-def _rebuild_follows_target(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, row_target: str
-) -> bool:
-    """Go ``rebuildFollowsTarget`` (ome-projects/ome ``workload/ops/restart.go``, the 78,474-character
-    version the index holds; ``status/decision_test.go`` @ 8263d0c7
-    ``TestStampRestartRevision_OnlyAnOpenRepairRecordsIt``): an open Restart that has created no pod of
-    its rebuild yet renders the roll target instead of the revision its row records when the row is
-    off a target the roll could start on (``rollTargetOpen``: not paused, the target's RetryBlock not
-    ``Held``) and the Instance is not held back (Go: the canary step; here the partition, whose held
-    Instances are repaired at what they run). The Instance serves nothing, so the rebuild is the pass
-    that puts it on the target; before, the gang was rebuilt at the old revision and then rolled again.
-    A rebuild whose pods exist finishes on the revision they carry."""
-    op = row.operation
-    assert op is not None
-    if ctx.paused or row_target != ctx.target or op.target_revision == ctx.target:
-        return False
-    if any(p.incarnation == row.incarnation and not p.ended for p in pods):
-        return False
-    block = retry.blocks.get(ctx.target)
-    return block is None or block.state != HELD_STATE
 
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:
@@ -394,7 +377,13 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     if ctx.gang:
         return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
-    _delete_strays(ctx, pods, {name}, out)
+    keep = {name}
+    verdict, parked = failed_target_verdict(ctx, row, pods)
+    if verdict and parked is not None:
+        # A failed surge's replacement Go leaves standing: parked for the operator or recycled by
+        # rollout's failed_target_recovery this pass, never swept as a stray (planner/surge.py).
+        keep.add(parked.name)
+    _delete_strays(ctx, pods, keep, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     recreates = ctx.restart_policy == RESTART_POLICY_RECREATE and not ctx.freeze
@@ -473,8 +462,8 @@ def step_row(
     op = row.operation
     if op is None:
         idle = _step_idle(ctx, row, pods, out)
-        opened = idle.operation
-        if full_create and opened is not None and opened.type == R.OP_CREATE and idle.phase == R.CREATING:
+        new_op = idle.operation
+        if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:
             return step_row(ctx, idle, pods, out, retry, row_target)
         return idle
     if op.type == R.OP_DELETE:
@@ -486,6 +475,14 @@ def step_row(
         # The API server refused the attempt's pod write for good (recorded by the executor): Go
         # disposes it at the write site, before any hold or step (planner/rejection.py).
         return dispose_rejection(ctx, row, ctx.pod_name(row.index, row.active_ordinal), out, retry)
+    if spent_repair(row):
+        # A Restart parked at Failed keeps its exits (planner/restart.py; Go ops/restart.go
+        # DetectRestartTriggerWithPods reads it ahead of the restart policy). Under Freeze the restart
+        # pass opens nothing, and what Go's frozen pass does with a spent repair was not read: it stays.
+        if ctx.paused and ctx.freeze:
+            return row
+        row, opened = step_spent_repair(ctx, row, pods, out, retry)
+        return _advance(ctx, row, pods, out, retry, row_target, paused=False) if opened else row
     # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.
