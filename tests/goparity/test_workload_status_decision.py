@@ -98,28 +98,16 @@ def test_stamp_failed_ends_the_attempt_with_its_record() -> None:
     assert again["lastFailure"] == row["lastFailure"], GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference, kept (re-read by goY): Go's deadline backstop (escalation/escalation.go Run, "
-        "its BROAD path, for an attempt the newest disposableAttempt refuses: a Restart, a Migrate, a gang "
-        "surge's Update) stamps status/decision.go StampFailedKeepingOperation, "
-        "leaving the operation on the Failed row, and the restart detector re-arms the spent Restart "
-        "from that row (ops/restart.go DetectRestartTriggerWithPods; test_workload_ops_restart.py "
-        "'spent restart attempt at failed re-arms'). Ours clears the operation (planner/steps.py fail) "
-        "and rebuilds a Failed row that serves nothing through a Create at retry count zero "
-        "(planner/rollout.py plan_instances). Following Go takes both halves together, the kept "
-        "operation and the re-arm in the restart functions (planner/gang.py lost_gang_member), which "
-        "is not a small change"
-    ),
-)
 def test_stamp_failed_keeping_operation_on_an_expired_restart() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/decision_test.go @ 8263d0c7,
     TestStampFailedKeepingOperation_KeepsTheOperationOnTheRow (its first call; the no-op calls on an
     already-Failed row, a concluded row and an appended slot are per-row writer guards): the deadline
     backstop writes ``Failed`` with the operation left in place, so an operator reading the row sees
     what was in flight when the clock ran out. Driven: a leader+worker Instance under
-    ``instanceReadyTimeout: 2m`` loses its worker, and the rebuilt worker never becomes ready."""
+    ``instanceReadyTimeout: 2m`` loses its worker, and the rebuilt worker never becomes ready. Was a
+    strict xfail (ours cleared the operation, ``steps.fail``); fixed by Go's rule in goY
+    (``steps.check_failure`` keeps a Restart's operation; the row is then a spent repair,
+    ``planner/restart.py``)."""
     sim, driver = _ready(workers=1, lifecycle={"instanceReadyTimeout": "2m"})
     sim.worker_behaviour[sim.image] = "never"
     sim.pods.pop(next(n for n in sim.pods if "-worker-" in n))
