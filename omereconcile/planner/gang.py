@@ -387,7 +387,9 @@ def bring_up_gang(
         op = row.operation
         assert op is not None
     quiet = [
-        p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
+        p
+        for p in (by_name(pods, n) for n in names)
+        if p is not None and kubelet_silent(ctx.world.nodes, p, ctx.world.settings.force_delete)
     ]
     if missing and not quiet and not withheld:
         # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot

@@ -454,13 +454,31 @@ def park(ctx: Ctx, row: Row) -> Row:
 
 
 def step_row(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    row_target: str,
+    *,
+    full_create: bool = False,
 ) -> Row | None:
-    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone.
+
+    ``full_create``: Go's full Create pass runs this pass (``rollout._full_create_pass``). A Create a
+    settled Instance opens then (a gang under restart policy ``None`` refilling a lost member) is
+    stepped in the same pass: Go's ``ops/create.go`` ``createFilteredBatched`` commits the
+    ``Creating`` intent and then creates the missing pods (``processStartActions``), pinned by
+    ``ops/create_test.go`` (the newest stored) ``TestCreate_NonRecreatePolicy_SelfHealsMissingPod``.
+    Before issue 37 (goY) the member was created one pass after the stamp."""
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
-        return _step_idle(ctx, row, pods, out)
+        idle = _step_idle(ctx, row, pods, out)
+        new_op = idle.operation
+        if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:
+            return step_row(ctx, idle, pods, out, retry, row_target)
+        return idle
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):

@@ -276,11 +276,6 @@ _OBSERVATIONS = {
 }
 
 
-_NODE_WATCH = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours reads the Node watch, so a pod on a node that is gone is held as "
-    "NodeUnknown (lastFailure); Go reads the pod phase alone (planner/nodedeath.py kubelet_silent)",
-)
 _DEAD = ("the pod evicted", "the pod in a terminal Failed phase", "the pod in a terminal Succeeded phase")
 
 
@@ -289,7 +284,7 @@ _DEAD = ("the pod evicted", "the pod in a terminal Failed phase", "the pod in a 
     [
         pytest.param("a container restarting under the patch"),
         pytest.param("the pod wedged Terminating from outside"),
-        pytest.param("the node hosting the pod gone", marks=_NODE_WATCH),
+        pytest.param("the node hosting the pod gone"),
         *(pytest.param(case) for case in _DEAD),
     ],
 )
