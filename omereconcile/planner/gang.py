@@ -209,7 +209,7 @@ def _create(
     try:
         pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
     except LookupError:
-        revision_gone(ctx, row.index, target, out)  # said once per pass, however many members
+        revision_gone(ctx, row.index, target, out)  # said once per attempt, however many members
         return
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 
