@@ -6,17 +6,21 @@ one of two stored versions, all 29,673 characters read), over ``gang/inventory.g
 file pins how Go reads PodGroups (one LIST, no hidden GET, soft failure when the CRD goes away, the
 controller-UID index) — a pass of ours reads the world once, so those are not mappable (listed in
 ``docs/goparity.md``). What a user sees is ported in the simulated world: an Instance being torn down
-gets no PodGroup recreated or re-sized, and (a known difference) a PodGroup the gang scheduler marked
-``Failed`` is reset.
+gets no PodGroup recreated or re-sized, a name another controller holds or ours still being collected
+blocks only its own Instance, and (a known difference) a PodGroup the gang scheduler marked ``Failed``
+is reset.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from omereconcile.actions import CreatePodGroup, UpdatePodGroup
-from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.actions import CreatePod, CreatePodGroup, UpdatePodGroup
+from omereconcile.simulate.cluster import UID, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/gang/inventory_test.go @ 4dfb96b1"
 
@@ -81,3 +85,62 @@ def test_a_failed_pod_group_reset_waits_for_its_dead_member() -> None:
         driver.one_pass()
         sim.advance(5.0)
     assert "PodGroupReset" in sim.event_reasons()
+
+
+def blocking_group(sim: Sim, index: int, reading: str) -> None:
+    """Put Instance ``index``'s PodGroup in the world before the pass that creates its gang: one another
+    controller controls (``foreign``), one of ours being collected (``terminating``, a finalizer keeps it
+    there), one of ours the gang scheduler marked ``Failed``, or one of ours in no particular state
+    (``ours``)."""
+    name = f"llama-pool-engine-{index}"
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": "llama-demo",
+        "uid": f"pg-{reading}",
+        "resourceVersion": "1",
+        "labels": {c.LABEL_INSTANCE_INDEX: str(index)},
+        "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+    }
+    obj: dict[str, Any] = {"metadata": meta, "spec": {"minMember": 2}, "status": {}}
+    if reading == "foreign":
+        meta["ownerReferences"] = [{"kind": "InferenceReplica", "uid": "uid-of-foreign", "controller": True}]
+    elif reading == "terminating":
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        meta["finalizers"] = ["example.com/hold"]
+    elif reading == "failed":
+        obj["status"] = {"phase": "Failed", "failed": 1}
+    sim.pod_groups[name] = obj
+
+
+def gang_create_pass(reading: str | None) -> tuple[Sim, list[str], list[str]]:
+    """Two gangs (leader and worker each); Instance 0's PodGroup name reads ``reading`` (None: no group)
+    when the pass that creates the gangs runs. Returns the sim, the pods and the PodGroups that pass
+    created."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=2))
+    driver = Driver(sim)
+    driver.one_pass()  # the teardown finalizer
+    assert not sim.pods
+    if reading is not None:
+        blocking_group(sim, 0, reading)
+    plan = driver.one_pass()
+    pods = sorted(a.name for a in plan.actions if isinstance(a, CreatePod))
+    groups = sorted(a.name for a in plan.actions if isinstance(a, CreatePodGroup))
+    return sim, pods, groups
+
+
+@pytest.mark.parametrize("reading", ["foreign", "terminating"])
+def test_an_unusable_name_blocks_only_its_instance(reading: str) -> None:
+    """Go: inventory_test.go @ 4dfb96b1, TestEnsurePodGroupsWithState_ForeignCollisionAndTerminatingGate,
+    entries "foreign" and "terminating owned": a PodGroup name this owner cannot write (another
+    controller holds it, or ours is being collected) keeps Instance 0 from getting pods, costs the rest
+    of the Component nothing (Instance 1's group is ensured and its gang created in the same pass),
+    and the pass goes on rather than failing."""
+    sim, pods, groups = gang_create_pass(reading)
+    assert not [p for p in pods if p.startswith("llama-pool-engine-0-")], (GO, reading, pods)
+    assert groups == ["llama-pool-engine-1"], (GO, reading)
+    assert sorted(p for p in pods if p.startswith("llama-pool-engine-1-")) == [
+        "llama-pool-engine-1-leader-0",
+        "llama-pool-engine-1-worker-0",
+    ], (GO, reading)
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == f"pg-{reading}", GO  # not touched
