@@ -42,7 +42,7 @@ from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire, retire_abandoned
-from omereconcile.world import PodView, format_time
+from omereconcile.world import PodView, format_time, parse_time
 
 __all__ = [
     "gang_whole_and_ready",
@@ -386,6 +386,20 @@ def _abandon(
     return replace(src, phase=R.READY, operation=None, target_revision=running), None
 
 
+def _recycled_members(src: Row, missing: Sequence[str]) -> int:
+    """Go ``recycledMembers``: the missing members the terminal recycle took (0 or 1): the source's
+    failure record names one of them and is dated no later than the attempt's last progress, the two
+    the recycle writes together (an escalation's record is later, a loss names no pod)."""
+    op, failure = src.operation, src.last_failure or {}
+    if op is None or op.retry_count == 0 or not failure.get("podName"):
+        return 0
+    at = parse_time(failure.get("time"))
+    progress = op.last_progress_at or op.started_at
+    if at is not None and at > progress:
+        return 0  # a record of unknown time is Go's zero time: never after the progress
+    return 1 if failure["podName"] in missing else 0
+
+
 def _lost_replacement(
     ctx: Ctx, src: Row, tgt: Row, lost: list[str], out: Out, retry: RetryBook
 ) -> tuple[Row, Row, bool]:
@@ -395,13 +409,23 @@ def _lost_replacement(
     failure on the pin's ladder); once the ladder admits another attempt the members are created again
     and the source re-arms (``Updating``, retry counted, a fresh deadline, ``GangSurgeRebuilt``); a
     ladder that holds the revision ends the pair (``GangSurgeHeld``). Returns the rows and whether the
-    missing members may be created this pass. (Go tells a member its own recycle removed from a lost
-    one by the published count; here a member is lost once it is gone.)"""
+    missing members may be created this pass. A loss is counted as Go counts it: the marker row's
+    published member count, less the members observed and the one the terminal recycle took
+    (:func:`_recycled_members`); members missing at the published count are created under the attempt
+    as it stands, nothing charged."""
     op = src.operation
     assert op is not None
     pin, size = op.target_revision, ctx.pods_per_instance
+    # Go ``rebuildLostReplacement`` (ome-projects/ome ``ops/update_gang.go``, the newest stored, 47,210
+    # characters): a loss is a drop in the member count against the count the marker row published,
+    # less the members the recycle took; members already missing at the published count are a rebuild
+    # still pending, created and charged nothing (update_surge_test.go @ 58a57f25
+    # TestGangSurge_ReplacementPodsLostAroundThePromote "the replacement's pods vanish before the write").
+    count = tgt.pod_count - (size - len(lost)) - _recycled_members(src, lost)
+    if src.phase == R.UPDATING and count <= 0:
+        return src, tgt, True
     if src.phase == R.UPDATING:
-        message = f"replacement gang (surge-index={tgt.index}) lost {len(lost)} of {size} member(s) after it took over serving"
+        message = f"replacement gang (surge-index={tgt.index}) lost {count} of {size} member(s) after it took over serving"
         out.event(
             "Warning",
             "InstanceFailed",

@@ -49,7 +49,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import SURGE_STEPS, step_surge
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_verdict, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -394,7 +394,13 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     if ctx.gang:
         return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
-    _delete_strays(ctx, pods, {name}, out)
+    keep = {name}
+    verdict, parked = failed_target_verdict(ctx, row, pods)
+    if verdict and parked is not None:
+        # A failed surge's replacement Go leaves standing: parked for the operator or recycled by
+        # rollout's failed_target_recovery this pass, never swept as a stray (planner/surge.py).
+        keep.add(parked.name)
+    _delete_strays(ctx, pods, keep, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     recreates = ctx.restart_policy == RESTART_POLICY_RECREATE and not ctx.freeze

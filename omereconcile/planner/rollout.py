@@ -17,7 +17,7 @@ from omereconcile.planner.admission import (
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_broken, gang_serving
-from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
+from omereconcile.planner.gang_advice import maybe_gang_split_risk, maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
@@ -36,7 +36,7 @@ from omereconcile.planner.podstate import ladder, owned
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import complete
-from omereconcile.planner.surge import SURGE_STEPS
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_recovery
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
 
@@ -231,6 +231,11 @@ def plan_instances(
             new_rows.append(r)
             continue
         pods_r = by_index.get(r.index, [])
+        if not ctx.paused and r.index not in held and failed_target_recovery(ctx, r, pods_r, out):
+            # A failed surge's CreateContainerError replacement left standing: recycled off a node the
+            # ledger excludes, or parked for the operator (planner/surge.py failed_target_recovery).
+            new_rows.append(r)
+            continue
         if _adopts_target(ctx, r, pods_r, rows, retry):
             # Go ``ops/update.go`` ``evaluateUpdateTriggerPods`` (AdoptRevision) and
             # ``BackfillRunningRevision`` (ome-projects/ome 58a57f25 and ae683e3f; pinned by
@@ -346,6 +351,7 @@ def plan_instances(
     for index in sorted(per_index):
         out.absorb(per_index[index])
     maybe_no_gang_scheduler(ctx, rows, retry, out)
+    maybe_gang_split_risk(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
         # (``executeUpdatePass``: ``DrainHolds.First()`` overrides the pass's denial).
