@@ -298,6 +298,9 @@ class PodGroupView:
     owner_references: tuple[Mapping[str, Any], ...] = ()
     schedule_timeout_seconds: int | None = None
     resource_version: str = ""
+    # The gang scheduler's verdict (``status.phase``; ``Failed`` is absorbing) and its failed count.
+    phase: str = ""
+    failed: int = 0
 
     @property
     def index(self) -> int | None:
@@ -328,6 +331,8 @@ class PodGroupView:
             ),
             schedule_timeout_seconds=_int_or_none((obj.get("spec") or {}).get("scheduleTimeoutSeconds")),
             resource_version=str(meta.get("resourceVersion", "")),
+            phase=str((obj.get("status") or {}).get("phase") or ""),
+            failed=int((obj.get("status") or {}).get("failed") or 0),
         )
 
 

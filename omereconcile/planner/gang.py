@@ -42,8 +42,10 @@ from omerender.naming import pod_group_name
 from omerender.stamps import pod_group
 
 __all__ = [
+    "PODGROUP_FAILED",
     "PODGROUP_TERMINATING",
     "POD_GROUP_RECHECK",
+    "POD_GROUP_RESET",
     "RESTART_POLICY_RECREATE",
     "bring_up_gang",
     "correct_pod_group_drift",
@@ -60,6 +62,9 @@ __all__ = [
 
 PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
 PODGROUP_NAME_IN_USE = "PodGroupNameInUse"
+# scheduler-plugins PodGroupFailed: the gang scheduler's absorbing verdict (Go ``GangStateFailed``).
+PODGROUP_FAILED = "Failed"
+POD_GROUP_RESET = "PodGroupReset"  # types.EventReasonPodGroupReset
 RESTART_POLICY_RECREATE = "RecreateInstanceOnPodRestart"
 POD_GROUP_RECHECK = timedelta(seconds=1)
 
@@ -104,6 +109,9 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
         return PODGROUP_NAME_IN_USE
     if group.terminating:
         return PODGROUP_TERMINATING
+    if group.phase == PODGROUP_FAILED:
+        # Go ``GangObservations.BlocksPods`` (GangStateFailed): members wait for the reset's fresh group.
+        return PODGROUP_FAILED
     return None
 
 
@@ -175,7 +183,13 @@ def correct_pod_group_drift(
         if index in deleting:
             continue
         group = group_of(ctx, index)
-        if group is None or group.terminating or not _ours(ctx, group):
+        if group is None:
+            _recreate_missing_group(ctx, index, pods_by_index.get(index, ()), out)
+            continue
+        if group.terminating or not _ours(ctx, group):
+            continue
+        if group.phase == PODGROUP_FAILED:
+            _reset_failed_group(ctx, index, group, pods_by_index.get(index, ()), out)
             continue
         patch = _drift_patch(group, _desired_group(ctx, index), keep_topology=bool(pods_by_index.get(index)))
         if patch:
@@ -189,6 +203,55 @@ def correct_pod_group_drift(
                     f"Instance {index}'s PodGroup drifted ({', '.join(fields)}): OME keeps it as its gang needs",
                 )
             )
+
+
+def _recreate_missing_group(ctx: Ctx, index: int, pods: Sequence[PodView], out: Out) -> None:
+    """A planned gang whose every member stands but whose PodGroup is gone (reset, or deleted by hand)
+    gets it back: Go's ``EnsurePodGroupsWithState`` ensures every planned Instance's group on every
+    pass (``EnsurePodGroupForPodsFromObservation`` creates a missing one). A gang with a member missing
+    gets its group from the pass that creates the member (``_ensure_pod_group``, ahead of the pods),
+    so it is left to that pass here."""
+    present = {p.name for p in pods}
+    if not pods or any(name not in present for name in gang_names(ctx, index)):
+        return
+    obj = _desired_group(ctx, index)
+    out.actions.append(
+        CreatePodGroup(
+            obj["metadata"]["name"], obj, f"Instance {index}'s gang has no PodGroup: OME keeps one"
+        )
+    )
+    out.wake(ctx.now + POD_GROUP_RECHECK)
+
+
+def _reset_failed_group(ctx: Ctx, index: int, group: PodGroupView, pods: Sequence[PodView], out: Out) -> None:
+    """A PodGroup of ours the gang scheduler marked ``Failed`` is deleted so a fresh one can be built
+    under the same name, and the reset is announced once per attempt on the Instance's row.
+
+    Go: ome-projects/ome ``workload/gang/gang.go`` @ 4dfb96b1 ``EnsurePodGroupsWithState`` (the Failed
+    branch), ``anyTerminalMember``, ``warnPodGroupReset`` (its words, through ``status.Announce``:
+    ``PodGroupReset`` is attempt-scoped) and ``podgroup`` ``ObserveGang`` (the reading's message). The
+    verdict is absorbing: the gang scheduler stops reconciling the object, so the group could never be
+    admitted again under that name. A member the kubelet has finished with (``Failed``, not being
+    deleted) still on the name holds the reset back: the group's phase is derived from its members, so
+    rebuilding around it would hand the replacement the same verdict; the attempt's recycle removes it
+    first and the reset lands on a later pass. The row is not touched (an Instance is never failed for
+    a failed group), and its members are withheld meanwhile (``_ensure_pod_group``). A row a Delete owns
+    is never reset (``resettableIndex``; the caller skips those rows)."""
+    out.wake(ctx.now + POD_GROUP_RECHECK)  # PodGroups are not watched
+    if any(p.phase == "Failed" and not p.terminating for p in pods):
+        return
+    out.actions.append(
+        DeletePodGroup(
+            group.name, group.uid, f"Instance {index}'s PodGroup was marked Failed by the gang scheduler"
+        )
+    )
+    reading = f"PodGroup {group.name} reported phase {group.phase}: {group.failed} of {group.min_member} members failed"
+    out.announce(
+        index,
+        POD_GROUP_RESET,
+        f"OMENative component={ctx.component}: deleting PodGroup {group.name} so the gang can be admitted "
+        f"again ({reading})",
+    )
 
 
 def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
@@ -298,6 +361,11 @@ def bring_up_gang(
                 return row, False
             msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
             return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
+        if wait == PODGROUP_FAILED:
+            # The reset (correct_pod_group_drift) deletes the group; the row is left as it is, so a
+            # failure that resets itself never ends the attempt (Go gang.go EnsurePodGroupsWithState).
+            out.wake(ctx.now + POD_GROUP_RECHECK)
+            return row, False
         if wait is not None:
             # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
             # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).

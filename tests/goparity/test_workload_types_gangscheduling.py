@@ -18,21 +18,13 @@ from tests.goparity.test_workload_gang_inventory import gang_create_pass
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/types/gangscheduling_test.go @ dcfb4135"
 MEMBERS_0 = ["llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"]
 
-FAILED_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's ObserveGang classifies a PodGroup the gang scheduler marked Failed and "
-    "BlocksPods withholds its members until the reset (gang/gang.go EnsurePodGroupsWithState deletes it "
-    "and rebuilds it); ours reads no PodGroup phase, so the members are created into the failed group "
-    "(inventory_test.go's reset cases)",
-)
-
 
 @pytest.mark.parametrize(
     ("reading", "blocks"),
     [
         pytest.param("terminating", True, id="a terminating group blocks member creates"),
         pytest.param("foreign", True, id="an ownership conflict blocks member creates"),
-        pytest.param("failed", True, id="a Failed group blocks member creates", marks=FAILED_XFAIL),
+        pytest.param("failed", True, id="a Failed group blocks member creates"),
         pytest.param("ours", False, id="an unclassified group blocks nothing"),
         pytest.param(None, False, id="an index with no group blocks nothing"),
     ],
