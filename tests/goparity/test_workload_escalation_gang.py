@@ -8,8 +8,9 @@ reading in as a fixture; ours reads the Instance's PodGroup off the observed wor
 controls), and the pass is the gang's :func:`omereconcile.planner.gang.bring_up_gang` (or
 :func:`~omereconcile.planner.instances.step_row` for a row another step owns). Ours reads the group
 while the gang's pods are missing; the cases where Go reads it with every pod present are strict xfails
-(``docs/goparity.md``). A PodGroup's phase is not read here, so the ``Failed``-phase readings have no
-counterpart.
+(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read since goW's reset (``planner/gang.py``
+``_reset_failed_group``): the create, repair and recreate rows' failed-phase readings and the Failed
+row's are ported; the op-less rows' are listed in ``docs/goparity.md``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def _ctx(reading: str | None, grace: timedelta = timedelta(0)) -> Ctx:
         groups = (PodGroupView(GROUP, "g0", labels, world.replica.uid, terminating=True),)
     elif reading == "conflict":
         groups = (PodGroupView(GROUP, "g0", labels, "uid-of-statefulset-legacy"),)
+    elif reading == "failed":
+        groups = (
+            PodGroupView(GROUP, "g0", labels, world.replica.uid, min_member=2, phase="Failed", failed=1),
+        )
     world = replace(world, pod_groups=groups, nodes={"node-a": NodeView("node-a", ready="True")})
     desired = world.render
     assert isinstance(desired, DesiredRevision)
@@ -294,11 +299,12 @@ def test_gang_readings_keep_off_teardowns(name: str) -> None:
     assert _warnings(out) == []
 
 
-@pytest.mark.parametrize("reading", ["terminating", "conflict"])
+@pytest.mark.parametrize("reading", ["terminating", "conflict", "failed"])
 def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
-    """Go: same file, TestEscalation_GangReadingsOnAFailedRowAreInert, entries "terminating" and
-    "ownership conflict" ("phase failed" has no counterpart: ours reads no PodGroup phase): a Failed row
-    with no operation takes no token, no phase change, no Warning, no block."""
+    """Go: same file, TestEscalation_GangReadingsOnAFailedRowAreInert, entries "terminating", "ownership
+    conflict" and "phase failed" (goW: ours reads a PodGroup's phase since the reset,
+    ``planner/gang.py`` ``_reset_failed_group``): a Failed row with no operation takes no token, no
+    phase change, no Warning, no block."""
     ctx = _ctx(reading)
     row = R.Row(index=0, phase=R.FAILED, pod_count=2)
     out = Out(ctx.now)
@@ -308,3 +314,42 @@ def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
     assert (after.phase, after.operation) == (R.FAILED, None)
     assert _warnings(out) == []
     assert book.blocks == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "op_type", "step"),
+    [
+        ("create", R.OP_CREATE, R.STEP_CREATE_PODS),
+        ("repair", R.OP_RESTART, R.STEP_DRAIN),
+        ("recreate", R.OP_UPDATE, R.STEP_DRAIN),
+    ],
+)
+def test_gang_failed_phase_resets_the_group_not_the_row(name: str, op_type: str, step: str) -> None:
+    """Go: same file, TestEscalation_GangFailedNeitherHoldsNorEnds (the create row, two passes),
+    TestEscalation_GangReadingsOnARepairRow ("the scheduler's failed phase leaves the row alone") and
+    TestEscalation_GangReadingsOnARecreateRow (its failed-phase entry), goW: a group the gang scheduler
+    marked ``Failed`` is recoverable (the PodGroup pass deletes it and builds a fresh one), so the row
+    keeps its phase, takes no waiting token, keeps its clock, and nothing is failed, blocked or warned;
+    its members are withheld meanwhile. Ours reads the group while members are missing (Go's fixture
+    has them pending; ours reads nothing of the group then), and the reset itself is
+    ``correct_pod_group_drift``'s (``_reset_failed_group``)."""
+    from omereconcile.actions import CreatePod, DeletePodGroup
+    from omereconcile.planner.gang import correct_pod_group_drift
+
+    ctx = _ctx("failed")
+    row = _row(ctx, op_type, step)
+    for _ in range(2):
+        after, out, book = _pass(ctx, row, [])
+        assert after.phase == row.phase, name
+        assert after.operation is not None, name
+        assert after.operation.waiting is None, name
+        assert row.operation is not None, name
+        assert after.operation.deadline == row.operation.deadline, name  # the clock is not parked
+        assert not [a for a in out.actions if isinstance(a, CreatePod)], name
+        assert _warnings(out) == [], name
+        assert book.blocks == {}, name
+        row = after
+    ensure = Out(ctx.now)
+    correct_pod_group_drift(ctx, [row], RetryBook({}, "ns/n", "engine"), {0: []}, ensure)
+    assert [a.name for a in ensure.actions if isinstance(a, DeletePodGroup)] == [GROUP], name
+    assert [e.event_reason for e in ensure.events] == ["PodGroupReset"], name
