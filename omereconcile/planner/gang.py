@@ -482,7 +482,8 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
 
     Only below ``Ready`` is it asked (the ``Ready`` branch reads ``gang_broken``), only under
     ``RecreateInstanceOnPodRestart``, in ``Pending``/``Creating``/``Failed``/``Ready``, and only when no
-    operation other than a ``Create`` owns the pods. Committed: the published ``podCount`` has reached
+    operation other than a ``Create`` owns the pods (a ``Restart`` parked at ``Failed`` owns none: it
+    re-arms, ``planner/restart.py``). Committed: the published ``podCount`` has reached
     the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
@@ -493,7 +494,9 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
     if expected <= 1 or ctx.restart_policy != RESTART_POLICY_RECREATE or row.phase not in _LOSS_PHASES:
         return None
     op = row.operation
-    if op is not None and op.type != R.OP_CREATE:
+    if op is not None and op.type != R.OP_CREATE and not (op.type == R.OP_RESTART and row.phase == R.FAILED):
+        # A Restart parked at Failed is a spent attempt, not an owner: only another Restart rebuilds
+        # the gang whole, so it may re-arm (Go's exemption, ops/restart.go @ 58a57f25).
         return None
     if op is not None and (op.capacity_refused_at is not None or op.waiting in _CREATE_REFUSED):
         # The missing members were never created (a refusal the Create records and waits out), not

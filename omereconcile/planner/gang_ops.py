@@ -30,9 +30,7 @@ from omereconcile.planner.gang import (
     gang_broken,
     gang_names,
     lost_gang_member,
-    pod_termination,
     release_pod_group,
-    runner_restarted_since_ready,
 )
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
 from omereconcile.planner.holds import NODE_UNKNOWN, UNSCHEDULABLE
@@ -48,7 +46,6 @@ __all__ = [
     "gang_whole_and_ready",
     "is_gang_surge_source",
     "is_gang_surge_target",
-    "single_pod_restart_reason",
     "start_gang_restart",
     "start_gang_surge",
     "step_gang_create_pods",
@@ -164,29 +161,6 @@ def termination_short(record: dict[str, object]) -> str:
     if reason == "PodFailed":
         return f"{text} failed (PodFailed)"
     return f"{text} stuck ({reason})"
-
-
-def single_pod_restart_reason(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
-    """Why a ``Ready`` single-pod Instance under ``RecreateInstanceOnPodRestart`` is restarted, in the
-    words of ``ops/restart.go`` ``DetectRestartTriggerWithPods``'s ``Ready`` branch (ome-projects/ome,
-    the newest stored version, the one carrying ``runnerRestartTrigger`` and ``readCrashLoopEpisode``;
-    the same branch @ ae683e3f): per pod, its runner container restarted after ``readySince``
-    (``runnerRestartedSinceReady``: the kubelet restarted it in place, the pod still Running under the
-    same UID) or the pod ``Failed`` (the termination's ``ShortString``, e.g. ``pod p container c failed
-    (OOMKilled, exit 137)``, else ``pod <p> Failed``); then no live pod (``pod count 0 below desired
-    1``). None when the pod stands. Go's branch applies to any pod count; a gang reads ``gang_broken``.
-    Not ported: ``runnerRestartTrigger``'s pacing by the running revision's crash ladder."""
-    for p in pods:
-        restarted = runner_restarted_since_ready(p, row.ready_since)
-        if restarted is not None:
-            return restarted
-        if p.phase == "Failed":
-            found = pod_termination(ctx, p)
-            return termination_short(found) if found is not None else f"pod {p.name} Failed"
-    standing = sum(1 for p in pods if not p.ended)
-    if standing < 1:
-        return f"pod count {standing} below desired 1"
-    return None
 
 
 def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:

@@ -18,7 +18,6 @@ from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
-    single_pod_restart_reason,
     start_gang_restart,
     step_gang_create_pods,
     step_gang_idle,
@@ -37,7 +36,13 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
+from omereconcile.planner.restart import (
+    rebuild_follows_target,
+    single_pod_restart_reason,
+    spent_repair,
+    step_spent_repair,
+)
+from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -297,7 +302,7 @@ def _step_recreate(
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)
-    elif _rebuild_follows_target(ctx, row, pods, retry, row_target):
+    elif rebuild_follows_target(ctx, row, pods, retry, row_target):
         # Go ``StampRestartRevision``: the revision is recorded on the row before the first pod of the
         # rebuild is created, so the row names the pod set the repair builds and promotes.
         assert row.operation is not None
@@ -308,28 +313,6 @@ def _step_recreate(
             operation=replace(row.operation, target_revision=ctx.target),
         )
     return _step_create_pods(ctx, row, pods, out, retry)
-
-
-def _rebuild_follows_target(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, row_target: str
-) -> bool:
-    """Go ``rebuildFollowsTarget`` (ome-projects/ome ``workload/ops/restart.go``, the 78,474-character
-    version the index holds; ``status/decision_test.go`` @ 8263d0c7
-    ``TestStampRestartRevision_OnlyAnOpenRepairRecordsIt``): an open Restart that has created no pod of
-    its rebuild yet renders the roll target instead of the revision its row records when the row is
-    off a target the roll could start on (``rollTargetOpen``: not paused, the target's RetryBlock not
-    ``Held``) and the Instance is not held back (Go: the canary step; here the partition, whose held
-    Instances are repaired at what they run). The Instance serves nothing, so the rebuild is the pass
-    that puts it on the target; before, the gang was rebuilt at the old revision and then rolled again.
-    A rebuild whose pods exist finishes on the revision they carry."""
-    op = row.operation
-    assert op is not None
-    if ctx.paused or row_target != ctx.target or op.target_revision == ctx.target:
-        return False
-    if any(p.incarnation == row.incarnation and not p.ended for p in pods):
-        return False
-    block = retry.blocks.get(ctx.target)
-    return block is None or block.state != HELD_STATE
 
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:
@@ -474,6 +457,14 @@ def step_row(
         # The API server refused the attempt's pod write for good (recorded by the executor): Go
         # disposes it at the write site, before any hold or step (planner/rejection.py).
         return dispose_rejection(ctx, row, ctx.pod_name(row.index, row.active_ordinal), out, retry)
+    if spent_repair(row):
+        # A Restart parked at Failed keeps its exits (planner/restart.py; Go ops/restart.go
+        # DetectRestartTriggerWithPods reads it ahead of the restart policy). Under Freeze the restart
+        # pass opens nothing, and what Go's frozen pass does with a spent repair was not read: it stays.
+        if ctx.paused and ctx.freeze:
+            return row
+        row, opened = step_spent_repair(ctx, row, pods, out, retry)
+        return _advance(ctx, row, pods, out, retry, row_target, paused=False) if opened else row
     # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.

@@ -21,7 +21,6 @@ from omereconcile.planner.gang_advice import maybe_gang_split_risk, maybe_no_gan
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
-    single_pod_restart_reason,
     start_gang_restart,
     start_gang_surge,
     step_gang_surge,
@@ -33,6 +32,12 @@ from omereconcile.planner.instances import park, start_create, start_delete, sta
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
+from omereconcile.planner.restart import (
+    demoted_ready_restarts,
+    repair_yields,
+    single_pod_restart_reason,
+    spent_repair,
+)
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import complete
@@ -227,6 +232,12 @@ def plan_instances(
     updates: list[Row] = []
     new_rows: list[Row] = []
     for r in rows:
+        if spent_repair(r) and repair_yields(ctx, r, target, retry):
+            # Go plan_decision.go restartTrigger: a Restart parked at Failed whose revision is off an
+            # open roll target is not the restart pass's (RepairYieldsToTarget); the pass that rebuilds
+            # the row at the target takes it (Go's update trigger reads Failed as Ready; ours rebuilds a
+            # Failed row through Create's recycle), so the spent operation ends here.
+            r = replace(r, operation=None)
         if r.operation is not None or r.phase == R.DELETING:
             new_rows.append(r)
             continue
@@ -245,7 +256,7 @@ def plan_instances(
             live = [p for p in pods_r if not p.terminating]
             r = complete(ctx, r, target, 0 if ctx.gang else min(p.ordinal or 0 for p in live))
         serving = _serving(ctx, pods_r)
-        if _demoted_ready_restarts(ctx, r, pods_r) and not _repair_yields(ctx, r, target, retry):
+        if demoted_ready_restarts(ctx, r, pods_r) and not repair_yields(ctx, r, target, retry):
             # Go ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (ome-projects/ome, the version that
             # carries ``readCrashLoopEpisode``): under ``RecreateInstanceOnPodRestart`` a row demoted
             # for losing every pod (``types.DemotedReady``: Pending, no operation, its running revision
@@ -260,7 +271,7 @@ def plan_instances(
             # works"); the newest ``Plan`` runs the restart selection on the row as observed, "ahead of
             # the truth pass", and leaves the demotion to the status publication "at the end of every
             # pass", which a row with an operation does not meet. So no ``Pending`` pass comes first.
-            # A row off an open roll target is left to Create, which rebuilds it there (``_repair_yields``).
+            # A row off an open roll target is left to Create, which rebuilds it there (``restart.repair_yields``).
             rev = r.running_revision
             state, when = (
                 (None, None)
@@ -273,7 +284,7 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             standing = sum(1 for p in pods_r if not p.ended)
-            # A Ready row names what ended its pod (gang_ops.single_pod_restart_reason, Go's Ready branch).
+            # A Ready row names what ended its pod (restart.single_pod_restart_reason, Go's Ready branch).
             why = (single_pod_restart_reason(ctx, r, pods_r) if r.phase == R.READY else None) or (
                 f"pod count {standing} below desired 1"
             )
@@ -592,33 +603,6 @@ def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
         and row.phase == R.READY
         and gang_broken(ctx, row, pods) is not None
     )
-
-
-def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """A single-pod Instance whose restart policy repairs it and that has no pod left but ended ones:
-    ``Ready`` as observed (its pod just went), or already demoted by the truth pass (Pending, no
-    operation, running revision kept). The restart pass's, not Create's."""
-    return (
-        not ctx.gang
-        and ctx.restart_policy == RESTART_POLICY_RECREATE
-        and row.phase in (R.READY, R.PENDING)
-        and row.operation is None
-        and bool(row.running_revision)
-        and all(p.ended for p in pods)
-    )
-
-
-def _repair_yields(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> bool:
-    """Go ``ops/restart.go`` ``RepairYieldsToTarget`` (the newest stored version), for the demoted
-    row (every pod ended, so no survivor keeps the repair): a repair is left to the pass that rebuilds
-    the row at the target when the revision it would rebuild is not the target and the roll could
-    start (``rollTargetOpen``: not paused, the target not ``Held``). Here that pass is Create, which
-    rebuilds it at the target; under a pause or a held target the repair stands (``restart_test.go``
-    ``TestRepairYieldsToTarget``, 58a57f25)."""
-    block = retry.blocks.get(target)
-    if ctx.paused or not target or (block is not None and block.state == HELD_STATE):
-        return False
-    return bool(row.running_revision) and row.running_revision != target
 
 
 def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:

@@ -289,7 +289,7 @@ def test_demote_recreate_instance_components_never_demote() -> None:
     TestPlan_Demote_UnbackedReadyInstances, "RecreateInstance components never demote": paused, the
     restart pass owns the recovery, in the pass that finds the pod gone (the newest ``Plan`` selects
     restarts "ahead of the truth pass"). Was a strict xfail (ours published the row ``Pending`` first
-    and started the Restart one pass later); fixed in ``rollout._demoted_ready_restarts``."""
+    and started the Restart one pass later); fixed in ``restart.demoted_ready_restarts``."""
     sim, driver = _unbacked(True, lifecycle={"restartPolicy": "RecreateInstanceOnPodRestart"})
     driver.one_pass()
     assert _phases(sim) != {0: "Pending"}
