@@ -228,15 +228,19 @@ def test_gang_reading_skips_surge_source() -> None:
 SOURCE_READINGS = [
     (step, reading)
     for step in (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
-    for reading in ("the name is being collected", "the name is held by another controller")
+    for reading in (
+        "the name is being collected",
+        "the name is held by another controller",
+        "the scheduler failed the group",
+    )
 ]
 
 
 @pytest.mark.parametrize(("step", "reading"), SOURCE_READINGS, ids=[f"{s}/{r}" for s, r in SOURCE_READINGS])
 def test_gang_readings_on_a_surge_source(step: str, reading: str) -> None:
     """Go: same file, TestEscalation_GangReadingsOnASurgeSource, entries ``<step>/<reading>`` for the
-    terminating and ownership-conflict readings (the scheduler's ``Failed`` phase has no counterpart:
-    ours reads no PodGroup phase): a source is never judged on its own group, so it keeps ``Updating``,
+    terminating, ownership-conflict and failed readings (the scheduler's ``Failed`` phase is read since
+    goW's PodGroup reset): a source is never judged on its own group, so it keeps ``Updating``,
     its step and an unparked clock, with no Warning and no block. Go passes no replacement pods; ours
     keeps the replacement's members as the pair's pass created them, because at ``SurgeDrain`` a
     replacement with no members is a lost one (``ops/update_gang.go`` ``rebuildLostReplacement``, the
@@ -244,6 +248,8 @@ def test_gang_readings_on_a_surge_source(step: str, reading: str) -> None:
     sim = gang_surge_pair()
     if reading.startswith("the name is being collected"):
         _group_terminating(sim, SOURCE_GROUP)
+    elif reading.startswith("the scheduler failed"):
+        sim.pod_groups[SOURCE_GROUP]["status"] = {"phase": "Failed", "failed": 1}
     else:
         _group_foreign(sim, SOURCE_GROUP)
     src, _, before, out, book = run_pair(sim, source_step=step)
@@ -349,3 +355,24 @@ def test_terminating_marker_pod_ends_nothing(marker_step: str) -> None:
     assert before.operation is not None
     assert tgt.operation.deadline == before.operation.deadline
     assert _warnings(out) == []
+
+
+def test_gang_failed_reading_leaves_the_surge_marker_untouched() -> None:
+    """Go: ome-projects/ome ``workload/escalation/gang_test.go`` @ 8263d0c7,
+    TestEscalation_GangFailedReadingLeavesTheSurgeMarkerUntouched (goW, since ours reads a PodGroup's
+    ``Failed`` phase): the replacement's group marked ``Failed`` by the gang scheduler is recoverable
+    (the PodGroup pass resets it), so the marker row keeps its phase, takes no waiting token and no
+    block, and its deadline keeps running. Go passes the replacement's members pending; ours runs the
+    pair's pass with its members as that pass created them."""
+    sim = gang_surge_pair()
+    sim.pod_groups[MARKER_GROUP]["status"] = {"phase": "Failed", "failed": 1}
+    before = R.load_rows(sim.status)[1]
+    _src, tgt, _, out, book = run_pair(sim)
+    assert tgt is not None
+    assert tgt.phase == before.phase
+    assert tgt.operation is not None
+    assert before.operation is not None
+    assert tgt.operation.waiting is None
+    assert tgt.operation.deadline == before.operation.deadline
+    assert _warnings(out) == []
+    assert book.blocks == {}
