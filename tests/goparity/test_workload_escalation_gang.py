@@ -353,3 +353,30 @@ def test_gang_failed_phase_resets_the_group_not_the_row(name: str, op_type: str,
     correct_pod_group_drift(ctx, [row], RetryBook({}, "ns/n", "engine"), {0: []}, ensure)
     assert [a.name for a in ensure.actions if isinstance(a, DeletePodGroup)] == [GROUP], name
     assert [e.event_reason for e in ensure.events] == ["PodGroupReset"], name
+
+
+def test_gang_failed_reading_on_a_ready_row_is_inert() -> None:
+    """Go: same file, TestEscalation_GangFailedReadingOnAnOpLessRowIsInert, entry "ready row" (goW): a
+    converged gang whose PodGroup the gang scheduler marked ``Failed`` keeps its row as it is (Ready, no
+    operation, no failure record), and nothing is warned or blocked; the reset is the PodGroup pass's
+    (the group is deleted and ``PodGroupReset`` said). One planner pass over the sim's converged gang
+    (its members serving, where Go's fixture has them pending; a Ready gang of ours with pending
+    members is a broken one). The "empty index" and "pending row" entries are not mappable: Go runs
+    its escalation pass alone, ours plans their Create in the same pass."""
+    from omereconcile.actions import DeletePodGroup, WriteStatus
+    from omereconcile.planner import plan
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.pod_groups[GROUP]["status"] = {"phase": "Failed", "failed": 1}
+    out = plan(sim.observe())
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    row = written[-1].status["instanceStatuses"][0] if written else sim.rows()[0]
+    assert (row["phase"], row.get("operation"), row.get("lastFailure")) == ("Ready", None, None), GO
+    assert [a.name for a in out.actions if isinstance(a, DeletePodGroup)] == [GROUP], GO
+    reasons = [a.event_reason for a in out.actions if type(a).__name__ == "RecordEvent"]
+    assert "InstanceFailed" not in reasons, GO
+    assert "PodGroupReset" in reasons, GO
+    assert "retryBlocks" not in (written[-1].status if written else sim.status), GO
