@@ -42,7 +42,6 @@ from omerender.naming import pod_group_name
 from omerender.stamps import pod_group
 
 __all__ = [
-    "PODGROUP_FAILED",
     "PODGROUP_TERMINATING",
     "POD_GROUP_RECHECK",
     "POD_GROUP_RESET",
@@ -57,14 +56,14 @@ __all__ = [
     "has_stale_single_pod_groups",
     "lost_gang_member",
     "release_pod_group",
+    "reset_failed_pod_group",
     "runner_restarted_since_ready",
 ]
 
 PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
 PODGROUP_NAME_IN_USE = "PodGroupNameInUse"
-# scheduler-plugins PodGroupFailed: the gang scheduler's absorbing verdict (Go ``GangStateFailed``).
-PODGROUP_FAILED = "Failed"
-POD_GROUP_RESET = "PodGroupReset"  # types.EventReasonPodGroupReset
+PODGROUP_FAILED = "Failed"  # scheduler-plugins PodGroupFailed: the gang scheduler's absorbing verdict
+POD_GROUP_RESET = "PodGroupReset"  # Go workload.EventReasonPodGroupReset
 RESTART_POLICY_RECREATE = "RecreateInstanceOnPodRestart"
 POD_GROUP_RECHECK = timedelta(seconds=1)
 
@@ -101,17 +100,16 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     group = group_of(ctx, row.index)
     if group is None:
         obj = _desired_group(ctx, row.index)
-        out.actions.append(
-            CreatePodGroup(obj["metadata"]["name"], obj, f"Instance {row.index}'s gang is scheduled as one")
-        )
+        name = obj["metadata"]["name"]
+        if not any(isinstance(a, CreatePodGroup) and a.name == name for a in out.actions):
+            out.actions.append(CreatePodGroup(name, obj, f"Instance {row.index}'s gang is scheduled as one"))
         return None
     if not _ours(ctx, group):
         return PODGROUP_NAME_IN_USE
     if group.terminating:
         return PODGROUP_TERMINATING
     if group.phase == PODGROUP_FAILED:
-        # Go ``GangObservations.BlocksPods`` (GangStateFailed): members wait for the reset's fresh group.
-        return PODGROUP_FAILED
+        return PODGROUP_FAILED  # the reset (``reset_failed_pod_group``) rebuilds it; members wait
     return None
 
 
@@ -174,7 +172,9 @@ def correct_pod_group_drift(
     else the group's own annotation), so a topology edit never changes a running gang's contract.
     Not mirrored: when the annotation was removed by hand while pods run, Go re-derives it from
     their affinity (or refuses the pass); ours leaves it absent. A group that is not ours or is
-    terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
+    terminating is never updated (``_ensure_pod_group`` says why its pods wait). A group of ours the
+    gang scheduler marked ``Failed`` is reset instead (:func:`reset_failed_pod_group`), and a standing
+    gang without its group gets it back (``_rebuild_standing_gangs_group``)."""
     if not ctx.world.gang_scheduling or not ctx.gang:
         return
     # Go ``terminalOwnedIndices``: a row a Delete owns keeps its group until the teardown removes it.
@@ -184,12 +184,12 @@ def correct_pod_group_drift(
             continue
         group = group_of(ctx, index)
         if group is None:
-            _recreate_missing_group(ctx, index, pods_by_index.get(index, ()), out)
+            _rebuild_standing_gangs_group(ctx, index, out)
             continue
         if group.terminating or not _ours(ctx, group):
             continue
-        if group.phase == PODGROUP_FAILED:
-            _reset_failed_group(ctx, index, group, pods_by_index.get(index, ()), out)
+        if group.phase == PODGROUP_FAILED and _resettable(rows, index):
+            reset_failed_pod_group(ctx, group, out)
             continue
         patch = _drift_patch(group, _desired_group(ctx, index), keep_topology=bool(pods_by_index.get(index)))
         if patch:
@@ -205,53 +205,61 @@ def correct_pod_group_drift(
             )
 
 
-def _recreate_missing_group(ctx: Ctx, index: int, pods: Sequence[PodView], out: Out) -> None:
-    """A planned gang whose every member stands but whose PodGroup is gone (reset, or deleted by hand)
-    gets it back: Go's ``EnsurePodGroupsWithState`` ensures every planned Instance's group on every
-    pass (``EnsurePodGroupForPodsFromObservation`` creates a missing one). A gang with a member missing
-    gets its group from the pass that creates the member (``_ensure_pod_group``, ahead of the pods),
-    so it is left to that pass here."""
-    present = {p.name for p in pods}
-    if not pods or any(name not in present for name in gang_names(ctx, index)):
-        return
+def _rebuild_standing_gangs_group(ctx: Ctx, index: int, out: Out) -> None:
+    """A gang whose pods stand without their PodGroup (the reset deleted it, or a hand did) gets it
+    back at once, as Go's ``EnsurePodGroupsWithState`` creates every planned gang's group each pass
+    (``inventory_test.go`` @ 4dfb96b1 ``TestGang_FailedPodGroupIsResetNotEscalated``: "the ensure
+    builds a fresh one"). Ours creates a group ahead of missing pods in the Instance's own step
+    (``_ensure_pod_group``); here only a gang with live pods on the name, which no step would
+    recreate it for."""
     obj = _desired_group(ctx, index)
-    out.actions.append(
-        CreatePodGroup(
-            obj["metadata"]["name"], obj, f"Instance {index}'s gang has no PodGroup: OME keeps one"
-        )
-    )
-    out.wake(ctx.now + POD_GROUP_RECHECK)
-
-
-def _reset_failed_group(ctx: Ctx, index: int, group: PodGroupView, pods: Sequence[PodView], out: Out) -> None:
-    """A PodGroup of ours the gang scheduler marked ``Failed`` is deleted so a fresh one can be built
-    under the same name, and the reset is announced once per attempt on the Instance's row.
-
-    Go: ome-projects/ome ``workload/gang/gang.go`` @ 4dfb96b1 ``EnsurePodGroupsWithState`` (the Failed
-    branch), ``anyTerminalMember``, ``warnPodGroupReset`` (its words, through ``status.Announce``:
-    ``PodGroupReset`` is attempt-scoped) and ``podgroup`` ``ObserveGang`` (the reading's message). The
-    verdict is absorbing: the gang scheduler stops reconciling the object, so the group could never be
-    admitted again under that name. A member the kubelet has finished with (``Failed``, not being
-    deleted) still on the name holds the reset back: the group's phase is derived from its members, so
-    rebuilding around it would hand the replacement the same verdict; the attempt's recycle removes it
-    first and the reset lands on a later pass. The row is not touched (an Instance is never failed for
-    a failed group), and its members are withheld meanwhile (``_ensure_pod_group``). A row a Delete owns
-    is never reset (``resettableIndex``; the caller skips those rows)."""
-    out.wake(ctx.now + POD_GROUP_RECHECK)  # PodGroups are not watched
-    if any(p.phase == "Failed" and not p.terminating for p in pods):
+    name = obj["metadata"]["name"]
+    if not any(p.labels.get(c.LABEL_POD_GROUP) == name and not p.terminating for p in ctx.world.pods):
         return
-    out.actions.append(
-        DeletePodGroup(
-            group.name, group.uid, f"Instance {index}'s PodGroup was marked Failed by the gang scheduler"
-        )
-    )
-    reading = f"PodGroup {group.name} reported phase {group.phase}: {group.failed} of {group.min_member} members failed"
-    out.announce(
-        index,
-        POD_GROUP_RESET,
+    out.actions.append(CreatePodGroup(name, obj, f"Instance {index}'s gang stands without its PodGroup"))
+
+
+def _resettable(rows: Sequence[Row], index: int) -> bool:
+    """Go ``resettableIndex`` (``workload/gang/gang.go`` @ 4dfb96b1): a teardown (Delete) or a migration
+    owns its Instance's group; any other row, or none, may have it rebuilt."""
+    row = next((r for r in rows if r.index == index), None)
+    return row is None or row.operation is None or row.operation.type not in (R.OP_DELETE, "Migrate")
+
+
+def reset_failed_pod_group(ctx: Ctx, group: PodGroupView, out: Out) -> None:
+    """A PodGroup of ours the gang scheduler marked ``Failed`` is deleted, to be rebuilt under the same
+    name by the next pass's ensure; one Warning ``PodGroupReset`` carries the scheduler's explanation.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/gang/gang.go`` @ 4dfb96b1 (the one stored
+    version; ``inventory.go`` is not in the index) ``EnsurePodGroupsWithState``, ``anyTerminalMember``,
+    ``warnPodGroupReset``, with ``workload/podgroup`` ``ObserveGang`` (the message): the Failed verdict
+    is absorbing (the scheduler stops reconciling the object, and the ensure only keeps labels,
+    ownership and size), so the gang could never be admitted again under it. The row is untouched and
+    the Instance is never failed for it. A member the kubelet finished with (phase ``Failed``, not
+    being deleted) still on the name holds the reset back: the group's phase is derived from its
+    members, so a rebuild around it would get the same verdict; the create pass recycles it first.
+    Pinned by ``gang/inventory_test.go`` @ 4dfb96b1 ``TestGang_FailedPodGroupIsResetNotEscalated``
+    and ``TestGang_FailedPodGroupResetWaitsForTerminalMemberRecycle``. Go announces the event once per
+    episode on the row (``status.Announce``, ``PodGroupReset`` attempt-scoped), and so does ours, on the
+    row's ``announced`` record (``Out.announce``, ``planner/status.py`` ``settle_announcements``): a row
+    the pass does not write says nothing, and a reset repeated within one attempt is said once. PodGroups are not watched:
+    a verdict is read on the next pass the replica gets, as in Go, whose PodGroup watch ignores status
+    changes (``inferencereplica/watches.go`` ``podGroupPredicate``)."""
+    members = [p for p in ctx.world.pods if p.labels.get(c.LABEL_POD_GROUP) == group.name]
+    if any(p.phase == "Failed" and not p.terminating for p in members):
+        return
+    out.actions.append(DeletePodGroup(group.name, group.uid, "the gang scheduler failed it: rebuilt anew"))
+    failed = f"{group.failed_members} of {group.min_member} members failed"
+    detail = f"PodGroup {group.name} reported phase {group.phase}: {failed}"
+    message = (
         f"OMENative component={ctx.component}: deleting PodGroup {group.name} so the gang can be admitted "
-        f"again ({reading})",
+        f"again ({detail})"
     )
+    if group.index is not None:
+        out.announce(group.index, POD_GROUP_RESET, message)  # the row's ``announced`` record (goW)
+    else:
+        out.event("Warning", POD_GROUP_RESET, message)
+    out.wake(ctx.now + POD_GROUP_RECHECK)
 
 
 def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
@@ -354,6 +362,7 @@ def bring_up_gang(
     missing = [
         (runner, k) for (runner, k), n in zip(ctx.gang_slots, names, strict=True) if by_name(pods, n) is None
     ]
+    withheld = False
     if missing:
         wait = _ensure_pod_group(ctx, row, out)
         if wait == PODGROUP_NAME_IN_USE:
@@ -362,11 +371,12 @@ def bring_up_gang(
             msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
             return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
         if wait == PODGROUP_FAILED:
-            # The reset (correct_pod_group_drift) deletes the group; the row is left as it is, so a
-            # failure that resets itself never ends the attempt (Go gang.go EnsurePodGroupsWithState).
+            # Go ``EnsurePodGroupsWithState``: members are withheld until the reset's replacement group
+            # exists, and the row is untouched (no hold, no failure): a failure that resets itself
+            # must not end an attempt. Dead members are still recycled below (the reset waits on it).
             out.wake(ctx.now + POD_GROUP_RECHECK)
-            return row, False
-        if wait is not None:
+            withheld = True
+        elif wait is not None:
             # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
             # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
             out.wake(ctx.now + POD_GROUP_RECHECK)
@@ -382,7 +392,7 @@ def bring_up_gang(
     quiet = [
         p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
     ]
-    if missing and not quiet:
+    if missing and not quiet and not withheld:
         # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot
         # complete around it: nothing is created while one stands, held or being force-deleted this
         # pass (Go ops/update_gang.go; ome-projects/ome @ 58a57f25 update_gang_test.go

@@ -287,6 +287,18 @@ def _step_create(
 def _step_recreate(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row:
+    """A recreate (an Update under ``RecreatePod``) or a Restart: drain and delete the old
+    incarnation's pods, then create the new incarnation's and promote.
+
+    An Update's step stays ``Drain`` through all three phases, which the pods tell apart: Go
+    ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_recreate.go`` @ 58a57f25 (the newest
+    of the stored versions read; ae683e3f's text plus the admission-rejected recycle) ``recreateUpdate``
+    re-runs ``status.StampRecreating`` (Step=Drain) on every pass and picks phase A (old pods left), B
+    (create the missing new pods) or C (serve, promote) from ``PartitionPodsByIncarnation``; pinned by
+    ``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing`` and
+    ``update_inplace_test.go`` @ 58a57f25 (``Step=Drain`` after the in-place roll's pod loss). Before,
+    ours wrote ``CreatePods`` once the old incarnation was gone. A Restart still moves to
+    ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here)."""
     op = row.operation
     assert op is not None
     if op.step == R.STEP_DRAIN:
@@ -298,7 +310,8 @@ def _step_recreate(
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:
             return row
-        row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
+        if op.type == R.OP_RESTART:
+            row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)

@@ -307,12 +307,22 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
 
 
 def complete(ctx: Ctx, row: Row, target: str, ordinal: int) -> Row:
+    """The promote: the row Ready on ``target`` at slot ``ordinal``, its operation and target revision
+    cleared (a converged row targets nothing).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/decision.go`` @ 8263d0c7 (the largest
+    of four stored versions; 4dfb96b1, f0c4ef77 and 58a57f25 say the same) ``ReadyOnRevisionMutation`` / ``StampReadyOnRevision`` (the plain promote, Create's
+    and Update's) and ``StampReadyAtOrdinal`` (the surge promote): ``RunningRevision=rev``,
+    ``TargetRevision=""``, ``Operation=nil``; pinned by ``ops/update_test.go`` @ 58a57f25
+    ``TestUpdate_InPlaceConverges_MarksReadyWithRunningRevision`` and ``ops/update_surge_test.go`` @
+    58a57f25 ``TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal`` ("TargetRevision should be
+    cleared"). Before, the row kept ``targetRevision`` equal to its running revision."""
     return replace(
         row,
         phase=R.READY,
         operation=None,
         running_revision=target,
-        target_revision=target,
+        target_revision="",
         active_ordinal=ordinal,
         ready_since=ctx.now,
     )

@@ -8,9 +8,9 @@ reading in as a fixture; ours reads the Instance's PodGroup off the observed wor
 controls), and the pass is the gang's :func:`omereconcile.planner.gang.bring_up_gang` (or
 :func:`~omereconcile.planner.instances.step_row` for a row another step owns). Ours reads the group
 while the gang's pods are missing; the cases where Go reads it with every pod present are strict xfails
-(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read since goW's reset (``planner/gang.py``
-``_reset_failed_group``): the create, repair and recreate rows' failed-phase readings and the Failed
-row's are ported; the op-less rows' are listed in ``docs/goparity.md``.
+(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
+(``planner/gang.py`` ``reset_failed_pod_group``, since goKD): on the row it changes nothing, as Go's
+escalation pass leaves it to the PodGroup pass.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import PODGROUP_NAME_IN_USE, PODGROUP_TERMINATING, bring_up_gang
@@ -54,7 +55,9 @@ def _ctx(reading: str | None, grace: timedelta = timedelta(0)) -> Ctx:
         groups = (PodGroupView(GROUP, "g0", labels, "uid-of-statefulset-legacy"),)
     elif reading == "failed":
         groups = (
-            PodGroupView(GROUP, "g0", labels, world.replica.uid, min_member=2, phase="Failed", failed=1),
+            PodGroupView(
+                GROUP, "g0", labels, world.replica.uid, min_member=2, phase="Failed", failed_members=1
+            ),
         )
     world = replace(world, pod_groups=groups, nodes={"node-a": NodeView("node-a", ready="True")})
     desired = world.render
@@ -302,9 +305,8 @@ def test_gang_readings_keep_off_teardowns(name: str) -> None:
 @pytest.mark.parametrize("reading", ["terminating", "conflict", "failed"])
 def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
     """Go: same file, TestEscalation_GangReadingsOnAFailedRowAreInert, entries "terminating", "ownership
-    conflict" and "phase failed" (goW: ours reads a PodGroup's phase since the reset,
-    ``planner/gang.py`` ``_reset_failed_group``): a Failed row with no operation takes no token, no
-    phase change, no Warning, no block."""
+    conflict" and "phase failed": a Failed row with no operation takes no token, no phase change, no
+    Warning, no block."""
     ctx = _ctx(reading)
     row = R.Row(index=0, phase=R.FAILED, pod_count=2)
     out = Out(ctx.now)
@@ -316,67 +318,39 @@ def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
     assert book.blocks == {}
 
 
+def test_gang_failed_neither_holds_nor_ends() -> None:
+    """Go: same file, TestEscalation_GangFailedNeitherHoldsNorEnds: a group the gang scheduler failed
+    is recoverable (the PodGroup pass resets it), so across two passes the Create keeps ``Creating``,
+    takes no token, keeps its deadline running, and nothing is announced or charged. With its members
+    missing none is created meanwhile (Go ``GangObservations.BlocksPods``)."""
+    ctx = _ctx("failed")
+    row = _row(ctx)
+    first, out1, book1 = _pass(ctx, row, _pending(ctx, row))
+    second, out2, book2 = _pass(ctx, first, _pending(ctx, row))
+    assert second.phase == R.CREATING, GO
+    assert second.operation is not None
+    assert row.operation is not None
+    assert (second.operation.waiting, second.operation.deadline) == (None, row.operation.deadline), GO
+    assert _warnings(out1) + _warnings(out2) == [], GO
+    assert book1.blocks == book2.blocks == {}, GO
+    _, out, _ = _pass(ctx, row, [])
+    assert not [a for a in out.actions if isinstance(a, CreatePod)], GO
+
+
 @pytest.mark.parametrize(
     ("name", "op_type", "step"),
-    [
-        ("create", R.OP_CREATE, R.STEP_CREATE_PODS),
-        ("repair", R.OP_RESTART, R.STEP_DRAIN),
-        ("recreate", R.OP_UPDATE, R.STEP_DRAIN),
-    ],
+    [("repair", R.OP_RESTART, R.STEP_DRAIN), ("recreate", R.OP_UPDATE, R.STEP_DRAIN)],
 )
-def test_gang_failed_phase_resets_the_group_not_the_row(name: str, op_type: str, step: str) -> None:
-    """Go: same file, TestEscalation_GangFailedNeitherHoldsNorEnds (the create row, two passes),
-    TestEscalation_GangReadingsOnARepairRow ("the scheduler's failed phase leaves the row alone") and
-    TestEscalation_GangReadingsOnARecreateRow (its failed-phase entry), goW: a group the gang scheduler
-    marked ``Failed`` is recoverable (the PodGroup pass deletes it and builds a fresh one), so the row
-    keeps its phase, takes no waiting token, keeps its clock, and nothing is failed, blocked or warned;
-    its members are withheld meanwhile. Ours reads the group while members are missing (Go's fixture
-    has them pending; ours reads nothing of the group then), and the reset itself is
-    ``correct_pod_group_drift``'s (``_reset_failed_group``)."""
-    from omereconcile.actions import CreatePod, DeletePodGroup
-    from omereconcile.planner.gang import correct_pod_group_drift
-
+def test_gang_failed_phase_leaves_the_row_alone(name: str, op_type: str, step: str) -> None:
+    """Go: same file, TestEscalation_GangReadingsOnARepairRow and …OnARecreateRow, "the scheduler's
+    failed phase leaves the row alone" (the recreate over two passes): the row keeps its phase, takes
+    no token, and nothing is announced or charged."""
     ctx = _ctx("failed")
     row = _row(ctx, op_type, step)
-    for _ in range(2):
-        after, out, book = _pass(ctx, row, [])
-        assert after.phase == row.phase, name
-        assert after.operation is not None, name
-        assert after.operation.waiting is None, name
-        assert row.operation is not None, name
-        assert after.operation.deadline == row.operation.deadline, name  # the clock is not parked
-        assert not [a for a in out.actions if isinstance(a, CreatePod)], name
-        assert _warnings(out) == [], name
-        assert book.blocks == {}, name
-        row = after
-    ensure = Out(ctx.now)
-    correct_pod_group_drift(ctx, [row], RetryBook({}, "ns/n", "engine"), {0: []}, ensure)
-    assert [a.name for a in ensure.actions if isinstance(a, DeletePodGroup)] == [GROUP], name
-    assert [e.event_reason for e in ensure.events] == ["PodGroupReset"], name
-
-
-def test_gang_failed_reading_on_a_ready_row_is_inert() -> None:
-    """Go: same file, TestEscalation_GangFailedReadingOnAnOpLessRowIsInert, entry "ready row" (goW): a
-    converged gang whose PodGroup the gang scheduler marked ``Failed`` keeps its row as it is (Ready, no
-    operation, no failure record), and nothing is warned or blocked; the reset is the PodGroup pass's
-    (the group is deleted and ``PodGroupReset`` said). One planner pass over the sim's converged gang
-    (its members serving, where Go's fixture has them pending; a Ready gang of ours with pending
-    members is a broken one). The "empty index" and "pending row" entries are not mappable: Go runs
-    its escalation pass alone, ours plans their Create in the same pass."""
-    from omereconcile.actions import DeletePodGroup, WriteStatus
-    from omereconcile.planner import plan
-    from omereconcile.simulate.driver import Driver, converged
-
-    sim = Sim(workers=1)
-    sim.apply_replica(base_replica(replicas=1))
-    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
-    sim.pod_groups[GROUP]["status"] = {"phase": "Failed", "failed": 1}
-    out = plan(sim.observe())
-    written = [a for a in out.actions if isinstance(a, WriteStatus)]
-    row = written[-1].status["instanceStatuses"][0] if written else sim.rows()[0]
-    assert (row["phase"], row.get("operation"), row.get("lastFailure")) == ("Ready", None, None), GO
-    assert [a.name for a in out.actions if isinstance(a, DeletePodGroup)] == [GROUP], GO
-    reasons = [a.event_reason for a in out.actions if type(a).__name__ == "RecordEvent"]
-    assert "InstanceFailed" not in reasons, GO
-    assert "PodGroupReset" in reasons, GO
-    assert "retryBlocks" not in (written[-1].status if written else sim.status), GO
+    first, out1, book1 = _pass(ctx, row, _pending(ctx, row))
+    second, out2, book2 = _pass(ctx, first, _pending(ctx, row))
+    assert second.phase == row.phase, (GO, name)
+    assert second.operation is not None
+    assert second.operation.waiting is None, (GO, name)
+    assert _warnings(out1) + _warnings(out2) == [], (GO, name)
+    assert book1.blocks == book2.blocks == {}, (GO, name)
