@@ -427,7 +427,7 @@ def plan_instances(
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])
-    maybe_no_gang_scheduler(ctx, out)
+    maybe_no_gang_scheduler(ctx, rows, retry, out)
     maybe_gang_split_risk(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
