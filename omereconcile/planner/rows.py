@@ -37,7 +37,8 @@ FAILED = "Failed"
 DELETING = "Deleting"
 
 # Operation types and steps (01 §4.4). Create uses Recycle (delete a failed Instance's pods) before
-# CreatePods; RecreatePod updates use Drain then CreatePods; SurgeThenDrain uses Surge then SurgeDrain.
+# CreatePods; RecreatePod updates stay at Drain until promoted (Go recreateUpdate); SurgeThenDrain uses
+# Surge then SurgeDrain.
 OP_CREATE = "Create"
 OP_UPDATE = "Update"
 OP_DELETE = "Delete"
