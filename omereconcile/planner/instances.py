@@ -476,6 +476,15 @@ def step_row(
         return _step_paused(ctx, row, pods, out, retry, row_target)
     if ctx.paused and ctx.freeze and not committed_create:
         return park(ctx, row)
+    if ctx.paused and committed_create and not row.running_revision and op.target_revision != ctx.target:
+        # ops/create.go createFinishableAt (ome-projects/ome, the newest stored create.go, 53,576
+        # characters; CreateCommittedIndices is the pass a paused Component runs): a first
+        # materialization (no running revision: the attempt owns its pods) committed to a revision the
+        # Component no longer converges to, or naming none, is not finished under a pause; retiring it
+        # is a new operation the pause withholds, so the row is left as it is until the unpause. Go
+        # test: the 612,458-character root reconcile_test, TestReconcile_PausedLeavesASupersededCreateAlone.
+        # Before: the set was finished at the pinned revision under the pause.
+        return park(ctx, row)
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
         # not hold (a committed Create) keeps the token the episode left (Go reportPause).

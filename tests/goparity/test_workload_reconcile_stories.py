@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from omereconcile.actions import CreatePod, DeletePod, WriteStatus
+from omereconcile.planner import plan
 from omereconcile.planner import rows as R
 from omereconcile.planner.plan_indices import instance_plan_indices, scale_down_extras
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
@@ -236,3 +238,140 @@ def test_scale_down_removes_the_instance_that_serves_nothing_first(
     for i in kept:
         now = sorted(p.obj["metadata"]["uid"] for n, p in sim.pods.items() if n.startswith(prefix.format(i)))
         assert now == before[i]
+
+
+# -- what a pause lets finish and what it withholds -----------------------------------------------
+
+
+def _op(op_id: str, type_: str, step: str, rev: str) -> dict[str, Any]:
+    return {
+        "id": op_id,
+        "type": type_,
+        "step": step,
+        "targetRevision": rev,
+        "startedAt": "2025-01-01T00:00:00Z",
+    }
+
+
+def _gang_creating(paused: bool, running: str | None) -> tuple[Sim, Driver, str]:
+    """Go ``newRestartScaleTestFixture`` with a Create at CreatePods on a two-pod Instance: a gang
+    Ready on v1 whose row is rewound to a committed Create with its worker not yet made (restart
+    policy None: the Create pass owns a partial set). ``running``: the row's running revision (""
+    for a first materialization). Returns the sim, its driver and the pinned revision."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    pinned = sim.status["currentRevision"]
+    row = sim.status["instanceStatuses"][0]
+    row.update(phase="Creating", operation=_op("create-0", "Create", "CreatePods", pinned))
+    if running is None:
+        row.pop("runningRevision", None)
+    else:
+        row["runningRevision"] = running
+    del sim.pods["llama-pool-engine-0-worker-0"]
+    sim.update_spec(paused=paused)
+    return sim, driver, pinned
+
+
+def test_paused_completes_the_open_recreate() -> None:
+    """Go: … TestReconcile_PausedCompletesTheOpenRecreate: a RecreatePod update already at its Drain
+    step, its pod drained, finishes under a pause: the pod is recreated at its own name. The seeded
+    operation carries the strategy ours always journals; Go's carries none and reads the plan's (a
+    Drain-step Update with no strategy recorded makes ours create at the surge slot: see
+    docs/goparity.md)."""
+    sim, driver = _ready(1, lifecycle={"updateStrategy": {"type": "RecreatePod"}})
+    rev = sim.status["currentRevision"]
+    row = sim.status["instanceStatuses"][0]
+    row.update(
+        phase="Updating",
+        incarnation=row["incarnation"] + 1,
+        operation={**_op("update-0", "Update", "Drain", rev), "strategy": "RecreatePod"},
+    )
+    del sim.pods[_pod(0)]
+    sim.update_spec(paused=True)
+    driver.one_pass()
+    assert sim.live_pods() == [_pod(0)]
+
+
+def test_paused_completes_the_committed_create() -> None:
+    """Go: … TestReconcile_PausedCompletesTheCommittedCreate: a Create that committed finishes the
+    set it started under a pause (the missing member is made), while an index that never opened one
+    stays empty: no pod, no row."""
+    sim, driver, _ = _gang_creating(paused=True, running="")
+    sim.update_spec(replicas=2)
+    driver.one_pass()
+    assert "llama-pool-engine-0-worker-0" in sim.pods
+    assert not any(n.startswith("llama-pool-engine-1-") for n in sim.pods)
+    assert _row(sim, 1) is None
+
+
+def test_paused_leaves_a_superseded_create_alone() -> None:
+    """Go: … TestReconcile_PausedLeavesASupersededCreateAlone: a revision edit arriving mid-pause does
+    not reach a half-built first materialization: the attempt keeps its identity and pin and no pod is
+    built for the edited revision. Unpaused, the pass retires the attempt and opens a fresh one."""
+    sim, driver, pinned = _gang_creating(paused=True, running=None)
+    sim.image = "vllm:v2"  # the edit: a new image renders a new revision
+    driver.one_pass()
+    row = _row(sim, 0)
+    assert row is not None
+    assert row["operation"]["id"] == "create-0"
+    assert row["operation"]["targetRevision"] == pinned
+    assert sorted(sim.pods) == ["llama-pool-engine-0-leader-0"]
+    sim.update_spec(paused=False)
+    driver.one_pass()
+    row = _row(sim, 0)
+    assert row is not None
+    assert (row.get("operation") or {}).get("id") != "create-0"
+
+
+def test_paused_finishes_a_create_it_would_not_retire() -> None:
+    """Go: … TestReconcile_PausedFinishesACreateItWouldNotRetire, "a serving Instance rebuilding a lost
+    member": an Instance promoted once (running revision set) rebuilding a lost member under a Create
+    keeps its attempt whatever the target says; under a pause the set is finished at the pinned
+    revision, the attempt is not replaced and nothing is announced."""
+    sim, driver, pinned = _gang_creating(paused=True, running=None)
+    row = sim.status["instanceStatuses"][0]
+    row["runningRevision"] = pinned
+    sim.image = "vllm:v2"
+    events = len(sim.events)
+    driver.one_pass()
+    assert "llama-pool-engine-0-worker-0" in sim.pods
+    worker = sim.pods["llama-pool-engine-0-worker-0"].obj
+    assert worker["metadata"]["labels"][c.LABEL_REVISION_HASH] == pinned.rsplit("-", 1)[-1]
+    row0 = _row(sim, 0)
+    assert row0 is not None
+    assert row0["operation"]["id"] == "create-0"
+    assert row0["operation"]["targetRevision"] == pinned
+    assert [e.event_reason for e in sim.events[events:]] == []
+
+
+@pytest.mark.parametrize(
+    ("arrange", "pods"),
+    [("pod ready", 1), ("pod serving on", 1), ("pod serving off", 1), ("pod deleted", 0)],
+    ids=["pod ready", "pod serving on", "pod serving off", "pod deleted"],
+)
+def test_pending_row_pod_observations_are_inert(arrange: str, pods: int) -> None:
+    """Go: … TestPendingRow_PodObservationsAreInert (each entry): a Pending row under a pause holds no
+    operation and claims no pods; its pod turning ready, entering or leaving rotation, or going away
+    reaches nothing: the pass creates and deletes no pod and leaves the row Pending with no operation.
+    Go forces the Pending phase onto a row whose pod is Ready; the sim's status-truth check refuses
+    that seeded status, so the pass is planned on the world directly and its actions are read."""
+    sim, _ = _ready(1)
+    sim.update_spec(paused=True)
+    sim.status["instanceStatuses"][0]["phase"] = "Pending"
+    if arrange == "pod deleted":
+        del sim.pods[_pod(0)]
+    elif arrange != "pod ready":
+        for cond in sim.pods[_pod(0)].obj["status"]["conditions"]:
+            if cond["type"] == c.SERVING_GATE:
+                cond["status"] = "True" if arrange == "pod serving on" else "False"
+    sim.tick()
+    actions = plan(sim.observe()).actions
+    assert not [a for a in actions if isinstance(a, (CreatePod, DeletePod))]
+    writes = [a for a in actions if isinstance(a, WriteStatus)]
+    rows = writes[-1].status["instanceStatuses"] if writes else sim.rows()
+    assert len(rows) == 1
+    assert rows[0]["phase"] == "Pending"
+    assert not rows[0].get("operation")
+    assert len(sim.live_pods()) == pods
