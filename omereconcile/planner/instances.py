@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
     single_pod_restart_reason,
@@ -33,6 +33,7 @@ from omereconcile.planner.inplace import (
     start_in_place,
     step_in_place,
 )
+from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
@@ -435,6 +436,25 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     return row
 
 
+def _free_silent_names(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> None:
+    """Go ``ops/unknown_phase.go`` ``recoverUnknownPhaseInstances`` (ome-projects/ome, the newest stored
+    version, 5,517 characters): "the Create pass runs the sweep over every planned Instance, so a
+    serving Instance whose node dies is rebuilt elsewhere by the ordinary missing-pod paths once the
+    names are freed". An Instance with no operation whose pod's kubelet stopped reporting has that pod
+    force-deleted on node-death evidence under ``lifecycle.forceDelete`` (the evidence's boundary is a
+    wake-up until then); a step's own pods go through ``holds.node_unknown_hold``, a Terminating pod
+    through the sweep. A pause runs no Create pass, so nothing is freed under one. Go test: the
+    612,458-character root reconcile_test,
+    TestNodeLoss_ServingInstanceIsRebuiltElsewhereUnderTheForceDeletePolicy. Before, only a row with an
+    operation freed a silent pod's name, and a Ready Instance on a dead node waited for its node."""
+    if ctx.paused or ctx.world.settings.force_delete is None:
+        return
+    names = set(gang_names(ctx, row.index)) if ctx.gang else {ctx.pod_name(row.index, row.active_ordinal)}
+    for pod in sorted(pods, key=lambda p: p.name):
+        if pod.name in names and not pod.terminating and kubelet_silent(ctx.world.nodes, pod):
+            force_delete_silent(ctx, row.index, pod, out)
+
+
 def park(ctx: Ctx, row: Row) -> Row:
     """Go ``holds/pause.go`` ``pauseHold``: the weakest authority on the row. A row another authority
     already holds (quota, the scheduler, a silent node: its ``waiting`` token) keeps that token; the
@@ -458,6 +478,7 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
+        _free_silent_names(ctx, row, pods, out)
         return _step_idle(ctx, row, pods, out)
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
