@@ -375,3 +375,157 @@ def test_pending_row_pod_observations_are_inert(arrange: str, pods: int) -> None
     assert rows[0]["phase"] == "Pending"
     assert not rows[0].get("operation")
     assert len(sim.live_pods()) == pods
+
+
+def _gangs_at_rest(sim: Sim, n: int) -> bool:
+    rows = sim.rows()
+    return (
+        len(rows) == n
+        and all(r.get("phase") == "Ready" and not r.get("operation") for r in rows)
+        and len(sim.live_pods()) == 2 * n
+    )
+
+
+def _four_gangs_every_pod_on_its_own_node() -> tuple[Sim, Driver]:
+    """Four Ready gangs (a leader and a worker each), every pod on a node of its own: Instance i's
+    leader on ``node-2i``, its worker bound to ``node-2i+1`` by hand (the sim binds a pass's pods to one
+    node; Go's node model spreads them one per node)."""
+    sim = Sim(workers=1)
+    template = sim.node_objs["sim-node"]
+    sim.node_objs = {}
+    for k in range(8):
+        node = copy.deepcopy(template)
+        node["metadata"]["name"] = f"node-{k}"
+        sim.node_objs[f"node-{k}"] = node
+    driver = Driver(sim)
+    for count in range(1, 5):
+        for name, obj in sim.node_objs.items():
+            obj["spec"]["unschedulable"] = name != f"node-{2 * (count - 1)}"
+        if count == 1:
+            sim.apply_replica(base_replica(replicas=1))
+        else:
+            sim.update_spec(replicas=count)
+        driver.run(lambda s, n=count: converged(s) and _gangs_at_rest(s, n))
+        sim.pods[f"llama-pool-engine-{count - 1}-worker-0"].obj["spec"]["nodeName"] = f"node-{2 * count - 1}"
+    for obj in sim.node_objs.values():
+        obj["spec"].pop("unschedulable", None)
+    return sim, driver
+
+
+@pytest.mark.parametrize(
+    ("down", "removed", "kept"),
+    [pytest.param(1, [1], [0, 2, 3], id="down by one"), pytest.param(2, [1, 3], [0, 2], id="down by two")],
+)
+def test_scale_down_removes_the_gang_whose_worker_is_on_a_cordoned_node_first(
+    down: int, removed: list[int], kept: list[int]
+) -> None:
+    """Go: … TestScaleDown_RemovesTheInstanceOnACordonedNodeFirst, the gang-worker entries: four gangs,
+    every pod on a node of its own, and the node under Instance 1's worker (only) cordoned. A
+    scale-down by one removes Instance 1, not the highest index; by two, Instance 1 and then the
+    highest index. The survivors keep the pods they had, nothing is left on the cordoned node, and the
+    rows settle at the new count."""
+    sim, driver = _four_gangs_every_pod_on_its_own_node()
+    cordoned = sim.node_of("llama-pool-engine-1-worker-0")
+    assert [n for n in sim.pods if sim.node_of(n) == cordoned] == ["llama-pool-engine-1-worker-0"]
+    uids = {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items() if int(n.split("-")[3]) in kept}
+    sim.node_objs[cordoned]["spec"]["unschedulable"] = True
+    sim.update_spec(replicas=4 - down)
+    driver.run(lambda s: _gangs_at_rest(s, 4 - down))
+    assert sorted(int(r["index"]) for r in sim.rows()) == kept, GO
+    for i in removed:
+        assert not [n for n in sim.pods if f"-engine-{i}-" in n], GO
+    assert {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items()} == uids, GO
+    assert all(sim.node_of(name) != cordoned for name in sim.pods), GO
+
+
+def _gang_with_an_open_repair(**lifecycle: Any) -> tuple[Sim, Driver, int, str]:
+    """Go ``loseRunner(0, "worker")`` then ``run(5, repairInFlight)``: one Ready gang under
+    RecreateInstanceOnPodRestart whose worker is gone; the Restart it opens is in flight."""
+    sim = Sim(workers=1)
+    sim.apply_replica(
+        base_replica(replicas=1, lifecycle={"restartPolicy": "RecreateInstanceOnPodRestart", **lifecycle})
+    )
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and _gangs_at_rest(s, 1))
+    row = _row(sim, 0)
+    assert row is not None
+    before, running = row["incarnation"], row["runningRevision"]
+    del sim.pods["llama-pool-engine-0-worker-0"]
+    sim.tick()
+    for _ in range(5):
+        driver.one_pass()
+        row = _row(sim, 0)
+        assert row is not None
+        if (row.get("operation") or {}).get("type") == "Restart":
+            break
+        sim.advance(1)
+    assert (row.get("operation") or {}).get("type") == "Restart", GO
+    return sim, driver, before, running
+
+
+def _repaired_above(sim: Sim, incarnation: int) -> bool:
+    row = _row(sim, 0)
+    return (
+        row is not None
+        and row["phase"] == "Ready"
+        and not row.get("operation")
+        and row["incarnation"] > incarnation
+        and len(sim.live_pods()) == 2
+    )
+
+
+def _images(sim: Sim) -> set[str]:
+    return {p.obj["spec"]["containers"][0]["image"] for p in sim.pods.values()}
+
+
+def test_pause_freeze_lands_on_an_open_gang_restart_the_repair_finishes_under_it() -> None:
+    """Go: … TestPauseFreeze_LandsOnAnOpenGangRestart_TheRepairFinishesUnderIt: a Freeze that lands on
+    a gang whose Restart is open does not strand it: the repair runs on under the freeze until the
+    gang is Ready at the next incarnation on its running revision, with one RestartTriggered; lifting
+    the freeze changes nothing (no second repair, the same incarnation, settled)."""
+    sim, driver, before, running = _gang_with_an_open_repair()
+    sim.update_spec(paused=True, pauseMode="Freeze")
+    driver.run(lambda s: _repaired_above(s, before), limit=600)
+    row = _row(sim, 0)
+    assert row is not None
+    assert row["runningRevision"] == running, GO
+    assert _images(sim) == {"vllm:v1"}, GO
+    repaired = row["incarnation"]
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
+    sim.update_spec(paused=None, pauseMode=None)
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(5)
+    row = _row(sim, 0)
+    assert row is not None
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, repaired), GO
+    assert converged(sim), GO
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
+
+
+def test_pause_lands_on_an_open_gang_restart_a_push_during_the_hold_rolls_it_after_the_unpause() -> None:
+    """Go: … TestPause_LandsOnAnOpenGangRestart_APushDuringTheHoldRollsItAfterTheUnpause: SurgeThenDrain
+    (maxSurge 1, maxUnavailable 1); a pause lands on the gang's open Restart and a fix is pushed during
+    the hold. The repair finishes under the pause at the revision the gang was running, the pushed
+    image reaches no pod until the unpause, and the unpause rolls the gang to the fix with no second
+    repair (one RestartTriggered in all)."""
+    sim, driver, before, running = _gang_with_an_open_repair(
+        updateStrategy={"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}
+    )
+    sim.update_spec(paused=True)
+    sim.image = "vllm:v2"
+    driver.run(lambda s: _repaired_above(s, before), limit=600)
+    row = _row(sim, 0)
+    assert row is not None
+    assert row["runningRevision"] == running, GO
+    assert _images(sim) == {"vllm:v1"}, GO
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(5)
+    assert _images(sim) == {"vllm:v1"}, GO
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
+    sim.update_spec(paused=None)
+    fixed = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: converged(s) and _gangs_at_rest(s, 1) and s.status.get("currentRevision") == fixed)
+    assert _images(sim) == {"vllm:v2"}, GO
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
