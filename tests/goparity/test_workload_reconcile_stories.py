@@ -529,3 +529,102 @@ def test_pause_lands_on_an_open_gang_restart_a_push_during_the_hold_rolls_it_aft
     driver.run(lambda s: converged(s) and _gangs_at_rest(s, 1) and s.status.get("currentRevision") == fixed)
     assert _images(sim) == {"vllm:v2"}, GO
     assert sim.event_reasons().count("RestartTriggered") == 1, GO
+
+
+def _teardown_passes(sim: Sim, driver: Driver, n: int) -> list[list[Any]]:
+    """Up to ``n`` passes of a replica being deleted, a few seconds apart; each pass's actions."""
+    out: list[list[Any]] = []
+    for _ in range(n):
+        if sim.replica is None:
+            break
+        out.append(list(driver.one_pass().actions))
+        sim.advance(5)
+    return out
+
+
+def test_teardown_deletes_every_observed_instance() -> None:
+    """Go: … TestReconcile_Teardown_DeletesEveryObservedInstance: three Ready Instances while the plan
+    covers only index 0 and a new target is pushed. The deletion's first pass admits all three,
+    the planned one included, to a Delete (rows ``Deleting``) with no pod deleted; the next deletes
+    every pod; then the rows go. No pass creates a pod (neither the Update nor the Create pass runs)."""
+    sim, driver = _ready(3)
+    sim.update_spec(replicas=1)
+    sim.image = "vllm:v2"
+    sim.delete_replica()
+    passes = _teardown_passes(sim, driver, 6)
+    rows = [
+        (int(r["index"]), r["phase"], (r.get("operation") or {}).get("type"))
+        for r in _rows_written(passes[0])
+    ]
+    assert rows == [(i, "Deleting", "Delete") for i in range(3)], GO
+    assert not [a for a in passes[0] if isinstance(a, DeletePod)], GO
+    assert sorted(a.name for a in passes[1] if isinstance(a, DeletePod)) == [_pod(i) for i in range(3)], GO
+    assert not [a for p in passes for a in p if isinstance(a, CreatePod)], GO
+    assert sim.replica is None, GO
+    assert sim.live_pods() == [], GO
+
+
+def _rows_written(actions: list[Any]) -> list[dict[str, Any]]:
+    writes = [a for a in actions if isinstance(a, WriteStatus)]
+    return list(writes[-1].status.get("instanceStatuses") or []) if writes else []
+
+
+def test_teardown_no_instances_no_pods_clean_return() -> None:
+    """Go: … TestReconcile_Teardown_NoInstancesNoPods_CleanReturn: nothing observed and nothing live:
+    the deletion writes no Instance row and touches no pod; ours then releases the finalizer at once
+    (Go leaves completion to its caller)."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1, paused=True))
+    driver = Driver(sim)
+    driver.one_pass()
+    assert sim.rows() == []
+    assert sim.live_pods() == []
+    sim.delete_replica()
+    passes = _teardown_passes(sim, driver, 3)
+    for actions in passes:
+        assert _rows_written(actions) == [], GO
+        assert not [a for a in actions if isinstance(a, (CreatePod, DeletePod))], GO
+    assert sim.replica is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: Go (the 612,458-character reconcile_test, "
+    "TestReconcile_Teardown_PodlessInstances_RemovedAndDone) durably admits podless rows to a Delete "
+    "in one pass and removes them in the next; ours (planner/teardown.py) removes rows with no pod "
+    "left in the deletion's first pass, which has no pod write to order the admission before",
+)
+def test_teardown_podless_instances_removed_and_done() -> None:
+    """Go: … TestReconcile_Teardown_PodlessInstances_RemovedAndDone: rows 0 (Ready) and 1 (Deleting)
+    with no pods: an admission pass writes both rows under Delete, a removal pass removes both, and
+    a verification pass finds nothing to do."""
+    sim, driver = _ready(2)
+    for name in list(sim.pods):
+        del sim.pods[name]
+    sim.rows()[1]["phase"] = "Deleting"
+    sim.delete_replica()
+    passes = _teardown_passes(sim, driver, 4)
+    rows = [
+        (int(r["index"]), r["phase"], (r.get("operation") or {}).get("type"))
+        for r in _rows_written(passes[0])
+    ]
+    assert rows == [(0, "Deleting", "Delete"), (1, "Deleting", "Delete")], GO
+    assert _rows_written(passes[1]) == [], GO
+
+
+def test_teardown_ignores_paused() -> None:
+    """Go: … TestReconcile_Teardown_IgnoresPaused: a pause does not hold a deletion's Delete: the
+    first pass admits the Instance (its pod untouched), the next deletes the pod."""
+    sim, driver = _ready(1)
+    sim.update_spec(paused=True)
+    driver.one_pass()
+    sim.delete_replica()
+    passes = _teardown_passes(sim, driver, 4)
+    rows = [
+        (int(r["index"]), r["phase"], (r.get("operation") or {}).get("type"))
+        for r in _rows_written(passes[0])
+    ]
+    assert rows == [(0, "Deleting", "Delete")], GO
+    assert not [a for a in passes[0] if isinstance(a, DeletePod)], GO
+    assert [a.name for a in passes[1] if isinstance(a, DeletePod)] == [_pod(0)], GO
+    assert sim.replica is None, GO
