@@ -12,7 +12,8 @@ not mappable or not yet ported is in docs/goparity.md ("The reconciler tier").
 from __future__ import annotations
 
 import copy
-from datetime import datetime
+import dataclasses
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -628,3 +629,61 @@ def test_teardown_ignores_paused() -> None:
     assert not [a for a in passes[0] if isinstance(a, DeletePod)], GO
     assert [a.name for a in passes[1] if isinstance(a, DeletePod)] == [_pod(0)], GO
     assert sim.replica is None, GO
+
+
+def test_rollback_over_surge_resumed_manager_closes_the_abandoned_surge() -> None:
+    """Go: … TestRollbackOverSurge_ResumedManagerClosesTheAbandonedSurge: two single-pod Instances under
+    SurgeThenDrain (maxSurge 1), deletes lingering Terminating for ten minutes and the abandoned
+    replacement deleted on a 30-second grace (``lifecycle.abandonedReplacementGrace``). A push whose
+    replacement never becomes ready opens a surge on Instance 0 only; re-applying the starting
+    revision deletes the replacement in the next pass (still Terminating, the row still Updating
+    pinned to the pushed revision, one Instance counted updated). A manager resumed with nothing in
+    memory (a fresh driver) closes the surge once the replacement is gone: both rows Ready with no
+    operation, both counted updated, no pod of the pushed revision left."""
+    sim = Sim(delete_grace=600)
+    sim.settings = dataclasses.replace(sim.settings, abandoned_replacement_grace=timedelta(seconds=30))
+    sim.behaviour["vllm:stuck"] = "never"
+    sim.apply_replica(
+        base_replica(
+            replicas=2,
+            lifecycle={"updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1}}},
+        )
+    )
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
+    starting = sim.status["currentRevision"]
+    surge = "llama-pool-engine-0-default-1"
+
+    def image(name: str) -> str:
+        return str(sim.pods[name].obj["spec"]["containers"][0]["image"])
+
+    sim.image = "vllm:stuck"
+    pushed = sim.render().name  # type: ignore[union-attr]
+    for _ in range(10):
+        driver.one_pass()
+        sim.advance(5)
+        if any(image(n) == "vllm:stuck" for n in sim.live_pods()):
+            break
+    assert surge in sim.live_pods(), GO
+    assert image(surge) == "vllm:stuck", GO
+    assert "llama-pool-engine-1-default-1" not in sim.pods, GO
+
+    sim.image = "vllm:v1"
+    driver.one_pass()
+    terminating = [n for n, p in sim.pods.items() if p.obj["metadata"].get("deletionTimestamp")]
+    assert terminating == [surge], GO
+    row = _row(sim, 0)
+    assert row is not None
+    assert (row["phase"], row["operation"]["targetRevision"]) == ("Updating", pushed), GO
+    assert sim.status.get("updatedReplicas") == 1, GO
+
+    resumed = Driver(sim)
+    for _ in range(10):
+        sim.advance(5)
+        resumed.one_pass()
+        if converged(sim) and all(not r.get("operation") for r in sim.rows()):
+            break
+    assert [(r["phase"], r.get("operation")) for r in sim.rows()] == [("Ready", None), ("Ready", None)], GO
+    assert sim.status.get("currentRevision") == starting, GO
+    assert sim.status.get("updatedReplicas") == 2, GO
+    assert not [n for n in sim.live_pods() if image(n) == "vllm:stuck"], GO
