@@ -405,3 +405,82 @@ def test_in_place_only_image_push_rolls_every_instance(
     assert landed(), GO
     assert {p.obj["spec"]["containers"][0]["image"] for p in sim.pods.values()} == {"vllm:v2"}, GO
     assert "RestartTriggered" not in sim.event_reasons(), GO
+
+
+def test_rollback_held_in_place_push_on_never_ready_revision_lands_the_starting_revision() -> None:
+    """Go: … TestRollback_HeldInPlacePushOnNeverReadyRevisionLandsTheStartingRevision, the standalone
+    shape: four single-pod Instances on v1 under InPlaceIfPossible (maxSurge 0, maxUnavailable 1). A
+    push whose diff reaches past the images (a readiness probe, here beside an image the sim never
+    readies; the sim's pods carry the image alone, so the pod is told by its revision hash) rolls as a
+    recreate and parks at its budget: Instance 0 dark on the new revision, the
+    other three untouched and serving, through three more passes. Re-applying v1 lands it on every
+    Instance within the budget: the three serving Instances keep their pods, Instance 0 is rebuilt at
+    v1, no pod of the new revision is left and no repair opens."""
+    probe = {"httpGet": {"path": "/never-ready", "port": 8080}}
+    lifecycle = {
+        "updateStrategy": {"type": "InPlaceIfPossible", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    }
+    sim, driver = _converged(4, lifecycle, _runners("vllm:v1"))
+    sim.behaviour["vllm:v1-probe"] = "never"
+    uids = {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items()}
+    starting = sim.status["currentRevision"]
+    stuck = _runners("vllm:v1-probe")
+    stuck[0]["template"]["spec"]["containers"][0]["readinessProbe"] = probe
+    sim.update_spec(runners=stuck)
+    pushed = sim.render().name  # type: ignore[union-attr]
+    pod0 = "llama-pool-engine-0-default-0"
+
+    def within_budget() -> None:
+        assert len(sim.serving_indices()) >= 3, GO
+        assert not any((r.get("operation") or {}).get("type") == "Restart" for r in sim.rows()), GO
+
+    def parked() -> bool:
+        row = _rows(sim)[0]
+        pod = sim.pods.get(pod0)
+        return (
+            row["phase"] == "Updating"
+            and (row.get("operation") or {}).get("targetRevision") == pushed
+            and pod is not None
+            and pod.obj["metadata"]["labels"][c.LABEL_REVISION_HASH] == pushed.rsplit("-", 1)[-1]
+            and all(sim.pods[_pod_name(i)].obj["metadata"]["uid"] == uids[_pod_name(i)] for i in (1, 2, 3))
+            and sim.serving_indices() == {1, 2, 3}
+        )
+
+    for _ in range(20):
+        driver.one_pass()
+        sim.advance(5)
+        within_budget()
+        if parked():
+            break
+    assert parked(), GO
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(5)
+        within_budget()
+    assert parked(), GO
+
+    sim.update_spec(runners=_runners("vllm:v1"))
+    for _ in range(40):
+        driver.one_pass()
+        sim.advance(5)
+        within_budget()
+        for i in (1, 2, 3):
+            assert sim.pods[_pod_name(i)].obj["metadata"]["uid"] == uids[_pod_name(i)], GO
+        if (
+            converged(sim)
+            and sim.status.get("currentRevision") == starting
+            and all(r["phase"] == "Ready" and not r.get("operation") for r in sim.rows())
+        ):
+            break
+    assert sim.status.get("currentRevision") == starting, GO
+    assert all(r["phase"] == "Ready" and not r.get("operation") for r in sim.rows()), GO
+    assert not any(
+        p.obj["metadata"]["labels"][c.LABEL_REVISION_HASH] == pushed.rsplit("-", 1)[-1]
+        for p in sim.pods.values()
+    ), GO
+    assert {p.obj["spec"]["containers"][0]["image"] for p in sim.pods.values()} == {"vllm:v1"}, GO
+    assert "RestartTriggered" not in sim.event_reasons(), GO
+
+
+def _pod_name(index: int) -> str:
+    return f"llama-pool-engine-{index}-default-0"
