@@ -1,8 +1,9 @@
 """The pure rollout planner: ``plan(world) -> Plan``. No I/O, no clock, deterministic.
 
 Modules by concern: ``context`` (derived facts), ``rows`` (the status journal), ``podstate`` (the
-readiness ladder and drain proof), ``instances`` (one Instance's state machine), ``rollout`` (scale,
-partition, pause, budgets), ``reset`` (the ``ome.io/reset-instances`` request), ``budgets``,
+readiness ladder and drain proof), ``instances`` (one Instance's state machine), ``restart`` (the restart
+rules: triggers, the rebuild's revision, the spent repair), ``rollout`` (scale, partition, pause,
+budgets), ``reset`` (the ``ome.io/reset-instances`` request), ``budgets``,
 ``retry``, ``revisions``, ``service``, ``status`` (counts and conditions), ``teardown``, and ``core``
 (assembly).
 """

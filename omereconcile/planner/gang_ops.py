@@ -30,9 +30,7 @@ from omereconcile.planner.gang import (
     gang_broken,
     gang_names,
     lost_gang_member,
-    pod_termination,
     release_pod_group,
-    runner_restarted_since_ready,
 )
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
 from omereconcile.planner.holds import NODE_UNKNOWN, UNSCHEDULABLE
@@ -42,13 +40,12 @@ from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire, retire_abandoned
-from omereconcile.world import PodView, format_time
+from omereconcile.world import PodView, format_time, parse_time
 
 __all__ = [
     "gang_whole_and_ready",
     "is_gang_surge_source",
     "is_gang_surge_target",
-    "single_pod_restart_reason",
     "start_gang_restart",
     "start_gang_surge",
     "step_gang_create_pods",
@@ -164,29 +161,6 @@ def termination_short(record: dict[str, object]) -> str:
     if reason == "PodFailed":
         return f"{text} failed (PodFailed)"
     return f"{text} stuck ({reason})"
-
-
-def single_pod_restart_reason(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
-    """Why a ``Ready`` single-pod Instance under ``RecreateInstanceOnPodRestart`` is restarted, in the
-    words of ``ops/restart.go`` ``DetectRestartTriggerWithPods``'s ``Ready`` branch (ome-projects/ome,
-    the newest stored version, the one carrying ``runnerRestartTrigger`` and ``readCrashLoopEpisode``;
-    the same branch @ ae683e3f): per pod, its runner container restarted after ``readySince``
-    (``runnerRestartedSinceReady``: the kubelet restarted it in place, the pod still Running under the
-    same UID) or the pod ``Failed`` (the termination's ``ShortString``, e.g. ``pod p container c failed
-    (OOMKilled, exit 137)``, else ``pod <p> Failed``); then no live pod (``pod count 0 below desired
-    1``). None when the pod stands. Go's branch applies to any pod count; a gang reads ``gang_broken``.
-    Not ported: ``runnerRestartTrigger``'s pacing by the running revision's crash ladder."""
-    for p in pods:
-        restarted = runner_restarted_since_ready(p, row.ready_since)
-        if restarted is not None:
-            return restarted
-        if p.phase == "Failed":
-            found = pod_termination(ctx, p)
-            return termination_short(found) if found is not None else f"pod {p.name} Failed"
-    standing = sum(1 for p in pods if not p.ended)
-    if standing < 1:
-        return f"pod count {standing} below desired 1"
-    return None
 
 
 def start_gang_restart(ctx: Ctx, row: Row, pods: Sequence[PodView], reason: str, out: Out) -> Row:
@@ -383,7 +357,25 @@ def _abandon(
         return replace(
             src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target
         ), None
-    return replace(src, phase=R.READY, operation=None, target_revision=running), None
+    # Go ``status.AbandonedSurgeSourceMutation`` with a revision is ``ReadyOnRevisionMutation``
+    # (``workload/status/decision.go`` @ 8263d0c7): Ready on it, operation and target revision cleared
+    # (``ops/update_gang_test.go`` @ 58a57f25 ``TestAbandonFailedGangSurge_ResetsSourceAfterPodsGone``:
+    # "source TargetRevision ... want cleared"). Before, the row kept its running revision as target.
+    return replace(src, phase=R.READY, operation=None, target_revision=""), None
+
+
+def _recycled_members(src: Row, missing: Sequence[str]) -> int:
+    """Go ``recycledMembers``: the missing members the terminal recycle took (0 or 1): the source's
+    failure record names one of them and is dated no later than the attempt's last progress, the two
+    the recycle writes together (an escalation's record is later, a loss names no pod)."""
+    op, failure = src.operation, src.last_failure or {}
+    if op is None or op.retry_count == 0 or not failure.get("podName"):
+        return 0
+    at = parse_time(failure.get("time"))
+    progress = op.last_progress_at or op.started_at
+    if at is not None and at > progress:
+        return 0  # a record of unknown time is Go's zero time: never after the progress
+    return 1 if failure["podName"] in missing else 0
 
 
 def _lost_replacement(
@@ -395,13 +387,23 @@ def _lost_replacement(
     failure on the pin's ladder); once the ladder admits another attempt the members are created again
     and the source re-arms (``Updating``, retry counted, a fresh deadline, ``GangSurgeRebuilt``); a
     ladder that holds the revision ends the pair (``GangSurgeHeld``). Returns the rows and whether the
-    missing members may be created this pass. (Go tells a member its own recycle removed from a lost
-    one by the published count; here a member is lost once it is gone.)"""
+    missing members may be created this pass. A loss is counted as Go counts it: the marker row's
+    published member count, less the members observed and the one the terminal recycle took
+    (:func:`_recycled_members`); members missing at the published count are created under the attempt
+    as it stands, nothing charged."""
     op = src.operation
     assert op is not None
     pin, size = op.target_revision, ctx.pods_per_instance
+    # Go ``rebuildLostReplacement`` (ome-projects/ome ``ops/update_gang.go``, the newest stored, 47,210
+    # characters): a loss is a drop in the member count against the count the marker row published,
+    # less the members the recycle took; members already missing at the published count are a rebuild
+    # still pending, created and charged nothing (update_surge_test.go @ 58a57f25
+    # TestGangSurge_ReplacementPodsLostAroundThePromote "the replacement's pods vanish before the write").
+    count = tgt.pod_count - (size - len(lost)) - _recycled_members(src, lost)
+    if src.phase == R.UPDATING and count <= 0:
+        return src, tgt, True
     if src.phase == R.UPDATING:
-        message = f"replacement gang (surge-index={tgt.index}) lost {len(lost)} of {size} member(s) after it took over serving"
+        message = f"replacement gang (surge-index={tgt.index}) lost {count} of {size} member(s) after it took over serving"
         out.event(
             "Warning",
             "InstanceFailed",

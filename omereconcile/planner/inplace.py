@@ -24,20 +24,25 @@ The in-place operation is ``Update`` at step ``InPlace`` (phase ``Updating``, in
 Normal ``InPlaceUpdateStarted``). Each pass takes the next of: take the pod out of rotation
 (``Update-in-place`` hold, key ``<index>-<incarnation>``) and wait for the EndpointSlices (skipped
 with ``markNotReadyDuringLifecycle: false``) and for ``gracePeriodSeconds`` since the gate went False
-(the API comment's wait; neither stored ``inPlaceUpdate`` has it); record the ``internal.ome.io/in-place-image-transition`` marker (the images the patch
-moves to); patch the images, the target revision's annotations (``AnnotationsDiff``) and the
-revision-hash label in one write; wait until the pod is ContainersReady on the new images as the
-runtime reports them; return the pod to rotation; once it is PodReady (and past ``minReadySeconds``)
-promote the row (``Ready`` on the target, Normal ``InPlaceUpdateCompleted``) and clear the marker in
-the same pass, after the status write (the newest Go's order).
-The pod keeps its name, UID, node and volumes.
+(the API comment's wait; neither stored ``inPlaceUpdate`` has it); record the
+``internal.ome.io/in-place-image-transition`` marker (the images the patch moves to and each
+container's restart count then); patch the images, the target revision's annotations
+(``AnnotationsDiff``) and the revision-hash label in one write; wait until the pod is ContainersReady
+and each changed container is confirmed: the runtime reports its new image, or the kubelet has
+restarted it since the patch (any reference then: a mirror's name counts); return the pod to
+rotation; once it is PodReady (and past ``minReadySeconds``) promote the row (``Ready`` on the
+target, Normal ``InPlaceUpdateCompleted``) and clear the marker in the same pass, after the status
+write (the newest Go's order).
+The pod keeps its name, UID, node and volumes. A pod that ends under the patch is recycled (the newest
+``inPlaceUpdate``'s ``recycleTerminalTargets``), a Terminating one waited out; once none is left the roll
+re-resolves to a recreate within the same attempt (``StampRecreateFromInPlace``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -49,8 +54,8 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import by_name, check_failure, complete, new_operation
-from omereconcile.world import DesiredRevision, PodView
+from omereconcile.planner.steps import by_name, check_failure, complete, new_operation, recycle_terminal
+from omereconcile.world import ContainerView, DesiredRevision, PodView
 from omerender import constants as c
 
 __all__ = [
@@ -183,18 +188,23 @@ def start_in_place(ctx: Ctx, row: Row, target: str, out: Out) -> Row:
 def _to_recreate(ctx: Ctx, row: Row, target: str, *, same_attempt: bool = False) -> Row:
     """The in-place roll re-resolved to a recreate (incarnation +1, ``Drain`` then ``CreatePods``), as
     ``recreateUpdate``'s stamp opens it. ``same_attempt``: the pod the patch was aimed at is gone, and
-    the re-resolution continues the attempt rather than opening one (ome-projects/ome @ 58a57f25
-    ``update_inplace_test.go`` ``TestUpdateWithPods_InPlaceRollLosingItsOnlyPodReResolvesToRecreate``:
-    the operation keeps its id, start and deadline; the step and the strategy pin move to the
-    recreate)."""
-    cause = f"revision {row.running_revision} -> {target}"
-    op = replace(new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    the re-resolution continues the attempt rather than opening one: Go ``status``
+    ``StampRecreateFromInPlace`` (ome-projects/ome, the newest stored ``workload/status``) edits the
+    operation, not replaces it: the step moves to Drain, the target and the strategy pin to the
+    recreate, ``lastProgressAt`` to now, and everything else (id, start, deadline, retry count,
+    reason) is kept (``update_inplace_test.go`` @ 58a57f25
+    ``TestUpdateWithPods_InPlaceRollLosingItsOnlyPodReResolvesToRecreate``)."""
     current = row.operation
+    incarnation = row.incarnation + 1
     if same_attempt and current is not None:
-        op = replace(op, id=current.id, started_at=current.started_at, deadline=current.deadline)
-    return replace(
-        row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=row.incarnation + 1
-    )
+        op = replace(
+            current, step=R.STEP_DRAIN, target_revision=target, strategy=RECREATE, last_progress_at=ctx.now
+        )
+        incarnation = max(row.incarnation, 1) + 1  # Go: an unset incarnation counts as 1
+    else:
+        cause = f"revision {row.running_revision} -> {target}"
+        op = replace(new_operation(ctx, row.index, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    return replace(row, phase=R.UPDATING, operation=op, target_revision=target, incarnation=incarnation)
 
 
 # -- evidence --------------------------------------------------------------------------------------
@@ -213,8 +223,28 @@ def _patch_targets(pod: PodView, target: Mapping[str, str]) -> dict[str, str]:
     return {n: img for n, img in target.items() if n in current and current[n] != img}
 
 
-def _transition(pod: PodView) -> tuple[dict[str, str] | None, bool]:
-    """Go ``inPlaceImageTransitionFromPod``: (target images, present); None when absent or invalid."""
+@dataclass(frozen=True, slots=True)
+class _Transition:
+    """Go ``inPlaceImageTransition``: the write-ahead record of an image patch: the image each
+    container moves to, and the restart count each had when its patch was issued (how the roll tells a
+    container the kubelet has since replaced from one it has not)."""
+
+    images: Mapping[str, str]
+    counts: Mapping[str, int]
+
+    def replaced_since_patch(self, pod: PodView, name: str) -> bool:
+        """Go ``replacedSincePatch``: the kubelet restarted the container since its patch (its count
+        rose past the recorded one); unknown without a recorded count."""
+        recorded = self.counts.get(name)
+        return recorded is not None and _restart_count(pod, name) > recorded
+
+
+_INT32 = range(-(2**31), 2**31)
+
+
+def _transition(pod: PodView) -> tuple[_Transition | None, bool]:
+    """Go ``inPlaceImageTransitionFromPod``: (the transition, present); None when absent or invalid
+    (what ``json.Unmarshal`` refuses into the struct, or no images, or an empty name or image)."""
     raw = pod.annotations.get(_MARKER)
     if raw is None:
         return None, False
@@ -222,46 +252,89 @@ def _transition(pod: PodView) -> tuple[dict[str, str] | None, bool]:
         data = json.loads(raw) if raw else None
     except ValueError:
         return None, True
-    images = data.get("targetImages") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None, True
+    images = data.get("targetImages")
+    counts = data.get("restartCounts")
     if not isinstance(images, dict) or not images:
         return None, True
     if any(not n or not isinstance(i, str) or not i for n, i in images.items()):
         return None, True
-    return {str(n): str(i) for n, i in images.items()}, True
+    if counts is None:
+        counts = {}
+    if not isinstance(counts, dict) or any(
+        isinstance(v, bool) or not isinstance(v, int) or v not in _INT32 for v in counts.values()
+    ):
+        return None, True
+    return _Transition(dict(images), {str(n): int(v) for n, v in counts.items()}), True
 
 
-def _marker_value(images: Mapping[str, str]) -> str:
-    """The marker as Go's ``json.Marshal`` writes it (map keys sorted)."""
-    return json.dumps({"targetImages": dict(sorted(images.items()))}, separators=(",", ":"))
+def _marker_value(transition: _Transition) -> str:
+    """The marker as Go's ``json.Marshal`` writes it: map keys sorted, ``restartCounts`` omitted when
+    empty (``omitempty``)."""
+    body: dict[str, Any] = {"targetImages": dict(sorted(transition.images.items()))}
+    if transition.counts:
+        body["restartCounts"] = dict(sorted(transition.counts.items()))
+    return json.dumps(body, separators=(",", ":"))
+
+
+def _status(pod: PodView, name: str) -> ContainerView | None:
+    return next((cv for cv in pod.containers if cv.name == name), None)
+
+
+def _restart_count(pod: PodView, name: str) -> int:
+    """Go ``containerRestartCount``: the kubelet's count for the container, 0 before it reports one."""
+    cv = _status(pod, name)
+    return cv.restart_count if cv is not None else 0
 
 
 def _desired_marker(
     pod: PodView, target: Mapping[str, str], patches: Mapping[str, str]
-) -> dict[str, str] | None:
-    """Go ``ensureInPlaceImageTransition``: the marker the pod must carry before any image patch, or
-    None when it already carries it (or needs none). Names already pending keep their place with the
-    target's image; an invalid marker is replaced by every target image."""
+) -> _Transition | None:
+    """Go ``ensureInPlaceImageTransition`` (ome-projects/ome @ 58a57f25 and the newest stored
+    ``update_inplace.go``): the marker the pod must carry before any image patch, or None when it
+    already carries it (or needs none). Names already pending keep their place with the target's image
+    and their recorded count; an invalid marker is replaced by every target image, with no count. Each
+    name to patch records the container's live restart count unless the same target already carries
+    one; a recorded count is refreshed only for a Ready container whose count moved (its readiness
+    could promote the row), so a crash loop between passes never defers the patch."""
     current, present = _transition(pod)
     if not present and not patches:
         return None
-    desired: dict[str, str] = {}
+    images: dict[str, str] = {}
+    counts: dict[str, int] = {}
     valid = current is not None
     if current is not None:
-        for name in current:
+        for name in current.images:
             if name not in target:
                 valid = False
                 break
-            desired[name] = target[name]
+            images[name] = target[name]
+            if name in current.counts:
+                counts[name] = current.counts[name]
     if present and not valid:
-        desired = dict(target)
-    desired.update(patches)
-    if present and valid and current == desired:
+        images, counts = dict(target), {}
+    for name, image in patches.items():
+        live = _restart_count(pod, name)
+        recorded = counts.get(name)
+        same_target = recorded is not None and images.get(name) == image
+        cv = _status(pod, name)
+        if not same_target or (recorded != live and cv is not None and cv.ready):
+            counts[name] = live
+        images[name] = image
+    if present and valid and current is not None and (current.images, current.counts) == (images, counts):
         return None
-    return desired
+    return _Transition(images, counts)
 
 
 def _runtime_images(pod: PodView) -> dict[str, str]:
     return {ct.name: canonical_image(ct.image) for ct in pod.containers}
+
+
+def _changed_images(running: Mapping[str, str] | None, target: Mapping[str, str]) -> dict[str, str]:
+    """Go ``evidence.ChangedContainerImages``: the target images that differ from the running
+    revision's; every target container when the running spec is unknown."""
+    return {n: i for n, i in target.items() if running is None or running.get(n) != i}
 
 
 def _runtime_changes_match(
@@ -269,9 +342,30 @@ def _runtime_changes_match(
 ) -> bool:
     """Go ``PodRuntimeImageChangesMatch``: the runtime reports the target image for every container
     whose image the roll changes (every target container when the running spec is unknown)."""
-    changed = {n: i for n, i in target.items() if running is None or running.get(n) != i}
-    runtime = _runtime_images(pod)
-    return all(runtime.get(n) == canonical_image(i) for n, i in changed.items())
+    return all(_image_confirmed(pod, n, i, None) for n, i in _changed_images(running, target).items())
+
+
+def _image_confirmed(pod: PodView, name: str, image: str, transition: _Transition | None) -> bool:
+    """Go ``containerImageConfirmed``: the kubelet reports ``image`` for the container (canonical
+    form, ``evidence.ContainerRuntimeImageIs``), or has replaced it since the patch the transition
+    records: a node reports an image under whichever reference put it there, so once the kubelet has
+    acted on the patch the name alone is not required."""
+    if _runtime_images(pod).get(name) == canonical_image(image):
+        return True
+    return transition is not None and transition.replaced_since_patch(pod, name)
+
+
+def _roll_confirmed(
+    pod: PodView, running: Mapping[str, str] | None, target: Mapping[str, str], transition: _Transition | None
+) -> bool:
+    """Go ``inPlaceImageRollConfirmed``: every container whose image the roll changes
+    (``evidence.ChangedContainerImages``: every target container when the running spec is unknown)
+    and every container the transition is still rolling is confirmed at runtime."""
+    if not all(_image_confirmed(pod, n, i, transition) for n, i in _changed_images(running, target).items()):
+        return False
+    return transition is None or all(
+        _image_confirmed(pod, n, i, transition) for n, i in transition.images.items()
+    )
 
 
 def annotations_diff(
@@ -322,7 +416,22 @@ def step_in_place(
     target = op.target_revision
     name = ctx.pod_name(row.index, row.active_ordinal)
     pod = by_name(pods, name)
-    if pod is None or pod.terminating or pod.ended:
+    if pod is not None and pod.terminating:
+        # A pod on its way out decides nothing: the roll waits for it to be gone (then re-resolves,
+        # below), bounded by its deadline. ome-projects/ome @ 58a57f25 ``update_inplace_test.go``
+        # ``TestUpdateInPlace_PodObservationsThatDecideNothing`` "the pod wedged Terminating from
+        # outside": step InPlace, incarnation 1. (Go's patches would still land on the dying pod;
+        # ours writes nothing to it.)
+        return _evidence(ctx, row, pod, name, out, retry)
+    if pod is not None and pod.ended:
+        # Newest stored ``inPlaceUpdate`` (30,306 characters, after 58a57f25's 29,692):
+        # ``recycleTerminalTargets`` frees a pod in a terminal phase (it can never report the new
+        # image) rather than patch and poll it to the deadline: the recycle is recorded (retry
+        # count, lastFailure), the pod deleted, the step stays InPlace at the same incarnation; the
+        # empty set then re-resolves the roll to a recreate on a later pass, below.
+        recycled = recycle_terminal(ctx, row, pod, out)
+        return recycled if recycled is not row else _evidence(ctx, row, pod, name, out, retry)
+    if pod is None:
         # Newest ``inPlaceUpdate``: an in-place step patches a pod it does not create, so with no live
         # pod the roll is re-resolved to a recreate, which renders one (``StampRecreateFromInPlace``).
         out.event(
@@ -413,12 +522,11 @@ def step_in_place(
     if (
         not pod.containers_ready
         or any(dict(pod.images).get(n) != i for n, i in target_images.items())
-        or not _runtime_changes_match(pod, running_images, target_images)
-        or (present and (transition is None or any(target_images.get(n) != i for n, i in transition.items())))
         or (
-            transition is not None
-            and any(_runtime_images(pod).get(n) != canonical_image(i) for n, i in transition.items())
+            present
+            and (transition is None or any(target_images.get(n) != i for n, i in transition.images.items()))
         )
+        or not _roll_confirmed(pod, running_images, target_images, transition)
     ):
         return _evidence(ctx, row, pod, name, out, retry)
     out.gate(pod, True, "in-place update: the new containers are ready: back into rotation")

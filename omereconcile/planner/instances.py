@@ -18,7 +18,6 @@ from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
-    single_pod_restart_reason,
     start_gang_restart,
     step_gang_create_pods,
     step_gang_idle,
@@ -38,7 +37,13 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
-from omereconcile.planner.retry import HELD_STATE, IN_PROGRESS_STATE, RetryBook
+from omereconcile.planner.restart import (
+    rebuild_follows_target,
+    single_pod_restart_reason,
+    spent_repair,
+    step_spent_repair,
+)
+from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
 from omereconcile.planner.rows import Operation, Row
 from omereconcile.planner.steps import (
     bring_up,
@@ -50,7 +55,7 @@ from omereconcile.planner.steps import (
     refreshed_failure_evidence,
     retire,
 )
-from omereconcile.planner.surge import SURGE_STEPS, step_surge
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_verdict, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
 
@@ -283,6 +288,18 @@ def _step_create(
 def _step_recreate(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row:
+    """A recreate (an Update under ``RecreatePod``) or a Restart: drain and delete the old
+    incarnation's pods, then create the new incarnation's and promote.
+
+    An Update's step stays ``Drain`` through all three phases, which the pods tell apart: Go
+    ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_recreate.go`` @ 58a57f25 (the newest
+    of the stored versions read; ae683e3f's text plus the admission-rejected recycle) ``recreateUpdate``
+    re-runs ``status.StampRecreating`` (Step=Drain) on every pass and picks phase A (old pods left), B
+    (create the missing new pods) or C (serve, promote) from ``PartitionPodsByIncarnation``; pinned by
+    ``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing`` and
+    ``update_inplace_test.go`` @ 58a57f25 (``Step=Drain`` after the in-place roll's pod loss). Before,
+    ours wrote ``CreatePods`` once the old incarnation was gone. A Restart still moves to
+    ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here)."""
     op = row.operation
     assert op is not None
     if op.step == R.STEP_DRAIN:
@@ -294,11 +311,12 @@ def _step_recreate(
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:
             return row
-        row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
+        if op.type == R.OP_RESTART:
+            row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)
-    elif _rebuild_follows_target(ctx, row, pods, retry, row_target):
+    elif rebuild_follows_target(ctx, row, pods, retry, row_target):
         # Go ``StampRestartRevision``: the revision is recorded on the row before the first pod of the
         # rebuild is created, so the row names the pod set the repair builds and promotes.
         assert row.operation is not None
@@ -309,28 +327,6 @@ def _step_recreate(
             operation=replace(row.operation, target_revision=ctx.target),
         )
     return _step_create_pods(ctx, row, pods, out, retry)
-
-
-def _rebuild_follows_target(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, row_target: str
-) -> bool:
-    """Go ``rebuildFollowsTarget`` (ome-projects/ome ``workload/ops/restart.go``, the 78,474-character
-    version the index holds; ``status/decision_test.go`` @ 8263d0c7
-    ``TestStampRestartRevision_OnlyAnOpenRepairRecordsIt``): an open Restart that has created no pod of
-    its rebuild yet renders the roll target instead of the revision its row records when the row is
-    off a target the roll could start on (``rollTargetOpen``: not paused, the target's RetryBlock not
-    ``Held``) and the Instance is not held back (Go: the canary step; here the partition, whose held
-    Instances are repaired at what they run). The Instance serves nothing, so the rebuild is the pass
-    that puts it on the target; before, the gang was rebuilt at the old revision and then rolled again.
-    A rebuild whose pods exist finishes on the revision they carry."""
-    op = row.operation
-    assert op is not None
-    if ctx.paused or row_target != ctx.target or op.target_revision == ctx.target:
-        return False
-    if any(p.incarnation == row.incarnation and not p.ended for p in pods):
-        return False
-    block = retry.blocks.get(ctx.target)
-    return block is None or block.state != HELD_STATE
 
 
 def _step_delete(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row | None:
@@ -395,7 +391,13 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     if ctx.gang:
         return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
-    _delete_strays(ctx, pods, {name}, out)
+    keep = {name}
+    verdict, parked = failed_target_verdict(ctx, row, pods)
+    if verdict and parked is not None:
+        # A failed surge's replacement Go leaves standing: parked for the operator or recycled by
+        # rollout's failed_target_recovery this pass, never swept as a stray (planner/surge.py).
+        keep.add(parked.name)
+    _delete_strays(ctx, pods, keep, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     recreates = ctx.restart_policy == RESTART_POLICY_RECREATE and not ctx.freeze
@@ -451,7 +453,11 @@ def _free_silent_names(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) ->
         return
     names = set(gang_names(ctx, row.index)) if ctx.gang else {ctx.pod_name(row.index, row.active_ordinal)}
     for pod in sorted(pods, key=lambda p: p.name):
-        if pod.name in names and not pod.terminating and kubelet_silent(ctx.world.nodes, pod):
+        if (
+            pod.name in names
+            and not pod.terminating
+            and kubelet_silent(ctx.world.nodes, pod, ctx.world.settings.force_delete)
+        ):
             force_delete_silent(ctx, row.index, pod, out)
 
 
@@ -472,14 +478,32 @@ def park(ctx: Ctx, row: Row) -> Row:
 
 
 def step_row(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    row_target: str,
+    *,
+    full_create: bool = False,
 ) -> Row | None:
-    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone.
+
+    ``full_create``: Go's full Create pass runs this pass (``rollout._full_create_pass``). A Create a
+    settled Instance opens then (a gang under restart policy ``None`` refilling a lost member) is
+    stepped in the same pass: Go's ``ops/create.go`` ``createFilteredBatched`` commits the
+    ``Creating`` intent and then creates the missing pods (``processStartActions``), pinned by
+    ``ops/create_test.go`` (the newest stored) ``TestCreate_NonRecreatePolicy_SelfHealsMissingPod``.
+    Before issue 37 (goY) the member was created one pass after the stamp."""
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
         _free_silent_names(ctx, row, pods, out)
-        return _step_idle(ctx, row, pods, out)
+        idle = _step_idle(ctx, row, pods, out)
+        new_op = idle.operation
+        if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:
+            return step_row(ctx, idle, pods, out, retry, row_target)
+        return idle
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):
@@ -489,6 +513,14 @@ def step_row(
         # The API server refused the attempt's pod write for good (recorded by the executor): Go
         # disposes it at the write site, before any hold or step (planner/rejection.py).
         return dispose_rejection(ctx, row, ctx.pod_name(row.index, row.active_ordinal), out, retry)
+    if spent_repair(row):
+        # A Restart parked at Failed keeps its exits (planner/restart.py; Go ops/restart.go
+        # DetectRestartTriggerWithPods reads it ahead of the restart policy). Under Freeze the restart
+        # pass opens nothing, and what Go's frozen pass does with a spent repair was not read: it stays.
+        if ctx.paused and ctx.freeze:
+            return row
+        row, opened = step_spent_repair(ctx, row, pods, out, retry)
+        return _advance(ctx, row, pods, out, retry, row_target, paused=False) if opened else row
     # Pause parks in-flight work (clock stopped, 01 §4.6). A committed Create finishes under either
     # mode (Go holds/pause.go pauseHeldOperation: "a committed create finishes the set it started";
     # ops/create.go CreateCommittedIndices runs for it while paused); Freeze parks every other one.

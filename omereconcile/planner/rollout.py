@@ -17,11 +17,10 @@ from omereconcile.planner.admission import (
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_broken, gang_serving
-from omereconcile.planner.gang_advice import maybe_no_gang_scheduler
+from omereconcile.planner.gang_advice import maybe_gang_split_risk, maybe_no_gang_scheduler
 from omereconcile.planner.gang_ops import (
     is_gang_surge_source,
     is_gang_surge_target,
-    single_pod_restart_reason,
     start_gang_restart,
     start_gang_surge,
     step_gang_surge,
@@ -33,10 +32,16 @@ from omereconcile.planner.instances import park, start_create, start_delete, sta
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
+from omereconcile.planner.restart import (
+    demoted_ready_restarts,
+    repair_yields,
+    single_pod_restart_reason,
+    spent_repair,
+)
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import complete
-from omereconcile.planner.surge import SURGE_STEPS
+from omereconcile.planner.surge import SURGE_STEPS, failed_target_recovery
 from omereconcile.world import PodView, format_time
 from omerender import constants as c
 
@@ -189,6 +194,44 @@ def partition_held(rows: Sequence[Row], partition: int, target: str) -> frozense
     return frozenset(r.index for r in candidates[:partition])
 
 
+def _full_create_pass(ctx: Ctx, rows: Sequence[Row], held: frozenset[int], target: str) -> bool:
+    """Whether Go runs its full Create pass this pass, the one that rebuilds a Ready Instance whose
+    pods are gone (ome-projects/ome ``workload/reconcile.go`` ``createPass``: ``createScopeFull`` at
+    its own position, after the update pass). Not while paused (``CreateCommittedIndices``); not
+    while an update is in flight, gated or started (``executeUpdatePass`` then runs only
+    ``CreateFreshIndices``, whose ``surgeFreeIndex`` excludes a Ready row); not while a scale-down
+    wave is still draining (it stops the pass's actions). Read here as: no row carries an Update, no
+    row is Deleting, and every settled Ready or Failed row is on the target or held by the partition
+    (none is the update pass's to start)."""
+    if ctx.paused:
+        return False
+    for r in rows:
+        if r.phase == R.DELETING or (r.operation is not None and r.operation.type == R.OP_UPDATE):
+            return False
+        settled = r.operation is None and r.phase in (R.READY, R.FAILED)
+        if settled and r.index not in held and not _on_target(r, target):
+            return False
+    return True
+
+
+def _unbacked_ready(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """A Ready Instance with no operation and not one pod object left (Go's truth-pass screen,
+    ``planUnbackedDemotions``: ``len(cached[idx]) == 0``, a Terminating pod still counting): Go's
+    full Create pass rebuilds it and re-stamps its phase in the same pass (ome-projects/ome
+    ``workload/plan_decision.go`` ``Plan``: "Unpaused reconciles skip it [the truth pass]: Create both
+    recovers the pods and re-stamps the phase in the same pass"; ``ops/create.go``
+    ``createFilteredBatched``: the ``Creating`` intent committed, then ``createMissingPods``; the
+    revision is ``createRevision``'s, the target for an Instance with no live pod, the running one
+    for an Instance the partition holds). Under ``RecreateInstanceOnPodRestart`` the restart pass owns
+    the loss (``_demoted_ready_restarts``). Before issue 37 (goY) ours published the row ``Pending``
+    with an ``InstanceDemoted`` Warning first and rebuilt it one pass later; the demotion
+    (``instances._step_idle``) is now left to where Go demotes: while paused (the truth pass), or when
+    the full Create pass does not run (the status publication's ``DemotableReady``)."""
+    if row.phase != R.READY or row.operation is not None or ctx.restart_policy == RESTART_POLICY_RECREATE:
+        return False
+    return not pods
+
+
 def _on_target(row: Row, target: str) -> bool:
     if row.operation is not None and row.operation.type != R.OP_DELETE:
         return row.operation.target_revision == target
@@ -226,11 +269,23 @@ def plan_instances(
     hold: Hold | None = None
     updates: list[Row] = []
     new_rows: list[Row] = []
+    full_create = _full_create_pass(ctx, rows, held, target)
     for r in rows:
+        if spent_repair(r) and repair_yields(ctx, r, target, retry):
+            # Go plan_decision.go restartTrigger: a Restart parked at Failed whose revision is off an
+            # open roll target is not the restart pass's (RepairYieldsToTarget); the pass that rebuilds
+            # the row at the target takes it (Go's update trigger reads Failed as Ready; ours rebuilds a
+            # Failed row through Create's recycle), so the spent operation ends here.
+            r = replace(r, operation=None)
         if r.operation is not None or r.phase == R.DELETING:
             new_rows.append(r)
             continue
         pods_r = by_index.get(r.index, [])
+        if not ctx.paused and r.index not in held and failed_target_recovery(ctx, r, pods_r, out):
+            # A failed surge's CreateContainerError replacement left standing: recycled off a node the
+            # ledger excludes, or parked for the operator (planner/surge.py failed_target_recovery).
+            new_rows.append(r)
+            continue
         if _adopts_target(ctx, r, pods_r, rows, retry):
             # Go ``ops/update.go`` ``evaluateUpdateTriggerPods`` (AdoptRevision) and
             # ``BackfillRunningRevision`` (ome-projects/ome 58a57f25 and ae683e3f; pinned by
@@ -240,7 +295,7 @@ def plan_instances(
             live = [p for p in pods_r if not p.terminating]
             r = complete(ctx, r, target, 0 if ctx.gang else min(p.ordinal or 0 for p in live))
         serving = _serving(ctx, pods_r)
-        if _demoted_ready_restarts(ctx, r, pods_r) and not _repair_yields(ctx, r, target, retry):
+        if demoted_ready_restarts(ctx, r, pods_r) and not repair_yields(ctx, r, target, retry):
             # Go ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (ome-projects/ome, the version that
             # carries ``readCrashLoopEpisode``): under ``RecreateInstanceOnPodRestart`` a row demoted
             # for losing every pod (``types.DemotedReady``: Pending, no operation, its running revision
@@ -255,7 +310,7 @@ def plan_instances(
             # works"); the newest ``Plan`` runs the restart selection on the row as observed, "ahead of
             # the truth pass", and leaves the demotion to the status publication "at the end of every
             # pass", which a row with an operation does not meet. So no ``Pending`` pass comes first.
-            # A row off an open roll target is left to Create, which rebuilds it there (``_repair_yields``).
+            # A row off an open roll target is left to Create, which rebuilds it there (``restart.repair_yields``).
             rev = r.running_revision
             state, when = (
                 (None, None)
@@ -268,14 +323,19 @@ def plan_instances(
                 new_rows.append(r)
                 continue
             standing = sum(1 for p in pods_r if not p.ended)
-            # A Ready row names what ended its pod (gang_ops.single_pod_restart_reason, Go's Ready branch).
+            # A Ready row names what ended its pod (restart.single_pod_restart_reason, Go's Ready branch).
             why = (single_pod_restart_reason(ctx, r, pods_r) if r.phase == R.READY else None) or (
                 f"pod count {standing} below desired 1"
             )
             new_rows.append(start_gang_restart(ctx, r, pods_r, why, out))
             continue
-        if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
-            # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
+        if (
+            r.phase == R.PENDING
+            or (r.phase == R.FAILED and not serving)
+            or (full_create and _unbacked_ready(ctx, r, pods_r))
+        ):
+            # Repair: a Pending Instance is rebuilt (and, when the full Create pass runs, a Ready one
+            # no pod backs any more, ``_unbacked_ready``); a Failed one that serves nothing is rebuilt after
             # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
             # CreateCommittedIndices) runs the Create pass only for a create already committed, and
             # PauseModeRecover repairs through the RestartPolicy alone: so under Recover only an
@@ -341,11 +401,18 @@ def plan_instances(
             stepped[r.index] = step_orphan_target(ctx, r, by_index.get(r.index, []), out_for(r.index))
         else:
             stepped[r.index] = step_row(
-                ctx, r, by_index.get(r.index, []), out_for(r.index), retry, row_target(r)
+                ctx,
+                r,
+                by_index.get(r.index, []),
+                out_for(r.index),
+                retry,
+                row_target(r),
+                full_create=full_create,
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])
-    maybe_no_gang_scheduler(ctx, out)
+    maybe_no_gang_scheduler(ctx, rows, retry, out)
+    maybe_gang_split_risk(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
         # (``executeUpdatePass``: ``DrainHolds.First()`` overrides the pass's denial).
@@ -586,33 +653,6 @@ def _restart_owns(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
         and row.phase == R.READY
         and gang_broken(ctx, row, pods) is not None
     )
-
-
-def _demoted_ready_restarts(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """A single-pod Instance whose restart policy repairs it and that has no pod left but ended ones:
-    ``Ready`` as observed (its pod just went), or already demoted by the truth pass (Pending, no
-    operation, running revision kept). The restart pass's, not Create's."""
-    return (
-        not ctx.gang
-        and ctx.restart_policy == RESTART_POLICY_RECREATE
-        and row.phase in (R.READY, R.PENDING)
-        and row.operation is None
-        and bool(row.running_revision)
-        and all(p.ended for p in pods)
-    )
-
-
-def _repair_yields(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> bool:
-    """Go ``ops/restart.go`` ``RepairYieldsToTarget`` (the newest stored version), for the demoted
-    row (every pod ended, so no survivor keeps the repair): a repair is left to the pass that rebuilds
-    the row at the target when the revision it would rebuild is not the target and the roll could
-    start (``rollTargetOpen``: not paused, the target not ``Held``). Here that pass is Create, which
-    rebuilds it at the target; under a pause or a held target the repair stands (``restart_test.go``
-    ``TestRepairYieldsToTarget``, 58a57f25)."""
-    block = retry.blocks.get(target)
-    if ctx.paused or not target or (block is not None and block.state == HELD_STATE):
-        return False
-    return bool(row.running_revision) and row.running_revision != target
 
 
 def _create_attempt_in_flight(rows: Sequence[Row], revision: str) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx, hash_of
+from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gate import SURGE_DRAIN
 from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
 from omereconcile.planner.out import Out
@@ -37,9 +37,18 @@ from omereconcile.planner.steps import (
 )
 from omereconcile.world import PodView, format_time
 
-__all__ = ["SOURCE_UNROUTED", "STEP_SURGE_DRAIN_SETTLE", "SURGE_STEPS", "source_rotation_hold", "step_surge"]
+__all__ = [
+    "SOURCE_UNROUTED",
+    "STEP_SURGE_DRAIN_SETTLE",
+    "SURGE_STEPS",
+    "failed_target_recovery",
+    "failed_target_verdict",
+    "source_rotation_hold",
+    "step_surge",
+]
 
 STEP_SURGE_DRAIN_SETTLE = "SurgeDrainSettle"
+CREATE_CONTAINER_ERROR = "CreateContainerError"  # Go ``createContainerErrorReason``
 # The steps a surge is in flight at (Go ``CurrentSurgeInFlight``): counted against ``maxSurge``.
 SURGE_STEPS = (R.STEP_SURGE, R.STEP_SURGE_DRAIN, STEP_SURGE_DRAIN_SETTLE)
 
@@ -68,14 +77,20 @@ def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
     else:
         msg = f"OMENative {key} abandoned superseded surge to {op.target_revision}; re-surging toward {ctx.target}"
     out.event("Normal", "SurgeAbandoned", msg)
-    return replace(row, phase=R.READY, operation=None, target_revision=running)
+    # StampReadyOnRevision (status/decision.go): Ready on the running revision, the target cleared.
+    return replace(row, phase=R.READY, operation=None, target_revision="")
 
 
 def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
     """``endWithdrawnSurge``: past the hand-over the replacement is gone and the roll target has moved
     off the pinned revision, so nothing is rebuilt at it. A standing source gets its drain hold lifted
     and the row returns to Ready on its running revision; with no source the Instance re-enters as a
-    fresh start at the target (no running revision, rebuilt by the Create path)."""
+    fresh start at the target (no running revision, rebuilt by the Create path).
+
+    Not Go's row shape for the no-source case: the newest ``AbandonedSurgeSourceMutation``
+    (``workload/status/decision.go``, 36,330 characters) writes ``Failed`` with the operation and target
+    cleared and the running revision kept, and the Create pass's fresh start rebuilds it; ours publishes
+    ``Pending`` at the target for that one pass. No ported Go test pins it; the rebuild is the same."""
     op = row.operation
     assert op is not None
     key = ctx.instance_key(row.index)
@@ -89,7 +104,8 @@ def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
             "was lost after it took over serving and nothing is rebuilt at it; the source returns to "
             f"rotation on revision {row.running_revision}",
         )
-        return replace(row, phase=R.READY, operation=None, target_revision=row.running_revision)
+        # StampAbandonedSurgeSource with the running revision: ReadyOnRevisionMutation, the target cleared.
+        return replace(row, phase=R.READY, operation=None, target_revision="")
     out.event(
         "Normal",
         "SurgeAbandoned",
@@ -173,6 +189,85 @@ def _fail_surge(
         if deleted:
             recycled_on_excluded_node(ctx, failed, live_surge, out)
     return row, failed
+
+
+def _waiting_in(pod: PodView, reason: str) -> bool:
+    """Go ``podHasWaitingReason``: a container or init container waits for ``reason``."""
+    return any(cs.waiting_reason == reason for cs in (*pod.containers, *pod.init_containers))
+
+
+def failed_target_verdict(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> tuple[str, PodView | None]:
+    """Go ``ops/update_surge.go`` ``recycleFailedCreateContainerTarget`` (ome-projects/ome, the newest
+    stored version, 34,483 characters, run at the top of ``surgeUpdate``; pinned by
+    ``update_surge_test.go`` @ 58a57f25 ``TestSurgeUpdate_RecyclesFailedCreateContainerTargetThenRetries``,
+    ``…ParksWithoutRelocationAuthorization``, ``…RequiresServingSource``, ``…RequiresAReadySource``).
+
+    A single-pod SurgeThenDrain row that is ``Failed`` with no operation, its ``lastFailure`` a
+    ``CreateContainerError``, still aimed at the roll target, with the failed replacement standing in
+    its surge slot (the state Go's disposition leaves; ours retires the replacement when it fails the
+    surge, so only a row an earlier controller wrote is in it). Returns ``(verdict, replacement)``:
+    ``""`` when this recovery does not apply (the ordinary roll decides), ``"park"`` when the row must
+    wait for the operator with the replacement left standing, ``"recycle"`` when the replacement is to
+    be deleted (:func:`failed_target_recovery` issues it):
+
+    - the source (the pod at ``activeOrdinal``) is missing, terminating, not PodReady, out of rotation
+      or not on the running revision: parked for the operator, nothing deleted;
+    - the replacement is terminating, or is not the pod ``lastFailure`` names: parked;
+    - the replacement is off the failed revision, serves, is PodReady, or does not wait in
+      ``CreateContainerError``: not this recovery (the ordinary roll decides);
+    - its node is not excluded for its revision by the relocation ledger (no relocation authorized):
+      parked; else it is recycled, the source serving on, and the empty slot re-enters the ordinary
+      surge on a later pass, its pod rendered off the node.
+
+    An empty surge slot is not this recovery's, so a row ours failed itself is unchanged."""
+    failure = row.last_failure or {}
+    if (
+        ctx.gang
+        or ctx.strategy != SURGE
+        or row.phase != R.FAILED
+        or row.operation is not None
+        or failure.get("reason") != CREATE_CONTAINER_ERROR
+        or not row.target_revision
+        or row.target_revision != ctx.target
+    ):
+        return "", None
+    target = by_name(pods, ctx.pod_name(row.index, 1 - row.active_ordinal))
+    if target is None:
+        return "", None
+    source = by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
+    if (
+        source is None
+        or source.terminating
+        or not (source.ready and source.gate == "True")
+        or not row.running_revision
+        or source.revision_hash != hash_of(row.running_revision)
+    ):
+        return "park", target
+    if target.terminating:
+        return "park", target
+    if failure.get("podName") and failure.get("podName") != target.name:
+        return "park", target
+    if target.revision_hash != hash_of(row.target_revision):
+        return "", None
+    if target.gate == "True" or target.pod_ready_condition or not _waiting_in(target, CREATE_CONTAINER_ERROR):
+        return "", None
+    excluded = ctx.ledger.excluded_nodes(ctx.component, row.index, row.target_revision) if ctx.ledger else []
+    if not target.node_name or target.node_name not in excluded:
+        return "park", target
+    return "recycle", target
+
+
+def failed_target_recovery(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> bool:
+    """Go ``recycleFailedCreateContainerTarget``'s effect (:func:`failed_target_verdict`): True when
+    the pass must not start an attempt on the row; on ``"recycle"`` the failed replacement is deleted
+    (the delete carries its uid, Go's precondition) and ``FailedSurgeTargetRecycled`` recorded."""
+    verdict, target = failed_target_verdict(ctx, row, pods)
+    if verdict == "recycle" and target is not None:
+        out.delete(
+            target, f"failed surge target on excluded node {target.node_name}: recycled for a fresh pod"
+        )
+        recycled_on_excluded_node(ctx, row, target, out)
+    return bool(verdict)
 
 
 def step_surge(

@@ -240,6 +240,10 @@ def test_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_ser
     assert st["retryBlocks"][0]["reason"] == "CrashLoopBackOff"
 
 
+def _split_risk(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
+    return [e for e in events(cluster, namespace) if e["reason"] == "GangSplitRisk"]
+
+
 def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
 ) -> None:
@@ -247,6 +251,10 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     rec = reconcilers()
     apply(cluster, _gang(namespace, "engine:v1", gpus=8, replicas=1))
     rec.wait("the gang Ready", lambda: _settled(cluster, namespace), timeout=120)
+    # No spec.topologyKey and no podAffinity of the user's: the worker may land in another topology
+    # domain than its leader, said once for the Instance (Go maybeWarnGangSplitRisk).
+    assert [(e["type"], e.get("count", 1)) for e in _split_risk(cluster, namespace)] == [("Warning", 1)]
+    assert "Set spec.topologyKey" in _split_risk(cluster, namespace)[0]["message"]
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live_pods(cluster, namespace)}
     cluster.kubectl("delete", "pod", "-n", namespace, "llama-pool-engine-0-worker-0", "--wait=false")
 
@@ -263,6 +271,8 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     reasons = [e["reason"] for e in events(cluster, namespace)]
     assert "RestartTriggered" in reasons
     assert "RestartCompleted" in reasons
+    # The rebuild at incarnation 2 is a new episode: the advisory once more (the same Event, counted).
+    assert [e.get("count", 1) for e in _split_risk(cluster, namespace)] == [2]
 
     # Teardown: the gang's pods, then its PodGroup, then the finalizer.
     cluster.raw.delete(f"{IREP.format(ns=namespace)}/llama-pool")

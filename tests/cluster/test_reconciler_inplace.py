@@ -89,3 +89,72 @@ def test_in_place_only_with_an_env_change_stalls_and_touches_no_pod(cluster: Clu
             ("Ready", first, None)
         ] * 2
         assert _identity(cluster, namespace) == before  # same pods, not even a gate write
+
+
+def _on_v2(pod: dict[str, Any]) -> bool:
+    return any(ct.get("image") == "engine:v2" for ct in pod["spec"]["containers"])
+
+
+def test_in_place_pod_evicted_under_the_patch_is_recycled_then_recreated(
+    cluster: Cluster, namespace: str
+) -> None:
+    """OME's newest ``inPlaceUpdate`` (``ops/update_inplace.go``, ``recycleTerminalTargets`` then
+    ``StampRecreateFromInPlace``): a pod evicted while its in-place patch converges is recycled first
+    (deleted, Warning ``TerminalPodRecycled``, the dead pod on ``lastFailure``) with the row still at
+    step InPlace and incarnation 1; only once it is gone does the roll re-resolve to a recreate, within
+    the same attempt (its id kept), and the replacement comes up at incarnation 2. The v2 image is
+    never ready here, so the patch cannot finish before the eviction."""
+    cluster.kubelet.never_ready(_on_v2)
+    try:
+        with running_controller(cluster, namespace):
+            path = _settle(cluster, namespace, "InPlaceIfPossible", 1)
+            obj = cluster.raw.get(path)
+            obj["spec"]["runners"][0]["template"]["spec"]["containers"][0]["image"] = "engine:v2"
+            cluster.raw.put(path, obj)
+            (pod,) = wait_for(
+                "the pod patched in place to engine:v2",
+                lambda: [p for p in live_pods(cluster, namespace) if _on_v2(p)] or None,
+                timeout=60,
+            )
+            row = cluster.raw.get(path)["status"]["instanceStatuses"][0]
+            assert (row["operation"]["step"], row["incarnation"]) == ("InPlace", 1)
+            attempt = row["operation"]["id"]
+            name = pod["metadata"]["name"]
+            cluster.raw.patch(
+                f"/api/v1/namespaces/{namespace}/pods/{name}/status",
+                {
+                    "status": {
+                        "phase": "Failed",
+                        "reason": "Evicted",
+                        "message": "The node was low on memory.",
+                    }
+                },
+                content_type="application/merge-patch+json",
+            )
+            recreated = wait_for(
+                "the replacement at incarnation 2",
+                lambda: next(
+                    (
+                        p
+                        for p in live_pods(cluster, namespace)
+                        if p["metadata"]["labels"]["ome.io/instance-incarnation"] == "2"
+                    ),
+                    None,
+                ),
+                timeout=60,
+            )
+            assert recreated["metadata"]["uid"] != pod["metadata"]["uid"]
+            row = cluster.raw.get(path)["status"]["instanceStatuses"][0]
+            assert (row["incarnation"], row["operation"]["id"]) == (2, attempt)
+            assert row["lastFailure"]["podName"] == name  # the recycle's record of the dead pod
+            reasons = [e["reason"] for e in sorted(events(cluster, namespace, NAME), key=_when)]
+            assert "TerminalPodRecycled" in reasons
+            assert "InPlaceUpdateNotPossible" in reasons
+            assert reasons.index("TerminalPodRecycled") < reasons.index("InPlaceUpdateNotPossible")
+    finally:
+        cluster.kubelet.heal(_on_v2)
+
+
+def _when(event: dict[str, Any]) -> int:
+    """The order the API server stored the events in (their timestamps are to the second)."""
+    return int(event["metadata"]["resourceVersion"])

@@ -2,12 +2,14 @@
 member is rebuilt whole, and when a runner's in-place restart breaks a Ready Instance.
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/restart_test.go`` @ 58a57f25 (132,593
-characters, the newest of the versions read, read whole; 9177c1b0 is an earlier 37,578), over
+characters, read whole; 9177c1b0 is an earlier 37,578) and the newest stored version (168,703
+characters, commit not named by the index, read whole: 58a57f25's cases plus 31, ``GO_NEWEST``), over
 ``ops/restart.go`` ``DetectRestartTriggerWithPods`` (its ``instanceLostGangMember`` branch) and
 ``runnerRestartedSinceReady``. Ours: ``planner/gang.py`` ``lost_gang_member`` (asked below Ready; the
 Ready branch reads ``gang_broken``) and ``runner_restarted_since_ready``, called on the rows and pods
-Go's tests build. The rest of the file (the Restart state machine's passes, the spent-repair ladder,
-the op-less crash-loop repair, the demoted-row repair and ``RepairYieldsToTarget``) is listed in
+Go's tests build; the Restart state machine's passes, the demoted-row repair, ``RepairYieldsToTarget``
+and the spent-repair ladder (a Restart parked at Failed, ``planner/restart.py``) run one planner pass
+in the simulated world. What is not mapped, and the known differences, are listed in
 ``docs/goparity.md``.
 """
 
@@ -23,7 +25,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.settings import OperatorSettings
+from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time, parse_time
 from omerender import constants as c
@@ -177,14 +179,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="spent restart attempt at failed re-arms",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "not checked further: Go re-arms a spent Restart parked at Failed from this detector; "
-                    "ours' lost_gang_member leaves a row any non-Create operation owns, and whether another "
-                    "path of ours re-arms it was not read"
-                ),
-            ),
         ),
         pytest.param(
             _bare(R.FAILED, 2, _op(R.OP_UPDATE, R.STEP_DRAIN), target=False),
@@ -401,7 +395,6 @@ def _demoted(policy: str = RECREATE, keep_pod: bool = False, **row: Any) -> Sim:
         "incarnation": 1,
         "phase": "Pending",
         "runningRevision": ran["runningRevision"],
-        "targetRevision": ran["targetRevision"],
         **row,
     }
     if not keep_pod:
@@ -454,7 +447,7 @@ def test_demoted_row_with_an_operation_keeps_its_owner() -> None:
         "id": "update-0-1",
         "type": "Update",
         "step": "Surge",
-        "targetRevision": row0["targetRevision"],
+        "targetRevision": row0["runningRevision"],
         "startedAt": format_time(sim.now),
     }
     _, reason = _repair(sim)
@@ -1047,19 +1040,17 @@ def test_restart_rebuild_with_no_pod_yet_follows_the_target(
     assert (row["phase"], row.get("runningRevision")) == ("Restarting", want), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's open Restart whose stamped revision is gone creates nothing and announces "
-        "RepairRevisionGone once per attempt (the row's announced record, status.Announce, which ours does "
-        "not write); ours, unpaused, renders the roll target for such a rebuild (rebuildFollowsTarget), and "
-        "paused creates nothing but says so on every pass (planner/steps.py revision_gone)"
-    ),
-)
 def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
-    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone: two passes over an open Restart recording a
-    revision that is gone: no pod is created from the current template under that label, the row
-    stays Restarting on the gone revision, and exactly one RepairRevisionGone Warning names it."""
+    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone (restart_test.go @ 58a57f25): two passes over
+    an open Restart recording a revision that is gone: no pod is created from the current template
+    under that label, the row stays Restarting on the gone revision, and exactly one RepairRevisionGone
+    Warning names it across the two passes (Go ``announceRevisionGone`` through ``status.Announce``,
+    the row's ``announced`` record: ``planner/status.py`` ``settle_announcements``). Go calls
+    ``ops.Restart`` with no roll target (``nil``), so there is nothing for the rebuild to follow; ours
+    always has the spec's revision as its target, and a pause is what withholds it (as Go's own
+    ``TestRestart_RendersTheStampedRevisionTemplate`` does with ``plan.Paused``). Before: a strict xfail,
+    the Warning said on every pass (and the port drove it unpaused with a roll target, which Go's
+    ``TestRestart_RebuildWithNoPodYetFollowsTheTarget`` follows in Go too)."""
     from omereconcile.actions import RecordEvent, WriteStatus
     from omereconcile.planner import plan
 
@@ -1068,7 +1059,7 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
     row0 = sim.rows()[0]
     row0.update(runningRevision=gone, targetRevision=gone)
     row0["operation"]["targetRevision"] = gone
-    sim.image = "vllm:v1"
+    sim.update_spec(paused=True)
     warnings: list[str] = []
     for _ in range(2):
         out = plan(sim.observe())
@@ -1088,8 +1079,8 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
 
 
 def test_restart_at_a_gone_revision_creates_nothing_and_says_so() -> None:
-    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone, the part ours keeps (the once-per-attempt
-    count is the known difference above), under a pause so the rebuild keeps its stamped revision: a
+    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone, the words of its Warning, under a pause so the
+    rebuild keeps its stamped revision (not counted as a case; the count across passes is above): a
     pass over an open Restart recording a revision whose ControllerRevision is gone creates no pod,
     records RepairRevisionGone in Go's words (``announceRevisionGone``) and leaves the row Restarting on
     that revision. Before, the pod factory's ``LookupError`` failed the whole pass every time."""
@@ -1389,3 +1380,1079 @@ def test_repair_yields_to_target_open_restart_is_driven() -> None:
     _moved_target(sim)
     row, _ = _repair(sim)
     assert (row.get("operation") or {}).get("type") == R.OP_RESTART, GO
+
+
+# -- the spent-repair ladder: a Restart parked at Failed (one planner pass in the simulated world) ------
+#
+# Go parks a Restart at Failed with its operation kept (its deadline, or a wedged pod); ours stamps such
+# a Restart Failed with the operation cleared, so the row below is one another writer (OME's Go
+# controller) left in the replica's status, read by ours as Go reads it (planner/restart.py).
+
+LADDER = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=10), 2.0)  # Go retryLadder(3, time.Minute)
+
+
+def _spent(
+    retries: int = 0,
+    failed_ago: timedelta = timedelta(hours=1),
+    ladder: RetryPolicy | None = LADDER,
+    reason: str = "CrashLoopBackOff",
+    pod: str = "wedged",
+) -> tuple[Sim, Any]:
+    """Go ``spentRepairFixtureOn``: a single-pod Instance under RecreateInstanceOnPodRestart whose
+    Restart (``restart-0-1``, "pod lost", started 2 h ago, deadline 1 h ago, ``retries`` re-arms spent)
+    is parked at Failed at incarnation 2 with the failure ``reason`` recorded ``failed_ago``; the
+    operator's ``updateRetry`` ladder ``ladder``. ``pod`` is what holds the row's name: ``wedged`` (the
+    rebuilt pod at incarnation 2 parked in ``reason``, Go ``wedgedRebuiltPod``), ``up`` (at incarnation
+    2, ContainersReady, serving and PodReady, Go ``promotableRebuiltPod``), ``old`` (the same at
+    incarnation 1, the set the attempt never drained), ``evicted`` (at incarnation 2, Failed/Evicted,
+    Go ``evictedRebuiltPod``), ``terminating`` (the wedged pod with a deletionTimestamp and a
+    finalizer) or ``none``."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30),
+        stuck_pod_grace_period=timedelta(minutes=1),
+        update_retry=ladder,
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3 * 3600)
+    now = sim.now
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Failed",
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(now - timedelta(hours=2)),
+            "deadline": format_time(now - timedelta(hours=1)),
+            "retryCount": retries,
+        },
+        "lastFailure": {"podName": POD0, "reason": reason, "time": format_time(now - failed_ago)},
+    }
+    obj = sim.pods[POD0].obj
+    status = obj["status"]
+    obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "1" if pod == "old" else "2"
+    if pod in ("wedged", "terminating", "evicted"):
+        obj["metadata"]["creationTimestamp"] = format_time(now - failed_ago - timedelta(minutes=1))
+        sim.pods[POD0].behaviour = "pending"  # the kubelet never starts it (Go's fixture has no kubelet)
+        status["phase"] = "Failed" if pod == "evicted" else "Pending"
+        state = (
+            {"terminated": {"exitCode": 137, "reason": "Error", "finishedAt": format_time(now)}}
+            if pod == "evicted"
+            else {"waiting": {"reason": reason}}
+        )
+        status["containerStatuses"] = [
+            {"name": c.MAIN_CONTAINER, "ready": False, "restartCount": 3, "state": state}
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready", "ome.io/serving"):
+                cond["status"] = "False"
+        if pod == "evicted":
+            status["reason"] = "Evicted"
+            status["message"] = "The node was low on resource: memory."
+        if pod == "terminating":
+            obj["metadata"]["deletionTimestamp"] = format_time(now)
+            obj["metadata"]["finalizers"] = ["example.com/termination"]
+    elif pod == "none":
+        del sim.pods[POD0]
+    sim._endpoint_slices()  # the EndpointSlice controller catches up with the seeded pod
+    return sim, driver
+
+
+def _one(sim: Sim) -> tuple[dict[str, Any], Any]:
+    """One planner pass: (the row it writes, else the row as stored; the plan)."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    out = plan(sim.observe())
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    row = dict(written[-1].status["instanceStatuses"][0]) if written else dict(sim.rows()[0])
+    return row, out
+
+
+def _events(out: Any, reason: str) -> list[str]:
+    return [a.message for a in out.actions if type(a).__name__ == "RecordEvent" and a.event_reason == reason]
+
+
+def _untouched(row: dict[str, Any], reason: str, retries: int = 0) -> None:
+    """Go "the parked repair untouched": Failed at incarnation 2, the spent operation kept."""
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("id"), op.get("retryCount", 0)) == (
+        "Failed",
+        2,
+        "restart-0-1",
+        retries,
+    ), GO
+    assert (row.get("lastFailure") or {}).get("reason") == reason, GO
+
+
+def test_deadline_failed_row_resumes_its_promote() -> None:
+    """Go: TestRestart_DeadlineFailedRowResumesItsPromote: the rebuilt pod came up after the deadline
+    ended the attempt: the repair resumes its promote at the incarnation the pod carries (Ready at 2,
+    the spent operation cleared), with no new attempt."""
+    sim, _ = _spent(pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RestartTriggered") == [], GO
+    assert _events(out, "RestartCompleted"), GO
+
+
+def test_spent_repair_re_arms_when_the_ladder_is_due() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairReArmsWhenTheLadderIsDue: two minutes after the failure,
+    a one-minute ladder is due: a fresh Restart at incarnation 3 counting one re-arm, its reason naming
+    the attempt and the failure that parked the last one, the wedged pod deleted by its drain; on the
+    pass after, the open repair is driven with no second re-arm."""
+    sim, driver = _spent(failed_ago=timedelta(minutes=2))
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("type"), op.get("retryCount")) == (
+        "Restarting",
+        3,
+        R.OP_RESTART,
+        1,
+    ), GO
+    assert "repair re-armed (attempt 1)" in op["reason"], GO
+    assert "CrashLoopBackOff" in op["reason"], GO
+    assert [a.name for a in _acts(out, "DeletePod")] == [POD0], GO
+    driver.one_pass()
+    sim.advance(0.5)
+    after, out2 = _one(sim)
+    assert (after["incarnation"], (after.get("operation") or {}).get("retryCount")) == (3, 1), GO
+    assert _events(out2, "RestartTriggered") == [], GO
+
+
+@pytest.mark.parametrize(
+    ("retries", "failed_ago", "wait"),
+    [
+        pytest.param(
+            0, timedelta(seconds=20), 40, id="TestDetectRestartTrigger_SpentRepairWaitsForTheLadder"
+        ),
+        pytest.param(1, timedelta(seconds=90), 30, id="TestDetectRestartTrigger_SpentRepairLadderGrows"),
+    ],
+)
+def test_spent_repair_waits_for_the_ladder(retries: int, failed_ago: timedelta, wait: int) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWaitsForTheLadder (20 s into the 1 m first rung: 40 s
+    left) and …SpentRepairLadderGrows (a second re-arm waits out the 2 m second rung, 90 s in: 30 s
+    left): the repair stays parked and the pass is told when to come back."""
+    sim, _ = _spent(retries=retries, failed_ago=failed_ago)
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff", retries)
+    assert out.requeue_after == pytest.approx(wait, abs=1), GO
+
+
+@pytest.mark.parametrize(
+    ("retries", "ladder", "held"),
+    [
+        pytest.param(0, None, False, id="TestDetectRestartTrigger_SpentRepairWithoutALadderStaysParked"),
+        pytest.param(3, LADDER, False, id="TestDetectRestartTrigger_SpentRepairStopsAtMaxAttempts"),
+        pytest.param(0, LADDER, True, id="TestDetectRestartTrigger_SpentRepairHeldRevisionDeniesTheReArm"),
+    ],
+)
+def test_spent_repair_stays_parked(retries: int, ladder: RetryPolicy | None, held: bool) -> None:
+    """Go: …SpentRepairWithoutALadderStaysParked (no ladder: the park stays, no wake-up),
+    …SpentRepairStopsAtMaxAttempts (three re-arms spent of three: nothing more, no wake-up) and
+    …SpentRepairHeldRevisionDeniesTheReArm (a Held block on the revision the repair rebuilds denies the
+    re-arm, as every rebuild of it): the parked repair untouched, its wedged pod left, an hour after
+    the failure."""
+    sim, _ = _spent(retries=retries, ladder=ladder)
+    if held:
+        assert sim.replica is not None
+        rev = sim.rows()[0]["runningRevision"]
+        sim.replica["status"]["retryBlocks"] = [
+            {"targetRevision": rev, "state": "Held", "attemptsStarted": 3}
+        ]
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff", retries)
+    assert _acts(out, "DeletePod") == [], GO
+    assert out.requeue_after is None, GO
+
+
+def test_spent_repair_old_incarnation_set_re_arms() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairOldIncarnationSetReArms: the row's name is held by the
+    incarnation the attempt never drained, healthy and serving: not a set that came up, so it is
+    rebuilt on the ladder (a re-arm), not resumed."""
+    sim, _ = _spent(pod="old")
+    row, _ = _one(sim)
+    assert (row["phase"], row["incarnation"]) == ("Restarting", 3), GO
+    assert "repair re-armed" in (row.get("operation") or {}).get("reason", ""), GO
+
+
+CLOSE_CASES = [
+    pytest.param("CrashLoopBackOff", 0, LADDER, id="crash loop/ladder configured"),
+    pytest.param("CrashLoopBackOff", 0, None, id="crash loop/no ladder"),
+    pytest.param("CrashLoopBackOff", 3, LADDER, id="crash loop/ladder spent"),
+    pytest.param("ImagePullBackOff", 0, LADDER, id="kubelet-retried cause/ladder configured"),
+    pytest.param("CreateContainerConfigError", 0, None, id="kubelet-retried cause/no ladder"),
+]
+
+
+def _assert_closed(sim: Sim, driver: Any, reason: str) -> Any:
+    """Go ``assertSpentRepairClosed``: the close fires with no wake-up, clears the spent operation and
+    keeps Failed, incarnation 2 and the failure record; on the pass after, the restart pass has nothing
+    to decide (ours: the Create pass takes the fresh start)."""
+    row, out = _one(sim)
+    closed = _events(out, "RepairClosed")
+    assert len(closed) == 1, GO
+    assert "closed" in closed[0], GO
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Failed", None, 2), GO
+    assert (row.get("lastFailure") or {}).get("reason") == reason, GO
+    assert out.requeue_after in (None, 0.0), GO
+    driver.one_pass()
+    after, out2 = _one(sim)
+    assert (after.get("operation") or {}).get("type") != R.OP_RESTART, GO
+    assert _events(out2, "RestartTriggered") == [], GO
+    return out
+
+
+@pytest.mark.parametrize(("reason", "retries", "ladder"), CLOSE_CASES)
+def test_spent_repair_with_no_pods_closes(reason: str, retries: int, ladder: RetryPolicy | None) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithNoPodsCloses (each subtest): a parked repair with no
+    pod left has nothing to resume or re-arm: it closes, whatever parked it and whether or not a ladder
+    is configured; the Create pass rebuilds the row as a fresh start."""
+    sim, driver = _spent(retries=retries, ladder=ladder, reason=reason, pod="none")
+    _assert_closed(sim, driver, reason)
+
+
+@pytest.mark.parametrize(("reason", "retries", "ladder"), CLOSE_CASES)
+def test_spent_repair_with_only_a_terminal_pod_closes(
+    reason: str, retries: int, ladder: RetryPolicy | None
+) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithOnlyATerminalPodCloses (each subtest): the only pod
+    was evicted after the park: no live pod, so the repair closes, and the dead occupant is left for
+    the Create pass's recycle (not deleted by the close)."""
+    sim, driver = _spent(retries=retries, ladder=ladder, reason=reason, pod="evicted")
+    out = _assert_closed(sim, driver, reason)
+    assert _acts(out, "DeletePod") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_set_that_came_up_resumes() -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairWithALivePodIsNotClosed "a set that came up resumes"."""
+    sim, _ = _spent(pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RepairClosed") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_wedged_set_re_arms() -> None:
+    """Go: …SpentRepairWithALivePodIsNotClosed "a wedged set re-arms on the ladder"."""
+    sim, _ = _spent(failed_ago=timedelta(minutes=2))
+    row, out = _one(sim)
+    assert "repair re-armed" in (row.get("operation") or {}).get("reason", ""), GO
+    assert _events(out, "RepairClosed") == [], GO
+
+
+def test_spent_repair_with_a_live_pod_a_terminating_pod_holds_its_name() -> None:
+    """Go: …SpentRepairWithALivePodIsNotClosed "a terminating pod holds its name": neither the close
+    nor a re-arm is decided while the pod still terminates, and no wake-up is owed (the pod leaving is
+    the next event)."""
+    sim, _ = _spent(pod="terminating")
+    row, out = _one(sim)
+    _untouched(row, "CrashLoopBackOff")
+    assert out.requeue_after is None, GO
+
+
+KUBELET_RETRIED = ["CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName"]
+
+
+@pytest.mark.parametrize("failed_ago", [timedelta(minutes=2), timedelta(hours=1)], ids=["2m0s", "1h0m0s"])
+@pytest.mark.parametrize("reason", KUBELET_RETRIED)
+def test_spent_repair_on_a_kubelet_retried_cause_owes_no_re_arm(reason: str, failed_ago: timedelta) -> None:
+    """Go: TestDetectRestartTrigger_SpentRepairOnAKubeletRetriedCauseOwesNoReArm (each subtest): a
+    repair parked on a cause the kubelet retries in place owes no re-arm, past the ladder's first delay
+    and past its whole span alike: the row stays Failed with its reason, no wake-up, no Restarting
+    stamp, and the wedged pod stays for the kubelet to retry."""
+    sim, _ = _spent(failed_ago=failed_ago, reason=reason)
+    row, out = _one(sim)
+    _untouched(row, reason)
+    assert out.requeue_after is None, GO
+    assert _acts(out, "DeletePod") == [], GO
+
+
+def _spent_row(reason: str, retries: int = 0, failure: bool = True) -> R.Row:
+    """Go's ``parked``/``spent`` rows of the two predicate tests."""
+    op = replace(
+        _op(R.OP_RESTART, R.STEP_DRAIN),
+        id="restart-0-1",
+        started_at=NOW - timedelta(hours=2),
+        last_progress_at=NOW - timedelta(minutes=90),
+        retry_count=retries,
+    )
+    record = {"podName": POD0, "reason": reason, "time": format_time(NOW - timedelta(hours=1))}
+    return R.Row(
+        index=0, incarnation=2, phase=R.FAILED, operation=op, last_failure=record if failure else None
+    )
+
+
+def _ladder_ctx() -> Ctx:
+    ctx = _ctx()
+    settings = replace(ctx.world.settings, update_retry=LADDER)
+    return replace(ctx, world=replace(ctx.world, settings=settings))
+
+
+def test_repair_retry_at_owes_no_re_arm_to_a_kubelet_retried_cause() -> None:
+    """Go: TestRepairRetryAt_OwesNoReArmToAKubeletRetriedCause: no re-arm is owed to a cause the
+    kubelet retries in place; every other parked cause (and an empty one) is owed one at the ladder's
+    first delay after the recorded failure; a park that recorded no failure is measured from the
+    operation's last progress."""
+    from omereconcile.planner.restart import repair_retry_at
+
+    ctx = _ladder_ctx()
+    for reason in KUBELET_RETRIED:
+        assert repair_retry_at(ctx, _spent_row(reason)) is None, GO
+    for reason in ["CrashLoopBackOff", "RunContainerError", "CreateContainerError", "DeadlineExceeded", ""]:
+        assert repair_retry_at(ctx, _spent_row(reason)) == NOW - timedelta(hours=1) + timedelta(minutes=1), GO
+    bare = _spent_row("CrashLoopBackOff", failure=False)
+    assert repair_retry_at(ctx, bare) == NOW - timedelta(minutes=90) + timedelta(minutes=1), GO
+
+
+def test_repair_retries_exhausted_skips_a_kubelet_retried_cause() -> None:
+    """Go: TestRepairRetriesExhausted_SkipsAKubeletRetriedCause: a ladder spent (3 of 3) on a cause the
+    kubelet retries in place is not read as exhausted; on CrashLoopBackOff it is."""
+    from omereconcile.planner.restart import repair_retries_exhausted
+
+    ctx = _ladder_ctx()
+    for reason in KUBELET_RETRIED:
+        assert not repair_retries_exhausted(ctx, _spent_row(reason, retries=3)), GO
+    assert repair_retries_exhausted(ctx, _spent_row("CrashLoopBackOff", retries=3)), GO
+
+
+def test_open_repair_on_a_kubelet_retried_cause_is_driven_on() -> None:
+    """Go: TestDetectRestartTrigger_OpenRepairOnAKubeletRetriedCauseIsDrivenOn: a re-arm already in
+    flight (Restarting, one re-arm counted, its failure CreateContainerConfigError) is driven on by the
+    Restart's own steps: no second re-arm, no new incarnation, no RestartTriggered. As Go's call, with
+    no pod: the Restart creates the pod at its incarnation."""
+    sim, _ = _spent(
+        retries=1, failed_ago=timedelta(minutes=1), reason="CreateContainerConfigError", pod="none"
+    )
+    sim.rows()[0]["phase"] = "Restarting"
+    sim.rows()[0]["operation"]["deadline"] = format_time(sim.now + timedelta(minutes=30))
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["incarnation"], op.get("id"), op.get("retryCount")) == (2, "restart-0-1", 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+    created = _acts(out, "CreatePod")
+    assert [a.pod["metadata"]["labels"]["ome.io/instance-incarnation"] for a in created] == ["2"], GO
+
+
+@pytest.mark.parametrize("ladder", [LADDER, None], ids=["ladder", "no ladder"])
+def test_kubelet_retried_cause_cleared_resumes_the_promote(ladder: RetryPolicy | None) -> None:
+    """Go: TestRestart_KubeletRetriedCauseClearedResumesThePromote (its two ladders, one Go case): once
+    the pod the kubelet retried in place comes up, the repair parked on ImagePullBackOff resumes its
+    promote at incarnation 2, with no re-arm between, whether or not a ladder is configured."""
+    sim, _ = _spent(reason="ImagePullBackOff", ladder=ladder, pod="up")
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- RepairYieldsToTarget: the entries read on a Ready row, a Failed gang and a superseded Create -----
+
+
+def test_repair_yields_to_target_ready_off_the_target_yields() -> None:
+    """Go: TestRepairYieldsToTarget "Ready off the target yields": a Ready single-pod row whose pod is
+    gone (Go's pod-count trigger) while the roll target moved is left to the update pass, which
+    rebuilds it at the target: no Restart at the old revision, an Update at the target instead."""
+    sim, _ = _ready_single()
+    del sim.pods[POD0]
+    target = _moved_target(sim)
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_UPDATE, target, 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+def _ready_gang() -> Sim:
+    from omereconcile.simulate.driver import Driver, converged
+
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)), workers=1)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    return sim
+
+
+WORKER0 = "llama-pool-engine-0-worker-0"
+
+
+def test_repair_yields_to_target_failed_off_the_target_yields() -> None:
+    """Go: TestRepairYieldsToTarget "Failed off the target yields": a Failed gang that lost a member
+    (its leader survives; Go's lost-member trigger) while the roll target moved is rebuilt at the
+    target, not repaired at the revision it ran: no Restart, the row's new attempt pinned to the target.
+    (Go's rebuilding pass is the update pass; ours rebuilds a Failed row through Create's recycle, at
+    the same target.)"""
+    sim = _ready_gang()
+    sim.rows()[0]["phase"] = "Failed"
+    del sim.pods[WORKER0]
+    target = _moved_target(sim)
+    row, out = _one(sim)
+    assert ((row.get("operation") or {}).get("targetRevision"), row["incarnation"]) == (target, 1), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+def test_repair_yields_to_target_superseded_first_materialization_yields_to_its_retirement() -> None:
+    """Go: TestRepairYieldsToTarget "a superseded first materialization yields to its retirement": a
+    gang's first Create, committed at CreatePods on the old revision, lost a member (its leader
+    survives; Go's lost-member trigger) while the roll target moved: the Create pass retires the
+    attempt for one at the target (``CreateAttemptSuperseded``) instead of a Restart rebuilding the
+    superseded revision. (Unmoved, the same row is rebuilt whole by a Restart: the control.)"""
+    for moved in (False, True):
+        sim = _ready_gang()
+        running = sim.rows()[0]["runningRevision"]
+        assert sim.replica is not None
+        sim.replica["status"]["instanceStatuses"][0] = {
+            "index": 0,
+            "incarnation": 1,
+            "phase": "Creating",
+            "podCount": 2,
+            "operation": {
+                "id": "create-0-1",
+                "type": "Create",
+                "step": "CreatePods",
+                "targetRevision": running,
+                "startedAt": format_time(sim.now),
+                "deadline": format_time(sim.now + timedelta(hours=1)),
+            },
+        }
+        del sim.pods[WORKER0]
+        target = _moved_target(sim) if moved else running
+        row, out = _one(sim)
+        op = row.get("operation") or {}
+        if not moved:
+            assert (op.get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO
+            continue
+        assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 1), GO
+        assert _events(out, "CreateAttemptSuperseded"), GO
+        assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- the held crash loop: a crash of a promoted single-pod set on a revision whose ladder holds --------
+
+CRASH_WINDOW = timedelta(seconds=90)  # Go crashLoopWindow: the stuck-pod grace, no minReadySeconds
+HELD_CRASH_XFAIL = (
+    "known difference: Go counts a crash of a promoted pod set on the running revision's retry ladder "
+    "and, once that ladder holds, parks the row Failed while its set is down and keeps it Ready naming "
+    "the loop while it serves (ops/restart.go @ 58a57f25 readCrashLadder, countCrashOnLadder, "
+    "readCrashLoopEpisode, settleCrashLoopEpisode, CrashLoopServingNote); ours has no crash ladder: "
+    "under RecreateInstanceOnPodRestart a runner restart after Ready opens a Restart at once"
+)
+CRASH_NOTE = "crash loop"
+
+
+def _held_crash_loop(phase: str, serving: bool, ready_for: timedelta, held: bool = True) -> tuple[Sim, Any]:
+    """Go ``newHeldCrashLoop`` and ``input``: an operation-free single-pod row (``phase``) on its
+    revision, Ready since an hour ago, remembering its set's crash 20 minutes after that (Error, exit 1,
+    "back-off restarting failed container"); its pod back up and serving (PodReady for ``ready_for``)
+    or parked in CrashLoopBackOff; the stuck-pod grace 90 s; ``held``: the running revision's ladder
+    Held after three attempts, the crash counted on it."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=CRASH_WINDOW, update_retry=LADDER
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": RECREATE}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(2 * 3600)
+    now = sim.now
+    ready_since = now - timedelta(hours=1)
+    crashed_at = ready_since + timedelta(minutes=20)
+    rev = sim.rows()[0]["runningRevision"]
+    crashed = {
+        "reason": "Error",
+        "exitCode": 1,
+        "startedAt": format_time(ready_since + timedelta(minutes=5)),
+        "finishedAt": format_time(crashed_at),
+    }
+    obj = sim.pods[POD0].obj
+    status = obj["status"]
+    sim.pods[POD0].behaviour = "pending"
+    if serving:
+        status["containerStatuses"] = [
+            {
+                "name": c.MAIN_CONTAINER,
+                "ready": True,
+                "restartCount": 1,
+                "state": {"running": {"startedAt": format_time(crashed_at + timedelta(minutes=1))}},
+                "lastState": {"terminated": crashed},
+            }
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready", "ome.io/serving"):
+                cond["status"] = "True"
+                cond["lastTransitionTime"] = format_time(now - ready_for)
+    else:
+        status["containerStatuses"] = [
+            {
+                "name": c.MAIN_CONTAINER,
+                "ready": False,
+                "restartCount": 2,
+                "state": {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": "back-off restarting failed container",
+                    }
+                },
+                "lastState": {"terminated": crashed},
+            }
+        ]
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready"):
+                cond["status"] = "False"
+                cond["lastTransitionTime"] = format_time(now - timedelta(minutes=1))
+    assert sim.replica is not None
+    row = sim.rows()[0]
+    row.update(
+        phase=phase,
+        readySince=format_time(ready_since),
+        lastFailure={
+            "podName": POD0,
+            "containerName": c.MAIN_CONTAINER,
+            "reason": "Error",
+            "exitCode": 1,
+            "message": "back-off restarting failed container",
+            "time": format_time(crashed_at),
+        },
+    )
+    row.pop("operation", None)
+    if held:
+        sim.replica["status"]["retryBlocks"] = [
+            {
+                "targetRevision": rev,
+                "state": "Held",
+                "attemptsStarted": 3,
+                "firstFailureAt": format_time(ready_since + timedelta(minutes=10)),
+                "lastFailureAt": format_time(crashed_at),
+                "reason": "Error",
+            }
+        ]
+    sim._endpoint_slices()
+    return sim, driver
+
+
+def _names_crash_loop(row: dict[str, Any]) -> bool:
+    return CRASH_NOTE in str((row.get("lastFailure") or {}).get("message") or "")
+
+
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
+    """Go: TestRestart_HeldLadderKeepsAServingSetReadyAndNamesTheLoop: a held ladder parks nothing a
+    serving set sits on: the row stays Ready naming the crash loop, readySince kept, no warning."""
+    sim, _ = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Ready", None), GO
+    assert _names_crash_loop(row), GO
+    assert _events(out, "InstanceFailed") == [], GO
+
+
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
+    """Go: TestRestart_HeldLadderParksTheSetOnceItLeavesServing: once the set is out of serving the
+    hold parks the row: Failed, no operation, the crashed pod recorded, one InstanceFailed warning
+    naming the hold ("held after 3 failed attempts")."""
+    sim, _ = _held_crash_loop("Ready", serving=False, ready_for=timedelta(0))
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Failed", None), GO
+    assert (row.get("lastFailure") or {}).get("podName") == POD0, GO
+    warned = _events(out, "InstanceFailed")
+    assert len(warned) == 1, GO
+    assert "held after 3 failed attempts" in warned[0], GO
+
+
+@pytest.mark.parametrize(
+    ("held", "named"),
+    [
+        pytest.param(
+            True,
+            True,
+            id="under the held ladder, naming the loop",
+            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
+        ),
+        pytest.param(
+            False,
+            False,
+            id="after the hold is released, as plain Ready",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "known difference: Go's unpark (ops/restart.go @ 58a57f25 readCrashLoopEpisode, "
+                    "crashLoopUnpark, status.UnparkServing) keeps readySince at the promotion the crash is "
+                    "measured from, for its crash ladder to read on; ours re-anchors readySince at the "
+                    "return to Ready (steps.complete). Keeping the anchor without the crash ladder would "
+                    "make ours' runner-restart trigger rebuild the row on the next pass, so it is not "
+                    "changed alone"
+                ),
+            ),
+        ),
+    ],
+)
+def test_crash_loop_park_returns_to_ready_while_its_set_serves(held: bool, named: bool) -> None:
+    """Go: TestRestart_CrashLoopParkReturnsToReadyWhileItsSetServes (its two serving subtests): a park
+    whose only pod is Ready and serving returns to Ready with no operation, readySince and the failure
+    record's time kept, no warning; it names the crash loop under the held ladder, not after a
+    release."""
+    sim, _ = _held_crash_loop("Failed", serving=True, ready_for=timedelta(seconds=30), held=held)
+    before = sim.rows()[0]
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation")) == ("Ready", None), GO
+    assert _names_crash_loop(row) == named, GO
+    assert row.get("readySince") == before["readySince"], GO
+    assert (row.get("lastFailure") or {}).get("time") == before["lastFailure"]["time"], GO
+    assert _events(out, "InstanceFailed") == [], GO
+
+
+def test_crash_loop_park_while_the_pod_is_down_stays_parked() -> None:
+    """Go: …CrashLoopParkReturnsToReadyWhileItsSetServes "while the pod is down it stays parked": a
+    park whose pod is down in CrashLoopBackOff under the held ladder stays Failed (ours: the Held block
+    denies the rebuild too)."""
+    sim, _ = _held_crash_loop("Failed", serving=False, ready_for=timedelta(0))
+    row, out = _one(sim)
+    assert row["phase"] == "Failed", GO
+    assert row.get("operation") is None, GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+@pytest.mark.parametrize(
+    ("held", "advance"),
+    [
+        pytest.param(True, CRASH_WINDOW, id="the set holds Ready for the window"),
+        pytest.param(False, timedelta(0), id="the hold is released"),
+    ],
+)
+@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
+def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -> None:
+    """Go: TestRestart_ProvenSetClearsTheCrashLoopNote: once named, the note leaves on its own: a set
+    that holds Ready for the proven window, or a released hold, leaves plain Ready with the kubelet's
+    own message kept as history, no warning."""
+    sim, driver = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    row, _ = _one(sim)
+    assert _names_crash_loop(row), GO
+    driver.one_pass()
+    sim.advance(advance.total_seconds())
+    if not held:
+        assert sim.replica is not None
+        sim.replica["status"]["retryBlocks"] = []
+    row, out = _one(sim)
+    assert (row["phase"], _names_crash_loop(row)) == ("Ready", False), GO
+    assert (row.get("lastFailure") or {}).get("message") == "back-off restarting failed container", GO
+    assert _events(out, "InstanceFailed") == [], GO
+
+
+def test_spent_gang_repair_short_of_a_member_re_arms_at_once() -> None:
+    """Go: the lost-member exit of a spent repair (``ops/restart.go`` @ 58a57f25
+    ``spentRepairTrigger``: "a gang short of a member re-arms through the lost-member trigger";
+    ``instanceLostGangMember``'s spent-Restart exemption), pinned in the simulated world beside the
+    detector entry "spent restart attempt at failed re-arms" (not a Go case of its own): a gang's
+    Restart parked at Failed whose worker is gone while its leader stands is rebuilt whole at once, at
+    the next incarnation, the re-arm counted, whatever the ladder's delay."""
+    sim = _ready_gang()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 1,
+        "phase": "Failed",
+        "podCount": 2,
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(sim.now - timedelta(hours=2)),
+            "deadline": format_time(sim.now - timedelta(hours=1)),
+        },
+        "lastFailure": {"podName": WORKER0, "reason": "CrashLoopBackOff", "time": format_time(sim.now)},
+    }
+    del sim.pods[WORKER0]
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], row["incarnation"], op.get("retryCount")) == ("Restarting", 2, 1), GO
+    assert op.get("reason") == "gang member lost: 1 of 2 pods present", GO
+    assert len(_events(out, "RestartTriggered")) == 1, GO
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["roll open", "paused"])
+def test_spent_repair_off_an_open_roll_target_is_left_to_the_roll(paused: bool) -> None:
+    """Go: the restart pass's selection (``plan_decision.go`` ``restartTrigger``: a trigger is dropped
+    when ``RepairYieldsToTarget``), asked of a spent repair as ``TestRepairYieldsToTarget`` "Failed off
+    the target yields" asks it of a Failed row (not a Go case of its own): a Restart parked at Failed,
+    its ladder due, while the roll target moved, is rebuilt at the target (ours: Create's recycle;
+    Go: the update trigger, which reads Failed as Ready), not re-armed at the revision it ran. Under a
+    pause the roll cannot start, so the repair keeps its exits: the re-arm at incarnation 3."""
+    sim, _ = _spent(failed_ago=timedelta(minutes=2))
+    target = _moved_target(sim)
+    if paused:
+        sim.update_spec(paused=True)
+    row, out = _one(sim)
+    op = row.get("operation") or {}
+    if paused:
+        assert (row["phase"], row["incarnation"], op.get("type")) == ("Restarting", 3, R.OP_RESTART), GO
+        return
+    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 2), GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+def test_spent_gang_repair_whose_set_came_up_resumes() -> None:
+    """Go: ``RepairResumes`` for a gang (``ops/restart.go`` @ 58a57f25: "complete, every pod at the
+    row's incarnation, and every pod ContainersReady"; not a Go case of its own, the gang form of
+    ``DeadlineFailedRowResumesItsPromote``): a gang's Restart parked at Failed whose leader and worker
+    both came up at incarnation 2 is promoted there, the spent operation cleared, RestartCompleted."""
+    sim = _ready_gang()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0] = {
+        "index": 0,
+        "incarnation": 2,
+        "phase": "Failed",
+        "podCount": 2,
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": {
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "reason": "pod lost",
+            "targetRevision": rev,
+            "startedAt": format_time(sim.now - timedelta(hours=2)),
+            "deadline": format_time(sim.now - timedelta(hours=1)),
+        },
+        "lastFailure": {
+            "podName": WORKER0,
+            "reason": "CrashLoopBackOff",
+            "time": format_time(sim.now - timedelta(hours=1)),
+        },
+    }
+    for pod in sim.pods.values():
+        pod.obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "2"
+    row, out = _one(sim)
+    assert (row["phase"], row["incarnation"], row.get("operation")) == ("Ready", 2, None), GO
+    assert len(_events(out, "RestartCompleted")) == 1, GO
+    assert _events(out, "RestartTriggered") == [], GO
+
+
+# -- the newest stored restart_test.go (168,703 characters): the cases it adds to 58a57f25 -------------
+
+GO_NEWEST = (
+    "ome-projects/ome pkg/controller/v1beta1/workload/ops/restart_test.go (newest stored, 168,703 chars)"
+)
+
+
+@pytest.mark.parametrize(
+    ("partition", "follows"),
+    [pytest.param(1, False, id="held by the step"), pytest.param(0, True, id="released by the step")],
+)
+def test_restart_rebuild_with_no_pod_yet_keeps_the_revision_the_canary_step_holds(
+    partition: int, follows: bool
+) -> None:
+    """Go (newest): TestRestart_RebuildWithNoPodYetKeepsTheRevisionTheCanaryStepHolds: an open repair
+    that has created no pod yet keeps the revision its row records while the step holds the Instance
+    (ours: ``pacing.partition`` 1 keeps the lowest Instance on its revision), and follows the roll
+    target once the step releases it (partition 0)."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    sim, running, target = _open_rebuild(gang=False)
+    assert sim.replica is not None
+    sim.replica["spec"]["pacing"] = {"partition": partition}
+    out = plan(sim.observe())
+    want = target if follows else running
+    created = _acts(out, "CreatePod")
+    assert len(created) == 1, GO_NEWEST
+    assert created[0].pod["metadata"]["labels"]["ome.io/revision-hash"] == want.rsplit("-", 1)[-1], GO_NEWEST
+    row = next(a for a in out.actions if isinstance(a, WriteStatus)).status["instanceStatuses"][0]
+    assert (row["phase"], row.get("runningRevision")) == ("Restarting", want), GO_NEWEST
+
+
+def _unready_after_serving(policy: str, unready_for: timedelta, gang: bool = False, dark: str = "") -> Sim:
+    """Go ``unreadyAfterServingInput`` (and the gang form): a Ready, operation-free row on its revision
+    whose promoted pod (``dark``: that gang member) runs but stopped passing readiness ``unready_for``
+    ago (Running, not ready, ContainersReady and Ready False since then; the serving gate stays True),
+    under ``policy`` and a one-minute stuck-pod grace."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30), stuck_pod_grace_period=timedelta(minutes=1)
+    )
+    sim = Sim(settings=settings, workers=1 if gang else 0)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3 * 3600)
+    since = format_time(sim.now - unready_for)
+    for name, pod in sim.pods.items():
+        if gang and f"-{dark}-" not in name:
+            continue
+        pod.behaviour = "pending"
+        status = pod.obj["status"]
+        for cs in status.get("containerStatuses") or []:
+            cs["ready"] = False
+        for cond in status["conditions"]:
+            if cond["type"] in ("ContainersReady", "Ready"):
+                cond["status"] = "False"
+                cond["lastTransitionTime"] = since
+    sim._endpoint_slices()
+    return sim
+
+
+def _nothing_opens(out: Any, row: dict[str, Any]) -> None:
+    """Go ``requireNoRepairOpens``: no trigger, nothing opened on the row."""
+    assert _events(out, "RestartTriggered") == [], GO_NEWEST
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+    assert _acts(out, "DeletePod") == [], GO_NEWEST
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_idle_row_unready_past_grace_is_dark_and_rebuilt_by_no_policy(policy: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_IdleRowUnreadyPastGraceIsDarkAndRebuiltByNoPolicy (both
+    policies): a Ready, operation-free row whose pod runs but has failed readiness for two hours, past
+    the grace, opens no repair under either policy (readiness is the runtime's own out-of-rotation
+    signal; RecreateInstanceOnPodRestart answers a runner restart, which did not happen)."""
+    sim = _unready_after_serving(policy, timedelta(hours=2))
+    row, out = _one(sim)
+    _nothing_opens(out, row)
+
+
+@pytest.mark.parametrize("dark", ["leader", "worker"])
+def test_idle_gang_member_unready_past_grace_opens_no_repair(dark: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_IdleGangMemberUnreadyPastGraceOpensNoRepair (leader,
+    worker): a gang under RecreateInstanceOnPodRestart whose one member runs but has failed readiness
+    past the grace beside a serving peer opens no repair."""
+    sim = _unready_after_serving(RECREATE, timedelta(hours=2), gang=True, dark=dark)
+    row, out = _one(sim)
+    _nothing_opens(out, row)
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_unready_inside_grace_stays_silent(policy: str) -> None:
+    """Go (newest): TestDetectRestartTrigger_UnreadyInsideGraceStaysSilent (both policies): a readiness
+    failure 10 s old, inside the grace, opens no repair."""
+    sim = _unready_after_serving(policy, timedelta(seconds=10))
+    row, out = _one(sim)
+    _nothing_opens(out, row)
+
+
+LEADER0 = "llama-pool-engine-0-leader-0"
+FAILED_GANG_MARK = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "known difference (the class of GANG_LOSS_XFAIL): Go's lost-member trigger reads an operation-free "
+        "Failed gang as committed and repairs a lost member by a Restart at the next incarnation "
+        "(ops/restart.go instanceLostGangMember); ours' roll rebuilds an operation-free Failed gang that "
+        "serves nothing through Create's recycle at its incarnation (the whole set drained and recreated, "
+        "no Restart)"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("leader", "worker", "own", "paused", "selected"),
+    [
+        pytest.param("alive", "alive", False, False, False, id="both leftovers alive"),
+        pytest.param(
+            "gone", "terminating", False, False, False, id="the leader gone and the worker terminating"
+        ),
+        pytest.param("gone", "alive", False, False, False, id="the leader gone and the worker still alive"),
+        pytest.param("gone", "gone", False, False, False, id="both leftovers gone"),
+        pytest.param(
+            "gone",
+            "alive",
+            True,
+            False,
+            True,
+            id="a member of the row's own set lost",
+            marks=FAILED_GANG_MARK,
+        ),
+        pytest.param(
+            "gone", "alive", False, True, True, id="paused, the cleanup withheld", marks=FAILED_GANG_MARK
+        ),
+    ],
+)
+def test_repair_yields_to_target_leaves_a_superseded_gang_set_to_its_cleanup(
+    leader: str, worker: str, own: bool, paused: bool, selected: bool
+) -> None:
+    """Go (newest): TestRepairYieldsToTarget_LeavesASupersededGangSetToItsCleanup (each subtest): a
+    Failed gang at incarnation 2 running the roll target (the roll pinned back to it), its last failure
+    the leader's ErrImagePull, whose pods are a withdrawn revision's leftovers: while the cleanup's
+    deletes land the lost-member reading opens no repair (the row is left to the passes that rebuild it
+    at the target); a member lost from the row's own set is repaired (a Restart), and so is one under
+    a pause, which withholds the cleanup."""
+    sim = _ready_gang()
+    assert sim.replica is not None
+    row0 = sim.rows()[0]
+    row0.update(
+        incarnation=2,
+        phase="Failed",
+        lastFailure={
+            "podName": LEADER0,
+            "containerName": c.MAIN_CONTAINER,
+            "reason": "ErrImagePull",
+            "time": format_time(sim.now),
+        },
+    )
+    row0.pop("operation", None)
+    for name, state in ((LEADER0, leader), (WORKER0, worker)):
+        if state == "gone":
+            del sim.pods[name]
+            continue
+        labels = sim.pods[name].obj["metadata"]["labels"]
+        labels["ome.io/instance-incarnation"] = "2"
+        if not own:
+            labels["ome.io/revision-hash"] = "withdrawn"
+        if state == "terminating":
+            sim.pods[name].obj["metadata"]["deletionTimestamp"] = format_time(sim.now)
+    if paused:
+        sim.update_spec(paused=True)
+    sim._endpoint_slices()
+    row, out = _one(sim)
+    restarted = bool(_events(out, "RestartTriggered"))
+    assert restarted == selected, GO_NEWEST
+    if selected:
+        assert (row["phase"], row["incarnation"]) == ("Restarting", 3), GO_NEWEST
+        assert "gang member lost" in (row.get("operation") or {}).get("reason", ""), GO_NEWEST
+
+
+@pytest.mark.parametrize(
+    ("serving", "yields"),
+    [
+        pytest.param(
+            True,
+            False,
+            id="a park whose set serves again is unparked under the corrected target",
+            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
+        ),
+        pytest.param(False, True, id="a park whose set is down is left to the roll"),
+    ],
+)
+def test_repair_yields_to_target_crash_loop_episode_follows_its_set(serving: bool, yields: bool) -> None:
+    """Go (newest): TestRepairYieldsToTarget_CrashLoopEpisodeFollowsItsSet: a crash-loop park (Failed,
+    no operation, the crash remembered, the running revision's ladder Held) under a corrected roll
+    target: a park whose set serves again is not yielded, the restart pass unparks it (Ready, no
+    operation); a park whose set is down is left to the roll, which rebuilds it at the target (ours:
+    Create's recycle) and opens no Restart."""
+    sim, _ = _held_crash_loop("Failed", serving=serving, ready_for=timedelta(seconds=30))
+    target = _moved_target(sim)
+    row, out = _one(sim)
+    assert _events(out, "RestartTriggered") == [], GO_NEWEST
+    if yields:
+        assert ((row.get("operation") or {}).get("targetRevision"), row["incarnation"]) == (target, 1), (
+            GO_NEWEST
+        )
+        return
+    assert (row["phase"], row.get("operation")) == ("Ready", None), GO_NEWEST
+
+
+PUSHED_PREVIOUS = "llama-pool-engine-previous0"
+PUSHED_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
+
+
+def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
+    """Go ``newPushedCrashLoop`` / ``newPushedUnreadyAfterCrash``: an operation-free Ready single-pod
+    row on the update revision, Ready since a minute ago, the Component's current revision still the
+    one before it; its only pod (created before Ready) crashed 20 s after Ready and sits in
+    CrashLoopBackOff (``dark_after_crash``: ran again after a second crash and has been unready past
+    the 90 s grace, the serving gate True); the ladder 3 attempts from 20 s, capped at 1 m."""
+    from omereconcile.simulate.driver import Driver, converged
+
+    settings = OperatorSettings(
+        instance_ready_timeout=timedelta(minutes=30),
+        stuck_pod_grace_period=CRASH_WINDOW,
+        update_retry=PUSHED_LADDER,
+    )
+    sim = Sim(settings=settings)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.advance(3600)
+    now = sim.now
+    ready_since = now - timedelta(minutes=1)
+    crashed_at = ready_since + timedelta(seconds=20)
+    pod = sim.pods[POD0]
+    pod.behaviour = "pending"
+    obj, status = pod.obj, pod.obj["status"]
+    obj["metadata"]["creationTimestamp"] = format_time(ready_since - timedelta(minutes=5))
+    terminated = {
+        "reason": "Error",
+        "exitCode": 1,
+        "startedAt": obj["metadata"]["creationTimestamp"],
+        "finishedAt": format_time(crashed_at),
+    }
+    state: dict[str, Any] = {
+        "waiting": {"reason": "CrashLoopBackOff", "message": "back-off restarting failed container"}
+    }
+    down_since = crashed_at
+    if dark_after_crash:
+        terminated["startedAt"] = format_time(ready_since + timedelta(seconds=10))
+        run_again = crashed_at + timedelta(seconds=5)
+        state = {"running": {"startedAt": format_time(run_again)}}
+        down_since = run_again
+        sim.advance(CRASH_WINDOW.total_seconds())
+    status["phase"] = "Running"
+    status["containerStatuses"] = [
+        {
+            "name": c.MAIN_CONTAINER,
+            "ready": False,
+            "restartCount": 2 if dark_after_crash else 1,
+            "state": state,
+            "lastState": {"terminated": terminated},
+        }
+    ]
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "False"
+            cond["lastTransitionTime"] = format_time(down_since)
+    assert sim.replica is not None
+    sim.rows()[0]["readySince"] = format_time(ready_since)
+    sim.replica["status"]["currentRevision"] = PUSHED_PREVIOUS
+    sim._endpoint_slices()
+    return sim
+
+
+PUSHED_XFAIL = (
+    "known difference: Go counts the crash of a promoted pod set inside its crash window on the running "
+    "revision's retry ladder at its first sighting (the row remembers it, the block goes Backoff with "
+    "one attempt), and rebuilds the set as the ladder's next attempt once the backoff is due "
+    "(ops/restart.go readCrashLadder, countCrashOnLadder, RestartOpensLadderAttempt); ours has no crash "
+    "ladder: under RecreateInstanceOnPodRestart it restarts the Instance at once, under None it opens "
+    "and counts nothing"
+)
+
+
+@pytest.mark.parametrize(
+    ("policy", "dark"),
+    [
+        pytest.param("None", False, id="TestRestart_PushedSinglePodCrashLoopIsTheLaddersNextAttempt/None"),
+        pytest.param(
+            RECREATE, False, id="TestRestart_PushedSinglePodCrashLoopIsTheLaddersNextAttempt/Recreate"
+        ),
+        pytest.param(RECREATE, True, id="TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge/Recreate"),
+        pytest.param("None", True, id="TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge/None"),
+    ],
+)
+@pytest.mark.xfail(strict=True, reason=PUSHED_XFAIL)
+def test_pushed_crash_is_counted_on_the_ladder_at_its_first_sighting(policy: str, dark: bool) -> None:
+    """Go (newest): TestRestart_PushedSinglePodCrashLoopIsTheLaddersNextAttempt (both policies) and
+    TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge (both subtests), their first pass: the
+    crash is counted once and remembered, nothing opens (Ready, no operation, incarnation 1, the crashed
+    pod on ``lastFailure``), and the pushed revision's block is Backoff after one attempt."""
+    sim = _pushed_crash_loop(policy, dark_after_crash=dark)
+    rev = sim.rows()[0]["runningRevision"]
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+    assert (row.get("lastFailure") or {}).get("podName") == POD0, GO_NEWEST
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    blocks = (
+        {b["targetRevision"]: b for b in (written[-1].status.get("retryBlocks") or [])} if written else {}
+    )
+    assert (blocks.get(rev) or {}).get("state") == "Backoff", GO_NEWEST
+    assert (blocks.get(rev) or {}).get("attemptsStarted") == 1, GO_NEWEST

@@ -124,7 +124,7 @@ def test_detect_restart_trigger_ready_single_pod_with_a_succeeded_pod() -> None:
     desired": a Succeeded pod carries no failure detail, and the count check catches it (the pod is
     absent: 0 of 1), and the Restart starts in this pass. Was a strict xfail (ours demoted the row to
     ``Pending`` on this pass and started the Restart on the next); fixed in
-    ``rollout._demoted_ready_restarts``, which reads the Ready row as Go's trigger does."""
+    ``restart.demoted_ready_restarts``, which reads the Ready row as Go's trigger does."""
     sim = _ready(workers=0, lifecycle=RECREATE)
     world = sim.observe()
     assert len(world.pods) == 1

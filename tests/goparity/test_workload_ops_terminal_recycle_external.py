@@ -19,10 +19,13 @@ import pytest
 
 from omereconcile.actions import DeletePod, Plan, WriteStatus
 from omereconcile.planner import plan
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import Ctx, build_context
+from omereconcile.planner.gang import gang_names, lost_gang_member
 from omereconcile.settings import RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import World, format_time
+from omereconcile.world import DesiredRevision, World, format_time
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @ 58a57f25"
 POD0 = "llama-pool-engine-0-default-0"
@@ -350,3 +353,133 @@ def test_create_terminal_pod_reobserved_after_the_fresh_start_writes_no_phase(ph
     a_row = again.replica.status["instanceStatuses"][0]
     assert (a_row["phase"], (a_row.get("operation") or {}).get("type")) == ("Creating", "Create"), (GO, a_row)
     assert a_row.get("lastFailure") == c_row.get("lastFailure"), (GO, a_row, c_row)
+
+
+def test_create_recycles_succeeded_terminal_pod() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestCreate_RecyclesSucceededTerminalPod: a Succeeded pod holding the name is recycled
+    like a Failed one (deleted, nothing created that pass, the row Creating under its Create attempt at
+    ``retryCount`` 1); the same dead pod observed again ten seconds later, inside the ladder's first
+    delay (20 s), is neither recycled nor replaced and the count stays 1. Ours: one pure pass over the
+    simulated world's observation, then one over the world its status write left, the pod unmoved."""
+    sim, _ = _creating_sim()
+    _kill(sim, POD0, "Succeeded")
+    world = sim.observe()
+    world = replace(world, settings=replace(world.settings, update_retry=LADDER))
+    first = plan(world)
+    assert _recycled(first), (GO, first.actions)
+    assert not any(type(a).__name__ == "CreatePod" for a in first.actions), GO
+    row = _after(world, first).replica.status["instanceStatuses"][0]
+    op = row.get("operation") or {}
+    assert (row["phase"], op.get("type"), op.get("retryCount")) == ("Creating", "Create", 1), (GO, row)
+    later = _after(world, first)
+    later = replace(later, now=later.now + timedelta(seconds=10))
+    second = plan(later)
+    assert not _recycled(second), (GO, second.actions)
+    assert not any(type(a).__name__ == "CreatePod" for a in second.actions), GO
+    assert _op_after(second, later).get("retryCount") == 1, GO
+
+
+@pytest.mark.parametrize(
+    "unusable",
+    [
+        pytest.param("foreign", id="PodGroup name owned by another controller"),
+        pytest.param("terminating", id="PodGroup of ours terminating"),
+        pytest.param("failed", id="PodGroup of ours the gang scheduler marked Failed"),
+    ],
+)
+def test_create_terminal_member_recycled_while_gang_blocked(unusable: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestCreate_TerminalMemberRecycledWhileGangBlocked: a gang whose PodGroup name is unusable
+    withholds new members, but a dead member still holding its stable name is deleted regardless (the
+    group's phase derives from its members; nothing else in the pass would remove it), and nothing is
+    created against the unusable name. Go seeds a ``GangStateFailed`` observation (``BlocksPods``), which
+    ours reads since goW's PodGroup reset (a ``Failed`` group of ours withholds members, and a dead
+    member on its name holds the reset back); the other states that withhold members here are the two
+    other ``_ensure_pod_group`` reports: a group of that name controlled by another owner
+    (``PodGroupNameInUse``) and a group of ours still terminating (``PodGroupTerminating``). All three
+    are one case of Go's."""
+    sim, driver = _creating_sim(workers=1)
+    members = ["llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"]
+    for _ in range(10):
+        if all(m in sim.pods for m in members):
+            break
+        sim.advance(0.5)
+        driver.one_pass()
+    group = sim.pod_groups["llama-pool-engine-0"]
+    if unusable == "foreign":
+        group["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": "other",
+                "uid": "someone-else",
+                "controller": True,
+            }
+        ]
+    elif unusable == "failed":
+        group["status"] = {"phase": "Failed", "failed": 2}
+    else:
+        group["metadata"]["deletionTimestamp"] = format_time(sim.now)
+    for m in members:
+        _kill(sim, m)
+    world = sim.observe()
+    out = plan(world)
+    deleted = sorted(a.name for a in out.actions if isinstance(a, DeletePod))
+    assert deleted == members, (GO, out.actions)
+    assert not any(type(a).__name__ == "CreatePod" for a in out.actions), (GO, out.actions)
+    gone = replace(_after(world, out), pods=())
+    again = plan(gone)
+    assert not any(type(a).__name__ == "CreatePod" for a in again.actions), (GO, again.actions)
+
+
+def _pending_ctx_and_row(workers: int) -> tuple[Ctx, R.Row]:
+    """Go's ``pending(podCount)``: a Pending row (a demoted Ready row) whose published ``podCount`` is
+    the gang's size, running and target the current revision, no operation."""
+    sim = Sim(workers=workers)
+    spec: dict[str, Any] = {}
+    if not workers:
+        spec["lifecycle"] = {"restartPolicy": "RecreateInstanceOnPodRestart"}
+    sim.apply_replica(base_replica(replicas=1, **spec))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    world = sim.observe()
+    desired = world.render
+    assert isinstance(desired, DesiredRevision)
+    ctx = build_context(world, desired, desired.name, None)
+    assert ctx.restart_policy == "RecreateInstanceOnPodRestart"
+    row = R.Row(
+        index=0,
+        phase=R.PENDING,
+        pod_count=workers + 1,
+        running_revision=ctx.target,
+        target_revision=ctx.target,
+    )
+    return ctx, row
+
+
+@pytest.mark.parametrize(
+    ("phases", "want"),
+    [
+        pytest.param(("Failed", "Running"), True, id="failed member leaves a survivor"),
+        pytest.param(("Succeeded", "Running"), True, id="succeeded member leaves a survivor"),
+        pytest.param(("Failed",), False, id="single-pod row has no survivor"),
+    ],
+)
+def test_detect_restart_trigger_pending_row_with_terminal_member(phases: tuple[str, ...], want: bool) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/terminal_recycle_external_test.go @
+    58a57f25, TestDetectRestartTrigger_PendingRowWithTerminalMember (each subtest): a Pending row is a
+    demoted Ready row, its recorded ``podCount`` the proof the gang was once complete, so a terminal
+    member with a live survivor is member loss and the rebuild fires ("gang member lost"); a
+    single-pod Pending row has no survivor and stays with Create. Go asks
+    ``DetectRestartTriggerWithPods``; ours the below-Ready branch, ``planner/gang.py``
+    ``lost_gang_member``, over the simulated world's pods with their phases replaced."""
+    ctx, row = _pending_ctx_and_row(workers=len(phases) - 1)
+    pods = {p.name: p for p in ctx.world.pods}
+    names = gang_names(ctx, 0) if len(phases) > 1 else [POD0]
+    views = [replace(pods[n], phase=ph) for n, ph in zip(names, phases, strict=True)]
+    reason = lost_gang_member(ctx, row, views)
+    if want:
+        assert reason is not None, GO
+        assert "gang member lost" in reason, (GO, reason)
+    else:
+        assert reason is None, (GO, reason)

@@ -23,11 +23,12 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner import plan
-from omereconcile.settings import ForceDeletePolicy
+from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import DesiredRevision, parse_time
+from omereconcile.world import DesiredRevision, LedgerView, World, format_time, parse_time
 from omerender import constants as c
+from tests.goparity.test_workload_ops_create import RefusingSim
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25"
 ORD0 = "llama-pool-engine-0-default-0"
@@ -195,8 +196,7 @@ def test_phase3_promotes_and_advances_active_ordinal() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
     TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal: with the source gone the pass promotes:
     Ready on the target, the operation cleared, activeOrdinal advanced to the replacement's slot (1).
-    Go's ``TargetRevision should be cleared`` check is a known difference
-    (``test_phase3_promote_clears_target_revision``)."""
+    Go's ``TargetRevision should be cleared`` check is ``test_phase3_promote_clears_target_revision``."""
     sim, driver = _ready()
     sim.image = "vllm:v2"
     target = _target(sim)
@@ -643,17 +643,11 @@ def test_failed_sticky_on_same_target_restamps_toward_a_corrective_target() -> N
     assert _row(sim)["targetRevision"] == v3, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's surge promote (workload/status StampReadyAtOrdinal) clears the row's "
-        "targetRevision; ours (planner/steps.py complete) keeps it equal to the running revision"
-    ),
-)
 def test_phase3_promote_clears_target_revision() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
     TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal, its ``TargetRevision should be cleared``
-    check."""
+    check (Go's ``status.StampReadyAtOrdinal``). Was a strict xfail: ours kept ``targetRevision`` equal
+    to the running revision (``planner/steps.py`` ``complete``)."""
     sim, driver = _ready()
     sim.image = "vllm:v2"
     driver.run(lambda s: _rolled(s, _target(s)))
@@ -991,3 +985,388 @@ def test_unknown_target_held_without_force_delete_policy() -> None:
         row,
     )
     assert world.replica.status.get("retryBlocks") == _status_of(world, out).get("retryBlocks"), GO
+
+
+def _failed_create_container_target(
+    excluded: Callable[[str], list[str]], *, source_gate: str = "True", source_ready: str = "True"
+) -> tuple[World, str, str]:
+    """Go's ``newFailedCreateContainerSurgeFixture``: a SurgeThenDrain row Failed with no operation,
+    running v1, aimed at v2, ``lastFailure`` a ``CreateContainerError`` naming the replacement at
+    ordinal 1, which stands out of rotation waiting in that reason; the source at ordinal 0 PodReady and
+    serving (unless told otherwise). ``excluded(node)`` gives the nodes the relocation ledger excludes
+    for v2 (Go's ``ExcludedNodes``; ``lifecycle.autoMigrate`` allowing relocations), given the node the
+    replacement sits on. Ours: the simulated world stopped while the replacement waits, the row then
+    seeded as Go seeds it. Returns the world, the replacement's uid and its node."""
+    sim, driver = _ready()
+    sim.behaviour["vllm:v2"] = "createerror"
+    sim.image = "vllm:v2"
+
+    def waits(s: Sim) -> bool:
+        pod = s.pods.get(ORD1)
+        statuses = pod.obj["status"].get("containerStatuses") or [] if pod is not None else []
+        return any(
+            ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "CreateContainerError"
+            for cs in statuses
+        )
+
+    _until(sim, driver, waits, "the replacement waits in CreateContainerError")
+    src = sim.pods[ORD0].obj["status"]["conditions"]
+    for cond in src:
+        if cond["type"] == c.SERVING_GATE:
+            cond["status"] = source_gate
+        if cond["type"] == "Ready":
+            cond["status"] = source_ready
+    target = _target(sim)
+    node = sim.node_of(ORD1)
+    world = sim.observe()
+    status = dict(world.replica.status)
+    row = dict(status["instanceStatuses"][0])
+    row.pop("operation", None)
+    row.update(phase="Failed", lastFailure={"podName": ORD1, "reason": "CreateContainerError"})
+    status["instanceStatuses"] = [row]
+    entries = tuple(
+        {
+            "requestUUID": f"auto-{n}",
+            "component": "engine",
+            "sourceInstance": 0,
+            "phase": "Completed",
+            "reason": "AutoRecover",
+            "fromNode": n,
+            "revision": target,
+            "startedAt": format_time(world.now),
+            "completedAt": format_time(world.now),
+            "outcome": "relocate-recreate",
+        }
+        for n in excluded(node)
+    )
+    world = replace(
+        world,
+        replica=replace(world.replica, status=status),
+        ledger=LedgerView(exists=True, resource_version="1", entries=entries),
+        settings=replace(world.settings, auto_migrate_max_attempts=3),
+    )
+    return world, str(sim.pods[ORD1].obj["metadata"]["uid"]), node
+
+
+def _status_after(world: World, out: A.Plan) -> dict[str, Any]:
+    written = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+    return dict(written[-1].status if written else world.replica.status)
+
+
+def _parked(world: World, out: A.Plan) -> None:
+    assert not [a for a in out.actions if isinstance(a, A.DeletePod)], (GO, out.actions)
+    assert not [a for a in out.actions if isinstance(a, A.CreatePod)], (GO, out.actions)
+    row = _status_after(world, out)["instanceStatuses"][0]
+    assert (row["phase"], row.get("operation")) == ("Failed", None), (GO, row)
+
+
+def test_recycles_failed_create_container_target_then_retries() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_RecyclesFailedCreateContainerTargetThenRetries (over ``ops/update_surge.go``
+    ``recycleFailedCreateContainerTarget``): the relocation ledger excludes the failed replacement's
+    node for its revision, so the pass deletes that pod alone (preconditioned on its uid), the source
+    serving on, and the row stays Failed with no operation; once the delete is observed the next pass
+    creates a fresh replacement at the same ordinal, rendered with a hostname ``NotIn`` that node, the
+    source still in rotation. Failed before (ours opened a new surge attempt over the failed pod);
+    fixed by Go's rule, ``planner/surge.py`` ``failed_target_recovery``."""
+    world, uid, node = _failed_create_container_target(lambda n: [n])
+    out = plan(world)
+    deleted = [a for a in out.actions if isinstance(a, A.DeletePod)]
+    assert [(a.name, a.uid) for a in deleted] == [(ORD1, uid)], (GO, out.actions)
+    assert not [a for a in out.actions if isinstance(a, A.SetServingGate) and a.name == ORD0], GO
+    events = [a for a in out.actions if isinstance(a, A.RecordEvent)]
+    assert [e.event_reason for e in events] == ["FailedSurgeTargetRecycled"], (GO, events)
+    status = _status_after(world, out)
+    row = status["instanceStatuses"][0]
+    assert (row["phase"], row.get("operation")) == ("Failed", None), (GO, row)
+    after = replace(
+        world,
+        replica=replace(world.replica, status=status),
+        pods=tuple(p for p in world.pods if p.name != ORD1),
+    )
+    out = plan(after)
+    created = [a for a in out.actions if isinstance(a, A.CreatePod)]
+    assert [a.name for a in created] == [ORD1], (GO, out.actions)
+    terms = created[0].pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    not_in = {
+        v
+        for term in terms["nodeSelectorTerms"]
+        for e in term.get("matchExpressions", [])
+        if e.get("key") == "kubernetes.io/hostname" and e.get("operator") == "NotIn"
+        for v in e.get("values", [])
+    }
+    assert not_in == {node}, (GO, not_in)
+    assert not [a for a in out.actions if isinstance(a, A.SetServingGate) and a.name == ORD0], GO
+
+
+def test_failed_create_container_target_parks_without_relocation_authorization() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_FailedCreateContainerTargetParksWithoutRelocationAuthorization: the ledger's
+    exclusions name other nodes only, so no relocation is authorized: nothing is deleted, the failed
+    replacement stays, and the row stays Failed with no operation. Failed before (ours opened a new
+    surge attempt over it); fixed by Go's rule, ``planner/surge.py`` ``failed_target_recovery``."""
+    world, _, _ = _failed_create_container_target(lambda _n: ["previous-node-a", "previous-node-b"])
+    _parked(world, plan(world))
+
+
+@pytest.mark.parametrize(
+    ("gate", "ready"),
+    [
+        pytest.param("False", "True", id="RequiresServingSource"),
+        pytest.param("True", "False", id="RequiresAReadySource"),
+    ],
+)
+def test_failed_create_container_target_requires_a_ready_serving_source(gate: str, ready: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeUpdate_FailedCreateContainerTargetRequiresServingSource and
+    TestSurgeUpdate_FailedCreateContainerTargetRequiresAReadySource (two cases): the relocation is
+    authorized, but a source out of rotation, or one whose PodReady the control plane revoked, carries
+    no traffic, so the authorized relocation is not spent: nothing is deleted and the Instance parks
+    for the operator. Failed before (out of rotation: ours rebuilt the whole Instance through Create,
+    deleting the source too; not Ready: ours opened a new surge attempt); fixed by Go's rule,
+    ``planner/surge.py`` ``failed_target_recovery``."""
+    world, _, _ = _failed_create_container_target(lambda n: [n], source_gate=gate, source_ready=ready)
+    _parked(world, plan(world))
+
+
+def _quota_refused_roll() -> tuple[RefusingSim, Driver]:
+    """A SurgeThenDrain replica Ready on ``vllm:v1`` in a simulated world whose API server answers pod
+    creates as Go's ``rejectPodCreates(siteQuotaError())`` does once ``refuse`` is set (a ResourceQuota
+    403, recorded on the row and announced as the executor does; ``test_workload_ops_create.py``
+    ``RefusingSim``), edited to ``vllm:v2``."""
+    sim = RefusingSim()
+    sim.apply_replica(base_replica(replicas=1, lifecycle=_lc()))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.image = "vllm:v2"
+    return sim, driver
+
+
+def _assert_quota_wait(sim: Sim, target: str) -> None:
+    """Go ``assertSurgeRejection`` for ``quota exceeded``: the cycle is still in flight (Updating,
+    the surge pinned to its target), the operation records the capacity refusal, and no revision is
+    blamed (no RetryBlock)."""
+    row = _row(sim)
+    op = row.get("operation") or {}
+    assert (row["phase"], op.get("targetRevision")) == ("Updating", target), (GO, row)
+    assert op.get("capacityRefusedAt"), (GO, row)
+    assert not row.get("lastFailure"), (GO, row)
+    assert not sim.status.get("retryBlocks"), (GO, sim.status.get("retryBlocks"))
+
+
+def test_surge_create_rejection_quota_exceeded() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeCreate_RejectionDispositions "quota exceeded": the surge's replacement create is refused
+    for quota: a wait with the clock parked (the row Updating, its operation capacity-refused), nothing
+    blamed, and the source keeps serving."""
+    sim, driver = _quota_refused_roll()
+    target = _target(sim)
+    sim.refuse = "quota"
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(0.5)
+    assert sim.refusals >= 1, GO
+    assert ORD1 not in sim.pods, GO
+    _assert_quota_wait(sim, target)
+    assert _op(sim).get("step") == "Surge", GO
+    assert sim.gate_of(ORD0) == "True", GO
+
+
+def test_surge_drain_recreate_rejection_quota_exceeded() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurgeDrainRecreate_RejectionDispositions "quota exceeded": past the surge step, the source
+    already out of rotation, the replacement is lost, and the create that rebuilds it (the row's only
+    way back to capacity) is refused for quota: the same wait, clock parked, nothing blamed."""
+    sim, driver = _quota_refused_roll()
+    target = _target(sim)
+
+    def drained_source(s: Sim) -> bool:
+        return (
+            _op(s).get("step") == "SurgeDrain"
+            and s.gate_of(ORD0) == "False"
+            and _live(s, ORD0)
+            and _live(s, ORD1)
+        )
+
+    _until(sim, driver, drained_source, "the source out of rotation at SurgeDrain")
+    del sim.pods[ORD1]  # the replacement is lost
+    sim.refuse = "quota"
+    sim.advance(0.5)
+    driver.one_pass()
+    assert sim.refusals == 1, GO
+    _assert_quota_wait(sim, target)
+    assert _op(sim).get("step") == "SurgeDrain", GO
+
+
+def test_gang_surge_replacement_pods_vanish_before_the_promote() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurge_ReplacementPodsLostAroundThePromote "the replacement's pods vanish before the write":
+    the gang handoff is preconditioned on the replacement still being the whole gang it claimed, so a
+    source at ``SurgeDrain`` with no pods left beside a replacement whose pods vanished is not
+    promoted: the source row stays (Updating, its drain open at ``SurgeDrain``) and the pass rebuilds
+    the missing members. Ours: the gang rolled v1 -> v2 in the simulated world to the source's drain,
+    then every pod of both gangs removed."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+    for name in list(sim.pods):
+        del sim.pods[name]
+    assert sim.replica is not None
+    for row in sim.replica["status"]["instanceStatuses"]:
+        if row["index"] == surge_index:
+            # Go's marker row publishes no pod count: its members were never seen standing.
+            row.update(podCount=0, servingPodCount=0, availablePodCount=0)
+    sim.advance(0.5)
+    p = driver.one_pass()
+    source = _row(sim)
+    assert (source["phase"], (source.get("operation") or {}).get("step")) == ("Updating", "SurgeDrain"), (
+        GO,
+        sim.rows(),
+    )
+    created = sorted(a.name for a in p.actions if isinstance(a, A.CreatePod))
+    assert created == [
+        f"llama-pool-engine-{surge_index}-leader-0",
+        f"llama-pool-engine-{surge_index}-worker-0",
+    ], (GO, p.actions)
+
+
+def test_gang_surge_replacement_pods_lost_after_the_promote_are_not_the_surges() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurge_ReplacementPodsLostAroundThePromote "the write has landed": with the replacement gang
+    serving the handoff completes: the source row is retired and the replacement's row carries no
+    surge pin (no operation naming a ``surgeIndex``), so a pod it loses afterwards is the Create and
+    restart passes' business, not the surge machine's."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+    _until(sim, driver, lambda s: not any(r["index"] == 0 for r in s.rows()), "the source row retired")
+    rows = {r["index"]: r for r in sim.rows()}
+    assert set(rows) == {surge_index}, (GO, sim.rows())
+    op = rows[surge_index].get("operation") or {}
+    assert op.get("surgeIndex") is None, (GO, rows[surge_index])
+
+
+@pytest.mark.parametrize("step", ["Surge", "SurgeDrain"])
+def test_gang_surge_bump_during_bump_promotes_pinned_rev(step: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestGangSurgeUpdate_BumpDuringBump_PromotesPinnedRev: a v2 gang surge at its promote (the
+    replacement gang Ready and serving at the surge index, the source gang already gone, the source's
+    operation pinned to v2) when a second edit moves the target to v3: the promote stamps the
+    replacement's row running v2, the revision its pods carry, not v3 (which would strand the pods on
+    v2 behind ``DetectUpdateTrigger``'s fast path); the next passes then roll it on to v3. Go seeds the
+    source's operation at step ``Surge`` (``gangSurgeInFlightIR``); ours reaches the state at
+    ``SurgeDrain`` in the simulated world, and is asked at both steps (one case of Go's). Go promotes
+    in the pass; ours releases the source's PodGroup first (Go's fixture has none) and promotes on the
+    next, so the passes until the source row is retired are read."""
+    sim, driver = _ready(workers=1)
+    sim.image = "vllm:v2"
+    v2 = _target(sim)
+    _until(sim, driver, lambda s: _op(s).get("step") == "SurgeDrain", "the source at SurgeDrain")
+    surge_index = _op(sim)["surgeIndex"]
+
+    def source_gone(s: Sim) -> bool:
+        return not _gang_names(s, 0) and _op(s).get("step") == "SurgeDrain"
+
+    for _ in range(200):
+        sim.tick()
+        if source_gone(sim):
+            break
+        driver.one_pass()
+        sim.advance(0.5)
+    assert source_gone(sim), (GO, sim.rows(), sorted(sim.pods))
+    assert sim.replica is not None
+    sim.replica["status"]["instanceStatuses"][0]["operation"]["step"] = step
+    sim.image = "vllm:v3"
+    v3 = _target(sim)
+    for _ in range(3):
+        driver.one_pass()
+        if not any(r["index"] == 0 for r in sim.rows()):
+            break
+        sim.advance(0.5)
+    rows = {r["index"]: r for r in sim.rows()}
+    assert set(rows) == {surge_index}, (GO, sim.rows())
+    assert rows[surge_index]["runningRevision"] == v2, (GO, rows[surge_index])
+    driver.run(lambda s: converged(s) and s.status.get("currentRevision") == v3)
+
+
+def _stale_blocks(world: World) -> World:
+    status = dict(world.replica.status)
+    status["retryBlocks"] = [
+        {
+            "targetRevision": "llama-pool-engine-stale001",
+            "state": "Held",
+            "attemptsStarted": 1,
+            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
+            "reason": "ImagePullBackOff",
+        }
+    ]
+    return replace(world, replica=replace(world.replica, status=status))
+
+
+def _edit(**changes: Any) -> Callable[[World], World]:
+    def edit(world: World) -> World:
+        return replace(world, settings=replace(world.settings, **changes))
+
+    return edit
+
+
+_CONFIG_EDITS = [
+    pytest.param(
+        _edit(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
+        id="update retry policy",
+    ),
+    pytest.param(
+        _edit(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
+        id="force-delete policy",
+    ),
+    pytest.param(_stale_blocks, id="superseded RetryBlock history"),
+    pytest.param(_edit(auto_migrate_max_attempts=3), id="auto-migration budget"),
+]
+
+
+@pytest.mark.parametrize("edit", _CONFIG_EDITS)
+@pytest.mark.parametrize("step", ["Surge", "SurgeDrain"])
+def test_surge_operator_config_changes_do_not_change_what_it_decides(
+    step: str, edit: Callable[[World], World]
+) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestSurge_OperatorConfigChangesDoNotChangeWhatItDecides (its two step subtests, over
+    ``surgeConfigChangeCases()``: ``configChangeCases()`` plus the auto-migration budget): no operator
+    knob is read where a surge decides its next action, so a pass at step ``Surge`` (the replacement
+    not yet ready, the source serving) and one at ``SurgeDrain`` (the replacement serving, the source
+    out of rotation) decide the same row, the same pod writes and the same wake-up under each edit as
+    unedited, and write no RetryBlock of their own. Of Go's knobs ours has these four (the scale-down
+    and requeue cadences, the gang clamp, the audit caps, the teardown deadline and the block-history
+    limit have no counterpart in a surge pass here)."""
+    sim, driver = _ready()
+    if step == "Surge":
+        sim.behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+
+    def at_step(s: Sim) -> bool:
+        if step == "Surge":
+            return _op(s).get("step") == "Surge" and _live(s, ORD1)
+        return _op(s).get("step") == "SurgeDrain" and s.gate_of(ORD0) == "False" and _live(s, ORD0)
+
+    _until(sim, driver, at_step, f"the surge at {step}")
+    sim.advance(0.5)
+    world = sim.observe()
+
+    def decided(w: World) -> tuple[Any, ...]:
+        out = plan(w)
+        written = [a for a in out.actions if isinstance(a, A.WriteStatus)]
+        status = dict(written[-1].status) if written else dict(w.replica.status)
+        pods = [a for a in out.actions if not isinstance(a, (A.WriteStatus, A.RecordEvent))]
+        return status["instanceStatuses"], pods, out.requeue_after, status.get("retryBlocks") or []
+
+    rows, pods, wake, blocks = decided(world)
+    edited = edit(world)
+    got_rows, got_pods, got_wake, got_blocks = decided(edited)
+    assert (got_rows, got_pods, got_wake) == (rows, pods, wake), GO
+    seeded = {b["targetRevision"] for b in edited.replica.status.get("retryBlocks") or []}
+    assert blocks == [], GO
+    assert {b["targetRevision"] for b in got_blocks} <= seeded, GO

@@ -341,21 +341,7 @@ def test_surge_hold_names_the_live_extra_pod() -> None:
     assert "rolloutHold" not in sim.status
 
 
-SECOND_TAG = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's harness (imageNameOnNode) has the node report the pushed image under "
-    "the old tag, as a node holding one image under two tags does, and Go's roll still lands; ours "
-    "confirms an in-place patch only when the runtime reports the target image name "
-    "(planner/inplace.py _runtime_changes_match, Go PodRuntimeImageChangesMatch as every stored "
-    "version has it), so the patched Instance never completes and the roll stalls; the Go rule that "
-    "accepts the second tag was not found (the three stored PodRuntimeImageChangesMatch versions all compare the reported name)",
-)
-
-
-@pytest.mark.parametrize(
-    "node",
-    ["distinct-images", pytest.param("second-tag-of-one-image", marks=SECOND_TAG)],
-)
+@pytest.mark.parametrize("node", ["distinct-images", "second-tag-of-one-image"])
 @pytest.mark.parametrize("policy", ["None", "RecreateInstanceOnPodRestart"])
 @pytest.mark.parametrize("max_unavailable", [1, "25%"], ids=["maxUnavailable-1", "maxUnavailable-25pct"])
 def test_in_place_only_image_push_rolls_every_instance(
@@ -364,7 +350,9 @@ def test_in_place_only_image_push_rolls_every_instance(
     """Go: … TestReconcile_InPlaceOnly_ImagePushRollsEveryInstance (each entry): four single-pod
     Instances on v1 under InPlaceOnly; an image push patches each pod where it runs, one Instance out
     of rotation at a time (the budget, 1 of 4 either way), no pod recreated (the same UIDs), no repair
-    and no ``RestartTriggered``, until every Instance is Ready on the new revision."""
+    and no ``RestartTriggered``, until every Instance is Ready on the new revision. The second-tag
+    entries (the node reports the pushed image under the old tag) land through the restart count the
+    in-place transition records (``planner/inplace.py``, Go's ``replacedSincePatch``)."""
     sim = Sim()
     if node == "second-tag-of-one-image":
         kubelet = sim._kubelet

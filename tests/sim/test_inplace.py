@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
-from omereconcile.simulate.cluster import Sim
+from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import parse_time
+from omereconcile.world import World, parse_time
 from omerender import constants as c
 
 MARKER = c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION
@@ -99,7 +100,12 @@ def test_the_operation_steps_in_go_order(sim: Sim, driver: Driver) -> None:
     assert gates[-1].status is True
     assert json.loads(gates[-2].message) == [{"userAgent": "Update-in-place", "key": "0-1"}]  # type: ignore[attr-defined]
     marker, patch, clear = patches
-    assert json.loads(marker.annotations[MARKER]) == {"targetImages": {"ome-container": "vllm:v2"}}  # type: ignore[attr-defined]
+    # The image the patch moves to and the container's restart count when it is issued (Go's
+    # ``inPlaceImageTransition``): a restart past it is the kubelet acting on the patch.
+    assert json.loads(marker.annotations[MARKER]) == {  # type: ignore[attr-defined]
+        "targetImages": {"ome-container": "vllm:v2"},
+        "restartCounts": {"ome-container": 0},
+    }
     assert not marker.images  # type: ignore[attr-defined]
     assert patch.images == {"ome-container": "vllm:v2"}  # type: ignore[attr-defined]
     assert patch.labels == {c.LABEL_REVISION_HASH: v2.rsplit("-", 1)[-1]}  # type: ignore[attr-defined]
@@ -227,3 +233,41 @@ def test_a_marker_left_by_a_crash_is_taken_over_by_the_next_roll(sim: Sim, drive
     driver.run(lambda s: _rolled(s, v2))
     assert MARKER not in (sim.pods[POD0].obj["metadata"].get("annotations") or {})
     assert sim.pods[POD0].obj["status"]["containerStatuses"][0]["image"] == "vllm:v2"
+
+
+@dataclass
+class _MirroredRuntime(Sim):
+    """A node whose runtime reports every image under a mirror's repository name."""
+
+    def observe(self) -> World:
+        world = super().observe()
+        pods = tuple(
+            replace(
+                p,
+                containers=tuple(replace(cv, image=f"mirror.example.com/{cv.image}") for cv in p.containers),
+            )
+            for p in world.pods
+        )
+        return replace(world, pods=pods)
+
+
+def test_a_container_restarted_since_the_patch_confirms_its_image_under_a_mirror_name() -> None:
+    """Go ``update_inplace.go`` (ome-projects/ome @ 58a57f25 and the newest stored version)
+    ``inPlaceImageRollConfirmed`` / ``containerImageConfirmed`` / ``replacedSincePatch``: the marker
+    records each container's restart count when its patch is issued, and a container the kubelet has
+    restarted since counts as running the target image whatever reference the runtime reports. Under a
+    registry mirror the roll promotes; before, it waited for the exact name to the deadline. A read
+    in which the runtime has not restarted it yet still waits (the stale-read check of
+    ``tests/goparity/test_workload_ops_update_inplace.py``)."""
+    sim = _MirroredRuntime()
+    sim.apply_replica(base_replica(replicas=1, lifecycle=_lc("InPlaceIfPossible")))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status["readyReplicas"] == 1)
+    uid = sim.pods[POD0].obj["metadata"]["uid"]
+    sim.image = "vllm:v2"
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: _rolled(s, v2), limit=120)
+    row = sim.rows()[0]
+    assert (row["phase"], row["runningRevision"], row["incarnation"]) == ("Ready", v2, 1)
+    assert sim.pods[POD0].obj["metadata"]["uid"] == uid
+    assert sim.pods[POD0].obj["status"]["containerStatuses"][0]["restartCount"] == 1
