@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from helpers import IREP, apply, events, live_pods, pods, replica, serving
+from helpers import IREP, apply, events, live_pods, pods, recorded, replica, serving
 from reconciler_proc import Reconciler
 from test_reconciler_rollout import ServingMonitor
 
@@ -135,8 +135,7 @@ def test_two_gangs_roll_to_a_new_image_with_the_serving_floor_held(
     indices = sorted(r["index"] for r in rows)
     assert _names(cluster, namespace) == _gang_pods(*indices)
     assert _groups(cluster, namespace) == [f"llama-pool-engine-{i}" for i in indices]
-    reasons = [e["reason"] for e in events(cluster, namespace)]
-    assert reasons.count("RecreateUpdateCompleted") >= 2
+    recorded(cluster, namespace, "RecreateUpdateCompleted", times=2)
 
 
 def _free_node(cluster: Cluster, namespace: str) -> str:
@@ -260,9 +259,7 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     for name, pod in after.items():
         assert pod["metadata"]["uid"] != before[name], f"{name} was not recreated"
         assert pod["metadata"]["labels"]["ome.io/instance-incarnation"] == "2"
-    reasons = [e["reason"] for e in events(cluster, namespace)]
-    assert "RestartTriggered" in reasons
-    assert "RestartCompleted" in reasons
+    recorded(cluster, namespace, "RestartTriggered", "RestartCompleted")
 
     # Teardown: the gang's pods, then its PodGroup, then the finalizer.
     cluster.raw.delete(f"{IREP.format(ns=namespace)}/llama-pool")
