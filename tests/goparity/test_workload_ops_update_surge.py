@@ -6,10 +6,11 @@ one), over ``ops/update_surge.go`` ``surgeUpdate``, ``gangSurgeUpdate`` and ``op
 ``UpdateWithPods``. Go seeds one Instance inside the cycle (a source at ordinal 0, a replacement at
 ordinal 1, the operation at a step) and runs ``surgeUpdate``; ours rolls a replica converged on
 ``vllm:v1`` to ``vllm:v2`` in the simulated world (``omereconcile.simulate``) and runs planner passes
-half a second apart, stopping at the state Go seeds. The strategy-edit tests this version carries
-(``StrategyFlipAtStepSurge_*``, ``StrategyFlipAtStepSurgeDrain_*``) are counted in
-``update_strategy_switch_test.go``'s row; its ``StrategyFlipAtUncommittedSurge_FinishesOnItsPin``
-replaces that file's ``…RollsUnderNewStrategy`` and is ported here.
+half a second apart, stopping at the state Go seeds. The 13 strategy-edit tests this version carries
+(``StrategyFlipAtStepSurge_*``, ``StrategyFlipAtStepSurgeDrain_*`` and
+``StrategyFlipAtUncommittedSurge_FinishesOnItsPin``, which replaces that file's
+``…RollsUnderNewStrategy``) are counted in ``update_strategy_switch_test.go``'s row and ported in
+``test_workload_ops_update_strategy_switch.py``.
 """
 
 from __future__ import annotations
@@ -499,33 +500,6 @@ def test_strategy_edit_beside_another_write_changes_nothing(strategy: str) -> No
     assert (row["phase"], row["activeOrdinal"]) == ("Ready", 1), GO
     assert sim.live_pods() == [ORD1], GO
     assert applied(driver, "PatchPodInPlace") == [], GO
-
-
-def test_strategy_flip_at_uncommitted_surge_finishes_on_its_pin() -> None:
-    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
-    TestUpdateWithPods_StrategyFlipAtUncommittedSurge_FinishesOnItsPin: a surge whose replacement has
-    not come up keeps its pin when the strategy is edited to InPlaceIfPossible: the replacement is not
-    reclaimed, the operation stays a surge pinned to SurgeThenDrain, and once the replacement is Ready
-    the cycle completes (the source deleted, Ready on the target). This newer Go replaces
-    ``update_strategy_switch_test.go``'s ``…RollsUnderNewStrategy`` (a strict xfail in
-    ``test_workload_ops_update_strategy_switch.py``), which ours already follows."""
-    sim, driver = _ready()
-    sim.behaviour["vllm:v2"] = "never"
-    sim.image = "vllm:v2"
-    target = _target(sim)
-    _until(sim, driver, lambda s: ORD1 in s.pods, "the replacement")
-    sim.update_spec(lifecycle=_lc("InPlaceIfPossible"))
-    for _ in range(3):
-        sim.advance(0.5)
-        driver.one_pass()
-    assert _live(sim, ORD1), GO
-    op = _op(sim)
-    assert (op.get("step"), op.get("strategy")) == ("Surge", "SurgeThenDrain"), (GO, op)
-    sim.behaviour["vllm:v2"] = "ok"
-    sim.pods[ORD1].behaviour = "ok"
-    driver.run(lambda s: converged(s) and s.status.get("currentRevision") == target)
-    assert not _live(sim, ORD0), GO
-    assert (_row(sim)["phase"], _row(sim)["runningRevision"]) == ("Ready", target), GO
 
 
 # -- the gang surge --------------------------------------------------------------------------------
