@@ -805,20 +805,40 @@ def test_surge_pod_observations_that_hold_the_surge_step(case: str) -> None:
     _assert_held(world, "Surge", row, actions)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours recycles a dead surge replacement whatever ended it (deleted to be "
-    "rebuilt, retryCount 1, lastFailure PodFailed); Go's surge waits on a Failed replacement with no "
-    "admission reason",
-)
-def test_surge_failed_replacement_holds_the_surge_step() -> None:
+def test_surge_failed_replacement_is_recycled_at_the_surge_step() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
-    TestSurge_PodObservationsThatHoldTheStep ("the replacement in a terminal Failed phase"): phase
-    Failed with no reason is a wait; the occupied surge slot is neither recreated nor collected."""
+    TestSurge_PodObservationsThatHoldTheStep ("the replacement in a terminal Failed phase"), re-ported
+    from the newest stored ``ops/update_surge.go`` ``surgeUpdate``, which supersedes that entry.
+
+    58a57f25's test reads a replacement in phase Failed (no admission reason) as a wait: no
+    ``lastFailure``, the occupied slot kept. It pairs with the ``update_surge.go`` of 28,139 characters,
+    whose ``surgeUpdate`` freed only a pod the kubelet refused to admit
+    (``recycleAdmissionRejectedTargets``: "leaves any other terminal surge pod to its record's
+    deadline"). The newest stored version (34,483 characters, read whole: that text plus
+    ``endWithdrawnSurge`` and the rest) calls ``recycleTerminalTargets`` there instead: "A replacement in
+    a terminal phase — crashed, exited, evicted or refused by its node — still holds the surge name
+    and will never clear the promote bar; free it now rather than poll it to the deadline"; and
+    ``ops/terminal_recycle.go`` ``recycleTerminalPods`` (8263d0c7, read whole) writes the bookkeeping
+    first (``status.RecordRecycleAttempt``: ``retryCount`` +1, ``lastFailure`` from the dead pod, reason
+    ``PodFailed``), deletes the pod and records Warning ``TerminalPodRecycled``. No newer stored test
+    restates the entry, so the newest code decides: the row stays Updating at step Surge on
+    ``activeOrdinal`` 0, the source keeps serving untouched, the dead replacement is deleted (to be
+    rebuilt at its slot on a later pass) and the recycle is recorded. Ours did so already; this was
+    a strict xfail pinning the superseded entry."""
     _sim, world = _mid_surge("Surge")
     pods = tuple(replace(p, phase="Failed") if p.name == ORD1 else p for p in world.pods)
     row, actions = _held(world, "Surge", pods)
-    _assert_held(world, "Surge", row, actions)
+    op = row.get("operation") or {}
+    assert (row["phase"], op.get("step"), row.get("activeOrdinal", 0)) == ("Updating", "Surge", 0), (GO, row)
+    assert op.get("retryCount") == 1, (GO, row)
+    assert (row.get("lastFailure") or {}).get("reason") == "PodFailed", (GO, row)
+    assert (row.get("lastFailure") or {}).get("podName") == ORD1, (GO, row)
+    deleted = [a.name for a in actions if isinstance(a, (A.DeletePod, A.ForceDeletePod))]
+    assert deleted == [ORD1], (GO, actions)
+    assert not [a for a in actions if isinstance(a, A.SetServingGate) and a.name == ORD0], (GO, actions)
+    assert not [a for a in actions if isinstance(a, A.CreatePod)], (GO, actions)
+    events = [a.event_reason for a in actions if isinstance(a, A.RecordEvent) and a.type == "Warning"]
+    assert events == ["TerminalPodRecycled"], (GO, actions)
 
 
 @pytest.mark.parametrize(
