@@ -143,6 +143,16 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
                 f"current target {op.target_revision}",
             )
         return row
+    if (
+        op.type == R.OP_UPDATE
+        and pod is not None
+        and pod.ended
+        and not pod.terminating
+        and not _admission_rejected(pod)
+    ):
+        # A recreate's rebuilt pod in a terminal phase: wait, see ``_admission_rejected``.
+        row, failed = check_failure(ctx, row, pod, name, out, retry, created=True)
+        return failed if failed is not None else row
     row, done = bring_up(ctx, row, pod, name, row.active_ordinal, out)
     if done:
         if op.type == R.OP_CREATE:
@@ -170,6 +180,35 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     live_pod = pod if pod is not None and not pod.terminating and not pod.ended else None
     row, failed = check_failure(ctx, row, live_pod, name, out, retry)
     return failed if failed is not None else row
+
+
+_UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
+_OUT_OF_RESOURCE_PREFIX = "OutOf"
+_RESOURCE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-./_")
+
+
+def _admission_rejected(pod: PodView) -> bool:
+    """Whether the kubelet refused to admit the pod after the scheduler placed it: phase ``Failed``
+    with reason ``UnexpectedAdmissionError`` or ``OutOf<resource>`` (a lowercase-led resource name,
+    ``OutOfcpu``, ``OutOfnvidia.com/gpu``).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/query`` ``PodAdmissionRejected`` and
+    ``isOutOfResourceReason`` (the stored version read whole, 21,238 characters). Its one use here is
+    the recreate's phase B/C (``ops/update_recreate.go`` @ 58a57f25 ``recreateUpdate``): the rebuilt
+    pod is recycled (``recycleAdmissionRejectedTargets``, ``ops/terminal_recycle.go``) only when the
+    kubelet refused it; any other terminal pod (Failed for another reason, Succeeded) holds its name
+    and fails ``query.AllPodsRuntimeReady``, so the pass waits and only the operation deadline ends
+    the roll (``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing``:
+    no ``lastFailure``, no RetryBlock). 01 §4.5 has Create and Restart recycle ended pods and says
+    nothing of an update; before (issue 37, goR2) ours recycled the pod at once, with
+    ``TerminalPodRecycled`` and the pod's end on ``lastFailure``."""
+    if pod.phase != "Failed":
+        return False
+    reason = pod.status_reason or ""
+    if reason == _UNEXPECTED_ADMISSION_ERROR:
+        return True
+    resource = reason[len(_OUT_OF_RESOURCE_PREFIX) :] if reason.startswith(_OUT_OF_RESOURCE_PREFIX) else ""
+    return bool(resource) and "a" <= resource[0] <= "z" and set(resource) <= _RESOURCE_NAME_CHARS
 
 
 def _one_promote_away(pods: Sequence[PodView], name: str, pinned: str) -> bool:
