@@ -23,8 +23,16 @@ IN_PLACE_STRATEGIES = frozenset({IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY})
 
 
 def hash_of(revision_name: str) -> str:
-    """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label."""
-    return revision_name.rsplit("-", 1)[-1] if revision_name else ""
+    """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label.
+
+    The text after the last ``-``; ``""`` when the name has no ``-`` past its first character (a name
+    of another shape carries no hash, so no pod matches it by hash). Go:
+    sgl-project/ome ``pkg/controller/v1beta1/workload/query/labels.go`` @ f97f9cfa,
+    ``RevisionHashFromControllerRevisionName`` (its loop stops before index 0, so a leading ``-`` is
+    no separator).
+    """
+    cut = revision_name.rfind("-")
+    return revision_name[cut + 1 :] if cut > 0 else ""
 
 
 @dataclass(frozen=True, slots=True)
