@@ -403,7 +403,12 @@ def test_attempt_stuck_pods_restart_is_judged_on_its_own_incarnation() -> None:
         "Instance's: a Restart refuses to delete it (query.PartitionPodsByIncarnation, unknown -> "
         "FoundOrphan) and evidence.AttemptStuckPods judges it, so wedged it fails the Restart. Ours drops "
         "such a pod from every Instance (planner/rollout.py group_pods: an orphan, never ours), so the "
-        "gang does not see it, is not failed by it, and plans a CreatePod under its name"
+        "gang does not see it, is not failed by it, and plans a CreatePod under its name. Re-read by goO2 "
+        "and kept: following Go puts the pod into every consumer of group_pods (adoption, scale-down, "
+        "surge, superseded-revision cleanup, counters, gang retirement in planner/gang.py, which retires a "
+        "pod of another incarnation, and the recreate drain in planner/instances.py, which deletes every "
+        "pod whose incarnation differs from the row's); each must first refuse it as Go's restart.go / "
+        "update_recreate.go do (FoundOrphan, wait), a change across planner files of its own"
     ),
 )
 def test_attempt_stuck_pods_unlabelled_pod_stays_in_scope() -> None:
