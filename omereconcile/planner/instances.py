@@ -307,7 +307,9 @@ def _refuse_orphans(
     ``recreateUpdate``) returns there; its escalation pass still judges the attempt apart from the op,
     on ``evidence.AttemptStuckPods``' scope, where a pod with no incarnation label stays in a Restart's:
     so the attempt's pods and the orphans are read here for the usual evidence (a stuck container past
-    the grace, the deadline)."""
+    the grace, the deadline). Go ``evidence/stuckpod.go`` ``AttemptStuckPods`` (the newest stored
+    version): a Restart owns the pods not below the row's incarnation, an Update those on its revision,
+    a pod without the label in either case."""
     op = row.operation
     assert op is not None
     verb = "refusing to delete" if op.type == R.OP_RESTART else "refusing to recreate-update"
@@ -318,13 +320,16 @@ def _refuse_orphans(
             f"OMENative {ctx.instance_key(row.index)} found orphan pod {ctx.namespace}/{p.name} without "
             f"{c.LABEL_INSTANCE_INCARNATION}; {verb}",
         )
-    scope = [
-        p
-        for p in (*pods, *orphans)
-        if not p.terminating
-        and not p.ended
-        and (op.type != R.OP_RESTART or p.incarnation is None or p.incarnation >= row.incarnation)
-    ]
+    want = hash_of(op.target_revision)
+
+    def own(p: PodView) -> bool:
+        # AttemptStuckPods: a Restart owns the pods not below its incarnation, an Update those on its
+        # revision; a pod without the label stays in scope either way.
+        if op.type == R.OP_RESTART:
+            return p.incarnation is None or p.incarnation >= row.incarnation
+        return not want or not p.revision_hash or p.revision_hash == want  # no target: scope open
+
+    scope = [p for p in (*pods, *orphans) if not p.terminating and not p.ended and own(p)]
     evidence = next((p for p in scope if p.unschedulable_since is not None), None) or next(
         (p for p in scope if stuck_container(p) is not None), None
     )
