@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
+from omereconcile.planner.context import IN_PLACE_STRATEGIES, RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
@@ -639,10 +639,34 @@ def _advance(
     if op.type == R.OP_CREATE:
         return _step_create(ctx, row, pods, out, retry, row_target)
     if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE:
+        if not op.strategy and ctx.strategy not in IN_PLACE_STRATEGIES:
+            return _unpinned_in_place(ctx, row, row_target, out)
         return step_in_place(ctx, row, pods, out, retry, row_target)
     if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
     return step_surge(ctx, row, pods, out, retry, paused=paused)
+
+
+def _unpinned_in_place(ctx: Ctx, row: Row, row_target: str, out: Out) -> Row:
+    """An in-place roll whose operation pins no strategy (a row an older controller wrote), the
+    strategy since edited away from the in-place pair: the attempt runs under the edited strategy.
+
+    Go (ome-projects/ome): ``workload/ops/update.go`` ``UpdateWithPods`` and ``effectiveUpdateStrategy``
+    (58a57f25, and unchanged in the newest stored version, 50,518 characters, read whole): the
+    strategy an attempt runs under is "the one pinned on the operation in flight, or the desired one
+    when no attempt owns the Instance" — and an operation with an empty ``Strategy`` pins nothing,
+    so the desired strategy resolves the mode. A row at step ``InPlace`` is not surge-owned
+    (``isSurgeOwnedStatus``) nor a recreate in flight (``recreateInFlight``), so
+    ``chooseUpdateModeForInstance`` decides: ``RecreatePod`` runs ``recreateUpdate``, whose stamp
+    (``patchInstanceStatusRecreatingForUpdate``: its guard requires step ``Drain``, "so a prior in-place
+    pass at the same target doesn't block the bump") opens a new operation at step ``Drain`` with the
+    incarnation bumped and ``RecreateUpdateStarted``; ``SurgeThenDrain`` runs ``surgeUpdate``, which
+    opens a surge. Pinned by ``update_test.go`` @ 58a57f25
+    ``TestUpdate_StrategyChangeMidRollout_RecreateStillBumpsIncarnation``. Every in-place operation
+    ours opens pins its strategy (``inplace.start_in_place``), so only such inherited rows take this
+    path. Before: ours dispatched the row by its step and kept patching in place."""
+    mode = MODE_RECREATE if ctx.strategy == RECREATE else MODE_SURGE
+    return start_update(ctx, row, row_target, out, mode)
 
 
 def _step_paused(

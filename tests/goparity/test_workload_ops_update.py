@@ -249,20 +249,13 @@ def test_in_place_only_rejects_big_diff() -> None:
     assert "InPlaceUpdateNotPossible" in sim.event_reasons(), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/update.go effectiveUpdateStrategy (58a57f25) resolves an operation "
-        "that pins no strategy to the edited one, so an in-place roll written without a strategy "
-        "becomes a recreate after an edit to RecreatePod; ours dispatches an in-flight operation by "
-        "its step and keeps patching in place"
-    ),
-)
 def test_strategy_change_mid_rollout_recreate_still_bumps_incarnation() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
     TestUpdate_StrategyChangeMidRollout_RecreateStillBumpsIncarnation: an in-place roll recorded on
     the row (step InPlace, no strategy pinned on the operation) and the strategy then edited to
-    RecreatePod: the next pass recreates, the incarnation bumped to 2, the operation at step Drain."""
+    RecreatePod: the next pass recreates, the incarnation bumped to 2, the operation at step Drain
+    (``effectiveUpdateStrategy``: an operation pinning no strategy runs under the desired one; fixed in
+    ``planner/instances.py`` ``_unpinned_in_place``)."""
     sim, driver = _converged("InPlaceIfPossible")
     sim.update_spec(runners=_runners("vllm:v2"))
     driver.one_pass()
