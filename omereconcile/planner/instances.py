@@ -34,7 +34,7 @@ from omereconcile.planner.inplace import (
 )
 from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.podstate import drained, ladder, live, owned, stuck_container
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
 from omereconcile.planner.restart import (
@@ -58,6 +58,7 @@ from omereconcile.planner.steps import (
 from omereconcile.planner.surge import SURGE_STEPS, failed_target_verdict, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
+from omerender import constants as c
 
 __all__ = ["park", "start_create", "start_delete", "start_update", "step_row"]
 
@@ -359,6 +360,54 @@ def _restamp_recreate(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> Row:
     )
 
 
+def _orphans(ctx: Ctx, index: int) -> list[PodView]:
+    """The pods of ours labelled with Instance ``index`` but with no readable incarnation label: Go's
+    ``query.BucketPodsByInstanceIdx`` puts them in the Instance's bucket and
+    ``query.PartitionPodsByIncarnation`` calls them "unknown". ``planner/rollout.py`` ``group_pods``
+    leaves them out of every other reading (a known difference, docs/goparity.md)."""
+    return [p for p in ctx.unlabelled_pods if owned(p, ctx.prefix, ctx.component) and p.index == index]
+
+
+def _refuse_orphans(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], orphans: Sequence[PodView], out: Out, retry: RetryBook
+) -> Row:
+    """A Restart or a recreate that finds an orphan of its Instance: one ``FoundOrphan`` Warning per
+    orphan, in Go's words, and nothing deleted or created (an operator must relabel or remove the pod).
+    Go (ome-projects/ome ``workload/ops/restart.go`` @ ae683e3f ``Restart``; ``update_recreate.go``
+    ``recreateUpdate``) returns there; its escalation pass still judges the attempt apart from the op,
+    on ``evidence.AttemptStuckPods``' scope, where a pod with no incarnation label stays in a Restart's:
+    so the attempt's pods and the orphans are read here for the usual evidence (a stuck container past
+    the grace, the deadline). Go ``evidence/stuckpod.go`` ``AttemptStuckPods`` (the newest stored
+    version): a Restart owns the pods not below the row's incarnation, an Update those on its revision,
+    a pod without the label in either case."""
+    op = row.operation
+    assert op is not None
+    verb = "refusing to delete" if op.type == R.OP_RESTART else "refusing to recreate-update"
+    for p in orphans:
+        out.event(
+            "Warning",
+            "FoundOrphan",
+            f"OMENative {ctx.instance_key(row.index)} found orphan pod {ctx.namespace}/{p.name} without "
+            f"{c.LABEL_INSTANCE_INCARNATION}; {verb}",
+        )
+    want = hash_of(op.target_revision)
+
+    def own(p: PodView) -> bool:
+        # AttemptStuckPods: a Restart owns the pods not below its incarnation, an Update those on its
+        # revision; a pod without the label stays in scope either way.
+        if op.type == R.OP_RESTART:
+            return p.incarnation is None or p.incarnation >= row.incarnation
+        return not want or not p.revision_hash or p.revision_hash == want  # no target: scope open
+
+    scope = [p for p in (*pods, *orphans) if not p.terminating and not p.ended and own(p)]
+    evidence = next((p for p in scope if p.unschedulable_since is not None), None) or next(
+        (p for p in scope if stuck_container(p) is not None), None
+    )
+    name = evidence.name if evidence is not None else orphans[0].name
+    row, failed = check_failure(ctx, row, evidence, name, out, retry, created=True, members=scope)
+    return failed if failed is not None else row
+
+
 def _step_recreate(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row:
@@ -375,13 +424,21 @@ def _step_recreate(
     ours wrote ``CreatePods`` once the old incarnation was gone. A Restart still moves to
     ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here).
 
-    A revision move during an Update's recreate is a new attempt (``_restamp_recreate``)."""
+    A revision move during an Update's recreate is a new attempt (``_restamp_recreate``), stamped before
+    the pods are read, as ``recreateUpdate`` stamps before it partitions them.
+
+    A pod of the Instance (its index label) with no readable incarnation label stops both, as in Go
+    (ome-projects/ome ``workload/ops/restart.go`` @ ae683e3f ``Restart`` and ``update_recreate.go``
+    ``recreateUpdate``: ``query.PartitionPodsByIncarnation``'s "unknown" pods): see :func:`_orphans`."""
     op = row.operation
     assert op is not None
     if op.type == R.OP_UPDATE and row_target and op.target_revision != row_target:
         row = _restamp_recreate(ctx, row, row_target, retry)
         op = row.operation
         assert op is not None
+    orphans = _orphans(ctx, row.index)
+    if orphans:
+        return _refuse_orphans(ctx, row, pods, orphans, out, retry)
     if op.step == R.STEP_DRAIN:
         old = [p for p in pods if p.incarnation != row.incarnation]
         writer = RESTART_DRAIN if op.type == R.OP_RESTART else RECREATE_DRAIN

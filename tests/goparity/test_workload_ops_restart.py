@@ -757,7 +757,8 @@ def test_restart_refuses_to_delete_orphan_pod() -> None:
     """Go: TestRestart_RefusesToDeleteOrphanPod: a pod under the selector without
     ``ome.io/instance-incarnation`` is an orphan: the Restart does not delete it and does not
     advance. (Go's comment names a FoundOrphan Warning; its test asserts only that the pod stays.
-    Ours records no such Warning, and its pass asks to create the pod's name, which stays taken.)"""
+    Ours records the Warning too and neither deletes nor creates: planner/instances.py
+    ``_refuse_orphans``, tests/goparity/test_workload_evidence_stuckpod.py.)"""
     from omereconcile.planner import plan
 
     sim, _ = _restarting()
