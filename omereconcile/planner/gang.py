@@ -495,8 +495,11 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
     Only below ``Ready`` is it asked (the ``Ready`` branch reads ``gang_broken``), only under
     ``RecreateInstanceOnPodRestart``, in ``Pending``/``Creating``/``Failed``/``Ready``, and only when no
     operation other than a ``Create`` owns the pods (a ``Restart`` parked at ``Failed`` owns none: it
-    re-arms, ``planner/restart.py``). Committed: the published ``podCount`` has reached
-    the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
+    re-arms, ``planner/restart.py``). Committed, as Go's ``createCommitted`` (ome-projects/ome
+    ``pkg/controller/v1beta1/workload/ops/restart.go`` @ 58a57f25 and the newest stored version, the
+    same text): the operation's step is ``CreatePods`` (a Create commits it before issuing its pod
+    creates, so an interrupted partial create is rebuilt whole), or the row is ``Failed`` (an attempt
+    ran), or the published ``podCount`` has reached the desired count (the legacy fallback). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
     merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
@@ -514,12 +517,14 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
         # The missing members were never created (a refusal the Create records and waits out), not
         # lost: rebuilding would only have the same creates refused again.
         return None
-    # Committed: Go also counts a Create at CreatePods or a Failed row, because it reads the pods
-    # live under its expectations cache. The pods here come from watch caches, which may not yet show
-    # a member this reconciler has just created; only a published podCount (an earlier pass saw every
-    # member) proves a member was lost rather than not yet seen. An interrupted partial create is
-    # therefore completed by creating its missing member, not rebuilt whole.
-    if row.pod_count < expected:
+    # Go createCommitted. Go lists the pods live here; ours plans from the watch caches, and a pass
+    # after pod creates waits until the pods cache shows them (omereconcile/cluster/expectations.py,
+    # the ReplicaSet controller's expectations), so a member this reconciler just created is not
+    # read as lost.
+    committed = op is not None and op.step == R.STEP_CREATE_PODS
+    if not committed and row.phase != R.FAILED and row.pod_count < expected:
+        return None
+    if _retired_attempt_leftovers(row, pods):
         return None
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
@@ -530,6 +535,27 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
             out.wake(due)
         return None
     return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def _retired_attempt_leftovers(row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``ops/create.go`` ``retiredAttemptPods`` (ome-projects/ome, the newest stored version, 53,576
+    characters): a Create at ``CreatePods`` on a never-promoted row holds live pods of another
+    revision than the one it is pinned to, the leftovers of an attempt it retired
+    (``retireSupersededCreateMutation``), which the Create pass deletes. Ours asks the lost-member
+    trigger inside that pass, so while they stand the short set is not read as this attempt's loss:
+    the cleanup goes first, then the attempt builds its gang whole (``create_test.go``
+    ``TestCreate_FreshAttemptRecreatesRetiredPodsAtItsRevision``). Go's restart selection yields a
+    superseded revision's leftovers the same way on a Ready or Failed row (``RepairYieldsToTarget``,
+    ``EvaluateWreckage``: "the half-gone set reads as a loss that is not the row's own"); in which
+    order Go's dispatcher runs its restart selection and this cleanup for a Creating row was not
+    read."""
+    op = row.operation
+    if op is None or op.type != R.OP_CREATE or op.step != R.STEP_CREATE_PODS or row.running_revision:
+        return False
+    pinned = hash_of(op.target_revision)
+    return bool(pinned) and any(
+        p.revision_hash and p.revision_hash != pinned and not p.terminating for p in pods
+    )
 
 
 def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:

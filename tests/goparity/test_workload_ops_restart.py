@@ -89,14 +89,6 @@ def _bare(phase: str, pod_count: int, op: R.Operation | None = None, target: boo
     )
 
 
-GANG_LOSS_XFAIL = (
-    "known difference, a documented choice (planner/gang.py lost_gang_member): Go counts a Create at "
-    "CreatePods, or a Failed row, as a committed materialization; ours requires the published podCount "
-    "to have reached the desired count, because watch caches may not yet show a member this reconciler "
-    "just created, so an interrupted partial create is completed member by member"
-)
-
-
 @pytest.mark.parametrize(
     ("row", "live", "expected", "policy", "want"),
     [
@@ -113,7 +105,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="failed with no operation survives count refresh",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _create_owned(R.CREATING, 0),
@@ -122,7 +113,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="committed birth with one survivor fires",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _create_owned(R.CREATING, 1),
@@ -131,7 +121,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="current published count does not erase commit",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _bare(R.CREATING, 1),
@@ -260,7 +249,6 @@ def test_gang_member_loss_backoff_on_unrelated_revision_does_not_block() -> None
     )
 
 
-@pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL)
 def test_gang_member_loss_after_pod_count_refresh() -> None:
     """Go: TestDetectRestartTrigger_GangMemberLossAfterPodCountRefresh: a complete gang (two pods,
     podCount 2) needs no restart; once a member is gone and publication has refreshed podCount to 1,
