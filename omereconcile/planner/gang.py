@@ -303,9 +303,11 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
     its way out, so the gang cannot be created yet. The token takes an unheld row, its own, or one held
     only by the pause, and leaves the group's explanation on ``lastFailure`` (Go ``GangTermination``),
     stamped with the moment the hold began (``gangHoldObservedAt``) so an unchanged hold rewrites
-    nothing; a row another wait already reports keeps it (its clock parked all the same). Go's words
-    for the explanation (the PodGroup pass's ``GangObservation.Message``) are not in the index; ours
-    name the group.
+    nothing; a row another wait already reports keeps it (its clock parked all the same). The
+    explanation is Go's ``GangObservation.Message`` for a terminating group, in its words
+    (``workload/podgroup`` ``ObserveGang``: "PodGroup <name> is terminating; the gang is announced
+    again once it is collected"; pinned by ``escalation/gang_test.go`` @ 8263d0c7
+    ``TestEscalation_GangTerminatingParksWithoutEscalating``).
 
     A scheduler hold whose pods are all placed now has ended in this very pass (Go releases it before
     the gang hold reads the row: escalation/gang_test.go
@@ -322,7 +324,7 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
     name = pod_group_name(ctx.prefix, ctx.component, row.index)
     evidence = {
         "reason": wait,
-        "message": f"PodGroup {name} is terminating; the gang's pods are created once it is gone",
+        "message": f"PodGroup {name} is terminating; the gang is announced again once it is collected",
         "time": format_time(since or ctx.now),
     }
     return replace(row, operation=replace(op, waiting=wait, deadline=None), last_failure=evidence)

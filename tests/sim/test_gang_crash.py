@@ -199,6 +199,7 @@ def test_a_crash_between_the_creates_of_a_gang_rebuilds_it_whole() -> None:
     (row,) = sim.rows()
     assert (row["phase"], row["incarnation"]) == ("Ready", 2)
     restarts = [e.message for e in sim.events if e.event_reason == "RestartTriggered"]
-    assert len(restarts) == 1 and "gang member lost: 1 of 2 pods present" in restarts[0]
+    assert len(restarts) == 1
+    assert "gang member lost: 1 of 2 pods present" in restarts[0]
     assert len(applied(d, "CreatePod")) == 3
     assert len(applied(d, "DeletePod")) == 1
