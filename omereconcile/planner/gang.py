@@ -113,6 +113,23 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     return None
 
 
+def _foreign_group(ctx: Ctx, index: int) -> PodGroupView | None:
+    """The Instance's PodGroup name held by a group this replica does not control (Go
+    ``GangStateOwnershipConflict``, ``workload/podgroup`` ``ObserveGang``), else None. Only read where
+    the PodGroup CRD is installed."""
+    if not ctx.world.gang_scheduling:
+        return None
+    group = group_of(ctx, index)
+    return group if group is not None and not _ours(ctx, group) else None
+
+
+def _controller_description(group: PodGroupView) -> str:
+    """Go ``workload/podgroup`` ``controllerDescription``: ``Kind/Name`` of the group's controller
+    owner reference, or ``no controller``."""
+    ref = next((o for o in group.owner_references if o.get("controller")), None)
+    return "no controller" if ref is None else f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
 def _group_terminating(ctx: Ctx, index: int) -> bool:
     """The Instance's own PodGroup is still on its way out (the ``PodGroupTerminating`` wait stands)."""
     group = group_of(ctx, index)
@@ -364,14 +381,13 @@ def bring_up_gang(
     missing = [
         (runner, k) for (runner, k), n in zip(ctx.gang_slots, names, strict=True) if by_name(pods, n) is None
     ]
-    withheld = False
-    if missing:
+    # A name another controller holds is read on every pass, members present or not; it withholds
+    # every create and ends the attempt below, once dead members are recycled (Go's Create pass
+    # recycles them before the escalation pass reads the gang).
+    foreign = _foreign_group(ctx, row.index)
+    withheld = foreign is not None
+    if missing and not withheld:
         wait = _ensure_pod_group(ctx, row, out)
-        if wait == PODGROUP_NAME_IN_USE:
-            if retry is None:
-                return row, False
-            msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
-            return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
         if wait == PODGROUP_FAILED:
             # Go ``EnsurePodGroupsWithState``: members are withheld until the reset's replacement group
             # exists, and the row is untouched (no hold, no failure): a failure that resets itself
@@ -417,6 +433,17 @@ def bring_up_gang(
         # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
         # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
         row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
+    if foreign is not None and (retry is not None or missing):
+        # Go escalation/escalation.go Run, the GANG path (escalation/gang.go gangTerminalReason,
+        # escalateGangFailure; ome-projects/ome 4dfb96b1, pinned by escalation/gang_test.go @ 8263d0c7
+        # TestEscalation_GangOwnershipConflictFailsOnlyItsRow): nothing this controller does frees the
+        # name, so the attempt ends, environment-caused (no retry charge), in ObserveGang's words.
+        if retry is None:
+            return row, False
+        msg = (
+            f"PodGroup {foreign.name} is controlled by {_controller_description(foreign)}, not by this owner"
+        )
+        return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):

@@ -174,15 +174,6 @@ def test_gang_hold_takes_over_from_cleared_pod_token() -> None:
     assert after.operation.deadline is None
 
 
-CONFLICT_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours reads the gang's PodGroup only while members are missing "
-    "(bring_up_gang, _ensure_pod_group); Go's GANG path reads it on every pass, so a name another "
-    "controller holds ends an attempt whose members already exist",
-)
-
-
-@CONFLICT_XFAIL
 def test_gang_ownership_conflict_fails_only_its_row() -> None:
     """Go: same file, TestEscalation_GangOwnershipConflictFailsOnlyItsRow: a name held by another
     controller ends the Create (``PodGroupNameInUse`` naming the owner), environment-caused (no block)."""
@@ -212,7 +203,6 @@ def test_gang_readings_terminating_parks(name: str, op_type: str, step: str) -> 
     assert _warnings(out) == []
 
 
-@CONFLICT_XFAIL
 @pytest.mark.parametrize(
     ("name", "op_type", "step"),
     [("repair", R.OP_RESTART, R.STEP_DRAIN), ("recreate", R.OP_UPDATE, R.STEP_DRAIN)],
