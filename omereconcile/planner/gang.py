@@ -398,7 +398,18 @@ def bring_up_gang(
             # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
             # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
             out.wake(ctx.now + POD_GROUP_RECHECK)
-            return _gang_hold(ctx, row, wait, pods), False
+            if first_unplaced(live(pods)) is None:
+                return _gang_hold(ctx, row, wait, pods), False
+            # A member the scheduler refuses: the pod hold is marked first, the wait a grace can end
+            # (the collection ends by itself). Nothing is created meanwhile; the failure checks below
+            # read the member (Go escalation/escalation.go Run, the pod-level marks before the GANG
+            # path; escalation/gang_test.go @ 8263d0c7 TestEscalation_PodHoldWinsOverGangHold). Either
+            # wait parks the clock, whichever reports it.
+            withheld = True
+            if op.deadline is not None:
+                row = replace(row, operation=replace(op, deadline=None))
+                op = row.operation
+                assert op is not None
     if op.waiting == PODGROUP_TERMINATING and not _group_terminating(ctx, row.index):
         # The gang hold is read on every pass (ome-projects/ome 4dfb96b1 escalation/escalation.go Run,
         # GANG path; escalation/gang_test.go TestEscalation_GangHoldClearedOnceCollected @ 8263d0c7): a
