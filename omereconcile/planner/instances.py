@@ -14,8 +14,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
+from omereconcile.planner.context import IN_PLACE_STRATEGIES, RECREATE, SURGE, Ctx, hash_of
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
     start_gang_restart,
@@ -32,6 +32,7 @@ from omereconcile.planner.inplace import (
     start_in_place,
     step_in_place,
 )
+from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
@@ -437,6 +438,29 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     return row
 
 
+def _free_silent_names(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> None:
+    """Go ``ops/unknown_phase.go`` ``recoverUnknownPhaseInstances`` (ome-projects/ome, the newest stored
+    version, 5,517 characters): "the Create pass runs the sweep over every planned Instance, so a
+    serving Instance whose node dies is rebuilt elsewhere by the ordinary missing-pod paths once the
+    names are freed". An Instance with no operation whose pod's kubelet stopped reporting has that pod
+    force-deleted on node-death evidence under ``lifecycle.forceDelete`` (the evidence's boundary is a
+    wake-up until then); a step's own pods go through ``holds.node_unknown_hold``, a Terminating pod
+    through the sweep. A pause runs no Create pass, so nothing is freed under one. Go test: the
+    612,458-character root reconcile_test,
+    TestNodeLoss_ServingInstanceIsRebuiltElsewhereUnderTheForceDeletePolicy. Before, only a row with an
+    operation freed a silent pod's name, and a Ready Instance on a dead node waited for its node."""
+    if ctx.paused or ctx.world.settings.force_delete is None:
+        return
+    names = set(gang_names(ctx, row.index)) if ctx.gang else {ctx.pod_name(row.index, row.active_ordinal)}
+    for pod in sorted(pods, key=lambda p: p.name):
+        if (
+            pod.name in names
+            and not pod.terminating
+            and kubelet_silent(ctx.world.nodes, pod, ctx.world.settings.force_delete)
+        ):
+            force_delete_silent(ctx, row.index, pod, out)
+
+
 def park(ctx: Ctx, row: Row) -> Row:
     """Go ``holds/pause.go`` ``pauseHold``: the weakest authority on the row. A row another authority
     already holds (quota, the scheduler, a silent node: its ``waiting`` token) keeps that token; the
@@ -474,6 +498,7 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
+        _free_silent_names(ctx, row, pods, out)
         idle = _step_idle(ctx, row, pods, out)
         new_op = idle.operation
         if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:
@@ -503,6 +528,15 @@ def step_row(
     if ctx.paused and (op.type == R.OP_UPDATE or (ctx.freeze and op.type == R.OP_RESTART)):
         return _step_paused(ctx, row, pods, out, retry, row_target)
     if ctx.paused and ctx.freeze and not committed_create:
+        return park(ctx, row)
+    if ctx.paused and committed_create and not row.running_revision and op.target_revision != ctx.target:
+        # ops/create.go createFinishableAt (ome-projects/ome, the newest stored create.go, 53,576
+        # characters; CreateCommittedIndices is the pass a paused Component runs): a first
+        # materialization (no running revision: the attempt owns its pods) committed to a revision the
+        # Component no longer converges to, or naming none, is not finished under a pause; retiring it
+        # is a new operation the pause withholds, so the row is left as it is until the unpause. Go
+        # test: the 612,458-character root reconcile_test, TestReconcile_PausedLeavesASupersededCreateAlone.
+        # Before: the set was finished at the pinned revision under the pause.
         return park(ctx, row)
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does
@@ -545,10 +579,34 @@ def _advance(
     if op.type == R.OP_CREATE:
         return _step_create(ctx, row, pods, out, retry, row_target)
     if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE:
+        if not op.strategy and ctx.strategy not in IN_PLACE_STRATEGIES:
+            return _unpinned_in_place(ctx, row, row_target, out)
         return step_in_place(ctx, row, pods, out, retry, row_target)
     if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
     return step_surge(ctx, row, pods, out, retry, paused=paused)
+
+
+def _unpinned_in_place(ctx: Ctx, row: Row, row_target: str, out: Out) -> Row:
+    """An in-place roll whose operation pins no strategy (a row an older controller wrote), the
+    strategy since edited away from the in-place pair: the attempt runs under the edited strategy.
+
+    Go (ome-projects/ome): ``workload/ops/update.go`` ``UpdateWithPods`` and ``effectiveUpdateStrategy``
+    (58a57f25, and unchanged in the newest stored version, 50,518 characters, read whole): the
+    strategy an attempt runs under is "the one pinned on the operation in flight, or the desired one
+    when no attempt owns the Instance" — and an operation with an empty ``Strategy`` pins nothing,
+    so the desired strategy resolves the mode. A row at step ``InPlace`` is not surge-owned
+    (``isSurgeOwnedStatus``) nor a recreate in flight (``recreateInFlight``), so
+    ``chooseUpdateModeForInstance`` decides: ``RecreatePod`` runs ``recreateUpdate``, whose stamp
+    (``patchInstanceStatusRecreatingForUpdate``: its guard requires step ``Drain``, "so a prior in-place
+    pass at the same target doesn't block the bump") opens a new operation at step ``Drain`` with the
+    incarnation bumped and ``RecreateUpdateStarted``; ``SurgeThenDrain`` runs ``surgeUpdate``, which
+    opens a surge. Pinned by ``update_test.go`` @ 58a57f25
+    ``TestUpdate_StrategyChangeMidRollout_RecreateStillBumpsIncarnation``. Every in-place operation
+    ours opens pins its strategy (``inplace.start_in_place``), so only such inherited rows take this
+    path. Before: ours dispatched the row by its step and kept patching in place."""
+    mode = MODE_RECREATE if ctx.strategy == RECREATE else MODE_SURGE
+    return start_update(ctx, row, row_target, out, mode)
 
 
 def _step_paused(
