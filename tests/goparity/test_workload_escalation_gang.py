@@ -6,9 +6,9 @@ readings (``types.GangObservations``: terminating, ownership conflict, failed, a
 reading in as a fixture; ours reads the Instance's PodGroup off the observed world, so a reading is a
 ``PodGroupView`` at the Instance's name (one of ours on its way out, or one another controller
 controls), and the pass is the gang's :func:`omereconcile.planner.gang.bring_up_gang` (or
-:func:`~omereconcile.planner.instances.step_row` for a row another step owns). Ours reads the group
-while the gang's pods are missing; the cases where Go reads it with every pod present are strict xfails
-(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
+:func:`~omereconcile.planner.instances.step_row` for a row another step owns). Since goG2 ours reads a
+name another controller holds on every pass, members present or not, as Go does (the cases were strict
+xfails before; ``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
 (``planner/gang.py`` ``reset_failed_pod_group``, since goKD): on the row it changes nothing, as Go's
 escalation pass leaves it to the PodGroup pass.
 """
