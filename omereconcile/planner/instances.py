@@ -40,6 +40,7 @@ from omereconcile.planner.restart import (
     rebuild_follows_target,
     single_pod_restart_reason,
     spent_repair,
+    step_crash_ladder,
     step_spent_repair,
 )
 from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
@@ -447,7 +448,10 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
-        return _step_idle(ctx, row, pods, out)
+        # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
+        # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
+        crashed = step_crash_ladder(ctx, row, pods, out, retry)
+        return crashed if crashed is not None else _step_idle(ctx, row, pods, out)
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):

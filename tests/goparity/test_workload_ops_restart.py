@@ -1841,12 +1841,13 @@ def test_repair_yields_to_target_superseded_first_materialization_yields_to_its_
 # -- the held crash loop: a crash of a promoted single-pod set on a revision whose ladder holds --------
 
 CRASH_WINDOW = timedelta(seconds=90)  # Go crashLoopWindow: the stuck-pod grace, no minReadySeconds
-HELD_CRASH_XFAIL = (
-    "known difference: Go counts a crash of a promoted pod set on the running revision's retry ladder "
-    "and, once that ladder holds, parks the row Failed while its set is down and keeps it Ready naming "
-    "the loop while it serves (ops/restart.go @ 58a57f25 readCrashLadder, countCrashOnLadder, "
-    "readCrashLoopEpisode, settleCrashLoopEpisode, CrashLoopServingNote); ours has no crash ladder: "
-    "under RecreateInstanceOnPodRestart a runner restart after Ready opens a Restart at once"
+EPISODE_ROLL_XFAIL = (
+    "known difference: Go's RepairYieldsToTarget never yields a row owed a crash-loop episode "
+    "(readCrashLoopEpisode, ops/restart.go newest stored) and its restart pass unparks a Failed park whose "
+    "set serves again (status.UnparkServing); ours' roll plans the Failed row off the corrected target "
+    "(rollout.plan_instances, an Update) before the restart pass reads the episode, so the row is rebuilt "
+    "at the target instead of returned to Ready. Whether Go's update pass takes the unparked row later in "
+    "the same reconcile was not read"
 )
 CRASH_NOTE = "crash loop"
 
@@ -1947,7 +1948,6 @@ def _names_crash_loop(row: dict[str, Any]) -> bool:
     return CRASH_NOTE in str((row.get("lastFailure") or {}).get("message") or "")
 
 
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
     """Go: TestRestart_HeldLadderKeepsAServingSetReadyAndNamesTheLoop: a held ladder parks nothing a
     serving set sits on: the row stays Ready naming the crash loop, readySince kept, no warning."""
@@ -1958,7 +1958,6 @@ def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
     assert _events(out, "InstanceFailed") == [], GO
 
 
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
     """Go: TestRestart_HeldLadderParksTheSetOnceItLeavesServing: once the set is out of serving the
     hold parks the row: Failed, no operation, the crashed pod recorded, one InstanceFailed warning
@@ -1975,28 +1974,8 @@ def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
 @pytest.mark.parametrize(
     ("held", "named"),
     [
-        pytest.param(
-            True,
-            True,
-            id="under the held ladder, naming the loop",
-            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
-        ),
-        pytest.param(
-            False,
-            False,
-            id="after the hold is released, as plain Ready",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "known difference: Go's unpark (ops/restart.go @ 58a57f25 readCrashLoopEpisode, "
-                    "crashLoopUnpark, status.UnparkServing) keeps readySince at the promotion the crash is "
-                    "measured from, for its crash ladder to read on; ours re-anchors readySince at the "
-                    "return to Ready (steps.complete). Keeping the anchor without the crash ladder would "
-                    "make ours' runner-restart trigger rebuild the row on the next pass, so it is not "
-                    "changed alone"
-                ),
-            ),
-        ),
+        pytest.param(True, True, id="under the held ladder, naming the loop"),
+        pytest.param(False, False, id="after the hold is released, as plain Ready"),
     ],
 )
 def test_crash_loop_park_returns_to_ready_while_its_set_serves(held: bool, named: bool) -> None:
@@ -2032,7 +2011,6 @@ def test_crash_loop_park_while_the_pod_is_down_stays_parked() -> None:
         pytest.param(False, timedelta(0), id="the hold is released"),
     ],
 )
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -> None:
     """Go: TestRestart_ProvenSetClearsTheCrashLoopNote: once named, the note leaves on its own: a set
     that holds Ready for the proven window, or a released hold, leaves plain Ready with the kubelet's
@@ -2041,7 +2019,9 @@ def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -
     row, _ = _one(sim)
     assert _names_crash_loop(row), GO
     driver.one_pass()
-    sim.advance(advance.total_seconds())
+    # The clock alone moves, as Go's test reads the same pod later: the simulated kubelet's tick would
+    # rewrite the seeded container statuses (the pod's behaviour is "pending").
+    sim.now += advance
     if not held:
         assert sim.replica is not None
         sim.replica["status"]["retryBlocks"] = []
@@ -2333,7 +2313,7 @@ def test_repair_yields_to_target_leaves_a_superseded_gang_set_to_its_cleanup(
             True,
             False,
             id="a park whose set serves again is unparked under the corrected target",
-            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
+            marks=pytest.mark.xfail(strict=True, reason=EPISODE_ROLL_XFAIL),
         ),
         pytest.param(False, True, id="a park whose set is down is left to the roll"),
     ],
@@ -2421,16 +2401,6 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
     return sim
 
 
-PUSHED_XFAIL = (
-    "known difference: Go counts the crash of a promoted pod set inside its crash window on the running "
-    "revision's retry ladder at its first sighting (the row remembers it, the block goes Backoff with "
-    "one attempt), and rebuilds the set as the ladder's next attempt once the backoff is due "
-    "(ops/restart.go readCrashLadder, countCrashOnLadder, RestartOpensLadderAttempt); ours has no crash "
-    "ladder: under RecreateInstanceOnPodRestart it restarts the Instance at once, under None it opens "
-    "and counts nothing"
-)
-
-
 @pytest.mark.parametrize(
     ("policy", "dark"),
     [
@@ -2442,7 +2412,6 @@ PUSHED_XFAIL = (
         pytest.param("None", True, id="TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge/None"),
     ],
 )
-@pytest.mark.xfail(strict=True, reason=PUSHED_XFAIL)
 def test_pushed_crash_is_counted_on_the_ladder_at_its_first_sighting(policy: str, dark: bool) -> None:
     """Go (newest): TestRestart_PushedSinglePodCrashLoopIsTheLaddersNextAttempt (both policies) and
     TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge (both subtests), their first pass: the
