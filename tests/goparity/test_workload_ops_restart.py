@@ -2428,3 +2428,55 @@ def test_pushed_crash_is_counted_on_the_ladder_at_its_first_sighting(policy: str
     )
     assert (blocks.get(rev) or {}).get("state") == "Backoff", GO_NEWEST
     assert (blocks.get(rev) or {}).get("attemptsStarted") == 1, GO_NEWEST
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_pushed_crash_rebuild_is_the_ladders_attempt_once_the_backoff_is_due(policy: str) -> None:
+    """Go (newest) ``countCrashOnLadder`` and ``Restart`` (``status.RetryBlockAttemptStarted``), the pass
+    after the first sighting of the pushed crash above (pinned here, not counted as a Go case): once the
+    ladder's 20 s backoff is due, RecreateInstanceOnPodRestart rebuilds the set at the next incarnation
+    as the ladder's attempt (the block ``RetryInProgress``, the crash not charged again), naming the
+    runner's restart; under None nothing is rebuilt while the pod is not yet wedged past the grace."""
+    from omereconcile.simulate.driver import Driver
+
+    sim = _pushed_crash_loop(policy)
+    rev = sim.rows()[0]["runningRevision"]
+    Driver(sim).one_pass()
+    sim.now += timedelta(seconds=21)  # the clock alone: the seeded container statuses stay as they are
+    row, out = _one(sim)
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    blocks = (
+        {b["targetRevision"]: b for b in (written[-1].status.get("retryBlocks") or [])} if written else {}
+    )
+    if policy == "None":
+        assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+        assert _events(out, "RestartTriggered") == [], GO_NEWEST
+        return
+    assert ((row.get("operation") or {}).get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO_NEWEST
+    assert (blocks.get(rev) or {}).get("state") == "RetryInProgress", GO_NEWEST
+    assert (blocks.get(rev) or {}).get("attemptsStarted") == 1, GO_NEWEST
+    (said,) = _events(out, "RestartTriggered")
+    assert "restarted after Ready" in said, GO_NEWEST
+
+
+def test_one_runner_restart_that_does_not_loop_is_rebuilt_at_once_under_a_ladder() -> None:
+    """Go (newest) ``readRunnerCrash`` / ``runnerLoops``: one restart of a runner after Ready, running
+    again and never parked, on a set the ladder has no failure for, is not a crash; the policy's trigger
+    rebuilds it at once, whatever ladder is configured (pinned here, not counted as a Go case)."""
+    sim = _pushed_crash_loop(RECREATE)
+    pod = sim.pods[POD0]
+    status = pod.obj["status"]
+    cs = status["containerStatuses"][0]
+    started = pod.obj["metadata"]["creationTimestamp"]
+    crashed_at = cs["lastState"]["terminated"]["finishedAt"]
+    cs.update(ready=True, state={"running": {"startedAt": crashed_at}})
+    cs["lastState"]["terminated"]["startedAt"] = started
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True"
+    sim._endpoint_slices()
+    row, out = _one(sim)
+    assert ((row.get("operation") or {}).get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO_NEWEST
+    assert _events(out, "RestartTriggered"), GO_NEWEST
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    assert not (written[-1].status.get("retryBlocks") if written else None), GO_NEWEST
