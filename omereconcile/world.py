@@ -301,6 +301,10 @@ class PodGroupView:
     owner_references: tuple[Mapping[str, Any], ...] = ()
     schedule_timeout_seconds: int | None = None
     resource_version: str = ""
+    # The gang scheduler's verdict (``status.phase``; ``Failed`` is absorbing) and its count of
+    # failed members (``status.failed``), read by the PodGroup reset (``planner/gang.py``).
+    phase: str = ""
+    failed_members: int = 0
 
     @property
     def index(self) -> int | None:
@@ -331,6 +335,8 @@ class PodGroupView:
             ),
             schedule_timeout_seconds=_int_or_none((obj.get("spec") or {}).get("scheduleTimeoutSeconds")),
             resource_version=str(meta.get("resourceVersion", "")),
+            phase=str((obj.get("status") or {}).get("phase") or ""),
+            failed_members=_int_or_none((obj.get("status") or {}).get("failed")) or 0,
         )
 
 
@@ -409,17 +415,33 @@ class Endpoints:
 
     @classmethod
     def from_slices(cls, slices: Iterable[Mapping[str, Any]]) -> Endpoints:
+        """Index the endpoints of the Service's slices by the pod their ``targetRef`` names.
+
+        Go: ome-projects/ome ``pkg/controller/v1beta1/workload/drain/drain.go`` @ dcfb4135 (the newest
+        of three stored versions) ``endpointTargetsPod``, ``endpointIsReady``, ``EndpointAvailable``:
+        an endpoint names the pod when its ``targetRef`` kind is empty or ``Pod`` and its namespace is
+        empty or the pod's; an absent (or null) ``conditions.ready`` is presumed ready, as the
+        discovery/v1 contract and kube-proxy read it; an absent ``serving`` follows ``ready``; an absent
+        ``terminating`` is not terminating. The pods of a pass live in the namespace its slices are
+        listed in (Go lists ``InNamespace`` the pod's namespace), so a slice's own
+        ``metadata.namespace`` stands for the pod's; a slice without one checks no namespace. Before,
+        an absent ``ready`` read as not ready (a pod still routed counted as drained) and a
+        ``targetRef`` into another namespace was taken for the pod of the same name.
+        """
         by_pod: dict[str, EndpointView] = {}
         seen = False
         for sl in slices:
             seen = True
+            namespace = (sl.get("metadata") or {}).get("namespace") or ""
             for ep in sl.get("endpoints", []) or []:
                 ref = ep.get("targetRef") or {}
-                if ref.get("kind", "Pod") != "Pod" or not ref.get("name"):
+                if (ref.get("kind") or "Pod") != "Pod" or not ref.get("name"):
+                    continue
+                if namespace and ref.get("namespace") and ref["namespace"] != namespace:
                     continue
                 cond = ep.get("conditions", {}) or {}
-                ready = cond.get("ready") is True
-                serving = cond.get("serving", ready) is True
+                ready = cond.get("ready") is not False
+                serving = (ready if cond.get("serving") is None else cond["serving"]) is not False
                 # The headless Service publishes not-ready addresses, so the EndpointSlice controller
                 # marks every endpoint ready; `serving` is what follows the pod's Ready condition (and
                 # with it the ome.io/serving gate). In rotation means both.
@@ -428,7 +450,7 @@ class Endpoints:
                     ready=ready and serving,
                     serving=serving,
                     terminating=terminating,
-                    available=cond.get("ready", True) is not False and not terminating,
+                    available=ready and not terminating,
                 )
                 prev = by_pod.get(ref["name"])
                 # A pod listed in two slices (during a slice split) counts ready (or available) if

@@ -44,6 +44,7 @@ from omerender.stamps import pod_group
 __all__ = [
     "PODGROUP_TERMINATING",
     "POD_GROUP_RECHECK",
+    "POD_GROUP_RESET",
     "RESTART_POLICY_RECREATE",
     "bring_up_gang",
     "correct_pod_group_drift",
@@ -55,11 +56,14 @@ __all__ = [
     "has_stale_single_pod_groups",
     "lost_gang_member",
     "release_pod_group",
+    "reset_failed_pod_group",
     "runner_restarted_since_ready",
 ]
 
 PODGROUP_TERMINATING = "PodGroupTerminating"  # operation.waiting (01 §4.6)
 PODGROUP_NAME_IN_USE = "PodGroupNameInUse"
+PODGROUP_FAILED = "Failed"  # scheduler-plugins PodGroupFailed: the gang scheduler's absorbing verdict
+POD_GROUP_RESET = "PodGroupReset"  # Go workload.EventReasonPodGroupReset
 RESTART_POLICY_RECREATE = "RecreateInstanceOnPodRestart"
 POD_GROUP_RECHECK = timedelta(seconds=1)
 
@@ -96,14 +100,16 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     group = group_of(ctx, row.index)
     if group is None:
         obj = _desired_group(ctx, row.index)
-        out.actions.append(
-            CreatePodGroup(obj["metadata"]["name"], obj, f"Instance {row.index}'s gang is scheduled as one")
-        )
+        name = obj["metadata"]["name"]
+        if not any(isinstance(a, CreatePodGroup) and a.name == name for a in out.actions):
+            out.actions.append(CreatePodGroup(name, obj, f"Instance {row.index}'s gang is scheduled as one"))
         return None
     if not _ours(ctx, group):
         return PODGROUP_NAME_IN_USE
     if group.terminating:
         return PODGROUP_TERMINATING
+    if group.phase == PODGROUP_FAILED:
+        return PODGROUP_FAILED  # the reset (``reset_failed_pod_group``) rebuilds it; members wait
     return None
 
 
@@ -166,7 +172,9 @@ def correct_pod_group_drift(
     else the group's own annotation), so a topology edit never changes a running gang's contract.
     Not mirrored: when the annotation was removed by hand while pods run, Go re-derives it from
     their affinity (or refuses the pass); ours leaves it absent. A group that is not ours or is
-    terminating is never updated (``_ensure_pod_group`` says why its pods wait)."""
+    terminating is never updated (``_ensure_pod_group`` says why its pods wait). A group of ours the
+    gang scheduler marked ``Failed`` is reset instead (:func:`reset_failed_pod_group`), and a standing
+    gang without its group gets it back (``_rebuild_standing_gangs_group``)."""
     if not ctx.world.gang_scheduling or not ctx.gang:
         return
     # Go ``terminalOwnedIndices``: a row a Delete owns keeps its group until the teardown removes it.
@@ -175,7 +183,13 @@ def correct_pod_group_drift(
         if index in deleting:
             continue
         group = group_of(ctx, index)
-        if group is None or group.terminating or not _ours(ctx, group):
+        if group is None:
+            _rebuild_standing_gangs_group(ctx, index, out)
+            continue
+        if group.terminating or not _ours(ctx, group):
+            continue
+        if group.phase == PODGROUP_FAILED and _resettable(rows, index):
+            reset_failed_pod_group(ctx, group, out)
             continue
         patch = _drift_patch(group, _desired_group(ctx, index), keep_topology=bool(pods_by_index.get(index)))
         if patch:
@@ -189,6 +203,60 @@ def correct_pod_group_drift(
                     f"Instance {index}'s PodGroup drifted ({', '.join(fields)}): OME keeps it as its gang needs",
                 )
             )
+
+
+def _rebuild_standing_gangs_group(ctx: Ctx, index: int, out: Out) -> None:
+    """A gang whose pods stand without their PodGroup (the reset deleted it, or a hand did) gets it
+    back at once, as Go's ``EnsurePodGroupsWithState`` creates every planned gang's group each pass
+    (``inventory_test.go`` @ 4dfb96b1 ``TestGang_FailedPodGroupIsResetNotEscalated``: "the ensure
+    builds a fresh one"). Ours creates a group ahead of missing pods in the Instance's own step
+    (``_ensure_pod_group``); here only a gang with live pods on the name, which no step would
+    recreate it for."""
+    obj = _desired_group(ctx, index)
+    name = obj["metadata"]["name"]
+    if not any(p.labels.get(c.LABEL_POD_GROUP) == name and not p.terminating for p in ctx.world.pods):
+        return
+    out.actions.append(CreatePodGroup(name, obj, f"Instance {index}'s gang stands without its PodGroup"))
+
+
+def _resettable(rows: Sequence[Row], index: int) -> bool:
+    """Go ``resettableIndex`` (``workload/gang/gang.go`` @ 4dfb96b1): a teardown (Delete) or a migration
+    owns its Instance's group; any other row, or none, may have it rebuilt."""
+    row = next((r for r in rows if r.index == index), None)
+    return row is None or row.operation is None or row.operation.type not in (R.OP_DELETE, "Migrate")
+
+
+def reset_failed_pod_group(ctx: Ctx, group: PodGroupView, out: Out) -> None:
+    """A PodGroup of ours the gang scheduler marked ``Failed`` is deleted, to be rebuilt under the same
+    name by the next pass's ensure; one Warning ``PodGroupReset`` carries the scheduler's explanation.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/gang/gang.go`` @ 4dfb96b1 (the one stored
+    version; ``inventory.go`` is not in the index) ``EnsurePodGroupsWithState``, ``anyTerminalMember``,
+    ``warnPodGroupReset``, with ``workload/podgroup`` ``ObserveGang`` (the message): the Failed verdict
+    is absorbing (the scheduler stops reconciling the object, and the ensure only keeps labels,
+    ownership and size), so the gang could never be admitted again under it. The row is untouched and
+    the Instance is never failed for it. A member the kubelet finished with (phase ``Failed``, not
+    being deleted) still on the name holds the reset back: the group's phase is derived from its
+    members, so a rebuild around it would get the same verdict; the create pass recycles it first.
+    Pinned by ``gang/inventory_test.go`` @ 4dfb96b1 ``TestGang_FailedPodGroupIsResetNotEscalated``
+    and ``TestGang_FailedPodGroupResetWaitsForTerminalMemberRecycle``. Go announces the event once per
+    episode on the row (``status.Announce``); ours says it on the pass that deletes the group (the
+    next pass reads the group Terminating or gone, never Failed again). PodGroups are not watched:
+    a verdict is read on the next pass the replica gets, as in Go, whose PodGroup watch ignores status
+    changes (``inferencereplica/watches.go`` ``podGroupPredicate``)."""
+    members = [p for p in ctx.world.pods if p.labels.get(c.LABEL_POD_GROUP) == group.name]
+    if any(p.phase == "Failed" and not p.terminating for p in members):
+        return
+    out.actions.append(DeletePodGroup(group.name, group.uid, "the gang scheduler failed it: rebuilt anew"))
+    failed = f"{group.failed_members} of {group.min_member} members failed"
+    detail = f"PodGroup {group.name} reported phase {group.phase}: {failed}"
+    out.event(
+        "Warning",
+        POD_GROUP_RESET,
+        f"OMENative component={ctx.component}: deleting PodGroup {group.name} so the gang can be admitted "
+        f"again ({detail})",
+    )
+    out.wake(ctx.now + POD_GROUP_RECHECK)
 
 
 def release_pod_group(ctx: Ctx, index: int, out: Out, why: str) -> bool:
@@ -291,6 +359,7 @@ def bring_up_gang(
     missing = [
         (runner, k) for (runner, k), n in zip(ctx.gang_slots, names, strict=True) if by_name(pods, n) is None
     ]
+    withheld = False
     if missing:
         wait = _ensure_pod_group(ctx, row, out)
         if wait == PODGROUP_NAME_IN_USE:
@@ -298,7 +367,13 @@ def bring_up_gang(
                 return row, False
             msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
             return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
-        if wait is not None:
+        if wait == PODGROUP_FAILED:
+            # Go ``EnsurePodGroupsWithState``: members are withheld until the reset's replacement group
+            # exists, and the row is untouched (no hold, no failure): a failure that resets itself
+            # must not end an attempt. Dead members are still recycled below (the reset waits on it).
+            out.wake(ctx.now + POD_GROUP_RECHECK)
+            withheld = True
+        elif wait is not None:
             # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
             # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
             out.wake(ctx.now + POD_GROUP_RECHECK)
@@ -312,9 +387,11 @@ def bring_up_gang(
         op = row.operation
         assert op is not None
     quiet = [
-        p for p in (by_name(pods, n) for n in names) if p is not None and kubelet_silent(ctx.world.nodes, p)
+        p
+        for p in (by_name(pods, n) for n in names)
+        if p is not None and kubelet_silent(ctx.world.nodes, p, ctx.world.settings.force_delete)
     ]
-    if missing and not quiet:
+    if missing and not quiet and not withheld:
         # A member whose kubelet stopped reporting keeps its name (it may still run), so the gang cannot
         # complete around it: nothing is created while one stands, held or being force-deleted this
         # pass (Go ops/update_gang.go; ome-projects/ome @ 58a57f25 update_gang_test.go

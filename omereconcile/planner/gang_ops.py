@@ -357,7 +357,11 @@ def _abandon(
         return replace(
             src, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target
         ), None
-    return replace(src, phase=R.READY, operation=None, target_revision=running), None
+    # Go ``status.AbandonedSurgeSourceMutation`` with a revision is ``ReadyOnRevisionMutation``
+    # (``workload/status/decision.go`` @ 8263d0c7): Ready on it, operation and target revision cleared
+    # (``ops/update_gang_test.go`` @ 58a57f25 ``TestAbandonFailedGangSurge_ResetsSourceAfterPodsGone``:
+    # "source TargetRevision ... want cleared"). Before, the row kept its running revision as target.
+    return replace(src, phase=R.READY, operation=None, target_revision=""), None
 
 
 def _recycled_members(src: Row, missing: Sequence[str]) -> int:

@@ -185,7 +185,7 @@ def node_unknown_hold(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> 
     assert op is not None
     held: list[PodView] = []
     for pod in sorted(pods, key=lambda p: p.name):
-        if not kubelet_silent(ctx.world.nodes, pod):
+        if not kubelet_silent(ctx.world.nodes, pod, ctx.world.settings.force_delete):
             continue
         if pod.terminating:
             # The stuck-Terminating sweep owns it (planner/nodedeath.py sweep_terminating).

@@ -288,6 +288,18 @@ def _step_create(
 def _step_recreate(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row:
+    """A recreate (an Update under ``RecreatePod``) or a Restart: drain and delete the old
+    incarnation's pods, then create the new incarnation's and promote.
+
+    An Update's step stays ``Drain`` through all three phases, which the pods tell apart: Go
+    ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_recreate.go`` @ 58a57f25 (the newest
+    of the stored versions read; ae683e3f's text plus the admission-rejected recycle) ``recreateUpdate``
+    re-runs ``status.StampRecreating`` (Step=Drain) on every pass and picks phase A (old pods left), B
+    (create the missing new pods) or C (serve, promote) from ``PartitionPodsByIncarnation``; pinned by
+    ``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing`` and
+    ``update_inplace_test.go`` @ 58a57f25 (``Step=Drain`` after the in-place roll's pod loss). Before,
+    ours wrote ``CreatePods`` once the old incarnation was gone. A Restart still moves to
+    ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here)."""
     op = row.operation
     assert op is not None
     if op.step == R.STEP_DRAIN:
@@ -299,7 +311,8 @@ def _step_recreate(
                 out.delete(p, "drained: no EndpointSlice lists the pod as ready")
         if old:
             return row
-        row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
+        if op.type == R.OP_RESTART:
+            row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
     if op.type != R.OP_RESTART:
         # A restart recreates what ran; moving to another revision is the update's business.
         row = _retarget(ctx, row, row_target)
@@ -442,16 +455,36 @@ def park(ctx: Ctx, row: Row) -> Row:
 
 
 def step_row(
-    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
+    ctx: Ctx,
+    row: Row,
+    pods: Sequence[PodView],
+    out: Out,
+    retry: RetryBook,
+    row_target: str,
+    *,
+    full_create: bool = False,
 ) -> Row | None:
-    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone."""
+    """Advance one Instance by what this pass can do. ``None`` means the Instance is gone.
+
+    ``full_create``: Go's full Create pass runs this pass (``rollout._full_create_pass``). A Create a
+    settled Instance opens then (a gang under restart policy ``None`` refilling a lost member) is
+    stepped in the same pass: Go's ``ops/create.go`` ``createFilteredBatched`` commits the
+    ``Creating`` intent and then creates the missing pods (``processStartActions``), pinned by
+    ``ops/create_test.go`` (the newest stored) ``TestCreate_NonRecreatePolicy_SelfHealsMissingPod``.
+    Before issue 37 (goY) the member was created one pass after the stamp."""
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
         # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
         # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
         crashed = step_crash_ladder(ctx, row, pods, out, retry)
-        return crashed if crashed is not None else _step_idle(ctx, row, pods, out)
+        if crashed is not None:
+            return crashed
+        idle = _step_idle(ctx, row, pods, out)
+        new_op = idle.operation
+        if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:
+            return step_row(ctx, idle, pods, out, retry, row_target)
+        return idle
     if op.type == R.OP_DELETE:
         return _step_delete(ctx, row, pods, out)
     if is_reset_journal(op):

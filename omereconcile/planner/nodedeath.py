@@ -144,15 +144,26 @@ def stuck_terminating(
     return node_death(nodes, pod, policy, now, overdue)
 
 
-def kubelet_silent(nodes: Mapping[str, NodeView | None] | None, pod: PodView) -> bool:
-    """Whether the pod's kubelet stopped reporting it: Go's ``PodPhaseUnknown`` (phase ``Unknown``), or
-    the marks the node lifecycle controller leaves on a node that went quiet (``Ready`` not True, the
-    unreachable taint) or its deletion. Go reads the phase alone; no Kubernetes 1.36 component sets
-    ``Unknown`` for a silent node (the node controller marks the Node and the pods' ``Ready``), so the
-    node is read too, from the watch."""
+def kubelet_silent(
+    nodes: Mapping[str, NodeView | None] | None, pod: PodView, policy: ForceDeletePolicy | None
+) -> bool:
+    """Whether the pod's kubelet stopped reporting it, Go ``evidence.SilentKubeletTargetPods``
+    (ome-projects/ome ``evidence/terminating.go`` @ 58a57f25, called with the operator's
+    ``ForceDelete`` policy by ``holds/nodeunknown.go`` ``reportNodeUnknown``): phase ``Unknown``
+    (Go's ``PodPhaseUnknown``) always; a pod whose ``Ready`` the control plane withdrew only under
+    ``lifecycle.forceDelete`` — without a policy no Node is read, so that shape is no evidence
+    (``holds/nodeunknown_test.go`` @ 58a57f25, "a withdrawn Ready is not read without a policy").
+
+    Under a policy ours reads the withdrawn Ready off the Node the watch holds (``Ready`` not True,
+    the unreachable taint, or the Node gone), as Go's ``ReadSilentPod`` then does before
+    ``SilentPodHeld`` keeps the pod: no Kubernetes 1.36 component sets phase ``Unknown`` for a silent
+    node (the node controller marks the Node and the pods' ``Ready``). Before issue 37 (goY) ours read
+    the Node with or without a policy, so with no ``lifecycle.forceDelete`` a pod on a silent node
+    parked its step on ``NodeUnknown`` (and held a gang's missing members) where Go runs the step's
+    deadline."""
     if pod.phase == "Unknown":
         return True
-    if not pod.node_name:
+    if policy is None or not pod.node_name:
         return False
     observed, node = _node(nodes, pod.node_name)
     return observed and (node is None or node.silent)

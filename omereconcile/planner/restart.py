@@ -20,9 +20,9 @@ cases are the same text): ``DetectRestartTriggerWithPods``, ``Restart`` and the 
 pinned by ``restart_test.go`` @ 58a57f25 (``tests/goparity/test_workload_ops_restart.py``).
 
 A **spent repair** is a ``Restart`` parked at ``Failed`` with its operation kept. Go's escalation
-parks a Restart that way at its deadline or on a wedged pod; ours stamps such a Restart ``Failed``
-with the operation cleared (``steps.fail``), so only a status another writer left (OME's Go
-controller, before this one took the replica over) carries one. Its exits, as Go's:
+parks a Restart that way at its deadline or on a wedged pod, and so does ours since goY
+(``steps.fail(keep_operation=True)`` from ``check_failure``; before, ours cleared the operation, so only
+a status another writer left carried one). Its exits, as Go's:
 
 - no live pod left (every pod gone or ended): the spent operation **closes** (``RepairClosed``), the
   row keeps ``Failed``, its incarnation and ``lastFailure``, and the Create pass rebuilds it as a fresh

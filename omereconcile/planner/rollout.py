@@ -194,6 +194,44 @@ def partition_held(rows: Sequence[Row], partition: int, target: str) -> frozense
     return frozenset(r.index for r in candidates[:partition])
 
 
+def _full_create_pass(ctx: Ctx, rows: Sequence[Row], held: frozenset[int], target: str) -> bool:
+    """Whether Go runs its full Create pass this pass, the one that rebuilds a Ready Instance whose
+    pods are gone (ome-projects/ome ``workload/reconcile.go`` ``createPass``: ``createScopeFull`` at
+    its own position, after the update pass). Not while paused (``CreateCommittedIndices``); not
+    while an update is in flight, gated or started (``executeUpdatePass`` then runs only
+    ``CreateFreshIndices``, whose ``surgeFreeIndex`` excludes a Ready row); not while a scale-down
+    wave is still draining (it stops the pass's actions). Read here as: no row carries an Update, no
+    row is Deleting, and every settled Ready or Failed row is on the target or held by the partition
+    (none is the update pass's to start)."""
+    if ctx.paused:
+        return False
+    for r in rows:
+        if r.phase == R.DELETING or (r.operation is not None and r.operation.type == R.OP_UPDATE):
+            return False
+        settled = r.operation is None and r.phase in (R.READY, R.FAILED)
+        if settled and r.index not in held and not _on_target(r, target):
+            return False
+    return True
+
+
+def _unbacked_ready(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """A Ready Instance with no operation and not one pod object left (Go's truth-pass screen,
+    ``planUnbackedDemotions``: ``len(cached[idx]) == 0``, a Terminating pod still counting): Go's
+    full Create pass rebuilds it and re-stamps its phase in the same pass (ome-projects/ome
+    ``workload/plan_decision.go`` ``Plan``: "Unpaused reconciles skip it [the truth pass]: Create both
+    recovers the pods and re-stamps the phase in the same pass"; ``ops/create.go``
+    ``createFilteredBatched``: the ``Creating`` intent committed, then ``createMissingPods``; the
+    revision is ``createRevision``'s, the target for an Instance with no live pod, the running one
+    for an Instance the partition holds). Under ``RecreateInstanceOnPodRestart`` the restart pass owns
+    the loss (``_demoted_ready_restarts``). Before issue 37 (goY) ours published the row ``Pending``
+    with an ``InstanceDemoted`` Warning first and rebuilt it one pass later; the demotion
+    (``instances._step_idle``) is now left to where Go demotes: while paused (the truth pass), or when
+    the full Create pass does not run (the status publication's ``DemotableReady``)."""
+    if row.phase != R.READY or row.operation is not None or ctx.restart_policy == RESTART_POLICY_RECREATE:
+        return False
+    return not pods
+
+
 def _on_target(row: Row, target: str) -> bool:
     if row.operation is not None and row.operation.type != R.OP_DELETE:
         return row.operation.target_revision == target
@@ -231,6 +269,7 @@ def plan_instances(
     hold: Hold | None = None
     updates: list[Row] = []
     new_rows: list[Row] = []
+    full_create = _full_create_pass(ctx, rows, held, target)
     for r in rows:
         if spent_repair(r) and repair_yields(ctx, r, target, retry):
             # Go plan_decision.go restartTrigger: a Restart parked at Failed whose revision is off an
@@ -290,8 +329,13 @@ def plan_instances(
             )
             new_rows.append(start_gang_restart(ctx, r, pods_r, why, out))
             continue
-        if r.phase == R.PENDING or (r.phase == R.FAILED and not serving):
-            # Repair: a Pending Instance is rebuilt; a Failed one that serves nothing is rebuilt after
+        if (
+            r.phase == R.PENDING
+            or (r.phase == R.FAILED and not serving)
+            or (full_create and _unbacked_ready(ctx, r, pods_r))
+        ):
+            # Repair: a Pending Instance is rebuilt (and, when the full Create pass runs, a Ready one
+            # no pod backs any more, ``_unbacked_ready``); a Failed one that serves nothing is rebuilt after
             # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
             # CreateCommittedIndices) runs the Create pass only for a create already committed, and
             # PauseModeRecover repairs through the RestartPolicy alone: so under Recover only an
@@ -357,7 +401,13 @@ def plan_instances(
             stepped[r.index] = step_orphan_target(ctx, r, by_index.get(r.index, []), out_for(r.index))
         else:
             stepped[r.index] = step_row(
-                ctx, r, by_index.get(r.index, []), out_for(r.index), retry, row_target(r)
+                ctx,
+                r,
+                by_index.get(r.index, []),
+                out_for(r.index),
+                retry,
+                row_target(r),
+                full_create=full_create,
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])

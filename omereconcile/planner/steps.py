@@ -305,12 +305,22 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
 
 
 def complete(ctx: Ctx, row: Row, target: str, ordinal: int) -> Row:
+    """The promote: the row Ready on ``target`` at slot ``ordinal``, its operation and target revision
+    cleared (a converged row targets nothing).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/decision.go`` @ 8263d0c7 (the largest
+    of four stored versions; 4dfb96b1, f0c4ef77 and 58a57f25 say the same) ``ReadyOnRevisionMutation`` / ``StampReadyOnRevision`` (the plain promote, Create's
+    and Update's) and ``StampReadyAtOrdinal`` (the surge promote): ``RunningRevision=rev``,
+    ``TargetRevision=""``, ``Operation=nil``; pinned by ``ops/update_test.go`` @ 58a57f25
+    ``TestUpdate_InPlaceConverges_MarksReadyWithRunningRevision`` and ``ops/update_surge_test.go`` @
+    58a57f25 ``TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal`` ("TargetRevision should be
+    cleared"). Before, the row kept ``targetRevision`` equal to its running revision."""
     return replace(
         row,
         phase=R.READY,
         operation=None,
         running_revision=target,
-        target_revision=target,
+        target_revision="",
         active_ordinal=ordinal,
         ready_since=ctx.now,
     )
@@ -329,13 +339,16 @@ def fail(
     event_pod: str | None = None,
     announce: bool = True,
     record: Mapping[str, object] | None = None,
+    keep_operation: bool = False,
 ) -> Row:
     """Phase=Failed with ``lastFailure``; the ``InstanceFailed`` Warning in the words of
     ``inferencereplica/reconciler.go`` ``instanceFailedMsg`` (pod empty for a deadline). ``retry`` is
     None for a failure that is not the revision's fault (an unschedulable pod): no retry charge.
     ``announce=False`` withholds the Warning (a repeat of the same terminal failure). ``record``, when
     given, is the ``lastFailure`` to keep instead (evidence a pod left); its reason is what the
-    revision's block records."""
+    revision's block records. ``keep_operation``: the operation stays on the ``Failed`` row (Go
+    ``status/decision.go`` ``StampFailedKeepingOperation`` / ``StampFailedOnStuckPod``, a spent
+    Restart, ``planner/restart.py``)."""
     target = row.operation.target_revision if row.operation else row.target_revision
     failure: dict[str, object] = {
         "podName": pod_name,
@@ -359,7 +372,8 @@ def fail(
         )
     if retry is not None:
         retry.failure(target, reason, ctx.now, out)
-    return replace(row, phase=R.FAILED, operation=None, last_failure=failure, target_revision=target)
+    kept = row.operation if keep_operation else None
+    return replace(row, phase=R.FAILED, operation=kept, last_failure=failure, target_revision=target)
 
 
 # escalation/disposition.go DisposeExpiredAttempt: the detail its InstanceFailed Warning appends to
@@ -803,7 +817,15 @@ def check_failure(
                     found = Failure(name, stuck.container, stuck.reason, msg, stuck.reason)
                     return row, dispose(ctx, row, attempt or [pod], found, out, retry)
                 return row, fail(
-                    ctx, row, name, stuck.container, stuck.reason, msg, out, _plain_book(op, retry)
+                    ctx,
+                    row,
+                    name,
+                    stuck.container,
+                    stuck.reason,
+                    msg,
+                    out,
+                    _plain_book(op, retry),
+                    keep_operation=op.type == R.OP_RESTART,
                 )
             out.wake(stuck.since + grace_stuck)
     if op.deadline is not None:
@@ -832,6 +854,7 @@ def check_failure(
                 _plain_book(op, retry),
                 event_reason=msg,
                 record=workload_caused_record(attempt, ctx.now) or limbo,
+                keep_operation=op.type == R.OP_RESTART,
             )
         out.wake_past(op.deadline)
     return row, None

@@ -77,14 +77,20 @@ def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
     else:
         msg = f"OMENative {key} abandoned superseded surge to {op.target_revision}; re-surging toward {ctx.target}"
     out.event("Normal", "SurgeAbandoned", msg)
-    return replace(row, phase=R.READY, operation=None, target_revision=running)
+    # StampReadyOnRevision (status/decision.go): Ready on the running revision, the target cleared.
+    return replace(row, phase=R.READY, operation=None, target_revision="")
 
 
 def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
     """``endWithdrawnSurge``: past the hand-over the replacement is gone and the roll target has moved
     off the pinned revision, so nothing is rebuilt at it. A standing source gets its drain hold lifted
     and the row returns to Ready on its running revision; with no source the Instance re-enters as a
-    fresh start at the target (no running revision, rebuilt by the Create path)."""
+    fresh start at the target (no running revision, rebuilt by the Create path).
+
+    Not Go's row shape for the no-source case: the newest ``AbandonedSurgeSourceMutation``
+    (``workload/status/decision.go``, 36,330 characters) writes ``Failed`` with the operation and target
+    cleared and the running revision kept, and the Create pass's fresh start rebuilds it; ours publishes
+    ``Pending`` at the target for that one pass. No ported Go test pins it; the rebuild is the same."""
     op = row.operation
     assert op is not None
     key = ctx.instance_key(row.index)
@@ -98,7 +104,8 @@ def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
             "was lost after it took over serving and nothing is rebuilt at it; the source returns to "
             f"rotation on revision {row.running_revision}",
         )
-        return replace(row, phase=R.READY, operation=None, target_revision=row.running_revision)
+        # StampAbandonedSurgeSource with the running revision: ReadyOnRevisionMutation, the target cleared.
+        return replace(row, phase=R.READY, operation=None, target_revision="")
     out.event(
         "Normal",
         "SurgeAbandoned",

@@ -452,7 +452,9 @@ class Sim:
                 for n, p in self.pods.items()
                 if p.obj["metadata"]["labels"].get(c.LABEL_POD_GROUP) == act.name
             ]
-            if members:
+            if members and (group.get("status") or {}).get("phase") != "Failed":
+                # A group the gang scheduler failed is reset whatever members stand (Go gang.go
+                # EnsurePodGroupsWithState); any other is deleted only once its pods are gone.
                 self.violations.append(f"PodGroup {act.name} deleted while its pods {members} exist")
             if group["metadata"].get("finalizers"):
                 # A finalizer holds the group: the delete only marks it Terminating (a repeat delete

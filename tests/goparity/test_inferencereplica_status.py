@@ -520,8 +520,11 @@ def test_demotes_ready_row_without_pods(policy: str) -> None:
     the truth pass", and the publication, which demotes "at the end of every pass" (newest
     ``workload/plan_decision.go``, the ``Decision`` comment), finds a row with an operation, which it
     does not demote. So the restart-owned row is published ``Restarting`` (before, this port read the
-    entry as a whole pass and expected ``Pending``, which kept the Restart one pass late); under
-    ``None`` nothing repairs it in the pass and it is published ``Pending``."""
+    entry as a whole pass and expected ``Pending``, which kept the Restart one pass late). Under
+    ``None`` the same holds of the Create pass: unpaused, Go's ``Plan`` selects no truth pass ("Create
+    both recovers the pods and re-stamps the phase in the same pass") and ``ops/create.go`` commits the
+    ``Creating`` intent before creating the pod, so the row is published ``Creating`` with the pod not
+    yet observed (before goY ours published ``Pending`` and rebuilt it one pass later)."""
     sim = Sim()
     sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
     driver = Driver(sim)
@@ -530,7 +533,7 @@ def test_demotes_ready_row_without_pods(policy: str) -> None:
     sim.pods.pop("llama-pool-engine-0-default-0")
     driver.one_pass()
     row = sim.rows()[0]
-    phase = "Pending" if policy == "None" else "Restarting"
+    phase = "Creating" if policy == "None" else "Restarting"
     assert (row["phase"], row["podCount"]) == (phase, 0)
     assert (row["runningRevision"], row["readySince"]) == (before["runningRevision"], before["readySince"])
     assert sim.status["readyReplicas"] == 0

@@ -19,14 +19,13 @@ takes a pod and the replica's one Service by construction), and the Batcher's re
 (one LIST per Service, memoised read errors, one observation per Batcher: 5 tests) — a pass of ours
 reads the world once before it plans, so there is no per-pod read to count.
 
-Known differences (strict xfails, 4): ``Endpoints.from_slices`` (``omereconcile/world.py``, outside
-this tier's room) reads an absent ``conditions.ready`` as not ready where Go's ``endpointIsReady``
-presumes it ready, and ignores ``targetRef.namespace`` where Go's ``endpointTargetsPod`` requires it
-to be empty or the pod's. Go's empty ``targetRef.kind`` is an absent one on the wire (``omitempty``),
-which ours takes for a Pod as Go does.
-
 Fixed by this port: :func:`~omereconcile.planner.podstate.drained` read a missing Service as drained
-before looking at the slices; Go consults the Service only when no slice is listed.
+before looking at the slices; Go consults the Service only when no slice is listed. And
+``Endpoints.from_slices`` (``omereconcile/world.py``) read an absent ``conditions.ready`` as not
+ready where Go's ``endpointIsReady`` presumes it ready, and took a ``targetRef`` into another
+namespace for the pod where Go's ``endpointTargetsPod`` requires it to be empty or the pod's (the
+four cases were strict xfails). Go's empty ``targetRef.kind`` is an absent one on the wire
+(``omitempty``), which ours takes for a Pod as Go does.
 """
 
 from __future__ import annotations
@@ -45,13 +44,6 @@ from tests.goparity.reconciler_world import one_replica_ctx
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/drain/drain_test.go @ dcfb4135"
 NS = "ns"
 SVC = "svc"
-
-WORLD_READ = (
-    "omereconcile/world.py Endpoints.from_slices differs from Go drain.go @ dcfb4135 {}: a fix "
-    "belongs to the world module (not this tier's room)"
-)
-READY_NIL = WORLD_READ.format("endpointIsReady (an absent conditions.ready is presumed ready)")
-NAMESPACE = WORLD_READ.format("endpointTargetsPod (a targetRef.namespace other than the pod's is ignored)")
 
 
 def _pod(name: str = "p1", *, serving: str = "False") -> PodView:
@@ -151,7 +143,6 @@ def test_a_not_ready_endpoint_is_drained() -> None:
     assert _is_drained(_slice(_ep("p1", False))) is True
 
 
-@pytest.mark.xfail(strict=True, reason=READY_NIL)
 def test_an_unset_ready_condition_is_presumed_ready() -> None:
     """Go: drain_test.go @ dcfb4135, TestIsPodDrained_PodPresentReadyNil_TreatedAsReady."""
     assert _is_drained(_slice(_ep("p1", None))) is False
@@ -171,7 +162,6 @@ def test_other_pods_ready_endpoints_do_not_count() -> None:
     assert _is_drained(a, b) is True
 
 
-@pytest.mark.xfail(strict=True, reason=NAMESPACE)
 def test_a_target_in_another_namespace_is_not_the_pod() -> None:
     """Go: drain_test.go @ dcfb4135, TestIsPodDrained_TargetRefNamespaceMismatchIgnored."""
     assert _is_drained(_slice(_ep("p1", True, namespace="other-ns"))) is True
@@ -224,7 +214,6 @@ def test_every_pod_of_a_pass_reads_the_same_empty_slice_verdict(
     assert [_is_drained(service=service, pod=p) for p in ("p1", "p2", "p1")] == [want] * 3, entry
 
 
-@pytest.mark.xfail(strict=True, reason=READY_NIL)
 def test_a_duplicate_endpoint_with_unset_ready_keeps_the_pod_routable() -> None:
     """Go: drain_test.go @ dcfb4135, TestBatcher_IndexesRoutableTargetsWithDuplicateEndpointSemantics,
     "duplicate false and nil Ready remains routable"."""
@@ -249,7 +238,6 @@ def test_the_pods_own_namespace_matches() -> None:
     assert _is_drained(_slice(_ep("p1", True, namespace=NS))) is False
 
 
-@pytest.mark.xfail(strict=True, reason=NAMESPACE)
 def test_a_different_target_namespace_is_ignored() -> None:
     """Go: drain_test.go @ dcfb4135, TestBatcher_TargetRefNamespaceIndexPreservesMatchingRules,
     "different namespace is ignored"."""

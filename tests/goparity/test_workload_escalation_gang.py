@@ -8,8 +8,9 @@ reading in as a fixture; ours reads the Instance's PodGroup off the observed wor
 controls), and the pass is the gang's :func:`omereconcile.planner.gang.bring_up_gang` (or
 :func:`~omereconcile.planner.instances.step_row` for a row another step owns). Ours reads the group
 while the gang's pods are missing; the cases where Go reads it with every pod present are strict xfails
-(``docs/goparity.md``). A PodGroup's phase is not read here, so the ``Failed``-phase readings have no
-counterpart.
+(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
+(``planner/gang.py`` ``reset_failed_pod_group``, since goKD): on the row it changes nothing, as Go's
+escalation pass leaves it to the PodGroup pass.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from omereconcile.actions import CreatePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import PODGROUP_NAME_IN_USE, PODGROUP_TERMINATING, bring_up_gang
@@ -51,6 +53,12 @@ def _ctx(reading: str | None, grace: timedelta = timedelta(0)) -> Ctx:
         groups = (PodGroupView(GROUP, "g0", labels, world.replica.uid, terminating=True),)
     elif reading == "conflict":
         groups = (PodGroupView(GROUP, "g0", labels, "uid-of-statefulset-legacy"),)
+    elif reading == "failed":
+        groups = (
+            PodGroupView(
+                GROUP, "g0", labels, world.replica.uid, min_member=2, phase="Failed", failed_members=1
+            ),
+        )
     world = replace(world, pod_groups=groups, nodes={"node-a": NodeView("node-a", ready="True")})
     desired = world.render
     assert isinstance(desired, DesiredRevision)
@@ -294,11 +302,11 @@ def test_gang_readings_keep_off_teardowns(name: str) -> None:
     assert _warnings(out) == []
 
 
-@pytest.mark.parametrize("reading", ["terminating", "conflict"])
+@pytest.mark.parametrize("reading", ["terminating", "conflict", "failed"])
 def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
-    """Go: same file, TestEscalation_GangReadingsOnAFailedRowAreInert, entries "terminating" and
-    "ownership conflict" ("phase failed" has no counterpart: ours reads no PodGroup phase): a Failed row
-    with no operation takes no token, no phase change, no Warning, no block."""
+    """Go: same file, TestEscalation_GangReadingsOnAFailedRowAreInert, entries "terminating", "ownership
+    conflict" and "phase failed": a Failed row with no operation takes no token, no phase change, no
+    Warning, no block."""
     ctx = _ctx(reading)
     row = R.Row(index=0, phase=R.FAILED, pod_count=2)
     out = Out(ctx.now)
@@ -308,3 +316,41 @@ def test_gang_readings_on_a_failed_row_are_inert(reading: str) -> None:
     assert (after.phase, after.operation) == (R.FAILED, None)
     assert _warnings(out) == []
     assert book.blocks == {}
+
+
+def test_gang_failed_neither_holds_nor_ends() -> None:
+    """Go: same file, TestEscalation_GangFailedNeitherHoldsNorEnds: a group the gang scheduler failed
+    is recoverable (the PodGroup pass resets it), so across two passes the Create keeps ``Creating``,
+    takes no token, keeps its deadline running, and nothing is announced or charged. With its members
+    missing none is created meanwhile (Go ``GangObservations.BlocksPods``)."""
+    ctx = _ctx("failed")
+    row = _row(ctx)
+    first, out1, book1 = _pass(ctx, row, _pending(ctx, row))
+    second, out2, book2 = _pass(ctx, first, _pending(ctx, row))
+    assert second.phase == R.CREATING, GO
+    assert second.operation is not None
+    assert row.operation is not None
+    assert (second.operation.waiting, second.operation.deadline) == (None, row.operation.deadline), GO
+    assert _warnings(out1) + _warnings(out2) == [], GO
+    assert book1.blocks == book2.blocks == {}, GO
+    _, out, _ = _pass(ctx, row, [])
+    assert not [a for a in out.actions if isinstance(a, CreatePod)], GO
+
+
+@pytest.mark.parametrize(
+    ("name", "op_type", "step"),
+    [("repair", R.OP_RESTART, R.STEP_DRAIN), ("recreate", R.OP_UPDATE, R.STEP_DRAIN)],
+)
+def test_gang_failed_phase_leaves_the_row_alone(name: str, op_type: str, step: str) -> None:
+    """Go: same file, TestEscalation_GangReadingsOnARepairRow and …OnARecreateRow, "the scheduler's
+    failed phase leaves the row alone" (the recreate over two passes): the row keeps its phase, takes
+    no token, and nothing is announced or charged."""
+    ctx = _ctx("failed")
+    row = _row(ctx, op_type, step)
+    first, out1, book1 = _pass(ctx, row, _pending(ctx, row))
+    second, out2, book2 = _pass(ctx, first, _pending(ctx, row))
+    assert second.phase == row.phase, (GO, name)
+    assert second.operation is not None
+    assert second.operation.waiting is None, (GO, name)
+    assert _warnings(out1) + _warnings(out2) == [], (GO, name)
+    assert book1.blocks == book2.blocks == {}, (GO, name)

@@ -114,6 +114,11 @@ def _group_foreign(sim: Sim, name: str) -> None:
     ]
 
 
+def _group_failed(sim: Sim, name: str) -> None:
+    """Go ``GangStateFailed``: the gang scheduler's absorbing verdict on a group of ours."""
+    sim.pod_groups[name]["status"] = {"phase": "Failed", "failed": 1}
+
+
 def _ctx(sim: Sim) -> Ctx:
     world = sim.observe()
     desired = world.render
@@ -228,15 +233,19 @@ def test_gang_reading_skips_surge_source() -> None:
 SOURCE_READINGS = [
     (step, reading)
     for step in (R.STEP_SURGE, R.STEP_SURGE_DRAIN)
-    for reading in ("the name is being collected", "the name is held by another controller")
+    for reading in (
+        "the name is being collected",
+        "the name is held by another controller",
+        "the scheduler failed the group",
+    )
 ]
 
 
 @pytest.mark.parametrize(("step", "reading"), SOURCE_READINGS, ids=[f"{s}/{r}" for s, r in SOURCE_READINGS])
 def test_gang_readings_on_a_surge_source(step: str, reading: str) -> None:
-    """Go: same file, TestEscalation_GangReadingsOnASurgeSource, entries ``<step>/<reading>`` for the
-    terminating and ownership-conflict readings (the scheduler's ``Failed`` phase has no counterpart:
-    ours reads no PodGroup phase): a source is never judged on its own group, so it keeps ``Updating``,
+    """Go: same file, TestEscalation_GangReadingsOnASurgeSource, entries ``<step>/<reading>`` (the
+    scheduler's ``Failed`` phase since goKD: ours reads it for the PodGroup reset,
+    ``planner/gang.py`` ``reset_failed_pod_group``): a source is never judged on its own group, so it keeps ``Updating``,
     its step and an unparked clock, with no Warning and no block. Go passes no replacement pods; ours
     keeps the replacement's members as the pair's pass created them, because at ``SurgeDrain`` a
     replacement with no members is a lost one (``ops/update_gang.go`` ``rebuildLostReplacement``, the
@@ -244,6 +253,8 @@ def test_gang_readings_on_a_surge_source(step: str, reading: str) -> None:
     sim = gang_surge_pair()
     if reading.startswith("the name is being collected"):
         _group_terminating(sim, SOURCE_GROUP)
+    elif reading.startswith("the scheduler failed"):
+        _group_failed(sim, SOURCE_GROUP)
     else:
         _group_foreign(sim, SOURCE_GROUP)
     src, _, before, out, book = run_pair(sim, source_step=step)
@@ -349,3 +360,22 @@ def test_terminating_marker_pod_ends_nothing(marker_step: str) -> None:
     assert before.operation is not None
     assert tgt.operation.deadline == before.operation.deadline
     assert _warnings(out) == []
+
+
+def test_gang_failed_reading_leaves_the_surge_marker_untouched() -> None:
+    """Go: same file, TestEscalation_GangFailedReadingLeavesTheSurgeMarkerUntouched: the replacement
+    group's ``Failed`` phase is reset by the PodGroup pass (``planner/gang.py``
+    ``reset_failed_pod_group``), not a verdict on the attempt: the marker stays ``Creating`` with no
+    waiting token, no ``lastFailure``, its deadline running, no block and no Warning. Go's replacement
+    members are Pending; ours are the ones the pair's pass created."""
+    sim = gang_surge_pair()
+    _group_failed(sim, MARKER_GROUP)
+    _, tgt, _, out, book = run_pair(sim)
+    before = R.load_rows(sim.status)[1]
+    assert tgt is not None
+    assert tgt.operation is not None
+    assert before.operation is not None
+    assert (tgt.phase, tgt.operation.waiting, tgt.last_failure) == (R.CREATING, None, None), GO
+    assert tgt.operation.deadline == before.operation.deadline, GO
+    assert book.blocks == {}, GO
+    assert _warnings(out) == [], GO

@@ -398,10 +398,12 @@ def test_attempt_stuck_pods_restart_is_judged_on_its_own_incarnation() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "known difference: Go evidence.AttemptStuckPods keeps a pod with no incarnation label in a "
-        "Restart's scope (and judges a Create or a settled row on every pod); ours reads only the gang "
-        "members at the row's incarnation (planner/gang.py bring_up_gang), so an unlabelled wedged pod "
-        "is retired, never blamed"
+        "known difference, kept (the fix is not small): Go buckets an Instance's pods by the index "
+        "label alone (query.BucketPodsByInstanceIdx), so a pod with no incarnation label is the "
+        "Instance's: a Restart refuses to delete it (query.PartitionPodsByIncarnation, unknown -> "
+        "FoundOrphan) and evidence.AttemptStuckPods judges it, so wedged it fails the Restart. Ours drops "
+        "such a pod from every Instance (planner/rollout.py group_pods: an orphan, never ours), so the "
+        "gang does not see it, is not failed by it, and plans a CreatePod under its name"
     ),
 )
 def test_attempt_stuck_pods_unlabelled_pod_stays_in_scope() -> None:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import copy
 from datetime import timedelta
 
-import pytest
-
 from omereconcile.actions import ForceDeletePod
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
@@ -124,12 +122,6 @@ def test_a_withdrawn_ready_on_a_node_posting_ready_is_not_a_wait() -> None:
     assert held == row
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go's evidence.SilentKubeletTargetPods (terminating.go @ 58a57f25) reads a "
-    "withdrawn Ready only under a force-delete policy (without one no Node is read); ours "
-    "(planner/nodedeath.py kubelet_silent) reads the Node from the watch with or without a policy",
-)
 def test_a_withdrawn_ready_is_not_read_without_a_policy() -> None:
     """Go: same file and test, "a withdrawn Ready is not read without a policy": with no
     ``lifecycle.forceDelete`` the withdrawn-Ready shape is no evidence, whatever its node says (here the
@@ -168,6 +160,25 @@ def _converged_on_sim_node(replicas: int = 1) -> tuple[Sim, Driver]:
     return sim, driver
 
 
+def _quiet_node(sim: Sim, node: str) -> None:
+    """The node stops reporting and its pods read as Go's ``quietPod`` (phase ``Unknown``): the shape
+    ``evidence.SilentKubeletTargetPods`` reads with or without ``lifecycle.forceDelete``. Without a
+    policy a Running pod whose Ready the node controller withdrew is no evidence (the withdrawn-Ready
+    subtests above), and these Go subtests run with none."""
+    sim.silence_node(node)
+    for pod in sim.pods.values():
+        if pod.obj["spec"].get("nodeName") == node:
+            pod.obj["status"]["phase"] = "Unknown"
+
+
+def _revive(sim: Sim, node: str) -> None:
+    """The kubelet reports again: its pods' phase back to ``Running``, then the node Ready."""
+    for pod in sim.pods.values():
+        if pod.obj["spec"].get("nodeName") == node and pod.obj["status"].get("phase") == "Unknown":
+            pod.obj["status"]["phase"] = "Running"
+    sim.revive_node(node)
+
+
 def _passes(sim: Sim, driver: Driver, n: int, step: float = 5.0) -> None:
     for _ in range(n):
         driver.one_pass()
@@ -185,7 +196,7 @@ def test_a_surging_row_asks_for_the_surge_ordinal() -> None:
     driver.run(
         lambda s: SURGE in s.pods and s.pods[SURGE].obj["spec"].get("nodeName") == "sim-node-b", limit=60
     )
-    sim.silence_node("sim-node-b")
+    _quiet_node(sim, "sim-node-b")
     _passes(sim, driver, 10)
     row = sim.rows()[0]
     assert (row["operation"]["step"], row["operation"].get("waiting")) == ("Surge", NODE_UNKNOWN)
@@ -202,7 +213,7 @@ def test_the_surge_ordinal_is_asked_for_through_the_drain_step() -> None:
     sim, driver = _converged_on_sim_node()
     sim.image = "vllm:v2"
     driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("step") == "SurgeDrain", limit=120)
-    sim.silence_node("sim-node-b")
+    _quiet_node(sim, "sim-node-b")
     _passes(sim, driver, 40)  # 200 s: past the 120 s window
     row = sim.rows()[0]
     assert (row["phase"], row["operation"]["step"], row["operation"].get("waiting")) == (
@@ -212,7 +223,7 @@ def test_the_surge_ordinal_is_asked_for_through_the_drain_step() -> None:
     )
     assert "deadline" not in row["operation"]
     assert row["lastFailure"]["podName"] == SURGE
-    sim.revive_node("sim-node-b")
+    _revive(sim, "sim-node-b")
     driver.run(lambda s: converged(s) and s.live_pods() == [SURGE])
     assert "InstanceFailed" not in sim.event_reasons()
 
@@ -225,7 +236,7 @@ def test_a_teardown_row_is_left_to_delete_batch() -> None:
     assert sim.node_of("llama-pool-engine-1-default-0") == "sim-node-b"
     # Uncordon sim-node: a scale-down retires an Instance on a cordoned node first (Go cordon.go).
     sim.node_objs["sim-node"]["spec"].pop("unschedulable")
-    sim.silence_node("sim-node-b")
+    _quiet_node(sim, "sim-node-b")
     sim.update_spec(replicas=1)
     seen: list[tuple[str, str]] = []
     for _ in range(10):
@@ -254,7 +265,7 @@ def _creating_with_a_stray_on_a_silent_node() -> tuple[Sim, Driver]:
     stray["metadata"]["labels"][c.LABEL_POD_ORDINAL] = "1"
     stray["spec"]["nodeName"] = "sim-node-b"
     sim.pods[SURGE] = SimPod(stray, sim.now, "never")
-    sim.silence_node("sim-node-b")
+    _quiet_node(sim, "sim-node-b")
     return sim, driver
 
 

@@ -176,12 +176,22 @@ def _two_ready() -> tuple[Sim, Driver]:
     return sim, driver
 
 
+def _paused(sim: Sim, driver: Driver) -> None:
+    sim.update_spec(paused=True)
+    driver.one_pass()
+
+
 def test_a_ready_row_without_pods_publishes_pending() -> None:
     """Go: observation_test.go @ 58a57f25, TestTakeInlineV1PublicationDemotesReadyRowWithoutPods, "no
     pods publishes Pending": the backed row stays Ready, the unbacked one publishes Pending with no
     pod, its running revision and ``readySince`` kept; one of two Instances ready. (Go's third,
-    operation-owned row is not reproduced: its Update is covered by ``status_test.go``'s port.)"""
+    operation-owned row is not reproduced: its Update is covered by ``status_test.go``'s port.) Go's
+    test drives the publication alone; in a whole pass the replica is paused first, since unpaused
+    Go's Create pass takes the row in that same pass (``workload/plan_decision.go`` ``Plan``: "Create
+    both recovers the pods and re-stamps the phase in the same pass") and the publication then finds
+    it ``Creating``."""
     sim, driver = _two_ready()
+    _paused(sim, driver)
     before = {r["index"]: dict(r) for r in sim.rows()}
     sim.pods.pop("llama-pool-engine-1-default-0")
     driver.one_pass()
@@ -210,11 +220,13 @@ def test_a_pod_not_yet_ready_keeps_the_phase() -> None:
 def test_a_ready_pod_publishes_ready_again() -> None:
     """Go: observation_test.go @ 58a57f25, TestTakeInlineV1PublicationDemotesReadyRowWithoutPods, "a
     Ready pod publishes Ready again": once the Instance has a Ready pod again it publishes Ready and
-    both Instances count ready."""
+    both Instances count ready (published ``Pending`` under a pause, as above, then unpaused)."""
     sim, driver = _two_ready()
+    _paused(sim, driver)
     sim.pods.pop("llama-pool-engine-1-default-0")
     driver.one_pass()
     assert {r["index"]: r["phase"] for r in sim.rows()}[1] == "Pending"
+    sim.update_spec(paused=False)
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
     rows = {r["index"]: r for r in sim.rows()}
     assert (rows[1]["phase"], rows[1]["podCount"]) == ("Ready", 1)

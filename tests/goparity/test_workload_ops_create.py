@@ -555,17 +555,12 @@ def test_recreate_instance_defers_partial_gang_to_restart() -> None:
     assert _rows(out, world)[0]["phase"] != "Creating", GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference (as plan_decision_test.go's DemoteUnpaused…): Go's Create pass re-materializes "
-        "the missing pod of an unpaused Ready Instance in the same pass; ours stamps the repair (Creating) "
-        "in one pass and creates the pod in the next"
-    ),
-)
 def test_non_recreate_policy_self_heals_missing_pod() -> None:
     """Go: TestCreate_NonRecreatePolicy_SelfHealsMissingPod: under restartPolicy None the Create pass
-    still self-heals a missing pod: the worker is recreated in the pass."""
+    still self-heals a missing pod: the worker is recreated in the pass. Was a strict xfail (ours
+    stamped the repair ``Creating`` in one pass and created the worker in the next); fixed by Go's
+    rule (``ops/create.go`` ``createFilteredBatched``/``processStartActions``: the intent committed,
+    then the pods created; ``planner/instances.py`` ``step_row(full_create=...)``)."""
     _, world = _ready_gang_lost_worker("None")
     assert _created(plan(world)) == [WORKER], GO
 

@@ -395,7 +395,6 @@ def _demoted(policy: str = RECREATE, keep_pod: bool = False, **row: Any) -> Sim:
         "incarnation": 1,
         "phase": "Pending",
         "runningRevision": ran["runningRevision"],
-        "targetRevision": ran["targetRevision"],
         **row,
     }
     if not keep_pod:
@@ -448,7 +447,7 @@ def test_demoted_row_with_an_operation_keeps_its_owner() -> None:
         "id": "update-0-1",
         "type": "Update",
         "step": "Surge",
-        "targetRevision": row0["targetRevision"],
+        "targetRevision": row0["runningRevision"],
         "startedAt": format_time(sim.now),
     }
     _, reason = _repair(sim)

@@ -176,18 +176,12 @@ def test_in_place_converges_marks_ready_only_once_pod_ready() -> None:
     assert row.get("operation") is None, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's promote (workload/status ReadyOnRevisionMutation, StampReadyOnRevision) "
-        "clears the row's targetRevision; ours (planner/steps.py complete) keeps it equal to the running "
-        "revision"
-    ),
-)
 def test_in_place_converges_clears_target_revision() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
     TestUpdate_InPlaceConverges_MarksReadyWithRunningRevision, its ``TargetRevision should be
-    cleared`` check: the promoted row carries no target revision."""
+    cleared`` check: the promoted row carries no target revision (Go's
+    ``status.ReadyOnRevisionMutation``). Was a strict xfail: ours kept ``targetRevision`` equal to the
+    running revision (``planner/steps.py`` ``complete``)."""
     sim, driver, v2, _ = _in_place_roll(markNotReadyDuringLifecycle=True)
     driver.run(lambda s: _rolled(s, v2))
     assert not sim.rows()[0].get("targetRevision"), GO
@@ -973,7 +967,7 @@ def test_recreate_fallback_retargeted_to_the_running_revision_stays_a_recreate()
     sim, driver, v1, probed = _recreate_fallback_retargeted()
     row = sim.rows()[0]
     op = _op(sim)
-    assert (row["phase"], op.get("type"), op.get("step") in ("Drain", "CreatePods")) == (
+    assert (row["phase"], op.get("type"), op.get("step") == "Drain") == (
         "Updating",
         "Update",
         True,

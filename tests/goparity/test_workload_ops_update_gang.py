@@ -97,6 +97,7 @@ def test_abandon_failed_gang_surge_deletes_stale_pods_then_resets_the_source() -
     assert seen_failed_with_pods, (GO, sim.rows())
     row = _row(sim)
     assert (row["phase"], row.get("operation"), row["runningRevision"]) == ("Ready", None, v1), GO
+    assert not row.get("targetRevision"), (GO, "source TargetRevision: want cleared")
     assert [r["index"] for r in sim.rows()] == [0], GO
     assert _live(sim, "llama-pool-engine-1-") == [], GO
     block = next(b for b in sim.status["retryBlocks"] if b["targetRevision"] == v2)

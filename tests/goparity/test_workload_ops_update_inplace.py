@@ -35,7 +35,7 @@ from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25"
 POD0 = "llama-pool-engine-0-default-0"
-RECREATE_STEPS = ("Drain", "CreatePods")
+RECREATE_STEPS = ("Drain",)  # Go keeps a recreate at Drain through every phase
 MARKER = c.ANNOTATION_IN_PLACE_IMAGE_TRANSITION
 IN_PLACE_REFUSED = "InPlaceUpdateNotPossible"
 
@@ -159,8 +159,7 @@ def test_in_place_roll_losing_its_pod_twice_re_derives_the_same_recreate() -> No
     sim.advance(0.5)
     driver.one_pass()
     second = _row(sim)
-    # Go keeps the recreate's step at Drain; ours has moved it to CreatePods by now (the known
-    # difference ``test_recreate_keeps_its_step_at_drain`` pins).
+    # Go keeps the recreate's step at Drain (``test_recreate_keeps_its_step_at_drain``).
     assert second["operation"]["step"] in RECREATE_STEPS, (GO, second)
     assert second["operation"]["id"] == before["id"], GO
     assert second["incarnation"] == first["incarnation"], GO
@@ -237,18 +236,13 @@ def test_in_place_paused_completes_the_patch() -> None:
     assert any(isinstance(a, A.PatchPodInPlace) and a.images for _, a in driver.log), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's recreate (ops/update_recreate.go recreateUpdate) keeps operation.step at "
-        "Drain through its delete and rebuild phases; ours writes CreatePods once the old pod is gone"
-    ),
-)
 def test_recreate_keeps_its_step_at_drain() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25,
     TestUpdateWithPods_InPlaceRollLosingItsPodTwiceReDerivesTheSameRecreate and
     TestUpdateWithPods_InPlaceReadinessAndRetargetAfterThePodLoss, their ``Step=Drain`` checks: the
-    recreate that owns the row after the pod loss is at step Drain on the passes after it."""
+    recreate that owns the row after the pod loss is at step Drain on the passes after it. Was a strict
+    xfail: ours wrote ``CreatePods`` once the old pod was gone (``planner/instances.py``
+    ``_step_recreate`` now keeps Go's ``Drain``)."""
     sim, driver, _ = _in_place_without_pod()
     driver.one_pass()
     sim.advance(0.5)
@@ -282,11 +276,6 @@ _OBSERVATIONS = {
 }
 
 
-_NODE_WATCH = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours reads the Node watch, so a pod on a node that is gone is held as "
-    "NodeUnknown (lastFailure); Go reads the pod phase alone (planner/nodedeath.py kubelet_silent)",
-)
 _DEAD = ("the pod evicted", "the pod in a terminal Failed phase", "the pod in a terminal Succeeded phase")
 
 
@@ -295,7 +284,7 @@ _DEAD = ("the pod evicted", "the pod in a terminal Failed phase", "the pod in a 
     [
         pytest.param("a container restarting under the patch"),
         pytest.param("the pod wedged Terminating from outside"),
-        pytest.param("the node hosting the pod gone", marks=_NODE_WATCH),
+        pytest.param("the node hosting the pod gone"),
         *(pytest.param(case) for case in _DEAD),
     ],
 )

@@ -179,13 +179,10 @@ def _phase(phase: str) -> Callable[[Sim], None]:
     return edit
 
 
-STEP_XFAIL = (
-    "known difference: Go's ops/update_recreate.go recreateUpdate keeps operation.step at Drain through "
-    "phases B and C (StampRecreating); ours writes CreatePods once the old incarnation is gone"
-)
 TERMINAL_XFAIL = (
-    STEP_XFAIL + "; and Go's phase C waits on a rebuilt pod in a terminal phase (AllPodsRuntimeReady is "
-    "false) until the operation deadline, where ours recycles the pod at once"
+    "known difference: Go's ops/update_recreate.go recreateUpdate (58a57f25) phase C waits on a rebuilt "
+    "pod in a terminal phase (AllPodsRuntimeReady is false) until the operation deadline, where ours "
+    "recycles the pod at once"
 )
 
 
@@ -193,12 +190,7 @@ TERMINAL_XFAIL = (
     ("until", "edit"),
     [
         pytest.param(_old_terminating, None, id="an old-incarnation pod wedged Terminating"),
-        pytest.param(
-            _rebuilt_runtime_ready,
-            _node_gone,
-            id="a rebuilt pod whose node is gone",
-            marks=pytest.mark.xfail(strict=True, reason=STEP_XFAIL),
-        ),
+        pytest.param(_rebuilt_runtime_ready, _node_gone, id="a rebuilt pod whose node is gone"),
         pytest.param(
             _rebuilt_runtime_ready,
             _phase("Failed"),
@@ -220,9 +212,13 @@ def test_pod_observations_that_decide_nothing(
     TestRecreateDrain_PodObservationsThatDecideNothing (each entry): a pod wedged Terminating, one whose
     node is gone, one in a terminal phase all fail the promote bar the same way: the pass promotes
     nothing, the row stays ``Updating`` at step ``Drain`` with no ``lastFailure`` and no RetryBlock
-    written; only the operation deadline ends the roll. (The old pod is wedged here by a deletion grace
-    longer than the run.)"""
-    s = _rolled_to(until, delete_grace=10**6)
+    written; only the operation deadline ends the roll. (The old pod is wedged by a deletion grace
+    longer than the run; the rebuilt pod's cases let it go, or phase C is never reached.) The step
+    was a strict xfail: ours wrote ``CreatePods`` once the old incarnation was gone (fixed, see
+    ``planner/instances.py`` ``_step_recreate``); before that the rebuilt cases also wedged the old pod,
+    so they never reached their state."""
+    wedged = until is _old_terminating
+    s = _rolled_to(until, **({"delete_grace": 10**6} if wedged else {}))
     if edit is not None:
         edit(s)
     promoted, phase, step, failed, blocks = _outcome(s.observe())

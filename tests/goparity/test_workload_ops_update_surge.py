@@ -196,8 +196,7 @@ def test_phase3_promotes_and_advances_active_ordinal() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
     TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal: with the source gone the pass promotes:
     Ready on the target, the operation cleared, activeOrdinal advanced to the replacement's slot (1).
-    Go's ``TargetRevision should be cleared`` check is a known difference
-    (``test_phase3_promote_clears_target_revision``)."""
+    Go's ``TargetRevision should be cleared`` check is ``test_phase3_promote_clears_target_revision``."""
     sim, driver = _ready()
     sim.image = "vllm:v2"
     target = _target(sim)
@@ -644,17 +643,11 @@ def test_failed_sticky_on_same_target_restamps_toward_a_corrective_target() -> N
     assert _row(sim)["targetRevision"] == v3, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's surge promote (workload/status StampReadyAtOrdinal) clears the row's "
-        "targetRevision; ours (planner/steps.py complete) keeps it equal to the running revision"
-    ),
-)
 def test_phase3_promote_clears_target_revision() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
     TestSurgeUpdate_Phase3PromotesAndAdvancesActiveOrdinal, its ``TargetRevision should be cleared``
-    check."""
+    check (Go's ``status.StampReadyAtOrdinal``). Was a strict xfail: ours kept ``targetRevision`` equal
+    to the running revision (``planner/steps.py`` ``complete``)."""
     sim, driver = _ready()
     sim.image = "vllm:v2"
     driver.run(lambda s: _rolled(s, _target(s)))

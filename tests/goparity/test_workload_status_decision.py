@@ -36,11 +36,15 @@ def test_demote_unbacked_keeps_everything_but_the_phase() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/decision_test.go @ 8263d0c7,
     TestDemoteUnbacked_KeepsARowAnOperationClaimed (its first half: the second, a row an operation
     claimed between selection and write, is a per-row writer guard): a Ready row with no operation
-    whose pods are all gone is written ``Pending`` with its incarnation and running revision kept."""
+    whose pods are all gone is written ``Pending`` with its incarnation and running revision kept.
+    ``DemoteUnbacked`` is the truth pass's write, which Go's ``Plan`` selects only while paused
+    (unpaused, the Create pass rebuilds the row in the same pass), so the replica is paused first."""
     sim = Sim()
     sim.apply_replica(base_replica(replicas=2))
     driver = Driver(sim)
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
+    sim.update_spec(paused=True)
+    driver.one_pass()
     before = dict(sim.rows()[0])
     assert before["phase"] == "Ready"
     sim.pods.pop(POD0)  # gone at once, as a force-deleted pod is
@@ -94,21 +98,16 @@ def test_stamp_failed_ends_the_attempt_with_its_record() -> None:
     assert again["lastFailure"] == row["lastFailure"], GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go status/decision.go StampFailedKeepingOperation (the deadline backstop of "
-        "an operation no disposition ends, a Restart) keeps the operation on the Failed row; ours "
-        "clears it (steps.fail; docs/planner.md 'How an attempt ends')"
-    ),
-)
 def test_stamp_failed_keeping_operation_on_an_expired_restart() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/status/decision_test.go @ 8263d0c7,
     TestStampFailedKeepingOperation_KeepsTheOperationOnTheRow (its first call; the no-op calls on an
     already-Failed row, a concluded row and an appended slot are per-row writer guards): the deadline
     backstop writes ``Failed`` with the operation left in place, so an operator reading the row sees
     what was in flight when the clock ran out. Driven: a leader+worker Instance under
-    ``instanceReadyTimeout: 2m`` loses its worker, and the rebuilt worker never becomes ready."""
+    ``instanceReadyTimeout: 2m`` loses its worker, and the rebuilt worker never becomes ready. Was a
+    strict xfail (ours cleared the operation, ``steps.fail``); fixed by Go's rule in goY
+    (``steps.check_failure`` keeps a Restart's operation; the row is then a spent repair,
+    ``planner/restart.py``)."""
     sim, driver = _ready(workers=1, lifecycle={"instanceReadyTimeout": "2m"})
     sim.worker_behaviour[sim.image] = "never"
     sim.pods.pop(next(n for n in sim.pods if "-worker-" in n))

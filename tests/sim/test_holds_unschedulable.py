@@ -113,7 +113,8 @@ def test_room_appearing_releases_the_hold_with_a_full_window() -> None:
 
 
 def test_a_recreate_whose_new_pod_cannot_schedule_parks_then_fails_past_the_grace() -> None:
-    """The same hold on RecreatePod's CreatePods step: parked, then the environment's failure."""
+    """The same hold on RecreatePod's rebuild (its step stays ``Drain``, as Go's ``recreateUpdate``
+    keeps it through every phase): parked, then the environment's failure."""
     sim = Sim(
         settings=OperatorSettings(
             unschedulable_grace_period=GRACE, instance_ready_timeout=timedelta(minutes=1)
@@ -126,7 +127,7 @@ def test_a_recreate_whose_new_pod_cannot_schedule_parks_then_fails_past_the_grac
     sim.image = "vllm:v2"
     driver.run(lambda s: (s.rows()[0].get("operation") or {}).get("waiting") == "Unschedulable")
     op = sim.rows()[0]["operation"]
-    assert (op["type"], op["step"], op.get("deadline")) == ("Update", "CreatePods", None)
+    assert (op["type"], op["step"], op.get("deadline")) == ("Update", "Drain", None)
     driver.run(lambda s: "InstanceFailed" in s.event_reasons())
     assert sim.rows()[0]["lastFailure"]["reason"] == "Unschedulable"
     assert "retryBlocks" not in sim.status

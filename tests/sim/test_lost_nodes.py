@@ -112,8 +112,10 @@ def test_without_the_terminating_rule_the_invariant_catches_the_stale_condition(
 
 
 def test_a_deleted_pod_on_a_live_node_is_replaced_once_gone() -> None:
-    """The whole sequence Go publishes: Ready with the terminating pod's counts, then Pending with none
-    once it is gone, then Creating, then Ready again."""
+    """The whole sequence Go publishes: Ready with the terminating pod's counts, then Creating once it
+    is gone (unpaused, Go's Create pass rebuilds the Instance and re-stamps its phase in the pass that
+    finds the pod gone, ``workload/plan_decision.go`` ``Plan``; before issue 37's goY ours published
+    ``Pending`` for one pass first), then Ready again."""
     sim, driver = _two_instances()
     start = len(driver.log)
     sim.user_delete(POD0)
@@ -128,8 +130,7 @@ def test_a_deleted_pod_on_a_live_node_is_replaced_once_gone() -> None:
     mismatch = ("False", "ReplicaCountMismatch")  # 1/2 serving, floor 2 (no maxUnavailable)
     assert seen == [
         (("Ready", 1, 0), mismatch),  # Terminating (this kubelet stops the containers at once)
-        (("Pending", 0, 0), mismatch),  # gone: demoted
-        (("Creating", 0, 0), mismatch),
+        (("Creating", 0, 0), mismatch),  # gone: rebuilt in the same pass
         (("Creating", 1, 0), ("True", "AllInstancesReady")),  # ContainersReady counts as ready
         (("Ready", 1, 1), ("True", "AllInstancesReady")),
     ]
@@ -144,8 +145,12 @@ def _creating_on_a_node_that_goes_silent(settings: OperatorSettings) -> tuple[Si
     return sim, driver
 
 
+# A threshold no test reaches: the pod's node is silent but not yet proven dead, so the name is held.
+PATIENT = ForceDeletePolicy(overdue_slack=timedelta(hours=1), node_unreachable_threshold=timedelta(hours=1))
+
+
 def test_a_create_whose_pod_sits_on_a_silent_node_waits_node_unknown_past_its_deadline() -> None:
-    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60))
+    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60), force_delete=PATIENT)
     sim, driver = _creating_on_a_node_that_goes_silent(settings)
     _passes(sim, driver, 180)
     row = sim.rows()[0]
@@ -159,12 +164,28 @@ def test_a_create_whose_pod_sits_on_a_silent_node_waits_node_unknown_past_its_de
         "stopped reporting, so the name is held rather than recycled"
     )
     assert "InstanceFailed" not in sim.event_reasons()
-    assert POD0 in sim.pods  # off by default: nothing is force-deleted
+    assert POD0 in sim.pods  # the node is not dead long enough: nothing is force-deleted
+    assert "PodForceDeleted" not in sim.event_reasons()
+
+
+def test_without_force_delete_a_silent_node_is_no_evidence_and_the_create_runs_its_deadline() -> None:
+    """Go ``evidence.SilentKubeletTargetPods`` (ome-projects/ome ``holds/nodeunknown_test.go`` @ 58a57f25,
+    "a withdrawn Ready is not read without a policy"): with ``lifecycle.forceDelete`` off, a pod whose
+    Ready the node controller withdrew is no evidence (only phase ``Unknown`` is, which no Kubernetes
+    1.36 component sets), so the Create is never parked on ``NodeUnknown``: its deadline runs out and
+    the Instance is failed, the pod left where it is."""
+    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60))
+    sim, driver = _creating_on_a_node_that_goes_silent(settings)
+    for _ in range(20):
+        driver.one_pass()
+        sim.advance(5)
+        assert (sim.rows()[0].get("operation") or {}).get("waiting") != "NodeUnknown"
+    assert "InstanceFailed" in sim.event_reasons()
     assert "PodForceDeleted" not in sim.event_reasons()
 
 
 def test_the_hold_goes_when_the_node_reports_again_and_the_deadline_is_rearmed() -> None:
-    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60))
+    settings = OperatorSettings(instance_ready_timeout=timedelta(seconds=60), force_delete=PATIENT)
     sim, driver = _creating_on_a_node_that_goes_silent(settings)
     _passes(sim, driver, 30)
     assert sim.rows()[0]["operation"]["waiting"] == "NodeUnknown"

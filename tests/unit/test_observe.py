@@ -108,6 +108,33 @@ def test_in_rotation_reads_serving_when_the_service_publishes_not_ready_addresse
     assert Endpoints.from_slices([sl]).by_pod["p"].ready is True
 
 
+def test_an_endpoint_without_a_ready_condition_is_presumed_routable() -> None:
+    """discovery/v1: an absent (or null) ``conditions.ready`` means ready, as kube-proxy routes it;
+    Go's ``drain.go`` @ dcfb4135 ``endpointIsReady``. A pod still routed must never count as drained."""
+    for conditions in ({}, {"ready": None}, {"serving": True}):
+        sl = {"endpoints": [{"targetRef": {"kind": "Pod", "name": "p"}, "conditions": conditions}]}
+        view = Endpoints.from_slices([sl]).by_pod["p"]
+        assert (view.ready, view.available) == (True, True), conditions
+    sl = {"endpoints": [{"targetRef": {"name": "p"}, "conditions": {"ready": False}}]}
+    view = Endpoints.from_slices([sl]).by_pod["p"]
+    assert (view.ready, view.available) == (False, False)
+
+
+def test_an_endpoint_targeting_another_namespace_is_not_the_pod() -> None:
+    """Go's ``drain.go`` @ dcfb4135 ``endpointTargetsPod``: a ``targetRef.namespace`` must be empty or
+    the pod's (the namespace the slices are listed in)."""
+
+    def listed(ref_ns: str | None) -> bool:
+        ref = {"kind": "Pod", "name": "p"} | ({"namespace": ref_ns} if ref_ns is not None else {})
+        sl = {
+            "metadata": {"name": "s", "namespace": "serving"},
+            "endpoints": [{"targetRef": ref, "conditions": {"ready": True}}],
+        }
+        return "p" in Endpoints.from_slices([sl]).by_pod
+
+    assert (listed(None), listed("serving"), listed("elsewhere")) == (True, True, False)
+
+
 def test_a_stored_revision_with_html_and_non_ascii_characters_is_not_a_collision() -> None:
     objs = _catalog_objs()
     for o in objs:
