@@ -64,7 +64,13 @@ from omereconcile.planner.gang_ops import start_gang_restart, termination_short
 from omereconcile.planner.inplace import revision_payload
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import fully_serving, stuck_container
-from omereconcile.planner.retry import BACKOFF_STATE, HELD_STATE, WORKLOAD_CAUSED_REASONS, RetryBook
+from omereconcile.planner.retry import (
+    BACKOFF_STATE,
+    HELD_STATE,
+    IN_PROGRESS_STATE,
+    WORKLOAD_CAUSED_REASONS,
+    RetryBook,
+)
 from omereconcile.planner.rows import RetryBlock, Row
 from omereconcile.planner.steps import bring_up, by_name, complete, fail
 from omereconcile.world import ContainerView, PodView, format_time, parse_time
@@ -538,7 +544,12 @@ def read_crash_ladder(
     if block.state == HELD_STATE:
         parks = not fully_serving(pods, ctx.pods_per_instance)
         return CrashLadder(rev, crash, not remembered, record, True, parks, False, block.attempts_started)
-    state, due = copy.gate(rev, ctx.now, _in_flight_at(ctx, rev))
+    # Go RestartOpensLadderAttempt: the ladder authorizes one attempt at a revision at a time, so a
+    # pass opens one such rebuild per revision; an attempt this pass already started (the block turned
+    # RetryInProgress since the pass read the status) is in flight for the rest of it.
+    found = R.load_retry_blocks(ctx.world.replica.status).get(rev)
+    started_here = block.state == IN_PROGRESS_STATE and (found is None or found.state != IN_PROGRESS_STATE)
+    state, due = copy.gate(rev, ctx.now, started_here or _in_flight_at(ctx, rev))
     if state is not None and due is not None:
         out.wake(due)
     return CrashLadder(

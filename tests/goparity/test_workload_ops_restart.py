@@ -2339,12 +2339,13 @@ PUSHED_PREVIOUS = "llama-pool-engine-previous0"
 PUSHED_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
 
 
-def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
+def _pushed_crash_loop(policy: str, dark_after_crash: bool = False, replicas: int = 1) -> Sim:
     """Go ``newPushedCrashLoop`` / ``newPushedUnreadyAfterCrash``: an operation-free Ready single-pod
     row on the update revision, Ready since a minute ago, the Component's current revision still the
     one before it; its only pod (created before Ready) crashed 20 s after Ready and sits in
     CrashLoopBackOff (``dark_after_crash``: ran again after a second crash and has been unready past
-    the 90 s grace, the serving gate True); the ladder 3 attempts from 20 s, capped at 1 m."""
+    the 90 s grace, the serving gate True); the ladder 3 attempts from 20 s, capped at 1 m.
+    ``replicas``: that many such Instances, each pod crashed alike."""
     from omereconcile.simulate.driver import Driver, converged
 
     settings = OperatorSettings(
@@ -2353,13 +2354,29 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         update_retry=PUSHED_LADDER,
     )
     sim = Sim(settings=settings)
-    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
-    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.apply_replica(base_replica(replicas=replicas, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
     sim.advance(3600)
     now = sim.now
     ready_since = now - timedelta(minutes=1)
     crashed_at = ready_since + timedelta(seconds=20)
-    pod = sim.pods[POD0]
+    if dark_after_crash:
+        sim.advance(CRASH_WINDOW.total_seconds())
+    for index in range(replicas):
+        _crash_pushed_pod(
+            sim, f"llama-pool-engine-{index}-default-0", ready_since, crashed_at, dark_after_crash
+        )
+        sim.rows()[index]["readySince"] = format_time(ready_since)
+    assert sim.replica is not None
+    sim.replica["status"]["currentRevision"] = PUSHED_PREVIOUS
+    sim._endpoint_slices()
+    return sim
+
+
+def _crash_pushed_pod(sim: Sim, name: str, ready_since: datetime, crashed_at: datetime, dark: bool) -> None:
+    """One pod of ``_pushed_crash_loop``, crashed as its docstring says."""
+    dark_after_crash = dark
+    pod = sim.pods[name]
     pod.behaviour = "pending"
     obj, status = pod.obj, pod.obj["status"]
     obj["metadata"]["creationTimestamp"] = format_time(ready_since - timedelta(minutes=5))
@@ -2378,7 +2395,6 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         run_again = crashed_at + timedelta(seconds=5)
         state = {"running": {"startedAt": format_time(run_again)}}
         down_since = run_again
-        sim.advance(CRASH_WINDOW.total_seconds())
     status["phase"] = "Running"
     status["containerStatuses"] = [
         {
@@ -2393,11 +2409,6 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         if cond["type"] in ("ContainersReady", "Ready"):
             cond["status"] = "False"
             cond["lastTransitionTime"] = format_time(down_since)
-    assert sim.replica is not None
-    sim.rows()[0]["readySince"] = format_time(ready_since)
-    sim.replica["status"]["currentRevision"] = PUSHED_PREVIOUS
-    sim._endpoint_slices()
-    return sim
 
 
 @pytest.mark.parametrize(
@@ -2479,3 +2490,29 @@ def test_one_runner_restart_that_does_not_loop_is_rebuilt_at_once_under_a_ladder
     assert _events(out, "RestartTriggered"), GO_NEWEST
     written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
     assert not (written[-1].status.get("retryBlocks") if written else None), GO_NEWEST
+
+
+def test_the_ladder_opens_one_crash_rebuild_per_revision_in_a_pass() -> None:
+    """Go (newest) ``RestartOpensLadderAttempt`` ("the ladder authorizes one attempt at a revision at a
+    time, so the pass opens one such rebuild per revision and leaves the rest for the pass after") with
+    ``readCrashLadder``'s gate (``anyInFlightAttemptAt``: a Restart rebuilding the revision), pinned here,
+    not counted as a Go case: two single-pod Instances whose pods crashed alike on the pushed revision
+    are both counted at their first sighting (one attempt: the second sighting is inside the wave the
+    block's Backoff already records); once the backoff is due one is rebuilt as the ladder's attempt and
+    the other waits while that attempt is in flight."""
+    from omereconcile.simulate.driver import Driver
+
+    sim = _pushed_crash_loop(RECREATE, replicas=2)
+    Driver(sim).one_pass()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    (block,) = [b for b in sim.replica["status"]["retryBlocks"] if b["targetRevision"] == rev]
+    assert (block["state"], block["attemptsStarted"]) == ("Backoff", 1), GO_NEWEST
+    sim.now += timedelta(seconds=21)  # the clock alone: the seeded container statuses stay as they are
+    out = Driver(sim).one_pass()
+    phases = [r["phase"] for r in sim.rows()]
+    assert sorted(phases) == ["Ready", "Restarting"], GO_NEWEST
+    assert len(_events(out, "RestartTriggered")) == 1, GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    Driver(sim).one_pass()
+    assert sorted(r["phase"] for r in sim.rows()) == ["Ready", "Restarting"], GO_NEWEST
