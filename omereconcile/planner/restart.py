@@ -337,11 +337,12 @@ def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> R
 # ``settleCrashLoopEpisode``, ``crashLoopParkServes``, ``revisionHeld``, ``podSetProven``,
 # ``CrashLoopServingNote``), with ``workload/status`` ``UnparkServing``, ``RecordCrashLoopNote`` and
 # ``ClearCrashLoopNote`` as ``status_test.go``'s ``TestCrashLoopNote_RecordedOnceAndCleared`` pins
-# them. Ported for a single-pod Instance (the restart pass's ``_step_idle``); a gang's crash keeps
-# ours' earlier rule (``gang_broken``). Not ported: ``rebuiltAfterFailure`` (one of ``runnerLoops``'
-# readings) and the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the index (ours reads
-# the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision parked in a terminal
-# waiting reason past the stuck-pod grace).
+# them, and ``RestartOpensLadderAttempt``. Ported for a single-pod Instance (``step_crash_ladder``,
+# called by ``instances.step_row`` ahead of the idle rules); a gang's crash keeps ours' earlier rule
+# (``gang_broken``). Not ported: the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the
+# index (ours reads the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision
+# parked in a terminal waiting reason past the stuck-pod grace), and the warning's once-per-pod-set
+# record (``status.Announce``; ours warns on each park).
 
 CRASH_LOOP_SERVING_NOTE = (
     "crash loop on a held revision: the pod set serves between crashes, and the Instance reads Failed "
@@ -421,11 +422,34 @@ def _revision_failing(retry: RetryBook, row: Row, pod: PodView) -> bool:
     return pod.creation_timestamp >= block.last_failure_at
 
 
+def _rebuilt_after_failure(ctx: Ctx, row: Row, pod: PodView) -> bool:
+    """Go ``rebuiltAfterFailure`` with ``RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of
+    3 holding it, 50,518 characters): the row's failure record predates this set's Ready, names a
+    container, is younger than the revision being rolled (``RevisionBorn``: the update revision's
+    ControllerRevision creation; unknown, it does not exclude), and the pod was created no earlier than
+    the failure and inside the proven window of it: the set the row rebuilt for that failure."""
+    failure = row.last_failure or {}
+    failed_at = parse_time(failure.get("time"))
+    window = proven_window(ctx)
+    if failed_at is None or row.ready_since is None or failed_at > row.ready_since:
+        return False
+    if not failure.get("containerName") or pod.creation_timestamp is None or window <= timedelta(0):
+        return False
+    born = next((r.created for r in ctx.world.revisions if r.name == ctx.spec_revision), None)
+    if born is not None and not failed_at > born:
+        return False
+    return failed_at <= pod.creation_timestamp < failed_at + window
+
+
 def _runner_loops(ctx: Ctx, row: Row, pod: PodView, retry: RetryBook) -> bool:
-    """Go ``runnerLoops`` (``rebuiltAfterFailure`` not ported)."""
+    """Go ``runnerLoops``: the row remembers a crash, the runner ran again since Ready, it is parked in
+    a terminal waiting reason, the set is the row's rebuild after a failure just before it, or the
+    ladder already reads the revision as failing where the pod stands."""
     if crash_remembered(row) or _ran_again_since_ready(pod, row.ready_since):
         return True
-    return stuck_container(pod) is not None or _revision_failing(retry, row, pod)
+    if stuck_container(pod) is not None:
+        return True
+    return _rebuilt_after_failure(ctx, row, pod) or _revision_failing(retry, row, pod)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2516,3 +2516,47 @@ def test_the_ladder_opens_one_crash_rebuild_per_revision_in_a_pass() -> None:
     sim.now += timedelta(seconds=5)
     Driver(sim).one_pass()
     assert sorted(r["phase"] for r in sim.rows()) == ["Ready", "Restarting"], GO_NEWEST
+
+
+def test_a_set_rebuilt_after_a_failure_counts_its_first_restart_on_the_ladder() -> None:
+    """Go (newest) ``runnerLoops``' ``rebuiltAfterFailure`` (``ops/restart.go``) with
+    ``RebuiltAfterFailure`` (``ops/update.go``, the newest of 3 holding it), pinned here, not counted as
+    a Go case: a set the row rebuilt right after a failure (the record, naming a container, predates
+    Ready; the pod was created inside the proven window after it) whose runner restarts once after
+    Ready is the revision crashing on set after set: its first restart is a crash, counted on the
+    ladder (Backoff, one attempt) and remembered, nothing opened while the backoff runs. The same
+    restart on a set with no such record is rebuilt at once (the test above)."""
+    sim = _pushed_crash_loop(RECREATE)
+    pod = sim.pods[POD0]
+    status = pod.obj["status"]
+    cs = status["containerStatuses"][0]
+    row0 = sim.rows()[0]
+    ready_since = datetime.fromisoformat(row0["readySince"].replace("Z", "+00:00"))
+    failed_at = ready_since - timedelta(seconds=40)
+    created = format_time(failed_at + timedelta(seconds=10))
+    pod.obj["metadata"]["creationTimestamp"] = created
+    cs.update(ready=True, state={"running": {"startedAt": cs["lastState"]["terminated"]["finishedAt"]}})
+    cs["lastState"]["terminated"]["startedAt"] = created
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True"
+    row0["lastFailure"] = {
+        "podName": "llama-pool-engine-0-default-0",
+        "containerName": c.MAIN_CONTAINER,
+        "reason": "Error",
+        "exitCode": 1,
+        "time": format_time(failed_at),
+    }
+    sim._endpoint_slices()
+    rev = row0["runningRevision"]
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+    assert _events(out, "RestartTriggered") == [], GO_NEWEST
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    blocks = (
+        {b["targetRevision"]: b for b in (written[-1].status.get("retryBlocks") or [])} if written else {}
+    )
+    assert ((blocks.get(rev) or {}).get("state"), (blocks.get(rev) or {}).get("attemptsStarted")) == (
+        "Backoff",
+        1,
+    ), GO_NEWEST
