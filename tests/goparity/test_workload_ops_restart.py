@@ -2560,3 +2560,25 @@ def test_a_set_rebuilt_after_a_failure_counts_its_first_restart_on_the_ladder() 
         "Backoff",
         1,
     ), GO_NEWEST
+
+
+def test_a_held_serving_row_still_sweeps_a_stray_pod() -> None:
+    """Ours (no Go case): the crash ladder deciding an operation-free single-pod row leaves the idle
+    pass's stray sweep in place: under a held ladder a serving row that names its crash loop still
+    retires a pod of another ordinal that belongs to no step."""
+    import copy
+
+    from omereconcile.simulate.cluster import SimPod
+
+    sim, _ = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    stray = copy.deepcopy(sim.pods[POD0].obj)
+    stray["metadata"]["name"] = "llama-pool-engine-0-default-1"
+    stray["metadata"]["uid"] = "stray-uid"
+    stray["metadata"]["labels"]["ome.io/pod-ordinal"] = "1"
+    sim.pods[stray["metadata"]["name"]] = SimPod(obj=stray, created=sim.now, behaviour="pending")
+    row, out = _one(sim)
+    assert _names_crash_loop(row)
+    # The stray carries the serving gate, so its retirement starts by taking it out of rotation.
+    retired = [a for a in out.actions if "llama-pool-engine-0-default-1" in repr(a)]
+    assert retired, out.actions
+    assert "belongs to no step" in repr(retired[0]), out.actions
