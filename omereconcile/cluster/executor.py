@@ -38,8 +38,10 @@
 - ``RecordEvent``: a core/v1 Event on the replica, through client-go's correlator
   (``omereconcile/cluster/events.py``): a repeat is a patch of ``count`` and ``lastTimestamp`` on the existing
   Event, ten variants of one reason become one combined Event, a burst past 25 per replica is dropped.
-  Event and revision-pruning failures are logged and never fail the pass. ``MaybeNoGangScheduler`` is
-  recorded once per process for each replica component, as Go's process-wide memory keeps it.
+  Event and revision-pruning failures are logged and never fail the pass. A once-only Warning
+  (``MaybeNoGangScheduler``, ``RepairRevisionGone``) is said once by the planner, which records it on
+  the row's ``announced`` record (``planner/status.py`` ``settle_announcements``); the executor keeps
+  no memory of its own.
 
 A 409 (stale resourceVersion, UID precondition) or a 422 on a pinned pod write ends the pass with
 ``conflict``: the next pass replans from fresh reads.
@@ -53,7 +55,6 @@ import dataclasses
 import json
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -100,8 +101,6 @@ __all__ = [
 ]
 
 COMPONENT = "omereconcile"
-# Advisories Go records once per process and replica component (``maybeWarnNoGangScheduler``).
-ONCE_PER_PROCESS = frozenset({"MaybeNoGangScheduler"})
 log = logging.getLogger("omereconcile.executor")
 # Go ``EventReasonStatusSizeExceeded`` and ``tooLargeInternalErrorMarker`` (status_writer.go).
 STATUS_SIZE_EXCEEDED = "StatusSizeExceeded"
@@ -163,10 +162,6 @@ class Executor:
         self.instance = reporting_instance or os.uname().nodename
         self.clock = clock
         self.events = EventCorrelator(clock)
-        # Go maybeWarnNoGangScheduler's process-wide memory (maybeNoGangSchedulerSeen): the advisory is
-        # recorded once per <namespace>/<name>/<component> for the life of the process.
-        self._once_seen: set[str] = set()
-        self._once_lock = threading.Lock()
 
     def execute(
         self, plan: A.Plan, replica: JSON, *, logger: logging.LoggerAdapter[Any] | None = None
@@ -358,8 +353,6 @@ class Executor:
             patch = {"metadata": {"annotations": {act.key: None}, "resourceVersion": meta["resourceVersion"]}}
             return kube.patch(paths.replica(ns, name), patch)
         if isinstance(act, A.RecordEvent):
-            if act.event_reason in ONCE_PER_PROCESS and not self._first_time(act.event_reason, replica):
-                return None
             self.record_event(replica, act.type, act.event_reason, act.message)
             return None
         raise TypeError(f"unknown action {act!r}")
@@ -419,18 +412,6 @@ class Executor:
                 self.record_event(replica, "Normal", reason, text)
         except ApiError as exc:
             log.warning("refusal not recorded", extra={"pod": pod, "reason": reason, "error": str(exc)})
-
-    def _first_time(self, reason: str, replica: Mapping[str, Any]) -> bool:
-        """Whether this process has not yet recorded ``reason`` for the replica's component (Go's
-        ``LoadOrStore`` on ``<namespace>/<name>/<component>``: stored before the event is sent)."""
-        meta = replica.get("metadata") or {}
-        component = (replica.get("spec") or {}).get("component") or ""
-        key = f"{reason}/{meta.get('namespace')}/{meta.get('name')}/{component}"
-        with self._once_lock:
-            if key in self._once_seen:
-                return False
-            self._once_seen.add(key)
-            return True
 
     def _warn_status_size_exceeded(
         self, replica: JSON, act: A.WriteStatus, lg: logging.Logger | logging.LoggerAdapter[Any]

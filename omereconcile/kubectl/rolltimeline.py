@@ -12,7 +12,9 @@ from the two records that outlive it:
 - the Instance's pod at the new revision: its ``creationTimestamp`` and the ``lastTransitionTime`` of
   its ``ome.io/serving`` condition (else ``Ready``) split the update into its steps: for a surge,
   ``Surge`` until the new pod serves, then ``SurgeDrain`` until the update completes; for a recreate,
-  ``Drain`` until the new pod exists, then ``CreatePods``.
+  ``Drain`` until the new pod exists, then ``CreatePods``. A recreate's status stays at step ``Drain``
+  until the promote (OME's ``recreateUpdate``): its second part is named for what the pods show, the
+  name the Create operation gives the same work.
 
 Why not record step times in status: each would be one more write of the replica's status per step
 (the reconciler writes status when a step changes already, but a step's end time would have to be kept

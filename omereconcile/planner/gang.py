@@ -240,8 +240,9 @@ def reset_failed_pod_group(ctx: Ctx, group: PodGroupView, out: Out) -> None:
     members, so a rebuild around it would get the same verdict; the create pass recycles it first.
     Pinned by ``gang/inventory_test.go`` @ 4dfb96b1 ``TestGang_FailedPodGroupIsResetNotEscalated``
     and ``TestGang_FailedPodGroupResetWaitsForTerminalMemberRecycle``. Go announces the event once per
-    episode on the row (``status.Announce``); ours says it on the pass that deletes the group (the
-    next pass reads the group Terminating or gone, never Failed again). PodGroups are not watched:
+    episode on the row (``status.Announce``, ``PodGroupReset`` attempt-scoped), and so does ours, on the
+    row's ``announced`` record (``Out.announce``, ``planner/status.py`` ``settle_announcements``): a row
+    the pass does not write says nothing, and a reset repeated within one attempt is said once. PodGroups are not watched:
     a verdict is read on the next pass the replica gets, as in Go, whose PodGroup watch ignores status
     changes (``inferencereplica/watches.go`` ``podGroupPredicate``)."""
     members = [p for p in ctx.world.pods if p.labels.get(c.LABEL_POD_GROUP) == group.name]
@@ -250,12 +251,14 @@ def reset_failed_pod_group(ctx: Ctx, group: PodGroupView, out: Out) -> None:
     out.actions.append(DeletePodGroup(group.name, group.uid, "the gang scheduler failed it: rebuilt anew"))
     failed = f"{group.failed_members} of {group.min_member} members failed"
     detail = f"PodGroup {group.name} reported phase {group.phase}: {failed}"
-    out.event(
-        "Warning",
-        POD_GROUP_RESET,
+    message = (
         f"OMENative component={ctx.component}: deleting PodGroup {group.name} so the gang can be admitted "
-        f"again ({detail})",
+        f"again ({detail})"
     )
+    if group.index is not None:
+        out.announce(group.index, POD_GROUP_RESET, message)  # the row's ``announced`` record (goW)
+    else:
+        out.event("Warning", POD_GROUP_RESET, message)
     out.wake(ctx.now + POD_GROUP_RECHECK)
 
 
@@ -277,7 +280,7 @@ def _create(
     try:
         pod = render_pod(ctx, target, row.index, row.incarnation, runner, ordinal, excluded_for)
     except LookupError:
-        revision_gone(ctx, row.index, target, out)  # said once per pass, however many members
+        revision_gone(ctx, row.index, target, out)  # said once per attempt, however many members
         return
     out.actions.append(CreatePod(ctx.pod_name(row.index, ordinal, runner), pod, why))
 

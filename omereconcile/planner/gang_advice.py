@@ -3,34 +3,43 @@
 ``workload/ops`` ``maybeWarnGangSplitRisk``, ``hasAnyRequiredPodAffinity``; below).
 
 A stock kube-scheduler does not read scheduler-plugins PodGroups, so a gang whose pods name no
-scheduler (or ``default-scheduler``) may be placed pod by pod. When a pass creates a multi-pod
-Instance's PodGroup and the render's effective ``schedulerName`` (the leader's, else the worker's) is
-unset or ``default-scheduler``, one Warning is recorded:
+scheduler (or ``default-scheduler``) may be placed pod by pod. When the gangs' PodGroups stand and the
+render's effective ``schedulerName`` (the leader's, else the worker's) is unset or
+``default-scheduler``, a Warning is announced:
 ``OMENative component=<c> created scheduler-plugins PodGroup objects but pod template's
 spec.schedulerName is "<name>" (default kube-scheduler does not enforce PodGroup gang); set
 runtime.spec.schedulerName to a gang-aware scheduler (e.g. scheduler-plugins-scheduler) or install
 scheduler-plugins as a plugin in the default scheduler``.
 
-Go deduplicates it per (owner, Component) per process; the newest (``podgroup`` ``EnsurePodGroups``,
-``status/announced.go`` @ 4dfb96b1) announces it on every pass on the row of the first Instance whose
-PodGroup was ensured, once per incarnation of that row (``<reason>@#<incarnation>`` on the row's
-``announced`` record, which the planner does not write yet: ``docs/goparity.md``, ``announced_test.go``).
-Here the Warning is tied to what its API comment names: the creation of a PodGroup, at most once per
-pass. A heuristic, as in Go: scheduler-plugins installed as the default scheduler's
+Said once per episode, by the newest Go's rule (ome-projects/ome ``workload/gang/gang.go`` @ 4dfb96b1
+``EnsurePodGroupsWithState`` and ``maybeWarnNoGangScheduler``, ``status/announced.go`` @ 4dfb96b1):
+every pass that ensures the gangs' PodGroups announces it on the row of the first planned Instance whose
+group this pass ensured and whose row the pass started from (a row that does not exist yet waits for
+the next pass), through that row's ``announced`` record as a standing message,
+``MaybeNoGangScheduler@#<incarnation>``: once per incarnation of that row, across passes and restarts
+of the reconciler. Before, it was said on every pass that created a PodGroup, and the executor kept a
+per-process memory of it (the older Go's ``maybeNoGangSchedulerSeen``), which a restart forgot.
+A heuristic, as in Go: scheduler-plugins installed as the default scheduler's
 plugin gives a false positive that cannot be told from inside the cluster.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omereconcile.actions import CreatePod, CreatePodGroup
+from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
+from omereconcile.planner.gang import group_of
 from omereconcile.planner.inplace import revision_payload
 from omereconcile.planner.out import Out
+from omereconcile.planner.plan_indices import instance_plan_indices
+from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.rows import Row, load_rows
 from omerender import constants as c
+from omerender.naming import pod_group_name
 
 __all__ = [
     "GANG_SPLIT_RISK",
@@ -57,15 +66,38 @@ def effective_scheduler_name(payload: Mapping[str, Any] | None) -> str:
     return ""
 
 
-def maybe_no_gang_scheduler(ctx: Ctx, out: Out) -> None:
-    """Record the advisory when ``out`` creates a PodGroup under a template with no gang scheduler."""
-    if not any(isinstance(a, CreatePodGroup) for a in out.actions):
+def _ensured(ctx: Ctx, index: int, out: Out) -> bool:
+    """The Instance's PodGroup of ours stands after this pass (Go: ``EnsurePodGroupForPodsFromObservation``
+    succeeded): it exists, is ours and is not terminating, or this pass creates it."""
+    name = pod_group_name(ctx.prefix, ctx.component, index)
+    if any(isinstance(a, CreatePodGroup) and a.name == name for a in out.actions):
+        return True
+    group = group_of(ctx, index)
+    return (
+        group is not None
+        and not group.terminating
+        and group.owner_uid is not None
+        and group.owner_uid == ctx.world.replica.uid
+    )
+
+
+def maybe_no_gang_scheduler(ctx: Ctx, rows: Sequence[Row], retry: RetryBook, out: Out) -> None:
+    """Announce the advisory on the first planned gang (Go's plan order) whose PodGroup stands and
+    whose row the pass started from, when the template names no gang scheduler. ``rows``: the pass's
+    rows, whose non-``Deleting`` ones make the plan (Go ``terminalOwnedIndices`` skips a Delete's)."""
+    if not ctx.gang or not ctx.world.gang_scheduling:
         return
     name = effective_scheduler_name(revision_payload(ctx, ctx.target))
     if name and name != DEFAULT_SCHEDULER:
         return  # the operator named a scheduler: trust it
-    out.event(
-        "Warning",
+    observed = {r.index for r in load_rows(ctx.world.replica.status)}
+    planned = instance_plan_indices([r for r in rows if r.phase != R.DELETING], ctx.desired, retry)
+    deleting = {r.index for r in rows if r.phase == R.DELETING}
+    index = next((i for i in planned if i not in deleting and i in observed and _ensured(ctx, i, out)), None)
+    if index is None:
+        return
+    out.announce(
+        index,
         MAYBE_NO_GANG_SCHEDULER,
         f"OMENative component={ctx.component} created scheduler-plugins PodGroup objects but pod "
         f"template's spec.schedulerName is {json.dumps(name)} (default kube-scheduler does not enforce "
@@ -111,12 +143,13 @@ def maybe_gang_split_risk(ctx: Ctx, out: Out) -> None:
     Create, surge, rebuild) checks every pod it renders, before the create call, and announces the
     Warning once per episode on the Instance's own row (``status.Announce``, a standing reason keyed
     ``<reason>@#<incarnation>``: once per row and incarnation; sgl-project @ bb4fa1ee deduplicated per
-    owner and Component per process instead). The planner keeps no ``announced`` record
-    (``docs/goparity.md``, ``announced_test.go``), so the episode is read from the pods: an Instance
-    is warned in the pass that creates the first worker of its incarnation (one Warning however many
-    workers it creates), and not when a worker of that incarnation is already observed. A create the
-    API server refused leaves no worker, so the next attempt warns again. Advisory only: it never
-    holds the create.
+    owner and Component per process instead). Here too it is announced on
+    the row's ``announced`` record (``Out.announce``, ``planner/status.py``
+    ``settle_announcements``): once per row and incarnation, across passes and reconciler restarts, so
+    a create the API server refused does not warn again on the next attempt (the marker rides the
+    pass that tried it, as Go writes it before the create call). An Instance is also not warned when
+    a worker of its incarnation is already observed (the episode read from the pods, as before the
+    record). Advisory only: it never holds the create.
 
     Go's words, except the field: Go names the InferenceService component's
     ``<component>.topologyKey``; on a standalone replica that field is the replica's
@@ -138,8 +171,8 @@ def maybe_gang_split_risk(ctx: Ctx, out: Out) -> None:
             for p in ctx.world.pods
         ):
             continue  # an earlier pass created this incarnation's workers and warned
-        out.event(
-            "Warning",
+        out.announce(
+            index,
             GANG_SPLIT_RISK,
             f"OMENative component={ctx.component} is a multi-node gang but its worker pods have no "
             "co-location podAffinity: the gang may be scheduled across separate network/NVLink/TPU "

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
-from omereconcile.planner.gang import RESTART_POLICY_RECREATE, release_pod_group
+from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
     start_gang_restart,
@@ -32,6 +32,7 @@ from omereconcile.planner.inplace import (
     start_in_place,
     step_in_place,
 )
+from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
@@ -443,6 +444,29 @@ def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     return row
 
 
+def _free_silent_names(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> None:
+    """Go ``ops/unknown_phase.go`` ``recoverUnknownPhaseInstances`` (ome-projects/ome, the newest stored
+    version, 5,517 characters): "the Create pass runs the sweep over every planned Instance, so a
+    serving Instance whose node dies is rebuilt elsewhere by the ordinary missing-pod paths once the
+    names are freed". An Instance with no operation whose pod's kubelet stopped reporting has that pod
+    force-deleted on node-death evidence under ``lifecycle.forceDelete`` (the evidence's boundary is a
+    wake-up until then); a step's own pods go through ``holds.node_unknown_hold``, a Terminating pod
+    through the sweep. A pause runs no Create pass, so nothing is freed under one. Go test: the
+    612,458-character root reconcile_test,
+    TestNodeLoss_ServingInstanceIsRebuiltElsewhereUnderTheForceDeletePolicy. Before, only a row with an
+    operation freed a silent pod's name, and a Ready Instance on a dead node waited for its node."""
+    if ctx.paused or ctx.world.settings.force_delete is None:
+        return
+    names = set(gang_names(ctx, row.index)) if ctx.gang else {ctx.pod_name(row.index, row.active_ordinal)}
+    for pod in sorted(pods, key=lambda p: p.name):
+        if (
+            pod.name in names
+            and not pod.terminating
+            and kubelet_silent(ctx.world.nodes, pod, ctx.world.settings.force_delete)
+        ):
+            force_delete_silent(ctx, row.index, pod, out)
+
+
 def park(ctx: Ctx, row: Row) -> Row:
     """Go ``holds/pause.go`` ``pauseHold``: the weakest authority on the row. A row another authority
     already holds (quota, the scheduler, a silent node: its ``waiting`` token) keeps that token; the
@@ -480,6 +504,7 @@ def step_row(
     row = refreshed_failure_evidence(ctx, row, pods)
     op = row.operation
     if op is None:
+        _free_silent_names(ctx, row, pods, out)
         # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
         # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
         crashed = step_crash_ladder(ctx, row, pods, out, retry)
@@ -516,6 +541,15 @@ def step_row(
     if ctx.paused and (op.type == R.OP_UPDATE or (ctx.freeze and op.type == R.OP_RESTART)):
         return _step_paused(ctx, row, pods, out, retry, row_target)
     if ctx.paused and ctx.freeze and not committed_create:
+        return park(ctx, row)
+    if ctx.paused and committed_create and not row.running_revision and op.target_revision != ctx.target:
+        # ops/create.go createFinishableAt (ome-projects/ome, the newest stored create.go, 53,576
+        # characters; CreateCommittedIndices is the pass a paused Component runs): a first
+        # materialization (no running revision: the attempt owns its pods) committed to a revision the
+        # Component no longer converges to, or naming none, is not finished under a pause; retiring it
+        # is a new operation the pause withholds, so the row is left as it is until the unpause. Go
+        # test: the 612,458-character root reconcile_test, TestReconcile_PausedLeavesASupersededCreateAlone.
+        # Before: the set was finished at the pinned revision under the pause.
         return park(ctx, row)
     if op.waiting == "Paused" and not ctx.paused:
         # Unpaused: the full window again from now (01 §4.6). While the pause stands, a row it does

@@ -24,9 +24,19 @@ class Out:
     events: list[RecordEvent] = field(default_factory=list)
     wakes: list[datetime] = field(default_factory=list)
     drain_holds: list[str] = field(default_factory=list)  # drains a Budget floor withheld this pass
+    # Once-only Warnings awaiting the row that records them: (Instance index, the event in ``events``).
+    announcements: list[tuple[int, RecordEvent]] = field(default_factory=list)
 
     def event(self, type_: Literal["Normal", "Warning"], reason: str, message: str) -> None:
         self.events.append(RecordEvent(type=type_, event_reason=reason, message=message))
+
+    def announce(self, index: int, reason: str, message: str) -> None:
+        """A Warning said once per episode of Instance ``index`` (Go ``status.Announce``): kept only
+        if the row the pass writes records it, on its ``announced`` record, for the first time
+        (``planner/status.py`` :func:`~omereconcile.planner.status.settle_announcements`)."""
+        event = RecordEvent(type="Warning", event_reason=reason, message=message)
+        self.events.append(event)
+        self.announcements.append((index, event))
 
     def wake(self, at: datetime | None) -> None:
         if at is not None and at > self.now:
@@ -79,6 +89,7 @@ class Out:
         self.events.extend(other.events)
         self.wakes.extend(other.wakes)
         self.drain_holds.extend(other.drain_holds)
+        self.announcements.extend(other.announcements)
 
     def requeue_after(self) -> float | None:
         if not self.wakes:

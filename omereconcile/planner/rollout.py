@@ -27,7 +27,14 @@ from omereconcile.planner.gang_ops import (
     step_orphan_target,
     surge_index_for,
 )
-from omereconcile.planner.inplace import IN_PLACE_REFUSED, STEP_IN_PLACE, choose_mode, refusal_message
+from omereconcile.planner.inplace import (
+    IN_PLACE_REFUSED,
+    MODE_RECREATE,
+    MODE_SURGE,
+    STEP_IN_PLACE,
+    choose_mode,
+    refusal_message,
+)
 from omereconcile.planner.instances import park, start_create, start_delete, start_update, step_row
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
@@ -329,6 +336,15 @@ def plan_instances(
             )
             new_rows.append(start_gang_restart(ctx, r, pods_r, why, out))
             continue
+        if not ctx.paused and r.index not in held and _failed_pods_roll(r, pods_r):
+            # Go ``ops/update.go`` ``evaluateUpdateTriggerPods`` (ome-projects/ome 58a57f25, the newest
+            # stored): the adoption refused above, a Failed row with no running revision whose pod set
+            # stands (a deadline-disposed create, its pods wedged or unready on the target, or on
+            # another revision) takes the ordinary roll, paced by the target's RetryBlock; Create
+            # owns only a row with no pods. See ``_failed_pods_roll``.
+            updates.append(r)
+            new_rows.append(r)
+            continue
         if (
             r.phase == R.PENDING
             or (r.phase == R.FAILED and not serving)
@@ -411,7 +427,7 @@ def plan_instances(
             )
     for index in sorted(per_index):
         out.absorb(per_index[index])
-    maybe_no_gang_scheduler(ctx, out)
+    maybe_no_gang_scheduler(ctx, rows, retry, out)
     maybe_gang_split_risk(ctx, out)
     if out.drain_holds:
         # A drain the floor withheld is progress withheld, reported even when another Instance moved
@@ -596,7 +612,13 @@ def _start_updates(
         retry.started(ctx.target)
         sources.append(r.index)
         admission.charge(r.index)
-        if ctx.gang and surge:
+        if mode == MODE_SURGE and surge_has_no_source(r):
+            # Go ``UpdateWithPods`` (ome-projects/ome ``ops/update.go`` 58a57f25): a surge on an
+            # Instance that was never promoted has no source to keep in rotation, and would only add a
+            # second replacement beside the disposed attempt's pod set: the start rebuilds the set in
+            # place, a recreate (RecreatePod pinned, incarnation bumped), the gang included.
+            mode = MODE_RECREATE
+        if ctx.gang and surge and mode != MODE_RECREATE:
             used = set(by_index) | set(started)
             k = surge_index_for(rows, used)
             started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
@@ -621,6 +643,39 @@ def _adopts_target(
     if not live or any(p.revision_hash != hash_of(ctx.target) or not p.containers_ready for p in live):
         return False
     return retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))[0] is None
+
+
+def surge_has_no_source(row: Row) -> bool:
+    """Go ``SurgeHasNoSource`` (ome-projects/ome ``workload/ops/update.go`` 58a57f25): the Instance was
+    never promoted (no running revision), it is ``Failed`` and its attempt was disposed (no
+    operation), so no pod of it is a serving source a surge could keep in rotation."""
+    return not row.running_revision and row.phase == R.FAILED and row.operation is None
+
+
+def _failed_pods_roll(row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``evaluateUpdateTriggerFast`` then ``evaluateUpdateTriggerPods`` (ome-projects/ome
+    ``workload/ops/update.go`` 58a57f25, the newest of the four versions found of the six the index
+    lists, read whole; ae683e3f and the 23,051-character version before it left such a row alone,
+    dcfb4135 already rolled it): a ``Failed``
+    row with no operation and no running revision whose pod set stands (its non-terminating pods; an
+    empty set "proves nothing in either direction; the Create and demotion passes own a row with no
+    pods") and was not adopted (``_adopts_target``: every pod on the target and runtime-ready)
+    triggers the Update: "An unhealthy pod set on the target is a row to recover, not a row to stamp:
+    it takes the ordinary roll, which is the retry, recreate or relocation its strategy and the
+    disposition's node-exclusion overlay resolve". The retry gate and the budget pace it in
+    ``_start_updates``; ``surge_has_no_source`` makes it a recreate (incarnation bumped, the pods
+    drained and deleted first). Go's update pass reads the Instance's listed pods; whether a
+    Terminating one is among them there is not settled here: ours reads the non-terminating ones, as
+    ``_adopts_target`` does, so a row whose pods are all Terminating is still Create's. Go's Create
+    pass leaves such a row alone (``ops/create.go`` ``createFilteredBatched``, the newest stored:
+    nothing is missing, the pods are not runtime-ready), and the update pass runs before it
+    (``workload/plan_decision.go`` ``Decision``: update > create). Before, ours rebuilt the row through
+    Create's fresh start
+    (``Recycle``) at the same incarnation (``update_test.go`` ``TestDetectUpdate_BackfillRefuses
+    WedgedPods``, ``TestDetectUpdate_StuckPodOnTargetRelocates``)."""
+    if row.phase != R.FAILED or row.operation is not None or row.running_revision:
+        return False
+    return any(not p.terminating for p in pods)
 
 
 _ENTRY_STEPS = frozenset({*SURGE_STEPS, R.STEP_DRAIN, STEP_IN_PLACE})

@@ -15,7 +15,17 @@ from typing import Any
 
 from omereconcile.world import format_time, parse_time
 
-__all__ = ["Operation", "RetryBlock", "Row", "operation_id", "replace"]
+__all__ = [
+    "STANDING_REASONS",
+    "Operation",
+    "RetryBlock",
+    "Row",
+    "announced",
+    "announcement_marker",
+    "mark_announced",
+    "operation_id",
+    "replace",
+]
 
 # Phases (01 §4.2)
 PENDING = "Pending"
@@ -27,7 +37,8 @@ FAILED = "Failed"
 DELETING = "Deleting"
 
 # Operation types and steps (01 §4.4). Create uses Recycle (delete a failed Instance's pods) before
-# CreatePods; RecreatePod updates use Drain then CreatePods; SurgeThenDrain uses Surge then SurgeDrain.
+# CreatePods; RecreatePod updates stay at Drain until promoted (Go recreateUpdate); SurgeThenDrain uses
+# Surge then SurgeDrain.
 OP_CREATE = "Create"
 OP_UPDATE = "Update"
 OP_DELETE = "Delete"
@@ -152,6 +163,9 @@ class Row:
     ready_since: datetime | None = None
     operation: Operation | None = None
     last_failure: Mapping[str, Any] | None = None
+    # OME InstanceStatus.Announced (``announced,omitempty``, a set): the once-only messages already
+    # delivered, one ``<reason>@<episode>`` marker each (:func:`mark_announced`).
+    announced: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # fields we do not own, kept verbatim
 
     def to_dict(self) -> dict[str, Any]:
@@ -180,6 +194,8 @@ class Row:
             out["operation"] = self.operation.to_dict()
         if self.last_failure is not None:
             out["lastFailure"] = dict(self.last_failure)
+        if self.announced:
+            out["announced"] = list(self.announced)
         return out
 
     @classmethod
@@ -197,6 +213,7 @@ class Row:
             "readySince",
             "operation",
             "lastFailure",
+            "announced",
         }
         op = d.get("operation")
         return cls(
@@ -212,8 +229,55 @@ class Row:
             ready_since=parse_time(d.get("readySince")),
             operation=Operation.from_dict(op) if isinstance(op, Mapping) and op else None,
             last_failure=d.get("lastFailure"),
+            announced=tuple(str(m) for m in d.get("announced") or () if isinstance(m, str)),
             extra={k: v for k, v in d.items() if k not in known},
         )
+
+
+# The row's ``announced`` record. Go: ome-projects/ome
+# ``pkg/controller/v1beta1/workload/status/announced.go`` @ 4dfb96b1 (read whole): a once-only message
+# (a Warning an operator needs once per episode, not once per pass) is keyed on the row it is about, so
+# a restarted reconciler does not say it again. Its episode is named by its scope: a standing message
+# (about the Instance as built) keys on the incarnation, ``#<incarnation>``; every other reason is
+# attempt-scoped and keys on the operation in flight, ``<operation id>``, else on the incarnation.
+# Go ``scopes``: the standing reasons; every other reason is attempt-scoped.
+STANDING_REASONS = frozenset({"MaybeNoGangScheduler", "GangSplitRisk"})
+
+
+def _incarnation_episode(row: Row) -> str:
+    """Go ``incarnationEpisode``."""
+    return f"#{row.incarnation}"
+
+
+def _attempt_episode(row: Row) -> str:
+    """Go ``attemptEpisode``: the operation in flight, else the incarnation."""
+    if row.operation is not None and row.operation.id:
+        return row.operation.id
+    return _incarnation_episode(row)
+
+
+def announcement_marker(reason: str, row: Row) -> str:
+    """Go ``announcementMarker``: ``<reason>@<episode>``, the episode by the reason's scope."""
+    episode = _incarnation_episode(row) if reason in STANDING_REASONS else _attempt_episode(row)
+    return f"{reason}@{episode}"
+
+
+def announced(row: Row, reason: str) -> bool:
+    """Go ``Announced``: whether ``reason`` was already delivered in the row's current episode."""
+    return announcement_marker(reason, row) in row.announced
+
+
+def mark_announced(row: Row, reason: str) -> Row | None:
+    """Go ``markAnnounced``: the row recording ``reason`` for its current episode, the markers of every
+    ended episode dropped in the same write (a marker lives while its episode is the row's current
+    attempt or its current incarnation; one with no ``@`` belongs to no episode and is dropped); None
+    when it was already delivered, and the caller must not say it again."""
+    marker = announcement_marker(reason, row)
+    if marker in row.announced:
+        return None
+    live = {_attempt_episode(row), _incarnation_episode(row)}
+    kept = tuple(m for m in row.announced if "@" in m and m.rsplit("@", 1)[1] in live)
+    return replace(row, announced=(*kept, marker))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from omereconcile.actions import RecordEvent
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx
 from omereconcile.planner.counters import (
@@ -44,6 +45,7 @@ __all__ = [
     "find_condition",
     "record_current_revision_withdrawal",
     "set_condition",
+    "settle_announcements",
     "teardown_status",
     "withdrawn_revision_after",
     "withdrawn_revision_for",
@@ -255,6 +257,39 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
     retry.cap_history(ctx.spec_revision, ctx.world.settings.retry_block_history_limit)
 
 
+def settle_announcements(old_rows: Sequence[Row], rows: Sequence[Row], out: Out) -> list[Row]:
+    """The rows this pass writes, each carrying the once-only Warnings it earned on its ``announced``
+    record; a Warning the record already holds is dropped from ``out.events``.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/announced.go`` @ 4dfb96b1 ``Announce``
+    (read whole, with its callers ``ops`` ``announceRevisionGone`` and ``gang/gang.go`` @ 4dfb96b1
+    ``maybeWarnNoGangScheduler``): a message already delivered for the pass-start row's episode costs
+    nothing (the observation short-circuit); otherwise it is recorded on the row the write lands on, by
+    that row's episode (``markAnnounced``), and said only if this write recorded it. A row the pass does
+    not write (gone, or a slot with no phase) records nothing and nothing is said. Go writes the marker
+    in its own row mutation; here it rides the pass's one status write, which the executor applies
+    before any event, so a refused write says nothing and the next pass tries again, as in Go."""
+    if not out.announcements:
+        return list(rows)
+    before = {r.index: r for r in old_rows}
+    after = {r.index: r for r in rows}
+    unearned: list[RecordEvent] = []
+    for index, event in out.announcements:
+        reason = event.event_reason
+        observed = before.get(index)
+        row = after.get(index)
+        marked = None
+        if row is not None and row.phase and (observed is None or not R.announced(observed, reason)):
+            marked = R.mark_announced(row, reason)
+        if marked is None:
+            unearned.append(event)
+            continue
+        after[index] = marked
+    out.events = [e for e in out.events if not any(e is u for u in unearned)]
+    out.announcements = []
+    return [after[r.index] for r in rows]
+
+
 def build_status(
     ctx: Ctx,
     rows: Sequence[Row],
@@ -266,6 +301,7 @@ def build_status(
 ) -> dict[str, Any]:
     del held  # Go reads the shape of the rows, not the planner's held set
     old = ctx.world.replica.status
+    rows = settle_announcements(R.load_rows(old), rows, out)
     update = ctx.spec_revision  # Go's UpdateRevision: the spec target, never the rollback pin
     counters = {
         r.index: instance_counters(by_index.get(r.index, ()), ctx.world.endpoints, ctx.min_ready, ctx.now)

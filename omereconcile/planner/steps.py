@@ -163,20 +163,22 @@ REPAIR_REVISION_GONE = "RepairRevisionGone"
 
 
 def revision_gone(ctx: Ctx, index: int, revision: str, out: Out) -> None:
-    """A rebuild whose revision has no ControllerRevision left creates nothing and says so (Go ``ops``
-    ``announceRevisionGone``, its words; ``workload/types`` ``EventReasonRepairRevisionGone``): a pod
-    built from the current template under the missing revision's label would route, count and drain
-    one revision while running another, so the attempt waits for its deadline. Go announces it once
-    per attempt through the row's ``announced`` record, which ours does not write: here it is said once
-    per pass that reaches it (the event correlator folds repeats), and the pass goes on for the other
-    Instances (before, the pod factory's ``LookupError`` failed the whole pass every time)."""
-    message = (
+    """A rebuild whose revision has no ControllerRevision left creates nothing and says so once per
+    attempt (Go ome-projects/ome ``ops`` ``announceRevisionGone``, its words, through
+    ``status/announced.go`` @ 4dfb96b1 ``Announce``; ``workload/types`` ``EventReasonRepairRevisionGone``):
+    a pod built from the current template under the missing revision's label would route, count and
+    drain one revision while running another, so the attempt waits for its deadline. The Warning is
+    recorded on the row's ``announced`` record as ``RepairRevisionGone@<operation id>``, so later passes
+    over the same attempt (and a restarted reconciler) do not repeat it; a new attempt says it again.
+    The pass goes on for the other Instances (before, the pod factory's ``LookupError`` failed the whole
+    pass every time)."""
+    out.announce(
+        index,
+        REPAIR_REVISION_GONE,
         f"OMENative {ctx.instance_key(index)} cannot rebuild revision {revision}: its ControllerRevision "
         "is gone, so no pod is created from the current template under that revision; the attempt waits "
-        "for its deadline"
+        "for its deadline",
     )
-    if not any(e.event_reason == REPAIR_REVISION_GONE and e.message == message for e in out.events):
-        out.event("Warning", REPAIR_REVISION_GONE, message)
 
 
 def render_pod(

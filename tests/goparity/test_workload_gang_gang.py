@@ -17,8 +17,9 @@ Not mappable (14 of 32): the topology-key tests (9: ``HoldsLivePodTopologyUntilG
 and the two ``EnsureSurgePodGroup`` ones) derive the effective topology from the live pods' affinity
 through a live reader — ours has no such derivation (``docs/goparity.md``, ``podgroup_test.go``'s
 note); ``NilClientErrors``, ``ISVCGoneIsSafe`` and ``MaybeWarnNoGangScheduler_NilSafety`` are Go
-wiring guards; the two dedup tests pin the process-wide memory of the executor
-(``omereconcile/cluster/executor.py`` ``ONCE_PER_PROCESS``), not the planner.
+wiring guards; the two dedup tests pin this older Go's process-wide memory (``maybeNoGangSchedulerSeen``),
+which the newest ``gang/gang.go`` @ 4dfb96b1 replaced with the row's ``announced`` record, as ours
+does (``test_workload_status_announced.py``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ one of two stored versions, all 29,673 characters read), over ``gang/inventory.g
 file pins how Go reads PodGroups (one LIST, no hidden GET, soft failure when the CRD goes away, the
 controller-UID index) — a pass of ours reads the world once, so those are not mappable (listed in
 ``docs/goparity.md``). What a user sees is ported in the simulated world: an Instance being torn down
-gets no PodGroup recreated or re-sized, and a PodGroup the gang scheduler marked ``Failed`` is reset
+gets no PodGroup recreated or re-sized, a name another controller holds or ours still being collected
+blocks only its own Instance, and a PodGroup the gang scheduler marked ``Failed`` is reset
 (``gang/gang.go`` @ 4dfb96b1 ``EnsurePodGroupsWithState``; ``inventory.go`` itself is not stored).
 """
 
@@ -26,8 +27,9 @@ from omereconcile.actions import (
     WriteStatus,
 )
 from omereconcile.planner import plan
-from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.cluster import UID, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/gang/inventory_test.go @ 4dfb96b1"
 GROUP = "llama-pool-engine-0"
@@ -96,7 +98,11 @@ def test_a_failed_pod_group_is_reset_not_escalated() -> None:
         f"(PodGroup {GROUP} reported phase Failed: 1 of 2 members failed)"
     ), GO
     assert not [a for a in first.actions if isinstance(a, CreatePod)], GO
-    assert sim.rows()[0] == row, GO
+    # Untouched but for the once-only record the Warning earned (Go status.Announce writes it on the row).
+    after = dict(sim.rows()[0])
+    announced = after.pop("announced", [])
+    assert after == {k: v for k, v in row.items() if k != "announced"}, GO
+    assert f"PodGroupReset@#{row['incarnation']}" in announced, GO
     sim.advance(1.0)
     second = driver.one_pass()
     assert [a.name for a in second.actions if isinstance(a, CreatePodGroup)] == [GROUP], GO
@@ -170,3 +176,46 @@ def test_members_are_withheld_while_the_group_is_failed() -> None:
         None,
     ), GO
     assert "lastFailure" not in row, GO
+
+
+def _blocking_group(sim: Sim, index: int, reading: str) -> None:
+    """Put Instance ``index``'s PodGroup in the world before the pass that creates its gang: one another
+    controller controls (``foreign``) or one of ours being collected (``terminating``, a finalizer keeps
+    it there)."""
+    name = f"llama-pool-engine-{index}"
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": "llama-demo",
+        "uid": f"pg-{reading}",
+        "resourceVersion": "1",
+        "labels": {c.LABEL_INSTANCE_INDEX: str(index)},
+        "ownerReferences": [{"kind": "InferenceReplica", "uid": UID, "controller": True}],
+    }
+    if reading == "foreign":
+        meta["ownerReferences"] = [{"kind": "InferenceReplica", "uid": "uid-of-foreign", "controller": True}]
+    else:
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        meta["finalizers"] = ["example.com/hold"]
+    sim.pod_groups[name] = {"metadata": meta, "spec": {"minMember": 2}, "status": {}}
+
+
+@pytest.mark.parametrize("reading", ["foreign", "terminating"])
+def test_an_unusable_name_blocks_only_its_instance(reading: str) -> None:
+    """Go: inventory_test.go @ 4dfb96b1, TestEnsurePodGroupsWithState_ForeignCollisionAndTerminatingGate,
+    entries "foreign" and "terminating owned" (goW): a PodGroup name this owner cannot write (another
+    controller holds it, or ours is being collected) keeps Instance 0 from getting pods, costs the rest
+    of the Component nothing (Instance 1's group is ensured and its gang created in the same pass), and
+    the pass goes on rather than failing; the blocking group is not touched."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=2))
+    driver = Driver(sim)
+    driver.one_pass()  # the teardown finalizer
+    assert not sim.pods
+    _blocking_group(sim, 0, reading)
+    out = driver.one_pass()
+    pods = sorted(a.name for a in out.actions if isinstance(a, CreatePod))
+    groups = sorted(a.name for a in out.actions if isinstance(a, CreatePodGroup))
+    assert not [p for p in pods if p.startswith("llama-pool-engine-0-")], (GO, reading, pods)
+    assert groups == ["llama-pool-engine-1"], (GO, reading)
+    assert pods == ["llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"], (GO, reading)
+    assert sim.pod_groups["llama-pool-engine-0"]["metadata"]["uid"] == f"pg-{reading}", GO

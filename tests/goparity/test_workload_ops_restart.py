@@ -1040,19 +1040,17 @@ def test_restart_rebuild_with_no_pod_yet_follows_the_target(
     assert (row["phase"], row.get("runningRevision")) == ("Restarting", want), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's open Restart whose stamped revision is gone creates nothing and announces "
-        "RepairRevisionGone once per attempt (the row's announced record, status.Announce, which ours does "
-        "not write); ours, unpaused, renders the roll target for such a rebuild (rebuildFollowsTarget), and "
-        "paused creates nothing but says so on every pass (planner/steps.py revision_gone)"
-    ),
-)
 def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
-    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone: two passes over an open Restart recording a
-    revision that is gone: no pod is created from the current template under that label, the row
-    stays Restarting on the gone revision, and exactly one RepairRevisionGone Warning names it."""
+    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone (restart_test.go @ 58a57f25): two passes over
+    an open Restart recording a revision that is gone: no pod is created from the current template
+    under that label, the row stays Restarting on the gone revision, and exactly one RepairRevisionGone
+    Warning names it across the two passes (Go ``announceRevisionGone`` through ``status.Announce``,
+    the row's ``announced`` record: ``planner/status.py`` ``settle_announcements``). Go calls
+    ``ops.Restart`` with no roll target (``nil``), so there is nothing for the rebuild to follow; ours
+    always has the spec's revision as its target, and a pause is what withholds it (as Go's own
+    ``TestRestart_RendersTheStampedRevisionTemplate`` does with ``plan.Paused``). Before: a strict xfail,
+    the Warning said on every pass (and the port drove it unpaused with a roll target, which Go's
+    ``TestRestart_RebuildWithNoPodYetFollowsTheTarget`` follows in Go too)."""
     from omereconcile.actions import RecordEvent, WriteStatus
     from omereconcile.planner import plan
 
@@ -1061,7 +1059,7 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
     row0 = sim.rows()[0]
     row0.update(runningRevision=gone, targetRevision=gone)
     row0["operation"]["targetRevision"] = gone
-    sim.image = "vllm:v1"
+    sim.update_spec(paused=True)
     warnings: list[str] = []
     for _ in range(2):
         out = plan(sim.observe())
@@ -1081,8 +1079,8 @@ def test_restart_holds_when_the_stamped_revision_is_gone() -> None:
 
 
 def test_restart_at_a_gone_revision_creates_nothing_and_says_so() -> None:
-    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone, the part ours keeps (the once-per-attempt
-    count is the known difference above), under a pause so the rebuild keeps its stamped revision: a
+    """Go: TestRestart_HoldsWhenTheStampedRevisionIsGone, the words of its Warning, under a pause so the
+    rebuild keeps its stamped revision (not counted as a case; the count across passes is above): a
     pass over an open Restart recording a revision whose ControllerRevision is gone creates no pod,
     records RepairRevisionGone in Go's words (``announceRevisionGone``) and leaves the row Restarting on
     that revision. Before, the pod factory's ``LookupError`` failed the whole pass every time."""

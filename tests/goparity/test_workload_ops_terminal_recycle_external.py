@@ -385,6 +385,7 @@ def test_create_recycles_succeeded_terminal_pod() -> None:
     [
         pytest.param("foreign", id="PodGroup name owned by another controller"),
         pytest.param("terminating", id="PodGroup of ours terminating"),
+        pytest.param("failed", id="PodGroup of ours the gang scheduler marked Failed"),
     ],
 )
 def test_create_terminal_member_recycled_while_gang_blocked(unusable: str) -> None:
@@ -392,10 +393,12 @@ def test_create_terminal_member_recycled_while_gang_blocked(unusable: str) -> No
     58a57f25, TestCreate_TerminalMemberRecycledWhileGangBlocked: a gang whose PodGroup name is unusable
     withholds new members, but a dead member still holding its stable name is deleted regardless (the
     group's phase derives from its members; nothing else in the pass would remove it), and nothing is
-    created against the unusable name. Go seeds a ``GangStateFailed`` observation (``BlocksPods``); ours
-    has no PodGroup phase, and the states that withhold members here are the two ``_ensure_pod_group``
-    reports: a group of that name controlled by another owner (``PodGroupNameInUse``) and a group of
-    ours still terminating (``PodGroupTerminating``). Both are one case of Go's."""
+    created against the unusable name. Go seeds a ``GangStateFailed`` observation (``BlocksPods``), which
+    ours reads since goW's PodGroup reset (a ``Failed`` group of ours withholds members, and a dead
+    member on its name holds the reset back); the other states that withhold members here are the two
+    other ``_ensure_pod_group`` reports: a group of that name controlled by another owner
+    (``PodGroupNameInUse``) and a group of ours still terminating (``PodGroupTerminating``). All three
+    are one case of Go's."""
     sim, driver = _creating_sim(workers=1)
     members = ["llama-pool-engine-0-leader-0", "llama-pool-engine-0-worker-0"]
     for _ in range(10):
@@ -414,6 +417,8 @@ def test_create_terminal_member_recycled_while_gang_blocked(unusable: str) -> No
                 "controller": True,
             }
         ]
+    elif unusable == "failed":
+        group["status"] = {"phase": "Failed", "failed": 2}
     else:
         group["metadata"]["deletionTimestamp"] = format_time(sim.now)
     for m in members:

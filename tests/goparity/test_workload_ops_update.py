@@ -1033,13 +1033,6 @@ def test_detect_update_trigger_gang_surge_target_marker_suppressed() -> None:
     assert _rolled(sim, v3), (GO, sim.rows())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go ops/update.go evaluateUpdateTriggerPods (ome-projects/ome @ 58a57f25) "
-    "routes a Failed row with no running revision whose pods are on the target but not runtime-ready to the "
-    "ordinary roll (RecreatePod: incarnation 2); ours takes it as Create's fresh start (Recycle), which "
-    "deletes the pod and rebuilds it off the node at incarnation 1",
-)
 def test_detect_update_stuck_pod_on_target_relocates() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
     TestDetectUpdate_StuckPodOnTargetRelocates: a node-scoped fault parks the pod Running but never
@@ -1049,9 +1042,10 @@ def test_detect_update_stuck_pod_on_target_relocates() -> None:
     stuck pod is deleted, and the Instance is rebuilt at incarnation 2 with a required hostname
     ``NotIn`` term naming the node. Ours: the exclusion is a Completed ``AutoRecover`` entry of the
     relocation ledger (``lifecycle.autoMigrate`` allowing relocations), the simulated world's pod
-    held unready by its kubelet. Known difference (strict xfail): the pod is replaced and the rebuild
-    carries the ``NotIn`` term (asserted first, passing), but ours rebuilds through Create's fresh start
-    (``Recycle``) at incarnation 1, not through the Update's recreate at incarnation 2."""
+    held unready by its kubelet. Failed before (strict xfail): ours rebuilt the row through Create's
+    fresh start (``Recycle``) at incarnation 1; now the row takes the Update's recreate, as Go's
+    ``evaluateUpdateTriggerPods`` and ``SurgeHasNoSource`` say (``planner/rollout.py``
+    ``_failed_pods_roll``, ``surge_has_no_source``)."""
     sim, driver = _converged("RecreatePod")
     target = _target(sim)
     pod = sim.pods[POD0]

@@ -30,6 +30,8 @@ from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import DesiredRevision, World, format_time
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_retryblock_test.go @ ae683e3f"
+# The newest text of a test this file carries, where ``update_test.go`` @ 58a57f25 changed it.
+GO_NEWEST = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25"
 T0 = datetime.fromisoformat("2026-07-23T12:00:00+00:00")
 
 
@@ -384,20 +386,29 @@ def _waiting(sim: Sim, reason: str) -> bool:
     return False
 
 
-def test_backfill_refuses_wedged_pods() -> None:
-    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_retryblock_test.go @ ae683e3f,
-    TestDetectUpdate_BackfillRefusesWedgedPods: a deadline-disposed row (Failed, no operation, no
-    ``runningRevision``) beside a due Backoff block, whose pod spec-matches the target (a bad image
-    always matches its own revision) but waits in ImagePullBackOff, is NOT adopted: no update is
-    triggered, no Ready stamp, no ``runningRevision`` backfilled, and the target's block survives.
+@pytest.mark.parametrize(
+    ("behaviour", "reason"), [("imagepull", "ImagePullBackOff"), ("crash", "CrashLoopBackOff")]
+)
+def test_backfill_refuses_wedged_pods(behaviour: str, reason: str) -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
+    TestDetectUpdate_BackfillRefusesWedgedPods (each t.Run: ImagePullBackOff, CrashLoopBackOff): a
+    deadline-disposed create (Failed, no operation, no ``runningRevision``) beside a due Backoff block,
+    whose pod carries the target revision but waits in a kubelet reason, is NOT adopted (no Ready
+    stamp, no ``runningRevision`` backfilled, the block not pruned) and is NOT left alone either: "a
+    wedged pod on the target revision must take the ordinary retry roll" (trigger true, no wait).
 
-    Go calls ``DetectUpdateTriggerWithPods`` alone, so its row stays Failed; ours runs the whole pass,
-    in which the Create side takes the due retry (the wedged pod recycled, the block flipped to
-    ``RetryInProgress``, which Go's ``ops/create.go`` ``allowCreateForMissingInstance`` does for a
-    fresh start too); that part is not Go's assertion and is not asserted here."""
-    sim = Sim(behaviour={"vllm:v1": "imagepull"})
+    This is the newest text: ``update_retryblock_test.go`` @ ae683e3f (the only stored version of that
+    file, its tests folded into ``update_test.go`` since) asserted no trigger for the same shape,
+    after the older ``evaluateUpdateTriggerPods`` that left unproven pods alone; the newest
+    ``ops/update.go`` (58a57f25, read whole) sends them to the roll. Go calls the detector alone and
+    checks that it wrote nothing (the block's flip "belongs to attempt-stamp time"); ours runs the
+    whole pass, so the attempt the trigger opens is read off the plan: an Update toward the target,
+    a recreate (``SurgeHasNoSource``: incarnation 2, step ``Drain``), the row not Ready, no
+    ``runningRevision``, and the target's block kept (flipped to ``RetryInProgress`` by the stamp,
+    never pruned). Before, ours started no Update and rebuilt the row through Create (``Recycle``)."""
+    sim = Sim(behaviour={"vllm:v1": behaviour})
     sim.apply_replica(base_replica(replicas=1))
-    Driver(sim).run(lambda s: _waiting(s, "ImagePullBackOff"), limit=120)
+    Driver(sim).run(lambda s: _waiting(s, reason), limit=120)
     world = sim.observe()
     world = replace(world, now=world.now.replace(microsecond=0))
     target = _target(world)
@@ -405,7 +416,8 @@ def test_backfill_refuses_wedged_pods() -> None:
     world = _seed(world, [_block(world, target, "Backoff", next_in=-1)], [disposed])
     out = plan(world)
     row = _row0(out, world)
-    assert not _started(out, world), GO
-    assert row["phase"] != "Ready", GO
-    assert not row.get("runningRevision"), GO
-    assert target in _blocks(out, world), GO  # not pruned: the pod is not runtime-ready
+    assert _started(out, world), (GO_NEWEST, row)
+    assert (row["incarnation"], row["operation"]["step"]) == (2, "Drain"), (GO_NEWEST, row)
+    assert row["phase"] != "Ready", GO_NEWEST
+    assert not row.get("runningRevision"), GO_NEWEST
+    assert _blocks(out, world)[target]["state"] == "RetryInProgress", GO_NEWEST  # kept, not pruned

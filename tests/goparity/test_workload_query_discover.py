@@ -6,19 +6,33 @@ of two stored versions, all 16,900 characters read), over ``query/discover.go`` 
 pod that ended never reads ContainersReady, whatever stale condition it carries), as the gang bring-up
 reads a set (``planner/gang_ops.py``: every standing pod ContainersReady).
 
-Not mappable (13): the live listing helpers (``LiveListPodsForInstance``, ``LiveListPodsForComponent``,
+``TestPodSetPromotable`` (``PodSetPromotable``: the bar every Ready stamp shares, a non-empty set with
+no terminal pod, every pod ContainersReady and PodReady for ``minReadySeconds``, and the remaining wait)
+is driven through the planner: a replica's first pass opens its Create and creates its pods, the pods
+are given the conditions of Go's case, and the next pass is planned (ours reads the bar per pod through
+``podstate.ladder`` in ``steps.bring_up`` and ``gang.bring_up_gang``); 9 of its entries are mapped.
+
+Not mappable (15): the live listing helpers (``LiveListPodsForInstance``, ``LiveListPodsForComponent``,
 ``LiveOldPodsClearedForRecreate`` ×5, ``AllTerminating``, ``ListOMENativePodsByName`` ×3: reads and a
-field index; a pass of ours reads its pods once), ``IsTerminalPod``'s nil entry and
-``ExcludeTerminalPods`` (a slice helper; ours filters inline). Not yet ported (11):
-``TestPodSetPromotable`` (the set-level promotion bar with its remaining wait; ours decides it per pod
-through ``podstate.ladder``).
+field index; a pass of ours reads its pods once), ``IsTerminalPod``'s nil entry,
+``ExcludeTerminalPods`` (a slice helper; ours filters inline), and ``TestPodSetPromotable``'s two
+extra-predicate entries (a Go function argument; its one caller, the in-place roll's runtime-image
+confirmation, is ``update_inplace_test.go``'s).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import pytest
 
-from omereconcile.world import PodCondition, PodView
+from omereconcile.actions import WriteStatus
+from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.driver import Driver
+from omereconcile.world import Endpoints, PodCondition, PodView, format_time
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/query/discover_test.go @ dcfb4135"
 
@@ -64,3 +78,170 @@ def test_a_terminal_pod_is_never_runtime_ready(entry: str, pods: list[PodView], 
     is runtime-ready when it has pods and every one is ContainersReady; a Failed or Succeeded pod never
     is, even with a stale ContainersReady condition."""
     assert (bool(pods) and all(p.containers_ready for p in pods)) is want, entry
+
+
+# TestPodSetPromotable, through the planner: a replica's first pass opens the Create and creates its
+# pods; the pods are then given the conditions Go's case builds and one more pass is planned.
+
+
+def _created(workers: int, window: int) -> Sim:
+    """A replica of one Instance (a gang of ``1 + workers`` pods when ``workers``) with
+    ``minReadySeconds`` = ``window``, after the pass that opened its Create and created its pods."""
+    sim = Sim(workers=workers)
+    spec: dict[str, Any] = {"replicas": 1}
+    if window:
+        spec["minReadySeconds"] = window
+    sim.apply_replica(base_replica(**spec))
+    driver = Driver(sim)
+    while len(sim.pods) < 1 + workers:
+        driver.one_pass()
+    assert sim.rows()[0]["phase"] == "Creating"
+    return sim
+
+
+def _promote_pod(
+    base: PodView, containers_ready: bool, ready_ago: float | None, phase: str = "Running"
+) -> PodView:
+    """Go ``promotePod``: ``containers_ready`` stamps ContainersReady; ``ready_ago`` (seconds before
+    now) stamps PodReady at that instant, None leaves it off. A PodReady pod carries the serving gate
+    (the kubelet folds the readiness gate into Ready, Go's comment on the bar) and is listed ready by
+    its Service's EndpointSlice, as a pod in rotation is; the pod keeps its name, labels and
+    incarnation."""
+    obj: dict[str, Any] = {
+        "metadata": {
+            "name": base.name,
+            "namespace": "llama-demo",
+            "uid": base.uid,
+            "resourceVersion": "1",
+            "labels": dict(base.labels),
+            "creationTimestamp": format_time(NOW_PROMOTE - timedelta(minutes=5)),
+        },
+        "status": {"phase": phase, "conditions": []},
+    }
+    conds = obj["status"]["conditions"]
+    if containers_ready:
+        conds.append({"type": "ContainersReady", "status": "True"})
+        conds.append({"type": c.SERVING_GATE, "status": "True"})
+    if ready_ago is not None:
+        at = format_time(NOW_PROMOTE - timedelta(seconds=ready_ago))
+        conds.append({"type": "Ready", "status": "True", "lastTransitionTime": at})
+    return PodView.from_dict(obj)
+
+
+NOW_PROMOTE = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)  # Go promoteNow
+
+
+def _promote_pass(
+    sim: Sim, shapes: list[tuple[bool, float | None, str]], at: float = 0.0
+) -> tuple[bool, float | None]:
+    """Plan one pass over the created pods given ``shapes`` (ContainersReady, PodReady seconds ago,
+    phase), ``at`` seconds after Go's ``promoteNow``: whether it promotes the Instance (the row it
+    writes is Ready) and the pass's requeue."""
+    from omereconcile.planner import plan
+
+    world = sim.observe()
+    bases = sorted(world.pods, key=lambda p: p.name)
+    pods = tuple(_promote_pod(b, cr, ago, ph) for b, (cr, ago, ph) in zip(bases, shapes, strict=True))
+    listed = [p for p in pods if p.ready]
+    endpoints = Endpoints.from_slices(
+        [
+            {
+                "endpoints": [
+                    {
+                        "targetRef": {"kind": "Pod", "name": p.name},
+                        "conditions": {"ready": True, "serving": True},
+                    }
+                    for p in listed
+                ]
+            }
+        ]
+    )
+    now = NOW_PROMOTE + timedelta(seconds=at)
+    # The row's attempt began with its pods, well inside its deadline.
+    status = dict(world.replica.status)
+    rows = [dict(r) for r in status["instanceStatuses"]]
+    op = dict(rows[0]["operation"])
+    op["startedAt"] = format_time(NOW_PROMOTE - timedelta(minutes=5))
+    op.pop("deadline", None)
+    rows[0]["operation"] = op
+    status["instanceStatuses"] = rows
+    world = replace(
+        world, pods=pods, endpoints=endpoints, now=now, replica=replace(world.replica, status=status)
+    )
+    out = plan(world)
+    written = [a for a in out.actions if isinstance(a, WriteStatus)]
+    row = written[-1].status["instanceStatuses"][0] if written else rows[0]
+    return row["phase"] == "Ready", out.requeue_after
+
+
+@pytest.mark.parametrize("window", [pytest.param(0, id="no window"), pytest.param(20, id="under a window")])
+def test_an_empty_set_is_never_promotable(window: int) -> None:
+    """Go: discover_test.go @ dcfb4135, TestPodSetPromotable, "empty set is never promotable" and "…
+    under a window either": an Instance whose pods are all gone is never promoted."""
+    sim = _created(workers=0, window=window)
+    sim.pods.clear()
+    promoted, _ = _promote_pass(sim, [])
+    assert not promoted, GO
+
+
+def test_containers_ready_without_pod_ready_is_below_the_bar() -> None:
+    """Go: TestPodSetPromotable, "ContainersReady without PodReady is below the bar"."""
+    promoted, _ = _promote_pass(_created(workers=0, window=0), [(True, None, "Running")])
+    assert not promoted, GO
+
+
+def test_pod_ready_with_no_window_clears_the_bar() -> None:
+    """Go: TestPodSetPromotable, "PodReady with no window clears the bar"."""
+    promoted, _ = _promote_pass(_created(workers=0, window=0), [(True, 1, "Running")])
+    assert promoted, GO
+
+
+def test_inside_the_window_the_pass_wakes_for_the_remainder() -> None:
+    """Go: TestPodSetPromotable, "inside the window reports the remainder": Ready 5 s into a 20 s window
+    is not promoted, and the pass asks to be woken in 15 s, when the next pass promotes it."""
+    sim = _created(workers=0, window=20)
+    promoted, wake = _promote_pass(sim, [(True, 5, "Running")])
+    assert not promoted, GO
+    assert wake == 15.0, GO
+    assert not _promote_pass(sim, [(True, 5, "Running")], at=14)[0], GO
+    assert _promote_pass(sim, [(True, 5, "Running")], at=15)[0], GO
+
+
+def test_the_set_waits_for_the_last_pod_to_clear_the_window() -> None:
+    """Go: TestPodSetPromotable, "the remainder is the last pod to clear the window": pods Ready 15 s and
+    5 s into a 20 s window hold the set until the later one clears it, 15 s on. Go reports that
+    remainder once; ours wakes at each pod's window (5 s, then 15 s), and only the second pass
+    promotes."""
+    sim = _created(workers=1, window=20)
+    shapes = [(True, 15, "Running"), (True, 5, "Running")]
+    promoted, wake = _promote_pass(sim, shapes)
+    assert not promoted, GO
+    assert wake is not None, GO
+    assert wake <= 15.0, GO
+    assert not _promote_pass(sim, shapes, at=14)[0], GO
+    assert _promote_pass(sim, shapes, at=15)[0], GO
+
+
+def test_an_elapsed_window_clears_the_bar_at_the_exact_boundary() -> None:
+    """Go: TestPodSetPromotable, "elapsed window clears the bar at the exact boundary": Ready 20 s ago
+    under a 20 s window is promoted."""
+    promoted, _ = _promote_pass(_created(workers=0, window=20), [(True, 20, "Running")])
+    assert promoted, GO
+
+
+def test_one_pod_short_of_pod_ready_holds_the_whole_set() -> None:
+    """Go: TestPodSetPromotable, "one pod short of PodReady holds the whole set with no remainder": a
+    gang with one member Ready and one only ContainersReady is not promoted, however long the pass
+    waits (Go reports no remainder; ours still wakes when the Ready member's window closes, a pass
+    that promotes nothing)."""
+    sim = _created(workers=1, window=20)
+    shapes = [(True, 1, "Running"), (True, None, "Running")]
+    assert not _promote_pass(sim, shapes)[0], GO
+    assert not _promote_pass(sim, shapes, at=60)[0], GO
+
+
+def test_a_terminal_pod_is_never_promotable() -> None:
+    """Go: TestPodSetPromotable, "a terminal pod is never promotable": a Succeeded pod still carrying
+    Ready and ContainersReady does not promote its Instance."""
+    promoted, _ = _promote_pass(_created(workers=0, window=0), [(True, 1, "Succeeded")])
+    assert not promoted, GO

@@ -216,3 +216,69 @@ def test_paused_restart_does_not_create_fresh_indices() -> None:
     driver.one_pass()
     assert sim.live_pods() == ["llama-pool-engine-0-default-0"]
     assert _rows(sim) == {0: ("Restarting", "Restart")}
+
+
+def test_restart_pass_per_instance_semantics_preserved() -> None:
+    """Go: … reconcile_test.go @ 9177c1b0, TestReconcile_RestartPass_PerInstanceSemanticsPreserved: three
+    Ready single-pod Instances under RecreateInstanceOnPodRestart, Instance 1's pod Failed: the pass
+    flips Instance 1 to Restarting and leaves the healthy 0 and 2 Ready. The Failed pod is put into the
+    world the pass plans from (the sim's kubelet would restart it in place otherwise)."""
+    from dataclasses import replace
+
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+    from omereconcile.world import PodView
+
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=3, lifecycle={"restartPolicy": "RecreateInstanceOnPodRestart"}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 3)
+    world = sim.observe()
+    failed = "llama-pool-engine-1-default-0"
+    pods = tuple(
+        PodView.from_dict({**p.obj, "status": {**p.obj["status"], "phase": "Failed"}})
+        if name == failed
+        else view
+        for view in world.pods
+        for name, p in [(view.name, sim.pods[view.name])]
+    )
+    out = plan(replace(world, pods=pods))
+    (write,) = [a for a in out.actions if isinstance(a, WriteStatus)]
+    phases = {int(r["index"]): r["phase"] for r in write.status["instanceStatuses"]}
+    assert phases == {0: "Ready", 1: "Restarting", 2: "Ready"}, GO
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference, a documented choice (planner/gang.py lost_gang_member): Go counts a Create "
+    "at CreatePods as a committed materialization, so a partial gang under it is restarted whole; ours "
+    "requires the published podCount to have reached the desired count and completes the partial create "
+    "member by member (test_workload_ops_restart.py GANG_LOSS_XFAIL)",
+)
+def test_scale_up_during_restart_excludes_restart_selected_create_owner() -> None:
+    """Go: … reconcile_test.go @ 9177c1b0, TestReconcile_ScaleUpDuringRestart_ExcludesRestartSelectedCreateOwner:
+    a gang (leader and worker) whose Create at CreatePods published one pod (its leader; the worker is
+    gone), scaled from one to two: the pass restarts Instance 0 (Restarting at incarnation 2 under a
+    Restart) and recreates none of its pods from the stale Create, while the absent Instance 1 begins
+    its Create with both pods."""
+    from omereconcile.actions import CreatePod
+
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    while len(sim.pods) < 2:
+        driver.one_pass()
+    del sim.pods["llama-pool-engine-0-worker-0"]
+    row0 = sim.rows()[0]
+    assert (row0["phase"], row0["operation"]["type"]) == ("Creating", "Create")
+    row0["podCount"] = 1
+    sim.update_spec(replicas=2)
+    out = driver.one_pass()
+    created = sorted(a.name for a in out.actions if isinstance(a, CreatePod))
+    assert created == ["llama-pool-engine-1-leader-0", "llama-pool-engine-1-worker-0"], GO
+    rows = {int(r["index"]): r for r in sim.rows()}
+    assert (rows[0]["phase"], rows[0]["incarnation"], rows[0]["operation"]["type"]) == (
+        "Restarting",
+        2,
+        "Restart",
+    ), GO
+    assert (rows[1]["phase"], rows[1]["operation"]["type"]) == ("Creating", "Create"), GO

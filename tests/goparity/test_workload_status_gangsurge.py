@@ -81,5 +81,7 @@ def test_never_promoted_source_ends_failed() -> None:
     assert not row.get("runningRevision"), GO
     assert not row.get("targetRevision"), GO
     assert row["lastFailure"] == failure, GO
+    # The seeded rows carry no ``announced`` record, so the pass also announces the gang-scheduler
+    # advisory on row 0 (gang/gang.go EnsurePodGroupsWithState); Go's test drives the stamp alone.
     events = [a.event_reason for a in out.actions if isinstance(a, RecordEvent)]
-    assert events == ["GangSurgeAbandoned"], (GO, events)
+    assert [e for e in events if e != "MaybeNoGangScheduler"] == ["GangSurgeAbandoned"], (GO, events)

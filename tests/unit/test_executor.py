@@ -261,18 +261,19 @@ def test_a_ledger_written_or_deleted_since_it_was_read_replans(verb: str, exc: E
     assert kube.calls[2][2] == {"metadata": {"resourceVersion": "5", "labels": LABELS}}
 
 
-def test_the_gang_scheduler_advisory_is_recorded_once_per_process_and_component() -> None:
-    """Go ``maybeWarnNoGangScheduler``: deduplicated per ``<namespace>/<name>/<component>`` per process."""
+def test_the_executor_records_every_advisory_the_plan_carries() -> None:
+    """The newest Go says ``MaybeNoGangScheduler`` once per incarnation of a row through the row's
+    ``announced`` record (``gang/gang.go`` @ 4dfb96b1, ``status/announced.go``), which the planner
+    writes: the executor records what the plan carries and keeps no per-process memory of its own (it
+    did, after the older Go's ``maybeNoGangSchedulerSeen``), so a re-announcement the record earns
+    (a rebuilt Instance) reaches the API in the same process."""
     kube = FakeKube()
     ex = Executor(kube, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
-    advisory = A.RecordEvent("Warning", "MaybeNoGangScheduler", "m")
-    other = {**REPLICA, "metadata": {**REPLICA["metadata"], "name": "other-pool"}}
-    for replica in (REPLICA, REPLICA, other, REPLICA):
-        assert ex.execute(A.Plan((advisory, A.RecordEvent("Normal", "InstanceCreated", "c"))), replica).ok
-    sent = [c[2]["reason"] for c in kube.calls if c[0] == "POST"]
-    assert sent.count("MaybeNoGangScheduler") == 2  # llama-pool once, other-pool once
-    # A new process (a restart) announces again.
-    again = FakeKube()
-    fresh = Executor(again, reporting_instance="test", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
-    assert fresh.execute(A.Plan((advisory,)), REPLICA).ok
-    assert [c[2]["reason"] for c in again.calls if c[0] == "POST"] == ["MaybeNoGangScheduler"]
+    first = A.RecordEvent("Warning", "MaybeNoGangScheduler", "m")
+    again = A.RecordEvent("Warning", "MaybeNoGangScheduler", "m again")
+    for advisory in (first, again):
+        assert ex.execute(A.Plan((advisory,)), REPLICA).ok
+    sent = [
+        c[2]["message"] for c in kube.calls if c[0] == "POST" and c[2].get("reason") == "MaybeNoGangScheduler"
+    ]
+    assert sent == ["m", "m again"]
