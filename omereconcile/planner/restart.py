@@ -341,8 +341,7 @@ def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> R
 # called by ``instances.step_row`` ahead of the idle rules); a gang's crash keeps ours' earlier rule
 # (``gang_broken``). Not ported: the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the
 # index (ours reads the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision
-# parked in a terminal waiting reason past the stuck-pod grace), and the warning's once-per-pod-set
-# record (``status.Announce``; ours warns on each park).
+# parked in a terminal waiting reason past the stuck-pod grace).
 
 CRASH_LOOP_SERVING_NOTE = (
     "crash loop on a held revision: the pod set serves between crashes, and the Instance reads Failed "
@@ -641,8 +640,16 @@ def count_crash_on_ladder(
         )
         failed = fail(
             ctx, row, crash.pod.name, c.MAIN_CONTAINER, crash.reason, "", out, None,
-            event_reason=message, record=termination,
+            announce=False, record=termination,
         )  # fmt: skip
+        # Go status.Announce: "the park lands again on every crash of a set that serves between them;
+        # the warning is owed once per pod set" (the row's announced record, by its incarnation).
+        out.announce(
+            row.index,
+            "InstanceFailed",
+            f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
+            f'Phase=Failed (pod="{crash.pod.name}"): {message}',
+        )
         return replace(failed, target_revision=row.target_revision), True
     return row, not ladder.open
 

@@ -2580,3 +2580,45 @@ def test_a_held_serving_row_still_sweeps_a_stray_pod() -> None:
     retired = [a for a in out.actions if "llama-pool-engine-0-default-1" in repr(a)]
     assert retired, out.actions
     assert "belongs to no step" in repr(retired[0]), out.actions
+
+
+def _set_serving(sim: Sim, serving: bool) -> None:
+    """The seeded pod of ``_held_crash_loop`` up and serving again, or back down in CrashLoopBackOff,
+    at the sim's clock (its container statuses and conditions rewritten by hand, as Go's test does)."""
+    status = sim.pods[POD0].obj["status"]
+    cs = status["containerStatuses"][0]
+    if serving:
+        cs.update(ready=True, state={"running": {"startedAt": format_time(sim.now)}})
+    else:
+        cs.update(
+            ready=False,
+            state={
+                "waiting": {"reason": "CrashLoopBackOff", "message": "back-off restarting failed container"}
+            },
+        )
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True" if serving else "False"
+            cond["lastTransitionTime"] = format_time(sim.now)
+    sim._endpoint_slices()
+
+
+def test_held_ladder_warns_once_per_pod_set() -> None:
+    """Go (newest) ``countCrashOnLadder`` with ``status.Announce`` ("the park lands again on every crash
+    of a set that serves between them; the warning is owed once per pod set"), pinned here, not
+    counted as a Go case: a held ladder parks the row Failed with one InstanceFailed, the set serving
+    again unparks it (promoting nothing: the Held block stays, ``status.UnparkServing``), and its next
+    crash parks it again without a second warning."""
+    sim, driver = _held_crash_loop("Ready", serving=False, ready_for=timedelta(0))
+    warned = _events(driver.one_pass(), "InstanceFailed")
+    assert (sim.rows()[0]["phase"], len(warned)) == ("Failed", 1), GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    _set_serving(sim, True)
+    driver.one_pass()
+    assert sim.rows()[0]["phase"] == "Ready", GO_NEWEST
+    assert sim.replica is not None
+    assert [b["state"] for b in sim.replica["status"]["retryBlocks"]] == ["Held"], GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    _set_serving(sim, False)
+    again = _events(driver.one_pass(), "InstanceFailed")
+    assert (sim.rows()[0]["phase"], again) == ("Failed", []), GO_NEWEST
