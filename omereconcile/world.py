@@ -91,6 +91,8 @@ class ContainerView:
     last_message: str = ""
     waiting_message: str = ""
     image: str = ""  # status.containerStatuses[].image: what the runtime runs (the in-place roll's proof)
+    # lastState.terminated.startedAt: when the run that last died began (Go RunnerRestartedAgainSinceReady).
+    last_started_at: datetime | None = None
 
 
 def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
@@ -118,6 +120,7 @@ def _container_views(statuses: Any) -> tuple[ContainerView, ...]:
                 last_message=str(last.get("message") or ""),
                 waiting_message=str((state.get("waiting") or {}).get("message") or ""),
                 image=str(cs.get("image") or ""),
+                last_started_at=parse_time(last.get("startedAt")),
             )
         )
     return tuple(out)

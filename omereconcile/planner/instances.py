@@ -41,6 +41,7 @@ from omereconcile.planner.restart import (
     rebuild_follows_target,
     single_pod_restart_reason,
     spent_repair,
+    step_crash_ladder,
     step_spent_repair,
 )
 from omereconcile.planner.retry import IN_PROGRESS_STATE, RetryBook
@@ -521,17 +522,22 @@ def _overdue_announced(row: Row, deadline: datetime) -> bool:
     return lf.get("reason") == "DrainOverdue" and lf.get("time") == format_time(deadline)
 
 
+def _idle_strays(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> None:
+    """The pods of an operation-free single-pod row other than its active one are strays, deleted; a
+    failed surge's replacement Go leaves standing is kept (parked for the operator or recycled by
+    rollout's failed_target_recovery this pass, planner/surge.py)."""
+    keep = {ctx.pod_name(row.index, row.active_ordinal)}
+    verdict, parked = failed_target_verdict(ctx, row, pods)
+    if verdict and parked is not None:
+        keep.add(parked.name)
+    _delete_strays(ctx, pods, keep, out)
+
+
 def _step_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row:
     if ctx.gang:
         return step_gang_idle(ctx, row, pods, out)
     name = ctx.pod_name(row.index, row.active_ordinal)
-    keep = {name}
-    verdict, parked = failed_target_verdict(ctx, row, pods)
-    if verdict and parked is not None:
-        # A failed surge's replacement Go leaves standing: parked for the operator or recycled by
-        # rollout's failed_target_recovery this pass, never swept as a stray (planner/surge.py).
-        keep.add(parked.name)
-    _delete_strays(ctx, pods, keep, out)
+    _idle_strays(ctx, row, pods, out)
     active = by_name(pods, name)
     running = active is not None and not active.terminating and not active.ended
     recreates = ctx.restart_policy == RESTART_POLICY_RECREATE and not ctx.freeze
@@ -633,6 +639,13 @@ def step_row(
     op = row.operation
     if op is None:
         _free_silent_names(ctx, row, pods, out)
+        # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
+        # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
+        crashed = step_crash_ladder(ctx, row, pods, out, retry)
+        if crashed is not None:
+            if crashed.operation is None:
+                _idle_strays(ctx, crashed, pods, out)
+            return crashed
         idle = _step_idle(ctx, row, pods, out)
         new_op = idle.operation
         if full_create and new_op is not None and new_op.type == R.OP_CREATE and idle.phase == R.CREATING:

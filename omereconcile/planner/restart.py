@@ -46,11 +46,12 @@ target (``rollout.plan_instances``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import Ctx
+from omereconcile.planner.admission import proven_window
+from omereconcile.planner.context import Ctx, hash_of
 from omereconcile.planner.gang import (
     RESTART_POLICY_RECREATE,
     _rebuild_denied,
@@ -60,22 +61,42 @@ from omereconcile.planner.gang import (
     runner_restarted_since_ready,
 )
 from omereconcile.planner.gang_ops import start_gang_restart, termination_short
+from omereconcile.planner.inplace import revision_payload
 from omereconcile.planner.out import Out
-from omereconcile.planner.retry import HELD_STATE, WORKLOAD_CAUSED_REASONS, RetryBook
-from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import bring_up, by_name, complete
-from omereconcile.world import PodView, parse_time
+from omereconcile.planner.podstate import fully_serving, stuck_container
+from omereconcile.planner.retry import (
+    BACKOFF_STATE,
+    HELD_STATE,
+    IN_PROGRESS_STATE,
+    WORKLOAD_CAUSED_REASONS,
+    RetryBook,
+)
+from omereconcile.planner.rows import RetryBlock, Row
+from omereconcile.planner.steps import bring_up, by_name, complete, fail
+from omereconcile.world import ContainerView, PodView, format_time, parse_time
+from omerender import constants as c
 
 __all__ = [
+    "CRASH_LOOP_SERVING_NOTE",
+    "CrashLadder",
+    "count_crash_on_ladder",
+    "crash_of_promoted_set",
+    "crash_rebuild_warranted",
+    "crash_remembered",
+    "crash_selected",
     "demoted_ready_restarts",
+    "read_crash_ladder",
+    "read_crash_loop_episode",
     "rebuild_follows_target",
     "repair_failure_summary",
     "repair_retries_exhausted",
     "repair_retry_at",
     "repair_waits_on_workload",
     "repair_yields",
+    "settle_crash_loop_episode",
     "single_pod_restart_reason",
     "spent_repair",
+    "step_crash_ladder",
     "step_spent_repair",
 ]
 
@@ -304,3 +325,456 @@ def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> R
     rearmed = start_gang_restart(ctx, row, pods, why, out)
     assert rearmed.operation is not None
     return replace(rearmed, operation=replace(rearmed.operation, retry_count=op.retry_count + 1))
+
+
+# -- the crash ladder: a crash of a promoted single-pod set on the running revision's retry ladder ----
+#
+# Go: ome-projects/ome ``workload/ops/restart.go``, the newest stored version (78,474 characters,
+# commit not named by the index, read whole): ``readRunnerCrash``, ``runnerLoops``, ``revisionFailing``,
+# ``firstRestartInsideWindow``, ``crashRemembered``, ``crashOfPromotedSet``, ``crashCountedOnBlock``,
+# ``rememberCrash``, ``crashRebuildWarranted``, ``readCrashLadder``, ``anyInFlightAttemptAt``,
+# ``runnerRestartTrigger``, ``countCrashOnLadder`` and the crash-loop episode (``readCrashLoopEpisode``,
+# ``settleCrashLoopEpisode``, ``crashLoopParkServes``, ``revisionHeld``, ``podSetProven``,
+# ``CrashLoopServingNote``), with ``workload/status`` ``UnparkServing``, ``RecordCrashLoopNote`` and
+# ``ClearCrashLoopNote`` as ``status_test.go``'s ``TestCrashLoopNote_RecordedOnceAndCleared`` pins
+# them, and ``RestartOpensLadderAttempt``. Ported for a single-pod Instance (``step_crash_ladder``,
+# called by ``instances.step_row`` ahead of the idle rules); a gang's crash keeps ours' earlier rule
+# (``gang_broken``). Not ported: the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the
+# index (ours reads the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision
+# parked in a terminal waiting reason past the stuck-pod grace).
+
+CRASH_LOOP_SERVING_NOTE = (
+    "crash loop on a held revision: the pod set serves between crashes, and the Instance reads Failed "
+    "while it is down"
+)
+EPISODE_UNPARK = "unpark"
+EPISODE_NAME = "name"
+EPISODE_CLEAR = "clear"
+
+
+def _main_container(pod: PodView) -> ContainerView | None:
+    for ct in pod.containers:
+        if ct.name == c.MAIN_CONTAINER:
+            return ct
+    return None
+
+
+def _on_revision(pod: PodView, revision: str) -> bool:
+    """Go ``RevisionFromPod(pod).Same(running)`` with the zero exemptions: a pod with no revision label,
+    or a row with none, reads as on it."""
+    return not pod.revision_hash or not revision or pod.revision_hash == hash_of(revision)
+
+
+def crash_remembered(row: Row) -> bool:
+    """Go ``crashRemembered``: the row records a failure dated after it entered ``Ready``."""
+    at = parse_time((row.last_failure or {}).get("time"))
+    return at is not None and row.ready_since is not None and at > row.ready_since
+
+
+def crash_of_promoted_set(row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``crashOfPromotedSet``: the remembered crash names a pod of the promoted set (the row's
+    incarnation, the running revision)."""
+    if not crash_remembered(row):
+        return False
+    name = (row.last_failure or {}).get("podName")
+    for p in pods:
+        if p.name != name:
+            continue
+        if p.incarnation is not None and p.incarnation != row.incarnation:
+            return False
+        return _on_revision(p, row.running_revision)
+    return False
+
+
+def _ran_again_since_ready(pod: PodView, ready_since: datetime | None) -> bool:
+    """Go ``RunnerRestartedAgainSinceReady``: the run the last termination records began after Ready."""
+    ct = _main_container(pod)
+    if ready_since is None or pod.terminating or ct is None:
+        return False
+    return ct.finished_at is not None and ct.last_started_at is not None and ct.last_started_at > ready_since
+
+
+def _runs_desired_image(ctx: Ctx, row: Row, pod: PodView) -> bool:
+    """Go ``podRunsDesiredRunnerImage``: only a row running the update revision is compared, and the
+    pod's runner image must be the one that revision renders."""
+    if not row.running_revision or row.running_revision != ctx.spec_revision:
+        return False
+    payload = revision_payload(ctx, row.running_revision)
+    spec = payload.get("podSpec") if payload is not None else None
+    want = ""
+    for ct in (spec or {}).get("containers") or []:
+        if isinstance(ct, dict) and ct.get("name") == c.MAIN_CONTAINER:
+            want = str(ct.get("image") or "")
+    return bool(want) and dict(pod.images).get(c.MAIN_CONTAINER) == want
+
+
+def _revision_failing(retry: RetryBook, row: Row, pod: PodView) -> bool:
+    """Go ``revisionFailing``: the running revision's ladder holds, or the pod was created once the
+    ladder had recorded a failure."""
+    block = retry.blocks.get(row.running_revision)
+    if block is None:
+        return False
+    if block.state == HELD_STATE:
+        return True
+    if pod.creation_timestamp is None:
+        return False
+    return pod.creation_timestamp >= block.last_failure_at
+
+
+def _rebuilt_after_failure(ctx: Ctx, row: Row, pod: PodView) -> bool:
+    """Go ``rebuiltAfterFailure`` with ``RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of
+    3 holding it, 50,518 characters): the row's failure record predates this set's Ready, names a
+    container, is younger than the revision being rolled (``RevisionBorn``: the update revision's
+    ControllerRevision creation; unknown, it does not exclude), and the pod was created no earlier than
+    the failure and inside the proven window of it: the set the row rebuilt for that failure."""
+    failure = row.last_failure or {}
+    failed_at = parse_time(failure.get("time"))
+    window = proven_window(ctx)
+    if failed_at is None or row.ready_since is None or failed_at > row.ready_since:
+        return False
+    if not failure.get("containerName") or pod.creation_timestamp is None or window <= timedelta(0):
+        return False
+    born = next((r.created for r in ctx.world.revisions if r.name == ctx.spec_revision), None)
+    if born is not None and not failed_at > born:
+        return False
+    return failed_at <= pod.creation_timestamp < failed_at + window
+
+
+def _runner_loops(ctx: Ctx, row: Row, pod: PodView, retry: RetryBook) -> bool:
+    """Go ``runnerLoops``: the row remembers a crash, the runner ran again since Ready, it is parked in
+    a terminal waiting reason, the set is the row's rebuild after a failure just before it, or the
+    ladder already reads the revision as failing where the pod stands."""
+    if crash_remembered(row) or _ran_again_since_ready(pod, row.ready_since):
+        return True
+    if stuck_container(pod) is not None:
+        return True
+    return _rebuilt_after_failure(ctx, row, pod) or _revision_failing(retry, row, pod)
+
+
+@dataclass(frozen=True, slots=True)
+class _Crash:
+    pod: PodView
+    reason: str
+
+    def restart_reason(self) -> str:
+        return f"pod {self.pod.name} crashed after promotion: {self.reason}"
+
+
+def _read_runner_crash(ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook) -> _Crash | None:
+    """Go ``readRunnerCrash``: the crash of a complete promoted set on a ``Ready`` row."""
+    if row.phase != R.READY or not row.running_revision:
+        return None
+    live = [p for p in pods if not p.ended]
+    if len(live) < ctx.pods_per_instance:
+        return None
+    for p in live:
+        if p.terminating or not _on_revision(p, row.running_revision):
+            continue
+        if runner_restarted_since_ready(p, row.ready_since) is None:
+            continue
+        if not _runs_desired_image(ctx, row, p) or not _runner_loops(ctx, row, p, retry):
+            continue
+        stuck = stuck_container(p)
+        found = pod_termination(ctx, p)
+        reason = stuck.reason if stuck is not None else str((found or {}).get("reason") or "")
+        return _Crash(p, reason or "Error")
+    return None
+
+
+def _first_restart_inside_window(ctx: Ctx, row: Row, pod: PodView) -> bool:
+    """Go ``firstRestartInsideWindow``: the first restart after Ready, as far as the kubelet's record
+    bounds it, came within the crash window (``crashWindow``: the proven window)."""
+    ready = row.ready_since
+    ct = _main_container(pod)
+    if ready is None or ct is None:
+        return False
+    if ct.finished_at is not None and ct.finished_at > ready:
+        first = ct.finished_at
+        if ct.last_started_at is not None and ct.last_started_at > ready:
+            first = ct.last_started_at
+    elif ct.started_at is not None and ct.started_at > ready:
+        first = ct.started_at
+    else:
+        return False
+    return first <= ready + proven_window(ctx)
+
+
+def _counted_on_block(row: Row, block: RetryBlock | None) -> bool:
+    """Go ``crashCountedOnBlock``: the row's record is dated no earlier than the block's first failure."""
+    at = parse_time((row.last_failure or {}).get("time"))
+    return crash_remembered(row) and block is not None and at is not None and at >= block.first_failure_at
+
+
+def _in_flight_at(ctx: Ctx, rev: str) -> bool:
+    """Go ``anyInFlightAttemptAt``: a Create in flight anywhere, an Update pinned to ``rev`` or a Restart
+    rebuilding it."""
+    for r in R.load_rows(ctx.world.replica.status):
+        op = r.operation
+        if op is None:
+            continue
+        if op.type == R.OP_CREATE and r.phase == R.CREATING:
+            return True
+        if op.type == R.OP_UPDATE and op.target_revision == rev:
+            return True
+        if r.phase == R.RESTARTING and (r.running_revision or r.target_revision or op.target_revision) == rev:
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class CrashLadder:
+    """Go ``crashLoopLadder``: the running revision's ladder read against the crash of the promoted set,
+    computed on a copy of the block with the writer's own transition."""
+
+    rev: str
+    crash: _Crash
+    remember: bool  # the first sighting of this set's crash: the row records it
+    record: bool  # the block does not count it yet
+    held: bool
+    parks: bool  # held and the set out of serving
+    open: bool  # the ladder admits the rebuild this pass
+    attempts: int
+
+    @property
+    def fires(self) -> bool:
+        return self.open or self.record or self.parks or self.remember
+
+
+def read_crash_ladder(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook, out: Out
+) -> CrashLadder | None:
+    """Go ``readCrashLadder``. None when there is no crash of the promoted set, the first restart came
+    after the crash window on a revision whose ladder does not hold (a steady-state break, repaired
+    without counting), or the ladder records nothing for it (no policy, or an environment cause). A
+    backoff not yet due wakes the pass when it is."""
+    crash = _read_runner_crash(ctx, row, pods, retry)
+    if crash is None:
+        return None
+    rev = row.running_revision
+    cur = retry.blocks.get(rev)
+    held_revision = cur is not None and cur.state == HELD_STATE
+    remembered = crash_remembered(row)
+    if not remembered and not held_revision and not _first_restart_inside_window(ctx, row, crash.pod):
+        return None
+    copy = RetryBook(dict(retry.blocks), retry.replica_key, retry.component, retry.policy)
+    record = False
+    if (cur is None or cur.state not in (HELD_STATE, BACKOFF_STATE)) and not _counted_on_block(row, cur):
+        record = True
+        copy.failure(rev, crash.reason, ctx.now, Out(ctx.now))
+    block = copy.blocks.get(rev)
+    if block is None:
+        return None
+    if block.state == HELD_STATE:
+        parks = not fully_serving(pods, ctx.pods_per_instance)
+        return CrashLadder(rev, crash, not remembered, record, True, parks, False, block.attempts_started)
+    # Go RestartOpensLadderAttempt: the ladder authorizes one attempt at a revision at a time, so a
+    # pass opens one such rebuild per revision; an attempt this pass already started (the block turned
+    # RetryInProgress since the pass read the status) is in flight for the rest of it.
+    found = R.load_retry_blocks(ctx.world.replica.status).get(rev)
+    started_here = block.state == IN_PROGRESS_STATE and (found is None or found.state != IN_PROGRESS_STATE)
+    state, due = copy.gate(rev, ctx.now, started_here or _in_flight_at(ctx, rev))
+    if state is not None and due is not None:
+        out.wake(due)
+    return CrashLadder(
+        rev, crash, not remembered, record, False, False, state is None, block.attempts_started
+    )
+
+
+def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """Ours' reading of ``evidence.CrashLoopWedgedPodOn`` on the running revision (its body is not in
+    the index): a live pod of that revision parked in a terminal waiting reason past the stuck-pod
+    grace."""
+    grace = ctx.world.settings.stuck_pod_grace_period
+    for p in pods:
+        if p.ended or not _on_revision(p, row.running_revision):
+            continue
+        stuck = stuck_container(p)
+        if stuck is not None and ctx.now >= stuck.since + grace:
+            return True
+    return False
+
+
+def crash_rebuild_warranted(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``crashRebuildWarranted``: the set is wedged past the grace, or the policy rebuilds on a
+    runner restart after Ready."""
+    if _wedged_on_running(ctx, row, pods):
+        return True
+    return ctx.restart_policy == RESTART_POLICY_RECREATE and any(
+        runner_restarted_since_ready(p, row.ready_since) is not None for p in pods
+    )
+
+
+def crash_selected(ctx: Ctx, row: Row, pods: Sequence[PodView], ladder: CrashLadder) -> bool:
+    """Whether one of Go's restart triggers selects a row whose crash the ladder reads
+    (``DetectRestartTriggerWithPods``): the first sighting is remembered whatever the policy
+    (``readCrashLadder``'s ``remember``), and the wedge (``readCrashLoopRepair``) or the policy's
+    ``runnerRestartTrigger`` select it while the ladder opens, records or parks."""
+    if ladder.remember:
+        return True
+    return crash_rebuild_warranted(ctx, row, pods) and (ladder.open or ladder.record or ladder.parks)
+
+
+def count_crash_on_ladder(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], ladder: CrashLadder, out: Out, retry: RetryBook
+) -> tuple[Row, bool]:
+    """Go ``countCrashOnLadder``: the crash is counted on the block at its first sighting (the block
+    written before the row) and remembered on the row dated at this pass; where a trigger would rebuild
+    the set, a held ladder parks the row ``Failed`` naming the crash while its set is out of serving
+    (one ``InstanceFailed``) and names the loop on it while it serves, and a backoff not due leaves the
+    row. Returns the row and whether no rebuild opens this pass."""
+    crash = ladder.crash
+    found = pod_termination(ctx, crash.pod) or {"podName": crash.pod.name, "containerName": c.MAIN_CONTAINER}
+    termination = {**found, "reason": crash.reason, "time": format_time(ctx.now)}
+    if ladder.record:
+        retry.failure(ladder.rev, crash.reason, ctx.now, out)
+    if ladder.remember or ladder.record:
+        row = replace(row, last_failure=termination)
+    if not crash_rebuild_warranted(ctx, row, pods):
+        return row, True
+    if ladder.held:
+        if not ladder.parks:
+            return _noted(row), True
+        message = (
+            f"{crash.reason}: crash after promotion; revision {ladder.rev} held after {ladder.attempts} "
+            "failed attempts"
+        )
+        failed = fail(
+            ctx, row, crash.pod.name, c.MAIN_CONTAINER, crash.reason, "", out, None,
+            announce=False, record=termination,
+        )  # fmt: skip
+        # Go status.Announce: "the park lands again on every crash of a set that serves between them;
+        # the warning is owed once per pod set" (the row's announced record, by its incarnation).
+        out.announce(
+            row.index,
+            "InstanceFailed",
+            f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(row.index)} escalated to "
+            f'Phase=Failed (pod="{crash.pod.name}"): {message}',
+        )
+        return replace(failed, target_revision=row.target_revision), True
+    return row, not ladder.open
+
+
+def _noted(row: Row) -> Row:
+    """Go ``status.RecordCrashLoopNote``: the note appended once to the failure message of a Ready,
+    operation-free row with a record (``"; "``-joined, the whole message when there was none)."""
+    failure = row.last_failure
+    if failure is None or row.operation is not None or row.phase != R.READY or _failure_noted(row):
+        return row
+    message = str(failure.get("message") or "")
+    noted = f"{message}; {CRASH_LOOP_SERVING_NOTE}" if message else CRASH_LOOP_SERVING_NOTE
+    return replace(row, last_failure={**failure, "message": noted})
+
+
+def _failure_noted(row: Row) -> bool:
+    """Go ``status.FailureNoted``."""
+    return CRASH_LOOP_SERVING_NOTE in str((row.last_failure or {}).get("message") or "")
+
+
+def _cleared(row: Row) -> Row:
+    """Go ``status.ClearCrashLoopNote``: the note leaves the message, the record's time kept."""
+    failure = row.last_failure
+    if failure is None or not _failure_noted(row):
+        return row
+    message = str(failure.get("message") or "")
+    message = message.replace(f"; {CRASH_LOOP_SERVING_NOTE}", "").replace(CRASH_LOOP_SERVING_NOTE, "")
+    return replace(row, last_failure={**failure, "message": message})
+
+
+def _pod_set_proven(ctx: Ctx, pods: Sequence[PodView]) -> bool:
+    """Go ``podSetProven``: every pod of the set has held PodReady for the proven window
+    (``podreadiness.IsPodAvailable``); an empty set proves nothing."""
+    window = proven_window(ctx)
+    pod_set = _set(pods)
+    for p in pod_set:
+        cond = p.condition("Ready")
+        if cond is None or cond.status != "True" or not p.ready:
+            return False
+        if window > timedelta(0) and (
+            cond.last_transition_time is None or not cond.last_transition_time + window < ctx.now
+        ):
+            return False
+    return bool(pod_set)
+
+
+def _park_serves(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``crashLoopParkServes``: the park's set is complete, at the row's incarnation on the running
+    revision, and fully serving."""
+    pod_set = _set(pods)
+    if len(pod_set) < ctx.pods_per_instance:
+        return False
+    for p in pod_set:
+        if p.incarnation != row.incarnation or not _on_revision(p, row.running_revision):
+            return False
+    return fully_serving(pod_set, ctx.pods_per_instance)
+
+
+def read_crash_loop_episode(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], retry: RetryBook
+) -> tuple[str, str] | None:
+    """Go ``readCrashLoopEpisode``: the step owed to an operation-free row remembering a crash of its
+    promoted set, with the note an unpark writes: a park whose set serves returns to ``Ready`` (naming
+    the loop while the ladder holds and the set is unproven), a held serving ``Ready`` row names the
+    loop, and a note goes once the set is proven or the hold released. None: nothing owed."""
+    if row.operation is not None or not row.running_revision or not crash_of_promoted_set(row, pods):
+        return None
+    block = retry.blocks.get(row.running_revision)
+    held = block is not None and block.state == HELD_STATE
+    if row.phase == R.FAILED:
+        if not _park_serves(ctx, row, pods):
+            return None
+        return EPISODE_UNPARK, CRASH_LOOP_SERVING_NOTE if held and not _pod_set_proven(ctx, pods) else ""
+    if row.phase == R.READY:
+        noted = _failure_noted(row)
+        proven = _pod_set_proven(ctx, pods)
+        if not noted and held and fully_serving(pods, ctx.pods_per_instance) and not proven:
+            return EPISODE_NAME, ""
+        if noted and (not held or proven):
+            return EPISODE_CLEAR, ""
+    return None
+
+
+def settle_crash_loop_episode(row: Row, episode: tuple[str, str]) -> Row:
+    """Go ``settleCrashLoopEpisode`` (``status.UnparkServing``: ``readySince`` and the record's time
+    kept, the note appended when given). Nothing opens."""
+    step, note = episode
+    if step == EPISODE_UNPARK:
+        unparked = replace(row, phase=R.READY)
+        return _noted(unparked) if note else unparked
+    if step == EPISODE_NAME:
+        return _noted(row)
+    return _cleared(row)
+
+
+def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row | None:
+    """The restart pass's crash rules for an operation-free single-pod row, ahead of the policy's
+    triggers (Go ``DetectRestartTriggerWithPods`` and ``Restart``, the newest stored version): a
+    crash-loop park follows its pod set and a held serving row names the loop, whatever the policy
+    (``readCrashLoopEpisode``); a crash of the promoted set is counted on the running revision's retry
+    ladder, which paces the rebuild, and parks the row ``Failed`` once it holds (``readCrashLadder``,
+    ``countCrashOnLadder``); a rebuild the ladder admits opens a ``Restart`` that is the ladder's attempt
+    (``status.RetryBlockAttemptStarted``). None: the ladder does not read the row, the earlier rules
+    apply. Under Freeze the restart pass opens nothing, and nothing here runs."""
+    if ctx.gang or ctx.freeze or row.operation is not None:
+        return None
+    episode = read_crash_loop_episode(ctx, row, pods, retry)
+    if episode is not None:
+        return settle_crash_loop_episode(row, episode)
+    active = by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
+    if active is None or active.terminating or active.ended:
+        return None
+    ladder = read_crash_ladder(ctx, row, pods, retry, out)
+    if ladder is None:
+        return None
+    if not crash_selected(ctx, row, pods, ladder):
+        return row
+    row, parked = count_crash_on_ladder(ctx, row, pods, ladder, out, retry)
+    if parked:
+        return row
+    why = (
+        single_pod_restart_reason(ctx, row, [active])
+        if ctx.restart_policy == RESTART_POLICY_RECREATE
+        else None
+    )
+    restarted = start_gang_restart(ctx, row, pods, why or ladder.crash.restart_reason(), out)
+    retry.started(ladder.rev)
+    return restarted

@@ -248,6 +248,17 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
         promoted = r.phase == R.READY and (
             prev is None or prev.phase != R.READY or prev.running_revision != r.running_revision
         )
+        # A crash-loop park returned to Ready while its set serves (Go status.UnparkServing, the newest
+        # ops/restart.go settleCrashLoopEpisode) keeps readySince: it promotes nothing, and the ladder
+        # that parked it reads on (planner/restart.py).
+        unparked = (
+            prev is not None
+            and prev.phase == R.FAILED
+            and prev.ready_since is not None
+            and r.ready_since == prev.ready_since
+            and r.running_revision == prev.running_revision
+        )
+        promoted = promoted and not unparked
         if promoted and r.running_revision:
             retry.promoted(r.running_revision)
     if not ctx.paused and ctx.world.replica.deletion_timestamp is None:

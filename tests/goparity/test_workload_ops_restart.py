@@ -1830,12 +1830,13 @@ def test_repair_yields_to_target_superseded_first_materialization_yields_to_its_
 # -- the held crash loop: a crash of a promoted single-pod set on a revision whose ladder holds --------
 
 CRASH_WINDOW = timedelta(seconds=90)  # Go crashLoopWindow: the stuck-pod grace, no minReadySeconds
-HELD_CRASH_XFAIL = (
-    "known difference: Go counts a crash of a promoted pod set on the running revision's retry ladder "
-    "and, once that ladder holds, parks the row Failed while its set is down and keeps it Ready naming "
-    "the loop while it serves (ops/restart.go @ 58a57f25 readCrashLadder, countCrashOnLadder, "
-    "readCrashLoopEpisode, settleCrashLoopEpisode, CrashLoopServingNote); ours has no crash ladder: "
-    "under RecreateInstanceOnPodRestart a runner restart after Ready opens a Restart at once"
+EPISODE_ROLL_XFAIL = (
+    "known difference: Go's RepairYieldsToTarget never yields a row owed a crash-loop episode "
+    "(readCrashLoopEpisode, ops/restart.go newest stored) and its restart pass unparks a Failed park whose "
+    "set serves again (status.UnparkServing); ours' roll plans the Failed row off the corrected target "
+    "(rollout.plan_instances, an Update) before the restart pass reads the episode, so the row is rebuilt "
+    "at the target instead of returned to Ready. Whether Go's update pass takes the unparked row later in "
+    "the same reconcile was not read"
 )
 CRASH_NOTE = "crash loop"
 
@@ -1936,7 +1937,6 @@ def _names_crash_loop(row: dict[str, Any]) -> bool:
     return CRASH_NOTE in str((row.get("lastFailure") or {}).get("message") or "")
 
 
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
     """Go: TestRestart_HeldLadderKeepsAServingSetReadyAndNamesTheLoop: a held ladder parks nothing a
     serving set sits on: the row stays Ready naming the crash loop, readySince kept, no warning."""
@@ -1947,7 +1947,6 @@ def test_held_ladder_keeps_a_serving_set_ready_and_names_the_loop() -> None:
     assert _events(out, "InstanceFailed") == [], GO
 
 
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
     """Go: TestRestart_HeldLadderParksTheSetOnceItLeavesServing: once the set is out of serving the
     hold parks the row: Failed, no operation, the crashed pod recorded, one InstanceFailed warning
@@ -1964,28 +1963,8 @@ def test_held_ladder_parks_the_set_once_it_leaves_serving() -> None:
 @pytest.mark.parametrize(
     ("held", "named"),
     [
-        pytest.param(
-            True,
-            True,
-            id="under the held ladder, naming the loop",
-            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
-        ),
-        pytest.param(
-            False,
-            False,
-            id="after the hold is released, as plain Ready",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "known difference: Go's unpark (ops/restart.go @ 58a57f25 readCrashLoopEpisode, "
-                    "crashLoopUnpark, status.UnparkServing) keeps readySince at the promotion the crash is "
-                    "measured from, for its crash ladder to read on; ours re-anchors readySince at the "
-                    "return to Ready (steps.complete). Keeping the anchor without the crash ladder would "
-                    "make ours' runner-restart trigger rebuild the row on the next pass, so it is not "
-                    "changed alone"
-                ),
-            ),
-        ),
+        pytest.param(True, True, id="under the held ladder, naming the loop"),
+        pytest.param(False, False, id="after the hold is released, as plain Ready"),
     ],
 )
 def test_crash_loop_park_returns_to_ready_while_its_set_serves(held: bool, named: bool) -> None:
@@ -2021,7 +2000,6 @@ def test_crash_loop_park_while_the_pod_is_down_stays_parked() -> None:
         pytest.param(False, timedelta(0), id="the hold is released"),
     ],
 )
-@pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL)
 def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -> None:
     """Go: TestRestart_ProvenSetClearsTheCrashLoopNote: once named, the note leaves on its own: a set
     that holds Ready for the proven window, or a released hold, leaves plain Ready with the kubelet's
@@ -2030,7 +2008,9 @@ def test_proven_set_clears_the_crash_loop_note(held: bool, advance: timedelta) -
     row, _ = _one(sim)
     assert _names_crash_loop(row), GO
     driver.one_pass()
-    sim.advance(advance.total_seconds())
+    # The clock alone moves, as Go's test reads the same pod later: the simulated kubelet's tick would
+    # rewrite the seeded container statuses (the pod's behaviour is "pending").
+    sim.now += advance
     if not held:
         assert sim.replica is not None
         sim.replica["status"]["retryBlocks"] = []
@@ -2322,7 +2302,7 @@ def test_repair_yields_to_target_leaves_a_superseded_gang_set_to_its_cleanup(
             True,
             False,
             id="a park whose set serves again is unparked under the corrected target",
-            marks=pytest.mark.xfail(strict=True, reason=HELD_CRASH_XFAIL),
+            marks=pytest.mark.xfail(strict=True, reason=EPISODE_ROLL_XFAIL),
         ),
         pytest.param(False, True, id="a park whose set is down is left to the roll"),
     ],
@@ -2349,12 +2329,13 @@ PUSHED_PREVIOUS = "llama-pool-engine-previous0"
 PUSHED_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
 
 
-def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
+def _pushed_crash_loop(policy: str, dark_after_crash: bool = False, replicas: int = 1) -> Sim:
     """Go ``newPushedCrashLoop`` / ``newPushedUnreadyAfterCrash``: an operation-free Ready single-pod
     row on the update revision, Ready since a minute ago, the Component's current revision still the
     one before it; its only pod (created before Ready) crashed 20 s after Ready and sits in
     CrashLoopBackOff (``dark_after_crash``: ran again after a second crash and has been unready past
-    the 90 s grace, the serving gate True); the ladder 3 attempts from 20 s, capped at 1 m."""
+    the 90 s grace, the serving gate True); the ladder 3 attempts from 20 s, capped at 1 m.
+    ``replicas``: that many such Instances, each pod crashed alike."""
     from omereconcile.simulate.driver import Driver, converged
 
     settings = OperatorSettings(
@@ -2363,13 +2344,29 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         update_retry=PUSHED_LADDER,
     )
     sim = Sim(settings=settings)
-    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": policy}))
-    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.apply_replica(base_replica(replicas=replicas, lifecycle={"restartPolicy": policy}))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
     sim.advance(3600)
     now = sim.now
     ready_since = now - timedelta(minutes=1)
     crashed_at = ready_since + timedelta(seconds=20)
-    pod = sim.pods[POD0]
+    if dark_after_crash:
+        sim.advance(CRASH_WINDOW.total_seconds())
+    for index in range(replicas):
+        _crash_pushed_pod(
+            sim, f"llama-pool-engine-{index}-default-0", ready_since, crashed_at, dark_after_crash
+        )
+        sim.rows()[index]["readySince"] = format_time(ready_since)
+    assert sim.replica is not None
+    sim.replica["status"]["currentRevision"] = PUSHED_PREVIOUS
+    sim._endpoint_slices()
+    return sim
+
+
+def _crash_pushed_pod(sim: Sim, name: str, ready_since: datetime, crashed_at: datetime, dark: bool) -> None:
+    """One pod of ``_pushed_crash_loop``, crashed as its docstring says."""
+    dark_after_crash = dark
+    pod = sim.pods[name]
     pod.behaviour = "pending"
     obj, status = pod.obj, pod.obj["status"]
     obj["metadata"]["creationTimestamp"] = format_time(ready_since - timedelta(minutes=5))
@@ -2388,7 +2385,6 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         run_again = crashed_at + timedelta(seconds=5)
         state = {"running": {"startedAt": format_time(run_again)}}
         down_since = run_again
-        sim.advance(CRASH_WINDOW.total_seconds())
     status["phase"] = "Running"
     status["containerStatuses"] = [
         {
@@ -2403,21 +2399,6 @@ def _pushed_crash_loop(policy: str, dark_after_crash: bool = False) -> Sim:
         if cond["type"] in ("ContainersReady", "Ready"):
             cond["status"] = "False"
             cond["lastTransitionTime"] = format_time(down_since)
-    assert sim.replica is not None
-    sim.rows()[0]["readySince"] = format_time(ready_since)
-    sim.replica["status"]["currentRevision"] = PUSHED_PREVIOUS
-    sim._endpoint_slices()
-    return sim
-
-
-PUSHED_XFAIL = (
-    "known difference: Go counts the crash of a promoted pod set inside its crash window on the running "
-    "revision's retry ladder at its first sighting (the row remembers it, the block goes Backoff with "
-    "one attempt), and rebuilds the set as the ladder's next attempt once the backoff is due "
-    "(ops/restart.go readCrashLadder, countCrashOnLadder, RestartOpensLadderAttempt); ours has no crash "
-    "ladder: under RecreateInstanceOnPodRestart it restarts the Instance at once, under None it opens "
-    "and counts nothing"
-)
 
 
 @pytest.mark.parametrize(
@@ -2431,7 +2412,6 @@ PUSHED_XFAIL = (
         pytest.param("None", True, id="TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge/None"),
     ],
 )
-@pytest.mark.xfail(strict=True, reason=PUSHED_XFAIL)
 def test_pushed_crash_is_counted_on_the_ladder_at_its_first_sighting(policy: str, dark: bool) -> None:
     """Go (newest): TestRestart_PushedSinglePodCrashLoopIsTheLaddersNextAttempt (both policies) and
     TestRestart_PushedSetDarkAfterItsCrashIsTheLaddersWedge (both subtests), their first pass: the
@@ -2448,3 +2428,189 @@ def test_pushed_crash_is_counted_on_the_ladder_at_its_first_sighting(policy: str
     )
     assert (blocks.get(rev) or {}).get("state") == "Backoff", GO_NEWEST
     assert (blocks.get(rev) or {}).get("attemptsStarted") == 1, GO_NEWEST
+
+
+@pytest.mark.parametrize("policy", ["None", RECREATE])
+def test_pushed_crash_rebuild_is_the_ladders_attempt_once_the_backoff_is_due(policy: str) -> None:
+    """Go (newest) ``countCrashOnLadder`` and ``Restart`` (``status.RetryBlockAttemptStarted``), the pass
+    after the first sighting of the pushed crash above (pinned here, not counted as a Go case): once the
+    ladder's 20 s backoff is due, RecreateInstanceOnPodRestart rebuilds the set at the next incarnation
+    as the ladder's attempt (the block ``RetryInProgress``, the crash not charged again), naming the
+    runner's restart; under None nothing is rebuilt while the pod is not yet wedged past the grace."""
+    from omereconcile.simulate.driver import Driver
+
+    sim = _pushed_crash_loop(policy)
+    rev = sim.rows()[0]["runningRevision"]
+    Driver(sim).one_pass()
+    sim.now += timedelta(seconds=21)  # the clock alone: the seeded container statuses stay as they are
+    row, out = _one(sim)
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    blocks = (
+        {b["targetRevision"]: b for b in (written[-1].status.get("retryBlocks") or [])} if written else {}
+    )
+    if policy == "None":
+        assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+        assert _events(out, "RestartTriggered") == [], GO_NEWEST
+        return
+    assert ((row.get("operation") or {}).get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO_NEWEST
+    assert (blocks.get(rev) or {}).get("state") == "RetryInProgress", GO_NEWEST
+    assert (blocks.get(rev) or {}).get("attemptsStarted") == 1, GO_NEWEST
+    (said,) = _events(out, "RestartTriggered")
+    assert "restarted after Ready" in said, GO_NEWEST
+
+
+def test_one_runner_restart_that_does_not_loop_is_rebuilt_at_once_under_a_ladder() -> None:
+    """Go (newest) ``readRunnerCrash`` / ``runnerLoops``: one restart of a runner after Ready, running
+    again and never parked, on a set the ladder has no failure for, is not a crash; the policy's trigger
+    rebuilds it at once, whatever ladder is configured (pinned here, not counted as a Go case)."""
+    sim = _pushed_crash_loop(RECREATE)
+    pod = sim.pods[POD0]
+    status = pod.obj["status"]
+    cs = status["containerStatuses"][0]
+    started = pod.obj["metadata"]["creationTimestamp"]
+    crashed_at = cs["lastState"]["terminated"]["finishedAt"]
+    cs.update(ready=True, state={"running": {"startedAt": crashed_at}})
+    cs["lastState"]["terminated"]["startedAt"] = started
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True"
+    sim._endpoint_slices()
+    row, out = _one(sim)
+    assert ((row.get("operation") or {}).get("type"), row["incarnation"]) == (R.OP_RESTART, 2), GO_NEWEST
+    assert _events(out, "RestartTriggered"), GO_NEWEST
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    assert not (written[-1].status.get("retryBlocks") if written else None), GO_NEWEST
+
+
+def test_the_ladder_opens_one_crash_rebuild_per_revision_in_a_pass() -> None:
+    """Go (newest) ``RestartOpensLadderAttempt`` ("the ladder authorizes one attempt at a revision at a
+    time, so the pass opens one such rebuild per revision and leaves the rest for the pass after") with
+    ``readCrashLadder``'s gate (``anyInFlightAttemptAt``: a Restart rebuilding the revision), pinned here,
+    not counted as a Go case: two single-pod Instances whose pods crashed alike on the pushed revision
+    are both counted at their first sighting (one attempt: the second sighting is inside the wave the
+    block's Backoff already records); once the backoff is due one is rebuilt as the ladder's attempt and
+    the other waits while that attempt is in flight."""
+    from omereconcile.simulate.driver import Driver
+
+    sim = _pushed_crash_loop(RECREATE, replicas=2)
+    Driver(sim).one_pass()
+    rev = sim.rows()[0]["runningRevision"]
+    assert sim.replica is not None
+    (block,) = [b for b in sim.replica["status"]["retryBlocks"] if b["targetRevision"] == rev]
+    assert (block["state"], block["attemptsStarted"]) == ("Backoff", 1), GO_NEWEST
+    sim.now += timedelta(seconds=21)  # the clock alone: the seeded container statuses stay as they are
+    out = Driver(sim).one_pass()
+    phases = [r["phase"] for r in sim.rows()]
+    assert sorted(phases) == ["Ready", "Restarting"], GO_NEWEST
+    assert len(_events(out, "RestartTriggered")) == 1, GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    Driver(sim).one_pass()
+    assert sorted(r["phase"] for r in sim.rows()) == ["Ready", "Restarting"], GO_NEWEST
+
+
+def test_a_set_rebuilt_after_a_failure_counts_its_first_restart_on_the_ladder() -> None:
+    """Go (newest) ``runnerLoops``' ``rebuiltAfterFailure`` (``ops/restart.go``) with
+    ``RebuiltAfterFailure`` (``ops/update.go``, the newest of 3 holding it), pinned here, not counted as
+    a Go case: a set the row rebuilt right after a failure (the record, naming a container, predates
+    Ready; the pod was created inside the proven window after it) whose runner restarts once after
+    Ready is the revision crashing on set after set: its first restart is a crash, counted on the
+    ladder (Backoff, one attempt) and remembered, nothing opened while the backoff runs. The same
+    restart on a set with no such record is rebuilt at once (the test above)."""
+    sim = _pushed_crash_loop(RECREATE)
+    pod = sim.pods[POD0]
+    status = pod.obj["status"]
+    cs = status["containerStatuses"][0]
+    row0 = sim.rows()[0]
+    ready_since = datetime.fromisoformat(row0["readySince"].replace("Z", "+00:00"))
+    failed_at = ready_since - timedelta(seconds=40)
+    created = format_time(failed_at + timedelta(seconds=10))
+    pod.obj["metadata"]["creationTimestamp"] = created
+    cs.update(ready=True, state={"running": {"startedAt": cs["lastState"]["terminated"]["finishedAt"]}})
+    cs["lastState"]["terminated"]["startedAt"] = created
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True"
+    row0["lastFailure"] = {
+        "podName": "llama-pool-engine-0-default-0",
+        "containerName": c.MAIN_CONTAINER,
+        "reason": "Error",
+        "exitCode": 1,
+        "time": format_time(failed_at),
+    }
+    sim._endpoint_slices()
+    rev = row0["runningRevision"]
+    row, out = _one(sim)
+    assert (row["phase"], row.get("operation"), row["incarnation"]) == ("Ready", None, 1), GO_NEWEST
+    assert _events(out, "RestartTriggered") == [], GO_NEWEST
+    written = [a for a in out.actions if type(a).__name__ == "WriteStatus"]
+    blocks = (
+        {b["targetRevision"]: b for b in (written[-1].status.get("retryBlocks") or [])} if written else {}
+    )
+    assert ((blocks.get(rev) or {}).get("state"), (blocks.get(rev) or {}).get("attemptsStarted")) == (
+        "Backoff",
+        1,
+    ), GO_NEWEST
+
+
+def test_a_held_serving_row_still_sweeps_a_stray_pod() -> None:
+    """Ours (no Go case): the crash ladder deciding an operation-free single-pod row leaves the idle
+    pass's stray sweep in place: under a held ladder a serving row that names its crash loop still
+    retires a pod of another ordinal that belongs to no step."""
+    import copy
+
+    from omereconcile.simulate.cluster import SimPod
+
+    sim, _ = _held_crash_loop("Ready", serving=True, ready_for=timedelta(seconds=30))
+    stray = copy.deepcopy(sim.pods[POD0].obj)
+    stray["metadata"]["name"] = "llama-pool-engine-0-default-1"
+    stray["metadata"]["uid"] = "stray-uid"
+    stray["metadata"]["labels"]["ome.io/pod-ordinal"] = "1"
+    sim.pods[stray["metadata"]["name"]] = SimPod(obj=stray, created=sim.now, behaviour="pending")
+    row, out = _one(sim)
+    assert _names_crash_loop(row)
+    # The stray carries the serving gate, so its retirement starts by taking it out of rotation.
+    retired = [a for a in out.actions if "llama-pool-engine-0-default-1" in repr(a)]
+    assert retired, out.actions
+    assert "belongs to no step" in repr(retired[0]), out.actions
+
+
+def _set_serving(sim: Sim, serving: bool) -> None:
+    """The seeded pod of ``_held_crash_loop`` up and serving again, or back down in CrashLoopBackOff,
+    at the sim's clock (its container statuses and conditions rewritten by hand, as Go's test does)."""
+    status = sim.pods[POD0].obj["status"]
+    cs = status["containerStatuses"][0]
+    if serving:
+        cs.update(ready=True, state={"running": {"startedAt": format_time(sim.now)}})
+    else:
+        cs.update(
+            ready=False,
+            state={
+                "waiting": {"reason": "CrashLoopBackOff", "message": "back-off restarting failed container"}
+            },
+        )
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond["status"] = "True" if serving else "False"
+            cond["lastTransitionTime"] = format_time(sim.now)
+    sim._endpoint_slices()
+
+
+def test_held_ladder_warns_once_per_pod_set() -> None:
+    """Go (newest) ``countCrashOnLadder`` with ``status.Announce`` ("the park lands again on every crash
+    of a set that serves between them; the warning is owed once per pod set"), pinned here, not
+    counted as a Go case: a held ladder parks the row Failed with one InstanceFailed, the set serving
+    again unparks it (promoting nothing: the Held block stays, ``status.UnparkServing``), and its next
+    crash parks it again without a second warning."""
+    sim, driver = _held_crash_loop("Ready", serving=False, ready_for=timedelta(0))
+    warned = _events(driver.one_pass(), "InstanceFailed")
+    assert (sim.rows()[0]["phase"], len(warned)) == ("Failed", 1), GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    _set_serving(sim, True)
+    driver.one_pass()
+    assert sim.rows()[0]["phase"] == "Ready", GO_NEWEST
+    assert sim.replica is not None
+    assert [b["state"] for b in sim.replica["status"]["retryBlocks"]] == ["Held"], GO_NEWEST
+    sim.now += timedelta(seconds=5)
+    _set_serving(sim, False)
+    again = _events(driver.one_pass(), "InstanceFailed")
+    assert (sim.rows()[0]["phase"], again) == ("Failed", []), GO_NEWEST
