@@ -11,12 +11,16 @@ ported is in docs/goparity.md ("The reconciler tier", "Part 1 (goZ1)").
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
+from omereconcile.settings import RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
 SURGE = "llama-pool-engine-0-default-1"
@@ -115,3 +119,245 @@ def test_hold_evidence_paused_row_keeps_the_incumbent_fact() -> None:
     sim._endpoint_slices()
     driver.one_pass()
     assert _waiting(sim) == "SourceUnrouted"
+
+
+def _failed_row(extra_blocks: list[dict[str, Any]]) -> tuple[Sim, Driver, str]:
+    """Go's ``failedRowFixture``: a disposed fresh start, one Instance ``Failed`` with no operation,
+    held on the target revision by a ``Held`` RetryBlock, and no pods."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    target = sim.status["updateRevision"]
+    sim.pods.clear()
+    sim._endpoint_slices()
+    assert sim.replica is not None
+    status = sim.replica["status"]
+    status["instanceStatuses"] = [{"index": 0, "incarnation": 1, "phase": "Failed", "podCount": 1}]
+    status["retryBlocks"] = [
+        {"targetRevision": target, "state": "Held", "attemptsStarted": 3, "reason": "ImagePullBackOff"},
+        *extra_blocks,
+    ]
+    return sim, driver, target
+
+
+def test_failed_row_supersede_prune_keeps_the_block_it_waits_on() -> None:
+    """Go: … TestFailedRow_SupersedePruneKeepsTheBlockItWaitsOn: the end-of-pass prune drops the
+    blocks of revisions nothing targets any more (a Held and a Backoff one) and never the block
+    holding the parked row, which is for the live target; the row stays Failed with no operation
+    and no pod is made (the Held block denies the fresh start)."""
+    stale = [
+        {"targetRevision": "llama-pool-engine-stale001", "state": "Held", "attemptsStarted": 1},
+        {"targetRevision": "llama-pool-engine-stale002", "state": "Backoff", "attemptsStarted": 1},
+    ]
+    sim, driver, target = _failed_row(stale)
+    before = dict(_row(sim, 0))
+    driver.one_pass()
+    assert [b["targetRevision"] for b in sim.status.get("retryBlocks") or []] == [target]
+    row = _row(sim, 0)
+    assert (row["phase"], row.get("operation")) == ("Failed", None)
+    # The counters are the publication's (Go's adapter writes them after the pass, its harness
+    # ``publish``); Go's "no status write" is about the Instance's own fields.
+    counters = {"podCount", "servingPodCount", "availablePodCount", "admitted"}
+    assert {k: v for k, v in row.items() if k not in counters} == {
+        k: v for k, v in before.items() if k not in counters
+    }
+    assert sim.live_pods() == []
+
+
+# -- Terminal-pod recovery: a pod the kubelet rejects at admission (Go's ``admissionHarness``) --------
+LEADER = "llama-pool-engine-0-leader-0"
+WORKER = "llama-pool-engine-0-worker-0"
+SINGLE = "llama-pool-engine-0-default-0"
+
+
+@dataclasses.dataclass
+class _Admission:
+    name: str
+    at: datetime
+    rejected: bool
+    incarnation: str
+    op: dict[str, Any] | None
+
+
+@dataclasses.dataclass
+class _Admissions:
+    """Go's ``admissionHarness``: the kubelet decides admission for every pod object it sees for the
+    first time (``reject(name, n)``, n the 1-based count of objects under that name); a rejected pod
+    parks in phase Failed with only a pod-level reason and no container. One pass per step, the clock
+    advancing ``admissionStep`` (5 s) between passes, the phases and operations seen recorded."""
+
+    sim: Sim
+    driver: Driver
+    reject: Callable[[str, int], bool]
+    seen: dict[str, int] = dataclasses.field(default_factory=dict)
+    uids: set[str] = dataclasses.field(default_factory=set)
+    admissions: list[_Admission] = dataclasses.field(default_factory=list)
+    phases: set[str] = dataclasses.field(default_factory=set)
+    op_types: set[str] = dataclasses.field(default_factory=set)
+
+    def kubelet(self) -> None:
+        row = next(iter(self.sim.rows()), None)
+        for name, pod in sorted(self.sim.pods.items()):
+            uid = str(pod.obj["metadata"]["uid"])
+            if uid in self.uids:
+                continue
+            self.uids.add(uid)
+            self.seen[name] = self.seen.get(name, 0) + 1
+            rejected = self.reject(name, self.seen[name])
+            labels = pod.obj["metadata"]["labels"]
+            op = copy.deepcopy((row or {}).get("operation"))
+            self.admissions.append(
+                _Admission(name, self.sim.now, rejected, labels.get(c.LABEL_INSTANCE_INCARNATION, ""), op)
+            )
+            if rejected:
+                pod.behaviour = "never"
+                st = pod.obj["status"]
+                st.update(
+                    phase="Failed",
+                    reason="UnexpectedAdmissionError",
+                    message="Pod was rejected: node resources unavailable",
+                )
+                st["conditions"] = []
+                st["containerStatuses"] = []
+
+    def step(self) -> None:
+        self.sim.tick()
+        self.kubelet()
+        self.driver.one_pass()
+        self.kubelet()  # the pods this pass created are admitted (or refused) before the next one
+        row = next(iter(self.sim.rows()), None)
+        if row is not None:
+            self.phases.add(str(row.get("phase")))
+            if row.get("operation"):
+                self.op_types.add(str(row["operation"].get("type")))
+        self.sim.advance(5)
+
+    def run(self, passes: int) -> bool:
+        for _ in range(passes):
+            if self.converged():
+                return True
+            self.step()
+        return self.converged()
+
+    def converged(self) -> bool:
+        rows = self.sim.rows()
+        return (
+            len(rows) == 1
+            and rows[0].get("phase") == "Ready"
+            and not rows[0].get("operation")
+            and rows[0].get("runningRevision") == self.sim.status.get("updateRevision")
+            and bool(self.sim.pods)
+            and all(p.obj["status"].get("phase") == "Running" for p in self.sim.pods.values())
+        )
+
+
+def _admissions(workers: int, reject: Callable[[str, int], bool], **settings: Any) -> _Admissions:
+    sim = Sim()
+    sim.workers = workers
+    if settings:
+        sim.settings = dataclasses.replace(sim.settings, **settings)
+    sim.apply_replica(base_replica(replicas=1))
+    return _Admissions(sim, Driver(sim), reject)
+
+
+def test_terminal_pod_recovery_single_pod_recycled_within_attempt() -> None:
+    """Go: … TestTerminalPodRecovery_SinglePod_RecycledWithinAttempt: a single-pod Instance whose pod
+    dies at admission is repaired within the same Create attempt: the dead pod is deleted, the
+    target recreated under the same name by the same attempt after one recorded recycle, the
+    Instance never Failed, Ready once the replacement is, ``lastFailure`` keeping the refusal."""
+    h = _admissions(0, lambda _name, n: n == 1)
+    assert h.run(40), h.sim.rows()
+    assert [(a.name, a.rejected) for a in h.admissions] == [(SINGLE, True), (SINGLE, False)]
+    first, second = h.admissions[0].op, h.admissions[1].op
+    assert first is not None
+    assert second is not None
+    assert first["type"] == "Create"
+    assert first["id"] == second["id"]
+    assert second.get("retryCount") == 1
+    assert "Failed" not in h.phases
+    assert (_row(h.sim, 0).get("lastFailure") or {}).get("reason") == "UnexpectedAdmissionError"
+
+
+def test_terminal_pod_recovery_gang_all_members_recycled_together() -> None:
+    """Go: … TestTerminalPodRecovery_Gang_AllMembersRecycledTogether: a gang whose every member dies
+    at admission is deleted and recreated together by Create at the same incarnation (no Restart)
+    and reaches Ready."""
+    h = _admissions(1, lambda _name, n: n == 1)
+    assert h.run(40), h.sim.rows()
+    assert len(h.admissions) == 4
+    assert h.admissions[2].at == h.admissions[3].at
+    assert "Restart" not in h.op_types
+    assert _row(h.sim, 0)["incarnation"] == 1
+    assert {a.incarnation for a in h.admissions} == {"1"}
+
+
+def test_terminal_pod_recovery_gang_survivor_rebuilt_as_whole() -> None:
+    """Go: … TestTerminalPodRecovery_Gang_SurvivorRebuiltAsWhole: one member dies at admission while
+    the other runs: the gang is rebuilt as a whole by a Restart (incarnation 2, the surviving worker
+    drained and recreated with it), never gap-filled next to the survivor."""
+    h = _admissions(1, lambda name, n: name == LEADER and n == 1)
+    assert h.run(40), h.sim.rows()
+    assert "Restart" in h.op_types
+    assert _row(h.sim, 0)["incarnation"] == 2
+    incarnations = [int(a.incarnation) for a in h.admissions]
+    assert incarnations == sorted(incarnations)  # no gap fill at an older incarnation
+    assert sorted(incarnations) == [1, 1, 2, 2]
+    assert [a.name for a in h.admissions].count(WORKER) == 2
+    assert {p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INCARNATION] for p in h.sim.pods.values()} == {"2"}
+
+
+# Go's admissionHarness policy: MaxAttempts 3, InitialDelay 20s, MaxDelay 1m, Multiplier 2.
+_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
+
+
+def test_terminal_pod_recovery_recreates_follow_ladder_within_deadline() -> None:
+    """Go: … TestTerminalPodRecovery_RecreatesFollowLadderWithinDeadline: every admission is refused
+    (readiness timeout 4 minutes, 60 passes). Within the first attempt the recreates are paced by
+    the retry ladder (the first recycle immediate, then ``nextDelay(i)`` after the previous one,
+    within one 5 s pass), each follows i recorded recycles and none outlives the attempt's deadline;
+    the expired attempt escalates to Failed and only a fresh attempt, after that deadline, makes the
+    next pod."""
+    h = _admissions(
+        0, lambda _name, _n: True, update_retry=_LADDER, instance_ready_timeout=timedelta(minutes=4)
+    )
+    for _ in range(60):
+        h.step()
+    attempts: dict[str, list[_Admission]] = {}
+    for a in h.admissions:
+        assert a.op is not None, f"admission of {a.name} at {a.at} was issued by no attempt"
+        attempts.setdefault(str(a.op["id"]), []).append(a)
+    assert len(attempts) >= 2
+    first, second = list(attempts.values())[:2]
+    assert len(first) >= 4
+    deadline = datetime.fromisoformat(str(first[0].op and first[0].op["deadline"]).replace("Z", "+00:00"))
+    for i, a in enumerate(first):
+        assert a.op is not None
+        assert a.at <= deadline
+        assert int(a.op.get("retryCount") or 0) == i
+    assert first[1].at - first[0].at <= timedelta(seconds=10)
+    for i in range(1, len(first) - 1):
+        want = _LADDER.next_delay(i)
+        assert want <= first[i + 1].at - first[i].at <= want + timedelta(seconds=5), i
+    assert "Failed" in h.phases
+    assert second[0].at > deadline
+
+
+def test_terminal_pod_recovery_gang_spent_restart_re_arms() -> None:
+    """Go: … TestTerminalPodRecovery_Gang_SpentRestartReArms: the leader is refused five times while
+    the worker runs (readiness timeout 2 minutes): the whole-gang Restart expires to Failed and
+    re-arms into another whole-gang Restart (incarnation 3 or more, the worker drained and recreated
+    at every rebuild) instead of wedging or gap-filling, and the gang reaches Ready."""
+    h = _admissions(
+        1,
+        lambda name, n: name == LEADER and n <= 5,
+        update_retry=_LADDER,
+        instance_ready_timeout=timedelta(minutes=2),
+    )
+    assert h.run(80), h.sim.rows()
+    assert "Failed" in h.phases
+    incarnation = int(_row(h.sim, 0)["incarnation"])
+    assert incarnation >= 3
+    incarnations = [int(a.incarnation) for a in h.admissions]
+    assert incarnations == sorted(incarnations)
+    assert [a.name for a in h.admissions].count(WORKER) == incarnation
