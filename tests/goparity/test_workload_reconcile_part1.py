@@ -506,3 +506,167 @@ def test_reconcile_active_scale_down_without_poll_schedules_force_delete_boundar
     assert out.requeue_after is not None
     assert 60 < out.requeue_after <= 61
     assert _row(sim, 1)["phase"] == "Deleting"
+
+
+# -- Repair under a pause or a held target: the revision a repair stamps is the one it renders ------
+RECREATE_POLICY = {"restartPolicy": "RecreateInstanceOnPodRestart"}
+
+
+def _converged_recreate(workers: int = 0, replicas: int = 1, **spec: Any) -> tuple[Sim, Driver]:
+    sim = Sim(workers=workers)
+    sim.apply_replica(base_replica(replicas=replicas, lifecycle=RECREATE_POLICY, **spec))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
+    return sim, driver
+
+
+def _lose(sim: Sim, *names: str) -> None:
+    """Go's ``losePods``/``loseRunner``: the pods are deleted and gone before the next pass."""
+    for name in names:
+        sim.user_delete(name)
+    sim.advance(sim.delete_grace)
+    sim.tick()
+
+
+def _live(sim: Sim, index: int) -> dict[str, tuple[str, str, str]]:
+    """Instance ``index``'s live pods: (revision hash, image, incarnation) by name."""
+    out = {}
+    for name, pod in sim.pods.items():
+        labels = pod.obj["metadata"]["labels"]
+        if labels.get(c.LABEL_INSTANCE_INDEX) == str(index) and not pod.obj["metadata"].get(
+            "deletionTimestamp"
+        ):
+            out[name] = (
+                labels[c.LABEL_REVISION_HASH],
+                pod.obj["spec"]["containers"][0]["image"],
+                labels[c.LABEL_INSTANCE_INCARNATION],
+            )
+    return out
+
+
+def _repaired_above(sim: Sim, index: int, incarnation: int, pods: int) -> bool:
+    row = next((r for r in sim.rows() if r["index"] == index), None)
+    return (
+        row is not None
+        and row.get("phase") == "Ready"
+        and not row.get("operation")
+        and row["incarnation"] > incarnation
+        and len(_live(sim, index)) == pods
+    )
+
+
+def _settle_on_image(sim: Sim, driver: Driver, image: str, replicas: int = 1) -> None:
+    driver.run(
+        lambda s: (
+            converged(s)
+            and s.status.get("readyReplicas") == replicas
+            and all(p.obj["spec"]["containers"][0]["image"] == image for p in s.pods.values())
+        ),
+        limit=1800,
+    )
+
+
+def test_pause_freeze_recreate_policy_total_loss_demotes_then_repairs() -> None:
+    """Go: … TestPauseFreeze_RecreatePolicyTotalLossDemotesThenRepairs: under
+    RecreateInstanceOnPodRestart the only pod of a converged Instance is deleted while the Component
+    is frozen and its target has moved on. Freeze suspends the repair, not the truth: the row is
+    demoted to Pending (no operation, running revision and incarnation kept) and nothing is
+    recreated across frozen passes. Downgraded to a plain pause, the restart pass repairs it at the
+    revision it ran (the incarnation bumped, the pod labelled and rendered from that revision)."""
+    sim, driver = _converged_recreate()
+    row = _row(sim, 0)
+    incarnation, running = row["incarnation"], row["runningRevision"]
+    sim.image = "vllm:v2"
+    sim.update_spec(paused=True, pauseMode="Freeze")
+    _lose(sim, SINGLE)
+    driver.one_pass()
+    row = _row(sim, 0)
+    assert (row["phase"], row.get("operation")) == ("Pending", None)
+    assert (row["runningRevision"], row["incarnation"]) == (running, incarnation)
+    for _ in range(2):
+        sim.advance(5)
+        driver.one_pass()
+    assert _live(sim, 0) == {}
+    assert (_row(sim, 0)["phase"], _row(sim, 0)["incarnation"]) == ("Pending", incarnation)
+    sim.update_spec(pauseMode=None)
+    driver.run(lambda s: _repaired_above(s, 0, incarnation, 1), limit=600)
+    row = _row(sim, 0)
+    assert row["runningRevision"] == running
+    assert _live(sim, 0) == {SINGLE: (running.rsplit("-", 1)[-1], "vllm:v1", str(row["incarnation"]))}
+
+
+@pytest.mark.parametrize("workers", [0, 1], ids=["single pod lost", "gang worker lost"])
+def test_repair_rebuilds_the_revision_it_stamps_under_pause(workers: int) -> None:
+    """Go: … TestRepair_RebuildsTheRevisionItStamps_UnderPause, the entries "single pod lost under
+    RecreateInstanceOnPodRestart" and "gang worker lost under RecreateInstanceOnPodRestart": the
+    template moved on and the Component is paused; the Instance that loses a pod is repaired (next
+    incarnation) at its own revision, every rebuilt pod labelled and rendered from that revision's
+    stored template (v1), and once the pause clears the roll replaces it at the new revision."""
+    sim, driver = _converged_recreate(workers)
+    row = _row(sim, 0)
+    incarnation, running = row["incarnation"], row["runningRevision"]
+    sim.image = "vllm:v2"
+    sim.update_spec(paused=True)
+    _lose(sim, WORKER if workers else SINGLE)
+    driver.run(lambda s: _repaired_above(s, 0, incarnation, 1 + workers), limit=600)
+    assert _row(sim, 0)["runningRevision"] == running
+    assert {(rev, image) for rev, image, _ in _live(sim, 0).values()} == {
+        (running.rsplit("-", 1)[-1], "vllm:v1")
+    }
+    sim.update_spec(paused=None)
+    _settle_on_image(sim, driver, "vllm:v2")
+    # A gang rolls through a surge at a spare index, so the settled row may be index 1.
+    assert [r["runningRevision"] for r in sim.rows()] == [sim.status["updateRevision"]]
+
+
+def test_repair_rebuilds_the_revision_it_stamps_held_target() -> None:
+    """Go: … TestRepair_RebuildsTheRevisionItStamps_HeldTarget: two Instances, partition 1; the push
+    is Held (every attempt's replacement cannot pull its image) while Instance 0 stays Ready on the
+    stable revision. It loses its pod and is repaired at its own revision: no rebuilt pod ever runs
+    the held image under the stable revision's label, and the row records the stable revision."""
+    sim, driver = _converged_recreate(replicas=2, pacing={"partition": 1})
+    stable = sim.status["currentRevision"]
+    sim.behaviour["vllm:bad"] = "imagepull"
+    sim.image = "vllm:bad"
+    driver.run(lambda s: any(b.get("state") == "Held" for b in s.status.get("retryBlocks") or []), limit=3600)
+    row = _row(sim, 0)
+    assert (row["phase"], row.get("operation"), row["runningRevision"]) == ("Ready", None, stable)
+    incarnation = row["incarnation"]
+    _lose(sim, SINGLE)
+    for _ in range(40):
+        driver.one_pass()
+        sim.advance(5)
+        sim.tick()
+        assert {(rev, image) for rev, image, _ in _live(sim, 0).values()} <= {
+            (stable.rsplit("-", 1)[-1], "vllm:v1")
+        }
+        if _repaired_above(sim, 0, incarnation, 1):
+            break
+    assert _repaired_above(sim, 0, incarnation, 1)
+    assert _row(sim, 0)["runningRevision"] == stable
+
+
+def test_repair_holds_when_the_stamped_revision_is_gone() -> None:
+    """Go: … TestRepair_HoldsWhenTheStampedRevisionIsGone: the running revision's ControllerRevision
+    is deleted, the template moves on and the Component is paused; the Instance loses its pod. The
+    repair cannot render the revision it stamps, so it creates nothing (the row stays Restarting)
+    and says so once (``RepairRevisionGone``); unpaused, the Instance reaches the current revision
+    (readiness timeout 5 minutes: the held repair runs to its deadline, then the ordinary roll)."""
+    sim, driver = _converged_recreate()
+    sim.settings = dataclasses.replace(sim.settings, instance_ready_timeout=timedelta(minutes=5))
+    running = sim.status["currentRevision"]
+    del sim.revisions[running]
+    sim._rendered.pop(running, None)  # the sim's executor keeps this pass's render: v1 is not it
+    sim.image = "vllm:v2"
+    sim.update_spec(paused=True)
+    _lose(sim, SINGLE)
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(30)
+        sim.tick()
+    assert _live(sim, 0) == {}
+    assert _row(sim, 0)["phase"] == "Restarting"
+    assert sim.event_reasons().count("RepairRevisionGone") == 1
+    sim.update_spec(paused=None)
+    _settle_on_image(sim, driver, "vllm:v2")
+    assert _row(sim, 0)["runningRevision"] == sim.status["updateRevision"]
