@@ -670,3 +670,66 @@ def test_repair_holds_when_the_stamped_revision_is_gone() -> None:
     sim.update_spec(paused=None)
     _settle_on_image(sim, driver, "vllm:v2")
     assert _row(sim, 0)["runningRevision"] == sim.status["updateRevision"]
+
+
+# -- An edit outside the revision payload starts no work ----------------------------------------------
+NOTE = "example.com/owner-note"  # an annotation on the replica: not part of the rendered revision
+
+
+def _annotate_outside_the_payload(sim: Sim) -> None:
+    """The edit, with Go's hash check as its first half: the rendered revision does not move."""
+    before = sim.render()
+    sim.annotate(NOTE, "edited")
+    after = sim.render()
+    assert getattr(before, "name", None) == getattr(after, "name", None)
+
+
+@pytest.mark.parametrize("shape", ["empty index", "pending row", "ready row"])
+def test_op_less_rows_excluded_annotation_edit_starts_no_work(shape: str) -> None:
+    """Go: … TestOpLessRows_ExcludedAnnotationEditStartsNoWork (its three entries): on a paused
+    Component, an edit the revision payload does not carry leaves the revision where it was, and
+    the pass over an op-less index (no row; a Pending row; a Ready row) writes nothing new: no row
+    appears, the row keeps its phase with no operation, no pod is made or removed. Go edits a
+    pod-template annotation its payload filters; ours annotates the replica, which the render does
+    not read. The Ready row keeps its pod here (Go's fixture has none: its unit test runs no
+    publication, where ours would demote an unbacked Ready row to Pending on any pass)."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.update_spec(paused=True)
+    driver.one_pass()
+    if shape != "ready row":
+        _lose(sim, SINGLE)
+        driver.one_pass()  # the paused truth pass: the unbacked row is Pending
+        if shape == "empty index":
+            sim.status["instanceStatuses"] = []
+    rows_before = copy.deepcopy(sim.rows())
+    pods_before = sorted(sim.pods)
+    _annotate_outside_the_payload(sim)
+    _apply_pass(sim)  # the rows Go seeds (an index with none) are below the driver's invariants
+    assert sorted(sim.pods) == pods_before
+    if shape == "empty index":
+        assert sim.rows() == []
+    else:
+        want = {"pending row": "Pending", "ready row": "Ready"}[shape]
+        assert (_row(sim, 0)["phase"], _row(sim, 0).get("operation")) == (want, None)
+        assert sim.rows() == rows_before
+
+
+def test_failed_row_excluded_annotation_edit_does_not_redrive_it() -> None:
+    """Go: … TestFailedRow_ExcludedAnnotationEditDoesNotRedriveIt: an edit the revision payload does
+    not carry leaves the revision (and so the parked row's target) where it was; the Failed row held
+    by its Held block is not written, no pod is made and the block stays. Go edits a pod-template
+    annotation its payload filters; ours annotates the replica, which the render does not read."""
+    sim, driver, target = _failed_row([])
+    before = dict(_row(sim, 0))
+    _annotate_outside_the_payload(sim)
+    driver.one_pass()
+    counters = {"podCount", "servingPodCount", "availablePodCount", "admitted"}
+    row = _row(sim, 0)
+    assert {k: v for k, v in row.items() if k not in counters} == {
+        k: v for k, v in before.items() if k not in counters
+    }
+    assert sim.live_pods() == []
+    assert [b["targetRevision"] for b in sim.status.get("retryBlocks") or []] == [target]
