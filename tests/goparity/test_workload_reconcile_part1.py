@@ -733,3 +733,88 @@ def test_failed_row_excluded_annotation_edit_does_not_redrive_it() -> None:
     }
     assert sim.live_pods() == []
     assert [b["targetRevision"] for b in sim.status.get("retryBlocks") or []] == [target]
+
+
+# -- A new revision that crashes at every start: its attempts are bounded ----------------------------
+# Go's recoveryHarness policy: MaxAttempts 2, InitialDelay 20s, MaxDelay 1m, Multiplier 2.
+_HARNESS_LADDER = RetryPolicy(2, timedelta(seconds=20), timedelta(minutes=1), 2.0)
+
+_GANG_SURGE_HELD = pytest.mark.xfail(
+    strict=True,
+    reason="known difference: at Held, Go's gang surge abandon leaves the source Ready on its running "
+    "revision with no operation (the 612,458-character reconcile_test, "
+    "TestCrashLoopBound_NewRevisionCrashesAtStart 'gang SurgeThenDrain'; TestCorrectiveRecovery_Gang_RollForward "
+    "names that settled state); ours leaves the source Failed with its Update operation kept (no pod is "
+    "made at the held revision either way)",
+)
+
+
+@pytest.mark.parametrize(
+    ("workers", "strategy", "keeps_serving"),
+    [
+        pytest.param(0, "SurgeThenDrain", True, id="single-pod SurgeThenDrain"),
+        pytest.param(0, "RecreatePod", False, id="single-pod RecreatePod"),
+        pytest.param(0, "InPlaceIfPossible", False, id="single-pod InPlaceIfPossible"),
+        pytest.param(0, "InPlaceOnly", False, id="single-pod InPlaceOnly"),
+        pytest.param(1, "SurgeThenDrain", True, id="gang SurgeThenDrain", marks=_GANG_SURGE_HELD),
+        pytest.param(1, "RecreatePod", False, id="gang RecreatePod"),
+        pytest.param(1, "InPlaceIfPossible", False, id="gang InPlaceIfPossible"),
+    ],
+)
+def test_crash_loop_bound_new_revision_crashes_at_start(
+    workers: int, strategy: str, keeps_serving: bool
+) -> None:
+    """Go: … TestCrashLoopBound_NewRevisionCrashesAtStart (its seven shapes): a revision whose
+    container dies at every start (the sim's ``crash`` image) is Held at ``updateRetry.maxAttempts``
+    (2) with a reason naming the crash and one RetryHeld Warning; surge shapes keep the source
+    serving throughout; once Held no attempt is open, no row is Updating and no further pod of the
+    revision materializes; a corrected revision then converges."""
+    sim = Sim(workers=workers)
+    sim.settings = dataclasses.replace(sim.settings, update_retry=_HARNESS_LADDER)
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"updateStrategy": {"type": strategy}}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.behaviour["vllm:crash"] = "crash"
+    sim.image = "vllm:crash"
+    target = getattr(sim.render(), "name", "")
+
+    def block() -> dict[str, Any] | None:
+        return next(
+            (b for b in sim.status.get("retryBlocks") or [] if b.get("targetRevision") == target), None
+        )
+
+    seen: set[str] = set()
+
+    def step() -> None:
+        driver.one_pass()
+        sim.advance(5)
+        sim.tick()
+        seen.update(
+            str(p.obj["metadata"]["uid"])
+            for p in sim.pods.values()
+            if p.obj["spec"]["containers"][0]["image"] == "vllm:crash"
+        )
+
+    for _ in range(400):
+        if (block() or {}).get("state") == "Held":
+            break
+        step()
+        if keeps_serving:
+            assert sim.serving_indices(), (
+                "the source left rotation while the crashing replacement was retried"
+            )
+    held = block()
+    assert held is not None
+    assert held.get("state") == "Held"
+    assert held.get("attemptsStarted") == 2
+    assert held.get("reason") == "CrashLoopBackOff"
+    assert [e.event_reason for e in sim.events].count("RetryHeld") == 1
+    at_held = len(seen)
+    for _ in range(10):
+        step()
+        row = _row(sim, 0)
+        assert not row.get("operation"), row
+        assert row["phase"] != "Updating"
+    assert len(seen) == at_held
+    sim.image = "vllm:v3"
+    _settle_on_image(sim, driver, "vllm:v3")
