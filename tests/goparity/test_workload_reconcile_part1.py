@@ -22,7 +22,7 @@ import pytest
 from omereconcile.actions import CreatePod, DeletePod, Plan
 from omereconcile.planner import plan
 from omereconcile.settings import ForceDeletePolicy, RetryPolicy
-from omereconcile.simulate.cluster import Sim, base_replica
+from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import format_time
 from omerender import constants as c
@@ -818,3 +818,162 @@ def test_crash_loop_bound_new_revision_crashes_at_start(
     assert len(seen) == at_held
     sim.image = "vllm:v3"
     _settle_on_image(sim, driver, "vllm:v3")
+
+
+def _crash_push(
+    replicas: int = 1, retry: RetryPolicy | None = _HARNESS_LADDER, **spec: Any
+) -> tuple[Sim, Driver, str]:
+    sim = Sim()
+    sim.settings = dataclasses.replace(sim.settings, update_retry=retry)
+    sim.apply_replica(base_replica(replicas=replicas, **spec))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
+    sim.behaviour["vllm:crash"] = "crash"
+    sim.image = "vllm:crash"
+    return sim, driver, str(getattr(sim.render(), "name", ""))
+
+
+def _block(sim: Sim, revision: str) -> dict[str, Any] | None:
+    return next((b for b in sim.status.get("retryBlocks") or [] if b.get("targetRevision") == revision), None)
+
+
+def _crash_pods(sim: Sim) -> list[str]:
+    return [
+        n
+        for n, p in sim.pods.items()
+        if p.obj["spec"]["containers"][0]["image"] == "vllm:crash"
+        and not p.obj["metadata"].get("deletionTimestamp")
+    ]
+
+
+def _step(sim: Sim, driver: Driver, seconds: float = 5) -> None:
+    driver.one_pass()
+    sim.advance(seconds)
+    sim.tick()
+
+
+def test_crash_loop_bound_no_retry_policy_keeps_retrying() -> None:
+    """Go: … TestCrashLoopBound_NoRetryPolicyKeepsRetrying: with no ``updateRetry`` configured the
+    crashing revision carries no RetryBlock, is never Held, and its attempts keep being disposed and
+    reopened (a Failed row on three passes or more of forty, 30 s apart); the source keeps serving."""
+    sim, driver, target = _crash_push(retry=None)
+    failed = 0
+    attempts: set[str] = set()
+    for _ in range(40):
+        _step(sim, driver, 30)
+        assert sim.serving_indices(), "the source left rotation while the crashing replacement was retried"
+        failed += _row(sim, 0)["phase"] == "Failed"
+        attempts.update(str(sim.pods[n].obj["metadata"]["uid"]) for n in _crash_pods(sim))
+    assert _block(sim, target) is None
+    assert failed >= 3
+    # Go's "attempts keep materializing", read directly: replacements keep being made.
+    assert len(attempts) >= 3
+
+
+def test_crash_loop_bound_releasing_the_held_block_reopens_the_revision() -> None:
+    """Go: … TestCrashLoopBound_ReleasingTheHeldBlockReopensTheRevision: removing the Held block
+    (what the release does) admits a fresh attempt at the same revision, counted from zero again
+    (its block's ``attemptsStarted`` is 1 once that attempt fails)."""
+    sim, driver, target = _crash_push()
+    for _ in range(400):
+        if (_block(sim, target) or {}).get("state") == "Held":
+            break
+        _step(sim, driver)
+    assert (_block(sim, target) or {}).get("state") == "Held"
+    for _ in range(4):
+        _step(sim, driver)
+    sim.status["retryBlocks"] = []
+    reopened = False
+    for _ in range(20):
+        _step(sim, driver)
+        reopened |= (_row(sim, 0).get("operation") or {}).get("targetRevision") == target
+        if reopened and (_block(sim, target) or {}).get("attemptsStarted") == 1:
+            break
+    assert reopened
+    assert (_block(sim, target) or {}).get("attemptsStarted") == 1
+
+
+def test_crash_loop_bound_peers_keep_serving_while_the_target_is_retried() -> None:
+    """Go: … TestCrashLoopBound_PeersKeepServingWhileTheTargetIsRetried: two Instances roll toward a
+    crashing revision under maxSurge 1, maxUnavailable 0: both sources serve throughout and at most
+    one replacement is alive; at Held both rows are on v1 with no operation and none is Updating; a
+    corrected revision then converges both."""
+    lifecycle = {
+        "updateStrategy": {"type": "SurgeThenDrain", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    }
+    sim, driver, target = _crash_push(replicas=2, lifecycle=lifecycle)
+    v1 = sim.status["currentRevision"]
+    for _ in range(400):
+        if (_block(sim, target) or {}).get("state") == "Held":
+            break
+        _step(sim, driver)
+        assert sim.serving_indices() == {0, 1}
+        assert len(_crash_pods(sim)) <= 1
+    assert (_block(sim, target) or {}).get("state") == "Held"
+    for _ in range(4):
+        _step(sim, driver)
+    for row in sim.rows():
+        assert not row.get("operation"), row
+        assert row["runningRevision"] == v1
+        assert row["phase"] != "Updating"
+    sim.image = "vllm:v3"
+    _settle_on_image(sim, driver, "vllm:v3", replicas=2)
+
+
+def _crash_after(sim: Sim, image: str, when: Callable[[SimPod], bool]) -> None:
+    """The kubelet model's crash-after images (Go's ``crashAfterReadyImage``,
+    ``crashAfterServingImage``): a pod on ``image`` runs as a sound one until ``when`` holds for it,
+    and from the next kubelet pass on its container dies at every start (the sim's ``crash``)."""
+    for pod in sim.pods.values():
+        if pod.obj["spec"]["containers"][0]["image"] == image and pod.behaviour != "crash" and when(pod):
+            pod.behaviour = "crash"
+            pod.created = sim.now - timedelta(seconds=sim.stuck_after)  # its crash loop shows at once
+
+
+def _condition(pod: SimPod, type_: str) -> bool:
+    return any(
+        cd["type"] == type_ and cd["status"] == "True" for cd in pod.obj["status"].get("conditions", [])
+    )
+
+
+def test_crash_loop_bound_new_revision_crashes_after_ready() -> None:
+    """Go: … TestCrashLoopBound_NewRevisionCrashesAfterReady: a replacement that reports
+    ContainersReady (read by one pass) and then dies before it serves: the surge never hands off,
+    the attempt is disposed on the crash loop and counted, the revision is Held at the bound (2,
+    ``CrashLoopBackOff``), the source serves throughout and the row is Failed on its running v1."""
+    sim, driver, _ = _crash_push()
+    sim.image = "vllm:after"
+    target = str(getattr(sim.render(), "name", ""))
+    v1 = sim.status["currentRevision"]
+    for _ in range(400):
+        if (_block(sim, target) or {}).get("state") == "Held":
+            break
+        _step(sim, driver)
+        _crash_after(sim, "vllm:after", lambda p: _condition(p, "ContainersReady"))
+        assert sim.serving_indices(), "the source left rotation while the replacement crashed after readiness"
+    held = _block(sim, target) or {}
+    assert (held.get("state"), held.get("attemptsStarted"), held.get("reason")) == (
+        "Held",
+        2,
+        "CrashLoopBackOff",
+    )
+    assert (_row(sim, 0)["phase"], _row(sim, 0)["runningRevision"]) == ("Failed", v1)
+
+
+def test_crash_loop_bound_crash_after_promotion_is_not_this_bound() -> None:
+    """Go: … TestCrashLoopBound_CrashAfterPromotionIsNotThisBound: a replacement that serves long
+    enough to be promoted makes its revision the running one; its crash after that (here: from the
+    pass after the promotion) is a running-revision failure for the repair path, not an attempt at a
+    target revision, so no RetryBlock for the promoted revision reaches Held (20 passes after)."""
+    sim, driver, _ = _crash_push()
+    sim.image = "vllm:after"
+    target = str(getattr(sim.render(), "name", ""))
+    for _ in range(40):
+        if _row(sim, 0).get("runningRevision") == target:
+            break
+        _step(sim, driver)
+    assert _row(sim, 0).get("runningRevision") == target, "a replacement that served was never promoted"
+    _crash_after(sim, "vllm:after", lambda _p: True)
+    for _ in range(20):
+        _step(sim, driver, 30)
+    assert (_block(sim, target) or {}).get("state") != "Held"
