@@ -977,3 +977,50 @@ def test_crash_loop_bound_crash_after_promotion_is_not_this_bound() -> None:
     for _ in range(20):
         _step(sim, driver, 30)
     assert (_block(sim, target) or {}).get("state") != "Held"
+
+
+def test_corrective_recovery_single_pod_stuck_surge_abandoned_on_bounded_grace() -> None:
+    """Go: … TestCorrectiveRecovery_SinglePod_StuckSurgeAbandonedOnBoundedGrace: a surge's
+    replacement runs but never becomes ready (the sim's ``never`` image) and holds the surge slot
+    without escalating. A corrective revision abandons it, and the never-served replacement goes on
+    the configured ``abandonedReplacementGrace`` (10 s), not on the pod's own termination grace
+    (10 minutes here): the corrective replacement lands within eight 30 s passes, the source serving
+    throughout, the stuck one no longer live, and the Instance converges on the corrective revision."""
+    sim = Sim(delete_grace=600.0)
+    sim.settings = dataclasses.replace(sim.settings, abandoned_replacement_grace=timedelta(seconds=10))
+    sim.apply_replica(base_replica(replicas=1))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.behaviour["vllm:stuck"] = "never"
+    sim.image = "vllm:stuck"
+
+    def live_on(image: str) -> list[str]:
+        return [
+            n
+            for n, p in sim.pods.items()
+            if p.obj["spec"]["containers"][0]["image"] == image
+            and not p.obj["metadata"].get("deletionTimestamp")
+        ]
+
+    def surge_open() -> bool:
+        row = _row(sim, 0)
+        return row["phase"] == "Updating" and (row.get("operation") or {}).get("step") == "Surge"
+
+    for _ in range(10):
+        if surge_open() and live_on("vllm:stuck"):
+            break
+        _step(sim, driver, 30)
+    assert surge_open()
+    assert live_on("vllm:stuck")
+    for _ in range(3):
+        _step(sim, driver, 30)
+    assert surge_open(), "a running, never-ready replacement holds the surge open, it is not escalated"
+    sim.image = "vllm:v2"
+    for _ in range(8):
+        if live_on("vllm:v2"):
+            break
+        _step(sim, driver, 30)
+        assert sim.serving_indices(), "the source left rotation before the corrective replacement was ready"
+    assert live_on("vllm:v2"), "the abandoned replacement held the slot for its own termination grace"
+    assert live_on("vllm:stuck") == []
+    _settle_on_image(sim, driver, "vllm:v2")
