@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,10 +22,15 @@ import pytest
 
 from omereconcile.actions import CreatePod, DeletePod, Plan
 from omereconcile.planner import plan
-from omereconcile.settings import ForceDeletePolicy, RetryPolicy
+from omereconcile.planner import rows as R
+from omereconcile.planner.context import build_context
+from omereconcile.planner.instances import step_row
+from omereconcile.planner.out import Out
+from omereconcile.planner.retry import RetryBook
+from omereconcile.settings import ForceDeletePolicy, OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import format_time
+from omereconcile.world import DesiredRevision, NodeView, PodGroupView, format_time
 from omerender import constants as c
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
@@ -1024,3 +1030,39 @@ def test_corrective_recovery_single_pod_stuck_surge_abandoned_on_bounded_grace()
     assert live_on("vllm:v2"), "the abandoned replacement held the slot for its own termination grace"
     assert live_on("vllm:stuck") == []
     _settle_on_image(sim, driver, "vllm:v2")
+
+
+def test_hold_evidence_paused_row_records_the_gang_hold() -> None:
+    """Go: … TestHoldEvidence_PausedRowRecordsTheGangHold: the gang arm runs under a pause on the same
+    terms: the recreate roll's Drain-step row of a paused gang, carrying the pause's token, whose
+    PodGroup is still being collected, takes ``PodGroupTerminating`` (a fact about the Instance) and
+    stays Updating. Go feeds the PodGroup reading to the hold pass; ours reads the Instance's
+    PodGroup off the world (one of ours, terminating) and steps the row through ``step_row``, as
+    ``test_workload_escalation_gang.py`` does."""
+    sim = Sim(settings=OperatorSettings(instance_ready_timeout=timedelta(minutes=30)), workers=1)
+    sim.apply_replica(base_replica(replicas=1, paused=True))
+    world = sim.observe()
+    group = PodGroupView(
+        "llama-pool-engine-0", "g0", {c.LABEL_INSTANCE_INDEX: "0"}, world.replica.uid, terminating=True
+    )
+    world = replace(world, pod_groups=(group,), nodes={"node-a": NodeView("node-a", ready="True")})
+    desired = world.render
+    assert isinstance(desired, DesiredRevision)
+    ctx = build_context(world, desired, desired.name, None)
+    assert ctx.paused
+    op = R.Operation(
+        "update-0",
+        R.OP_UPDATE,
+        R.STEP_DRAIN,
+        ctx.spec_revision,
+        ctx.now - timedelta(minutes=1),
+        waiting="Paused",
+        strategy="RecreatePod",
+    )
+    row = R.Row(index=0, phase=R.UPDATING, operation=op, pod_count=2, incarnation=2)
+    after = step_row(
+        ctx, row, [], Out(ctx.now), RetryBook({}, "llama-demo/llama-pool", "engine"), ctx.spec_revision
+    )
+    assert after is not None
+    assert after.operation is not None
+    assert (after.phase, after.operation.waiting) == (R.UPDATING, "PodGroupTerminating")
