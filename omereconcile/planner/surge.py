@@ -22,7 +22,7 @@ from datetime import timedelta
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gate import SURGE_DRAIN
-from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold
+from omereconcile.planner.holds import NODE_UNKNOWN, node_unknown_hold, scheduler_hold
 from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.quota import takes_row
@@ -322,7 +322,8 @@ def step_surge(
 ) -> Row:
     """One pass of the surge. ``paused``: the replacement is still brought up to the promote bar but
     the drain, the next step, is not started (a paused Component starts no step), and the failure
-    evidence is not read (OME's escalation pass does not run on a paused Component)."""
+    evidence fails nothing (OME's escalation pass does not run on a paused Component), though the
+    scheduler's and the source-rotation holds still report on the row."""
     op = row.operation
     assert op is not None
     slot = 1 - row.active_ordinal
@@ -385,6 +386,19 @@ def step_surge(
             # Go StampSurgeDrainStep: the step change touches lastProgressAt.
             return replace(row, operation=replace(op, step=R.STEP_SURGE_DRAIN, last_progress_at=ctx.now))
         if paused:
+            # The scheduler still reports under a pause; only the escalation is withheld (its grace
+            # fails nothing) and the clock stays parked. Go ``workload.HoldPassForTest`` run for a
+            # paused Component: "the authorities report, and no repair follows" (the
+            # 612,458-character root reconcile_test, TestHoldEvidence_PausedRowRecordsTheSchedulerHold,
+            # …PausedRowTakesNoRepairAction, …PausedRowReleasesTheSchedulerHold). The quota and
+            # admission holds are left as they were (pause_test.go "another authority keeps the
+            # row"). Before: a paused surge read no evidence, so its row kept the pause token over an
+            # unplaceable replacement.
+            live_surge = surge if _standing(surge) and surge is not None and not surge.ended else None
+            row, _ = scheduler_hold(ctx, row, live_surge, out)
+            op = row.operation
+            if op is not None and op.deadline is not None:
+                row = replace(row, operation=replace(op, deadline=None))
             return row
         row, failed = _fail_surge(ctx, row, surge, surge_name, out, retry)
         return failed if failed is not None else row
