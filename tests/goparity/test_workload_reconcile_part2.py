@@ -13,10 +13,15 @@ mappable or not yet ported is in docs/goparity.md ("Part 2 (goZ2)").
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
+from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
+from omereconcile.world import parse_time
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
 SURGE_ONE = {
@@ -42,6 +47,12 @@ def _image(sim: Sim, name: str) -> str:
 
 def _block(sim: Sim, revision: str) -> dict[str, Any] | None:
     return next((b for b in sim.status.get("retryBlocks", []) if b.get("targetRevision") == revision), None)
+
+
+def _time(text: str) -> datetime:
+    when = parse_time(text)
+    assert when is not None
+    return when
 
 
 def _run_with(
@@ -146,3 +157,198 @@ def test_scale_while_push_failed_scale_up_stays_under_the_ceiling() -> None:
     for row in sim.rows():
         if row["phase"] == "Failed":
             assert int(row["index"]) in (0, 3), GO
+
+
+RECREATE_ONE = {
+    "updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+}
+
+
+def _stuck_recreate(attempts: int) -> tuple[Sim, Driver, str]:
+    """Go's ``newStuckRecreateHarness``: three single-pod Instances serving v1 under RecreatePod with
+    maxUnavailable=1 and a ladder of ``attempts``, pushed onto an unpullable revision until Instance
+    0's replacement is parked in ImagePullBackOff with the attempt still open. The stuck-pod grace
+    (an hour) is longer than the story, so only the scale can end the attempt."""
+    ladder = RetryPolicy(attempts, timedelta(minutes=1), timedelta(minutes=30), 2.0)
+    sim = Sim(settings=OperatorSettings(stuck_pod_grace_period=timedelta(hours=1), update_retry=ladder))
+    sim.apply_replica(base_replica(replicas=3, lifecycle=RECREATE_ONE))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 3)
+    sim.behaviour["vllm:v2"] = "imagepull"
+    sim.image = "vllm:v2"
+    bad = sim.render().name  # type: ignore[union-attr]
+
+    def parked(s: Sim) -> bool:
+        row = _row(s, 0) or {}
+        op = row.get("operation") or {}
+        pod = s.pods.get(_pod(0))
+        if row.get("phase") != "Updating" or op.get("targetRevision") != bad or pod is None:
+            return False
+        statuses = pod.obj["status"].get("containerStatuses") or [{}]
+        waiting = (statuses[0].get("state") or {}).get("waiting") or {}
+        return _image(s, _pod(0)) == "vllm:v2" and waiting.get("reason") == "ImagePullBackOff"
+
+    driver.run(parked, limit=600)
+    assert sim.serving_indices() == {1, 2}, GO
+    assert _block(sim, bad) is None, GO  # a first attempt opens with no retry block
+    return sim, driver, bad
+
+
+def _scale_stuck_recreate_to_two(sim: Sim, driver: Driver, untouched: Callable[[], bool]) -> None:
+    """Go's ``scaleStuckRecreateToTwo``: scale to two with the attempt open and run the wave to rest
+    (two rows, Instance 0 and its pods gone, none Deleting); while ``untouched()`` holds, Instances 1
+    and 2 serve through the very v1 pods they had and no pushed pod appears on them."""
+    before = {i: _uid(sim, _pod(i)) for i in (1, 2)}
+
+    def keep_serving() -> None:
+        if not untouched():
+            return
+        assert sim.serving_indices() >= {1, 2}, GO
+        for i, uid in before.items():
+            assert _uid(sim, _pod(i)) == uid, GO
+            assert _image(sim, _pod(i)) == "vllm:v1", GO
+
+    def at_rest(s: Sim) -> bool:
+        rows = s.rows()
+        return (
+            len(rows) == 2
+            and _row(s, 0) is None
+            and _pod(0) not in s.pods
+            and all(r["phase"] != "Deleting" for r in rows)
+        )
+
+    sim.update_spec(replicas=2)
+    _run_with(driver, at_rest, keep_serving, limit=600)
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(5)
+        keep_serving()
+        assert at_rest(sim), GO
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours does not charge the retry ladder when a scale-down retires the "
+    "Instance of an open update attempt, so the freed budget starts the next attempt on a survivor "
+    "in the scale's own pass; Go's wave records the attempt with the pod's pull failure (the rule "
+    "as the test states it; the Go function that writes it is not found in the index)",
+)
+def test_scale_while_recreate_attempt_open_last_attempt_ends_held() -> None:
+    """Go: … TestScaleWhileRecreateAttemptOpen_LastAttemptEndsHeld: with a ladder of one attempt, the
+    scale that retires the attempt's Instance leaves the revision Held with the pull failure as its
+    reason (one RetryHeld warning), no attempt reopens on a survivor, and the status still reports the
+    push that has not landed."""
+    sim, driver, bad = _stuck_recreate(1)
+    _scale_stuck_recreate_to_two(sim, driver, lambda: True)
+    block = _block(sim, bad)
+    assert block is not None, GO
+    assert (block["state"], block["attemptsStarted"], block["reason"]) == ("Held", 1, "ImagePullBackOff"), GO
+    assert [e.event_reason for e in sim.events].count("RetryHeld") == 1, GO
+    for i in (1, 2):
+        row = _row(sim, i)
+        assert row is not None, GO
+        assert row["phase"] == "Ready", GO
+        assert not row.get("operation"), GO
+        assert row.get("runningRevision") != bad, GO
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours does not charge the retry ladder when a scale-down retires the "
+    "Instance of an open update attempt, so the freed budget starts the next attempt on a survivor "
+    "in the scale's own pass; Go's wave records the attempt with the pod's pull failure (the rule "
+    "as the test states it; the Go function that writes it is not found in the index)",
+)
+def test_scale_while_recreate_attempt_open_below_the_bound_the_next_attempt_waits() -> None:
+    """Go: … TestScaleWhileRecreateAttemptOpen_BelowTheBoundTheNextAttemptWaits: with attempts left on
+    the ladder (Go's ``pushRetryLadder``, three), the attempt the scale ended counts as one (Backoff,
+    the pull failure, a retry ahead) and the survivors are left alone until the backoff is due; the
+    next attempt then opens on a survivor, no sooner, and the block reads RetryInProgress."""
+    sim, driver, bad = _stuck_recreate(3)
+    recorded: dict[str, Any] = {}
+
+    def untouched() -> bool:
+        block = _block(sim, bad)
+        if block is not None and not recorded:
+            assert (block["state"], block["attemptsStarted"], block["reason"]) == (
+                "Backoff",
+                1,
+                "ImagePullBackOff",
+            ), GO
+            assert block.get("nextRetryAt"), GO
+            recorded.update(due=block["nextRetryAt"], at=sim.now)
+        return not recorded or sim.now < _time(recorded["due"])
+
+    _scale_stuck_recreate_to_two(sim, driver, untouched)
+    assert recorded, GO
+    assert _time(recorded["due"]) > recorded["at"], GO
+
+    def reopened(s: Sim) -> bool:
+        return any((_row(s, i) or {}).get("phase") == "Updating" for i in (1, 2))
+
+    while not reopened(sim):
+        assert sim.now < _time(recorded["due"]) + timedelta(minutes=5), GO
+        driver.one_pass()
+        sim.advance(1)
+    assert sim.now >= _time(recorded["due"]), GO
+    block = _block(sim, bad)
+    assert block is not None, GO
+    assert (block["state"], block["attemptsStarted"]) == ("RetryInProgress", 1), GO
+
+
+def _pods_of(sim: Sim, index: int) -> list[str]:
+    return sorted(
+        n
+        for n, p in sim.pods.items()
+        if p.obj["metadata"]["labels"].get("ome.io/instance-index") == str(index)
+        and not p.obj["metadata"].get("deletionTimestamp")
+    )
+
+
+@pytest.mark.parametrize("gang", [False, True], ids=["single-pod Instance", "gang, the leader killed"])
+@pytest.mark.parametrize("policy", ["None", "RecreateInstanceOnPodRestart"])
+def test_runner_killed_once_after_ready_is_never_a_crash_of_the_revision(gang: bool, policy: str) -> None:
+    """Go: … TestRunnerKilledOnceAfterReady_IsNeverACrashOfTheRevision (each entry): one kill of a
+    serving runner, seconds after its Instance entered Ready and with no roll in flight (two Instances
+    under RecreatePod maxUnavailable 1), is not a crash of the running revision: under policy None the
+    kubelet's restart is the whole repair (no RestartTriggered, the pod keeps its identity); under
+    RecreateInstanceOnPodRestart the policy rebuilds the Instance once, at once (the killed pod
+    replaced). The retry ladder records nothing, no row reads Failed, nothing is escalated or held."""
+    sim = Sim(workers=1 if gang else 0)
+    sim.apply_replica(base_replica(replicas=2, lifecycle={**RECREATE_ONE, "restartPolicy": policy}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
+    victim = next(n for n in _pods_of(sim, 0) if not gang or "-leader-" in n)
+    uid = _uid(sim, victim)
+    sim.advance(10)  # seconds after Ready (the status dates readySince to the second)
+    driver.one_pass()
+    sim.restart_runner(victim)
+
+    def never_escalated() -> None:
+        assert all(r["phase"] != "Failed" for r in sim.rows()), GO
+        assert not {"InstanceFailed", "RetryHeld"} & set(sim.event_reasons()), GO
+        assert not sim.status.get("retryBlocks"), GO
+
+    def settled(s: Sim) -> bool:
+        rows = s.rows()
+        return (
+            converged(s)
+            and len(rows) == 2
+            and all(r["phase"] == "Ready" and not r.get("operation") for r in rows)
+            and len(s.serving_instances()) == 2
+        )
+
+    sim.tick()
+    _run_with(driver, settled, never_escalated, limit=600)
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(5)
+        never_escalated()
+    alive = victim in sim.pods and _uid(sim, victim) == uid
+    repairs = sim.event_reasons().count("RestartTriggered")
+    if policy == "RecreateInstanceOnPodRestart":
+        assert repairs == 1, GO
+        assert not alive, GO
+    else:
+        assert repairs == 0, GO
+        assert alive, GO
