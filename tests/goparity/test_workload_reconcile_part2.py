@@ -352,3 +352,56 @@ def test_runner_killed_once_after_ready_is_never_a_crash_of_the_revision(gang: b
     else:
         assert repairs == 0, GO
         assert alive, GO
+
+
+@pytest.mark.parametrize("policy", ["None", "RecreateInstanceOnPodRestart", "default"])
+@pytest.mark.parametrize("shape", ["single", "gang leader", "gang worker"])
+def test_idle_instance_unready_past_the_window_no_policy_rebuilds_it(shape: str, policy: str) -> None:
+    """Go: … TestReconcile_IdleInstanceUnreadyPastTheWindow_NoPolicyRebuildsIt (each entry): three
+    Instances at rest under SurgeThenDrain maxSurge 1; the highest Instance's pod (a gang's leader or
+    worker) keeps running but stops passing readiness (the sim's never-ready runner). Past the
+    stuck-pod grace (five minutes) it is dark: the row stays Ready on v1 with its serving count down
+    and nothing open, the same pods stay, no repair opens and no RestartTriggered is raised under any
+    restart policy (readiness is the runtime's own signal, not a runner restart), the running
+    revision's ladder is charged nothing, two Instances serve and the peers are untouched."""
+    gang = shape != "single"
+    lifecycle: dict[str, Any] = {**SURGE_ONE}
+    if policy != "default":
+        lifecycle["restartPolicy"] = policy
+    ladder = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0)
+    sim = Sim(
+        workers=1 if gang else 0,
+        settings=OperatorSettings(stuck_pod_grace_period=timedelta(minutes=5), update_retry=ladder),
+    )
+    sim.apply_replica(base_replica(replicas=3, lifecycle=lifecycle))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 3)
+    running = _row(sim, 2)
+    assert running is not None
+    revision = running["runningRevision"]
+    victim = {"single": _pod(2), "gang leader": "llama-pool-engine-2-leader-0"}.get(
+        shape, "llama-pool-engine-2-worker-0"
+    )
+    peers = {i: [_uid(sim, n) for n in _pods_of(sim, i)] for i in (0, 1)}
+    before = [_uid(sim, n) for n in _pods_of(sim, 2)]
+    pod = sim.pods[victim]
+    pod.behaviour = "pending"
+    pod.restarted_at = sim.now
+    sim.tick()
+    driver.one_pass()
+    sim.advance(5 * 60)
+    for _ in range(6):
+        driver.one_pass()
+        sim.advance(5)
+        assert "RestartTriggered" not in sim.event_reasons(), GO
+        row = _row(sim, 2)
+        assert row is not None, GO
+        assert row["phase"] == "Ready", GO
+        assert not row.get("operation"), GO
+        assert row["runningRevision"] == revision, GO
+        assert (row.get("servingPodCount") or 0) < row["podCount"], GO
+        assert [_uid(sim, n) for n in _pods_of(sim, 2)] == before, GO
+        assert _block(sim, revision) is None, GO
+        assert sim.serving_instances() == {0, 1}, GO
+        for i, uids in peers.items():
+            assert [_uid(sim, n) for n in _pods_of(sim, i)] == uids, GO
