@@ -405,3 +405,170 @@ def test_idle_instance_unready_past_the_window_no_policy_rebuilds_it(shape: str,
         assert sim.serving_instances() == {0, 1}, GO
         for i, uids in peers.items():
             assert [_uid(sim, n) for n in _pods_of(sim, i)] == uids, GO
+
+
+def _surge_handed_over() -> tuple[Sim, Driver, str]:
+    """Go's ``surgeHandedOver``: one single-pod Instance on v1 under SurgeThenDrain (maxSurge 1,
+    an operation deadline of four minutes), pushed to v2 until the row is at its SurgeDrain step with
+    both pods standing: the replacement serves and the source is out of rotation, draining."""
+    sim = Sim(
+        settings=OperatorSettings(
+            instance_ready_timeout=timedelta(minutes=4),
+            stuck_pod_grace_period=timedelta(seconds=60),
+            update_retry=RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0),
+        )
+    )
+    sim.apply_replica(base_replica(replicas=1, lifecycle=SURGE_ONE))
+    driver = Driver(sim)
+    driver.run(converged)
+    v1 = sim.render().name  # type: ignore[union-attr]
+    sim.image = "vllm:v2"
+
+    def handed_over(s: Sim) -> bool:
+        op = (_row(s, 0) or {}).get("operation") or {}
+        return op.get("step") == "SurgeDrain" and len(_pods_of(s, 0)) == 2
+
+    while not handed_over(sim):
+        assert sim.now < datetime.fromisoformat("2025-01-01T01:00:00+00:00"), driver.describe()
+        driver.one_pass()
+        sim.advance(0.5)
+    for name in _pods_of(sim, 0):
+        replacement = _image(sim, name) == "vllm:v2"
+        assert (sim.gate_of(name) == "True") == replacement, GO
+    return sim, driver, v1
+
+
+def _no_pod_on(sim: Sim, image: str) -> Callable[[], None]:
+    seen = {n for n in _pods_of(sim, 0) if _image(sim, n) == image}
+    uids = {_uid(sim, n) for n in seen}
+
+    def check() -> None:
+        for name in _pods_of(sim, 0):
+            if _image(sim, name) == image:
+                assert _uid(sim, name) in uids, (GO, f"{name} created on the withdrawn image")
+
+    return check
+
+
+def _ready_on(sim: Sim, revision: str) -> bool:
+    row = _row(sim, 0) or {}
+    return (
+        row.get("phase") == "Ready"
+        and not row.get("operation")
+        and row.get("runningRevision") == revision
+        and 0 in sim.serving_indices()
+    )
+
+
+def test_surge_after_handover_rollback_then_replacement_lost_ends_the_roll_on_the_starting_revision() -> None:
+    """Go: … TestSurgeAfterHandover_RollbackThenReplacementLostEndsTheRollOnTheStartingRevision: a
+    single-pod surge hands over, the operator re-applies the starting revision and the replacement
+    is lost before the source's drain converges. Nothing is rebuilt at the withdrawn revision: the
+    roll ends (``SurgeAbandoned``), the source returns to rotation on the starting revision with the
+    pod it had, the row is Ready there, and as the clock passes nothing re-opens and no repair runs."""
+    sim, driver, v1 = _surge_handed_over()
+    (source,) = [n for n in _pods_of(sim, 0) if _image(sim, n) == "vllm:v1"]
+    (replacement,) = [n for n in _pods_of(sim, 0) if _image(sim, n) == "vllm:v2"]
+    source_uid = _uid(sim, source)
+    sim.image = "vllm:v1"
+    del sim.pods[replacement]
+    no_v2 = _no_pod_on(sim, "vllm:v2")
+    _run_with(driver, lambda s: _ready_on(s, v1), no_v2, limit=60)
+    assert "SurgeAbandoned" in sim.event_reasons(), GO
+    assert _pods_of(sim, 0) == [source], GO
+    assert _uid(sim, source) == source_uid, GO
+    for _ in range(15):
+        driver.one_pass()
+        sim.advance(5)
+        no_v2()
+    assert _ready_on(sim, v1), GO
+    assert "RestartTriggered" not in sim.event_reasons(), GO
+
+
+def test_surge_after_handover_corrective_push_then_replacement_lost_rolls_to_the_corrected_revision() -> None:
+    """Go: … TestSurgeAfterHandover_CorrectivePushThenReplacementLostRollsToTheCorrectedRevision: a
+    single-pod surge hands over, the operator pushes a corrected revision (v3) and the replacement is
+    lost before the source's drain converges. The next pass ends the roll with the source back in
+    rotation on the starting revision (``SurgeAbandoned``); the corrected revision then rolls from
+    there until the Instance serves it; no pod of the withdrawn revision is created again and no
+    repair runs."""
+    sim, driver, v1 = _surge_handed_over()
+    (replacement,) = [n for n in _pods_of(sim, 0) if _image(sim, n) == "vllm:v2"]
+    sim.image = "vllm:v3"
+    v3 = sim.render().name  # type: ignore[union-attr]
+    del sim.pods[replacement]
+    no_v2 = _no_pod_on(sim, "vllm:v2")
+    sim.tick()
+    driver.one_pass()
+    no_v2()
+    assert _ready_on(sim, v1), (GO, driver.describe())
+    assert "SurgeAbandoned" in sim.event_reasons(), GO
+    _run_with(driver, lambda s: converged(s) and _ready_on(s, v3), no_v2, limit=600)
+    assert [_image(sim, n) for n in _pods_of(sim, 0)] == ["vllm:v3"], GO
+    assert "RestartTriggered" not in sim.event_reasons(), GO
+
+
+def test_surge_after_handover_replacement_lost_with_source_gone_then_rollback_rebuilds() -> None:
+    """Go: … TestSurgeAfterHandover_ReplacementLostWithSourceGoneThenRollbackRebuildsAtTheStartingRevision:
+    a single-pod surge hands over and the drained source is deleted; the replacement is then lost in
+    the window in which the operator re-applies the starting revision. The roll ends as a fresh
+    start: the next pass leaves the row Failed with no operation on the revision it ran, and the
+    Create pass rebuilds the Instance there without a repair; no pod of the withdrawn revision is
+    created again."""
+    sim, driver, v1 = _surge_handed_over()
+
+    def source_gone(s: Sim) -> bool:
+        op = (_row(s, 0) or {}).get("operation") or {}
+        pods = _pods_of(s, 0)
+        return op.get("step") == "SurgeDrain" and len(pods) == 1 and _image(s, pods[0]) == "vllm:v2"
+
+    while not source_gone(sim):
+        assert len(_pods_of(sim, 0)) >= 1, driver.describe()
+        driver.one_pass()
+        sim.advance(0.5)
+    sim.image = "vllm:v1"
+    (replacement,) = _pods_of(sim, 0)
+    del sim.pods[replacement]
+    no_v2 = _no_pod_on(sim, "vllm:v2")
+    sim.tick()
+    driver.one_pass()
+    no_v2()
+    row = _row(sim, 0)
+    assert row is not None, GO
+    assert (row["phase"], row.get("operation"), row.get("runningRevision")) == ("Failed", None, v1), GO
+    _run_with(driver, lambda s: converged(s) and _ready_on(s, v1), no_v2, limit=600)
+    assert [_image(sim, n) for n in _pods_of(sim, 0)] == ["vllm:v1"], GO
+    assert "RestartTriggered" not in sim.event_reasons(), GO
+
+
+def test_converged_subject_held_ladder_on_its_revision_is_reported_with_nothing_to_run() -> None:
+    """Go: … TestConvergedSubject_HeldLadderOnItsRevisionIsReportedWithNothingToRun: four single-pod
+    Instances serve the revision the Component is at with nothing in flight, and that revision's
+    retry ladder is Held (three attempts, reason Error, written into status as Go's test appends it).
+    Pass after pass reports the Held ladder as the roll's hold (gate Held, on that revision, naming the
+    three failed attempts) rather than reading idle, and no settled Instance moves."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=4))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 4)
+    revision = sim.status["updateRevision"]
+    pods = {n: _uid(sim, n) for n in sim.live_pods()}
+    at = sim.status["conditions"][0]["lastTransitionTime"]
+    sim.status["retryBlocks"] = [
+        {
+            "targetRevision": revision,
+            "state": "Held",
+            "attemptsStarted": 3,
+            "reason": "Error",
+            "firstFailureAt": at,
+            "lastFailureAt": at,
+        }
+    ]
+    for _ in range(3):
+        driver.one_pass()
+        sim.advance(5)
+        hold = sim.status.get("rolloutHold") or {}
+        assert (hold.get("gate"), hold.get("target")) == ("Held", revision), GO
+        assert "3 failed attempt" in hold.get("reason", ""), GO
+        assert {n: _uid(sim, n) for n in sim.live_pods()} == pods, GO
+        assert all(r["phase"] == "Ready" and not r.get("operation") for r in sim.rows()), GO
