@@ -407,13 +407,13 @@ def test_idle_instance_unready_past_the_window_no_policy_rebuilds_it(shape: str,
             assert [_uid(sim, n) for n in _pods_of(sim, i)] == uids, GO
 
 
-def _surge_handed_over() -> tuple[Sim, Driver, str]:
+def _surge_handed_over(timeout: timedelta = timedelta(minutes=4)) -> tuple[Sim, Driver, str]:
     """Go's ``surgeHandedOver``: one single-pod Instance on v1 under SurgeThenDrain (maxSurge 1,
     an operation deadline of four minutes), pushed to v2 until the row is at its SurgeDrain step with
     both pods standing: the replacement serves and the source is out of rotation, draining."""
     sim = Sim(
         settings=OperatorSettings(
-            instance_ready_timeout=timedelta(minutes=4),
+            instance_ready_timeout=timeout,
             stuck_pod_grace_period=timedelta(seconds=60),
             update_retry=RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=30), 2.0),
         )
@@ -572,3 +572,22 @@ def test_converged_subject_held_ladder_on_its_revision_is_reported_with_nothing_
         assert "3 failed attempt" in hold.get("reason", ""), GO
         assert {n: _uid(sim, n) for n in sim.live_pods()} == pods, GO
         assert all(r["phase"] == "Ready" and not r.get("operation") for r in sim.rows()), GO
+
+
+def test_deadline_inside_the_surge_drain_window_does_not_fail_the_surge() -> None:
+    """Go: … TestDeadlineInsideTheSurgeDrainWindow_DoesNotFailTheSurge: a surge holds its source out of
+    rotation before deleting it; an operation deadline (thirty minutes) that elapses inside that
+    window, with the replacement Ready and in rotation, finds the Instance serving and fails nothing:
+    no Failed row, no recorded failure, no InstanceFailed warning, and the surge completes on the
+    pushed revision."""
+    sim, driver, _ = _surge_handed_over(timedelta(minutes=30))
+    sim.advance(31 * 60)
+    driver.one_pass()
+    row = _row(sim, 0)
+    assert row is not None, GO
+    assert row["phase"] != "Failed", (GO, row)
+    assert not row.get("lastFailure"), (GO, row)
+    assert "InstanceFailed" not in sim.event_reasons(), GO
+    v2 = sim.render().name  # type: ignore[union-attr]
+    driver.run(lambda s: converged(s) and _ready_on(s, v2), limit=600)
+    assert "InstanceFailed" not in sim.event_reasons(), GO
