@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from omereconcile.planner.budgets import resolve_budget
 from omereconcile.planner.relocation import LedgerBook
 from omereconcile.settings import SettingsError, parse_go_duration
-from omereconcile.world import DesiredRevision, World
+from omereconcile.world import DesiredRevision, PodView, World
 from omerender import constants as c
 from omerender.naming import headless_service_name, pod_name
 from omerender.stamps import selector_of
@@ -23,8 +23,16 @@ IN_PLACE_STRATEGIES = frozenset({IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY})
 
 
 def hash_of(revision_name: str) -> str:
-    """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label."""
-    return revision_name.rsplit("-", 1)[-1] if revision_name else ""
+    """A revision is ``{prefix}-{component}-{hash}``: the hash is what pods carry as a label.
+
+    The text after the last ``-``; ``""`` when the name has no ``-`` past its first character (a name
+    of another shape carries no hash, so no pod matches it by hash). Go:
+    sgl-project/ome ``pkg/controller/v1beta1/workload/query/labels.go`` @ f97f9cfa,
+    ``RevisionHashFromControllerRevisionName`` (its loop stops before index 0, so a leading ``-`` is
+    no separator).
+    """
+    cut = revision_name.rfind("-")
+    return revision_name[cut + 1 :] if cut > 0 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,9 @@ class Ctx:
     # the relocation ledger (planner/relocation.py); None where no pass plans relocation.
     migration_mode: str | None = None
     ledger: LedgerBook | None = None
+    # The pods with no readable incarnation label, read once per pass: a recreate or Restart step looks
+    # for its Instance's among them (planner/instances.py ``_orphans``) without scanning every pod per row.
+    unlabelled_pods: tuple[PodView, ...] = ()
 
     @property
     def gang(self) -> bool:
@@ -168,6 +179,7 @@ def build_context(world: World, desired_rev: DesiredRevision, target: str, missi
         mark_not_ready=mark is not False,
         migration_mode=_migration_mode(world),
         ledger=LedgerBook(world.ledger, world.replica.name, world.settings.auto_migrate_max_attempts),
+        unlabelled_pods=tuple(p for p in world.pods if p.incarnation is None),
     )
 
 

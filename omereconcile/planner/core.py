@@ -2,8 +2,8 @@
 
 Order inside a plan: the revision, the Service, then the status (which journals every operation this
 pass starts or advances), then the pod writes that status describes, then pruning and events, then
-the removal of an answered ``ome.io/reset-instances`` request and that answer's events, then the
-same for ``ome.io/release-held-revision``. The
+the events of an answered ``ome.io/reset-instances`` request and then its removal (Go's order), then
+the removal of an answered ``ome.io/release-held-revision`` and that answer's events. The
 executor applies them in order and stops at the first failure, so a pod write never runs ahead of
 the status that explains it.
 """
@@ -158,10 +158,12 @@ def plan(world: World) -> Plan:
     actions.extend(prune_actions(world, live_revisions(status, status["instanceStatuses"], [target])))
     actions.extend(out.events)
     if reset.remove is not None:
-        # Answered: remove the request after the status and pod writes, and record its events only
-        # after the removal lands, so a redelivered request is never answered (or recorded) twice.
-        actions.append(reset.remove)
+        # Answered: record the answer, then remove the request, after the status and pod writes (Go
+        # inferencereplica/reset_instances.go @ ae683e3f consumeResetInstancesRequest: the events,
+        # then the consume). A redelivery after a failed removal is answered from what is left
+        # (planner/reset.py: "nothing to reset" once the pods are gone).
         actions.extend(reset.events)
+        actions.append(reset.remove)
     if release.remove is not None:
         actions.append(release.remove)
         actions.extend(release.events)

@@ -113,6 +113,23 @@ def _ensure_pod_group(ctx: Ctx, row: Row, out: Out) -> str | None:
     return None
 
 
+def _foreign_group(ctx: Ctx, index: int) -> PodGroupView | None:
+    """The Instance's PodGroup name held by a group this replica does not control (Go
+    ``GangStateOwnershipConflict``, ``workload/podgroup`` ``ObserveGang``), else None. Only read where
+    the PodGroup CRD is installed."""
+    if not ctx.world.gang_scheduling:
+        return None
+    group = group_of(ctx, index)
+    return group if group is not None and not _ours(ctx, group) else None
+
+
+def _controller_description(group: PodGroupView) -> str:
+    """Go ``workload/podgroup`` ``controllerDescription``: ``Kind/Name`` of the group's controller
+    owner reference, or ``no controller``."""
+    ref = next((o for o in group.owner_references if o.get("controller")), None)
+    return "no controller" if ref is None else f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
 def _group_terminating(ctx: Ctx, index: int) -> bool:
     """The Instance's own PodGroup is still on its way out (the ``PodGroupTerminating`` wait stands)."""
     group = group_of(ctx, index)
@@ -303,9 +320,11 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
     its way out, so the gang cannot be created yet. The token takes an unheld row, its own, or one held
     only by the pause, and leaves the group's explanation on ``lastFailure`` (Go ``GangTermination``),
     stamped with the moment the hold began (``gangHoldObservedAt``) so an unchanged hold rewrites
-    nothing; a row another wait already reports keeps it (its clock parked all the same). Go's words
-    for the explanation (the PodGroup pass's ``GangObservation.Message``) are not in the index; ours
-    name the group.
+    nothing; a row another wait already reports keeps it (its clock parked all the same). The
+    explanation is Go's ``GangObservation.Message`` for a terminating group, in its words
+    (``workload/podgroup`` ``ObserveGang``: "PodGroup <name> is terminating; the gang is announced
+    again once it is collected"; pinned by ``escalation/gang_test.go`` @ 8263d0c7
+    ``TestEscalation_GangTerminatingParksWithoutEscalating``).
 
     A scheduler hold whose pods are all placed now has ended in this very pass (Go releases it before
     the gang hold reads the row: escalation/gang_test.go
@@ -322,7 +341,7 @@ def _gang_hold(ctx: Ctx, row: Row, wait: str, pods: Sequence[PodView]) -> Row:
     name = pod_group_name(ctx.prefix, ctx.component, row.index)
     evidence = {
         "reason": wait,
-        "message": f"PodGroup {name} is terminating; the gang's pods are created once it is gone",
+        "message": f"PodGroup {name} is terminating; the gang is announced again once it is collected",
         "time": format_time(since or ctx.now),
     }
     return replace(row, operation=replace(op, waiting=wait, deadline=None), last_failure=evidence)
@@ -362,14 +381,13 @@ def bring_up_gang(
     missing = [
         (runner, k) for (runner, k), n in zip(ctx.gang_slots, names, strict=True) if by_name(pods, n) is None
     ]
-    withheld = False
-    if missing:
+    # A name another controller holds is read on every pass, members present or not; it withholds
+    # every create and ends the attempt below, once dead members are recycled (Go's Create pass
+    # recycles them before the escalation pass reads the gang).
+    foreign = _foreign_group(ctx, row.index)
+    withheld = foreign is not None
+    if missing and not withheld:
         wait = _ensure_pod_group(ctx, row, out)
-        if wait == PODGROUP_NAME_IN_USE:
-            if retry is None:
-                return row, False
-            msg = f"PodGroup {pod_group_name(ctx.prefix, ctx.component, row.index)} is owned by another controller"
-            return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
         if wait == PODGROUP_FAILED:
             # Go ``EnsurePodGroupsWithState``: members are withheld until the reset's replacement group
             # exists, and the row is untouched (no hold, no failure): a failure that resets itself
@@ -380,7 +398,18 @@ def bring_up_gang(
             # PodGroups are not watched: look again shortly (Go polls a terminating PodGroup, its
             # reconciler_test TestReconcile_TerminatingPodGroupUsesConfiguredPoll).
             out.wake(ctx.now + POD_GROUP_RECHECK)
-            return _gang_hold(ctx, row, wait, pods), False
+            if first_unplaced(live(pods)) is None:
+                return _gang_hold(ctx, row, wait, pods), False
+            # A member the scheduler refuses: the pod hold is marked first, the wait a grace can end
+            # (the collection ends by itself). Nothing is created meanwhile; the failure checks below
+            # read the member (Go escalation/escalation.go Run, the pod-level marks before the GANG
+            # path; escalation/gang_test.go @ 8263d0c7 TestEscalation_PodHoldWinsOverGangHold). Either
+            # wait parks the clock, whichever reports it.
+            withheld = True
+            if op.deadline is not None:
+                row = replace(row, operation=replace(op, deadline=None))
+                op = row.operation
+                assert op is not None
     if op.waiting == PODGROUP_TERMINATING and not _group_terminating(ctx, row.index):
         # The gang hold is read on every pass (ome-projects/ome 4dfb96b1 escalation/escalation.go Run,
         # GANG path; escalation/gang_test.go TestEscalation_GangHoldClearedOnceCollected @ 8263d0c7): a
@@ -415,6 +444,17 @@ def bring_up_gang(
         # Every dead member in one recycle (ops/terminal_recycle.go recycleTerminalPods; ome-projects/ome
         # @ 58a57f25 TestCreate_RecyclesWholeTerminalGangTogether): one count, the delete of each.
         row = recycle_terminal(ctx, row, dead[0], out, dead[1:])
+    if foreign is not None and (retry is not None or missing):
+        # Go escalation/escalation.go Run, the GANG path (escalation/gang.go gangTerminalReason,
+        # escalateGangFailure; ome-projects/ome 4dfb96b1, pinned by escalation/gang_test.go @ 8263d0c7
+        # TestEscalation_GangOwnershipConflictFailsOnlyItsRow): nothing this controller does frees the
+        # name, so the attempt ends, environment-caused (no retry charge), in ObserveGang's words.
+        if retry is None:
+            return row, False
+        msg = (
+            f"PodGroup {foreign.name} is controlled by {_controller_description(foreign)}, not by this owner"
+        )
+        return fail(ctx, row, "", None, PODGROUP_NAME_IN_USE, msg, out, None), False
     standing = [p for p in members if not p.terminating and not p.ended]
     complete_gang = not missing and len(standing) == len(names)
     if complete_gang and all(p.containers_ready for p in standing):
@@ -495,8 +535,11 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
     Only below ``Ready`` is it asked (the ``Ready`` branch reads ``gang_broken``), only under
     ``RecreateInstanceOnPodRestart``, in ``Pending``/``Creating``/``Failed``/``Ready``, and only when no
     operation other than a ``Create`` owns the pods (a ``Restart`` parked at ``Failed`` owns none: it
-    re-arms, ``planner/restart.py``). Committed: the published ``podCount`` has reached
-    the desired count (Go also takes a ``Create`` at ``CreatePods`` or a ``Failed`` row; see below). A
+    re-arms, ``planner/restart.py``). Committed, as Go's ``createCommitted`` (ome-projects/ome
+    ``pkg/controller/v1beta1/workload/ops/restart.go`` @ 58a57f25 and the newest stored version, the
+    same text): the operation's step is ``CreatePods`` (a Create commits it before issuing its pod
+    creates, so an interrupted partial create is rebuilt whole), or the row is ``Failed`` (an attempt
+    ran), or the published ``podCount`` has reached the desired count (the legacy fallback). A
     terminal pod is no survivor. Total loss stays with ``Create``'s fresh
     start. Nothing here reads readiness, container state, deadlines or operation age, so a gang that is
     merely slow to boot is never recycled underneath itself. The rebuild answers to the RetryBlock of
@@ -514,12 +557,14 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
         # The missing members were never created (a refusal the Create records and waits out), not
         # lost: rebuilding would only have the same creates refused again.
         return None
-    # Committed: Go also counts a Create at CreatePods or a Failed row, because it reads the pods
-    # live under its expectations cache. The pods here come from watch caches, which may not yet show
-    # a member this reconciler has just created; only a published podCount (an earlier pass saw every
-    # member) proves a member was lost rather than not yet seen. An interrupted partial create is
-    # therefore completed by creating its missing member, not rebuilt whole.
-    if row.pod_count < expected:
+    # Go createCommitted. Go lists the pods live here; ours plans from the watch caches, and a pass
+    # after pod creates waits until the pods cache shows them (omereconcile/cluster/expectations.py,
+    # the ReplicaSet controller's expectations), so a member this reconciler just created is not
+    # read as lost.
+    committed = op is not None and op.step == R.STEP_CREATE_PODS
+    if not committed and row.phase != R.FAILED and row.pod_count < expected:
+        return None
+    if _retired_attempt_leftovers(row, pods):
         return None
     survivors = sum(1 for p in pods if not p.ended)
     if survivors == 0 or survivors >= expected:
@@ -530,6 +575,27 @@ def lost_gang_member(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out | Non
             out.wake(due)
         return None
     return f"gang member lost: {survivors} of {expected} pods present"
+
+
+def _retired_attempt_leftovers(row: Row, pods: Sequence[PodView]) -> bool:
+    """Go ``ops/create.go`` ``retiredAttemptPods`` (ome-projects/ome, the newest stored version, 53,576
+    characters): a Create at ``CreatePods`` on a never-promoted row holds live pods of another
+    revision than the one it is pinned to, the leftovers of an attempt it retired
+    (``retireSupersededCreateMutation``), which the Create pass deletes. Ours asks the lost-member
+    trigger inside that pass, so while they stand the short set is not read as this attempt's loss:
+    the cleanup goes first, then the attempt builds its gang whole (``create_test.go``
+    ``TestCreate_FreshAttemptRecreatesRetiredPodsAtItsRevision``). Go's restart selection yields a
+    superseded revision's leftovers the same way on a Ready or Failed row (``RepairYieldsToTarget``,
+    ``EvaluateWreckage``: "the half-gone set reads as a loss that is not the row's own"); in which
+    order Go's dispatcher runs its restart selection and this cleanup for a Creating row was not
+    read."""
+    op = row.operation
+    if op is None or op.type != R.OP_CREATE or op.step != R.STEP_CREATE_PODS or row.running_revision:
+        return False
+    pinned = hash_of(op.target_revision)
+    return bool(pinned) and any(
+        p.revision_hash and p.revision_hash != pinned and not p.terminating for p in pods
+    )
 
 
 def _rebuild_denied(ctx: Ctx, row: Row) -> tuple[bool, datetime | None]:

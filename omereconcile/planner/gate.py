@@ -35,6 +35,7 @@ __all__ = [
     "GateWrite",
     "Hold",
     "drain_hold",
+    "held_by",
     "hold_write",
     "serve_write",
 ]
@@ -98,6 +99,15 @@ def _since(pod: PodView, status: str, now: datetime) -> str:
     if cond is not None and cond.status == status and cond.last_transition_time is not None:
         return format_time(cond.last_transition_time)
     return format_time(now)
+
+
+def held_by(pod: PodView, user_agent: str) -> bool:
+    """Whether ``pod`` is out of rotation (gate not True) with ``user_agent`` among the writers its
+    ``ome.io/serving`` message lists (an unreadable message lists none)."""
+    cond = pod.condition(c.SERVING_GATE)
+    if cond is None or cond.status == "True":
+        return False
+    return any(h.user_agent == user_agent for h in _parse(cond.message) or [])
 
 
 def drain_hold(writer: str, pod: PodView) -> Hold:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import RECREATE, SURGE, Ctx, hash_of
+from omereconcile.planner.context import IN_PLACE_STRATEGIES, RECREATE, SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_names, release_pod_group
 from omereconcile.planner.gang_ops import (
     gang_whole_and_ready,
@@ -34,7 +34,7 @@ from omereconcile.planner.inplace import (
 )
 from omereconcile.planner.nodedeath import force_delete_silent, kubelet_silent
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.podstate import drained, ladder, live, owned, stuck_container
 from omereconcile.planner.rejection import REJECTION_REASONS, dispose_rejection
 from omereconcile.planner.reset import is_reset_journal, step_reset
 from omereconcile.planner.restart import (
@@ -58,6 +58,7 @@ from omereconcile.planner.steps import (
 from omereconcile.planner.surge import SURGE_STEPS, failed_target_verdict, step_surge
 from omereconcile.settings import format_go_duration
 from omereconcile.world import PodView, format_time
+from omerender import constants as c
 
 __all__ = ["park", "start_create", "start_delete", "start_update", "step_row"]
 
@@ -144,6 +145,16 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
                 f"current target {op.target_revision}",
             )
         return row
+    if (
+        op.type == R.OP_UPDATE
+        and pod is not None
+        and pod.ended
+        and not pod.terminating
+        and not _admission_rejected(pod)
+    ):
+        # A recreate's rebuilt pod in a terminal phase: wait, see ``_admission_rejected``.
+        row, failed = check_failure(ctx, row, pod, name, out, retry, created=True)
+        return failed if failed is not None else row
     row, done = bring_up(ctx, row, pod, name, row.active_ordinal, out)
     if done:
         if op.type == R.OP_CREATE:
@@ -171,6 +182,35 @@ def _step_create_pods(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     live_pod = pod if pod is not None and not pod.terminating and not pod.ended else None
     row, failed = check_failure(ctx, row, live_pod, name, out, retry)
     return failed if failed is not None else row
+
+
+_UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
+_OUT_OF_RESOURCE_PREFIX = "OutOf"
+_RESOURCE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-./_")
+
+
+def _admission_rejected(pod: PodView) -> bool:
+    """Whether the kubelet refused to admit the pod after the scheduler placed it: phase ``Failed``
+    with reason ``UnexpectedAdmissionError`` or ``OutOf<resource>`` (a lowercase-led resource name,
+    ``OutOfcpu``, ``OutOfnvidia.com/gpu``).
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/query`` ``PodAdmissionRejected`` and
+    ``isOutOfResourceReason`` (the stored version read whole, 21,238 characters). Its one use here is
+    the recreate's phase B/C (``ops/update_recreate.go`` @ 58a57f25 ``recreateUpdate``): the rebuilt
+    pod is recycled (``recycleAdmissionRejectedTargets``, ``ops/terminal_recycle.go``) only when the
+    kubelet refused it; any other terminal pod (Failed for another reason, Succeeded) holds its name
+    and fails ``query.AllPodsRuntimeReady``, so the pass waits and only the operation deadline ends
+    the roll (``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing``:
+    no ``lastFailure``, no RetryBlock). 01 §4.5 has Create and Restart recycle ended pods and says
+    nothing of an update; before (issue 37, goR2) ours recycled the pod at once, with
+    ``TerminalPodRecycled`` and the pod's end on ``lastFailure``."""
+    if pod.phase != "Failed":
+        return False
+    reason = pod.status_reason or ""
+    if reason == _UNEXPECTED_ADMISSION_ERROR:
+        return True
+    resource = reason[len(_OUT_OF_RESOURCE_PREFIX) :] if reason.startswith(_OUT_OF_RESOURCE_PREFIX) else ""
+    return bool(resource) and "a" <= resource[0] <= "z" and set(resource) <= _RESOURCE_NAME_CHARS
 
 
 def _one_promote_away(pods: Sequence[PodView], name: str, pinned: str) -> bool:
@@ -247,8 +287,8 @@ def _other_attempt_in_flight(ctx: Ctx, index: int, target: str, retry: RetryBook
 
 
 def _retarget(ctx: Ctx, row: Row, target: str) -> Row:
-    """A rebuild whose pods are going anyway (``Recycle``, or a recreate past its drain) follows the
-    target: the recreate stamp re-pins it on a retarget (``ops/update.go``)."""
+    """A rebuild whose pods are going anyway (``Recycle``) follows the target. (An Update's recreate
+    is re-stamped instead: ``_restamp_recreate``.)"""
     op = row.operation
     assert op is not None
     if op.target_revision == target:
@@ -285,6 +325,89 @@ def _step_create(
     return _step_create_pods(ctx, row, pods, out, retry)
 
 
+def _restamp_recreate(ctx: Ctx, row: Row, target: str, retry: RetryBook) -> Row:
+    """An Update's recreate whose target moved is a new attempt at the new target, at the next
+    incarnation: what the old attempt built (its rebuilt pods, at the old target) is now the old
+    incarnation, drained and deleted by phase A before the new pods are created.
+
+    Go: ome-projects/ome ``pkg/controller/v1beta1/workload/status/decision.go`` ``StampRecreating``
+    (the newest stored version, the one carrying ``entryStampAttemptStarted``; commit not named by the
+    index), run by ``ops/update_recreate.go`` @ 58a57f25 ``recreateUpdate`` on every pass: its
+    skip-write guard holds only for a row ``Updating`` with an Update at step ``Drain`` *and*
+    ``TargetRevision`` equal to the target; anything else bumps ``Incarnation`` and writes a fresh
+    operation (new id, start, deadline, ``revision <running> -> <target>`` reason) and starts an attempt
+    on the target's RetryBlock (``RetryBlockAttemptStarted``: a due ``Backoff`` block moves to
+    ``RetryInProgress``). ``recreateUpdate`` then partitions the pods by the new incarnation. No
+    ``RecreateUpdateStarted``: the pass's observed row was already at ``Drain`` (``wasNotRecreating``
+    false). Pinned by ``update_test.go`` @ 58a57f25
+    ``TestUpdateWithPods_RecreateFallbackRetargetedToTheRunningRevisionStaysARecreate`` ("want a bump
+    past 2") and ``update_inplace_test.go`` @ 58a57f25
+    ``TestUpdateWithPods_InPlaceReadinessAndRetargetAfterThePodLoss``. Go writes the spec's strategy on
+    the new operation; ours keeps ``RecreatePod`` pinned, since the attempt is a recreate (an in-place
+    roll that fell back to one is dispatched by its pin). Before (issue 37, goR2) ours re-pinned the
+    operation (id kept, clock re-armed) and rebuilt at the same incarnation, deleting and recreating
+    pods under one incarnation, against 01 §4.1 ("+1 on an update that deletes and recreates pods
+    under the same names")."""
+    cause = f"revision {row.running_revision} -> {target}"
+    op = replace(_op(ctx, row, R.OP_UPDATE, R.STEP_DRAIN, target, RECREATE), reason=cause)
+    retry.started(target)
+    return replace(
+        row,
+        phase=R.UPDATING,
+        operation=op,
+        target_revision=target,
+        incarnation=max(row.incarnation, 1) + 1,
+    )
+
+
+def _orphans(ctx: Ctx, index: int) -> list[PodView]:
+    """The pods of ours labelled with Instance ``index`` but with no readable incarnation label: Go's
+    ``query.BucketPodsByInstanceIdx`` puts them in the Instance's bucket and
+    ``query.PartitionPodsByIncarnation`` calls them "unknown". ``planner/rollout.py`` ``group_pods``
+    leaves them out of every other reading (a known difference, docs/goparity.md)."""
+    return [p for p in ctx.unlabelled_pods if owned(p, ctx.prefix, ctx.component) and p.index == index]
+
+
+def _refuse_orphans(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], orphans: Sequence[PodView], out: Out, retry: RetryBook
+) -> Row:
+    """A Restart or a recreate that finds an orphan of its Instance: one ``FoundOrphan`` Warning per
+    orphan, in Go's words, and nothing deleted or created (an operator must relabel or remove the pod).
+    Go (ome-projects/ome ``workload/ops/restart.go`` @ ae683e3f ``Restart``; ``update_recreate.go``
+    ``recreateUpdate``) returns there; its escalation pass still judges the attempt apart from the op,
+    on ``evidence.AttemptStuckPods``' scope, where a pod with no incarnation label stays in a Restart's:
+    so the attempt's pods and the orphans are read here for the usual evidence (a stuck container past
+    the grace, the deadline). Go ``evidence/stuckpod.go`` ``AttemptStuckPods`` (the newest stored
+    version): a Restart owns the pods not below the row's incarnation, an Update those on its revision,
+    a pod without the label in either case."""
+    op = row.operation
+    assert op is not None
+    verb = "refusing to delete" if op.type == R.OP_RESTART else "refusing to recreate-update"
+    for p in orphans:
+        out.event(
+            "Warning",
+            "FoundOrphan",
+            f"OMENative {ctx.instance_key(row.index)} found orphan pod {ctx.namespace}/{p.name} without "
+            f"{c.LABEL_INSTANCE_INCARNATION}; {verb}",
+        )
+    want = hash_of(op.target_revision)
+
+    def own(p: PodView) -> bool:
+        # AttemptStuckPods: a Restart owns the pods not below its incarnation, an Update those on its
+        # revision; a pod without the label stays in scope either way.
+        if op.type == R.OP_RESTART:
+            return p.incarnation is None or p.incarnation >= row.incarnation
+        return not want or not p.revision_hash or p.revision_hash == want  # no target: scope open
+
+    scope = [p for p in (*pods, *orphans) if not p.terminating and not p.ended and own(p)]
+    evidence = next((p for p in scope if p.unschedulable_since is not None), None) or next(
+        (p for p in scope if stuck_container(p) is not None), None
+    )
+    name = evidence.name if evidence is not None else orphans[0].name
+    row, failed = check_failure(ctx, row, evidence, name, out, retry, created=True, members=scope)
+    return failed if failed is not None else row
+
+
 def _step_recreate(
     ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook, row_target: str
 ) -> Row:
@@ -299,9 +422,23 @@ def _step_recreate(
     ``update_recreate_test.go`` @ 4dfb96b1 ``TestRecreateDrain_PodObservationsThatDecideNothing`` and
     ``update_inplace_test.go`` @ 58a57f25 (``Step=Drain`` after the in-place roll's pod loss). Before,
     ours wrote ``CreatePods`` once the old incarnation was gone. A Restart still moves to
-    ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here)."""
+    ``CreatePods`` (its own step machine, ``ops/restart.go``, not re-read here).
+
+    A revision move during an Update's recreate is a new attempt (``_restamp_recreate``), stamped before
+    the pods are read, as ``recreateUpdate`` stamps before it partitions them.
+
+    A pod of the Instance (its index label) with no readable incarnation label stops both, as in Go
+    (ome-projects/ome ``workload/ops/restart.go`` @ ae683e3f ``Restart`` and ``update_recreate.go``
+    ``recreateUpdate``: ``query.PartitionPodsByIncarnation``'s "unknown" pods): see :func:`_orphans`."""
     op = row.operation
     assert op is not None
+    if op.type == R.OP_UPDATE and row_target and op.target_revision != row_target:
+        row = _restamp_recreate(ctx, row, row_target, retry)
+        op = row.operation
+        assert op is not None
+    orphans = _orphans(ctx, row.index)
+    if orphans:
+        return _refuse_orphans(ctx, row, pods, orphans, out, retry)
     if op.step == R.STEP_DRAIN:
         old = [p for p in pods if p.incarnation != row.incarnation]
         writer = RESTART_DRAIN if op.type == R.OP_RESTART else RECREATE_DRAIN
@@ -313,10 +450,7 @@ def _step_recreate(
             return row
         if op.type == R.OP_RESTART:
             row = replace(row, operation=replace(op, step=R.STEP_CREATE_PODS))
-    if op.type != R.OP_RESTART:
-        # A restart recreates what ran; moving to another revision is the update's business.
-        row = _retarget(ctx, row, row_target)
-    elif rebuild_follows_target(ctx, row, pods, retry, row_target):
+    if op.type == R.OP_RESTART and rebuild_follows_target(ctx, row, pods, retry, row_target):
         # Go ``StampRestartRevision``: the revision is recorded on the row before the first pod of the
         # rebuild is created, so the row names the pod set the repair builds and promotes.
         assert row.operation is not None
@@ -579,10 +713,34 @@ def _advance(
     if op.type == R.OP_CREATE:
         return _step_create(ctx, row, pods, out, retry, row_target)
     if op.type == R.OP_UPDATE and op.step == STEP_IN_PLACE:
+        if not op.strategy and ctx.strategy not in IN_PLACE_STRATEGIES:
+            return _unpinned_in_place(ctx, row, row_target, out)
         return step_in_place(ctx, row, pods, out, retry, row_target)
     if op.strategy == RECREATE or op.type == R.OP_RESTART:
         return _step_recreate(ctx, row, pods, out, retry, row_target)
     return step_surge(ctx, row, pods, out, retry, paused=paused)
+
+
+def _unpinned_in_place(ctx: Ctx, row: Row, row_target: str, out: Out) -> Row:
+    """An in-place roll whose operation pins no strategy (a row an older controller wrote), the
+    strategy since edited away from the in-place pair: the attempt runs under the edited strategy.
+
+    Go (ome-projects/ome): ``workload/ops/update.go`` ``UpdateWithPods`` and ``effectiveUpdateStrategy``
+    (58a57f25, and unchanged in the newest stored version, 50,518 characters, read whole): the
+    strategy an attempt runs under is "the one pinned on the operation in flight, or the desired one
+    when no attempt owns the Instance" — and an operation with an empty ``Strategy`` pins nothing,
+    so the desired strategy resolves the mode. A row at step ``InPlace`` is not surge-owned
+    (``isSurgeOwnedStatus``) nor a recreate in flight (``recreateInFlight``), so
+    ``chooseUpdateModeForInstance`` decides: ``RecreatePod`` runs ``recreateUpdate``, whose stamp
+    (``patchInstanceStatusRecreatingForUpdate``: its guard requires step ``Drain``, "so a prior in-place
+    pass at the same target doesn't block the bump") opens a new operation at step ``Drain`` with the
+    incarnation bumped and ``RecreateUpdateStarted``; ``SurgeThenDrain`` runs ``surgeUpdate``, which
+    opens a surge. Pinned by ``update_test.go`` @ 58a57f25
+    ``TestUpdate_StrategyChangeMidRollout_RecreateStillBumpsIncarnation``. Every in-place operation
+    ours opens pins its strategy (``inplace.start_in_place``), so only such inherited rows take this
+    path. Before: ours dispatched the row by its step and kept patching in place."""
+    mode = MODE_RECREATE if ctx.strategy == RECREATE else MODE_SURGE
+    return start_update(ctx, row, row_target, out, mode)
 
 
 def _step_paused(

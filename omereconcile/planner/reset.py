@@ -1,19 +1,23 @@
 """``ome.io/reset-instances`` (01 §4.8, 03 §8 rule 20): the operator's request to rebuild Failed Instances.
 
 The annotation on the replica names ``all`` (every ``Failed`` Instance) or a comma-separated list of
-indices. A pass answers it once: it journals a reset operation on every Instance it resets (the status
+indices. A pass answers it: it journals a reset operation on every Instance it resets (the status
 write comes first, so the pod deletions that follow are explained by status), deletes their pods,
-removes the annotation, and only then records the events. The journal is an operation
+records the answer's events and then removes the annotation, in Go's order (ome-projects/ome
+``pkg/controller/v1beta1/inferencereplica/reset_instances.go`` @ ae683e3f,
+``consumeResetInstancesRequest``: the events, then the consume). The journal is an operation
 ``{type: Create, step: Recycle, reason: Reset}`` on the still-``Failed`` row; it deletes the
 Instance's pods and, once none is live and the annotation is gone, clears itself, leaving the
 ``Failed`` row with no operation that the normal repair rebuilds when its gates (retry backoff, held
 revision, pause) allow.
 
-Crash safety: a pass that dies after the status write finishes the deletes from the journal; one that
-dies before the annotation removal lands sees the annotation again with the journal in place and
-answers it the same way without resetting anything twice (a journaled Instance counts as reset, its
-terminating pods are never deleted again). Events follow the annotation removal, so an answer is
-recorded at most once: only the pass whose removal lands records it.
+Crash safety: a pass that dies after the status write finishes the deletes from the journal. A request
+seen again before its removal landed is answered as Go answers a redelivery (``resetInstances``: an
+Instance with no pod to delete and no operation to clear is ``nothing to reset``): a journaled Instance
+whose pods are all gone or terminating is skipped as ``nothing to reset`` (Go cleared its operation on
+the first pass), one with a live pod left is reset again (the journal deletes it; nothing is written).
+Nothing is deleted or written twice; the events are recorded at least once, as Go's (a crash between
+the events and the removal records the redelivery's answer too).
 """
 
 from __future__ import annotations
@@ -158,18 +162,20 @@ def answer_reset(ctx: Ctx, rows: list[Row], by_index: Mapping[int, Sequence[PodV
     for idx in candidates:
         row = by_row[idx]
         pods = live(by_index.get(idx, []))
-        if is_reset_journal(row.operation):
-            reset.append(idx)  # answered by a pass whose annotation removal did not land: same answer
-            continue
         # Go reset_instances.go anyPodServing: the gate alone (podreadiness.IsServing), on every pod
         # of the Instance, terminating ones included.
         if any(p.gate == "True" for p in by_index.get(idx, [])):
             skipped.append((idx, "still serving"))  # draining serving capacity is the rollout's job
             continue
-        if not pods and row.operation is None:
+        journaled = is_reset_journal(row.operation)
+        # Go resetInstances: no pod deleted (terminating ones are skipped) and no operation cleared.
+        # A journaled reset is an operation Go already cleared: a redelivery of the request (its
+        # removal did not land) resets only what is still live.
+        if not pods and (row.operation is None or journaled):
             skipped.append((idx, "nothing to reset"))
             continue
-        by_row[idx] = _journal(ctx, row)
+        if not journaled:
+            by_row[idx] = _journal(ctx, row)
         reset.append(idx)
 
     events: list[RecordEvent] = []

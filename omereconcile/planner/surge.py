@@ -14,8 +14,10 @@ newest ``surgeUpdate`` no longer waits a settle grace (ae683e3f's ``waitForSurge
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
@@ -36,6 +38,7 @@ from omereconcile.planner.steps import (
     retire_abandoned,
 )
 from omereconcile.world import PodView, format_time
+from omerender import constants as c
 
 __all__ = [
     "SOURCE_UNROUTED",
@@ -55,6 +58,50 @@ SURGE_STEPS = (R.STEP_SURGE, R.STEP_SURGE_DRAIN, STEP_SURGE_DRAIN_SETTLE)
 
 def _standing(pod: PodView | None) -> bool:
     return pod is not None and not pod.terminating
+
+
+def _stale_at_slot(row: Row, surge: PodView | None) -> bool:
+    """Go ``reclassifyByRevisionHash`` + ``staleAtSurgeSlot``: a standing pod at the surge slot whose
+    revision-hash label is not the operation's pinned target is no replacement (a leftover of an
+    earlier cycle's promote, or a dead pod of an attempt toward a superseded revision)."""
+    op = row.operation
+    assert op is not None
+    return surge is not None and not surge.terminating and surge.revision_hash != hash_of(op.target_revision)
+
+
+def _evict_stale_slot(ctx: Ctx, row: Row, surge: PodView, out: Out) -> Row:
+    """The stale-slot eviction: only the pod at the surge slot goes (the source at the active slot
+    keeps serving untouched) and the replacement is created on a later pass, once the slot is free.
+
+    Go (ome-projects/ome): ``workload/ops/update_surge.go`` ``surgeUpdate``, the newest stored version
+    (34,483 characters, read whole): "Stale-slot eviction: the surge ordinal holds a wrong-revision pod
+    and no valid surge is alive. Delete ONLY the pod(s) at the surge slot — the same direct eviction
+    the superseded-surge redirect applies to a not-yet-promoted surge pod, on the same bounded grace
+    for a pod that never served", with ``abandonedReplacementDeleteOptions`` (the
+    ``abandonedReplacementGrace`` bound for a pod that never carried the serving gate, its own grace
+    otherwise); the create is skipped while the slot is occupied. Followed for a pod out of rotation:
+    deleted on the pass that reads it, on the bounded grace when it never carried the gate, and a dead
+    one is evicted, not recycled as this attempt's failure (it belongs to no attempt of this target).
+
+    Kept, a documented difference: a stale pod whose serving gate is True (in rotation) is taken out
+    of rotation on this pass and deleted on a later one (``steps.retire``), where Go deletes it at
+    once. Ours never deletes a pod that is in rotation (spec ``03-rollout-lessons.md``: "Drain is
+    proven, not assumed"; the simulated world checks it after every write). Pinned by
+    ``update_surge_test.go`` @ 58a57f25 ``TestSurgeUpdate_StaleRevPodAtSurgeSlot_Drained`` (its stale pod
+    serves, so that one assertion stays a strict xfail). Before: a stale pod at the slot was retired
+    like any off-target pod (no bounded grace), and a dead one was recycled, charging the attempt."""
+    op = row.operation
+    assert op is not None
+    why = f"pod {surge.name} at the surge slot is not at revision {op.target_revision}: free the slot"
+    if surge.gate == "True" and not surge.ended:
+        retire(surge, out, why)
+        return row
+    grace = ctx.world.settings.abandoned_replacement_grace
+    if grace > timedelta(0) and surge.condition(c.SERVING_GATE) is None:
+        out.delete(surge, why, math.ceil(grace.total_seconds()))
+    else:
+        out.delete(surge, why)
+    return row
 
 
 def _abandon(ctx: Ctx, row: Row, surge: PodView | None, out: Out) -> Row:
@@ -313,6 +360,9 @@ def step_surge(
                     out.absorb(scratch)
                     return failed
             return _abandon(ctx, row, surge, out)
+        if _stale_at_slot(row, surge):
+            assert surge is not None
+            return _evict_stale_slot(ctx, row, surge, out)
         row, done = bring_up(ctx, row, surge, surge_name, slot, out)
         if old is None and surge_ready and row.operation is not None:
             # Nothing left to drain: the replacement, in rotation from this pass on, is canonical.
@@ -346,6 +396,8 @@ def step_surge(
         return row
     if surge.terminating:
         return row
+    if _stale_at_slot(row, surge):
+        return _evict_stale_slot(ctx, row, surge, out)
     # Go holds/nodeunknown.go ``targets`` / ``singlePodSurgeInFlight`` (ome-projects/ome @ 58a57f25):
     # the replacement's name is a target through the drain step too, so a replacement whose kubelet
     # stopped reporting parks the row on ``NodeUnknown`` (or is force-deleted on node death and

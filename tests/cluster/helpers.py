@@ -106,6 +106,30 @@ def events(cluster: Cluster, ns: str, name: str = "llama-pool") -> list[dict[str
     return [e for e in items if e.get("involvedObject", {}).get("name") == name]
 
 
+def recorded(
+    cluster: Cluster, ns: str, *reasons: str, name: str = "llama-pool", times: int = 1, timeout: float = 30.0
+) -> list[dict[str, Any]]:
+    """The replica's events once each of ``reasons`` is among them at least ``times`` times (counted
+    as Event objects, as ``events`` lists them); AssertionError naming the missing ones after ``timeout``.
+
+    A pass writes its status before it records its events (the plan's order,
+    ``omereconcile/planner/core.py``: status, pod writes, then events), so a test that waited for a
+    status can read the events of that same pass a few milliseconds early on a busy machine: reading
+    them once flakes (test_reconciler_goparity's lost-pod restart did, 1 run in 8 under load). Asserting
+    that an event is *absent* needs no wait and must not use this."""
+
+    def found() -> list[dict[str, Any]] | None:
+        got = events(cluster, ns, name)
+        counted = Counter(e.get("reason") for e in got)
+        return got if all(counted[r] >= times for r in reasons) else None
+
+    try:
+        return wait_for(f"the events {', '.join(reasons)} on {name}", found, timeout=timeout)
+    except AssertionError as exc:
+        seen = sorted(Counter(e.get("reason") for e in events(cluster, ns, name)).items())
+        raise AssertionError(f"{exc}; recorded so far (reason, Events): {seen}") from None
+
+
 def ready_row(cluster: Cluster, ns: str) -> list[str]:
     rows = table(cluster, "get", "inferencereplicas", "-n", ns)
     return rows[1][:6] if len(rows) > 1 else []

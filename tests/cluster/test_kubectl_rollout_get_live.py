@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from helpers import IREP, SURGE_ONE, delete_replicas
-from kubectl_plugin import kubectl_ome
+from kubectl_plugin import Follower, kubectl_ome
 
 from omereconcile.cluster.kube import Kube
 from omereconcile.controller import Controller
@@ -114,14 +112,9 @@ def test_rollout_get_shows_the_held_instance_the_silent_node_and_the_pause(
         assert revisions[v1]["roles"] == ["current"]
 
         # -- --watch piped: snapshots appended; the pause shows up in a later one.
-        watched: dict[str, subprocess.CompletedProcess[str]] = {}
-        follower = threading.Thread(
-            target=lambda: watched.setdefault(
-                "p", kubectl_ome(cluster, "rollout", "get", "ir/pool", *ns, "--watch", "--timeout", "12s")
-            )
-        )
-        follower.start()
-        time.sleep(4)
+        # The pause once the first snapshot is drawn (a fixed 4 s sleep raced the plugin's start-up).
+        follower = Follower(cluster, "rollout", "get", "ir/pool", *ns, "--watch", "--timeout", "12s")
+        wait_for("the first --watch snapshot", lambda: "Paused:" in follower.output(), timeout=60)
         for _ in range(5):  # the controller writes status often: a 409 here is a retry, not a failure
             o = cluster.raw.get(path)
             o["spec"]["paused"] = True
@@ -130,8 +123,7 @@ def test_rollout_get_shows_the_held_instance_the_silent_node_and_the_pause(
                 break
             except Exception:
                 time.sleep(0.5)
-        follower.join(60)
-        proc = watched["p"]
+        proc = follower.wait(60)
         assert proc.returncode == 0, proc.stderr
         snapshots = proc.stdout.split("\n\nName:")
         assert len(snapshots) >= 2, proc.stdout

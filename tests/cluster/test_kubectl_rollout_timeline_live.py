@@ -40,6 +40,11 @@ def test_timeline_of_a_finished_roll_is_the_roll_status_showed(
             cluster.kubelet.ready_delay = delay
         statuses = watch.since(0)
         v2 = cluster.raw.get(path)["status"]["currentRevision"]
+        new_pods = {
+            p["metadata"]["name"]: p
+            for p in cluster.raw.get(f"/api/v1/namespaces/{namespace}/pods")["items"]
+            if p["metadata"]["labels"].get("ome.io/revision-hash") == v2.rsplit("-", 1)[-1]
+        }
         got = kubectl_ome(cluster, "rollout", "history", "ir/pool", *ns, "--timeline", "-o", "json")
         assert got.returncode == 0, got.stderr
         tl = json.loads(got.stdout)["content"]
@@ -65,7 +70,9 @@ def test_timeline_of_a_finished_roll_is_the_roll_status_showed(
     # must assume the median of what this roll's own pods took, whatever that came to.
     took = sorted(float(i["startupSeconds"]) for i in tl["instances"])
     assert len(took) == 2
-    assert all(2.0 <= t <= 6.0 for t in took), took
+    # At least the kubelet's 3 s (2 once truncated); no fixed upper bound: scheduling and the serving
+    # gate add to it, seconds more on a loaded machine. Each is checked against its pod below.
+    assert all(t >= 2.0 for t in took), took
     assumed = f"assumes start-up {statistics.median(took):.0f}s (median of 2 pods of this roll)"
     assert assumed in both.stdout, both.stdout[:900]
     fc = json.loads(beside.stdout)["content"]["forecast"]
@@ -100,7 +107,13 @@ def test_timeline_of_a_finished_roll_is_the_roll_status_showed(
         steps = [s["step"] for s in drawn[index]["steps"]]
         assert steps == ["Surge", "SurgeDrain"]
         assert set(entry["steps"]) <= set(steps), (entry["steps"], steps)
-        assert 2.0 <= drawn[index]["startupSeconds"] <= 6.0  # the kubelet's 3 s, to the second
+        # The pod's own serving - creation, as the API server stamped them (to the second).
+        pod = new_pods[drawn[index]["pod"]]
+        gate = next(c for c in pod["status"]["conditions"] if c["type"] == "ome.io/serving")
+        own = (
+            _time(gate["lastTransitionTime"]) - _time(pod["metadata"]["creationTimestamp"])
+        ).total_seconds()
+        assert drawn[index]["startupSeconds"] == own, (index, drawn[index], own)
     assert tl["floor"] == 2  # a surge keeps the old pod serving until the new one does
     assert tl["peakExtraPods"] == 1  # maxSurge: 1
     assert tl["duration"] >= 6.0  # two start-ups one after the other

@@ -9,7 +9,7 @@ with surrounding whitespace on a pod create; the CRD accepts it and the render p
 
 from __future__ import annotations
 
-from helpers import IREP, events, live_pods, running_controller
+from helpers import IREP, live_pods, recorded, running_controller
 
 from testbed.testing import Cluster, runners_replica, wait_for
 
@@ -40,6 +40,10 @@ def test_an_invalid_pod_create_fails_the_instance_and_holds_the_revision(
         target = status["updateRevision"]
         assert target in [b["targetRevision"] for b in status.get("retryBlocks") or []]
         assert live_pods(cluster, namespace) == []
-        warning = next(e for e in events(cluster, namespace, NAME) if e["reason"] == "InstanceRejected")
+        warning = next(
+            e
+            for e in recorded(cluster, namespace, "InstanceRejected", name=NAME)
+            if e["reason"] == "InstanceRejected"
+        )
         assert warning["type"] == "Warning"
         assert f"revision {target} held for retry" in warning["message"]

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from helpers import IREP, apply, events, live_pods, pods, replica, serving
+from helpers import IREP, apply, events, live_pods, pods, recorded, replica, serving
 from reconciler_proc import Reconciler
 from test_reconciler_rollout import ServingMonitor
 
@@ -135,8 +135,7 @@ def test_two_gangs_roll_to_a_new_image_with_the_serving_floor_held(
     indices = sorted(r["index"] for r in rows)
     assert _names(cluster, namespace) == _gang_pods(*indices)
     assert _groups(cluster, namespace) == [f"llama-pool-engine-{i}" for i in indices]
-    reasons = [e["reason"] for e in events(cluster, namespace)]
-    assert reasons.count("RecreateUpdateCompleted") >= 2
+    recorded(cluster, namespace, "RecreateUpdateCompleted", times=2)
 
 
 def _free_node(cluster: Cluster, namespace: str) -> str:
@@ -240,8 +239,15 @@ def test_crash_looping_worker_abandons_the_gang_surge_and_the_old_gang_keeps_ser
     assert st["retryBlocks"][0]["reason"] == "CrashLoopBackOff"
 
 
-def _split_risk(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    return [e for e in events(cluster, namespace) if e["reason"] == "GangSplitRisk"]
+def _split_risk(cluster: Cluster, namespace: str, count: int = 1) -> list[dict[str, Any]]:
+    """The GangSplitRisk Warnings once one has been counted ``count`` times: a pass records its events
+    after its status write, so a read right after the status settles can come a few ms early."""
+
+    def found() -> list[dict[str, Any]] | None:
+        got = [e for e in events(cluster, namespace) if e["reason"] == "GangSplitRisk"]
+        return got if any(e.get("count", 1) >= count for e in got) else None
+
+    return wait_for(f"a GangSplitRisk Warning counted {count} time(s)", found, timeout=30)
 
 
 def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
@@ -268,11 +274,9 @@ def test_a_worker_deleted_by_hand_recreates_the_whole_gang(
     for name, pod in after.items():
         assert pod["metadata"]["uid"] != before[name], f"{name} was not recreated"
         assert pod["metadata"]["labels"]["ome.io/instance-incarnation"] == "2"
-    reasons = [e["reason"] for e in events(cluster, namespace)]
-    assert "RestartTriggered" in reasons
-    assert "RestartCompleted" in reasons
+    recorded(cluster, namespace, "RestartTriggered", "RestartCompleted")
     # The rebuild at incarnation 2 is a new episode: the advisory once more (the same Event, counted).
-    assert [e.get("count", 1) for e in _split_risk(cluster, namespace)] == [2]
+    assert [e.get("count", 1) for e in _split_risk(cluster, namespace, count=2)] == [2]
 
     # Teardown: the gang's pods, then its PodGroup, then the finalizer.
     cluster.raw.delete(f"{IREP.format(ns=namespace)}/llama-pool")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from helpers import IREP, events, live_pods, roll_pool, running_controller
+from helpers import IREP, events, live_pods, recorded, roll_pool, running_controller
 from test_reconciler_rollout import ServingMonitor
 
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
@@ -53,7 +53,10 @@ def test_in_place_if_possible_image_bump_keeps_every_pod_and_the_floor(
         assert mon.samples >= 2
         assert mon.minimum is not None
         assert mon.minimum >= 2, f"serving fell to {mon.minimum} (floor 2)"
-        reasons = [e["reason"] for e in events(cluster, namespace, NAME)]
+        got = recorded(
+            cluster, namespace, "InPlaceUpdateStarted", "InPlaceUpdateCompleted", name=NAME, times=3
+        )
+        reasons = [e["reason"] for e in got]
         assert reasons.count("InPlaceUpdateStarted") == 3
         assert reasons.count("InPlaceUpdateCompleted") == 3
 

@@ -9,7 +9,7 @@ so the roll reaches the in-place patch and the patch is refused.
 
 from __future__ import annotations
 
-from helpers import IREP, events, live_pods, running_controller
+from helpers import IREP, live_pods, recorded, running_controller
 
 from testbed.testing import Cluster, replica_settled, runners_replica, wait_for
 
@@ -46,6 +46,10 @@ def test_an_invalid_in_place_patch_fails_the_instance_and_holds_the_revision(
         (still,) = live_pods(cluster, namespace)
         assert still["metadata"]["uid"] == pod["metadata"]["uid"]
         assert still["spec"]["containers"][0]["image"] == "engine:v1"
-        warning = next(e for e in events(cluster, namespace, NAME) if e["reason"] == "InstanceRejected")
+        warning = next(
+            e
+            for e in recorded(cluster, namespace, "InstanceRejected", name=NAME)
+            if e["reason"] == "InstanceRejected"
+        )
         assert warning["type"] == "Warning"
         assert f"revision {target} held for retry" in warning["message"]

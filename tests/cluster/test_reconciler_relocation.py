@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conftest import CONFIG_NAME, OME_NAMESPACE
-from helpers import apply, events, example_replica, live_pods, replica, serving
+from helpers import apply, events, example_replica, live_pods, recorded, replica, serving
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster
@@ -89,7 +89,9 @@ def test_a_pod_failing_on_one_node_is_recreated_off_it_with_the_ledger_written(
             True,
         )
         triggered = [
-            e["message"] for e in events(cluster, namespace) if e["reason"] == "AutoMigrationTriggered"
+            e["message"]
+            for e in recorded(cluster, namespace, "AutoMigrationTriggered")
+            if e["reason"] == "AutoMigrationTriggered"
         ]
         assert triggered == [
             "OMENative component=engine instance=0 relocation directive recorded: attempt 1/2, rebuild steered "

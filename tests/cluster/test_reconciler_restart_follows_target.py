@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from helpers import IREP, apply, events, live_pods, replica
+from helpers import IREP, apply, live_pods, recorded, replica
 from reconciler_proc import Reconciler
 
 from testbed.testing import Cluster, gang_replica
@@ -85,6 +85,5 @@ def test_a_restart_that_has_not_rebuilt_yet_rebuilds_once_at_the_new_image(
     assert all(kind != "Update" for _, kind in seen), seen  # one rebuild, no second roll
     for pod in live_pods(cluster, namespace):
         assert pod["metadata"]["labels"]["ome.io/instance-incarnation"] == "2"
-    reasons = [e["reason"] for e in events(cluster, namespace)]
-    assert "RestartCompleted" in reasons
+    reasons = [e["reason"] for e in recorded(cluster, namespace, "RestartCompleted")]
     assert not any(r.startswith("GangSurge") for r in reasons), reasons

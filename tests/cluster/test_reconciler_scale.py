@@ -40,11 +40,17 @@ def test_scale_down_drains_the_highest_index_before_deleting_it(
             ),
             timeout=60,
         )
+        # The table reads the API directly; the watch delivers the same deletion a moment later, and
+        # once stopped it may end its current 2 s window before that moment.
+        rec.wait(
+            "the watch to see a deletion",
+            lambda: any(e["object"]["metadata"].get("deletionTimestamp") for e in list(seen)),
+            timeout=10,
+        )
     finally:
         stop.set()
         watcher.join(10)
     deleting = [e["object"] for e in seen if e["object"]["metadata"].get("deletionTimestamp")]
-    assert deleting, "no deletion observed"
     assert {p["metadata"]["name"] for p in deleting} == {"llama-pool-engine-1-default-0"}
     gate = condition(deleting[0], GATE)
     # OME's multi-writer gate: NotReady with the JSON list of holds, here the scale-down's own.

@@ -16,6 +16,14 @@ from testbed.testing import Cluster
 SOURCE = "llama-pool-engine-0-default-0"
 REPLACEMENT = "llama-pool-engine-0-default-1"
 V1, V2, V3 = (f"docker.io/vllm/vllm-openai:{t}" for t in ("v0.9.0.1", "v0.9.2", "v0.9.3"))
+# The window each test acts in: a pod in rotation but not yet Available (minReadySeconds). The test
+# sees the pod serving (polled every 0.25 s) and applies the next runtime; the reconciler's pass on it
+# must land inside the window. Measured under two busy loops on the shared 2 cores: 1.2-2.1 s, so 15 s
+# leaves a sevenfold margin. Each roll waits the window out once or twice: 30 s made these tests 62 s.
+MIN_READY = 15
+# The source-gone test's window spans a reconciler stop and a fresh process's start-up (up to 15 s
+# measured under load): it keeps the 30 s it had.
+MIN_READY_ACROSS_A_RESTART = 30
 
 
 class UnroutedFirstMonitor(ServingMonitor):
@@ -47,13 +55,17 @@ def _row(cluster: Cluster, ns: str) -> dict[str, Any]:
     return dict(rows[0])
 
 
-def _surge_serving_at_step_surge(cluster: Cluster, rec: Reconciler, ns: str) -> str:
-    """v1 Ready, then v2 rolling until its replacement is in rotation but, held by minReadySeconds,
-    still at step Surge beside the source. Returns the v2 revision."""
+def _surge_serving_at_step_surge(
+    cluster: Cluster, rec: Reconciler, ns: str, min_ready: int = MIN_READY
+) -> str:
+    """v1 Ready, then v2 rolling until its replacement is in rotation but, held by ``min_ready``
+    (minReadySeconds), still at step Surge beside the source. Returns the v2 revision."""
     apply(cluster, namespaced_runtime(ns, image=V1))
     apply(
         cluster,
-        example_replica(ns, minReadySeconds=30, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}),
+        example_replica(
+            ns, minReadySeconds=min_ready, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}
+        ),
     )
     rec.wait("Ready on v1", lambda: ready_on(cluster, ns), timeout=90)
     apply(cluster, namespaced_runtime(ns, image=V2))
@@ -97,7 +109,7 @@ def test_superseded_surge_whose_source_is_gone_keeps_and_promotes_the_only_servi
     cluster: Cluster, reconcilers: Callable[..., Reconciler], namespace: str
 ) -> None:
     rec = reconcilers()
-    v2 = _surge_serving_at_step_surge(cluster, rec, namespace)
+    v2 = _surge_serving_at_step_surge(cluster, rec, namespace, MIN_READY_ACROSS_A_RESTART)
     # With the reconciler stopped, the source is lost and the spec moves on: the next reconciler
     # finds a superseded surge whose Ready replacement is all that stands.
     rec.stop()
@@ -142,7 +154,9 @@ def _create_in_rotation_not_yet_available(cluster: Cluster, rec: Reconciler, ns:
     apply(cluster, namespaced_runtime(ns, image=V1))
     apply(
         cluster,
-        example_replica(ns, minReadySeconds=30, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}),
+        example_replica(
+            ns, minReadySeconds=MIN_READY, runtimeRef={"name": RUNTIME, "kind": "ServingRuntime"}
+        ),
     )
 
     def creating_in_rotation() -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ the pieces those files shared word for word; a file whose fixture differs keeps 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,9 +18,16 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import T0, Sim, base_replica
+from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import DesiredRevision
 
-__all__ = ["INSTANCE_READY_TIMEOUT", "attempt_row", "creating_row", "one_replica_ctx"]
+__all__ = [
+    "INSTANCE_READY_TIMEOUT",
+    "attempt_row",
+    "creating_row",
+    "instances_on_own_nodes",
+    "one_replica_ctx",
+]
 
 # Go's fixtures arm the attempt's clock with a five-minute InstanceReadyTimeout.
 INSTANCE_READY_TIMEOUT = timedelta(minutes=5)
@@ -76,3 +85,30 @@ def creating_row(waiting: str | None = None, *, refused: bool = False) -> R.Row:
         waiting=waiting,
         refused_at=T0 if refused else None,
     )
+
+
+def instances_on_own_nodes(nodes: Sequence[str]) -> tuple[Sim, Driver]:
+    """A simulated replica of ``len(nodes)`` Ready single-pod Instances, Instance i on ``nodes[i]`` (Go's
+    cordon and scale-down stories place them so): each scale-up step leaves only the next node
+    schedulable, and every node is schedulable again at the end."""
+    sim = Sim()
+    template = sim.node_objs["sim-node"]
+    sim.node_objs = {}
+    for name in nodes:
+        node = copy.deepcopy(template)
+        node["metadata"]["name"] = name
+        sim.node_objs[name] = node
+    driver = Driver(sim)
+    for count, node in enumerate(nodes, start=1):
+        for name, obj in sim.node_objs.items():
+            obj["spec"]["unschedulable"] = name != node
+        if count == 1:
+            sim.apply_replica(base_replica(replicas=1))
+        else:
+            sim.update_spec(replicas=count)
+        driver.run(lambda s, n=count: converged(s) and s.status.get("readyReplicas") == n)
+    for obj in sim.node_objs.values():
+        obj["spec"].pop("unschedulable", None)
+    placed = [sim.node_of(f"llama-pool-engine-{i}-default-0") for i in range(len(nodes))]
+    assert placed == list(nodes), placed
+    return sim, driver

@@ -12,39 +12,19 @@ LIST count) is not mappable: the controller's Node watch is always on.
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
-from omereconcile.simulate.cluster import Sim, base_replica
-from omereconcile.simulate.driver import Driver, converged
+from omereconcile.simulate.cluster import Sim
+from omereconcile.simulate.driver import Driver
+from tests.goparity.reconciler_world import instances_on_own_nodes
 
 GO = "ome-projects/ome pkg/controller/v1beta1/inferencereplica/cordon_test.go @ eaf389d8"
 NODES = ("node-0", "node-1", "node-2")
 
 
 def _three_instances() -> tuple[Sim, Driver]:
-    """Instance i on ``node-i``: each scale-up step leaves only the next node schedulable."""
-    sim = Sim()
-    template = sim.node_objs["sim-node"]
-    sim.node_objs = {}
-    for name in NODES:
-        node = copy.deepcopy(template)
-        node["metadata"]["name"] = name
-        sim.node_objs[name] = node
-    driver = Driver(sim)
-    for count, node in enumerate(NODES, start=1):
-        for name, obj in sim.node_objs.items():
-            obj["spec"]["unschedulable"] = name != node
-        if count == 1:
-            sim.apply_replica(base_replica(replicas=1))
-        else:
-            sim.update_spec(replicas=count)
-        driver.run(lambda s, n=count: converged(s) and s.status.get("readyReplicas") == n)
-    for obj in sim.node_objs.values():
-        obj["spec"].pop("unschedulable", None)
-    assert [sim.node_of(f"llama-pool-engine-{i}-default-0") for i in range(3)] == list(NODES)
-    return sim, driver
+    """Instance i on ``node-i``."""
+    return instances_on_own_nodes(NODES)
 
 
 def _victims(cordoned: tuple[str, ...]) -> list[int]:

@@ -251,16 +251,14 @@ def test_malformed_value_warning_consumed(value: str) -> None:
     assert _events(answer, "InstancesReset") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: a redelivered request whose reset is journaled is answered as the same "
-    "reset here (its events wait for the annotation's removal, so they are recorded once); Go recorded "
-    "InstancesReset on the first pass and answers the redelivery 'skipped: 1 (nothing to reset)'",
-)
 def test_crash_before_consume_redelivery_is_no_op() -> None:
     """Go: same file, TestConsumeResetInstances_CrashBeforeConsume_RedeliveryIsNoOp: after a pass that
     reset Instance 1 but could not remove the annotation, the redelivery deletes nothing, writes no
-    status, reports no second reset, and skips 1 as "nothing to reset"."""
+    status, reports no second reset, and skips 1 as "nothing to reset". Failed before (ours answered the
+    redelivery as the same reset, its events following the removal); passes by Go's rule
+    (``reset_instances.go`` @ ae683e3f: the events before the consume; ``resetInstances``: nothing
+    deleted and no operation cleared is "nothing to reset"; ours reads its journal as the operation Go
+    already cleared)."""
     ctx, first = _answer("1")
     journaled = first.rows
     again = answer_reset(ctx, journaled, {**_pods(), 1: []})

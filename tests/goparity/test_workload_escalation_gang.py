@@ -6,9 +6,9 @@ readings (``types.GangObservations``: terminating, ownership conflict, failed, a
 reading in as a fixture; ours reads the Instance's PodGroup off the observed world, so a reading is a
 ``PodGroupView`` at the Instance's name (one of ours on its way out, or one another controller
 controls), and the pass is the gang's :func:`omereconcile.planner.gang.bring_up_gang` (or
-:func:`~omereconcile.planner.instances.step_row` for a row another step owns). Ours reads the group
-while the gang's pods are missing; the cases where Go reads it with every pod present are strict xfails
-(``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
+:func:`~omereconcile.planner.instances.step_row` for a row another step owns). Since goG2 ours reads a
+name another controller holds on every pass, members present or not, as Go does (the cases were strict
+xfails before; ``docs/goparity.md``). A PodGroup's ``Failed`` phase is read for the PodGroup reset
 (``planner/gang.py`` ``reset_failed_pod_group``, since goKD): on the row it changes nothing, as Go's
 escalation pass leaves it to the PodGroup pass.
 """
@@ -120,15 +120,12 @@ def _warnings(out: Out) -> list[str]:
     return [e.message for e in out.events if e.event_reason == "InstanceFailed"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: Go records the PodGroup reading's message on lastFailure while the gang "
-    "waits for its name (GangObservation.Message); ours records the PodGroupTerminating token only",
-)
 def test_gang_terminating_parks_without_escalating() -> None:
     """Go: same file, TestEscalation_GangTerminatingParksWithoutEscalating: a name still being collected
     parks the Create (``PodGroupTerminating``), records the PodGroup's message and never escalates,
-    even with a one-minute unschedulable grace."""
+    even with a one-minute unschedulable grace. A strict xfail until goG2 (ours recorded its own words
+    for the explanation); fixed with Go's ``workload/podgroup`` ``ObserveGang`` message
+    (``planner/gang.py`` ``_gang_hold``)."""
     ctx = _ctx("terminating", grace=timedelta(minutes=1))
     row, out, _ = _pass(ctx, _row(ctx), [])
     assert row.phase == R.CREATING
@@ -177,15 +174,6 @@ def test_gang_hold_takes_over_from_cleared_pod_token() -> None:
     assert after.operation.deadline is None
 
 
-CONFLICT_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours reads the gang's PodGroup only while members are missing "
-    "(bring_up_gang, _ensure_pod_group); Go's GANG path reads it on every pass, so a name another "
-    "controller holds ends an attempt whose members already exist",
-)
-
-
-@CONFLICT_XFAIL
 def test_gang_ownership_conflict_fails_only_its_row() -> None:
     """Go: same file, TestEscalation_GangOwnershipConflictFailsOnlyItsRow: a name held by another
     controller ends the Create (``PodGroupNameInUse`` naming the owner), environment-caused (no block)."""
@@ -215,7 +203,6 @@ def test_gang_readings_terminating_parks(name: str, op_type: str, step: str) -> 
     assert _warnings(out) == []
 
 
-@CONFLICT_XFAIL
 @pytest.mark.parametrize(
     ("name", "op_type", "step"),
     [("repair", R.OP_RESTART, R.STEP_DRAIN), ("recreate", R.OP_UPDATE, R.STEP_DRAIN)],
@@ -258,15 +245,11 @@ def test_gang_unschedulable_arrives_on_member_pods() -> None:
     assert after.last_failure["message"] == COSCHEDULING
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: with a member missing ours waits on the name being collected before it "
-    "reads the members' scheduler verdict; Go marks the pod hold first (the wait a grace can end)",
-)
 def test_pod_hold_wins_over_gang_hold() -> None:
     """Go: same file, TestEscalation_PodHoldWinsOverGangHold: members the scheduler refuses and a name
     being collected: the row reports the pod hold (``Unschedulable``, the scheduler's message), parked,
-    still Creating inside the grace."""
+    still Creating inside the grace. A strict xfail until goG2 (with a member missing ours took the name
+    wait first); fixed in ``planner/gang.py`` ``bring_up_gang``."""
     ctx = _ctx("terminating", grace=timedelta(minutes=10))
     row = _row(ctx)
     after, _, _ = _pass(ctx, row, [_rejected(ctx, row, timedelta(minutes=1))])

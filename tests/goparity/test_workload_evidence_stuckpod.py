@@ -395,20 +395,52 @@ def test_attempt_stuck_pods_restart_is_judged_on_its_own_incarnation() -> None:
     assert "InstanceFailed" in events, NEWEST
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference, kept (the fix is not small): Go buckets an Instance's pods by the index "
-        "label alone (query.BucketPodsByInstanceIdx), so a pod with no incarnation label is the "
-        "Instance's: a Restart refuses to delete it (query.PartitionPodsByIncarnation, unknown -> "
-        "FoundOrphan) and evidence.AttemptStuckPods judges it, so wedged it fails the Restart. Ours drops "
-        "such a pod from every Instance (planner/rollout.py group_pods: an orphan, never ours), so the "
-        "gang does not see it, is not failed by it, and plans a CreatePod under its name"
-    ),
-)
 def test_attempt_stuck_pods_unlabelled_pod_stays_in_scope() -> None:
     """Go: same test, its "unlabelled" pod: a pod that carries no incarnation label stays in a
-    Restart's scope, so wedged past the grace it fails the Restart."""
+    Restart's scope, so wedged past the grace it fails the Restart. Failed before (ours dropped the pod
+    from the Instance, so nothing judged it); passes by Go's rule (goO2): a Restart that finds such a
+    pod refuses to go on (``ops/restart.go`` @ ae683e3f ``Restart``, ``FoundOrphan``) and its attempt
+    is judged with the pod in scope (``evidence.AttemptStuckPods``): ``planner/instances.py``
+    ``_refuse_orphans``."""
     row, events = _restart_pass(None)
     assert row["phase"] == "Failed", (NEWEST, row)
     assert "InstanceFailed" in events, NEWEST
+
+
+def test_a_restart_warns_found_orphan_and_leaves_the_pod() -> None:
+    """Not a Go entry (not counted): the rule of ``ops/restart.go`` @ ae683e3f ``Restart`` read whole
+    where it meets an "unknown" pod of ``query.PartitionPodsByIncarnation``: one ``FoundOrphan``
+    Warning per such pod, in Go's words, and nothing deleted or created while it stands (here the
+    unlabelled worker is healthy, so the Restart goes on running)."""
+    sim = Sim(workers=1)
+    sim.apply_replica(base_replica(replicas=1))
+    Driver(sim).run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    world = sim.observe()
+    worker = next(p for p in world.pods if "-worker-" in p.name)
+    labels = {k: v for k, v in worker.labels.items() if k != c.LABEL_INSTANCE_INCARNATION}
+    pods = tuple(replace(p, labels=labels) if p is worker else p for p in world.pods)
+    row = dict(world.replica.status["instanceStatuses"][0])
+    now = world.now
+    row.update(
+        phase="Restarting",
+        incarnation=2,
+        operation={
+            "id": "restart-0-1",
+            "type": "Restart",
+            "step": "Drain",
+            "targetRevision": row["runningRevision"],
+            "startedAt": format_time(now - timedelta(seconds=30)),
+            "deadline": format_time(now + timedelta(hours=1)),
+        },
+    )
+    status = {**world.replica.status, "instanceStatuses": [row]}
+    out = plan(replace(world, pods=pods, replica=replace(world.replica, status=status)))
+    warnings = [a for a in out.actions if isinstance(a, RecordEvent) and a.event_reason == "FoundOrphan"]
+    assert [(w.type, w.message) for w in warnings] == [
+        (
+            "Warning",
+            f"OMENative component=engine instance=0 found orphan pod llama-demo/{worker.name} without "
+            "ome.io/instance-incarnation; refusing to delete",
+        )
+    ]
+    assert not [a for a in out.actions if type(a).__name__ in ("DeletePod", "CreatePod")]

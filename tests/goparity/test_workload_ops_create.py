@@ -595,16 +595,6 @@ def test_recreate_instance_defers_non_ready_partial_gang() -> None:
     assert WORKER not in _created(plan(world)), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference, a documented choice (planner/gang.py lost_gang_member): Go's Create defers a "
-        "committed gang Create missing a member to Restart under RecreateInstanceOnPodRestart even when "
-        "the published podCount shows only the survivor; ours requires the published podCount to have "
-        "reached the desired count (watch caches may not yet show a member just created) and backfills "
-        "the worker at the old incarnation"
-    ),
-)
 def test_recreate_instance_defers_interrupted_gang_materialization() -> None:
     """Go: TestCreate_RecreateInstance_DefersInterruptedGangMaterialization: once CreatePods is
     committed, an interrupted gang is repaired by Restart as one unit, even when the published

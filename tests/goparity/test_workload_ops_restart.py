@@ -89,14 +89,6 @@ def _bare(phase: str, pod_count: int, op: R.Operation | None = None, target: boo
     )
 
 
-GANG_LOSS_XFAIL = (
-    "known difference, a documented choice (planner/gang.py lost_gang_member): Go counts a Create at "
-    "CreatePods, or a Failed row, as a committed materialization; ours requires the published podCount "
-    "to have reached the desired count, because watch caches may not yet show a member this reconciler "
-    "just created, so an interrupted partial create is completed member by member"
-)
-
-
 @pytest.mark.parametrize(
     ("row", "live", "expected", "policy", "want"),
     [
@@ -113,7 +105,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="failed with no operation survives count refresh",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _create_owned(R.CREATING, 0),
@@ -122,7 +113,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="committed birth with one survivor fires",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _create_owned(R.CREATING, 1),
@@ -131,7 +121,6 @@ GANG_LOSS_XFAIL = (
             RECREATE,
             True,
             id="current published count does not erase commit",
-            marks=pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL),
         ),
         pytest.param(
             _bare(R.CREATING, 1),
@@ -200,7 +189,8 @@ GANG_LOSS_XFAIL = (
     ],
 )
 def test_gang_member_loss_below_ready(row: R.Row, live: int, expected: int, policy: str, want: bool) -> None:
-    """Go: TestDetectRestartTrigger_GangMemberLossBelowReady (each entry but the three below): a
+    """Go: TestDetectRestartTrigger_GangMemberLossBelowReady (each entry but the three below; the three
+    committed-materialization entries were strict xfails until goG2): a
     committed multi-pod Instance missing a member while one survives is rebuilt whole under
     RecreateInstanceOnPodRestart, with a reason naming the loss; a gang merely slow to form, a total
     loss, a single-pod Instance, rows another operation owns, teardown and other policies are not."""
@@ -260,11 +250,12 @@ def test_gang_member_loss_backoff_on_unrelated_revision_does_not_block() -> None
     )
 
 
-@pytest.mark.xfail(strict=True, reason=GANG_LOSS_XFAIL)
 def test_gang_member_loss_after_pod_count_refresh() -> None:
     """Go: TestDetectRestartTrigger_GangMemberLossAfterPodCountRefresh: a complete gang (two pods,
     podCount 2) needs no restart; once a member is gone and publication has refreshed podCount to 1,
-    the committed CreatePods operation still proves the materialization, so the loss fires."""
+    the committed CreatePods operation still proves the materialization, so the loss fires. A strict
+    xfail until goG2 (ours needed the published podCount at the desired count); fixed by Go's
+    ``createCommitted`` (``planner/gang.py`` ``lost_gang_member``)."""
     ctx = _ctx()
     assert lost_gang_member(ctx, _create_owned(R.CREATING, 2), _pods(2)) is None, GO
     reason = lost_gang_member(ctx, _create_owned(R.CREATING, 1), _pods(1))
@@ -757,7 +748,8 @@ def test_restart_refuses_to_delete_orphan_pod() -> None:
     """Go: TestRestart_RefusesToDeleteOrphanPod: a pod under the selector without
     ``ome.io/instance-incarnation`` is an orphan: the Restart does not delete it and does not
     advance. (Go's comment names a FoundOrphan Warning; its test asserts only that the pod stays.
-    Ours records no such Warning, and its pass asks to create the pod's name, which stays taken.)"""
+    Ours records the Warning too and neither deletes nor creates: planner/instances.py
+    ``_refuse_orphans``, tests/goparity/test_workload_evidence_stuckpod.py.)"""
     from omereconcile.planner import plan
 
     sim, _ = _restarting()
@@ -2247,11 +2239,11 @@ LEADER0 = "llama-pool-engine-0-leader-0"
 FAILED_GANG_MARK = pytest.mark.xfail(
     strict=True,
     reason=(
-        "known difference (the class of GANG_LOSS_XFAIL): Go's lost-member trigger reads an operation-free "
-        "Failed gang as committed and repairs a lost member by a Restart at the next incarnation "
-        "(ops/restart.go instanceLostGangMember); ours' roll rebuilds an operation-free Failed gang that "
-        "serves nothing through Create's recycle at its incarnation (the whole set drained and recreated, "
-        "no Restart)"
+        "known difference: Go's lost-member trigger reads an operation-free Failed gang as committed and "
+        "repairs a lost member by a Restart at the next incarnation (ops/restart.go instanceLostGangMember); "
+        "ours' lost_gang_member reads it so too (since goG2), but ours' roll (planner/rollout.py) takes an "
+        "operation-free Failed gang that serves nothing first and rebuilds it through Create's recycle at "
+        "its incarnation (the whole set drained and recreated, no Restart)"
     ),
 )
 

@@ -249,20 +249,13 @@ def test_in_place_only_rejects_big_diff() -> None:
     assert "InPlaceUpdateNotPossible" in sim.event_reasons(), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/update.go effectiveUpdateStrategy (58a57f25) resolves an operation "
-        "that pins no strategy to the edited one, so an in-place roll written without a strategy "
-        "becomes a recreate after an edit to RecreatePod; ours dispatches an in-flight operation by "
-        "its step and keeps patching in place"
-    ),
-)
 def test_strategy_change_mid_rollout_recreate_still_bumps_incarnation() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
     TestUpdate_StrategyChangeMidRollout_RecreateStillBumpsIncarnation: an in-place roll recorded on
     the row (step InPlace, no strategy pinned on the operation) and the strategy then edited to
-    RecreatePod: the next pass recreates, the incarnation bumped to 2, the operation at step Drain."""
+    RecreatePod: the next pass recreates, the incarnation bumped to 2, the operation at step Drain
+    (``effectiveUpdateStrategy``: an operation pinning no strategy runs under the desired one; fixed in
+    ``planner/instances.py`` ``_unpinned_in_place``)."""
     sim, driver = _converged("InPlaceIfPossible")
     sim.update_spec(runners=_runners("vllm:v2"))
     driver.one_pass()
@@ -982,17 +975,22 @@ def test_recreate_fallback_retargeted_to_the_running_revision_stays_a_recreate()
     assert not applied(driver, "PatchPodInPlace"), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: a retarget during a recreate bumps the incarnation again in Go (the "
-    "recreate stamp's idempotency guard); ours retargets the recreate at the same incarnation",
-)
 def test_recreate_fallback_retargeted_to_the_running_revision_bumps_the_incarnation() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_test.go @ 58a57f25,
     TestUpdateWithPods_RecreateFallbackRetargetedToTheRunningRevisionStaysARecreate: "Incarnation: want
-    a bump past 2 (the superseded pod is torn down for a rebuild)"."""
-    sim, _, _, _ = _recreate_fallback_retargeted()
+    a bump past 2 (the superseded pod is torn down for a rebuild)". Was a strict xfail: ours retargeted
+    the recreate at the same incarnation; Go's ``status.StampRecreating`` guard holds only at the same
+    target (``planner/instances.py`` ``_restamp_recreate``). The roll then rebuilds the pod at that
+    incarnation and promotes it on the running revision."""
+    sim, driver, v1, _ = _recreate_fallback_retargeted()
     assert sim.rows()[0]["incarnation"] > 2, GO
+    bumped = sim.rows()[0]["incarnation"]
+    sim.behaviour["vllm:v1"] = "ok"
+    driver.run(lambda s: s.rows()[0]["phase"] == "Ready" and not s.rows()[0].get("operation"))
+    row = sim.rows()[0]
+    assert (row["runningRevision"], row["incarnation"]) == (v1, bumped), (GO, row)
+    pod = sim.pods[POD0].obj["metadata"]["labels"]
+    assert pod[c.LABEL_INSTANCE_INCARNATION] == str(bumped), GO
 
 
 def test_detect_update_trigger_gang_surge_target_marker_suppressed() -> None:

@@ -166,19 +166,13 @@ def test_in_place_roll_losing_its_pod_twice_re_derives_the_same_recreate() -> No
     assert [e.event_reason for e in sim.events[events:]] == [], GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go's recreate stamp (ops/update_recreate.go, its idempotency guard) treats a "
-        "revision move during a recreate as a new Phase A and bumps the incarnation again; ours retargets "
-        "the recreate in flight at the same incarnation"
-    ),
-)
 def test_in_place_readiness_and_retarget_after_the_pod_loss() -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25,
     TestUpdateWithPods_InPlaceReadinessAndRetargetAfterThePodLoss: once the loss moved the row to the
     recreate, a further revision (v3) is the recreate's to take: step Drain toward v3, the incarnation
-    bumped again, the roll not complete."""
+    bumped again, the roll not complete. Was a strict xfail: ours retargeted the recreate in flight at
+    the same incarnation; Go's ``status.StampRecreating`` guard holds only at the same target
+    (``planner/instances.py`` ``_restamp_recreate``)."""
     sim, driver, _ = _in_place_without_pod()
     driver.one_pass()
     bumped = _row(sim)["incarnation"]

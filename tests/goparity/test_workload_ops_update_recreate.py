@@ -179,29 +179,14 @@ def _phase(phase: str) -> Callable[[Sim], None]:
     return edit
 
 
-TERMINAL_XFAIL = (
-    "known difference: Go's ops/update_recreate.go recreateUpdate (58a57f25) phase C waits on a rebuilt "
-    "pod in a terminal phase (AllPodsRuntimeReady is false) until the operation deadline, where ours "
-    "recycles the pod at once"
-)
-
-
 @pytest.mark.parametrize(
     ("until", "edit"),
     [
         pytest.param(_old_terminating, None, id="an old-incarnation pod wedged Terminating"),
         pytest.param(_rebuilt_runtime_ready, _node_gone, id="a rebuilt pod whose node is gone"),
+        pytest.param(_rebuilt_runtime_ready, _phase("Failed"), id="a rebuilt pod in a terminal Failed phase"),
         pytest.param(
-            _rebuilt_runtime_ready,
-            _phase("Failed"),
-            id="a rebuilt pod in a terminal Failed phase",
-            marks=pytest.mark.xfail(strict=True, reason=TERMINAL_XFAIL),
-        ),
-        pytest.param(
-            _rebuilt_runtime_ready,
-            _phase("Succeeded"),
-            id="a rebuilt pod in a terminal Succeeded phase",
-            marks=pytest.mark.xfail(strict=True, reason=TERMINAL_XFAIL),
+            _rebuilt_runtime_ready, _phase("Succeeded"), id="a rebuilt pod in a terminal Succeeded phase"
         ),
     ],
 )
@@ -216,16 +201,43 @@ def test_pod_observations_that_decide_nothing(
     longer than the run; the rebuilt pod's cases let it go, or phase C is never reached.) The step
     was a strict xfail: ours wrote ``CreatePods`` once the old incarnation was gone (fixed, see
     ``planner/instances.py`` ``_step_recreate``); before that the rebuilt cases also wedged the old pod,
-    so they never reached their state."""
+    so they never reached their state. The two terminal-phase entries were strict xfails too: ours
+    recycled the dead rebuilt pod at once, with its end on ``lastFailure`` (fixed by Go's rule, goR2:
+    ``planner/instances.py`` ``_admission_rejected``). No pod is deleted or created by the pass."""
     wedged = until is _old_terminating
     s = _rolled_to(until, **({"delete_grace": 10**6} if wedged else {}))
     if edit is not None:
         edit(s)
-    promoted, phase, step, failed, blocks = _outcome(s.observe())
+    world = s.observe()
+    promoted, phase, step, failed, blocks = _outcome(world)
     assert not promoted, GO
     assert (phase, step) == ("Updating", "Drain"), GO
     assert not failed, GO
     assert blocks == [], GO
+    if edit is not None:
+        writes = [type(a).__name__ for a in plan(world).actions]
+        assert "DeletePod" not in writes, (GO, writes)
+        assert "CreatePod" not in writes, (GO, writes)
+
+
+def test_admission_rejected_rebuilt_pod_is_recycled() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_recreate.go @ 58a57f25
+    ``recreateUpdate`` (``recycleAdmissionRejectedTargets``, ``ops/terminal_recycle.go``; the rule
+    beside ``TestRecreateDrain_PodObservationsThatDecideNothing``'s terminal entries, not a Go test
+    of this file, so not counted): a rebuilt pod the kubelet refused to admit (``Failed``,
+    ``OutOfcpu``) never ran and never will, so the pass frees its name (deleted,
+    ``TerminalPodRecycled``) rather than waiting to the operation deadline, and stays a recreate."""
+    s = _rolled_to(_rebuilt_runtime_ready)
+    pod = s.pods[POD].obj
+    pod["status"]["phase"] = "Failed"
+    pod["status"]["reason"] = "OutOfcpu"
+    world = s.observe()
+    out = plan(world)
+    deletes = [a for a in out.actions if type(a).__name__ == "DeletePod"]
+    assert [getattr(a, "name", None) for a in deletes] == [POD], out.actions
+    assert any(getattr(a, "event_reason", None) == "TerminalPodRecycled" for a in out.actions), out.actions
+    promoted, phase, step, _, _ = _outcome(world)
+    assert (promoted, phase, step) == (False, "Updating", "Drain")
 
 
 def _stale_blocks(world: World) -> World:
@@ -302,3 +314,30 @@ def test_operator_config_changes_do_not_change_what_it_decides(tweak: Callable[[
     seeded = {b["targetRevision"] for b in edited.replica.status.get("retryBlocks") or []}
     assert blocks == [], GO
     assert {b["targetRevision"] for b in got_blocks} <= seeded, GO
+
+
+def test_terminal_rebuilt_pod_is_waited_out_to_the_deadline() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_recreate_test.go @ 4dfb96b1,
+    TestRecreateDrain_PodObservationsThatDecideNothing, its comment ("the roll waits, and only its
+    operation deadline ends it") carried past the one pass: a rebuilt pod that ended (``Succeeded``)
+    is neither deleted nor recycled while the 10-minute deadline runs, and the deadline fails the
+    Instance then (``DeadlineExceeded`` on ``lastFailure``). Part of the terminal entries' count."""
+    s = _rolled_to(_rebuilt_runtime_ready)
+    pod = s.pods[POD]
+    pod.obj["status"]["phase"] = "Succeeded"
+    pod.behaviour = "ended"
+    started = s.now
+    driver = Driver(s)
+    for _ in range(80):
+        driver.one_pass()
+        row = s.rows()[0]
+        if row["phase"] == "Failed":
+            break
+        assert POD in s.pods, GO
+        assert not s.pods[POD].obj["metadata"].get("deletionTimestamp"), GO
+        s.advance(10)
+    else:
+        raise AssertionError("the deadline never ended the roll")
+    assert (s.now - started).total_seconds() >= 9 * 60, GO
+    assert "Deadline" in str(row.get("lastFailure", {}).get("reason")), (GO, row)
+    assert not [e for e in s.events if e.event_reason == "TerminalPodRecycled"], GO

@@ -1,8 +1,17 @@
 """OME's ``workload/ops/update_strategy_switch_test.go``: ``updateStrategy.type`` edited mid-surge.
 
 Go: ome-projects/ome ``pkg/controller/v1beta1/workload/ops/update_strategy_switch_test.go`` @ 227e4861
-(15,963 characters, the one stored version, read whole; the index holds it at no later commit, so
-whether the newest Go keeps every rule here is not known), over ``ops/update.go`` ``UpdateWithPods``.
+(15,963 characters, the one stored version under that path, read whole), over ``ops/update.go``
+``UpdateWithPods``. Superseded: the newest stored ``update_surge_test.go`` (58a57f25, 160,097 characters,
+read whole) carries this file's section (``newMidSurgeFixture``, its ``run``) with a new preamble ("the
+strategy is pinned on the operation, so an attempt already under way keeps the mechanism it opened
+with"): ``…HoldsSourceInRotation``, ``…ConvergesToOnePod`` and ``…FinishesSurgeCycle`` with the same four
+entries and assertions, and ``…RollsUnderNewStrategy`` replaced by
+``…StrategyFlipAtUncommittedSurge_FinishesOnItsPin``, which pins the opposite outcome; the newest
+``ops/update.go`` (50,518 characters) says the same in ``UpdateWithPods`` ("An attempt therefore runs to
+its end on the mechanism it opened with") through ``effectiveUpdateStrategy`` and
+``isSurgeOwnedStatus``. So the 13 cases here follow the newest text: the twelve unchanged ones cite
+227e4861 (their words are the same at 58a57f25) and the thirteenth is the newest's replacement.
 The update strategy is not part of the ControllerRevision, so editing it does not retarget the roll:
 the same target keeps rolling under whatever mode the pass resolves. Go seeds one single-pod Instance
 inside a SurgeThenDrain roll (source at ordinal 0, replacement at ordinal 1, the operation parked at a
@@ -22,6 +31,7 @@ from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_strategy_switch_test.go @ 227e4861"
+GO_NEWEST = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25"
 OLD = "llama-pool-engine-0-default-0"
 NEW = "llama-pool-engine-0-default-1"
 STRATEGIES = [
@@ -109,30 +119,44 @@ def test_strategy_flip_at_step_surge_converges_to_one_pod(strategy: str) -> None
     assert row["runningRevision"] == sim.status["updateRevision"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known difference: Go ops/update.go UpdateWithPods (update_strategy_switch_test.go @ 227e4861) "
-        "abandons an uncommitted surge when the strategy is edited to InPlaceIfPossible and rolls the "
-        "source in place at ordinal 0; ours keeps the surge the operation started and promotes the "
-        "replacement (ordinal 1)"
-    ),
-)
-def test_strategy_flip_at_uncommitted_surge_rolls_under_new_strategy() -> None:
-    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_strategy_switch_test.go @
-    227e4861, TestUpdateWithPods_StrategyFlipAtUncommittedSurge_RollsUnderNewStrategy: a surge whose
-    replacement has not come up is uncommitted, so editing the strategy to InPlaceIfPossible takes
-    effect (the way out for a surge that cannot fit): the replacement is reclaimed, the source is
-    rolled in place to the target image and the Instance is Ready on the target at ordinal 0."""
-    sim, driver = _mid_surge(_surge_unready)
+def test_strategy_flip_at_uncommitted_surge_finishes_on_its_pin() -> None:
+    """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25,
+    TestUpdateWithPods_StrategyFlipAtUncommittedSurge_FinishesOnItsPin, the newest Go's text of
+    227e4861's ``…RollsUnderNewStrategy`` (which it replaces; see the module docstring): a surge whose
+    replacement has not come up keeps its pin when the strategy is edited to InPlaceIfPossible: the
+    replacement is not reclaimed, the operation stays a surge pinned to SurgeThenDrain; once the
+    replacement is Ready the cycle completes (the source deleted, Ready on the target), and with the
+    attempt over nothing pins a strategy: the next roll resolves against the edited one (Go asserts
+    ``effectiveUpdateStrategy``; ours reads the next roll's first operation: an in-place patch)."""
+    sim = Sim()
+    sim.apply_replica(base_replica(replicas=1, lifecycle=_lifecycle("SurgeThenDrain")))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    sim.behaviour["vllm:v2"] = "never"
+    sim.image = "vllm:v2"
+    for _ in range(300):
+        driver.one_pass()
+        if _surge_unready(sim):
+            break
+        sim.advance(0.5)
+    assert _surge_unready(sim), "the surge never reached the fixture's state"
     sim.update_spec(lifecycle=_lifecycle("InPlaceIfPossible"))
+    for _ in range(3):
+        sim.advance(0.5)
+        driver.one_pass()
+    assert _live(sim, NEW), (GO_NEWEST, "the replacement was reclaimed")
+    op = sim.rows()[0].get("operation") or {}
+    assert (op.get("step"), op.get("strategy")) == ("Surge", "SurgeThenDrain"), (GO_NEWEST, op)
+    sim.behaviour["vllm:v2"] = "ok"
+    sim.pods[NEW].behaviour = "ok"
     _settle(sim, driver)
-    assert not _live(sim, NEW), GO
-    assert _live(sim, OLD), GO
-    assert sim.pods[OLD].obj["spec"]["containers"][0]["image"] == "vllm:v2"
+    assert not _live(sim, OLD), (GO_NEWEST, "the drained source survived")
     row = sim.rows()[0]
-    assert (row["phase"], row.get("activeOrdinal", 0)) == ("Ready", 0)
-    assert row["runningRevision"] == sim.status["updateRevision"]
+    assert (row["phase"], row["runningRevision"]) == ("Ready", sim.status["updateRevision"]), GO_NEWEST
+    sim.image = "vllm:v3"
+    driver.one_pass()
+    op = sim.rows()[0].get("operation") or {}
+    assert (op.get("step"), op.get("strategy")) == ("InPlace", "InPlaceIfPossible"), (GO_NEWEST, op)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -18,10 +18,18 @@ field index; a pass of ours reads its pods once), ``IsTerminalPod``'s nil entry,
 ``ExcludeTerminalPods`` (a slice helper; ours filters inline), and ``TestPodSetPromotable``'s two
 extra-predicate entries (a Go function argument; its one caller, the in-place roll's runtime-image
 confirmation, is ``update_inplace_test.go``'s).
+
+The newest stored version (25,957 characters, no commit named; dcfb4135's tests plus four) adds 23
+cases: ``TestPodSetFullyServing_TerminalPodDisqualifies`` (6) and
+``TestPodSetFullyServing_SkipsAPodTheSurgeDrained`` (7) on
+:func:`omereconcile.planner.podstate.fully_serving`, ``TestPromoteBars_DeletingPodIsGone`` (2) through the
+planner's promote pass; not mappable (8): ``TestPodSetReadyAndServing_RequiresReadyAndTheGate`` (neither
+the function nor a caller is in the index; ours has no set-level rotation reading).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,6 +37,8 @@ from typing import Any
 import pytest
 
 from omereconcile.actions import WriteStatus
+from omereconcile.planner import gate as gate_writers
+from omereconcile.planner.podstate import fully_serving
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver
 from omereconcile.world import Endpoints, PodCondition, PodView, format_time
@@ -100,7 +110,11 @@ def _created(workers: int, window: int) -> Sim:
 
 
 def _promote_pod(
-    base: PodView, containers_ready: bool, ready_ago: float | None, phase: str = "Running"
+    base: PodView,
+    containers_ready: bool,
+    ready_ago: float | None,
+    phase: str = "Running",
+    deleting: bool = False,
 ) -> PodView:
     """Go ``promotePod``: ``containers_ready`` stamps ContainersReady; ``ready_ago`` (seconds before
     now) stamps PodReady at that instant, None leaves it off. A PodReady pod carries the serving gate
@@ -118,6 +132,9 @@ def _promote_pod(
         },
         "status": {"phase": phase, "conditions": []},
     }
+    if deleting:
+        obj["metadata"]["deletionTimestamp"] = format_time(NOW_PROMOTE)
+        obj["metadata"]["finalizers"] = ["example.com/termination"]
     conds = obj["status"]["conditions"]
     if containers_ready:
         conds.append({"type": "ContainersReady", "status": "True"})
@@ -132,7 +149,10 @@ NOW_PROMOTE = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)  # Go promoteNow
 
 
 def _promote_pass(
-    sim: Sim, shapes: list[tuple[bool, float | None, str]], at: float = 0.0
+    sim: Sim,
+    shapes: list[tuple[bool, float | None, str]],
+    at: float = 0.0,
+    deleting: frozenset[int] = frozenset(),
 ) -> tuple[bool, float | None]:
     """Plan one pass over the created pods given ``shapes`` (ContainersReady, PodReady seconds ago,
     phase), ``at`` seconds after Go's ``promoteNow``: whether it promotes the Instance (the row it
@@ -141,8 +161,11 @@ def _promote_pass(
 
     world = sim.observe()
     bases = sorted(world.pods, key=lambda p: p.name)
-    pods = tuple(_promote_pod(b, cr, ago, ph) for b, (cr, ago, ph) in zip(bases, shapes, strict=True))
-    listed = [p for p in pods if p.ready]
+    pods = tuple(
+        _promote_pod(b, cr, ago, ph, i in deleting)
+        for i, (b, (cr, ago, ph)) in enumerate(zip(bases, shapes, strict=True))
+    )
+    listed = [p for p in pods if p.ready and not p.terminating]
     endpoints = Endpoints.from_slices(
         [
             {
@@ -245,3 +268,149 @@ def test_a_terminal_pod_is_never_promotable() -> None:
     Ready and ContainersReady does not promote its Instance."""
     promoted, _ = _promote_pass(_created(workers=0, window=0), [(True, 1, "Succeeded")])
     assert not promoted, GO
+
+
+# The newest stored version of discover_test.go (25,957 characters; the index names no commit for it):
+# dcfb4135's tests unchanged plus the four below, 23 cases.
+GO_NEWEST = (
+    "ome-projects/ome pkg/controller/v1beta1/workload/query/discover_test.go (newest stored, 25,957 chars)"
+)
+
+
+@pytest.mark.parametrize("window", [pytest.param(0, id="no window"), pytest.param(20, id="under a window")])
+@pytest.mark.parametrize(
+    ("entry", "workers", "deleting"),
+    [
+        ("the only pod is being deleted", 0, frozenset({0})),
+        ("one member of the set is being deleted", 1, frozenset({1})),
+    ],
+)
+def test_a_pod_being_deleted_is_gone_for_the_promote_bars(
+    entry: str, workers: int, deleting: frozenset[int], window: int
+) -> None:
+    """Go: the newest discover_test.go, TestPromoteBars_DeletingPodIsGone, each entry: a pod with a
+    deletion timestamp, however long it has been Ready and ContainersReady, is left out of the set the
+    bars judge, so a set short because of it is not promoted (Go's ``AllPodsRuntimeReady`` false and
+    ``PodSetPromotable`` false under no window and a 20 s one). Through the planner: one pass over the
+    created pods, every one Ready a minute ago. Go's "no remainder" (wait 0) is not asserted: ours wakes
+    for other reasons a pass may have (a terminating pod's sweep)."""
+    sim = _created(workers=workers, window=window)
+    shapes = [(True, 60.0, "Running")] * (1 + workers)
+    promoted, _ = _promote_pass(sim, shapes, deleting=deleting)
+    assert not promoted, (GO_NEWEST, entry)
+
+
+def _gated(
+    name: str,
+    *,
+    phase: str = "Running",
+    containers_ready: bool = True,
+    pod_ready: bool = False,
+    gate: str | None = "True",
+    writers: tuple[tuple[str, str], ...] = (),
+    deleting: bool = False,
+) -> PodView:
+    """A pod as Go's ``conditionedPod`` / ``admittedPod`` / ``rotationPod`` / ``gated`` build it: the
+    conditions True as asked, the ``ome.io/serving`` gate at ``gate`` with its writers' message."""
+    conds: list[dict[str, Any]] = []
+    if containers_ready:
+        conds.append({"type": "ContainersReady", "status": "True"})
+    if gate is not None:
+        message = json.dumps([{"userAgent": u, "key": k} for u, k in writers], separators=(",", ":"))
+        conds.append({"type": c.SERVING_GATE, "status": gate, "message": message if writers else ""})
+    if pod_ready:
+        conds.append({"type": "Ready", "status": "True"})
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "1"}
+    if deleting:
+        meta["deletionTimestamp"] = format_time(NOW_PROMOTE)
+        meta["finalizers"] = ["example.com/termination"]
+        conds = []  # Go deletingPod clears the conditions
+    return PodView.from_dict({"metadata": meta, "status": {"phase": phase, "conditions": conds}})
+
+
+SERVING = _gated("serving")
+
+
+@pytest.mark.parametrize(
+    ("entry", "pods", "desired", "want"),
+    [
+        ("healthy set", [SERVING], 1, True),
+        ("failed pod with stale healthy conditions", [_gated("dead", phase="Failed")], 1, False),
+        ("succeeded pod with stale healthy conditions", [_gated("done", phase="Succeeded")], 1, False),
+        (
+            "serving sibling does not cover a failed member",
+            [SERVING, _gated("dead", phase="Failed")],
+            1,
+            False,
+        ),
+        (
+            "deleting pod is still excluded, not disqualifying",
+            [SERVING, _gated("draining", deleting=True)],
+            1,
+            True,
+        ),
+        ("nothing expected proves nothing", [SERVING], 0, False),
+    ],
+)
+def test_pod_set_fully_serving_terminal_pod_disqualifies(
+    entry: str, pods: list[PodView], desired: int, want: bool
+) -> None:
+    """Go: the newest discover_test.go, TestPodSetFullyServing_TerminalPodDisqualifies, each entry, on
+    :func:`omereconcile.planner.podstate.fully_serving` (Go ``query.PodSetFullyServing``, which the
+    escalation's failed-while-serving guard and the admission of a rolled Instance read)."""
+    assert fully_serving(pods, desired) is want, (GO_NEWEST, entry)
+
+
+SURGE = (gate_writers.SURGE_DRAIN, "update-surge-drain-0-1")
+DELETE = (gate_writers.DELETE_DRAIN, "0")
+
+
+@pytest.mark.parametrize(
+    ("entry", "pods", "want"),
+    [
+        (
+            "surge-drained source beside a serving replacement",
+            [_gated("source", gate="False", writers=(SURGE,)), _gated("replacement")],
+            True,
+        ),
+        (
+            "deleting source beside a serving replacement",
+            [_gated("source", deleting=True), _gated("replacement")],
+            True,
+        ),
+        (
+            "surge-drained source alone covers nothing",
+            [_gated("source", gate="False", writers=(SURGE,))],
+            False,
+        ),
+        (
+            "surge-drained source beside a terminal replacement",
+            [_gated("source", gate="False", writers=(SURGE,)), _gated("replacement", phase="Failed")],
+            False,
+        ),
+        (
+            "surge-drained source beside a replacement not yet in rotation",
+            [_gated("source", gate="False", writers=(SURGE,)), _gated("replacement", gate="False")],
+            False,
+        ),
+        (
+            "source another writer holds beside a serving replacement",
+            [_gated("source", gate="False", writers=(DELETE,)), _gated("replacement")],
+            False,
+        ),
+        (
+            "source held by the surge drain and another writer",
+            [_gated("source", gate="False", writers=(DELETE, SURGE)), _gated("replacement")],
+            True,
+        ),
+    ],
+)
+def test_pod_set_fully_serving_skips_a_pod_the_surge_drained(
+    entry: str, pods: list[PodView], want: bool
+) -> None:
+    """Go: the newest discover_test.go, TestPodSetFullyServing_SkipsAPodTheSurgeDrained, each entry
+    (desired 1): a pod the surge's own drain holds out of rotation is skipped like a deleting one — it
+    neither disqualifies a set whose replacement serves nor covers the slot; a hold by another writer
+    alone is not the surge's drain. Two entries failed before (ours disqualified the drained source) and
+    pass by Go's rule (``planner/podstate.py`` ``fully_serving``)."""
+    assert fully_serving(pods, 1) is want, (GO_NEWEST, entry)

@@ -19,18 +19,7 @@ GO = "ome-projects/ome pkg/controller/v1beta1/workload/query/labels_test.go @ 4d
     ("entry", "name", "want"),
     [
         ("empty", "", ""),
-        pytest.param(
-            "no separator",
-            "abcd1234",
-            "",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known difference: Go query.RevisionHashFromControllerRevisionName gives no hash "
-                "for a name without '-'; ours (planner/context.py hash_of) gives the name itself. Every "
-                "revision name ours writes is '{prefix}-{component}-{hash}', so only a hand-edited status "
-                "meets the difference; not changed here",
-            ),
-        ),
+        ("no separator", "abcd1234", ""),
         ("single separator", "isvc-hash", "hash"),
         ("isvc-component-hash", "llama-engine-abcd1234", "abcd1234"),
         ("trailing dash returns empty suffix", "llama-engine-", ""),
@@ -40,6 +29,14 @@ GO = "ome-projects/ome pkg/controller/v1beta1/workload/query/labels_test.go @ 4d
 def test_revision_hash_from_controller_revision_name(entry: str, name: str, want: str) -> None:
     """Go: labels_test.go @ 4dfb96b1, TestRevisionHashFromControllerRevisionName, each entry."""
     assert hash_of(name) == want, entry
+
+
+def test_a_leading_dash_is_no_separator() -> None:
+    """Not a Go entry (not counted): the rule read from sgl-project/ome
+    ``workload/query/labels.go`` @ f97f9cfa, ``RevisionHashFromControllerRevisionName``, whose loop
+    stops before index 0, so a name whose only ``-`` leads it carries no hash."""
+    assert hash_of("-abcd1234") == ""
+    assert hash_of("a-b") == "b"
 
 
 def test_the_pod_group_label_matches_the_scheduler() -> None:

@@ -247,13 +247,6 @@ def test_restart_pass_per_instance_semantics_preserved() -> None:
     assert phases == {0: "Ready", 1: "Restarting", 2: "Ready"}, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference, a documented choice (planner/gang.py lost_gang_member): Go counts a Create "
-    "at CreatePods as a committed materialization, so a partial gang under it is restarted whole; ours "
-    "requires the published podCount to have reached the desired count and completes the partial create "
-    "member by member (test_workload_ops_restart.py GANG_LOSS_XFAIL)",
-)
 def test_scale_up_during_restart_excludes_restart_selected_create_owner() -> None:
     """Go: … reconcile_test.go @ 9177c1b0, TestReconcile_ScaleUpDuringRestart_ExcludesRestartSelectedCreateOwner:
     a gang (leader and worker) whose Create at CreatePods published one pod (its leader; the worker is

@@ -26,6 +26,7 @@ from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omerender import constants as c
+from tests.goparity.reconciler_world import instances_on_own_nodes
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
 T = datetime(2026, 1, 1)
@@ -134,28 +135,8 @@ NODES = ("node-0", "node-1", "node-2", "node-3")
 
 
 def _four_on_own_nodes() -> tuple[Sim, Driver]:
-    """Four Ready single-pod Instances, Instance i on ``node-i`` (each scale-up step leaves only the
-    next node schedulable), every node schedulable again at the end."""
-    sim = Sim()
-    template = sim.node_objs["sim-node"]
-    sim.node_objs = {}
-    for name in NODES:
-        node = copy.deepcopy(template)
-        node["metadata"]["name"] = name
-        sim.node_objs[name] = node
-    driver = Driver(sim)
-    for count, node in enumerate(NODES, start=1):
-        for name, obj in sim.node_objs.items():
-            obj["spec"]["unschedulable"] = name != node
-        if count == 1:
-            sim.apply_replica(base_replica(replicas=1))
-        else:
-            sim.update_spec(replicas=count)
-        driver.run(lambda s, n=count: converged(s) and s.status.get("readyReplicas") == n)
-    for obj in sim.node_objs.values():
-        obj["spec"].pop("unschedulable", None)
-    assert [sim.node_of(_pod(i)) for i in range(4)] == list(NODES)
-    return sim, driver
+    """Four Ready single-pod Instances, Instance i on ``node-i``."""
+    return instances_on_own_nodes(NODES)
 
 
 @pytest.mark.parametrize(

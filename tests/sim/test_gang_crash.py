@@ -178,11 +178,14 @@ def test_repeated_crashes_during_a_gang_surge_roll(points: set[int]) -> None:
     assert state == SURGE_END
 
 
-def test_a_crash_between_the_creates_of_a_gang_completes_the_create() -> None:
-    """The planner dies after the first pod create of a gang whose Create is journaled: the next
-    planner has never published both members (a watch cache may not show a just-created pod yet), so
-    the missing member is created beside the first, at incarnation 1, with no restart. (Go, reading
-    pods live under expectations, rebuilds such a gang whole; docs/planner.md.)"""
+def test_a_crash_between_the_creates_of_a_gang_rebuilds_it_whole() -> None:
+    """The planner dies after the first pod create of a gang whose Create is journaled at
+    ``CreatePods``: the next planner reads the committed Create short of a member with one standing,
+    and under ``RecreateInstanceOnPodRestart`` rebuilds the gang whole at incarnation 2 (one
+    ``RestartTriggered``; the lone member deleted, both created anew), as OME's Go does
+    (``ops/restart.go`` ``instanceLostGangMember``: "Create commits CreatePods before issuing Pod
+    creates, so an interrupted partial create is safely repaired as a whole Instance"). Until goG2 ours
+    created the missing member beside the first at incarnation 1."""
     sim = Sim(workers=1)
     sim.apply_replica(base_replica(replicas=1))
     clean = Driver(sim)
@@ -194,7 +197,9 @@ def test_a_crash_between_the_creates_of_a_gang_completes_the_create() -> None:
     d = Driver(sim, crash_at=frozenset({first_create}))
     d.run(converged)
     (row,) = sim.rows()
-    assert (row["phase"], row["incarnation"]) == ("Ready", 1)
-    assert [e for e in sim.events if e.event_reason == "RestartTriggered"] == []
-    assert len(applied(d, "CreatePod")) == 2
-    assert applied(d, "DeletePod") == []
+    assert (row["phase"], row["incarnation"]) == ("Ready", 2)
+    restarts = [e.message for e in sim.events if e.event_reason == "RestartTriggered"]
+    assert len(restarts) == 1
+    assert "gang member lost: 1 of 2 pods present" in restarts[0]
+    assert len(applied(d, "CreatePod")) == 3
+    assert len(applied(d, "DeletePod")) == 1

@@ -1,5 +1,6 @@
-"""``ome.io/reset-instances`` (01 §4.8, 03 §8 rule 20): answered once, journaled before any delete,
-removed even when nothing is reset, a no-op when redelivered, and crash-safe between any two actions."""
+"""``ome.io/reset-instances`` (01 §4.8, 03 §8 rule 20): answered, journaled before any delete, its
+events recorded before its removal (Go's order), removed even when nothing is reset, a no-op when
+redelivered (Go's "nothing to reset"), and crash-safe between any two actions."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def test_reset_of_one_failed_instance_is_rebuilt_and_ready() -> None:
     sim.annotate(KEY, "0")
     p = d.one_pass()
     kinds = [type(a).__name__ for a in p.actions]
-    assert kinds == ["WriteStatus", "DeletePod", "RemoveAnnotation", "RecordEvent"]
+    assert kinds == ["WriteStatus", "DeletePod", "RecordEvent", "RemoveAnnotation"]
     assert _annotation(sim) is None
     row = _row(sim, 0)
     assert row is not None
@@ -161,7 +162,7 @@ def test_all_with_nothing_failed_says_so_and_removes_the_annotation(sim: Sim, dr
     driver.run(converged)
     sim.annotate(KEY, "all")
     p = driver.one_pass()
-    assert [type(a).__name__ for a in p.actions] == ["RemoveAnnotation", "RecordEvent"]
+    assert [type(a).__name__ for a in p.actions] == ["RecordEvent", "RemoveAnnotation"]
     assert _annotation(sim) is None
     assert _messages(sim, "InstancesResetSkipped") == [
         f"{HEAD}: reset requested for all instances but none is Failed; nothing to reset"
@@ -198,8 +199,8 @@ def test_a_malformed_value_is_rejected_nothing_reset(value: str, bad: str) -> No
     pods = {n: p.obj["metadata"]["uid"] for n, p in sim.pods.items()}
     sim.annotate(KEY, value)
     p = d.one_pass()
-    assert [type(a).__name__ for a in p.actions] == ["RemoveAnnotation", "RecordEvent"]
-    ev = p.actions[-1]
+    assert [type(a).__name__ for a in p.actions] == ["RecordEvent", "RemoveAnnotation"]
+    ev = p.actions[0]
     assert isinstance(ev, RecordEvent)
     assert (ev.type, ev.event_reason) == ("Warning", "InstancesResetRejected")
     assert ev.message == (
@@ -212,21 +213,46 @@ def test_a_malformed_value_is_rejected_nothing_reset(value: str, bad: str) -> No
 
 
 def test_redelivery_after_a_crash_before_the_removal_resets_nothing_twice() -> None:
+    """Go reset_instances_test.go TestConsumeResetInstances_CrashBeforeConsume_RedeliveryIsNoOp, in the
+    simulated world: the pass records its answer and dies before the removal lands; the redelivery
+    deletes and writes nothing, records no second reset, and says "nothing to reset"."""
     sim, d = _failing(1, 0)
     sim.annotate(KEY, "0")
-    d.crash_at = frozenset({d.actions_applied + 2})  # dies after the status write and the delete
+    d.crash_at = frozenset({d.actions_applied + 3})  # dies after the status write, the delete, the event
     d.one_pass()
     assert _annotation(sim) == "0"
-    assert _messages(sim, "InstancesReset") == []
+    assert _messages(sim, "InstancesReset") == [f"{HEAD}: reset instance(s) 0 {RESET_TAIL}"]
     journal = (_row(sim, 0) or {})["operation"]
     sim.advance(0.5)
     p = d.one_pass()
-    assert not [a for a in p.actions if type(a).__name__ in ("DeletePod", "CreatePod")]
-    assert [type(a).__name__ for a in p.actions][-2:] == ["RemoveAnnotation", "RecordEvent"]
+    assert not [a for a in p.actions if type(a).__name__ in ("DeletePod", "CreatePod", "WriteStatus")]
+    assert [type(a).__name__ for a in p.actions][-2:] == ["RecordEvent", "RemoveAnnotation"]
+    assert _annotation(sim) is None
     assert (_row(sim, 0) or {})["operation"] == journal
-    assert _messages(sim, "InstancesReset") == [f"{HEAD}: reset instance(s) 0 {RESET_TAIL}"]
+    assert _messages(sim, "InstancesResetSkipped") == [
+        f"{HEAD}: reset skipped for instance(s) 0 (nothing to reset)"
+    ]
     assert len(applied(d, "DeletePod")) == 1
     d.run(converged)
+    assert len(_messages(sim, "InstancesReset")) == 1
+
+
+def test_redelivery_after_a_crash_before_the_deletes_finishes_the_reset() -> None:
+    """A pass that dies after journaling the reset, before its delete: the redelivery finds the pod
+    still live, answers "reset" (no second journal write) and the journal deletes the pod once."""
+    sim, d = _failing(1, 0)
+    sim.annotate(KEY, "0")
+    d.crash_at = frozenset({d.actions_applied + 1})  # dies after the status write
+    d.one_pass()
+    assert _annotation(sim) == "0"
+    journal = (_row(sim, 0) or {})["operation"]
+    sim.advance(0.5)
+    p = d.one_pass()
+    assert [type(a).__name__ for a in p.actions] == ["DeletePod", "RecordEvent", "RemoveAnnotation"]
+    assert (_row(sim, 0) or {})["operation"] == journal
+    assert _messages(sim, "InstancesReset") == [f"{HEAD}: reset instance(s) 0 {RESET_TAIL}"]
+    d.run(converged)
+    assert len(applied(d, "DeletePod")) == 1
     assert len(_messages(sim, "InstancesReset")) == 1
 
 
@@ -296,8 +322,15 @@ def _reset_scenario(crash_at: frozenset[int]) -> tuple[Driver, tuple[object, ...
     sim.annotate(KEY, "1,5")
     d.run(lambda s: converged(s) and s.status["readyReplicas"] == 2)
     assert _annotation(sim) is None
+    # Go's order (the events, then the removal): the reset is recorded by at most one pass, since a
+    # pass records it only after its delete; a redelivery after a failed removal records its own
+    # answer, which names the reset Instance "nothing to reset" (Go's RedeliveryIsNoOp).
     assert len(_messages(sim, "InstancesReset")) <= 1
-    assert len(_messages(sim, "InstancesResetSkipped")) <= 1
+    skips = set(_messages(sim, "InstancesResetSkipped"))
+    assert skips <= {
+        f"{HEAD}: reset skipped for instance(s) 5 (no such instance)",
+        f"{HEAD}: reset skipped for instance(s) 5 (no such instance), 1 (nothing to reset)",
+    }
     return d, end_state(sim), start
 
 
