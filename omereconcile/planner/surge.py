@@ -132,12 +132,12 @@ def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
     """``endWithdrawnSurge``: past the hand-over the replacement is gone and the roll target has moved
     off the pinned revision, so nothing is rebuilt at it. A standing source gets its drain hold lifted
     and the row returns to Ready on its running revision; with no source the Instance re-enters as a
-    fresh start at the target (no running revision, rebuilt by the Create path).
-
-    Not Go's row shape for the no-source case: the newest ``AbandonedSurgeSourceMutation``
-    (``workload/status/decision.go``, 36,330 characters) writes ``Failed`` with the operation and target
-    cleared and the running revision kept, and the Create pass's fresh start rebuilds it; ours publishes
-    ``Pending`` at the target for that one pass. No ported Go test pins it; the rebuild is the same."""
+    fresh start: Go's newest ``AbandonedSurgeSourceMutation`` (``workload/status/decision.go``, 36,330
+    characters) writes ``Failed`` with the operation and target cleared and the running revision kept,
+    and the Create pass's fresh start rebuilds it (no repair). Pinned by the 612,458-character
+    ``reconcile_test``'s ``TestSurgeAfterHandover_ReplacementLostWithSourceGoneThenRollbackRebuildsAtTheStartingRevision``
+    (``tests/goparity/test_workload_reconcile_part2.py``); ours published ``Pending`` with no running
+    revision for that pass until goZ2."""
     op = row.operation
     assert op is not None
     key = ctx.instance_key(row.index)
@@ -160,7 +160,7 @@ def _end_withdrawn(ctx: Ctx, row: Row, old: PodView | None, out: Out) -> Row:
         "lost after it took over serving and no source pod stands, so the Instance re-enters as a fresh "
         f"start at revision {ctx.target}",
     )
-    return replace(row, phase=R.PENDING, operation=None, running_revision="", target_revision=ctx.target)
+    return replace(row, phase=R.FAILED, operation=None, target_revision="")
 
 
 def _promote(ctx: Ctx, row: Row, slot: int, out: Out) -> Row:
