@@ -9,21 +9,24 @@ the pieces those files shared word for word; a file whose fixture differs keeps 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
-from omereconcile.settings import OperatorSettings
+from omereconcile.settings import ForceDeletePolicy, OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import T0, Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import DesiredRevision
+from omereconcile.world import DesiredRevision, World, format_time
 
 __all__ = [
     "INSTANCE_READY_TIMEOUT",
     "attempt_row",
+    "config_change_cases",
     "creating_row",
     "instances_on_own_nodes",
     "one_replica_ctx",
@@ -112,3 +115,61 @@ def instances_on_own_nodes(nodes: Sequence[str]) -> tuple[Sim, Driver]:
     placed = [sim.node_of(f"llama-pool-engine-{i}-default-0") for i in range(len(nodes))]
     assert placed == list(nodes), placed
     return sim, driver
+
+
+def _settings_edit(**changes: Any) -> Callable[[World], World]:
+    return lambda world: replace(world, settings=replace(world.settings, **changes))
+
+
+def _stale_retry_blocks(*, backoff: bool) -> Callable[[World], World]:
+    """RetryBlock history of revisions the replica no longer targets: a Held one, and with ``backoff``
+    a Backoff one not yet due (``update_recreate_test.go`` @ 4dfb96b1 seeds both)."""
+
+    def seed(world: World) -> World:
+        failed_at = format_time(world.now - timedelta(hours=1))
+        blocks: list[dict[str, Any]] = [
+            {
+                "targetRevision": "llama-pool-engine-stale001",
+                "state": "Held",
+                "attemptsStarted": 1,
+                "lastFailureAt": failed_at,
+                "reason": "ImagePullBackOff",
+            }
+        ]
+        if backoff:
+            blocks.append(
+                {
+                    "targetRevision": "llama-pool-engine-stale002",
+                    "state": "Backoff",
+                    "attemptsStarted": 1,
+                    "lastFailureAt": failed_at,
+                    "reason": "ImagePullBackOff",
+                    "nextRetryAt": format_time(world.now + timedelta(hours=1)),
+                }
+            )
+        status = {**world.replica.status, "retryBlocks": blocks}
+        return replace(world, replica=replace(world.replica, status=status))
+
+    return seed
+
+
+def config_change_cases(*, backoff_block: bool = False, auto_migrate: bool = False) -> list[Any]:
+    """Go's ``configChangeCases()`` (``ops/update_inplace_test.go`` @ 58a57f25) as pytest params, each a
+    ``World -> World`` edit: of its seven operator knobs ours has the update retry policy, the
+    force-delete policy and the RetryBlock history; ``auto_migrate`` adds the auto-migration budget of
+    ``surgeConfigChangeCases()``. The scale-down and requeue cadences, the gang schedule clamp and the
+    migration audit caps are Go settings ours lacks."""
+    cases = [
+        pytest.param(
+            _settings_edit(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
+            id="update retry policy",
+        ),
+        pytest.param(
+            _settings_edit(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
+            id="force-delete policy",
+        ),
+        pytest.param(_stale_retry_blocks(backoff=backoff_block), id="superseded RetryBlock history"),
+    ]
+    if auto_migrate:
+        cases.append(pytest.param(_settings_edit(auto_migrate_max_attempts=3), id="auto-migration budget"))
+    return cases

@@ -27,11 +27,11 @@ from omereconcile.planner.admission_hold import (
     is_admission_unavailable,
     record_admission_wait,
 )
-from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
-from omereconcile.world import ContainerView, DesiredRevision, PodView, World, format_time, parse_time
+from omereconcile.world import ContainerView, DesiredRevision, PodView, World, parse_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import config_change_cases
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25"
 POD0 = "llama-pool-engine-0-default-0"
@@ -619,38 +619,7 @@ def test_in_place_image_transition_invalid_markers_fail_closed(
     assert not _promoted(row, target), (GO, "runtime aliases satisfied a pending exact-image proof", row)
 
 
-def _stale_blocks(world: World) -> World:
-    status = dict(world.replica.status)
-    status["retryBlocks"] = [
-        {
-            "targetRevision": "llama-pool-engine-stale001",
-            "state": "Held",
-            "attemptsStarted": 1,
-            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
-            "reason": "ImagePullBackOff",
-        },
-    ]
-    return replace(world, replica=replace(world.replica, status=status))
-
-
-def _settings(**changes: Any) -> Callable[[World], World]:
-    return lambda world: replace(world, settings=replace(world.settings, **changes))
-
-
-@pytest.mark.parametrize(
-    "tweak",
-    [
-        pytest.param(
-            _settings(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
-            id="update retry policy",
-        ),
-        pytest.param(
-            _settings(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
-            id="force-delete policy",
-        ),
-        pytest.param(_stale_blocks, id="superseded RetryBlock history"),
-    ],
-)
+@pytest.mark.parametrize("tweak", config_change_cases())
 def test_in_place_operator_config_changes_do_not_change_the_patch(tweak: Callable[[World], World]) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_inplace_test.go @ 58a57f25,
     TestUpdateInPlace_OperatorConfigChangesDoNotChangeThePatch (counted as one case), over

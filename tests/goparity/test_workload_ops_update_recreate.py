@@ -11,18 +11,17 @@ simulated world, pass by pass half a second apart, and watches the row and the p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from omereconcile.actions import WriteStatus
 from omereconcile.planner import plan
-from omereconcile.settings import ForceDeletePolicy, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
-from omereconcile.world import World, format_time, parse_time
+from omereconcile.world import World, parse_time
+from tests.goparity.reconciler_world import config_change_cases
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_recreate_test.go @ 4dfb96b1"
 POD = "llama-pool-engine-0-default-0"
@@ -240,49 +239,7 @@ def test_admission_rejected_rebuilt_pod_is_recycled() -> None:
     assert (promoted, phase, step) == (False, "Updating", "Drain")
 
 
-def _stale_blocks(world: World) -> World:
-    status = dict(world.replica.status)
-    status["retryBlocks"] = [
-        {
-            "targetRevision": "llama-pool-engine-stale001",
-            "state": "Held",
-            "attemptsStarted": 1,
-            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
-            "reason": "ImagePullBackOff",
-        },
-        {
-            "targetRevision": "llama-pool-engine-stale002",
-            "state": "Backoff",
-            "attemptsStarted": 1,
-            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
-            "reason": "ImagePullBackOff",
-            "nextRetryAt": format_time(world.now + timedelta(hours=1)),
-        },
-    ]
-    return replace(world, replica=replace(world.replica, status=status))
-
-
-def _settings(**changes: Any) -> Callable[[World], World]:
-    def edit(world: World) -> World:
-        return replace(world, settings=replace(world.settings, **changes))
-
-    return edit
-
-
-@pytest.mark.parametrize(
-    "tweak",
-    [
-        pytest.param(
-            _settings(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
-            id="update retry policy",
-        ),
-        pytest.param(
-            _settings(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
-            id="force-delete policy",
-        ),
-        pytest.param(_stale_blocks, id="superseded RetryBlock history"),
-    ],
-)
+@pytest.mark.parametrize("tweak", config_change_cases(backoff_block=True))
 def test_operator_config_changes_do_not_change_what_it_decides(tweak: Callable[[World], World]) -> None:
     """Go: ome-projects/ome pkg/controller/v1beta1/workload/ops/update_recreate_test.go @ 4dfb96b1,
     TestRecreateDrain_OperatorConfigChangesDoNotChangeWhatItDecides, over ``configChangeCases()``

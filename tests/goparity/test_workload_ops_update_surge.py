@@ -24,11 +24,12 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.planner import plan
-from omereconcile.settings import ForceDeletePolicy, RetryPolicy
+from omereconcile.settings import ForceDeletePolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, applied, converged
 from omereconcile.world import DesiredRevision, LedgerView, PodCondition, World, format_time, parse_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import config_change_cases
 from tests.goparity.test_workload_ops_create import RefusingSim
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ops/update_surge_test.go @ 58a57f25"
@@ -1331,42 +1332,7 @@ def test_gang_surge_bump_during_bump_promotes_pinned_rev(step: str) -> None:
     driver.run(lambda s: converged(s) and s.status.get("currentRevision") == v3)
 
 
-def _stale_blocks(world: World) -> World:
-    status = dict(world.replica.status)
-    status["retryBlocks"] = [
-        {
-            "targetRevision": "llama-pool-engine-stale001",
-            "state": "Held",
-            "attemptsStarted": 1,
-            "lastFailureAt": format_time(world.now - timedelta(hours=1)),
-            "reason": "ImagePullBackOff",
-        }
-    ]
-    return replace(world, replica=replace(world.replica, status=status))
-
-
-def _edit(**changes: Any) -> Callable[[World], World]:
-    def edit(world: World) -> World:
-        return replace(world, settings=replace(world.settings, **changes))
-
-    return edit
-
-
-_CONFIG_EDITS = [
-    pytest.param(
-        _edit(update_retry=RetryPolicy(7, timedelta(minutes=1), timedelta(hours=1), 2.0)),
-        id="update retry policy",
-    ),
-    pytest.param(
-        _edit(force_delete=ForceDeletePolicy(timedelta(seconds=30), timedelta(minutes=5))),
-        id="force-delete policy",
-    ),
-    pytest.param(_stale_blocks, id="superseded RetryBlock history"),
-    pytest.param(_edit(auto_migrate_max_attempts=3), id="auto-migration budget"),
-]
-
-
-@pytest.mark.parametrize("edit", _CONFIG_EDITS)
+@pytest.mark.parametrize("edit", config_change_cases(auto_migrate=True))
 @pytest.mark.parametrize("step", ["Surge", "SurgeDrain"])
 def test_surge_operator_config_changes_do_not_change_what_it_decides(
     step: str, edit: Callable[[World], World]
