@@ -696,22 +696,9 @@ def _restarting(**spec: Any) -> tuple[Sim, Any]:
     sim, driver = _ready_single(**spec)
     rev = sim.rows()[0]["runningRevision"]
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 2,
-        "phase": "Restarting",
-        "runningRevision": rev,
-        "targetRevision": rev,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "Drain",
-            "reason": "x",
-            "targetRevision": rev,
-            "startedAt": format_time(sim.now),
-            "deadline": format_time(sim.now + timedelta(hours=1)),
-        },
-    }
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        rev, sim.now, sim.now + timedelta(hours=1), phase="Restarting", reason="x"
+    )
     return sim, driver
 
 
@@ -928,22 +915,14 @@ def test_restart_renders_the_stamped_revision_template(gang: bool) -> None:
     sim.image = "vllm:v2"
     rev = running
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 2,
-        "phase": "Restarting",
-        "runningRevision": rev,
-        "targetRevision": rev,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "CreatePods",
-            "reason": "pod count 0 below desired 1",
-            "targetRevision": rev,
-            "startedAt": format_time(sim.now),
-            "deadline": format_time(sim.now + timedelta(hours=1)),
-        },
-    }
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        rev,
+        sim.now,
+        sim.now + timedelta(hours=1),
+        phase="Restarting",
+        reason="pod count 0 below desired 1",
+        step="CreatePods",
+    )
     for name in list(sim.pods):
         del sim.pods[name]
     from omereconcile.planner import plan
@@ -974,22 +953,13 @@ def _open_rebuild(gang: bool, leader_rebuilt: bool = False, held: bool = False) 
     target = sim.observe().render
     assert isinstance(target, DesiredRevision)
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 2,
-        "phase": "Restarting",
-        "runningRevision": running,
-        "targetRevision": running,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "Drain",
-            "reason": "pod count 0 below desired 1",
-            "targetRevision": running,
-            "startedAt": format_time(sim.now),
-            "deadline": format_time(sim.now + timedelta(hours=1)),
-        },
-    }
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        running,
+        sim.now,
+        sim.now + timedelta(hours=1),
+        phase="Restarting",
+        reason="pod count 0 below desired 1",
+    )
     if held:
         sim.replica["status"]["retryBlocks"] = [
             {"targetRevision": target.name, "state": "Held", "attemptsStarted": 3}
@@ -1380,6 +1350,42 @@ def test_repair_yields_to_target_open_restart_is_driven() -> None:
 # a Restart Failed with the operation cleared, so the row below is one another writer (OME's Go
 # controller) left in the replica's status, read by ours as Go reads it (planner/restart.py).
 
+
+def _restart_row(
+    rev: str,
+    started: datetime,
+    deadline: datetime,
+    *,
+    phase: str,
+    reason: str,
+    incarnation: int = 2,
+    step: str = "Drain",
+    **more: Any,
+) -> dict[str, Any]:
+    """Row 0 journaling a Restart (``restart-0-1``) at ``rev``, as Go's fixtures seed one; ``more`` adds
+    row fields (``podCount``, ``lastFailure``), and a ``retryCount`` goes on the operation."""
+    op: dict[str, Any] = {
+        "id": "restart-0-1",
+        "type": "Restart",
+        "step": step,
+        "reason": reason,
+        "targetRevision": rev,
+        "startedAt": format_time(started),
+        "deadline": format_time(deadline),
+    }
+    if "retryCount" in more:
+        op["retryCount"] = more.pop("retryCount")
+    row = {
+        "index": 0,
+        "incarnation": incarnation,
+        "phase": phase,
+        "runningRevision": rev,
+        "targetRevision": rev,
+        "operation": op,
+    }
+    return {**row, **more}
+
+
 LADDER = RetryPolicy(3, timedelta(minutes=1), timedelta(minutes=10), 2.0)  # Go retryLadder(3, time.Minute)
 
 
@@ -1414,24 +1420,15 @@ def _spent(
     now = sim.now
     rev = sim.rows()[0]["runningRevision"]
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 2,
-        "phase": "Failed",
-        "runningRevision": rev,
-        "targetRevision": rev,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "Drain",
-            "reason": "pod lost",
-            "targetRevision": rev,
-            "startedAt": format_time(now - timedelta(hours=2)),
-            "deadline": format_time(now - timedelta(hours=1)),
-            "retryCount": retries,
-        },
-        "lastFailure": {"podName": POD0, "reason": reason, "time": format_time(now - failed_ago)},
-    }
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        rev,
+        now - timedelta(hours=2),
+        now - timedelta(hours=1),
+        phase="Failed",
+        reason="pod lost",
+        retryCount=retries,
+        lastFailure={"podName": POD0, "reason": reason, "time": format_time(now - failed_ago)},
+    )
     obj = sim.pods[POD0].obj
     status = obj["status"]
     obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "1" if pod == "old" else "2"
@@ -2030,24 +2027,16 @@ def test_spent_gang_repair_short_of_a_member_re_arms_at_once() -> None:
     sim = _ready_gang()
     rev = sim.rows()[0]["runningRevision"]
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 1,
-        "phase": "Failed",
-        "podCount": 2,
-        "runningRevision": rev,
-        "targetRevision": rev,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "Drain",
-            "reason": "pod lost",
-            "targetRevision": rev,
-            "startedAt": format_time(sim.now - timedelta(hours=2)),
-            "deadline": format_time(sim.now - timedelta(hours=1)),
-        },
-        "lastFailure": {"podName": WORKER0, "reason": "CrashLoopBackOff", "time": format_time(sim.now)},
-    }
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        rev,
+        sim.now - timedelta(hours=2),
+        sim.now - timedelta(hours=1),
+        phase="Failed",
+        reason="pod lost",
+        incarnation=1,
+        podCount=2,
+        lastFailure={"podName": WORKER0, "reason": "CrashLoopBackOff", "time": format_time(sim.now)},
+    )
     del sim.pods[WORKER0]
     row, out = _one(sim)
     op = row.get("operation") or {}
@@ -2085,28 +2074,19 @@ def test_spent_gang_repair_whose_set_came_up_resumes() -> None:
     sim = _ready_gang()
     rev = sim.rows()[0]["runningRevision"]
     assert sim.replica is not None
-    sim.replica["status"]["instanceStatuses"][0] = {
-        "index": 0,
-        "incarnation": 2,
-        "phase": "Failed",
-        "podCount": 2,
-        "runningRevision": rev,
-        "targetRevision": rev,
-        "operation": {
-            "id": "restart-0-1",
-            "type": "Restart",
-            "step": "Drain",
-            "reason": "pod lost",
-            "targetRevision": rev,
-            "startedAt": format_time(sim.now - timedelta(hours=2)),
-            "deadline": format_time(sim.now - timedelta(hours=1)),
-        },
-        "lastFailure": {
+    sim.replica["status"]["instanceStatuses"][0] = _restart_row(
+        rev,
+        sim.now - timedelta(hours=2),
+        sim.now - timedelta(hours=1),
+        phase="Failed",
+        reason="pod lost",
+        podCount=2,
+        lastFailure={
             "podName": WORKER0,
             "reason": "CrashLoopBackOff",
             "time": format_time(sim.now - timedelta(hours=1)),
         },
-    }
+    )
     for pod in sim.pods.values():
         pod.obj["metadata"]["labels"]["ome.io/instance-incarnation"] = "2"
     row, out = _one(sim)
