@@ -55,6 +55,20 @@ def _time(text: str) -> datetime:
     return when
 
 
+def _hold_for(driver: Driver, passes: int, *checks: Callable[[], None]) -> None:
+    """``passes`` more passes five seconds apart, ``checks`` after each: what a story asserts keeps
+    holding once it has come to rest."""
+    for _ in range(passes):
+        driver.one_pass()
+        driver.sim.advance(5)
+        for check in checks:
+            check()
+
+
+def _at_rest_still(at_rest: Callable[[Sim], bool], sim: Sim) -> None:
+    assert at_rest(sim), GO
+
+
 def _run_with(
     driver: Driver, until: Callable[[Sim], bool], invariant: Callable[[], None], limit: float
 ) -> None:
@@ -117,11 +131,7 @@ def test_scale_while_push_failed_scale_down_removes_the_stuck_instance_first() -
 
     sim.update_spec(replicas=2)
     _run_with(driver, at_rest, keep_serving, limit=600)
-    for _ in range(4):
-        driver.one_pass()
-        sim.advance(5)
-        keep_serving()
-        assert at_rest(sim), GO
+    _hold_for(driver, 4, keep_serving, lambda: _at_rest_still(at_rest, sim))
     assert _block(sim, bad) is not None, GO
 
 
@@ -149,10 +159,7 @@ def test_scale_while_push_failed_scale_up_stays_under_the_ceiling() -> None:
 
     sim.update_spec(replicas=4)
     _run_with(driver, held, under_the_ceiling, limit=3600)
-    for _ in range(4):
-        driver.one_pass()
-        sim.advance(5)
-        under_the_ceiling()
+    _hold_for(driver, 4, under_the_ceiling)
     assert _row(sim, 3) is not None, GO
     for row in sim.rows():
         if row["phase"] == "Failed":
@@ -219,11 +226,7 @@ def _scale_stuck_recreate_to_two(sim: Sim, driver: Driver, untouched: Callable[[
 
     sim.update_spec(replicas=2)
     _run_with(driver, at_rest, keep_serving, limit=600)
-    for _ in range(4):
-        driver.one_pass()
-        sim.advance(5)
-        keep_serving()
-        assert at_rest(sim), GO
+    _hold_for(driver, 4, keep_serving, lambda: _at_rest_still(at_rest, sim))
 
 
 @pytest.mark.xfail(
@@ -340,10 +343,7 @@ def test_runner_killed_once_after_ready_is_never_a_crash_of_the_revision(gang: b
 
     sim.tick()
     _run_with(driver, settled, never_escalated, limit=600)
-    for _ in range(4):
-        driver.one_pass()
-        sim.advance(5)
-        never_escalated()
+    _hold_for(driver, 4, never_escalated)
     alive = victim in sim.pods and _uid(sim, victim) == uid
     repairs = sim.event_reasons().count("RestartTriggered")
     if policy == "RecreateInstanceOnPodRestart":
