@@ -354,3 +354,77 @@ def test_policy_flip_mid_hold_fix_lands_without_rebuilding_the_broken_revision(
         GO,
         "a rebuild with no pod when the fix landed came back on the broken revision",
     )
+
+
+def _gang_surge_marker(sim: Sim) -> dict[str, Any] | None:
+    """Go ``gangSurgeMarker``: the row claiming a replacement gang's index, live or in cleanup."""
+    for row in sim.rows():
+        if (row.get("operation") or {}).get("step") in ("GangSurgeTarget", "GangSurgeTargetCleanup"):
+            return row
+    return None
+
+
+def test_rollback_over_gang_surge_resumed_manager_keeps_the_rollout_open_until_the_replacement_is_gone() -> (
+    None
+):
+    """Go: … TestRollbackOverGangSurge_ResumedManagerKeepsTheRolloutOpenUntilTheReplacementIsGone: two
+    leader+worker gangs under SurgeThenDrain maxSurge 1, deletes lingering ten minutes and an abandoned
+    replacement deleted on a 30-second grace. A push whose replacement gang never passes readiness opens
+    a gang surge on Instance 0 (its marker row and a pod of the pushed image live); the starting
+    revision is re-applied and every pass then runs as a resumed manager (a fresh driver). While a row
+    is still pinned to the withdrawn revision the published ``currentRevision`` does not name the
+    starting revision and ``updatedReplicas`` is short of two; while a pod of the withdrawn revision is
+    live ``currentRevision`` is withdrawn (empty). The rollback settles on the starting revision within
+    40 passes with no marker row and no pod of the withdrawn revision live, ``currentRevision`` the
+    starting revision and ``updatedReplicas`` two."""
+    story = _story(2, "SurgeThenDrain", gang=True, policy=None, grace=timedelta(seconds=30), delete_grace=600)
+    sim = story.sim
+    sim.settings = OperatorSettings(
+        stuck_pod_grace_period=sim.settings.stuck_pod_grace_period,
+        update_retry=sim.settings.update_retry,
+        abandoned_replacement_grace=timedelta(seconds=30),
+    )
+    v1 = sim.status["currentRevision"]
+    sim.behaviour["vllm:stuck"] = "never"
+    pushed = _push(story, "vllm:stuck")
+
+    def surge_open() -> bool:
+        op = (_row(sim, 0) or {}).get("operation") or {}
+        return (
+            op.get("type") == "Update"
+            and _gang_surge_marker(sim) is not None
+            and bool(_live_on(sim, "vllm:stuck"))
+        )
+
+    assert story.run(20, surge_open), (GO, story.driver.describe())
+
+    _push(story, V1)
+
+    def resumed() -> None:
+        story.driver = Driver(sim)
+
+    def open_while_pinned() -> None:
+        resumed()
+        pinned = any(
+            (r.get("operation") or {}).get("type") == "Update"
+            and (r.get("operation") or {}).get("targetRevision") == pushed
+            for r in sim.rows()
+        )
+        current = sim.status.get("currentRevision") or ""
+        assert not (pinned and current == v1), (
+            GO,
+            "the rollup names the starting revision while pinned",
+            sim.rows(),
+        )
+        assert not (_live_on(sim, "vllm:stuck") and current), (GO, "rollup not withdrawn", current)
+        assert not (pinned and (sim.status.get("updatedReplicas") or 0) >= 2), (
+            GO,
+            "a pinned source counted updated",
+        )
+
+    resumed()
+    assert story.run(40, lambda: story.settled_on(v1, 2), open_while_pinned), (GO, story.driver.describe())
+    assert _gang_surge_marker(sim) is None, (GO, sim.rows())
+    assert not _live_on(sim, "vllm:stuck"), GO
+    assert sim.status.get("currentRevision") == v1, GO
+    assert sim.status.get("updatedReplicas") == 2, GO
