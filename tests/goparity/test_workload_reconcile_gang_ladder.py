@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -384,11 +384,7 @@ def test_rollback_over_gang_surge_resumed_manager_keeps_the_rollout_open_until_t
     starting revision and ``updatedReplicas`` two."""
     story = _story(2, "SurgeThenDrain", gang=True, policy=None, grace=timedelta(seconds=30), delete_grace=600)
     sim = story.sim
-    sim.settings = OperatorSettings(
-        stuck_pod_grace_period=sim.settings.stuck_pod_grace_period,
-        update_retry=sim.settings.update_retry,
-        abandoned_replacement_grace=timedelta(seconds=30),
-    )
+    sim.settings = replace(sim.settings, abandoned_replacement_grace=timedelta(seconds=30))
     v1 = sim.status["currentRevision"]
     sim.behaviour["vllm:stuck"] = "never"
     pushed = _push(story, "vllm:stuck")
