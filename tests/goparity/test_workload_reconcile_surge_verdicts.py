@@ -36,11 +36,17 @@ HARNESS_LADDER = RetryPolicy(2, timedelta(seconds=20), timedelta(minutes=1), 2.0
 GOOD, BAD, FIXED = "vllm:v1", "vllm:broken", "vllm:v2"
 
 
-def _harness(workers: int, lifecycle: dict[str, Any], timeout: timedelta | None = None) -> Sim:
-    """Go's ``newRecoveryHarness(t, multiPod)``: one Instance (a leader and a worker when ``workers``)."""
+def _harness(
+    workers: int,
+    lifecycle: dict[str, Any],
+    timeout: timedelta | None = None,
+    stuck: timedelta = timedelta(seconds=30),
+) -> Sim:
+    """Go's ``newRecoveryHarness(t, multiPod)``: one Instance (a leader and a worker when ``workers``);
+    ``stuck`` is Go's ``h.stuckGrace``."""
     settings = OperatorSettings(
         instance_ready_timeout=timeout,
-        stuck_pod_grace_period=timedelta(seconds=30),
+        stuck_pod_grace_period=stuck,
         update_retry=HARNESS_LADDER,
     )
     sim = Sim(workers=workers, settings=settings)
@@ -334,7 +340,7 @@ def test_gang_surge_after_handover_recycled_member_is_recreated_at_once(runner: 
     def recreated() -> bool:
         return len(_pods_of(sim, k)) == 2 and victim in sim.pods and _uid(sim, victim) != uid
 
-    assert _steps(driver, recreated, 8 * 30, attempt_stands), driver.describe()
+    assert _steps(driver, recreated, 8 * 30, attempt_stands, step=30), driver.describe()
     assert _op(sim, 0).get("retryCount") == 1, (GO, _op(sim, 0))
     assert _steps(driver, lambda: _converged_on(sim, v2), 600), driver.describe()
     assert "GangSurgeRebuilt" not in sim.event_reasons(), GO
@@ -731,6 +737,29 @@ def _first_materialization(sim: Sim, driver: Driver) -> None:
     assert _steps(driver, opened, 60, step=1), driver.describe()
 
 
+def _verdict_ends(sim: Sim, driver: Driver, op_type: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+    """The verdict lands and one pass ends the row's ``op_type`` attempt: returns the group's own owners
+    (to free the name with), the ended row and the ``InstanceFailed`` count so far."""
+    owners = _owners(sim)
+    _verdict(sim)
+    driver.one_pass()
+    sim.advance(30)
+    ended = _ended_by_the_verdict(sim, op_type)
+    return owners, ended, sim.event_reasons().count("InstanceFailed")
+
+
+def _foreign_then_freed(
+    sim: Sim, driver: Driver, owners: list[dict[str, Any]], passes: int, stays: Callable[[], None]
+) -> None:
+    """``passes`` passes while the name stays foreign, then ``passes`` after it frees, ``stays`` after each
+    run."""
+    _steps(driver, lambda: False, passes * 30, step=30)
+    stays()
+    _name_freed(sim, owners)
+    _steps(driver, lambda: False, passes * 30, step=30)
+    stays()
+
+
 KEEPS_THE_OPERATION = pytest.mark.xfail(
     strict=True,
     reason="known difference: ours clears the operation when the gang verdict fails the row "
@@ -746,17 +775,11 @@ def test_gang_verdict_failed_create_opens_no_surge_to_the_same_revision() -> Non
     reason and the Create kept. Over three passes while the name stays foreign and three after it
     frees, no gang surge opens over the never-promoted row (no marker, no pod at index 1), the row keeps
     the ended Create and its incarnation, and the conflict is announced no second time."""
-    sim = _harness(1, SURGE_ONE)
-    sim.settings = OperatorSettings(stuck_pod_grace_period=timedelta(hours=1), update_retry=HARNESS_LADDER)
+    sim = _harness(1, SURGE_ONE, stuck=timedelta(hours=1))
     _target(sim, BAD)
     driver = Driver(sim)
     _first_materialization(sim, driver)
-    owners = _owners(sim)
-    _verdict(sim)
-    driver.one_pass()
-    sim.advance(30)
-    ended = _ended_by_the_verdict(sim, "Create")
-    warnings = sim.event_reasons().count("InstanceFailed")
+    owners, ended, warnings = _verdict_ends(sim, driver, "Create")
 
     def stays() -> None:
         assert not any(_op(sim, i).get("step") == "GangSurgeTarget" for i in (0, 1)), (GO, sim.rows())
@@ -767,11 +790,7 @@ def test_gang_verdict_failed_create_opens_no_surge_to_the_same_revision() -> Non
         assert _pods_of(sim, 1) == [], GO
         assert sim.event_reasons().count("InstanceFailed") == warnings, GO
 
-    _steps(driver, lambda: False, 3 * 30, step=30)
-    stays()
-    _name_freed(sim, owners)
-    _steps(driver, lambda: False, 3 * 30, step=30)
-    stays()
+    _foreign_then_freed(sim, driver, owners, 3, stays)
 
 
 @KEEPS_THE_OPERATION
@@ -781,8 +800,7 @@ def test_gang_verdict_failed_recreate_is_not_redriven_on_its_own() -> None:
     conflict reason, the operation kept). Over four passes while the name stays foreign and four after
     it frees, the row keeps the ended recreate at its incarnation and the conflict is announced no
     second time."""
-    sim = _harness(1, {"updateStrategy": {"type": "RecreatePod"}})
-    sim.settings = OperatorSettings(stuck_pod_grace_period=timedelta(hours=1), update_retry=HARNESS_LADDER)
+    sim = _harness(1, {"updateStrategy": {"type": "RecreatePod"}}, stuck=timedelta(hours=1))
     driver = Driver(sim)
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
     _target(sim, BAD)
@@ -796,12 +814,7 @@ def test_gang_verdict_failed_recreate_is_not_redriven_on_its_own() -> None:
         )
 
     assert _steps(driver, rebuilt, 20 * 30, step=5), driver.describe()
-    owners = _owners(sim)
-    _verdict(sim)
-    driver.one_pass()
-    sim.advance(30)
-    ended = _ended_by_the_verdict(sim, "Update")
-    warnings = sim.event_reasons().count("InstanceFailed")
+    owners, ended, warnings = _verdict_ends(sim, driver, "Update")
 
     def stays() -> None:
         row = _row(sim, 0) or {}
@@ -809,11 +822,7 @@ def test_gang_verdict_failed_recreate_is_not_redriven_on_its_own() -> None:
         assert (row.get("operation") or {}).get("id") == ended["operation"]["id"], (GO, row)
         assert sim.event_reasons().count("InstanceFailed") == warnings, GO
 
-    _steps(driver, lambda: False, 4 * 30, step=30)
-    stays()
-    _name_freed(sim, owners)
-    _steps(driver, lambda: False, 4 * 30, step=30)
-    stays()
+    _foreign_then_freed(sim, driver, owners, 4, stays)
 
 
 @KEEPS_THE_OPERATION
@@ -824,16 +833,11 @@ def test_gang_verdict_corrective_revision_resumes_the_failed_create() -> None:
     (Updating, an Update at step Drain targeting it, the incarnation bumped), no surge over the
     never-promoted row; the gang is rebuilt at its own index (two pods at 0, none at 1) and converges
     on the fix."""
-    sim = _harness(1, SURGE_ONE)
-    sim.settings = OperatorSettings(stuck_pod_grace_period=timedelta(hours=1), update_retry=HARNESS_LADDER)
+    sim = _harness(1, SURGE_ONE, stuck=timedelta(hours=1))
     _target(sim, BAD)
     driver = Driver(sim)
     _first_materialization(sim, driver)
-    owners = _owners(sim)
-    _verdict(sim)
-    driver.one_pass()
-    sim.advance(30)
-    ended = _ended_by_the_verdict(sim, "Create")
+    owners, ended, _ = _verdict_ends(sim, driver, "Create")
     _name_freed(sim, owners)
     _steps(driver, lambda: False, 2 * 30, step=30)
     row = _row(sim, 0) or {}
