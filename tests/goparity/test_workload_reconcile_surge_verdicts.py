@@ -22,7 +22,7 @@ import pytest
 
 from omereconcile import actions as A
 from omereconcile.settings import OperatorSettings, RetryPolicy
-from omereconcile.simulate.cluster import Conflict, Sim, base_replica
+from omereconcile.simulate.cluster import Conflict, Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import parse_time
 from tests.goparity.test_workload_escalation_gang_surge import _group_foreign
@@ -306,14 +306,33 @@ def test_gang_surge_after_handover_replacement_lost_with_source_gone_then_rollba
     assert "RestartTriggered" not in sim.event_reasons(), GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours does not record a replacement member that reads Succeeded while it is "
-    "deleted as a recycle (planner/gang.py bring_up_gang recycles only dead members not yet Terminating, and "
-    "at SurgeDrain the record would land on the replacement's row), so once the object is gone its absence "
-    "is a loss: the source is Failed with ReplacementLost and the pin's ladder charged; Go's "
-    "recycleTerminalPods records it on the source (retryCount 1) and the member is recreated at once",
-)
+def _exits_clean_on_stop(sim: Sim, name: str) -> None:
+    """Go's ``deleteExitingClean`` kubelet: once the pod is being deleted its process exits 0 on SIGTERM,
+    and the kubelet publishes it Succeeded (its container terminated, Completed, not ready) until the
+    object is removed."""
+    kubelet = sim._kubelet
+
+    def stopped(pod: SimPod) -> None:
+        kubelet(pod)
+        obj = pod.obj
+        if obj["metadata"]["name"] != name or not obj["metadata"].get("deletionTimestamp"):
+            return
+        obj["status"]["phase"] = "Succeeded"
+        obj["status"]["containerStatuses"] = [
+            {
+                "name": "ome-container",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": {"reason": "Completed", "exitCode": 0}},
+            }
+        ]
+        for cond in obj["status"].get("conditions", []):
+            if cond["type"] in ("ContainersReady", "Ready"):
+                cond["status"] = "False"
+
+    sim._kubelet = stopped  # type: ignore[method-assign]
+
+
 @pytest.mark.parametrize("runner", ["leader", "worker"])
 def test_gang_surge_after_handover_recycled_member_is_recreated_at_once(runner: str) -> None:
     """Go: … TestGangSurgeAfterHandover_RecycledMemberIsRecreatedAtOnce (each runner): a replacement
@@ -321,15 +340,17 @@ def test_gang_surge_after_handover_recycled_member_is_recreated_at_once(runner: 
     removed. The attempt stands throughout (the source Updating with its operation, no block on the
     pin); once the object is gone the member is recreated at once under its name (a new UID), the
     recycle counted once on the operation (``retryCount`` 1, no re-arm); the hand-over finishes on the
-    pin and no ``GangSurgeRebuilt`` is announced."""
+    pin and no ``GangSurgeRebuilt`` is announced. Fixed by Go's rule: ``ops/update_gang.go``
+    ``gangSurgeUpdate`` (the newest stored, 47,210 characters) runs ``recycleTerminalTargets`` at the
+    drain step with the SOURCE as ``statusIdx``, a Terminating dead member counted and not deleted again
+    (``ops/terminal_recycle.go`` ``recycleTerminalPods``); ``planner/gang_ops.py`` ``_step_pair``."""
     sim, driver, _, v2, k = _gang_surge_handed_over()
     victim = f"llama-pool-engine-{k}-{runner}-0"
     uid = _uid(sim, victim)
     sim.delete_grace = 30
+    _exits_clean_on_stop(sim, victim)
     sim.user_delete(victim)
-    pod = sim.pods[victim].obj
-    pod["status"]["phase"] = "Succeeded"
-    sim.pods[victim].behaviour = "pending"
+    sim.tick()
 
     def attempt_stands() -> None:
         row = _row(sim, 0) or {}
