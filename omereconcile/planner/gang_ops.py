@@ -39,7 +39,15 @@ from omereconcile.planner.podstate import drained, ladder, live
 from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
-from omereconcile.planner.steps import by_name, complete, demote, new_operation, retire, retire_abandoned
+from omereconcile.planner.steps import (
+    by_name,
+    complete,
+    demote,
+    new_operation,
+    recycle_terminal,
+    retire,
+    retire_abandoned,
+)
 from omereconcile.world import PodView, format_time, parse_time
 
 __all__ = [
@@ -566,7 +574,19 @@ def _step_pair(
         drain = replace(op, step=R.STEP_SURGE_DRAIN, last_progress_at=ctx.now)
         return replace(src, operation=drain), new_tgt
     # SurgeDrain: the source's pods leave rotation, drain and go; then its PodGroup; then the promote.
-    lost = [n for n in gang_names(ctx, tgt.index) if by_name(tgt_pods, n) is None]
+    names = gang_names(ctx, tgt.index)
+    dead = [p for p in tgt_pods if p.name in names and p.ended]
+    if dead:
+        # Go ops/update_gang.go gangSurgeUpdate (the newest stored, 47,210 characters): a member in a
+        # terminal phase, Terminating or not, is the recycle's (``recycleTerminalTargets`` with the
+        # SOURCE as statusIdx): counted on the source's operation with its failure record, and nothing
+        # is created this pass. Once it is gone ``_recycled_members`` reads it as the controller's own
+        # removal, so it is recreated at once under the attempt as it stands, not charged as a loss.
+        # A recorded member whose delete is on its way is waited for (Go's unmet expectations).
+        if all(p.terminating for p in dead) and _recycled_members(src, [p.name for p in dead]):
+            return src, tgt
+        return recycle_terminal(ctx, src, dead[0], out, dead[1:], tgt.index), tgt
+    lost = [n for n in names if by_name(tgt_pods, n) is None]
     if lost:
         if rev != ctx.target:
             return src, _cleanup(tgt)  # endWithdrawnGangSurge: nothing is rebuilt at a withdrawn pin

@@ -214,12 +214,17 @@ def terminal_failure(ctx: Ctx, pod: PodView) -> dict[str, object]:
     return failure
 
 
-def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[PodView] = ()) -> Row:
+def recycle_terminal(
+    ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[PodView] = (), pods_index: int | None = None
+) -> Row:
     """``ops/terminal_recycle.go`` ``recycleTerminalPods``: a dead pod holding the slot's name is
     deleted so it can be recreated. Past the operation's deadline nothing is recycled (escalation
     owns the attempt). The first recycle of an attempt is immediate; later ones follow the
     ``updateRetry`` ladder indexed by ``retryCount`` from ``lastProgressAt`` (with no policy, the
-    next pass). The count, ``lastProgressAt`` and ``lastFailure`` are written ahead of the delete."""
+    next pass). The count, ``lastProgressAt`` and ``lastFailure`` are written ahead of the delete; a
+    dead pod already being deleted is counted and not deleted again. ``row`` owns the operation and
+    takes the bookkeeping; ``pods_index`` is the Instance the pods live under, when another (Go's
+    ``statusIdx``/``podIdx``: a gang surge's replacement members, the source's operation)."""
     op = row.operation
     assert op is not None
     if op.deadline is not None and ctx.now > op.deadline:
@@ -238,13 +243,14 @@ def recycle_terminal(ctx: Ctx, row: Row, pod: PodView, out: Out, more: Sequence[
     out.event(
         "Warning",
         "TerminalPodRecycled",
-        f"OMENative {ctx.instance_key(row.index)} deleted terminal pod(s) {desc} for recreate "
-        f"({op.type} recycle {n})",
+        f"OMENative {ctx.instance_key(row.index if pods_index is None else pods_index)} deleted terminal "
+        f"pod(s) {desc} for recreate ({op.type} recycle {n})",
     )
     for p in dead:
         # One recycle for every dead member a pass finds (ome-projects/ome @ 58a57f25
         # terminal_recycle_external_test.go TestCreate_RecyclesWholeTerminalGangTogether).
-        out.delete(p, f"pod ended in phase {p.phase}; recycled so it can be recreated")
+        if not p.terminating:
+            out.delete(p, f"pod ended in phase {p.phase}; recycled so it can be recreated")
     paced = replace(op, retry_count=n, last_progress_at=ctx.now)
     fresh = terminal_failure(ctx, pod)
     if _same_dead_pod_failure(row.last_failure, fresh, pod.creation_timestamp):
