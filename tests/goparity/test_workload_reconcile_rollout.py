@@ -650,13 +650,6 @@ def test_healed_runner_stops_holding_the_floor(held: bool) -> None:
     _floor_checked(sim, driver, held)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours has no ops.RolledInstanceDark (its definition is not in the index): a rolled "
-    "Instance whose pod fails readiness counts as rolled-not-serving however long it has been unready, so "
-    "inside the grace the floor holds but the pass asks for no wake at the grace's end, and past the grace the "
-    "hold still stands and the source stays in rotation",
-)
 @pytest.mark.parametrize("held", [True, False], ids=["unready inside the grace", "unready for the grace"])
 def test_dark_rolled_instance_holds_no_floor(held: bool) -> None:
     """Go: … TestReconcile_DarkRolledInstanceHoldsNoFloor (each entry): Instance 0 is Ready on the
