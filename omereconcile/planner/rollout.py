@@ -236,7 +236,7 @@ def _unbacked_ready(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     the full Create pass does not run (the status publication's ``DemotableReady``)."""
     if row.phase != R.READY or row.operation is not None or ctx.restart_policy == RESTART_POLICY_RECREATE:
         return False
-    return not pods
+    return all(p.ended for p in pods)
 
 
 def _on_target(row: Row, target: str) -> bool:
