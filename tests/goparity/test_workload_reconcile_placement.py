@@ -28,6 +28,7 @@ from omerender import constants as c
 from tests.goparity.test_workload_reconcile_part1 import _lose
 from tests.goparity.test_workload_reconcile_part2 import (
     GO,
+    RECREATE_ONE,
     _block,
     _hold_for,
     _image,
@@ -315,9 +316,18 @@ def _parked_failed(sim: Sim, index: int, reason: str) -> bool:
     )
 
 
-RECREATE_ONE = {
-    "updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-}
+def _push_unpullable(sim: Sim, replicas: int, lifecycle: dict[str, Any]) -> tuple[Driver, str, str]:
+    """``replicas`` Instances converged on v1 under ``lifecycle``, then pushed onto v2, whose pods
+    cannot pull (Go's ``setTarget(h.revBad, badImage)``): the driver, v1 and the pushed revision."""
+    sim.apply_replica(base_replica(replicas=replicas, lifecycle=lifecycle))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
+    v1 = str(sim.status["updateRevision"])
+    sim.behaviour["vllm:v2"] = "imagepull"
+    sim.image = "vllm:v2"
+    return driver, v1, sim.render().name  # type: ignore[union-attr]
+
+
 SHAPES = [
     pytest.param(0, False, id="single pod"),
     pytest.param(1, False, id="gang whose leader and worker cannot pull"),
@@ -352,18 +362,12 @@ def test_unpullable_push_charges_the_ladder_whatever_the_instance_shape(
         workers=workers,
         settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=30), update_retry=ladder),
     )
-    sim.apply_replica(base_replica(replicas=2, lifecycle=RECREATE_ONE))
-    driver = Driver(sim)
-    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
-    v1 = sim.status["updateRevision"]
+    driver, v1, bad = _push_unpullable(sim, 2, RECREATE_ONE)
     per = 1 + workers
-    survivor = {n: _uid(sim, n) for n in _pods_of(sim, 1)}
+    survivor = {n: _uid(sim, n) for n in _pods_of(sim, 1)}  # no pass has run on the push yet
     assert len(survivor) == per
-    sim.behaviour["vllm:v2"] = "imagepull"
     if worker_good:
         sim.worker_behaviour["vllm:v2"] = "ok"
-    sim.image = "vllm:v2"
-    bad = sim.render().name  # type: ignore[union-attr]
     bad_per_attempt = 1 if worker_good else per
     seen: set[str] = set()
 
@@ -439,13 +443,7 @@ def test_gang_push_unpullable_revision_is_held_within_the_ladder(ending: str) ->
         update_retry=RetryPolicy(2, timedelta(seconds=20), timedelta(minutes=1), 2.0),
     )
     sim = _Cluster(workers=1, settings=settings)
-    sim.apply_replica(base_replica(replicas=2, lifecycle=RECREATE_ONE))
-    driver = Driver(sim)
-    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
-    v1 = sim.status["updateRevision"]
-    sim.behaviour["vllm:v2"] = "imagepull"
-    sim.image = "vllm:v2"
-    bad = sim.render().name  # type: ignore[union-attr]
+    driver, v1, bad = _push_unpullable(sim, 2, RECREATE_ONE)
     seen: set[str] = set()
     saw_failed = False
 
@@ -768,13 +766,7 @@ def test_scale_while_gang_surge_failed_scale_down_retires_the_failed_pair_first(
             update_retry=RetryPolicy(1, timedelta(minutes=1), timedelta(minutes=30), 2.0),
         ),
     )
-    sim.apply_replica(base_replica(replicas=2, lifecycle=_rolling_budget("SurgeThenDrain")))
-    driver = Driver(sim)
-    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 2)
-    v1 = sim.status["updateRevision"]
-    sim.behaviour["vllm:v2"] = "imagepull"
-    sim.image = "vllm:v2"
-    bad = sim.render().name  # type: ignore[union-attr]
+    driver, v1, bad = _push_unpullable(sim, 2, _rolling_budget("SurgeThenDrain"))
     assert _run(driver, 60, lambda: _gang_mid_wreckage(sim)), (GO, driver.describe())
     assert len(_serving_pods(sim)) == 4, (GO, driver.describe())
     assert _block(sim, bad) is None, (GO, "the story needs the wave to be the ladder's first record")
