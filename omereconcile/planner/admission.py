@@ -28,7 +28,7 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import fully_serving
+from omereconcile.planner.podstate import fully_serving, readiness_dark_at
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView
@@ -88,9 +88,11 @@ def rolled_not_serving(
     and has not held Ready for the proven window since (``ProvenWindowSeconds``; the planner wakes
     when the window ends). Partition-held Instances are not considered; scaled-away (``Deleting``)
     rows are not planned. Not reproduced (docs/planner.md "Budgets"): ``RunnerRestartedAgainSinceReady``
-    (needs the last termination's start, which the pod view does not keep), ``RebuiltAfterFailure``,
-    and ``ops.RolledInstanceDark``'s exclusion of a shortfall of dark pods, whose definition is not
-    in the index.
+    (needs the last termination's start, which the pod view does not keep) and
+    ``RebuiltAfterFailure``, whose body is not in the index. ``ops.RolledInstanceDark`` is followed
+    as its caller and ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` state it: an Instance whose
+    shortfall is pods dark on readiness past the stuck-pod grace is left out
+    (``podstate.readiness_dark_at``).
     """
     target_hash = hash_of(ctx.target)
     window = proven_window(ctx)
@@ -109,6 +111,20 @@ def rolled_not_serving(
         if waits:
             out.wake(max(waits))  # a pod Ready again raises no event when its window ends
         if waits or not _fully_serving(own, ctx.pods_per_instance):
+            # Go ``ops.RolledInstanceDark``: a shortfall of dark pods alone is not the roll's open
+            # work, nothing those pods do lifts it, so the Instance holds no slot (see
+            # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for
+            # the grace's end, which raises no watch event.
+            full = len(own) >= ctx.pods_per_instance
+            dark_at = (
+                readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
+                if full and not waits
+                else None
+            )
+            if dark_at is not None and dark_at <= ctx.now:
+                continue
+            if dark_at is not None:
+                out.wake(dark_at)
             found.append(r.index)
     return sorted(found)
 

@@ -48,10 +48,18 @@ from typing import Any
 
 from omereconcile.actions import PatchPodInPlace
 from omereconcile.planner import rows as R
-from omereconcile.planner.context import IN_PLACE_ONLY, IN_PLACE_STRATEGIES, RECREATE, SURGE, Ctx, hash_of
+from omereconcile.planner.context import (
+    IN_PLACE_IF_POSSIBLE,
+    IN_PLACE_ONLY,
+    IN_PLACE_STRATEGIES,
+    RECREATE,
+    SURGE,
+    Ctx,
+    hash_of,
+)
 from omereconcile.planner.gate import IN_PLACE
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import drained, ladder
+from omereconcile.planner.podstate import drained, fully_serving, ladder, readiness_dark_at
 from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import by_name, check_failure, complete, new_operation, recycle_terminal
@@ -65,8 +73,10 @@ __all__ = [
     "MODE_SURGE",
     "STEP_IN_PLACE",
     "annotations_diff",
+    "cannot_restore_message",
     "canonical_image",
     "choose_mode",
+    "in_place_cannot_restore",
     "in_place_eligible",
     "refusal_message",
     "revision_payload",
@@ -169,6 +179,36 @@ def choose_mode(ctx: Ctx, row: Row, target: str) -> str | None:
     if eligible:
         return MODE_IN_PLACE
     return None if ctx.strategy == IN_PLACE_ONLY else MODE_RECREATE
+
+
+def in_place_cannot_restore(ctx: Ctx, row: Row, target: str, pods: Sequence[PodView]) -> bool:
+    """Go ``ops.InPlaceCannotRestore`` as the newest ``planUpdateSelection`` calls it for a fresh
+    ``InPlaceIfPossible`` start ("A step that replaces no container cannot restore a pod set dark on
+    readiness, so such an in-place start runs as a recreate"; its body is not in the index, the rule
+    is read from that comment and ``TestReconcile_MetadataPushOverADarkInstance_InPlaceStepRecreatesIt``):
+    the running and target revisions name the same container images, so the patch restarts nothing,
+    and the live pod set serves nothing, every pod dark on readiness past the stuck-pod grace
+    (``podstate.readiness_dark_at``)."""
+    if ctx.strategy != IN_PLACE_IF_POSSIBLE:
+        return False
+    running = _pod_spec(revision_payload(ctx, row.running_revision))
+    desired = _pod_spec(revision_payload(ctx, target))
+    if running is None or desired is None or _images(running) != _images(desired):
+        return False
+    live = [p for p in pods if not p.terminating]
+    if not live or any(fully_serving([p], 1) for p in live):
+        return False
+    dark_at = readiness_dark_at(live, ctx.world.settings.stuck_pod_grace_period)
+    return dark_at is not None and dark_at <= ctx.now
+
+
+def cannot_restore_message(ctx: Ctx, index: int, target: str) -> str:
+    """The Warning a start announces when ``in_place_cannot_restore`` turns it into a recreate (Go's
+    test asserts the reason ``InPlaceUpdateNotPossible``; its words are not in the index)."""
+    return (
+        f"OMENative {ctx.instance_key(index)} in-place update to revision {target} cannot restore a "
+        "pod set dark on readiness; recreating instead"
+    )
 
 
 def start_in_place(ctx: Ctx, row: Row, target: str, out: Out) -> Row:

@@ -20,6 +20,7 @@ __all__ = [
     "fully_serving",
     "ladder",
     "limbo_failure",
+    "readiness_dark_at",
     "stuck_container",
     "workload_caused_container",
 ]
@@ -321,3 +322,33 @@ def fully_serving(pods: Sequence[PodView], desired: int) -> bool:
             return False
         count += 1
     return count >= desired
+
+
+def readiness_dark_at(pods: Sequence[PodView], grace: timedelta) -> datetime | None:
+    """When a pod set's shortfall is dark pods alone: every live pod short of serving
+    (``fully_serving``) is Running with its containers running and ContainersReady False, a pod whose
+    runner is up and fails readiness; it is dark once it has been so for the stuck-pod grace (OME's
+    newest ``planUpdateSelection`` reads ``ops.RolledInstanceDark`` and ``InPlaceCannotRestore`` so,
+    as ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` and the dark-Instance roll stories of the
+    612,458-character ``reconcile_test`` pin them; neither body is in the index). The instant the last
+    of them goes dark, or None when none falls short or some shortfall is not a readiness failure
+    (an ended or waiting pod, a gate turned off)."""
+    latest: datetime | None = None
+    for p in pods:
+        if p.terminating or fully_serving([p], 1):
+            continue
+        cond = p.condition("ContainersReady")
+        if (
+            p.ended
+            or p.phase != "Running"
+            or not p.containers
+            or not all(ct.running for ct in p.containers)
+            or cond is None
+            or cond.status == "True"
+        ):
+            return None
+        since = cond.last_transition_time or p.creation_timestamp
+        if since is None:
+            return None
+        latest = since + grace if latest is None else max(latest, since + grace)
+    return latest

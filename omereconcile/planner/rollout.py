@@ -29,10 +29,13 @@ from omereconcile.planner.gang_ops import (
 )
 from omereconcile.planner.inplace import (
     IN_PLACE_REFUSED,
+    MODE_IN_PLACE,
     MODE_RECREATE,
     MODE_SURGE,
     STEP_IN_PLACE,
+    cannot_restore_message,
     choose_mode,
+    in_place_cannot_restore,
     refusal_message,
 )
 from omereconcile.planner.instances import park, start_create, start_delete, start_update, step_row
@@ -607,6 +610,13 @@ def _start_updates(
             # Warning and returns an error, which ends the update pass; the Instance stays as it is.
             out_for(r.index).event("Warning", IN_PLACE_REFUSED, refusal_message(ctx, r.index))
             break
+        if mode == MODE_IN_PLACE and in_place_cannot_restore(ctx, r, ctx.target, by_index.get(r.index, [])):
+            # A patch that restarts no container leaves a pod set dark on readiness as dark as it
+            # found it: Go's newest ``planUpdateSelection`` starts it as a recreate.
+            out_for(r.index).event(
+                "Warning", IN_PLACE_REFUSED, cannot_restore_message(ctx, r.index, ctx.target)
+            )
+            mode = MODE_RECREATE
         # Every fresh attempt that starts turns a due Backoff into RetryInProgress (Go ``ops/update.go``
         # ``flipRetryBlockOnAttemptStart``, called by each Update entry stamp: surge, in-place,
         # recreate; ome-projects/ome ae683e3f, ``update_retryblock_test.go``
