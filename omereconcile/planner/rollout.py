@@ -225,10 +225,14 @@ def _full_create_pass(ctx: Ctx, rows: Sequence[Row], held: frozenset[int], targe
 
 
 def _unbacked_ready(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """A Ready Instance with no operation and not one pod object left (Go's truth-pass screen,
-    ``planUnbackedDemotions``: ``len(cached[idx]) == 0``, a Terminating pod still counting): Go's
-    full Create pass rebuilds it and re-stamps its phase in the same pass (ome-projects/ome
-    ``workload/plan_decision.go`` ``Plan``: "Unpaused reconciles skip it [the truth pass]: Create both
+    """A Ready Instance with no operation and no pod object left but ones that ended (Go's truth-pass
+    screen, ``planUnbackedDemotions``: ``len(cached[idx]) == 0``, a Terminating pod still counting;
+    and ``ops/create.go`` ``missingPodTargets``, the 53,576-character version: "a terminal pod is
+    absent for this purpose", Terminating or not, so a pod that ended never backs the row; the Create
+    step recycles it, ``steps.bring_up``. Go test: the 612,458-character root reconcile_test,
+    ``TestPreemptedPod_ReturnsAndSaysWhyUntilPlaced``; before, a Terminating pod that had ended kept
+    the row Ready until it was gone): Go's full Create pass rebuilds it and re-stamps its phase in the
+    same pass (ome-projects/ome ``workload/plan_decision.go`` ``Plan``: "Unpaused reconciles skip it [the truth pass]: Create both
     recovers the pods and re-stamps the phase in the same pass"; ``ops/create.go``
     ``createFilteredBatched``: the ``Creating`` intent committed, then ``createMissingPods``; the
     revision is ``createRevision``'s, the target for an Instance with no live pod, the running one
@@ -239,7 +243,7 @@ def _unbacked_ready(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     the full Create pass does not run (the status publication's ``DemotableReady``)."""
     if row.phase != R.READY or row.operation is not None or ctx.restart_policy == RESTART_POLICY_RECREATE:
         return False
-    return not pods
+    return all(p.ended for p in pods)
 
 
 def _on_target(row: Row, target: str) -> bool:

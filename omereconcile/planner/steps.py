@@ -298,10 +298,14 @@ def bring_up(ctx: Ctx, row: Row, pod: PodView | None, name: str, ordinal: int, o
             ctx, row, op.target_revision, ordinal, out, f"{op.type} {op.step}: pod at {op.target_revision}"
         )
         return row, False
+    if pod.ended and (not pod.terminating or op.type == R.OP_CREATE):
+        # Go ``ops/create.go`` ``missingPodTargets`` reads a terminal pod as absent whether or not it
+        # is Terminating, and ``processStartActions`` hands it to ``recycleTerminalPods``
+        # (``ops/terminal_recycle.go``), which records the recycle and its event and skips only the
+        # delete of a pod already on its way out (``out.delete`` skips it here).
+        return recycle_terminal(ctx, row, pod, out), False
     if pod.terminating:
         return row, False
-    if pod.ended:
-        return recycle_terminal(ctx, row, pod, out), False
     if pod.revision_hash != hash_of(op.target_revision) or pod.incarnation != row.incarnation:
         retire(pod, out, f"pod is not at revision {op.target_revision} incarnation {row.incarnation}")
         return row, False
