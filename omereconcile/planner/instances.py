@@ -643,7 +643,7 @@ def step_row(
         # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
         crashed = step_crash_ladder(ctx, row, pods, out, retry)
         if crashed is not None:
-            if crashed.operation is None:
+            if crashed.operation is None and not ctx.gang:
                 _idle_strays(ctx, crashed, pods, out)
             return crashed
         idle = _step_idle(ctx, row, pods, out)

@@ -56,6 +56,7 @@ from omereconcile.planner.gang import (
     RESTART_POLICY_RECREATE,
     _rebuild_denied,
     bring_up_gang,
+    gang_broken,
     lost_gang_member,
     pod_termination,
     runner_restarted_since_ready,
@@ -396,11 +397,15 @@ def _ran_again_since_ready(pod: PodView, ready_since: datetime | None) -> bool:
 
 def _runs_desired_image(ctx: Ctx, row: Row, pod: PodView) -> bool:
     """Go ``podRunsDesiredRunnerImage``: only a row running the update revision is compared, and the
-    pod's runner image must be the one that revision renders."""
+    pod's runner image must be the one that revision renders for it (a gang's worker: the worker
+    template, when the revision has one)."""
     if not row.running_revision or row.running_revision != ctx.spec_revision:
         return False
     payload = revision_payload(ctx, row.running_revision)
     spec = payload.get("podSpec") if payload is not None else None
+    worker = payload.get("workerPodSpec") if payload is not None else None
+    if pod.runner == c.RUNNER_WORKER and isinstance(worker, dict):
+        spec = worker
     want = ""
     for ct in (spec or {}).get("containers") or []:
         if isinstance(ct, dict) and ct.get("name") == c.MAIN_CONTAINER:
@@ -581,15 +586,25 @@ def read_crash_ladder(
 
 
 def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """Ours' reading of ``evidence.CrashLoopWedgedPodOn`` on the running revision (its body is not in
-    the index): a live pod of that revision parked in a terminal waiting reason past the stuck-pod
-    grace."""
+    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (ome-projects/ome
+    ``workload/evidence/``, the 10,186-character file, commit not named by the index) with its parked
+    shape (``PodWedgedPastGrace``, ``evidence/stuckpod.go``, 12,631 characters): on a ``Ready``,
+    operation-free row with a stuck-pod grace, a set not fully serving holds a live pod of that
+    revision parked in a terminal waiting reason and older than the grace, measured from the pod's
+    creation ("the time a pod gets to come up, after which a parked pod is a wedge at once"), so a set
+    that serves between its crashes is a wedge once it is past the grace. Not ported: its
+    promoted-then-unready shape (``PodUnreadyPastGrace``, read under ``RecreateInstanceOnPodRestart``).
+    Before: ours measured the grace from the waiting episode's start, so a flapping set never read as
+    a wedge."""
     grace = ctx.world.settings.stuck_pod_grace_period
+    if row.phase != R.READY or row.operation is not None or grace <= timedelta(0):
+        return False
+    if fully_serving(pods, ctx.pods_per_instance):
+        return False
     for p in pods:
-        if p.ended or not _on_revision(p, row.running_revision):
+        if p.terminating or p.creation_timestamp is None or not _on_revision(p, row.running_revision):
             continue
-        stuck = stuck_container(p)
-        if stuck is not None and ctx.now >= stuck.since + grace:
+        if ctx.now - p.creation_timestamp >= grace and stuck_container(p) is not None:
             return True
     return False
 
@@ -754,13 +769,13 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     ``countCrashOnLadder``); a rebuild the ladder admits opens a ``Restart`` that is the ladder's attempt
     (``status.RetryBlockAttemptStarted``). None: the ladder does not read the row, the earlier rules
     apply. Under Freeze the restart pass opens nothing, and nothing here runs."""
-    if ctx.gang or ctx.freeze or row.operation is not None:
+    if ctx.freeze or row.operation is not None:
         return None
     episode = read_crash_loop_episode(ctx, row, pods, retry)
     if episode is not None:
         return settle_crash_loop_episode(row, episode)
-    active = by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
-    if active is None or active.terminating or active.ended:
+    active = None if ctx.gang else by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
+    if not ctx.gang and (active is None or active.terminating or active.ended):
         return None
     ladder = read_crash_ladder(ctx, row, pods, retry, out)
     if ladder is None:
@@ -770,11 +785,11 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     row, parked = count_crash_on_ladder(ctx, row, pods, ladder, out, retry)
     if parked:
         return row
-    why = (
-        single_pod_restart_reason(ctx, row, [active])
-        if ctx.restart_policy == RESTART_POLICY_RECREATE
-        else None
-    )
+    why = None
+    if ctx.restart_policy == RESTART_POLICY_RECREATE:
+        # The policy's trigger names the rebuild (Go runnerRestartTrigger, DetectRestartTriggerWithPods'
+        # Ready branch): per pod, a single pod's or each gang member's.
+        why = gang_broken(ctx, row, pods) if active is None else single_pod_restart_reason(ctx, row, [active])
     restarted = start_gang_restart(ctx, row, pods, why or ladder.crash.restart_reason(), out)
     retry.started(ladder.rev)
     return restarted

@@ -32,7 +32,7 @@ from omereconcile.planner.counters import (
     instance_counters,
 )
 from omereconcile.planner.out import Out
-from omereconcile.planner.retry import RetryBook
+from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rollout import Hold
 from omereconcile.planner.rows import Row
 from omereconcile.settings import format_go_duration
@@ -240,6 +240,29 @@ def _max_unavailable(ctx: Ctx) -> int | str | None:
     return ru.max_unavailable if ru is not None else None
 
 
+def _prune_on_promote(rows: Sequence[Row], rev: str, retry: RetryBook) -> None:
+    """Go ``RetryBlockPruneOnPromote``, the newest stored version (ome-projects/ome ``workload/status``,
+    the 36,330-character file, commit not named by the index): no prune while a row ``Ready`` on
+    ``rev`` remembers a crash of its promoted pod set (``RowRemembersCrashOn``: a failure dated after
+    it entered ``Ready``; the block counts that crash and paces its rebuild), and a ``Held`` block is
+    never pruned here ("one row converging on a revision whose ladder holds … does not make the
+    revision sound"). Before: any promote on ``rev`` removed its block, held or not."""
+    for r in rows:
+        at = parse_time((r.last_failure or {}).get("time"))
+        ready = r.ready_since
+        if (
+            r.phase == R.READY
+            and r.running_revision == rev
+            and at is not None
+            and ready is not None
+            and at > ready
+        ):
+            return
+    block = retry.blocks.get(rev)
+    if block is not None and block.state != HELD_STATE:
+        retry.promoted(rev)
+
+
 def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], retry: RetryBook) -> None:
     old = ctx.world.replica.status
     before = {r.index: r for r in old_rows}
@@ -259,8 +282,12 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
             and r.running_revision == prev.running_revision
         )
         promoted = promoted and not unparked
-        if promoted and r.running_revision:
-            retry.promoted(r.running_revision)
+        # Go status.StampReady, the Restart's promote (ome-projects/ome workload/status, the
+        # 5,999-character file): "the promote for a pod set whose revision the pass does not vouch
+        # for" prunes no block; the rebuild the crash ladder admitted is its attempt, not a convergence.
+        rebuilt = prev is not None and prev.operation is not None and prev.operation.type == R.OP_RESTART
+        if promoted and not rebuilt and r.running_revision:
+            _prune_on_promote(rows, r.running_revision, retry)
     if not ctx.paused and ctx.world.replica.deletion_timestamp is None:
         in_play = {str(old.get("currentRevision") or ""), str(old.get("updateRevision") or ""), ctx.target}
         in_play |= {r.operation.target_revision for r in old_rows if r.operation is not None}
