@@ -639,8 +639,9 @@ def step_row(
     op = row.operation
     if op is None:
         _free_silent_names(ctx, row, pods, out)
-        # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
+        # The crash ladder and the crash-loop episode come first, single pod or gang (Go
         # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
+        # A gang's strays are step_gang_idle's (its members by name), never the single-pod sweep's.
         crashed = step_crash_ladder(ctx, row, pods, out, retry)
         if crashed is not None:
             if crashed.operation is None and not ctx.gang:

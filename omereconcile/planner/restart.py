@@ -338,11 +338,14 @@ def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> R
 # ``settleCrashLoopEpisode``, ``crashLoopParkServes``, ``revisionHeld``, ``podSetProven``,
 # ``CrashLoopServingNote``), with ``workload/status`` ``UnparkServing``, ``RecordCrashLoopNote`` and
 # ``ClearCrashLoopNote`` as ``status_test.go``'s ``TestCrashLoopNote_RecordedOnceAndCleared`` pins
-# them, and ``RestartOpensLadderAttempt``. Ported for a single-pod Instance (``step_crash_ladder``,
-# called by ``instances.step_row`` ahead of the idle rules); a gang's crash keeps ours' earlier rule
-# (``gang_broken``). Not ported: the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the
-# index (ours reads the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision
-# parked in a terminal waiting reason past the stuck-pod grace).
+# them, and ``RestartOpensLadderAttempt``. Go's rule is pod-count agnostic (``readRunnerCrash`` reads
+# every live member against ``inst.TotalPods()``, ``podRunsDesiredRunnerImage`` a worker against the
+# worker template, ``crashRebuildWarranted`` any member's restart), so it runs for a single-pod
+# Instance and a gang alike (``step_crash_ladder``, called by ``instances.step_row`` ahead of the idle
+# rules; a gang's crash the ladder does not read keeps ``gang_broken``). The wedge
+# ``crashRebuildWarranted`` asks for is ``evidence.CrashLoopWedgedPodOn`` (``workload/evidence/``, the
+# 10,186-character file) with ``PodWedgedPastGrace`` (``evidence/stuckpod.go``, 12,631 characters),
+# its parked shape only (``_wedged_on_running``).
 
 CRASH_LOOP_SERVING_NOTE = (
     "crash loop on a held revision: the pod set serves between crashes, and the Instance reads Failed "
@@ -761,8 +764,11 @@ def settle_crash_loop_episode(row: Row, episode: tuple[str, str]) -> Row:
 
 
 def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row | None:
-    """The restart pass's crash rules for an operation-free single-pod row, ahead of the policy's
-    triggers (Go ``DetectRestartTriggerWithPods`` and ``Restart``, the newest stored version): a
+    """The restart pass's crash rules for an operation-free row, single pod or gang, ahead of the
+    policy's triggers (Go ``DetectRestartTriggerWithPods`` and ``Restart``, the newest stored version,
+    whose crash reading never asks the pod count: a gang's crash is any member's runner restart on a
+    complete set, its rebuild the whole gang's ``Restart``, named by the policy's trigger,
+    ``gang_broken``): a
     crash-loop park follows its pod set and a held serving row names the loop, whatever the policy
     (``readCrashLoopEpisode``); a crash of the promoted set is counted on the running revision's retry
     ladder, which paces the rebuild, and parks the row ``Failed`` once it holds (``readCrashLadder``,
