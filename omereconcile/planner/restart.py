@@ -588,7 +588,7 @@ def read_crash_ladder(
     )
 
 
-def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
+def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (ome-projects/ome
     ``workload/evidence/``, the 10,186-character file, commit not named by the index) with its parked
     shape (``PodWedgedPastGrace``, ``evidence/stuckpod.go``, 12,631 characters): on a ``Ready``,
@@ -598,24 +598,26 @@ def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     that serves between its crashes is a wedge once it is past the grace. Not ported: its
     promoted-then-unready shape (``PodUnreadyPastGrace``, read under ``RecreateInstanceOnPodRestart``).
     Before: ours measured the grace from the waiting episode's start, so a flapping set never read as
-    a wedge."""
+    a wedge. Returns the repair's reason (Go ``WedgeReason``: "pod <p> wedged in <reason> past the
+    stuck-pod grace"), None without a wedge."""
     grace = ctx.world.settings.stuck_pod_grace_period
     if row.phase != R.READY or row.operation is not None or grace <= timedelta(0):
-        return False
+        return None
     if fully_serving(pods, ctx.pods_per_instance):
-        return False
+        return None
     for p in pods:
         if p.terminating or p.creation_timestamp is None or not _on_revision(p, row.running_revision):
             continue
-        if ctx.now - p.creation_timestamp >= grace and stuck_container(p) is not None:
-            return True
-    return False
+        stuck = stuck_container(p)
+        if ctx.now - p.creation_timestamp >= grace and stuck is not None:
+            return f"pod {p.name} wedged in {stuck.reason} past the stuck-pod grace"
+    return None
 
 
 def crash_rebuild_warranted(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     """Go ``crashRebuildWarranted``: the set is wedged past the grace, or the policy rebuilds on a
     runner restart after Ready."""
-    if _wedged_on_running(ctx, row, pods):
+    if _wedged_on_running(ctx, row, pods) is not None:
         return True
     return ctx.restart_policy == RESTART_POLICY_RECREATE and any(
         runner_restarted_since_ready(p, row.ready_since) is not None for p in pods
@@ -791,10 +793,14 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     row, parked = count_crash_on_ladder(ctx, row, pods, ladder, out, retry)
     if parked:
         return row
-    why = None
-    if ctx.restart_policy == RESTART_POLICY_RECREATE:
-        # The policy's trigger names the rebuild (Go runnerRestartTrigger, DetectRestartTriggerWithPods'
-        # Ready branch): per pod, a single pod's or each gang member's.
+    # The reason is the first of Go's triggers that selects the row (DetectRestartTriggerWithPods, in
+    # its order): the wedge (crashLoopRepairReason, WedgeReason), the crash's first sighting
+    # (readCrashLadder's remember), then the policy's runner restart (runnerRestartTrigger: per pod, a
+    # single pod's or each gang member's).
+    why = _wedged_on_running(ctx, row, pods)
+    if why is None and ladder.remember:
+        why = ladder.crash.restart_reason()
+    if why is None and ctx.restart_policy == RESTART_POLICY_RECREATE:
         why = gang_broken(ctx, row, pods) if active is None else single_pod_restart_reason(ctx, row, [active])
     restarted = start_gang_restart(ctx, row, pods, why or ladder.crash.restart_reason(), out)
     retry.started(ladder.rev)

@@ -32,7 +32,7 @@ from omereconcile.planner.counters import (
     instance_counters,
 )
 from omereconcile.planner.out import Out
-from omereconcile.planner.retry import HELD_STATE, RetryBook
+from omereconcile.planner.retry import RetryBook
 from omereconcile.planner.rollout import Hold
 from omereconcile.planner.rows import Row
 from omereconcile.settings import format_go_duration
@@ -244,9 +244,11 @@ def _prune_on_promote(rows: Sequence[Row], rev: str, retry: RetryBook) -> None:
     """Go ``RetryBlockPruneOnPromote``, the newest stored version (ome-projects/ome ``workload/status``,
     the 36,330-character file, commit not named by the index): no prune while a row ``Ready`` on
     ``rev`` remembers a crash of its promoted pod set (``RowRemembersCrashOn``: a failure dated after
-    it entered ``Ready``; the block counts that crash and paces its rebuild), and a ``Held`` block is
-    never pruned here ("one row converging on a revision whose ladder holds … does not make the
-    revision sound"). Before: any promote on ``rev`` removed its block, held or not."""
+    it entered ``Ready``; "the block counts that crash and paces its rebuild"). That version also
+    keeps a ``Held`` block; ours still removes it, as the newest stored ``ops/create_test.go`` (66,929
+    characters, ``TestCreate_BatchedReadyOnRevisionPromotesAndPrunesOnce``) has a Create's promote
+    remove a ``Held`` block: the two stored versions disagree, and the gang ladder needs neither
+    reading. Before: any promote on ``rev`` removed its block."""
     for r in rows:
         at = parse_time((r.last_failure or {}).get("time"))
         ready = r.ready_since
@@ -258,9 +260,7 @@ def _prune_on_promote(rows: Sequence[Row], rev: str, retry: RetryBook) -> None:
             and at > ready
         ):
             return
-    block = retry.blocks.get(rev)
-    if block is not None and block.state != HELD_STATE:
-        retry.promoted(rev)
+    retry.promoted(rev)
 
 
 def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], retry: RetryBook) -> None:
