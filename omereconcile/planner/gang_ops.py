@@ -114,7 +114,9 @@ def step_gang_idle(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out) -> Row
     ``RecreateInstanceOnPodRestart`` the whole Instance is recreated at the next incarnation
     (``Restarting``, ``RestartTriggered``); under ``None`` the lost members are recreated as they
     were (a ``Create`` at the running revision, same incarnation), or with none left the Instance is
-    demoted to ``Pending`` as a single-pod one is."""
+    demoted to ``Pending`` as a single-pod one is. A crash of the promoted set that the running
+    revision's retry ladder reads is not seen here: ``planner/restart.py`` ``step_crash_ladder`` counts,
+    paces or parks it first (Go's ``DetectRestartTriggerWithPods`` order)."""
     names = set(gang_names(ctx, row.index))
     for p in live(pods):
         if p.name not in names or p.incarnation != row.incarnation:

@@ -639,11 +639,12 @@ def step_row(
     op = row.operation
     if op is None:
         _free_silent_names(ctx, row, pods, out)
-        # The crash ladder and the crash-loop episode of a single-pod Instance come first (Go
+        # The crash ladder and the crash-loop episode come first, single pod or gang (Go
         # DetectRestartTriggerWithPods reads them ahead of the policy's triggers; planner/restart.py).
+        # A gang's strays are step_gang_idle's (its members by name), never the single-pod sweep's.
         crashed = step_crash_ladder(ctx, row, pods, out, retry)
         if crashed is not None:
-            if crashed.operation is None:
+            if crashed.operation is None and not ctx.gang:
                 _idle_strays(ctx, crashed, pods, out)
             return crashed
         idle = _step_idle(ctx, row, pods, out)

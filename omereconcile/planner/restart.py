@@ -56,6 +56,7 @@ from omereconcile.planner.gang import (
     RESTART_POLICY_RECREATE,
     _rebuild_denied,
     bring_up_gang,
+    gang_broken,
     lost_gang_member,
     pod_termination,
     runner_restarted_since_ready,
@@ -337,11 +338,14 @@ def _rearm(ctx: Ctx, row: Row, pods: Sequence[PodView], why: str, out: Out) -> R
 # ``settleCrashLoopEpisode``, ``crashLoopParkServes``, ``revisionHeld``, ``podSetProven``,
 # ``CrashLoopServingNote``), with ``workload/status`` ``UnparkServing``, ``RecordCrashLoopNote`` and
 # ``ClearCrashLoopNote`` as ``status_test.go``'s ``TestCrashLoopNote_RecordedOnceAndCleared`` pins
-# them, and ``RestartOpensLadderAttempt``. Ported for a single-pod Instance (``step_crash_ladder``,
-# called by ``instances.step_row`` ahead of the idle rules); a gang's crash keeps ours' earlier rule
-# (``gang_broken``). Not ported: the body of ``evidence.CrashLoopWedgedPodOn``, which is not in the
-# index (ours reads the wedge ``crashRebuildWarranted`` asks for as a pod on the running revision
-# parked in a terminal waiting reason past the stuck-pod grace).
+# them, and ``RestartOpensLadderAttempt``. Go's rule is pod-count agnostic (``readRunnerCrash`` reads
+# every live member against ``inst.TotalPods()``, ``podRunsDesiredRunnerImage`` a worker against the
+# worker template, ``crashRebuildWarranted`` any member's restart), so it runs for a single-pod
+# Instance and a gang alike (``step_crash_ladder``, called by ``instances.step_row`` ahead of the idle
+# rules; a gang's crash the ladder does not read keeps ``gang_broken``). The wedge
+# ``crashRebuildWarranted`` asks for is ``evidence.CrashLoopWedgedPodOn`` (``workload/evidence/``, the
+# 10,186-character file) with ``PodWedgedPastGrace`` (``evidence/stuckpod.go``, 12,631 characters),
+# its parked shape only (``_wedged_on_running``).
 
 CRASH_LOOP_SERVING_NOTE = (
     "crash loop on a held revision: the pod set serves between crashes, and the Instance reads Failed "
@@ -396,11 +400,15 @@ def _ran_again_since_ready(pod: PodView, ready_since: datetime | None) -> bool:
 
 def _runs_desired_image(ctx: Ctx, row: Row, pod: PodView) -> bool:
     """Go ``podRunsDesiredRunnerImage``: only a row running the update revision is compared, and the
-    pod's runner image must be the one that revision renders."""
+    pod's runner image must be the one that revision renders for it (a gang's worker: the worker
+    template, when the revision has one)."""
     if not row.running_revision or row.running_revision != ctx.spec_revision:
         return False
     payload = revision_payload(ctx, row.running_revision)
     spec = payload.get("podSpec") if payload is not None else None
+    worker = payload.get("workerPodSpec") if payload is not None else None
+    if pod.runner == c.RUNNER_WORKER and isinstance(worker, dict):
+        spec = worker
     want = ""
     for ct in (spec or {}).get("containers") or []:
         if isinstance(ct, dict) and ct.get("name") == c.MAIN_CONTAINER:
@@ -580,24 +588,36 @@ def read_crash_ladder(
     )
 
 
-def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
-    """Ours' reading of ``evidence.CrashLoopWedgedPodOn`` on the running revision (its body is not in
-    the index): a live pod of that revision parked in a terminal waiting reason past the stuck-pod
-    grace."""
+def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (ome-projects/ome
+    ``workload/evidence/``, the 10,186-character file, commit not named by the index) with its parked
+    shape (``PodWedgedPastGrace``, ``evidence/stuckpod.go``, 12,631 characters): on a ``Ready``,
+    operation-free row with a stuck-pod grace, a set not fully serving holds a live pod of that
+    revision parked in a terminal waiting reason and older than the grace, measured from the pod's
+    creation ("the time a pod gets to come up, after which a parked pod is a wedge at once"), so a set
+    that serves between its crashes is a wedge once it is past the grace. Not ported: its
+    promoted-then-unready shape (``PodUnreadyPastGrace``, read under ``RecreateInstanceOnPodRestart``).
+    Before: ours measured the grace from the waiting episode's start, so a flapping set never read as
+    a wedge. Returns the repair's reason (Go ``WedgeReason``: "pod <p> wedged in <reason> past the
+    stuck-pod grace"), None without a wedge."""
     grace = ctx.world.settings.stuck_pod_grace_period
+    if row.phase != R.READY or row.operation is not None or grace <= timedelta(0):
+        return None
+    if fully_serving(pods, ctx.pods_per_instance):
+        return None
     for p in pods:
-        if p.ended or not _on_revision(p, row.running_revision):
+        if p.terminating or p.creation_timestamp is None or not _on_revision(p, row.running_revision):
             continue
         stuck = stuck_container(p)
-        if stuck is not None and ctx.now >= stuck.since + grace:
-            return True
-    return False
+        if ctx.now - p.creation_timestamp >= grace and stuck is not None:
+            return f"pod {p.name} wedged in {stuck.reason} past the stuck-pod grace"
+    return None
 
 
 def crash_rebuild_warranted(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
     """Go ``crashRebuildWarranted``: the set is wedged past the grace, or the policy rebuilds on a
     runner restart after Ready."""
-    if _wedged_on_running(ctx, row, pods):
+    if _wedged_on_running(ctx, row, pods) is not None:
         return True
     return ctx.restart_policy == RESTART_POLICY_RECREATE and any(
         runner_restarted_since_ready(p, row.ready_since) is not None for p in pods
@@ -746,21 +766,24 @@ def settle_crash_loop_episode(row: Row, episode: tuple[str, str]) -> Row:
 
 
 def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook) -> Row | None:
-    """The restart pass's crash rules for an operation-free single-pod row, ahead of the policy's
-    triggers (Go ``DetectRestartTriggerWithPods`` and ``Restart``, the newest stored version): a
+    """The restart pass's crash rules for an operation-free row, single pod or gang, ahead of the
+    policy's triggers (Go ``DetectRestartTriggerWithPods`` and ``Restart``, the newest stored version,
+    whose crash reading never asks the pod count: a gang's crash is any member's runner restart on a
+    complete set, its rebuild the whole gang's ``Restart``, named by the policy's trigger,
+    ``gang_broken``): a
     crash-loop park follows its pod set and a held serving row names the loop, whatever the policy
     (``readCrashLoopEpisode``); a crash of the promoted set is counted on the running revision's retry
     ladder, which paces the rebuild, and parks the row ``Failed`` once it holds (``readCrashLadder``,
     ``countCrashOnLadder``); a rebuild the ladder admits opens a ``Restart`` that is the ladder's attempt
     (``status.RetryBlockAttemptStarted``). None: the ladder does not read the row, the earlier rules
     apply. Under Freeze the restart pass opens nothing, and nothing here runs."""
-    if ctx.gang or ctx.freeze or row.operation is not None:
+    if ctx.freeze or row.operation is not None:
         return None
     episode = read_crash_loop_episode(ctx, row, pods, retry)
     if episode is not None:
         return settle_crash_loop_episode(row, episode)
-    active = by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
-    if active is None or active.terminating or active.ended:
+    active = None if ctx.gang else by_name(pods, ctx.pod_name(row.index, row.active_ordinal))
+    if not ctx.gang and (active is None or active.terminating or active.ended):
         return None
     ladder = read_crash_ladder(ctx, row, pods, retry, out)
     if ladder is None:
@@ -770,11 +793,15 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     row, parked = count_crash_on_ladder(ctx, row, pods, ladder, out, retry)
     if parked:
         return row
-    why = (
-        single_pod_restart_reason(ctx, row, [active])
-        if ctx.restart_policy == RESTART_POLICY_RECREATE
-        else None
-    )
+    # The reason is the first of Go's triggers that selects the row (DetectRestartTriggerWithPods, in
+    # its order): the wedge (crashLoopRepairReason, WedgeReason), the crash's first sighting
+    # (readCrashLadder's remember), then the policy's runner restart (runnerRestartTrigger: per pod, a
+    # single pod's or each gang member's).
+    why = _wedged_on_running(ctx, row, pods)
+    if why is None and ladder.remember:
+        why = ladder.crash.restart_reason()
+    if why is None and ctx.restart_policy == RESTART_POLICY_RECREATE:
+        why = gang_broken(ctx, row, pods) if active is None else single_pod_restart_reason(ctx, row, [active])
     restarted = start_gang_restart(ctx, row, pods, why or ladder.crash.restart_reason(), out)
     retry.started(ladder.rev)
     return restarted

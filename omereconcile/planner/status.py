@@ -240,6 +240,29 @@ def _max_unavailable(ctx: Ctx) -> int | str | None:
     return ru.max_unavailable if ru is not None else None
 
 
+def _prune_on_promote(rows: Sequence[Row], rev: str, retry: RetryBook) -> None:
+    """Go ``RetryBlockPruneOnPromote``, the newest stored version (ome-projects/ome ``workload/status``,
+    the 36,330-character file, commit not named by the index): no prune while a row ``Ready`` on
+    ``rev`` remembers a crash of its promoted pod set (``RowRemembersCrashOn``: a failure dated after
+    it entered ``Ready``; "the block counts that crash and paces its rebuild"). That version also
+    keeps a ``Held`` block; ours still removes it, as the newest stored ``ops/create_test.go`` (66,929
+    characters, ``TestCreate_BatchedReadyOnRevisionPromotesAndPrunesOnce``) has a Create's promote
+    remove a ``Held`` block: the two stored versions disagree, and the gang ladder needs neither
+    reading. Before: any promote on ``rev`` removed its block."""
+    for r in rows:
+        at = parse_time((r.last_failure or {}).get("time"))
+        ready = r.ready_since
+        if (
+            r.phase == R.READY
+            and r.running_revision == rev
+            and at is not None
+            and ready is not None
+            and at > ready
+        ):
+            return
+    retry.promoted(rev)
+
+
 def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], retry: RetryBook) -> None:
     old = ctx.world.replica.status
     before = {r.index: r for r in old_rows}
@@ -259,8 +282,12 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
             and r.running_revision == prev.running_revision
         )
         promoted = promoted and not unparked
-        if promoted and r.running_revision:
-            retry.promoted(r.running_revision)
+        # Go status.StampReady, the Restart's promote (ome-projects/ome workload/status, the
+        # 5,999-character file): "the promote for a pod set whose revision the pass does not vouch
+        # for" prunes no block; the rebuild the crash ladder admitted is its attempt, not a convergence.
+        rebuilt = prev is not None and prev.operation is not None and prev.operation.type == R.OP_RESTART
+        if promoted and not rebuilt and r.running_revision:
+            _prune_on_promote(rows, r.running_revision, retry)
     if not ctx.paused and ctx.world.replica.deletion_timestamp is None:
         in_play = {str(old.get("currentRevision") or ""), str(old.get("updateRevision") or ""), ctx.target}
         in_play |= {r.operation.target_revision for r in old_rows if r.operation is not None}

@@ -37,7 +37,11 @@ from tests.goparity.test_workload_reconcile_part2 import (
 V1 = "vllm:v1"
 CRASH = "vllm:crash"
 FIXED = "vllm:fixed"
-STEP = 5.0  # seconds between passes: Go's step floor, the kubelet model running once per step
+STEP = 5.0  # seconds between passes, the kubelet model running once per step
+# Go's recoveryStepFloor ("the least the recovery harness advances its clock per pass", the 612,458-
+# character file; a pass whose requeue is longer advances by that): a story whose rule reads a pod's
+# age against the ten-minute stuck-pod grace runs at it.
+GO_STEP_FLOOR = 30.0
 RECREATE = "RecreateInstanceOnPodRestart"
 BUDGETS = {"RecreatePod": RECREATE_ONE, "SurgeThenDrain": SURGE_ONE}
 
@@ -152,6 +156,7 @@ class _Story:
     holds: list[dict[str, Any]] = field(default_factory=list)
     verdict: dict[str, Any] | None = None
     passes: int = 0
+    seconds: float = STEP  # the clock's advance per pass
 
     def step(self) -> None:
         """Go's ``step``: the kubelet model reports, a pass reads it, the clock moves on."""
@@ -162,7 +167,7 @@ class _Story:
         self.verdict = self.sim.status.get("rolloutHold") or None
         if self.verdict is not None:
             self.holds.append(dict(self.verdict))
-        self.sim.advance(STEP)
+        self.sim.advance(self.seconds)
 
     def run(
         self, passes: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
@@ -217,6 +222,7 @@ def _story(
     grace: timedelta = timedelta(minutes=10),
     ladder: RetryPolicy | None = None,
     delete_grace: float = 3.0,
+    seconds: float = STEP,
 ) -> _Story:
     """Go's ``newRecoveryHarnessFor`` with ``useRollingBudget(strategy)`` (maxSurge 1 or maxUnavailable
     1), the restart policy, the stuck-pod grace and the ladder (Go's default: two attempts, 20 s
@@ -232,7 +238,7 @@ def _story(
     sim.apply_replica(base_replica(replicas=replicas, lifecycle=lifecycle))
     driver = Driver(sim)
     driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
-    return _Story(sim, driver)
+    return _Story(sim, driver, seconds=seconds)
 
 
 def _push(story: _Story, image: str) -> str:
@@ -503,20 +509,18 @@ def _failed_on(sim: Sim, revision: str) -> bool:
     return any(r["phase"] == "Failed" and r.get("runningRevision") == revision for r in sim.rows())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours has the crash ladder for single-pod Instances only (planner/restart.py "
-    "step_crash_ladder); a gang whose promoted leader flaps under policy None is demoted to Creating on "
-    "each crash and promoted back when it serves, with no row Failed, no InstanceFailed and no ladder count",
-)
 def test_crash_after_promotion_whole_gang_component_moved_says_why() -> None:
     """Go: … TestCrashAfterPromotion_WholeGangComponentMovedSaysWhy: two leader+worker gangs under
     RecreatePod maxUnavailable 1 and restart policy None, a ten-minute stuck-pod grace; a push whose
     leader (only) dies ten steps after it serves and comes back Ready between its crashes. The roll
     moves both gangs onto the crashing revision (the published ``currentRevision`` names it) and a
     leader crashes; within 200 passes a row on the crashing revision reads Failed and an
-    InstanceFailed Warning names the crashed gang."""
-    story = _story(2, "RecreatePod", gang=True, policy="None")
+    InstanceFailed Warning names the crashed gang. Under policy None only the wedge rebuilds a set
+    (Go ``crashRebuildWarranted``): a leader parked in ``CrashLoopBackOff`` once its pod is older than
+    the grace (``evidence.CrashLoopWedgedPodOn``), so the park comes once a rebuilt set's pod has aged
+    past ten minutes; the story runs at Go's step floor (30 s a pass, ``recoveryStepFloor``), which
+    Go's 200 passes are counted in."""
+    story = _story(2, "RecreatePod", gang=True, policy="None", seconds=GO_STEP_FLOOR)
     sim = story.sim
     story.kubelet = _Kubelet(sim, served=10, flap=True, leader_only=True)
     crash = _push(story, CRASH)
@@ -541,12 +545,6 @@ def _says_why(story: _Story, revision: str) -> bool:
     return _failed_on(story.sim, revision) and bool(story.warnings("InstanceFailed"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours counts no gang crash on the running revision's ladder (the crash ladder "
-    "is single-pod only, planner/restart.py step_crash_ladder), so Go's 80 passes end with no RetryHeld "
-    "and no Failed row",
-)
 @pytest.mark.parametrize(
     ("replicas", "strategy", "off_allowed"),
     [(4, "RecreatePod", 3), (3, "SurgeThenDrain", 2)],
@@ -603,15 +601,6 @@ def _gang_serves(sim: Sim, index: int) -> bool:
     return index in sim.serving_instances()
 
 
-GANG_LADDER = (
-    "known difference: ours has the crash ladder for single-pod Instances only (planner/restart.py "
-    "step_crash_ladder; 'the gang form' is not ported), so "
-)
-
-
-@pytest.mark.xfail(
-    strict=True, reason=GANG_LADDER + "no gang's crash is counted and the held park never arises"
-)
 def test_crash_loop_after_promotion_parked_gang_follows_its_set_through_the_corrected_roll() -> None:
     """Go: … TestCrashLoopAfterPromotion_ParkedGangFollowsItsSetThroughTheCorrectedRoll: two leader+worker
     gangs under RecreatePod maxUnavailable 1 and RecreateInstanceOnPodRestart, a ten-minute stuck-pod
@@ -715,9 +704,10 @@ def test_crash_after_promotion_fully_rolled_gang_says_why_within_a_cadence() -> 
 
 @pytest.mark.xfail(
     strict=True,
-    reason=GANG_LADDER
-    + "the policy rebuilds every dead set at once (dozens of rebuilds per gang in Go's 400 "
-    "passes) and no crash is counted on a RetryBlock",
+    reason="known difference: once the roll has landed, ours publishes no hold in a pass where the "
+    "ladder's block is RetryInProgress (a rebuild in flight; Go's ladderHold / standingHold, not built: the "
+    "status keeps computeRetryBlockRolloutHold's Held and Backoff-not-yet-due), so such passes after the "
+    "count are silent; the ladder itself (count, pacing, three attempts, the Failed park) follows Go",
 )
 @pytest.mark.parametrize(("strategy", "served"), [("RecreatePod", 6), ("SurgeThenDrain", 12)])
 def test_crash_after_promotion_fully_rolled_gang_ladder_says_why_from_its_first_rebuild(
