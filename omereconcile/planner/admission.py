@@ -150,13 +150,14 @@ def rolled_crashed(ctx: Ctx, row: Row, pods: Sequence[PodView], window: timedelt
     newest restart or rebuild", and a failure the row recorded "older than the corrected revision is
     a superseded set's and never holds; one recorded after the corrected revision existed is read as
     the set's own, and holds for one window at most"; ``TheHoldIsReportedOnEveryPassWhileTheRollWaits``:
-    "a promoted set that is unproven or being rebuilt"; ``SteadyService_PodLossHoldClearsOnceThe
-    InstanceServesAgain``: a pod deleted or evicted under a serving Instance holds the roll while the
-    Instance is short). Read here as any of, over the Instance's pods on the target and the row's
-    ``readySince`` (without it nothing is dated):
+    "a promoted set that is unproven or being rebuilt";
+    ``SteadyService_PodLossHoldClearsOnceTheInstanceServesAgain``: a pod deleted or evicted under a
+    serving Instance holds the roll while the Instance is short). Read here as any of, over the
+    Instance's pods on the target and the row's ``readySince`` (without it nothing is dated):
 
     - a pod whose runner restarted since Ready and that has not held Ready for the proven window
-      since (``_unproven``: Go's ``RunnerRestartedSinceReady`` with the window);
+      since (``_unproven``: Go's ``RunnerRestartedSinceReady`` with the window; a pod rebuilt under
+      the row's old ``readySince`` has its run started after it, so a rebuild reads so too);
     - a pod that ended (Failed or Succeeded, Terminating or not) no earlier than ``readySince``,
       dated by its containers' last termination, else by its Ready condition's transition (the
       second-precision stamps make a same-second end count);

@@ -317,8 +317,8 @@ def test_steady_service_pod_loss_hold_clears_once_the_instance_serves_again(
     within forty steps, some pass while it is short reports the Budget hold on v1 naming Instance 0,
     and the three passes after it is back leave everything serving and report no hold. Ours reports
     the hold by Go's ``standingHold`` (``planner/admission.py`` ``standing_hold``): while the lost pod
-    is still listed ended (Succeeded after the stop, or Failed after the eviction), and while a
-    recorded failure's rebuild is not yet in rotation."""
+    is still listed ended (Succeeded after the stop, or Failed after the eviction), and while the
+    rebuilt pod is not yet in rotation."""
     sim = Sim(
         delete_grace=30.0,
         settings=OperatorSettings(
