@@ -15,6 +15,10 @@ Besides the operations in flight from earlier passes, a start is charged for:
 - under a capped SurgeThenDrain ``maxSurge``, the extra pods the API still lists (``ExtraPodSurge``):
   a Terminating pod until its ``deletionTimestamp`` (request time plus grace), a live pod beyond its
   Instance's own count until a start on that Instance replaces it.
+
+With nothing admitted, the pass reports the hold the roll stands behind (``standingHold``) while a
+rolled Instance whose pushed pod crashed after Ready is out of rotation (``CrashedNotServing``,
+``CrashedOutOfRotation``): see :func:`standing_hold`.
 """
 
 from __future__ import annotations
@@ -31,16 +35,18 @@ from omereconcile.planner.out import Out
 from omereconcile.planner.podstate import fully_serving, readiness_dark_at
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
-from omereconcile.world import PodView
+from omereconcile.world import PodView, parse_time
 
 __all__ = [
     "Admission",
     "ExtraPodSurge",
+    "crashed_not_serving",
     "extra_pod_clause",
     "extra_pod_surge",
     "floor_hold_reason",
     "rolled_not_serving",
     "rolled_not_serving_clause",
+    "standing_hold",
 ]
 
 _SURGE_STEPS = SURGE_STEPS  # SurgeDrainSettle included: read from rows an earlier release journaled
@@ -94,7 +100,6 @@ def rolled_not_serving(
     shortfall is pods dark on readiness past the stuck-pod grace is left out
     (``podstate.readiness_dark_at``).
     """
-    target_hash = hash_of(ctx.target)
     window = proven_window(ctx)
     found: list[int] = []
     for r in rows:
@@ -102,11 +107,7 @@ def rolled_not_serving(
             continue
         if r.operation is not None and r.operation.type == R.OP_UPDATE:
             continue
-        own = [
-            p
-            for p in by_index.get(r.index, [])
-            if not p.terminating and (not p.revision_hash or p.revision_hash == target_hash)
-        ]
+        own = [p for p in _pushed(ctx, by_index.get(r.index, [])) if not p.terminating]
         waits = [w for w in (_unproven(ctx, p, r, window) for p in own) if w is not None]
         if waits:
             out.wake(max(waits))  # a pod Ready again raises no event when its window ends
@@ -127,6 +128,105 @@ def rolled_not_serving(
                 out.wake(dark_at)
             found.append(r.index)
     return sorted(found)
+
+
+def _pushed(ctx: Ctx, pods: Sequence[PodView]) -> list[PodView]:
+    """The Instance's pods on the roll target (a pod carrying no revision hash is read as on it)."""
+    target_hash = hash_of(ctx.target)
+    return [p for p in pods if not p.revision_hash or p.revision_hash == target_hash]
+
+
+def _ended_at(pod: PodView) -> datetime | None:
+    """When a pod that ended stopped: its containers' newest termination, else when its Ready (or
+    ContainersReady) condition last moved; None when nothing dates it."""
+    times = [t for ct in pod.containers for t in (ct.state_finished_at, ct.finished_at) if t is not None]
+    if times:
+        return max(times)
+    for kind in ("Ready", "ContainersReady"):
+        cond = pod.condition(kind)
+        if cond is not None and cond.last_transition_time is not None:
+            return cond.last_transition_time
+    return None
+
+
+def _target_created(ctx: Ctx) -> datetime | None:
+    return next((rev.created for rev in ctx.world.revisions if rev.name == ctx.target), None)
+
+
+def rolled_crashed(ctx: Ctx, row: Row, pods: Sequence[PodView], window: timedelta, out: Out) -> bool:
+    """Whether a rolled-not-serving Instance's pushed pod crashed after the row entered Ready.
+
+    Go ``ops.RolledInstanceCrashed(row, target.Name, target.CreationTimestamp, pods, provenWindow)``,
+    called by ``workload/plan_decision.go`` ``planUpdateSelection`` (the 49,435-character version):
+    its body is not in the index. The rule is read from what Go states around it: the
+    ``UpdateSelection.CrashedNotServing`` comment ("the Instances of RolledNotServing whose pushed
+    pod crashed after the row entered Ready … the roll's open work that no other pass says anything
+    about while the pod is up between crashes"), the root reconcile_test-like file of 612,458
+    characters (``CorrectedPushAfterAHeldCrash_Converges``: a set is held "measured since their
+    newest restart or rebuild", and a failure the row recorded "older than the corrected revision is
+    a superseded set's and never holds; one recorded after the corrected revision existed is read as
+    the set's own, and holds for one window at most"; ``TheHoldIsReportedOnEveryPassWhileTheRollWaits``:
+    "a promoted set that is unproven or being rebuilt";
+    ``SteadyService_PodLossHoldClearsOnceTheInstanceServesAgain``: a pod deleted or evicted under a
+    serving Instance holds the roll while the Instance is short). Read here as any of, over the
+    Instance's pods on the target and the row's ``readySince`` (without it nothing is dated):
+
+    - a pod whose runner restarted since Ready and that has not held Ready for the proven window
+      since (``_unproven``: Go's ``RunnerRestartedSinceReady`` with the window; a pod rebuilt under
+      the row's old ``readySince`` has its run started after it, so a rebuild reads so too);
+    - a pod that ended (Failed or Succeeded, Terminating or not) no earlier than ``readySince``,
+      dated by its containers' last termination, else by its Ready condition's transition (the
+      second-precision stamps make a same-second end count);
+    - a failure the row recorded (``lastFailure.time``) no earlier than ``readySince`` and the
+      target's creation, for one proven window after it (the set being rebuilt; the planner wakes when
+      the window ends).
+    """
+    since = row.ready_since
+    if since is None:
+        return False
+    for p in _pushed(ctx, pods):
+        if _unproven(ctx, p, row, window) is not None:
+            return True
+        if p.ended and (at := _ended_at(p)) is not None and at >= since:
+            return True
+    failed = parse_time((row.last_failure or {}).get("time"))
+    created = _target_created(ctx)
+    if failed is None or failed < since or (created is not None and failed < created):
+        return False
+    if ctx.now < failed + window:
+        out.wake(failed + window)  # the window's end raises no event
+        return True
+    return False
+
+
+def rolled_set_in_rotation(ctx: Ctx, pods: Sequence[PodView]) -> bool:
+    """Go ``ops.RolledSetInRotation(target.Name, pods, inst.TotalPods())``, whose body is not in the
+    index; read from the ``UpdateSelection.CrashedOutOfRotation`` comment (an Instance "whose set is
+    short of fully in rotation: a pod down, restarting or not yet serving"): the Instance's pods on
+    the target, Terminating ones left out, number at least its pod count and each is in rotation
+    (PodReady True, not ended, the serving gate True)."""
+    own = [p for p in _pushed(ctx, pods) if not p.terminating]
+    return len(own) >= ctx.pods_per_instance and all(p.ready and p.gate == "True" for p in own)
+
+
+def crashed_not_serving(
+    ctx: Ctx, rows: Sequence[Row], by_index: Mapping[int, list[PodView]], rolled: Collection[int], out: Out
+) -> tuple[list[int], list[int]]:
+    """Go ``planUpdateSelection``'s ``CrashedNotServing`` (the Instances of ``RolledNotServing`` whose
+    pushed pod crashed after Ready, :func:`rolled_crashed`) and ``CrashedOutOfRotation`` (those of them
+    whose set is not fully in rotation, :func:`rolled_set_in_rotation`), each in index order."""
+    window = proven_window(ctx)
+    crashed: list[int] = []
+    out_of_rotation: list[int] = []
+    for r in rows:
+        if r.index not in rolled:
+            continue
+        pods = by_index.get(r.index, [])
+        if rolled_crashed(ctx, r, pods, window, out):
+            crashed.append(r.index)
+            if not rolled_set_in_rotation(ctx, pods):
+                out_of_rotation.append(r.index)
+    return sorted(crashed), sorted(out_of_rotation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +370,41 @@ def floor_hold_reason(ctx: Ctx, rolled: Sequence[int]) -> str | None:
         f"per-Component unavailability budget {budget} exhausted"
         f"{rolled_not_serving_clause(rolled, ctx.target)}; no source leaves rotation"
     )
+
+
+def standing_hold(
+    ctx: Ctx,
+    rolled: Sequence[int],
+    crashed: Sequence[int],
+    crashed_out: Sequence[int],
+    prior: int,
+    extra: ExtraPodSurge,
+    ladder_denies: bool,
+) -> str | None:
+    """Go ``workload/reconcile.go`` ``standingHold`` (the 22,705-character version, read whole): the
+    Budget hold a roll with nothing admitted stands behind on account of the rolled Instances that do
+    not serve it. Nothing unless one of them crashed after promotion (``crashed``); the ladder's hold
+    when the target's RetryBlock denies a fresh start (``ladder_denies``: None here, the caller reports
+    the ladder's hold); nothing unless one of the crashed is out of rotation (``crashed_out``: one back
+    in rotation is unproven, not down, and the admission paces a further start itself); then the
+    floor's hold (:func:`floor_hold_reason`); else the arm's budget, projected as the admission
+    projects a start (``prior`` in flight + the rolled Instances, + every extra-pod slot on the surge
+    arm, + 1), when that leaves no room: ``per-Component <arm> budget <n> exhausted; Instance <i> on
+    revision <rev> not serving``. None when a further start would still be admitted. Go's ladder
+    branch also stands for a block whose attempt rebuilds the crashed set
+    (``ops.RetryBlockOfCrashedAttempt``, not in the index), which ours does not read."""
+    if not crashed or ladder_denies or not crashed_out:
+        return None
+    floor = floor_hold_reason(ctx, rolled)
+    if floor is not None:
+        return floor
+    if ctx.strategy == SURGE:
+        arm, budget, charged = "surge", ctx.max_surge, prior + len(rolled) + extra.slots
+    else:
+        arm, budget, charged = "unavailability", ctx.max_unavailable, prior + len(rolled)
+    if budget is None or charged + 1 <= budget:
+        return None
+    return f"per-Component {arm} budget {budget} exhausted{rolled_not_serving_clause(rolled, ctx.target)}"
 
 
 @dataclass

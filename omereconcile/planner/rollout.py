@@ -11,9 +11,12 @@ from omereconcile.actions import DeletePodGroup
 from omereconcile.planner import rows as R
 from omereconcile.planner.admission import (
     Admission,
+    ExtraPodSurge,
+    crashed_not_serving,
     extra_pod_surge,
     floor_hold_reason,
     rolled_not_serving,
+    standing_hold,
 )
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import RESTART_POLICY_RECREATE, gang_broken, gang_serving
@@ -402,10 +405,19 @@ def plan_instances(
     # ``planUpdateSelection``); under SurgeThenDrain they may keep every surge source in rotation.
     rolled = rolled_not_serving(ctx, new_rows, by_index, held, out)
     floor = floor_hold_reason(ctx, rolled)
+    extra = extra_pod_surge(ctx, new_rows, by_index, rolled)
+    stands_behind = None if ctx.paused else _standing_hold(ctx, new_rows, by_index, rolled, extra, retry, out)
     started: dict[int, Row] = {}
     if updates:
-        started, budget_hold = _start_updates(ctx, new_rows, updates, by_index, rolled, retry, out, out_for)
+        started, budget_hold = _start_updates(
+            ctx, new_rows, updates, by_index, rolled, extra, retry, out, out_for
+        )
         hold = budget_hold or hold
+    if hold is None and not started:
+        # Go ``executeUpdatePass``: with nothing admitted and no denial, the pass reports the hold
+        # the rolled Instances stand behind (``selection.StandingHold``; with nothing selected,
+        # ``Decision.StandingHold`` at the update position; a pause reports none).
+        hold = stands_behind
     if not ctx.paused:
         for r in new_rows:
             op = r.operation
@@ -511,6 +523,34 @@ def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
     return Hold("RetryBlock", f"revision {target} retries at {format_time(when) if when else 'later'}")
 
 
+def _standing_hold(
+    ctx: Ctx,
+    rows: Sequence[Row],
+    by_index: Mapping[int, list[PodView]],
+    rolled: list[int],
+    extra: ExtraPodSurge,
+    retry: RetryBook,
+    out: Out,
+) -> Hold | None:
+    """Go ``planUpdateSelection``'s ``StandingHold`` (``workload/reconcile.go`` ``standingHold`` over
+    ``CrashedNotServing`` / ``CrashedOutOfRotation``; ``planner/admission.py`` ``standing_hold``), read
+    from the rows as the pass found them. The ladder's branch is ours' ladder hold: the target's
+    RetryBlock gate, which the status layer words."""
+    if not rolled:
+        return None
+    crashed, crashed_out = crashed_not_serving(ctx, rows, by_index, rolled, out)
+    if not crashed:
+        return None
+    state, when = retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))
+    if state is not None:
+        out.wake(when)
+        return _retry_hold(state, ctx.target, when)
+    reason = standing_hold(
+        ctx, rolled, crashed, crashed_out, _in_flight(rows, ctx.strategy == SURGE), extra, False
+    )
+    return None if reason is None else Hold("Budget", reason)
+
+
 def _in_flight(rows: Sequence[Row], surge: bool) -> int:
     """The prior-pass anchor of the budget (ome-projects/ome ``workload/escalation/budget.go`` @
     4dfb96b1): rows on a surge step for ``maxSurge`` (``CurrentSurgeInFlight``); for
@@ -556,6 +596,7 @@ def _start_updates(
     updates: list[Row],
     by_index: Mapping[int, list[PodView]],
     rolled: list[int],
+    extra: ExtraPodSurge,
     retry: RetryBook,
     out: Out,
     out_for: Callable[[int], Out],
@@ -579,7 +620,6 @@ def _start_updates(
     started: dict[int, Row] = {}
     hold: Hold | None = None
     surge = ctx.strategy == SURGE
-    extra = extra_pod_surge(ctx, rows, by_index, rolled)
     if extra.next_release is not None:
         # A Terminating pod passing its deadline raises no watch event: look again just past it.
         out.wake_past(extra.next_release)

@@ -257,3 +257,86 @@ def test_the_floor_keeps_a_gang_surge_source_in_rotation() -> None:
         "no source leaves rotation"
     )
     driver.run(lambda s: _rolled(s, v2))
+
+
+STEADY_RECREATE = {"updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxUnavailable": 1}}}
+
+
+def _rolled_out(lifecycle: dict[str, Any]) -> tuple[Sim, Driver, str]:
+    """Three Instances at rest on the roll target: nothing is left to start."""
+    sim, driver = _converged(3, lifecycle)
+    sim.advance(5)  # a crash from here is dated after every row's readySince
+    sim.tick()
+    driver.one_pass()
+    return sim, driver, sim.status["updateRevision"]
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "reason"),
+    [
+        (
+            STEADY_RECREATE,
+            "per-Component unavailability budget 1 exhausted; Instance 0 on revision {rev} not serving",
+        ),
+        (SURGE_1, "per-Component surge budget 1 exhausted; Instance 0 on revision {rev} not serving"),
+        (
+            {"updateStrategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}},
+            "per-Component unavailability budget 0 exhausted; Instance 0 on revision {rev} not serving; "
+            "no source leaves rotation",
+        ),
+    ],
+)
+def test_a_rolled_instance_that_crashed_is_the_hold_a_roll_with_nothing_to_start_stands_behind(
+    lifecycle: dict[str, Any], reason: str
+) -> None:
+    """``standingHold`` (``workload/reconcile.go``): with nothing admitted, a rolled Instance whose
+    pushed pod crashed after Ready (``CrashedNotServing``) and is out of rotation
+    (``CrashedOutOfRotation``) is the hold the roll stands behind: the floor's under SurgeThenDrain
+    past ``maxUnavailable``, else the arm's budget with no projection in its words. Back in rotation
+    it is unproven for the window, not down: it still holds its slot (``RolledNotServing``), but a
+    roll with nothing to start reports no hold."""
+    sim, driver, rev = _rolled_out(lifecycle)
+    assert "rolloutHold" not in sim.status
+    _stop_serving(sim, 0)
+    driver.one_pass()
+    hold = sim.status["rolloutHold"]
+    assert (hold["gate"], hold["target"]) == ("Budget", rev)
+    assert hold["reason"] == reason.format(rev=rev)
+    driver.run(lambda s: 0 in s.serving_instances())  # ready again after 5 s, inside the 60 s window
+    driver.one_pass()
+    assert "rolloutHold" not in sim.status
+
+
+def test_a_rolled_instance_out_of_rotation_without_a_crash_holds_nothing_with_nothing_to_start() -> None:
+    """``standingHold`` stands only while a rolled Instance crashed after promotion: one whose pod
+    keeps running but fails its readiness probe is short of serving for another reason, and a roll
+    with nothing to start reports no hold for it."""
+    sim, driver, _ = _rolled_out(STEADY_RECREATE)
+    sim.pods["llama-pool-engine-0-default-0"].behaviour = "never"
+    sim.tick()
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(0.5)
+    assert 0 not in sim.serving_instances()
+    assert "rolloutHold" not in sim.status
+
+
+def test_a_paused_roll_reports_no_standing_hold() -> None:
+    """``Plan``: ``selection.StandingHold = nil`` while paused; the pause is the roll's hold."""
+    sim, driver, _ = _rolled_out(STEADY_RECREATE)
+    sim.update_spec(paused=True)
+    driver.one_pass()
+    _stop_serving(sim, 0)
+    driver.one_pass()
+    assert 0 not in sim.serving_instances()
+    assert "rolloutHold" not in sim.status
+
+
+def test_an_uncapped_budget_has_no_standing_hold() -> None:
+    """``standingHold``: the budget's hold only when the arm's budget leaves no room; an uncapped
+    one always does."""
+    sim, driver, _ = _rolled_out({"updateStrategy": {"type": "RecreatePod"}})
+    _stop_serving(sim, 0)
+    driver.one_pass()
+    assert 0 not in sim.serving_instances()
+    assert "rolloutHold" not in sim.status
