@@ -641,12 +641,6 @@ def test_crash_loop_after_promotion_parked_gang_follows_its_set_through_the_corr
     assert served_while_parked_behind, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: with both gangs on the crashing revision ours reports no hold once a leader "
-    "crashes (Go's standingHold, the hold a roll with nothing left to admit stands behind, is not built, "
-    "planner/admission.py; and no gang crash is counted on a ladder)",
-)
 def test_crash_after_promotion_fully_rolled_gang_says_why_within_a_cadence() -> None:
     """Go: … TestCrashAfterPromotion_FullyRolledGangSaysWhyWithinACadence: two leader+worker gangs under
     RecreatePod maxUnavailable 1 and RecreateInstanceOnPodRestart, a ten-minute stuck-pod grace; a push
