@@ -1,0 +1,354 @@
+"""OME's root ``reconcile_test.go``-like file of 612,458 characters, second half: the crash-once and
+steady-state stories.
+
+Go: ome-projects/ome ``pkg/controller/v1beta1/workload/``, the ``workload_test`` package file of 612,458
+characters whose path and commit the index does not name (found by content, its characters
+306,000–612,458 holding these tests and 0–306,000 the ``recoveryHarness`` they run on). Go drives
+``workload.Reconcile`` pass after pass against a fake client, a fake clock and a kubelet model; here the
+replica is applied to the simulated world and planner passes run (``omereconcile.simulate``), with
+:class:`_GoKubelet` standing in for the Go kubelet model's crash images over the sim's own kubelet.
+Which cases are ported, fixed, known differences or not mappable is in docs/goparity.md ("Part 2, the
+crash-once and steady-state stories").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from omereconcile.actions import WriteStatus
+from omereconcile.settings import OperatorSettings, RetryPolicy
+from omereconcile.simulate.cluster import Sim, SimPod, base_replica
+from omereconcile.simulate.driver import Driver, converged
+from omereconcile.world import format_time, parse_time
+from omerender import constants as c
+from tests.goparity.test_workload_reconcile_part2 import RECREATE_ONE, SURGE_ONE, _block, _row
+
+GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
+# Go's ``useRollingBudget``: a budget of one on the arm the strategy spends.
+BUDGET = {"SurgeThenDrain": SURGE_ONE, "RecreatePod": RECREATE_ONE}
+# The ladder these stories configure: three attempts, 20 s apart at first, doubling up to a minute.
+STORY_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
+# Go's harness default: two attempts on the same pacing.
+HARNESS_LADDER = RetryPolicy(2, timedelta(seconds=20), timedelta(minutes=1), 2.0)
+
+
+def _index(p: SimPod) -> int:
+    return int(p.obj["metadata"]["labels"][c.LABEL_INSTANCE_INDEX])
+
+
+def _image(p: SimPod) -> str:
+    return str(p.obj["spec"]["containers"][0]["image"])
+
+
+def _cond(p: SimPod, type_: str) -> bool:
+    return any(cd["type"] == type_ and cd["status"] == "True" for cd in p.obj["status"].get("conditions", []))
+
+
+def _ready_transition(p: SimPod) -> datetime | None:
+    """Go ``podReadyTransition``: when the pod's Ready condition last moved."""
+    for cd in p.obj["status"].get("conditions", []):
+        if cd["type"] == "Ready":
+            return parse_time(cd.get("lastTransitionTime"))
+    return None
+
+
+def _live(sim: Sim) -> dict[str, SimPod]:
+    return {n: p for n, p in sim.pods.items() if not p.obj["metadata"].get("deletionTimestamp")}
+
+
+def _uid(p: SimPod) -> str:
+    return str(p.obj["metadata"]["uid"])
+
+
+@dataclass
+class _GoKubelet:
+    """Go's ``recoveryHarness`` kubelet model for the images these stories run, over the sim's kubelet
+    (the 612,458-character file's ``kubelet``, ``crashesAfterRunning``, ``promotedOn``,
+    ``killRunnerOnce`` and ``keepRunnerDown``). A pod on ``image`` serves like a sound one until it has
+    ended ``after_served`` kubelet passes PodReady with its row promoted onto its revision; then, in
+    ``once`` mode, its runner dies once and the kubelet starts it again at once (Go's
+    ``crashOnceAfterServingImage``: one crash per Instance, per set with ``every_set``, or per Component
+    with ``once_in_component``); in ``flap`` mode it alternates a crash (the container waiting in
+    CrashLoopBackOff) and a run Ready again (``flapAfterServingImage``), a pod in ``stays_down`` crashing
+    on every pass. ``kill_once`` kills any pod's runner once on the next pass. Each termination is
+    dated now and names the start of the run that died, as the kubelet reports it; ``leader_only``
+    confines the image's crashes to a gang's leader."""
+
+    sim: Sim
+    image: str = ""
+    mode: str = "once"
+    after_served: int = 2
+    leader_only: bool = False
+    once_in_component: bool = False
+    every_set: bool = False
+    exit_code: int = 1
+    served: dict[str, int] = field(default_factory=dict)
+    crashes: dict[str, int] = field(default_factory=dict)
+    crashed_instances: dict[int, int] = field(default_factory=dict)
+    kill_once: set[str] = field(default_factory=set)
+    stays_down: set[str] = field(default_factory=set)
+
+    def promoted(self, p: SimPod) -> bool:
+        """Go ``promotedOn``: the pod's row is Ready on the revision the pod carries."""
+        row = _row(self.sim, _index(p)) or {}
+        running = str(row.get("runningRevision") or "")
+        return row.get("phase") == "Ready" and running.rsplit("-", 1)[-1] == p.obj["metadata"]["labels"].get(
+            c.LABEL_REVISION_HASH
+        )
+
+    def _faulty(self, p: SimPod) -> bool:
+        if self.leader_only and p.obj["metadata"]["labels"].get(c.LABEL_RUNNER) == "worker":
+            return False
+        return bool(self.image) and _image(p) == self.image
+
+    def _terminate(self, p: SimPod, reason: str, exit_code: int) -> None:
+        started = p.started_at or p.created
+        p.last_terminated = {
+            "reason": reason,
+            "exitCode": exit_code,
+            "startedAt": format_time(started),
+            "finishedAt": format_time(self.sim.now),
+        }
+
+    def _once_due(self, p: SimPod) -> bool:
+        uid = _uid(p)
+        if self.mode != "once" or not self._faulty(p) or self.crashes.get(uid, 0):
+            return False
+        if self.once_in_component and self.crashed_instances:
+            return False
+        if not self.every_set and self.crashed_instances.get(_index(p)):
+            return False
+        return self.served.get(uid, 0) >= self.after_served and self.promoted(p)
+
+    def step(self) -> None:
+        """One kubelet pass: decide the faults, let the sim's kubelet report, count served passes."""
+        sim = self.sim
+        for name, p in _live(sim).items():
+            uid = _uid(p)
+            if name in self.kill_once or self._once_due(p):
+                # The runner died once: the kubelet starts it again at once; the new run is not ready.
+                self.kill_once.discard(name)
+                self.crashes[uid] = self.crashes.get(uid, 0) + 1
+                self.crashed_instances[_index(p)] = self.crashed_instances.get(_index(p), 0) + 1
+                code = self.exit_code
+                self._terminate(p, "Completed" if code == 0 else "Error", code)
+                p.started_at = p.restarted_at = sim.now
+            elif self.mode == "flap" and self._faulty(p) and self.served.get(uid, 0) >= self.after_served:
+                n = self.crashes.get(uid, 0)
+                self.crashes[uid] = n + 1
+                if n % 2 == 0 or name in self.stays_down:
+                    # Down: the run ended, and the kubelet backs off before the next start.
+                    if p.behaviour != "crash":
+                        self._terminate(p, "Error", 1)
+                    p.behaviour = "crash"
+                else:
+                    # Back up between crashes, Ready at once, the last termination on record.
+                    p.behaviour = "ok"
+                    p.started_at = sim.now
+                    p.restarted_at = sim.now - timedelta(seconds=sim.ready_delay)
+            elif self.mode == "flap" and p.behaviour == "crash" and self._faulty(p):
+                # The loop stopped: the runner comes back and stays up.
+                p.behaviour = "ok"
+                p.started_at = sim.now
+                p.restarted_at = sim.now - timedelta(seconds=sim.ready_delay)
+        sim.tick()
+        for p in _live(sim).values():
+            if _cond(p, "Ready"):
+                self.served[_uid(p)] = self.served.get(_uid(p), 0) + 1
+
+
+@dataclass
+class _Loop:
+    """Go's ``recoveryHarness.step``: the kubelet model, the kubelet's lag, one pass, the clock moved
+    on by ``step`` seconds. ``holds`` collects the rollout hold each status-writing pass reported
+    (Go's ``RecordRolloutHold``), ``passes`` counts the steps."""
+
+    sim: Sim
+    driver: Driver
+    kubelet: _GoKubelet
+    step_s: float = 5.0
+    lag_s: float = 1.0
+    holds: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: int = 0
+    passes: int = 0
+
+    def step(self) -> None:
+        self.kubelet.step()
+        self.sim.advance(self.lag_s)
+        plan = self.driver.one_pass()
+        if any(isinstance(a, WriteStatus) for a in plan.actions):
+            self.verdicts += 1
+            hold = self.sim.status.get("rolloutHold")
+            if hold:
+                self.holds.append(dict(hold))
+        self.sim.advance(self.step_s - self.lag_s)
+        self.passes += 1
+
+    def run(
+        self, limit: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
+    ) -> bool:
+        """Go ``runWithInvariant``: ``invariant`` before the first step and after each."""
+        for _ in range(limit):
+            invariant()
+            if until():
+                return True
+            self.step()
+        invariant()
+        return until()
+
+    def last_hold(self) -> dict[str, Any] | None:
+        return self.holds[-1] if self.holds else None
+
+    def not_serving_holds(self) -> int:
+        """Go ``notServingHolds``."""
+        return sum(1 for h in self.holds if "not serving" in str(h.get("reason", "")))
+
+
+def _harness(
+    *,
+    replicas: int,
+    workers: int = 0,
+    strategy: str = "RecreatePod",
+    policy: str = "None",
+    grace: timedelta = timedelta(seconds=30),
+    retry: RetryPolicy | None = HARNESS_LADDER,
+    image: str = "vllm:v1",
+) -> tuple[Sim, Driver]:
+    """Go's ``newRecoveryHarnessFor`` with ``replicas``, a rolling budget of one under ``strategy`` and
+    ``policy``, the stuck-pod grace (30 s by default) and ladder given, settled on ``image``."""
+    sim = Sim(workers=workers, settings=OperatorSettings(stuck_pod_grace_period=grace, update_retry=retry))
+    sim.image = image
+    sim.apply_replica(
+        base_replica(replicas=replicas, lifecycle={**BUDGET[strategy], "restartPolicy": policy})
+    )
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == replicas)
+    return sim, driver
+
+
+def _settled_on(sim: Sim, revision: str, replicas: int, image: str) -> bool:
+    """Go ``settledOn``: every row Ready on ``revision`` with no operation, and every live pod on its
+    hash and ``image``."""
+    rows = sim.rows()
+    if len(rows) != replicas:
+        return False
+    if any(r["phase"] != "Ready" or r.get("runningRevision") != revision or r.get("operation") for r in rows):
+        return False
+    pods = _live(sim)
+    per = 1 + sim.workers
+    return len(pods) == replicas * per and all(
+        p.obj["metadata"]["labels"][c.LABEL_REVISION_HASH] == revision.rsplit("-", 1)[-1]
+        and _image(p) == image
+        for p in pods.values()
+    )
+
+
+def _restarts(sim: Sim) -> int:
+    """Go ``restartsRecorded``: the RestartTriggered events so far."""
+    return sim.event_reasons().count("RestartTriggered")
+
+
+def _escalations(sim: Sim) -> list[str]:
+    """Go's ``failedWarnings`` and ``heldWarnings``."""
+    return [r for r in sim.event_reasons() if r in ("InstanceFailed", "RetryHeld")]
+
+
+def _repair_in_flight(sim: Sim) -> bool:
+    """Go ``repairInFlight``."""
+    return any(
+        r["phase"] == "Restarting" or (r.get("operation") or {}).get("type") == "Restart" for r in sim.rows()
+    )
+
+
+def _revision(sim: Sim) -> str:
+    return str(getattr(sim.render(), "name", ""))
+
+
+def _hold_names(hold: dict[str, Any] | None, index: int) -> bool:
+    """Go ``holdNamesInstance``: the not-serving clause's indices, between "; Instance(s)" and " on
+    revision "."""
+    if not hold:
+        return False
+    reason = str(hold.get("reason", ""))
+    start, end = reason.rfind("; Instance"), reason.rfind(" on revision ")
+    if start < 0 or end <= start:
+        return False
+    clause = re.sub(r"^Instances?", "", reason[start + 2 : end]).strip()
+    return str(index) in [f.strip() for f in clause.split(",")]
+
+
+# -- TestSteadyStateBreak_IsRepairedAtOnceAndRecordsNothing ------------------------------------------
+# Go's crash-loop repair belongs to every restart policy: ops/restart.go (the newest stored version,
+# 78,474 characters) readCrashLoopRepair opens a Restart on a Ready, operation-free row whose pod on the
+# current revision is wedged past the stuck-pod grace (evidence/crashloop.go CrashLoopWedgedPod, the
+# newest stored, 10,186 characters). Ours has no such repair (docs/goparity.md, crashloop_test.go).
+_NO_CRASH_LOOP_REPAIR = pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours has no crash-loop repair of a Ready row with no operation under "
+    "restart policy None (Go readCrashLoopRepair / CrashLoopWedgedPod); the single pod is left to the "
+    "kubelet's restarts, and a gang's crash-looping leader fails its Instance (InstanceFailed, a "
+    "RetryBlock on the running revision) and is recycled at the same incarnation",
+)
+
+
+@pytest.mark.parametrize(
+    ("workers", "policy", "late"),
+    [
+        pytest.param(
+            0, "None", False, id="single-pod, crashing image, policy None", marks=_NO_CRASH_LOOP_REPAIR
+        ),
+        pytest.param(0, "RecreateInstanceOnPodRestart", False, id="single-pod, crashing image, Recreate"),
+        pytest.param(
+            1, "None", False, id="gang, leader at a crashing image, policy None", marks=_NO_CRASH_LOOP_REPAIR
+        ),
+        pytest.param(
+            1, "RecreateInstanceOnPodRestart", False, id="gang, leader at a crashing image, Recreate"
+        ),
+        pytest.param(
+            0, "None", True, id="single-pod, own image dies late, policy None", marks=_NO_CRASH_LOOP_REPAIR
+        ),
+        pytest.param(0, "RecreateInstanceOnPodRestart", True, id="single-pod, own image dies late, Recreate"),
+    ],
+)
+def test_steady_state_break_is_repaired_at_once_and_records_nothing(
+    workers: int, policy: str, late: bool
+) -> None:
+    """Go: … TestSteadyStateBreak_IsRepairedAtOnceAndRecordsNothing (each entry): two Instances at rest
+    (RecreatePod maxUnavailable 1, the stuck-pod grace of 30 s the window, passes 30 s apart). A pod set
+    that held the window breaks: a pod (a gang's leader) pointed at an image that crashes at start, or
+    the revision's own image dying only after six served passes (Go's ``flapAfterServingImage``, the
+    Component created on it). A repair opens within twelve passes (a RestartTriggered event) and
+    rebuilds Instance 0 at a new incarnation; on no pass does any RetryBlock exist, and nothing is
+    escalated (no InstanceFailed, no RetryHeld)."""
+    sim, driver = _harness(
+        replicas=2, workers=workers, policy=policy, image="vllm:flap" if late else "vllm:v1"
+    )
+    kubelet = _GoKubelet(sim, image="vllm:flap" if late else "", mode="flap", after_served=6)
+    loop = _Loop(sim, driver, kubelet, step_s=30.0, lag_s=0.0)
+    for _ in range(3):
+        loop.step()
+    before = {int(r["index"]): int(r["incarnation"]) for r in sim.rows()}
+    events = len(sim.events)
+    if not late:
+        sim.behaviour["vllm:crash"] = "crash"
+        name = next(n for n, p in sorted(_live(sim).items()) if _index(p) == 0 and "-worker-" not in n)
+        sim.pods[name].obj["spec"]["containers"][0]["image"] = "vllm:crash"
+    repaired_at = -1
+
+    def no_block() -> None:
+        assert not sim.status.get("retryBlocks"), (GO, "a steady-state break counted on the retry ladder")
+
+    for n in range(1, 13):
+        loop.step()
+        no_block()
+        if repaired_at < 0 and sim.event_reasons()[events:].count("RestartTriggered"):
+            repaired_at = n
+    assert repaired_at > 0, (GO, "no repair opened on the broken Instance", driver.describe())
+    assert int((_row(sim, 0) or {})["incarnation"]) > before[0], GO
+    assert not _escalations(sim), GO
