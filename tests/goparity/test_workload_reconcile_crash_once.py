@@ -352,3 +352,73 @@ def test_steady_state_break_is_repaired_at_once_and_records_nothing(
     assert repaired_at > 0, (GO, "no repair opened on the broken Instance", driver.describe())
     assert int((_row(sim, 0) or {})["incarnation"]) > before[0], GO
     assert not _escalations(sim), GO
+
+
+# -- TestCrashOnceAfterPromotion_IsNeverACrashOfTheRevision ------------------------------------------
+@pytest.mark.parametrize(
+    ("strategy", "workers", "policy"),
+    [
+        pytest.param(
+            "SurgeThenDrain", 0, "RecreateInstanceOnPodRestart", id="four single-pod, surge, Recreate"
+        ),
+        pytest.param(
+            "RecreatePod", 0, "RecreateInstanceOnPodRestart", id="four single-pod, recreate, Recreate"
+        ),
+        pytest.param("RecreatePod", 1, "RecreateInstanceOnPodRestart", id="two gangs, recreate, Recreate"),
+        pytest.param("SurgeThenDrain", 1, "RecreateInstanceOnPodRestart", id="two gangs, surge, Recreate"),
+        pytest.param("RecreatePod", 0, "None", id="four single-pod, recreate, policy None"),
+        pytest.param("SurgeThenDrain", 0, "None", id="four single-pod, surge, policy None"),
+        pytest.param("RecreatePod", 1, "None", id="two gangs, recreate, policy None"),
+    ],
+)
+def test_crash_once_after_promotion_is_never_a_crash_of_the_revision(
+    strategy: str, workers: int, policy: str
+) -> None:
+    """Go: … TestCrashOnceAfterPromotion_IsNeverACrashOfTheRevision (each entry): four single-pod
+    Instances or two leader+worker gangs, a rolling budget of one, are pushed onto a revision whose
+    runner (a gang's leader) dies once, two served passes after its Instance was promoted onto it, once
+    in the whole Component (Go's ``crashOnceAfterServingImage`` with ``crashOnceInComponent``); passes
+    5 s apart, the kubelet reporting 1 s before the pass reads it; the ladder three attempts, 20 s
+    apart at first. On no pass does a row read Failed, is anything escalated (InstanceFailed,
+    RetryHeld) or does the pushed revision carry a RetryBlock; the roll lands the revision on every
+    Instance with no repair left in flight. Under RecreateInstanceOnPodRestart the policy rebuilt the
+    Instance exactly once (one RestartTriggered) and the restarted pod is gone; under None no repair
+    opened and the restarted pod kept its identity."""
+    replicas = 2 if workers else 4
+    sim, driver = _harness(
+        replicas=replicas, workers=workers, strategy=strategy, policy=policy, retry=STORY_LADDER
+    )
+    kubelet = _GoKubelet(sim, image="vllm:once", leader_only=bool(workers), once_in_component=True)
+    loop = _Loop(sim, driver, kubelet)
+    sim.image = "vllm:once"
+    revision = _revision(sim)
+    seen: dict[str, str] = {}
+    rebuilds = -1
+
+    def done() -> bool:
+        return (
+            bool(kubelet.crashed_instances)
+            and _settled_on(sim, revision, replicas, "vllm:once")
+            and _restarts(sim) == max(rebuilds, 0)
+            and not _repair_in_flight(sim)
+        )
+
+    def never_a_crash() -> None:
+        nonlocal rebuilds
+        assert all(r["phase"] != "Failed" for r in sim.rows()), (GO, driver.describe())
+        assert not _escalations(sim), GO
+        assert _block(sim, revision) is None, (GO, sim.status.get("retryBlocks"))
+        for p in _live(sim).values():
+            if kubelet.crashes.get(_uid(p)) and not seen:
+                seen["uid"] = _uid(p)
+        if kubelet.crashed_instances and policy == "RecreateInstanceOnPodRestart" and rebuilds <= 0:
+            rebuilds = _restarts(sim)
+
+    assert loop.run(400, done, never_a_crash), (GO, driver.describe())
+    alive = {_uid(p) for p in _live(sim).values()}
+    if policy == "RecreateInstanceOnPodRestart":
+        assert _restarts(sim) == 1, GO
+        assert not any(kubelet.crashes.get(uid) for uid in alive), GO
+    else:
+        assert _restarts(sim) == 0, GO
+        assert seen["uid"] in alive, GO
