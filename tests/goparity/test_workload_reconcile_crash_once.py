@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from omereconcile.actions import WriteStatus
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
@@ -166,8 +165,8 @@ class _GoKubelet:
 @dataclass
 class _Loop:
     """Go's ``recoveryHarness.step``: the kubelet model, the kubelet's lag, one pass, the clock moved
-    on by ``step`` seconds. ``holds`` collects the rollout hold each status-writing pass reported
-    (Go's ``RecordRolloutHold``), ``passes`` counts the steps."""
+    on by ``step`` seconds. ``holds`` collects the rollout hold the status carries after each pass (Go's
+    ``RecordRolloutHold``), ``passes`` counts the steps."""
 
     sim: Sim
     driver: Driver
@@ -175,18 +174,16 @@ class _Loop:
     step_s: float = 5.0
     lag_s: float = 1.0
     holds: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: int = 0
     passes: int = 0
 
     def step(self) -> None:
         self.kubelet.step()
         self.sim.advance(self.lag_s)
-        plan = self.driver.one_pass()
-        if any(isinstance(a, WriteStatus) for a in plan.actions):
-            self.verdicts += 1
-            hold = self.sim.status.get("rolloutHold")
-            if hold:
-                self.holds.append(dict(hold))
+        self.driver.one_pass()
+        # The status after the pass is its verdict: a pass that writes nothing leaves the hold it read.
+        hold = self.sim.status.get("rolloutHold")
+        if hold:
+            self.holds.append(dict(hold))
         self.sim.advance(self.step_s - self.lag_s)
         self.passes += 1
 
@@ -422,3 +419,78 @@ def test_crash_once_after_promotion_is_never_a_crash_of_the_revision(
     else:
         assert _restarts(sim) == 0, GO
         assert seen["uid"] in alive, GO
+
+
+# -- TestRunnerKilledTwiceAfterPromotion_ServesTheWindowAndTheRollResumes ----------------------------
+def test_runner_killed_twice_after_promotion_serves_the_window_and_the_roll_resumes() -> None:
+    """Go: … TestRunnerKilledTwiceAfterPromotion_ServesTheWindowAndTheRollResumes: four single-pod
+    Instances under SurgeThenDrain maxSurge 1 and restart policy None, the stuck-pod grace (90 s, no
+    minReadySeconds) the window, passes 30 s apart, are pushed to a sound revision. The first pod
+    promoted onto it has its runner killed once while another Instance's surge is at its Surge step,
+    and again once it is Ready after the first kill. Some pass after a kill holds the roll naming that
+    Instance with "no source leaves rotation"; no pass that starts a full window after the pod is Ready
+    again holds naming it; the roll lands on every Instance, no row reads Failed, no repair opens and
+    the killed pod keeps its identity."""
+    window = timedelta(seconds=90)
+    sim, driver = _harness(replicas=4, strategy="SurgeThenDrain", grace=window)
+    kubelet = _GoKubelet(sim)
+    loop = _Loop(sim, driver, kubelet, step_s=30.0, lag_s=0.0)
+    sim.image = "vllm:v2"
+    revision = _revision(sim)
+    victim: dict[str, Any] = {}
+    kills = 0
+    healed_at: datetime | None = None
+    held_inside = False
+    pass_start = sim.now
+    holds = loop.not_serving_holds()
+
+    def watch() -> None:
+        nonlocal kills, healed_at, held_inside, pass_start, holds
+        try:
+            pods = _live(sim)
+            if not victim:
+                for name, p in sorted(pods.items()):
+                    if p.obj["metadata"]["labels"][c.LABEL_REVISION_HASH] == revision.rsplit("-", 1)[-1] and (
+                        kubelet.promoted(p)
+                    ):
+                        victim.update(name=name, uid=_uid(p), index=_index(p))
+                        break
+            if not victim:
+                return
+            pod = pods.get(victim["name"])
+            assert pod is not None and _uid(pod) == victim["uid"], (
+                GO,
+                "the killed pod must keep its identity",
+            )
+            surge = any(
+                int(r["index"]) != victim["index"]
+                and (r.get("operation") or {}).get("type") == "Update"
+                and (r.get("operation") or {}).get("step") == "Surge"
+                for r in sim.rows()
+            )
+            ready = _cond(pod, "Ready")
+            crashes = kubelet.crashes.get(victim["uid"], 0)
+            if (kills == 0 and ready and surge) or (kills == 1 and crashes == 1 and ready):
+                kubelet.kill_once.add(victim["name"])
+                kills += 1
+            elif kills == 2 and crashes == 2 and ready and healed_at is None:
+                healed_at = _ready_transition(pod)
+            if loop.not_serving_holds() == holds:
+                return
+            hold = loop.last_hold()
+            if not _hold_names(hold, victim["index"]):
+                return
+            assert healed_at is None or pass_start < healed_at + window, (GO, "held while serving", hold)
+            if kills > 0 and "no source leaves rotation" in str((hold or {}).get("reason")):
+                held_inside = True
+        finally:
+            holds = loop.not_serving_holds()
+            pass_start = sim.now
+
+    loop.run(200, lambda: _settled_on(sim, revision, 4, "vllm:v2"), watch)
+    assert kills >= 2 and healed_at is not None, (GO, "the story did not run", kills, healed_at)
+    assert held_inside, (GO, "no pass withheld the drain while the killed runner was inside the window")
+    assert _settled_on(sim, revision, 4, "vllm:v2"), (GO, driver.describe())
+    assert all(r["phase"] != "Failed" for r in sim.rows()), GO
+    assert _restarts(sim) == 0, GO
+    assert victim["uid"] in {_uid(p) for p in _live(sim).values()}, GO
