@@ -458,10 +458,8 @@ def test_runner_killed_twice_after_promotion_serves_the_window_and_the_roll_resu
             if not victim:
                 return
             pod = pods.get(victim["name"])
-            assert pod is not None and _uid(pod) == victim["uid"], (
-                GO,
-                "the killed pod must keep its identity",
-            )
+            assert pod is not None, (GO, "the killed pod must keep its identity")
+            assert _uid(pod) == victim["uid"], (GO, "the killed pod must keep its identity")
             surge = any(
                 int(r["index"]) != victim["index"]
                 and (r.get("operation") or {}).get("type") == "Update"
@@ -488,9 +486,236 @@ def test_runner_killed_twice_after_promotion_serves_the_window_and_the_roll_resu
             pass_start = sim.now
 
     loop.run(200, lambda: _settled_on(sim, revision, 4, "vllm:v2"), watch)
-    assert kills >= 2 and healed_at is not None, (GO, "the story did not run", kills, healed_at)
+    assert kills >= 2, (GO, "the story did not run", kills)
+    assert healed_at is not None, (GO, "the killed runner never came back")
     assert held_inside, (GO, "no pass withheld the drain while the killed runner was inside the window")
     assert _settled_on(sim, revision, 4, "vllm:v2"), (GO, driver.describe())
     assert all(r["phase"] != "Failed" for r in sim.rows()), GO
     assert _restarts(sim) == 0, GO
     assert victim["uid"] in {_uid(p) for p in _live(sim).values()}, GO
+
+
+# -- TestCrashAfterPromotion_EverySetDiesOnceAfterReady_LadderSaysWhy --------------------------------
+# Go runs two entries through the batched status writer the InferenceReplica adapter wires; ours has
+# one status write per pass, so those entries run the same story.
+_REPAIR_OPEN_UNCHARGED = pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours' update pass admits a fresh start under RecreatePod maxUnavailable 1 "
+    "in the pass a crash rebuild opens on a Ready Instance (Go charges that open against the "
+    "unavailability budget: ops/restart.go RestartOpensUnavailability, the newest stored version); the "
+    "start's promote prunes the held ladder (RetryBlockPruneOnPromote) and pods of the revision are "
+    "built again after the hold",
+)
+_NO_GANG_CRASH_LADDER = pytest.mark.xfail(
+    strict=True,
+    reason="known difference: ours counts the crash of a promoted set on the running revision's retry "
+    "ladder for a single-pod Instance only (planner/restart.py step_crash_ladder); a gang's crash after "
+    "promotion is rebuilt by the policy's trigger (gang_broken) set after set, and the status never "
+    "says why before a third set is built",
+)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "workers", "exit_code"),
+    [
+        pytest.param("SurgeThenDrain", 0, 0, id="four single-pod, surge, clean exit"),
+        pytest.param(
+            "RecreatePod", 0, 0, id="four single-pod, recreate, clean exit", marks=_REPAIR_OPEN_UNCHARGED
+        ),
+        pytest.param("SurgeThenDrain", 1, 0, id="four gangs, surge, clean exit", marks=_NO_GANG_CRASH_LADDER),
+        pytest.param(
+            "SurgeThenDrain",
+            1,
+            0,
+            id="four gangs, surge, clean exit, batched status writes",
+            marks=_NO_GANG_CRASH_LADDER,
+        ),
+        pytest.param("RecreatePod", 1, 0, id="four gangs, recreate, clean exit", marks=_NO_GANG_CRASH_LADDER),
+        pytest.param(
+            "RecreatePod",
+            1,
+            0,
+            id="four gangs, recreate, clean exit, batched status writes",
+            marks=_NO_GANG_CRASH_LADDER,
+        ),
+        pytest.param("RecreatePod", 1, 1, id="four gangs, recreate, exit 1", marks=_NO_GANG_CRASH_LADDER),
+    ],
+)
+def test_crash_after_promotion_every_set_dies_once_after_ready_ladder_says_why(
+    strategy: str, workers: int, exit_code: int
+) -> None:
+    """Go: … TestCrashAfterPromotion_EverySetDiesOnceAfterReady_LadderSaysWhy (each entry): four
+    single-pod Instances or leader+worker gangs under RecreateInstanceOnPodRestart and a rolling budget
+    of one are pushed onto a revision whose runner (a gang's leader) dies once on every set, rebuilt
+    sets included, four served passes (20 s) after its Instance entered Ready, inside the 30 s
+    stuck-pod grace (Go's ``crashOnceAfterServingImage`` with ``crashEverySet``), exiting with the
+    given code; passes 5 s apart, the kubelet 1 s ahead; the ladder three attempts. The story runs
+    until twelve passes after the RetryHeld warning. Asserted: some Instance died twice; the status
+    said why (a RetryBlock on the revision, or a RetryHeld or InstanceFailed warning) before a third
+    set of an Instance whose second set died was built; the ladder held, never counting past three,
+    its block Held at three attempts; no pod of the revision was created after the hold; a row on the
+    revision read Failed and an InstanceFailed warning was raised."""
+    attempts = 3
+    sim, driver = _harness(
+        replicas=4,
+        workers=workers,
+        strategy=strategy,
+        policy="RecreateInstanceOnPodRestart",
+        retry=STORY_LADDER,
+    )
+    kubelet = _GoKubelet(
+        sim, image="vllm:once", after_served=4, leader_only=bool(workers), every_set=True, exit_code=exit_code
+    )
+    loop = _Loop(sim, driver, kubelet)
+    sim.image = "vllm:once"
+    revision = _revision(sim)
+    seen: set[str] = set()
+    sets: dict[int, set[str]] = {}
+    sets_at_loop: dict[int, int] = {}
+    said_why_at = held_at = -1
+    uids_at_held = 0
+    parked = False
+
+    def says_why() -> None:
+        nonlocal said_why_at, held_at, uids_at_held, parked
+        for p in _live(sim).values():
+            if _image(p) == "vllm:once":
+                seen.add(_uid(p))
+                sets.setdefault(_index(p), set()).add(_uid(p))
+        parked |= any(r["phase"] == "Failed" for r in sim.rows())
+        for index, n in kubelet.crashed_instances.items():
+            if n >= 2:
+                sets_at_loop.setdefault(index, len(sets.get(index, ())))
+        block = _block(sim, revision)
+        if (block is not None or _escalations(sim)) and said_why_at < 0:
+            said_why_at = loop.passes
+        if "RetryHeld" in sim.event_reasons() and held_at < 0:
+            held_at, uids_at_held = loop.passes, len(seen)
+        for index, at in sets_at_loop.items():
+            assert said_why_at >= 0 or len(sets[index]) <= at, (GO, "a third set before any word", index)
+        assert held_at < 0 or len(seen) == uids_at_held, (GO, "a pod of the revision created after the hold")
+        assert block is None or block["attemptsStarted"] <= attempts, (GO, block)
+
+    loop.run(400, lambda: held_at >= 0 and loop.passes >= held_at + 12, says_why)
+    assert max(kubelet.crashed_instances.values(), default=0) >= 2, (GO, "the story did not run")
+    assert said_why_at >= 0, (GO, "the status never said why", driver.describe())
+    assert held_at >= 0, (GO, "the ladder never held", sim.status.get("retryBlocks"), driver.describe())
+    block = _block(sim, revision) or {}
+    assert (block.get("state"), block.get("attemptsStarted")) == ("Held", attempts), (GO, block)
+    assert parked, (GO, "no row on the held revision read Failed")
+    assert "InstanceFailed" in sim.event_reasons(), GO
+
+
+# -- TestCrashLoopAfterPromotion_HeldRowFollowsItsServingPod -----------------------------------------
+def test_crash_loop_after_promotion_held_row_follows_its_serving_pod() -> None:
+    """Go: … TestCrashLoopAfterPromotion_HeldRowFollowsItsServingPod: four single-pod Instances under
+    RecreateInstanceOnPodRestart and RecreatePod maxUnavailable 1, the stuck-pod grace (ten minutes)
+    the window, passes 30 s apart, the harness ladder (two attempts), are pushed onto a revision whose
+    promoted pod dies under load and comes back between restarts (Go's ``flapAfterServingImage``, four
+    served passes first). On every pass: no pod of the revision is created once its ladder holds, at
+    most three Instances are off the running revision, a settled row on the revision whose pod serves
+    never reads Failed, and under the held ladder it names the crash loop ("crash loop" in its failure
+    message) while it serves unproven and reads Failed while its pod is down. Both readings are seen,
+    the ladder holds, an InstanceFailed warning is raised, the roll reports a Budget, RetryBlock or
+    Held hold on the revision and the running revision serves on at least one Instance. Once the loop
+    stops, every such row returns to plain Ready (the note cleared, its pod proven) and stays there;
+    once every pod dies and stays down, every row parks Failed and stays there; a corrected revision
+    then lands on every Instance."""
+    window = timedelta(minutes=10)
+    sim, driver = _harness(replicas=4, policy="RecreateInstanceOnPodRestart", grace=window)
+    kubelet = _GoKubelet(sim, image="vllm:flap", mode="flap", after_served=4)
+    loop = _Loop(sim, driver, kubelet, step_s=30.0, lag_s=0.0)
+    sim.image = "vllm:flap"
+    revision = _revision(sim)
+
+    def names_loop(row: dict[str, Any]) -> bool:
+        return "crash loop" in str((row.get("lastFailure") or {}).get("message") or "")
+
+    def remembers_crash(row: dict[str, Any]) -> bool:
+        failed, ready = (
+            parse_time((row.get("lastFailure") or {}).get("time")),
+            parse_time(row.get("readySince")),
+        )
+        return failed is not None and ready is not None and failed > ready
+
+    def crash_rows() -> list[tuple[dict[str, Any], SimPod]]:
+        out = []
+        for row in sim.rows():
+            if row.get("runningRevision") != revision or row.get("operation"):
+                continue
+            pods = [p for p in _live(sim).values() if _index(p) == int(row["index"])]
+            if len(pods) == 1:
+                out.append((row, pods[0]))
+        return out
+
+    def serves(p: SimPod) -> bool:
+        return _cond(p, "ContainersReady") and _cond(p, c.SERVING_GATE)
+
+    def proven(p: SimPod) -> bool:
+        since = _ready_transition(p)
+        return _cond(p, "Ready") and since is not None and since + window <= sim.now
+
+    def serving_on_v1() -> int:
+        return sum(1 for p in _live(sim).values() if _image(p) == "vllm:v1" and serves(p))
+
+    seen: set[str] = set()
+    flags = {"serving_ready": False, "down_failed": False}
+    at_held = -1
+
+    def observe() -> None:
+        nonlocal at_held
+        seen.update(_uid(p) for p in _live(sim).values() if _image(p) == "vllm:flap")
+        held = (_block(sim, revision) or {}).get("state") == "Held"
+        if held and at_held < 0:
+            at_held = len(seen)
+        assert at_held < 0 or len(seen) == at_held, (GO, "a pod of the revision created after the hold")
+        assert 4 - serving_on_v1() <= 3, (GO, "the roll went past its allowance")
+        for row, pod in crash_rows():
+            if serves(pod):
+                assert row["phase"] != "Failed", (GO, "Failed while its only pod serves", row)
+                if held and row["phase"] == "Ready" and remembers_crash(row):
+                    assert proven(pod) or names_loop(row), (GO, "silent while serving", row)
+                    flags["serving_ready"] = True
+            elif held and not _cond(pod, "ContainersReady"):
+                assert row["phase"] == "Failed", (GO, "down but not Failed", row)
+                flags["down_failed"] = True
+
+    loop.run(120, lambda: all(flags.values()), observe)
+    assert (_block(sim, revision) or {}).get("state") == "Held", (GO, sim.status.get("retryBlocks"))
+    assert all(flags.values()), (GO, flags)
+    assert "InstanceFailed" in sim.event_reasons(), GO
+    loop.run(20, lambda: loop.last_hold() is not None, observe)
+    hold = loop.last_hold() or {}
+    assert hold.get("target") == revision, (GO, hold)
+    assert hold.get("gate") in ("Budget", "RetryBlock", "Held"), (GO, hold)
+    assert serving_on_v1() >= 1, GO
+
+    # The loop stops: the pods hold Ready past the window and every row returns to plain Ready.
+    kubelet.after_served = 1 << 20
+
+    def plain_ready() -> bool:
+        rows = crash_rows()
+        return bool(rows) and all(r["phase"] == "Ready" and not names_loop(r) and proven(p) for r, p in rows)
+
+    assert loop.run(40, plain_ready, observe), (GO, crash_rows())
+    for _ in range(5):
+        loop.step()
+        observe()
+        assert plain_ready(), (GO, "a row left plain Ready while its pod kept serving")
+
+    # The pods die and stay down: every row parks Failed and stays there.
+    kubelet.after_served = 4
+    kubelet.stays_down.update(str(p.obj["metadata"]["name"]) for _, p in crash_rows())
+
+    def all_failed() -> bool:
+        rows = crash_rows()
+        return bool(rows) and all(r["phase"] == "Failed" for r, _ in rows)
+
+    assert loop.run(10, all_failed, observe), (GO, crash_rows())
+    for _ in range(5):
+        loop.step()
+        observe()
+        assert all_failed(), (GO, "a park whose pod stays down left Failed")
+    sim.image = "vllm:v3"
+    fixed = _revision(sim)
+    assert loop.run(120, lambda: _settled_on(sim, fixed, 4, "vllm:v3")), (GO, driver.describe())
