@@ -258,7 +258,17 @@ def _prune_retry_blocks(ctx: Ctx, old_rows: Sequence[Row], rows: Sequence[Row], 
             and r.ready_since == prev.ready_since
             and r.running_revision == prev.running_revision
         )
-        promoted = promoted and not unparked
+        # A repair's promote (a Restart back to Ready on the revision it rebuilt) answers no attempt at
+        # that revision: Go's ops/restart.go Restart ends with status.StampReady, which prunes no
+        # RetryBlock (StampReadyOnRevision, the update promote, does: RetryBlockPruneOnPromote), so the
+        # running revision's crash ladder counts on across its rebuilds.
+        repaired = (
+            prev is not None
+            and prev.operation is not None
+            and prev.operation.type == R.OP_RESTART
+            and r.running_revision == prev.running_revision
+        )
+        promoted = promoted and not unparked and not repaired
         if promoted and r.running_revision:
             retry.promoted(r.running_revision)
     if not ctx.paused and ctx.world.replica.deletion_timestamp is None:
