@@ -26,6 +26,8 @@ from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import format_time, parse_time
 from omerender import constants as c
+from tests.goparity.test_workload_reconcile_part1 import _HARNESS_LADDER as HARNESS_LADDER
+from tests.goparity.test_workload_reconcile_part1 import _condition as _cond
 from tests.goparity.test_workload_reconcile_part2 import RECREATE_ONE, SURGE_ONE, _block, _row
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
@@ -33,8 +35,6 @@ GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458
 BUDGET = {"SurgeThenDrain": SURGE_ONE, "RecreatePod": RECREATE_ONE}
 # The ladder these stories configure: three attempts, 20 s apart at first, doubling up to a minute.
 STORY_LADDER = RetryPolicy(3, timedelta(seconds=20), timedelta(minutes=1), 2.0)
-# Go's harness default: two attempts on the same pacing.
-HARNESS_LADDER = RetryPolicy(2, timedelta(seconds=20), timedelta(minutes=1), 2.0)
 
 
 def _index(p: SimPod) -> int:
@@ -43,10 +43,6 @@ def _index(p: SimPod) -> int:
 
 def _image(p: SimPod) -> str:
     return str(p.obj["spec"]["containers"][0]["image"])
-
-
-def _cond(p: SimPod, type_: str) -> bool:
-    return any(cd["type"] == type_ and cd["status"] == "True" for cd in p.obj["status"].get("conditions", []))
 
 
 def _ready_transition(p: SimPod) -> datetime | None:
