@@ -647,6 +647,21 @@ def pod_termination(ctx: Ctx, pod: PodView) -> dict[str, object] | None:
             "reason": stuck.reason,
             "time": format_time(ctx.now),
         }
+    if pod.phase != "Failed":
+        for ct in pod.containers:
+            # Go PodTermination's third branch as the 8,317-character types/podtermination.go states it
+            # (no phase guard): a clean exit is a termination too, so a runner that stopped itself and
+            # was restarted in place is recorded (Completed, exit 0) when its Restart opens. Regular
+            # containers only: a completed init container is a healthy pod's ordinary state (the
+            # 6,949-character version's reason for its guard).
+            if ct.terminated_reason is not None or ct.finished_at is not None:
+                return {
+                    "podName": pod.name,
+                    "containerName": ct.name,
+                    "reason": ct.terminated_reason or "Error",
+                    "exitCode": ct.exit_code or 0,
+                    "time": format_time(ctx.now),
+                }
     return terminal_failure(ctx, pod) if pod.phase == "Failed" else None
 
 
