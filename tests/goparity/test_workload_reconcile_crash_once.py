@@ -494,47 +494,28 @@ def test_runner_killed_twice_after_promotion_serves_the_window_and_the_roll_resu
 # -- TestCrashAfterPromotion_EverySetDiesOnceAfterReady_LadderSaysWhy --------------------------------
 # Go runs two entries through the batched status writer the InferenceReplica adapter wires; ours has
 # one status write per pass, so those entries run the same story.
-_REPAIR_OPEN_UNCHARGED = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours' update pass admits a fresh start under RecreatePod maxUnavailable 1 "
-    "in the pass a crash rebuild opens on a Ready Instance (Go charges that open against the "
-    "unavailability budget: ops/restart.go RestartOpensUnavailability, the newest stored version); the "
-    "start's promote prunes the held ladder (RetryBlockPruneOnPromote) and pods of the revision are "
-    "built again after the hold",
-)
-_NO_GANG_CRASH_LADDER = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours counts the crash of a promoted set on the running revision's retry "
-    "ladder for a single-pod Instance only (planner/restart.py step_crash_ladder); a gang's crash after "
-    "promotion is rebuilt by the policy's trigger (gang_broken) set after set, and the status never "
-    "says why before a third set is built",
-)
 
 
 @pytest.mark.parametrize(
     ("strategy", "workers", "exit_code"),
     [
         pytest.param("SurgeThenDrain", 0, 0, id="four single-pod, surge, clean exit"),
-        pytest.param(
-            "RecreatePod", 0, 0, id="four single-pod, recreate, clean exit", marks=_REPAIR_OPEN_UNCHARGED
-        ),
-        pytest.param("SurgeThenDrain", 1, 0, id="four gangs, surge, clean exit", marks=_NO_GANG_CRASH_LADDER),
+        pytest.param("RecreatePod", 0, 0, id="four single-pod, recreate, clean exit"),
+        pytest.param("SurgeThenDrain", 1, 0, id="four gangs, surge, clean exit"),
         pytest.param(
             "SurgeThenDrain",
             1,
             0,
             id="four gangs, surge, clean exit, batched status writes",
-            marks=_NO_GANG_CRASH_LADDER,
         ),
-        pytest.param("RecreatePod", 1, 0, id="four gangs, recreate, clean exit", marks=_NO_GANG_CRASH_LADDER),
+        pytest.param("RecreatePod", 1, 0, id="four gangs, recreate, clean exit"),
         pytest.param(
             "RecreatePod",
             1,
             0,
             id="four gangs, recreate, clean exit, batched status writes",
-            marks=_NO_GANG_CRASH_LADDER,
         ),
-        pytest.param("RecreatePod", 1, 1, id="four gangs, recreate, exit 1", marks=_NO_GANG_CRASH_LADDER),
+        pytest.param("RecreatePod", 1, 1, id="four gangs, recreate, exit 1"),
     ],
 )
 def test_crash_after_promotion_every_set_dies_once_after_ready_ladder_says_why(
