@@ -526,18 +526,11 @@ def _crash_loop(
     return sim
 
 
-OPLESS_XFAIL = (
-    "known difference: Go's restart trigger opens a Restart on a Ready, operation-free row whose pod "
-    "has been wedged in a terminal kubelet waiting reason on its revision longer than the stuck-pod "
-    "grace, whatever the restart policy (ops/restart.go, the op-less crash-loop repair); ours opens "
-    "nothing for such a row: the wedged pod stays"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
 def test_op_less_crash_loop_repairs_under_policy_none() -> None:
     """Go: TestDetectRestartTrigger_OpLessCrashLoopRepairsUnderPolicyNone: the wedge older than the
-    grace (one minute) opens a Restart under RestartPolicy=None, naming the pod and the reason."""
+    grace (one minute) opens a Restart under RestartPolicy=None, naming the pod and the reason. Ours
+    since goJ (``planner/restart.py`` ``op_less_crash_loop_repair``, Go ``readCrashLoopRepair``); it was
+    a known difference."""
     _, reason = _repair(_crash_loop(timedelta(minutes=1)))
     assert reason is not None, GO
     assert "CrashLoopBackOff" in reason, GO
@@ -588,8 +581,7 @@ def test_crash_loop_left_alone(grace: timedelta, phase: str, hash_label: str | N
     """Go: the crash-loop cases where no repair opens: a wedge younger than the grace; no grace
     configured; a wedged pod on another revision (a leftover, the escalation's); a pod set still
     serving (ContainersReady and the serving gate True); a row below Ready.
-    (Ours opens no op-less repair at all, see the strict xfail above; these pin that nothing else
-    rebuilds such a row either.)"""
+    (Ours: ``planner/restart.py`` ``op_less_crash_loop_repair`` reads none of them as a wedge.)"""
     _, reason = _repair(_crash_loop(grace, phase, hash_label, serving))
     assert reason is None, GO
 
@@ -1170,11 +1162,13 @@ def test_open_repair_keeps_driving_under_policy_none() -> None:
     assert [(a.name, a.status) for a in _acts(out, "SetServingGate")] == [(POD0, False)], GO
 
 
-@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
 def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     """Go: TestDetectRestartTrigger_GangWedgedOnOneMemberOpensOneRepair: a Ready two-pod Instance (one
     runner, size 2) whose second member is wedged in CrashLoopBackOff for an hour, the other healthy,
-    opens ONE Restart for the Instance naming the wedged member (policy None)."""
+    opens ONE Restart for the Instance naming the wedged member (policy None). Ours since goJ
+    (``planner/restart.py`` ``op_less_crash_loop_repair``); it was a known difference. Go's further
+    assertion, that ``RestartOpensUnavailability`` puts the repair to the unavailability budget, has
+    no counterpart (ours has no repair admission) and is not asserted."""
     from omereconcile.simulate.driver import Driver, converged
 
     settings = OperatorSettings(
