@@ -81,6 +81,7 @@ __all__ = [
     "CRASH_LOOP_SERVING_NOTE",
     "CrashLadder",
     "count_crash_on_ladder",
+    "crash_loop_wedged_pod_on",
     "crash_of_promoted_set",
     "crash_rebuild_warranted",
     "crash_remembered",
@@ -100,6 +101,7 @@ __all__ = [
     "spent_repair",
     "step_crash_ladder",
     "step_spent_repair",
+    "terminal_waiting_grace_left",
     "wedge_reason",
 ]
 
@@ -590,7 +592,7 @@ def read_crash_ladder(
     )
 
 
-def _wedged_pod_on(
+def crash_loop_wedged_pod_on(
     ctx: Ctx, row: Row, pods: Sequence[PodView], rev: str
 ) -> tuple[tuple[PodView, str] | None, timedelta]:
     """Go ``evidence.CrashLoopWedgedPodOn`` (ome-projects/ome ``workload/evidence/``, the 10,186-character
@@ -614,17 +616,26 @@ def _wedged_pod_on(
         return None, none
     left = none
     for p in pods:
-        if p.terminating or p.creation_timestamp is None or not _on_revision(p, rev):
+        if p.terminating or not _on_revision(p, rev):
             continue
         stuck = stuck_container(p)
-        if stuck is None:
-            continue
-        age = ctx.now - p.creation_timestamp
-        if age >= grace:
-            return (p, stuck.reason), none
-        if left == none or grace - age < left:
-            left = grace - age
+        if stuck is not None and p.creation_timestamp is not None and ctx.now - p.creation_timestamp >= grace:
+            return (p, stuck.reason), none  # Go PodWedgedPastGrace
+        pod_left = terminal_waiting_grace_left(p, ctx.now, grace)
+        if pod_left > none and (left == none or pod_left < left):
+            left = pod_left
     return None, left
+
+
+def terminal_waiting_grace_left(pod: PodView | None, now: datetime, grace: timedelta) -> timedelta:
+    """Go ``evidence.TerminalWaitingGraceLeft`` (``evidence/stuckpod.go``, 12,631 characters): how much
+    of ``grace`` a pod parked in a terminal waiting reason has left before it reads as wedged, counted
+    from its creation; zero once the grace has passed, for a pod parked in no such reason, and for a pod
+    with no creation stamp (or no pod)."""
+    none = timedelta(0)
+    if pod is None or pod.creation_timestamp is None or stuck_container(pod) is None:
+        return none
+    return max(grace - (now - pod.creation_timestamp), none)
 
 
 def wedge_reason(pod: PodView, reason: str) -> str:
@@ -633,10 +644,10 @@ def wedge_reason(pod: PodView, reason: str) -> str:
 
 
 def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
-    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (``_wedged_pod_on``): the wedge the
+    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (``crash_loop_wedged_pod_on``): the wedge the
     ladder's ``crashRebuildWarranted`` asks for, named by Go ``WedgeReason`` ("pod <p> wedged in
     <reason> past the stuck-pod grace"); None without a wedge."""
-    wedged, _ = _wedged_pod_on(ctx, row, pods, row.running_revision)
+    wedged, _ = crash_loop_wedged_pod_on(ctx, row, pods, row.running_revision)
     return None if wedged is None else wedge_reason(*wedged)
 
 
@@ -665,7 +676,7 @@ def op_less_crash_loop_repair(
     grace ends. Not ported: the repair admission of ``reconcile.go`` ``executeRestartPass``
     (``RestartOpensUnavailability`` put to the unavailability budget, the repair batch size), which
     ours has for no restart. Returns the opened Restart, or None: the earlier rules apply."""
-    wedged, left = _wedged_pod_on(ctx, row, pods, _current_revision(ctx))
+    wedged, left = crash_loop_wedged_pod_on(ctx, row, pods, _current_revision(ctx))
     if wedged is None:
         if left > timedelta(0):
             out.wake(ctx.now + left)
@@ -856,7 +867,7 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     if ladder is None:
         # Go readCrashLoopRepair without a ladder: the wedge on the current revision, any policy.
         return op_less_crash_loop_repair(ctx, row, pods, out, retry)
-    _, left = _wedged_pod_on(ctx, row, pods, row.running_revision)
+    _, left = crash_loop_wedged_pod_on(ctx, row, pods, row.running_revision)
     if left > timedelta(0):
         out.wake(ctx.now + left)  # Go readCrashLoopRepair: the grace ending raises no watch event
     if not crash_selected(ctx, row, pods, ladder):
