@@ -1198,6 +1198,60 @@ def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     assert worker in reason, GO
 
 
+def _armed(sim: Sim) -> dict[str, Any]:
+    """One planner pass over ``sim``; its status write, if any, is stored as the replica's status (the
+    stamp lands), the pods left as they were. Returns the row after the pass."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    assert sim.replica is not None
+    written = [a for a in plan(sim.observe()).actions if isinstance(a, WriteStatus)]
+    if written:
+        sim.replica["status"] = dict(written[-1].status)
+    return dict(sim.rows()[0])
+
+
+def test_re_observed_crash_loop_arms_nothing_a_second_time() -> None:
+    """Go: TestRestart_ReObservedCrashLoopArmsNothingASecondTime (the newest stored version; not
+    mappable before goJ, ours having no op-less crash-loop repair): the stamp lands (Restarting at
+    incarnation 2); the same wedged pod re-observed on the next pass arms nothing a second time: the
+    incarnation stays, the row stays Restarting with the one open Restart. Go calls ``ops.Restart``
+    twice; here two planner passes run, the first opening the repair through its trigger."""
+    sim = _crash_loop(timedelta(minutes=1))
+    armed = _armed(sim)
+    assert (armed["phase"], armed["incarnation"]) == ("Restarting", 2), GO
+    op = armed.get("operation") or {}
+    assert op.get("type") == R.OP_RESTART, GO
+    assert sim.pods[POD0].obj["status"]["containerStatuses"][0]["state"] == {
+        "waiting": {"reason": "CrashLoopBackOff"}
+    }
+    again = _armed(sim)
+    assert again["incarnation"] == armed["incarnation"], GO
+    assert again["phase"] == "Restarting", GO
+    assert (again.get("operation") or {}).get("type") == R.OP_RESTART, GO
+    assert (again.get("operation") or {}).get("id") == op.get("id"), GO
+
+
+def test_pod_lost_as_the_repair_stamp_commits_still_drains() -> None:
+    """Go: TestRestart_PodLostAsTheRepairStampCommitsStillDrains (the newest stored version; not
+    mappable before goJ): the wedged pod the crash-loop trigger read is gone by the time the stamp
+    commits; the stamp lands unchanged (Restarting, incarnation 2, an open Restart), and the repair,
+    owning the pod set, recreates the missing pod at the bumped incarnation on the next pass. Go calls
+    ``ops.Restart`` on a row with no pod; ours opens a Restart only through its trigger, so the first
+    pass reads the wedged pod and the pod is deleted before the second."""
+    from omereconcile.actions import CreatePod
+    from omereconcile.planner import plan
+
+    sim = _crash_loop(timedelta(minutes=1))
+    armed = _armed(sim)
+    assert (armed["phase"], armed["incarnation"]) == ("Restarting", 2), GO
+    assert (armed.get("operation") or {}).get("type") == R.OP_RESTART, GO
+    del sim.pods[POD0]
+    created = [a for a in plan(sim.observe()).actions if isinstance(a, CreatePod)]
+    assert len(created) == 1, GO
+    assert created[0].pod["metadata"]["labels"][c.LABEL_INSTANCE_INCARNATION] == "2", GO
+
+
 def _restarted_in_place(sim: Sim) -> None:
     """Go ``TestDetectRestartTrigger_RunnerRestartAfterReady``'s pod on the Ready row: its runner
     OOMKilled (exit 137) after ``readySince`` and running again in the same pod (same UID, Running)."""
