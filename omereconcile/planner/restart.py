@@ -673,7 +673,8 @@ def op_less_crash_loop_repair(
     RetryBlock as a repair of a never-Ready Instance does") or the restart selection leaves the row to
     the roll (``plan_decision.go`` ``restartTrigger`` with ``RepairYieldsToTarget``: the row runs a
     revision other than an open roll target). A parked pod inside the grace wakes the pass when the
-    grace ends. Not ported: the repair admission of ``reconcile.go`` ``executeRestartPass``
+    grace ends; a denying ``Backoff`` wakes it when due too (ours: Go's ``readCrashLoopRepair`` deposits
+    no wake there, and what else requeues Go's pass then was not read). Not ported: the repair admission of ``reconcile.go`` ``executeRestartPass``
     (``RestartOpensUnavailability`` put to the unavailability budget, the repair batch size), which
     ours has for no restart. Returns the opened Restart, or None: the earlier rules apply."""
     wedged, left = crash_loop_wedged_pod_on(ctx, row, pods, _current_revision(ctx))
