@@ -81,11 +81,13 @@ __all__ = [
     "CRASH_LOOP_SERVING_NOTE",
     "CrashLadder",
     "count_crash_on_ladder",
+    "crash_loop_wedged_pod_on",
     "crash_of_promoted_set",
     "crash_rebuild_warranted",
     "crash_remembered",
     "crash_selected",
     "demoted_ready_restarts",
+    "op_less_crash_loop_repair",
     "read_crash_ladder",
     "read_crash_loop_episode",
     "rebuild_follows_target",
@@ -99,6 +101,8 @@ __all__ = [
     "spent_repair",
     "step_crash_ladder",
     "step_spent_repair",
+    "terminal_waiting_grace_left",
+    "wedge_reason",
 ]
 
 
@@ -588,30 +592,103 @@ def read_crash_ladder(
     )
 
 
-def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
-    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (ome-projects/ome
-    ``workload/evidence/``, the 10,186-character file, commit not named by the index) with its parked
-    shape (``PodWedgedPastGrace``, ``evidence/stuckpod.go``, 12,631 characters): on a ``Ready``,
-    operation-free row with a stuck-pod grace, a set not fully serving holds a live pod of that
-    revision parked in a terminal waiting reason and older than the grace, measured from the pod's
-    creation ("the time a pod gets to come up, after which a parked pod is a wedge at once"), so a set
-    that serves between its crashes is a wedge once it is past the grace. Not ported: its
-    promoted-then-unready shape (``PodUnreadyPastGrace``, read under ``RecreateInstanceOnPodRestart``).
-    Before: ours measured the grace from the waiting episode's start, so a flapping set never read as
-    a wedge. Returns the repair's reason (Go ``WedgeReason``: "pod <p> wedged in <reason> past the
-    stuck-pod grace"), None without a wedge."""
+def crash_loop_wedged_pod_on(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], rev: str
+) -> tuple[tuple[PodView, str] | None, timedelta]:
+    """Go ``evidence.CrashLoopWedgedPodOn`` (ome-projects/ome ``workload/evidence/``, the 10,186-character
+    file, commit not named by the index, read whole) with its parked shape only
+    (``unreadyIsWedge`` false; ``PodWedgedPastGrace`` and ``TerminalWaitingGraceLeft``,
+    ``evidence/stuckpod.go``, 12,631 characters): on a ``Ready``, operation-free row with a stuck-pod
+    grace, a set not fully serving holds a live pod of ``rev`` parked in a terminal waiting reason and
+    older than the grace, measured from the pod's creation ("the time a pod gets to come up, after which
+    a parked pod is a wedge at once"), so a set that serves between its crashes is a wedge once it is
+    past the grace. Returns the wedged pod with its waiting reason (None without a wedge) and, without
+    one, how long the earliest parked pod still has inside the grace (zero when none is parked): the
+    grace ending raises no watch event. Not ported: the promoted-then-unready shape
+    (``PodUnreadyPastGrace``, read under ``RecreateInstanceOnPodRestart`` by the ladder's wedge).
+    Before goG ours measured the grace from the waiting episode's start, so a flapping set never read
+    as a wedge."""
     grace = ctx.world.settings.stuck_pod_grace_period
-    if row.phase != R.READY or row.operation is not None or grace <= timedelta(0):
-        return None
+    none = timedelta(0)
+    if row.phase != R.READY or row.operation is not None or grace <= none:
+        return None, none
     if fully_serving(pods, ctx.pods_per_instance):
-        return None
+        return None, none
+    left = none
     for p in pods:
-        if p.terminating or p.creation_timestamp is None or not _on_revision(p, row.running_revision):
+        if p.terminating or not _on_revision(p, rev):
             continue
         stuck = stuck_container(p)
-        if ctx.now - p.creation_timestamp >= grace and stuck is not None:
-            return f"pod {p.name} wedged in {stuck.reason} past the stuck-pod grace"
-    return None
+        if stuck is not None and p.creation_timestamp is not None and ctx.now - p.creation_timestamp >= grace:
+            return (p, stuck.reason), none  # Go PodWedgedPastGrace
+        pod_left = terminal_waiting_grace_left(p, ctx.now, grace)
+        if pod_left > none and (left == none or pod_left < left):
+            left = pod_left
+    return None, left
+
+
+def terminal_waiting_grace_left(pod: PodView | None, now: datetime, grace: timedelta) -> timedelta:
+    """Go ``evidence.TerminalWaitingGraceLeft`` (``evidence/stuckpod.go``, 12,631 characters): how much
+    of ``grace`` a pod parked in a terminal waiting reason has left before it reads as wedged, counted
+    from its creation; zero once the grace has passed, for a pod parked in no such reason, and for a pod
+    with no creation stamp (or no pod)."""
+    none = timedelta(0)
+    if pod is None or pod.creation_timestamp is None or stuck_container(pod) is None:
+        return none
+    return max(grace - (now - pod.creation_timestamp), none)
+
+
+def wedge_reason(pod: PodView, reason: str) -> str:
+    """Go ``evidence.WedgeReason`` for a parked pod: the repair's reason."""
+    return f"pod {pod.name} wedged in {reason} past the stuck-pod grace"
+
+
+def _wedged_on_running(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
+    """Go ``evidence.CrashLoopWedgedPodOn`` on the running revision (``crash_loop_wedged_pod_on``): the wedge the
+    ladder's ``crashRebuildWarranted`` asks for, named by Go ``WedgeReason`` ("pod <p> wedged in
+    <reason> past the stuck-pod grace"); None without a wedge."""
+    wedged, _ = crash_loop_wedged_pod_on(ctx, row, pods, row.running_revision)
+    return None if wedged is None else wedge_reason(*wedged)
+
+
+def _current_revision(ctx: Ctx) -> str:
+    """Go ``input.ObservedState.CurrentRevision``: the status's ``currentRevision`` as observed."""
+    return str(ctx.world.replica.status.get("currentRevision") or "")
+
+
+def op_less_crash_loop_repair(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, retry: RetryBook
+) -> Row | None:
+    """Go ``ops/restart.go`` ``readCrashLoopRepair`` where the running revision's ladder reads no crash
+    (ome-projects/ome, the newest stored version, 78,474 characters, commit not named by the index;
+    ``crashLoopRepairReason``, the trigger ``DetectRestartTriggerWithPods`` asks right after the
+    crash-loop episode and ahead of the policy's triggers): "a pod wedged in a terminal kubelet waiting
+    reason cannot recover on its own and no other pass owns an operation-free Ready row, so the repair
+    starts regardless of the restart policy". The wedge is ``evidence.CrashLoopWedgedPod``: the
+    parked shape of ``CrashLoopWedgedPodOn`` read on the Component's **current** revision ("a wedge no
+    counted crash is behind is repaired on the Component's current revision alone, and an off-current
+    one is the escalation's"), a pod that runs but fails readiness being no wedge of an idle row. The
+    repair is a ``Restart`` named by ``WedgeReason``, unless the revision the row would rebuild is
+    denied by its RetryBlock (``rebuildRetryBlockDenies``: "a wedge with no such restart answers to the
+    RetryBlock as a repair of a never-Ready Instance does") or the restart selection leaves the row to
+    the roll (``plan_decision.go`` ``restartTrigger`` with ``RepairYieldsToTarget``: the row runs a
+    revision other than an open roll target). A parked pod inside the grace wakes the pass when the
+    grace ends; a denying ``Backoff`` wakes it when due too (ours: Go's ``readCrashLoopRepair`` deposits
+    no wake there, and what else requeues Go's pass then was not read). Not ported: the repair admission of ``reconcile.go`` ``executeRestartPass``
+    (``RestartOpensUnavailability`` put to the unavailability budget, the repair batch size), which
+    ours has for no restart. Returns the opened Restart, or None: the earlier rules apply."""
+    wedged, left = crash_loop_wedged_pod_on(ctx, row, pods, _current_revision(ctx))
+    if wedged is None:
+        if left > timedelta(0):
+            out.wake(ctx.now + left)
+        return None
+    denied, due = _rebuild_denied(ctx, row)
+    if denied:
+        out.wake(due)
+        return None
+    if repair_yields(ctx, row, ctx.target, retry):
+        return None
+    return start_gang_restart(ctx, row, pods, wedge_reason(*wedged), out)
 
 
 def crash_rebuild_warranted(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> bool:
@@ -775,8 +852,10 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
     (``readCrashLoopEpisode``); a crash of the promoted set is counted on the running revision's retry
     ladder, which paces the rebuild, and parks the row ``Failed`` once it holds (``readCrashLadder``,
     ``countCrashOnLadder``); a rebuild the ladder admits opens a ``Restart`` that is the ladder's attempt
-    (``status.RetryBlockAttemptStarted``). None: the ladder does not read the row, the earlier rules
-    apply. Under Freeze the restart pass opens nothing, and nothing here runs."""
+    (``status.RetryBlockAttemptStarted``); where the ladder reads no crash, a pod wedged past the
+    stuck-pod grace on the current revision is repaired by a ``Restart`` whatever the policy
+    (``readCrashLoopRepair``, ``op_less_crash_loop_repair``, since goJ). None: none of these reads the
+    row, the earlier rules apply. Under Freeze the restart pass opens nothing, and nothing here runs."""
     if ctx.freeze or row.operation is not None:
         return None
     episode = read_crash_loop_episode(ctx, row, pods, retry)
@@ -787,7 +866,11 @@ def step_crash_ladder(ctx: Ctx, row: Row, pods: Sequence[PodView], out: Out, ret
         return None
     ladder = read_crash_ladder(ctx, row, pods, retry, out)
     if ladder is None:
-        return None
+        # Go readCrashLoopRepair without a ladder: the wedge on the current revision, any policy.
+        return op_less_crash_loop_repair(ctx, row, pods, out, retry)
+    _, left = crash_loop_wedged_pod_on(ctx, row, pods, row.running_revision)
+    if left > timedelta(0):
+        out.wake(ctx.now + left)  # Go readCrashLoopRepair: the grace ending raises no watch event
     if not crash_selected(ctx, row, pods, ladder):
         return row
     row, parked = count_crash_on_ladder(ctx, row, pods, ladder, out, retry)

@@ -526,18 +526,11 @@ def _crash_loop(
     return sim
 
 
-OPLESS_XFAIL = (
-    "known difference: Go's restart trigger opens a Restart on a Ready, operation-free row whose pod "
-    "has been wedged in a terminal kubelet waiting reason on its revision longer than the stuck-pod "
-    "grace, whatever the restart policy (ops/restart.go, the op-less crash-loop repair); ours opens "
-    "nothing for such a row: the wedged pod stays"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
 def test_op_less_crash_loop_repairs_under_policy_none() -> None:
     """Go: TestDetectRestartTrigger_OpLessCrashLoopRepairsUnderPolicyNone: the wedge older than the
-    grace (one minute) opens a Restart under RestartPolicy=None, naming the pod and the reason."""
+    grace (one minute) opens a Restart under RestartPolicy=None, naming the pod and the reason. Ours
+    since goJ (``planner/restart.py`` ``op_less_crash_loop_repair``, Go ``readCrashLoopRepair``); it was
+    a known difference."""
     _, reason = _repair(_crash_loop(timedelta(minutes=1)))
     assert reason is not None, GO
     assert "CrashLoopBackOff" in reason, GO
@@ -588,8 +581,7 @@ def test_crash_loop_left_alone(grace: timedelta, phase: str, hash_label: str | N
     """Go: the crash-loop cases where no repair opens: a wedge younger than the grace; no grace
     configured; a wedged pod on another revision (a leftover, the escalation's); a pod set still
     serving (ContainersReady and the serving gate True); a row below Ready.
-    (Ours opens no op-less repair at all, see the strict xfail above; these pin that nothing else
-    rebuilds such a row either.)"""
+    (Ours: ``planner/restart.py`` ``op_less_crash_loop_repair`` reads none of them as a wedge.)"""
     _, reason = _repair(_crash_loop(grace, phase, hash_label, serving))
     assert reason is None, GO
 
@@ -1170,11 +1162,13 @@ def test_open_repair_keeps_driving_under_policy_none() -> None:
     assert [(a.name, a.status) for a in _acts(out, "SetServingGate")] == [(POD0, False)], GO
 
 
-@pytest.mark.xfail(strict=True, reason=OPLESS_XFAIL)
 def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     """Go: TestDetectRestartTrigger_GangWedgedOnOneMemberOpensOneRepair: a Ready two-pod Instance (one
     runner, size 2) whose second member is wedged in CrashLoopBackOff for an hour, the other healthy,
-    opens ONE Restart for the Instance naming the wedged member (policy None)."""
+    opens ONE Restart for the Instance naming the wedged member (policy None). Ours since goJ
+    (``planner/restart.py`` ``op_less_crash_loop_repair``); it was a known difference. Go's further
+    assertion, that ``RestartOpensUnavailability`` puts the repair to the unavailability budget, has
+    no counterpart (ours has no repair admission) and is not asserted."""
     from omereconcile.simulate.driver import Driver, converged
 
     settings = OperatorSettings(
@@ -1202,6 +1196,60 @@ def test_gang_wedged_on_one_member_opens_one_repair() -> None:
     _, reason = _repair(sim)
     assert reason is not None, GO
     assert worker in reason, GO
+
+
+def _armed(sim: Sim) -> dict[str, Any]:
+    """One planner pass over ``sim``; its status write, if any, is stored as the replica's status (the
+    stamp lands), the pods left as they were. Returns the row after the pass."""
+    from omereconcile.actions import WriteStatus
+    from omereconcile.planner import plan
+
+    assert sim.replica is not None
+    written = [a for a in plan(sim.observe()).actions if isinstance(a, WriteStatus)]
+    if written:
+        sim.replica["status"] = dict(written[-1].status)
+    return dict(sim.rows()[0])
+
+
+def test_re_observed_crash_loop_arms_nothing_a_second_time() -> None:
+    """Go: TestRestart_ReObservedCrashLoopArmsNothingASecondTime (the newest stored version; not
+    mappable before goJ, ours having no op-less crash-loop repair): the stamp lands (Restarting at
+    incarnation 2); the same wedged pod re-observed on the next pass arms nothing a second time: the
+    incarnation stays, the row stays Restarting with the one open Restart. Go calls ``ops.Restart``
+    twice; here two planner passes run, the first opening the repair through its trigger."""
+    sim = _crash_loop(timedelta(minutes=1))
+    armed = _armed(sim)
+    assert (armed["phase"], armed["incarnation"]) == ("Restarting", 2), GO
+    op = armed.get("operation") or {}
+    assert op.get("type") == R.OP_RESTART, GO
+    assert sim.pods[POD0].obj["status"]["containerStatuses"][0]["state"] == {
+        "waiting": {"reason": "CrashLoopBackOff"}
+    }
+    again = _armed(sim)
+    assert again["incarnation"] == armed["incarnation"], GO
+    assert again["phase"] == "Restarting", GO
+    assert (again.get("operation") or {}).get("type") == R.OP_RESTART, GO
+    assert (again.get("operation") or {}).get("id") == op.get("id"), GO
+
+
+def test_pod_lost_as_the_repair_stamp_commits_still_drains() -> None:
+    """Go: TestRestart_PodLostAsTheRepairStampCommitsStillDrains (the newest stored version; not
+    mappable before goJ): the wedged pod the crash-loop trigger read is gone by the time the stamp
+    commits; the stamp lands unchanged (Restarting, incarnation 2, an open Restart), and the repair,
+    owning the pod set, recreates the missing pod at the bumped incarnation on the next pass. Go calls
+    ``ops.Restart`` on a row with no pod; ours opens a Restart only through its trigger, so the first
+    pass reads the wedged pod and the pod is deleted before the second."""
+    from omereconcile.actions import CreatePod
+    from omereconcile.planner import plan
+
+    sim = _crash_loop(timedelta(minutes=1))
+    armed = _armed(sim)
+    assert (armed["phase"], armed["incarnation"]) == ("Restarting", 2), GO
+    assert (armed.get("operation") or {}).get("type") == R.OP_RESTART, GO
+    del sim.pods[POD0]
+    created = [a for a in plan(sim.observe()).actions if isinstance(a, CreatePod)]
+    assert len(created) == 1, GO
+    assert created[0].pod["metadata"]["labels"][c.LABEL_INSTANCE_INCARNATION] == "2", GO
 
 
 def _restarted_in_place(sim: Sim) -> None:

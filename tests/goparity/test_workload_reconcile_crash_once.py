@@ -280,32 +280,20 @@ def _hold_names(hold: dict[str, Any] | None, index: int) -> bool:
 # Go's crash-loop repair belongs to every restart policy: ops/restart.go (the newest stored version,
 # 78,474 characters) readCrashLoopRepair opens a Restart on a Ready, operation-free row whose pod on the
 # current revision is wedged past the stuck-pod grace (evidence/crashloop.go CrashLoopWedgedPod, the
-# newest stored, 10,186 characters). Ours has no such repair (docs/goparity.md, crashloop_test.go).
-_NO_CRASH_LOOP_REPAIR = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours has no crash-loop repair of a Ready row with no operation under "
-    "restart policy None (Go readCrashLoopRepair / CrashLoopWedgedPod); the single pod is left to the "
-    "kubelet's restarts, and a gang's crash-looping leader fails its Instance (InstanceFailed, a "
-    "RetryBlock on the running revision) and is recycled at the same incarnation",
-)
+# newest stored, 10,186 characters). Ours since goJ (planner/restart.py op_less_crash_loop_repair); the
+# three policy-None entries were known differences before.
 
 
 @pytest.mark.parametrize(
     ("workers", "policy", "late"),
     [
-        pytest.param(
-            0, "None", False, id="single-pod, crashing image, policy None", marks=_NO_CRASH_LOOP_REPAIR
-        ),
+        pytest.param(0, "None", False, id="single-pod, crashing image, policy None"),
         pytest.param(0, "RecreateInstanceOnPodRestart", False, id="single-pod, crashing image, Recreate"),
-        pytest.param(
-            1, "None", False, id="gang, leader at a crashing image, policy None", marks=_NO_CRASH_LOOP_REPAIR
-        ),
+        pytest.param(1, "None", False, id="gang, leader at a crashing image, policy None"),
         pytest.param(
             1, "RecreateInstanceOnPodRestart", False, id="gang, leader at a crashing image, Recreate"
         ),
-        pytest.param(
-            0, "None", True, id="single-pod, own image dies late, policy None", marks=_NO_CRASH_LOOP_REPAIR
-        ),
+        pytest.param(0, "None", True, id="single-pod, own image dies late, policy None"),
         pytest.param(0, "RecreateInstanceOnPodRestart", True, id="single-pod, own image dies late, Recreate"),
     ],
 )

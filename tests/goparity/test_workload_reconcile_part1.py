@@ -625,6 +625,52 @@ def test_repair_rebuilds_the_revision_it_stamps_under_pause(workers: int) -> Non
     assert [r["runningRevision"] for r in sim.rows()] == [sim.status["updateRevision"]]
 
 
+def _crash_pod(sim: Sim, name: str) -> None:
+    """Go's ``crashPod``: the live pod's runner is pointed at an image that crashes at start (only the
+    image field of a running pod is mutable); the kubelet restarts it in place and it parks in
+    CrashLoopBackOff."""
+    sim.behaviour["vllm:crash"] = "crash"
+    sim.pods[name].obj["spec"]["containers"][0]["image"] = "vllm:crash"
+    sim.tick()
+
+
+@pytest.mark.parametrize(
+    ("workers", "crashed"),
+    [(0, SINGLE), (1, WORKER)],
+    ids=["single pod crash-looping under None", "gang worker crash-looping under None"],
+)
+def test_repair_rebuilds_the_revision_it_stamps_under_pause_crash_looping(workers: int, crashed: str) -> None:
+    """Go: … TestRepair_RebuildsTheRevisionItStamps_UnderPause, the entries "single pod crash-looping
+    under None" and "gang worker crash-looping under None" (restart policy None, the harness's
+    stuck-pod grace of 30 s and ladder of two attempts): the template moved on and the Component is
+    paused; the pod (the gang's worker) pointed at an image that crashes at start is repaired by the
+    crash-loop repair that belongs to every policy (Go ``ops/restart.go`` ``readCrashLoopRepair``;
+    ours ``planner/restart.py`` ``op_less_crash_loop_repair``, since goJ; they were not mappable):
+    within 40 passes the Instance is Ready with no operation at a higher incarnation with its full pod
+    set, still recording v1, every pod labelled and rendered from v1's stored template; once the pause
+    clears the roll replaces it at the new revision."""
+    sim = Sim(
+        workers=workers,
+        settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=30), update_retry=_HARNESS_LADDER),
+    )
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    row = _row(sim, 0)
+    incarnation, running = row["incarnation"], row["runningRevision"]
+    sim.image = "vllm:v2"
+    sim.update_spec(paused=True)
+    _crash_pod(sim, crashed)
+    driver.run(lambda s: _repaired_above(s, 0, incarnation, 1 + workers), limit=600)
+    assert _row(sim, 0)["runningRevision"] == running, GO
+    assert {(rev, image) for rev, image, _ in _live(sim, 0).values()} == {
+        (running.rsplit("-", 1)[-1], "vllm:v1")
+    }, GO
+    sim.update_spec(paused=None)
+    _settle_on_image(sim, driver, "vllm:v2")
+    assert [r["runningRevision"] for r in sim.rows()] == [sim.status["updateRevision"]], GO
+
+
 def test_repair_rebuilds_the_revision_it_stamps_held_target() -> None:
     """Go: … TestRepair_RebuildsTheRevisionItStamps_HeldTarget: two Instances, partition 1; the push
     is Held (every attempt's replacement cannot pull its image) while Instance 0 stays Ready on the

@@ -23,10 +23,13 @@ from omereconcile.planner import plan
 from omereconcile.planner import rows as R
 from omereconcile.planner.plan_indices import instance_plan_indices, scale_down_extras
 from omereconcile.planner.retry import HELD_STATE, RetryBlock, RetryBook
+from omereconcile.settings import OperatorSettings
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omerender import constants as c
 from tests.goparity.reconciler_world import instances_on_own_nodes
+from tests.goparity.test_workload_reconcile_part1 import _HARNESS_LADDER as HARNESS_LADDER
+from tests.goparity.test_workload_reconcile_part1 import _crash_pod
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
 T = datetime(2026, 1, 1)
@@ -458,6 +461,62 @@ def _repaired_above(sim: Sim, incarnation: int) -> bool:
 
 def _images(sim: Sim) -> set[str]:
     return {p.obj["spec"]["containers"][0]["image"] for p in sim.pods.values()}
+
+
+def test_pause_freeze_lifted_over_a_crash_loop_opens_the_repair_at_once() -> None:
+    """Go: … TestPauseFreeze_LiftedOverACrashLoop_OpensTheRepairAtOnce (not mappable before goJ: ours had
+    no crash-loop repair of an operation-free Ready row): one single-pod Instance under restart policy
+    None (the harness's stuck-pod grace of 30 s); a Freeze lands, then its pod is pointed at an image
+    that crashes at start. Four frozen passes outlive the grace: no RestartTriggered, the crash-looping
+    pod untouched, the row with no operation at its incarnation. The first pass after the lift records
+    one RestartTriggered (Go ``readCrashLoopRepair`` reads the same wedge; ours
+    ``planner/restart.py`` ``op_less_crash_loop_repair``); the repair rebuilds the Instance to Ready at
+    a higher incarnation, still recording v1, its pod labelled and rendered from v1, repaired once."""
+    sim = Sim(
+        settings=OperatorSettings(stuck_pod_grace_period=timedelta(seconds=30), update_retry=HARNESS_LADDER)
+    )
+    sim.apply_replica(base_replica(replicas=1, lifecycle={"restartPolicy": "None"}))
+    driver = Driver(sim)
+    driver.run(lambda s: converged(s) and s.status.get("readyReplicas") == 1)
+    row = _row(sim, 0)
+    assert row is not None
+    before, running = row["incarnation"], row["runningRevision"]
+    crashed = sim.pods[_pod(0)].obj["metadata"]["uid"]
+
+    sim.update_spec(paused=True, pauseMode="Freeze")
+    _crash_pod(sim, _pod(0))
+    for _ in range(4):
+        driver.one_pass()
+        sim.advance(10)
+        sim.tick()
+    assert sim.event_reasons().count("RestartTriggered") == 0, GO
+    assert [sim.pods[n].obj["metadata"]["uid"] for n in sim.live_pods()] == [crashed], GO
+    row = _row(sim, 0)
+    assert row is not None
+    assert (row.get("operation"), row["incarnation"]) == (None, before), GO
+
+    sim.update_spec(paused=None, pauseMode=None)
+    driver.one_pass()
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
+
+    def repaired(s: Sim) -> bool:
+        r = _row(s, 0)
+        return (
+            r is not None
+            and r["phase"] == "Ready"
+            and not r.get("operation")
+            and r["incarnation"] > before
+            and len(s.live_pods()) == 1
+        )
+
+    driver.run(repaired, limit=600)
+    row = _row(sim, 0)
+    assert row is not None
+    assert row["runningRevision"] == running, GO
+    pod = sim.pods[sim.live_pods()[0]].obj
+    assert pod["metadata"]["labels"][c.LABEL_REVISION_HASH] == running.rsplit("-", 1)[-1], GO
+    assert pod["spec"]["containers"][0]["image"] == "vllm:v1", GO
+    assert sim.event_reasons().count("RestartTriggered") == 1, GO
 
 
 def test_pause_freeze_lands_on_an_open_gang_restart_the_repair_finishes_under_it() -> None:
