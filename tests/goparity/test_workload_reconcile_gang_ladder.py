@@ -554,7 +554,8 @@ def test_crash_after_promotion_gang_push_stops_at_its_budget_and_says_why(
     leader crashed, at most one more leaves it. Within 80 passes the ladder holds (a RetryHeld Warning)
     and a row on the crashing revision reads Failed with an InstanceFailed Warning; no repair opens
     after the hold; the roll reports a Budget, RetryBlock or Held hold on the crashing revision (or the
-    ladder holds); the running revision keeps its floor; a corrected revision then lands on every gang."""
+    ladder holds); the running revision keeps its floor; a corrected revision then lands on every gang
+    within 120 passes, run at Go's step floor (30 s a pass, ``recoveryStepFloor``)."""
     story = _story(replicas, strategy, gang=True, policy=RECREATE)
     sim = story.sim
     kubelet = story.kubelet = _Kubelet(sim, served=4, flap=True, leader_only=True)
@@ -587,6 +588,10 @@ def test_crash_after_promotion_gang_push_stops_at_its_budget_and_says_why(
         assert story.held_on(crash), GO
     assert story.serving_on(V1) >= replicas - off_allowed, GO
     fixed = _push(story, FIXED)
+    # The corrected roll at Go's step floor: each gang rebuilt after its recorded crash holds its slot
+    # until it has held Ready for the proven window (``RebuiltAfterFailure``), ten minutes here, which
+    # Go's 120 passes of at least 30 s cover.
+    story.seconds = GO_STEP_FLOOR
     assert story.run(120, lambda: story.settled_on(fixed, replicas)), (GO, story.driver.describe())
 
 
@@ -690,24 +695,7 @@ def test_crash_after_promotion_fully_rolled_gang_says_why_within_a_cadence() -> 
     assert named_after <= 1, (GO, f"named {named_after} cadences after the crash")
 
 
-@pytest.mark.parametrize(
-    ("strategy", "served"),
-    [
-        ("RecreatePod", 6),
-        pytest.param(
-            "SurgeThenDrain",
-            12,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known difference: Go's RolledInstanceNotServing holds a set rebuilt after a "
-                "recorded failure (RebuiltAfterFailure) until it has held Ready for the proven window, and "
-                "ladderHold keeps the ladder the roll's hold 'while the rebuilt set proves itself'; ours' "
-                "rolled reading does not read RebuiltAfterFailure, so the pass after the rebuilt gang's "
-                "promotion, the block still RetryInProgress, publishes no hold",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize(("strategy", "served"), [("RecreatePod", 6), ("SurgeThenDrain", 12)])
 def test_crash_after_promotion_fully_rolled_gang_ladder_says_why_from_its_first_rebuild(
     strategy: str, served: int
 ) -> None:
