@@ -44,6 +44,7 @@ __all__ = [
     "extra_pod_clause",
     "extra_pod_surge",
     "floor_hold_reason",
+    "rebuilt_after_failure",
     "rolled_not_serving",
     "rolled_not_serving_clause",
     "standing_hold",
@@ -62,12 +63,32 @@ def proven_window(ctx: Ctx) -> timedelta:
     return max(ctx.min_ready, timedelta(seconds=max(grace, 0)))
 
 
+def rebuilt_after_failure(
+    pod: PodView, failure: Mapping[str, object] | None, born: datetime | None, window: timedelta
+) -> bool:
+    """Go ``ops.RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of 3 holding it, 50,518
+    characters): the row's recorded failure names a container, is younger than the revision being
+    rolled (``born``; unknown, it does not exclude), and the pod was created no earlier than it and
+    inside the proven window of it: the set's comeback, read as serving only once it has held Ready
+    for the window."""
+    if not failure or not failure.get("containerName") or window <= timedelta(0):
+        return False
+    failed_at = parse_time(str(failure.get("time") or "")) if failure.get("time") else None
+    created = pod.creation_timestamp
+    if failed_at is None or created is None or (born is not None and not failed_at > born):
+        return False
+    return failed_at <= created < failed_at + window
+
+
 def _unproven(ctx: Ctx, pod: PodView, row: Row, window: timedelta) -> datetime | None:
     """A pod whose runner restarted since the row entered Ready (``gang.runner_restarted_since_ready``,
-    Go ``RunnerRestartedSinceReady``) and that has not held PodReady for the proven window since its
-    Ready condition last moved: the instant it will have, or ``ctx.now`` when only a watch event
-    changes the verdict. None when the pod is proven (or never restarted)."""
-    if runner_restarted_since_ready(pod, row.ready_since) is None:
+    Go ``RunnerRestartedSinceReady``), or that the row rebuilt after a recorded failure of the set
+    (:func:`rebuilt_after_failure`, Go ``RebuiltAfterFailure``), and that has not held PodReady for the
+    proven window since its Ready condition last moved: the instant it will have, or ``ctx.now`` when
+    only a watch event changes the verdict. None when the pod is proven (or is no comeback)."""
+    if runner_restarted_since_ready(pod, row.ready_since) is None and not rebuilt_after_failure(
+        pod, row.last_failure, _target_created(ctx), window
+    ):
         return None
     cond = pod.condition("Ready")
     if cond is None or cond.status != "True":
@@ -92,10 +113,12 @@ def rolled_not_serving(
     the in-flight counts), whose pods on that revision (Terminating ones left out) are short of
     ``query.PodSetFullyServing``, or one of which restarted its runner since the row entered Ready
     and has not held Ready for the proven window since (``ProvenWindowSeconds``; the planner wakes
-    when the window ends). Partition-held Instances are not considered; scaled-away (``Deleting``)
-    rows are not planned. Not reproduced (docs/planner.md "Budgets"): ``RunnerRestartedAgainSinceReady``
-    (needs the last termination's start, which the pod view does not keep) and
-    ``RebuiltAfterFailure``, whose body is not in the index. ``ops.RolledInstanceDark`` is followed
+    when the window ends), or that the row rebuilt after a recorded failure of the set and that has
+    not yet held Ready for the window (``RebuiltAfterFailure``, read whole in ``workload/ops/update.go``,
+    50,518 characters, with ``RolledInstanceNotServing``). Partition-held Instances are not considered;
+    scaled-away (``Deleting``) rows are not planned. Not reproduced (docs/planner.md "Budgets"):
+    ``RunnerRestartedAgainSinceReady`` (needs the last termination's start, which the pod view does
+    not keep). ``ops.RolledInstanceDark`` is followed
     as its caller and ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` state it: an Instance whose
     shortfall is pods dark on readiness past the stuck-pod grace is left out
     (``podstate.readiness_dark_at``).
@@ -171,9 +194,13 @@ def rolled_crashed(ctx: Ctx, row: Row, pods: Sequence[PodView], window: timedelt
     serving Instance holds the roll while the Instance is short). Read here as any of, over the
     Instance's pods on the target and the row's ``readySince`` (without it nothing is dated):
 
-    - a pod whose runner restarted since Ready and that has not held Ready for the proven window
-      since (``_unproven``: Go's ``RunnerRestartedSinceReady`` with the window; a pod rebuilt under
-      the row's old ``readySince`` has its run started after it, so a rebuild reads so too);
+    - a pod whose runner restarted since Ready, or that the row rebuilt after a recorded failure of
+      the set (``RebuiltAfterFailure``), and that has not held Ready for the proven window since
+      (``_unproven``: Go's ``RunnerRestartedSinceReady`` with the window; a pod rebuilt under the
+      row's old ``readySince`` has its run started after it, so a rebuild reads so too; a rebuilt set
+      promoted with a new ``readySince`` is still crashed while it proves itself, as ``ladderHold``'s
+      comment states: the ladder stays the hold "through the rebuild and while the rebuilt set proves
+      itself");
     - a pod that ended (Failed or Succeeded, Terminating or not) no earlier than ``readySince``,
       dated by its containers' last termination, else by its Ready condition's transition (the
       second-precision stamps make a same-second end count);

@@ -42,6 +42,7 @@ from omereconcile.planner.inplace import (
     refusal_message,
 )
 from omereconcile.planner.instances import park, start_create, start_delete, start_update, step_row
+from omereconcile.planner.ladder_hold import ladder_hold, ladder_rebuilds
 from omereconcile.planner.out import Out
 from omereconcile.planner.plan_indices import instance_plan_indices, lowest_unused_index, scale_down_extras
 from omereconcile.planner.podstate import ladder, owned
@@ -65,6 +66,9 @@ __all__ = ["Hold", "RolloutResult", "partition_held", "plan_instances"]
 class Hold:
     gate: str
     reason: str
+    # Go's ``ladderHold`` words (planner/ladder_hold.py): the status publishes them as the pass's
+    # verdict, where another retry-gate hold of ours is worded by the status layer from the block.
+    ladder: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,18 +410,28 @@ def plan_instances(
     rolled = rolled_not_serving(ctx, new_rows, by_index, held, out)
     floor = floor_hold_reason(ctx, rolled)
     extra = extra_pod_surge(ctx, new_rows, by_index, rolled)
-    stands_behind = None if ctx.paused else _standing_hold(ctx, new_rows, by_index, rolled, extra, retry, out)
+    crashed, crashed_out = (
+        crashed_not_serving(ctx, new_rows, by_index, rolled, out) if rolled and not ctx.paused else ([], [])
+    )
+    ladder_found = None if ctx.paused else _ladder_hold(ctx, new_rows, by_index, rolled, crashed, retry, out)
+    stands_behind = (
+        None
+        if ctx.paused
+        else _standing_hold(ctx, new_rows, rolled, crashed, crashed_out, extra, ladder_found)
+    )
     started: dict[int, Row] = {}
     if updates:
         started, budget_hold = _start_updates(
-            ctx, new_rows, updates, by_index, rolled, extra, retry, out, out_for
+            ctx, new_rows, updates, by_index, rolled, extra, retry, out, out_for, ladder_found
         )
         hold = budget_hold or hold
     if hold is None and not started:
         # Go ``executeUpdatePass``: with nothing admitted and no denial, the pass reports the hold
-        # the rolled Instances stand behind (``selection.StandingHold``; with nothing selected,
-        # ``Decision.StandingHold`` at the update position; a pause reports none).
-        hold = stands_behind
+        # the rolled Instances stand behind (``selection.StandingHold``; a pause reports none). With
+        # nothing selected (no start to offer, no Update in flight), ``Plan`` reports
+        # ``Decision.LadderHold`` at the update position ahead of ``Decision.StandingHold``.
+        selected = any(r.operation is not None and r.operation.type == R.OP_UPDATE for r in new_rows)
+        hold = stands_behind if selected else (ladder_found or stands_behind)
     if not ctx.paused:
         for r in new_rows:
             op = r.operation
@@ -523,28 +537,46 @@ def _retry_hold(state: str, target: str, when: datetime | None) -> Hold:
     return Hold("RetryBlock", f"revision {target} retries at {format_time(when) if when else 'later'}")
 
 
-def _standing_hold(
+def _ladder_hold(
     ctx: Ctx,
     rows: Sequence[Row],
     by_index: Mapping[int, list[PodView]],
     rolled: list[int],
-    extra: ExtraPodSurge,
+    crashed: list[int],
     retry: RetryBook,
     out: Out,
 ) -> Hold | None:
+    """Go ``planUpdateSelection``'s ``LadderHold`` (``workload/reconcile.go`` ``ladderHold`` fed by
+    ``ladderRebuilds``; ``planner/ladder_hold.py``), read from the rows as the pass found them."""
+    if not ctx.target:
+        return None
+    in_flight = _attempt_in_flight(rows, ctx.target)
+    if crashed:
+        # A backoff not yet due raises no event: the roll's crashed Instances wait on it.
+        state, when = retry.gate(ctx.target, ctx.now, in_flight)
+        if state is not None:
+            out.wake(when)
+    found = ladder_hold(ctx, retry, in_flight, rolled, crashed, ladder_rebuilds(ctx, rows, by_index, retry))
+    return None if found is None else Hold(found.gate, found.reason, ladder=True)
+
+
+def _standing_hold(
+    ctx: Ctx,
+    rows: Sequence[Row],
+    rolled: list[int],
+    crashed: list[int],
+    crashed_out: list[int],
+    extra: ExtraPodSurge,
+    ladder_found: Hold | None,
+) -> Hold | None:
     """Go ``planUpdateSelection``'s ``StandingHold`` (``workload/reconcile.go`` ``standingHold`` over
     ``CrashedNotServing`` / ``CrashedOutOfRotation``; ``planner/admission.py`` ``standing_hold``), read
-    from the rows as the pass found them. The ladder's branch is ours' ladder hold: the target's
-    RetryBlock gate, which the status layer words."""
-    if not rolled:
-        return None
-    crashed, crashed_out = crashed_not_serving(ctx, rows, by_index, rolled, out)
+    from the rows as the pass found them: the ladder's hold (:func:`_ladder_hold`) when one of the
+    rolled Instances crashed after promotion and the ladder holds the roll, else the budget's."""
     if not crashed:
         return None
-    state, when = retry.gate(ctx.target, ctx.now, _attempt_in_flight(rows, ctx.target))
-    if state is not None:
-        out.wake(when)
-        return _retry_hold(state, ctx.target, when)
+    if ladder_found is not None:
+        return ladder_found
     reason = standing_hold(
         ctx, rolled, crashed, crashed_out, _in_flight(rows, ctx.strategy == SURGE), extra, False
     )
@@ -600,6 +632,7 @@ def _start_updates(
     retry: RetryBook,
     out: Out,
     out_for: Callable[[int], Out],
+    ladder_found: Hold | None = None,
 ) -> tuple[dict[int, Row], Hold | None]:
     """Start as many updates as the budget allows: Instances out of rotation first, then by index.
 
@@ -636,7 +669,9 @@ def _start_updates(
     for r in order:
         if state is not None:
             out.wake(when)
-            hold = _retry_hold(state, ctx.target, when)
+            # Go ``executeUpdatePass``: a start the target's RetryBlock denied at the trigger stage
+            # stands on the ladder's hold (``selection.LadderHold``, the same reading of the block).
+            hold = ladder_found or _retry_hold(state, ctx.target, when)
             break
         denied = admission.denial(r.index)
         if denied is not None:
@@ -678,7 +713,9 @@ def _start_updates(
             started[r.index], started[k] = start_gang_surge(ctx, r, ctx.target, k, out_for(r.index))
         else:
             started[r.index] = start_update(ctx, r, ctx.target, out_for(r.index), mode)
-    if hold is not None and hold.gate == "Budget" and (any_ran or sources) and not rolled:
+    if hold is not None and (hold.gate == "Budget" or hold.ladder) and (any_ran or sources) and not rolled:
+        # Superseded by progress on the same terms as any other denial (``executeUpdatePass``); a
+        # retry gate of ours not worded as Go's ladder is left to the status layer, as before.
         hold = None
     return started, hold
 

@@ -427,16 +427,17 @@ def _effective_hold(ctx: Ctx, hold: Hold | None, retry: RetryBook) -> tuple[str,
     """Go ``effectiveRolloutHold`` (ome-projects/ome ``inferencereplica/status.go`` @ 8263d0c7, read
     whole): nothing without an update revision (a converged subject is read like any other: a roll
     whose promoted sets crash after it completed still stands behind the budget or the ladder); the
-    Update pass's own verdict when it gave one (a budget denial: ``executeUpdatePass`` reports
-    admission denials only, so a partition or a pause, which deny nothing, publish no hold), naming
-    the revision that pass rolls to (``hold.Target``: the roll target); else the update revision's
+    Update pass's own verdict when it gave one (a budget denial, or the retry ladder's hold in
+    ``ladderHold``'s words, ``planner/ladder_hold.py``: ``executeUpdatePass`` reports admission
+    denials and the ladder only, so a partition or a pause, which deny nothing, publish no hold),
+    naming the revision that pass rolls to (``hold.Target``: the roll target); else the update revision's
     RetryBlock, in Go's words (``computeRetryBlockRolloutHold`` reads ``status.UpdateRevision``, the
     spec's). Go's last fallback, the persisted hold standing while the Update pass did not run this
     reconcile, has no counterpart: ours has no "the Update pass ran" signal and reads every pass as
     one that did."""
     if not ctx.spec_revision:
         return None
-    if hold is not None and hold.gate not in RETRY_GATES:
+    if hold is not None and (hold.gate not in RETRY_GATES or hold.ladder):
         return hold.gate, hold.reason, ctx.target
     found = retry.rollout_hold(ctx.spec_revision, ctx.now)
     return None if found is None else (*found, ctx.spec_revision)

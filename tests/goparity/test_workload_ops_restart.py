@@ -24,7 +24,9 @@ import pytest
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import Ctx, build_context
 from omereconcile.planner.gang import gang_broken, lost_gang_member, runner_restarted_since_ready
+from omereconcile.planner.ladder_hold import ladder_attempt_rebuilds
 from omereconcile.planner.out import Out
+from omereconcile.planner.retry import RetryBook
 from omereconcile.settings import OperatorSettings, RetryPolicy
 from omereconcile.simulate.cluster import Sim, base_replica
 from omereconcile.world import DesiredRevision, PodView, format_time, parse_time
@@ -2645,3 +2647,50 @@ def test_held_ladder_warns_once_per_pod_set() -> None:
     _set_serving(sim, False)
     again = _events(driver.one_pass(), "InstanceFailed")
     assert (sim.rows()[0]["phase"], again) == ("Failed", []), GO_NEWEST
+
+
+def _restarting_at(running: str) -> R.Row:
+    """Go ``restarting``: a ``Restarting`` row at ``running`` with its Restart at the ``Drain`` step."""
+    return R.Row(
+        index=0,
+        incarnation=2,
+        phase=R.RESTARTING,
+        running_revision=running,
+        operation=_op(R.OP_RESTART, R.STEP_DRAIN),
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "state", "want"),
+    [
+        pytest.param(_restarting_at(REV), "RetryInProgress", True, id="RetryInProgress is the attempt"),
+        pytest.param(_restarting_at(REV), "Backoff", False, id="Backoff is not the attempt yet"),
+        pytest.param(_restarting_at(REV), "Held", False, id="Held rebuilds nothing of the ladder's"),
+        pytest.param(
+            _restarting_at("llama-pool-engine-0000next"),
+            "RetryInProgress",
+            False,
+            id="a Restart at another revision is another ladder's",
+        ),
+        pytest.param(_restarting_at(REV), None, False, id="no block: the policy's plain rebuild"),
+    ],
+)
+def test_ladder_attempt_rebuilds_names_the_restart_that_is_the_attempt(
+    row: R.Row, state: str | None, want: bool
+) -> None:
+    """Go: ome-projects/ome ``workload/ops/restart_test.go``, the newest stored version (168,703
+    characters, commit not named by the index), ``TestLadderAttemptRebuilds_NamesTheRestartThatIsTheAttempt``
+    (5 entries), over ``ops/restart.go`` ``LadderAttemptRebuilds`` (78,474 characters): a ``Restarting``
+    row rendering the revision whose block is ``RetryInProgress`` is the ladder's attempt under way;
+    one at another revision, or under a block in any other state (Backoff, Held, none), is not. One
+    single-pod Instance under ``RecreateInstanceOnPodRestart``, no pods. Ours:
+    ``planner/ladder_hold.py`` ``ladder_attempt_rebuilds``, whose answer names the Instance in the
+    ladder hold's "the attempt rebuilds" clause (``ladder_rebuilds``)."""
+    ctx = _ctx(RECREATE, workers=0)
+    blocks = {}
+    if state is not None:
+        blocks[REV] = R.RetryBlock(
+            REV, state, 1, NOW - timedelta(minutes=5), NOW - timedelta(minutes=5), None, "Error"
+        )
+    retry = RetryBook(blocks, "llama-demo/llama-pool", "engine")
+    assert ladder_attempt_rebuilds(ctx, row, [], REV, retry) is want, GO_NEWEST

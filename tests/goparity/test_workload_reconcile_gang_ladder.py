@@ -437,12 +437,6 @@ def test_rollback_over_gang_surge_resumed_manager_keeps_the_rollout_open_until_t
     assert sim.status.get("updatedReplicas") == 2, GO
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours' ladder hold keeps computeRetryBlockRolloutHold's words and names no "
-    "Instance its attempt rebuilds (Go's ladderHold clause 'the attempt rebuilds Instance…', fed by "
-    "LadderAttemptRebuilds, is not built), so the first rebuild is one no hold announced",
-)
 def test_crash_loop_after_promotion_the_ladder_names_every_instance_its_attempt_rebuilds() -> None:
     """Go: … TestCrashLoopAfterPromotion_TheLadderNamesEveryInstanceItsAttemptRebuilds: four single-pod
     Instances under RecreatePod maxUnavailable 1 and RecreateInstanceOnPodRestart, a ten-minute
@@ -560,7 +554,8 @@ def test_crash_after_promotion_gang_push_stops_at_its_budget_and_says_why(
     leader crashed, at most one more leaves it. Within 80 passes the ladder holds (a RetryHeld Warning)
     and a row on the crashing revision reads Failed with an InstanceFailed Warning; no repair opens
     after the hold; the roll reports a Budget, RetryBlock or Held hold on the crashing revision (or the
-    ladder holds); the running revision keeps its floor; a corrected revision then lands on every gang."""
+    ladder holds); the running revision keeps its floor; a corrected revision then lands on every gang
+    within 120 passes, run at Go's step floor (30 s a pass, ``recoveryStepFloor``)."""
     story = _story(replicas, strategy, gang=True, policy=RECREATE)
     sim = story.sim
     kubelet = story.kubelet = _Kubelet(sim, served=4, flap=True, leader_only=True)
@@ -593,6 +588,10 @@ def test_crash_after_promotion_gang_push_stops_at_its_budget_and_says_why(
         assert story.held_on(crash), GO
     assert story.serving_on(V1) >= replicas - off_allowed, GO
     fixed = _push(story, FIXED)
+    # The corrected roll at Go's step floor: each gang rebuilt after its recorded crash holds its slot
+    # until it has held Ready for the proven window (``RebuiltAfterFailure``), ten minutes here, which
+    # Go's 120 passes of at least 30 s cover.
+    story.seconds = GO_STEP_FLOOR
     assert story.run(120, lambda: story.settled_on(fixed, replicas)), (GO, story.driver.describe())
 
 
@@ -696,13 +695,6 @@ def test_crash_after_promotion_fully_rolled_gang_says_why_within_a_cadence() -> 
     assert named_after <= 1, (GO, f"named {named_after} cadences after the crash")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: once the roll has landed, ours publishes no hold in a pass where the "
-    "ladder's block is RetryInProgress (a rebuild in flight; Go's ladderHold / standingHold, not built: the "
-    "status keeps computeRetryBlockRolloutHold's Held and Backoff-not-yet-due), so such passes after the "
-    "count are silent; the ladder itself (count, pacing, three attempts, the Failed park) follows Go",
-)
 @pytest.mark.parametrize(("strategy", "served"), [("RecreatePod", 6), ("SurgeThenDrain", 12)])
 def test_crash_after_promotion_fully_rolled_gang_ladder_says_why_from_its_first_rebuild(
     strategy: str, served: int
