@@ -295,8 +295,8 @@ def plan_instances(
         if spent_repair(r) and repair_yields(ctx, r, target, retry):
             # Go plan_decision.go restartTrigger: a Restart parked at Failed whose revision is off an
             # open roll target is not the restart pass's (RepairYieldsToTarget); the pass that rebuilds
-            # the row at the target takes it (Go's update trigger reads Failed as Ready; ours rebuilds a
-            # Failed row through Create's recycle), so the spent operation ends here.
+            # the row at the target takes it (Go's update trigger reads Failed as Ready,
+            # ``_failed_row_rolls``), so the spent operation ends here.
             r = replace(r, operation=None)
         if r.operation is not None or r.phase == R.DELETING:
             new_rows.append(r)
@@ -361,12 +361,13 @@ def plan_instances(
             continue
         if (
             r.phase == R.PENDING
-            or (r.phase == R.FAILED and not serving)
+            or (r.phase == R.FAILED and not serving and not _failed_row_rolls(ctx, r, held))
             or (full_create and _unbacked_ready(ctx, r, pods_r))
         ):
             # Repair: a Pending Instance is rebuilt (and, when the full Create pass runs, a Ready one
             # no pod backs any more, ``_unbacked_ready``); a Failed one that serves nothing is rebuilt after
-            # its revision's backoff. While paused, Go (workload/plan_decision.go Plan, ops/create.go
+            # its revision's backoff, unless it runs another revision than the target, which the roll
+            # takes (``_failed_row_rolls``). While paused, Go (workload/plan_decision.go Plan, ops/create.go
             # CreateCommittedIndices) runs the Create pass only for a create already committed, and
             # PauseModeRecover repairs through the RestartPolicy alone: so under Recover only an
             # Instance whose restart policy repairs (a gang by default) is rebuilt, at its own
@@ -583,12 +584,16 @@ def _standing_hold(
     return None if reason is None else Hold("Budget", reason)
 
 
-def _in_flight(rows: Sequence[Row], surge: bool) -> int:
+def _in_flight(rows: Sequence[Row], surge: bool, fresh: frozenset[int] = frozenset()) -> int:
     """The prior-pass anchor of the budget (ome-projects/ome ``workload/escalation/budget.go`` @
     4dfb96b1): rows on a surge step for ``maxSurge`` (``CurrentSurgeInFlight``); for
     ``maxUnavailable`` (``CurrentUnavailableInFlight``) the rows on any other step that are
     ``Updating``, or ``Failed`` with their Update operation kept for the retry (that Instance is still
-    down: not counting it would let the pass start another healthy Instance)."""
+    down: not counting it would let the pass start another healthy Instance). A failed attempt's row
+    in ``fresh`` (offered a fresh start this pass, ``_failed_row_rolls``) is left out: the
+    13,042-character ``escalation/budget.go`` (the version that knows a parked step) reads an attempt
+    its disposition parked as holding no slot, "so the next attempt on its Instance is a fresh
+    start", charged when it starts."""
     surge_steps = SURGE_STEPS
     if surge:
         return sum(1 for r in rows if r.operation is not None and r.operation.step in surge_steps)
@@ -598,7 +603,7 @@ def _in_flight(rows: Sequence[Row], surge: bool) -> int:
         if (
             r.phase == R.UPDATING
             or (r.phase == R.FAILED and r.operation is not None and r.operation.type == R.OP_UPDATE)
-            or _failed_update_retrying(r)
+            or (_failed_update_retrying(r) and r.index not in fresh)
         )
         and not (r.operation is not None and r.operation.step in surge_steps)
     )
@@ -608,9 +613,10 @@ def _failed_update_retrying(r: Row) -> bool:
     """Go keeps a failed Update's operation on the ``Failed`` row and retries it as an Update, so
     ``CurrentUnavailableInFlight`` charges it until it serves (budget_test.go @ 4dfb96b1
     ``TestReconcile_FailedUpdateHoldsMaxUnavailableBudget``). Ours clears the operation on failure
-    (``steps.fail``, keeping ``targetRevision``) and retries through the repair pass (``Create`` /
+    (``steps.fail``, keeping ``targetRevision``) and retries it as a fresh Update
+    (``_failed_row_rolls``), or under a pause or the partition through the repair pass (``Create`` /
     ``Recycle``): the same Instance is a row, off its running revision, that serves nothing, either
-    ``Failed`` without an operation or ``Creating`` under that retry. A failed Restart (target = its
+    ``Failed`` without an operation or ``Creating`` under that repair. A failed Restart (target = its
     own revision), a failed first Create (nothing running yet) and a failed surge (the source still
     serves) stay outside, as in Go."""
     if not r.running_revision or not r.target_revision or r.running_revision == r.target_revision:
@@ -656,7 +662,9 @@ def _start_updates(
     if extra.next_release is not None:
         # A Terminating pod passing its deadline raises no watch event: look again just past it.
         out.wake_past(extra.next_release)
-    admission = Admission(ctx, _in_flight(rows, surge), rolled, extra)
+    # A failed attempt's Instance offered a fresh start here holds no slot of its own in the anchor
+    # (``_in_flight``'s ``fresh``): its start is charged instead.
+    admission = Admission(ctx, _in_flight(rows, surge, frozenset(r.index for r in updates)), rolled, extra)
     # Go reports a denial only when no Update ran this pass, unless it stands on rolled Instances
     # that do not serve (``executeUpdatePass``: ``anyUpdateRan && len(RolledNotServing) == 0``).
     any_ran = any(r.operation is not None and r.operation.type == R.OP_UPDATE for r in rows)
@@ -741,6 +749,31 @@ def surge_has_no_source(row: Row) -> bool:
     never promoted (no running revision), it is ``Failed`` and its attempt was disposed (no
     operation), so no pod of it is a serving source a surge could keep in rotation."""
     return not row.running_revision and row.phase == R.FAILED and row.operation is None
+
+
+def _failed_row_rolls(ctx: Ctx, row: Row, held: frozenset[int]) -> bool:
+    """A ``Failed`` row with no operation that runs another revision than the target takes the
+    ordinary roll, not a Create: Go's update trigger "treat[s] Failed like Ready for the revision
+    comparison so a changed target re-drives it" (``workload/ops/update.go``, the newest of six,
+    50,518 characters, ``evaluateUpdateTriggerFast``: ``RunningRevision`` set and not the target
+    triggers the Update, behind the target's RetryBlock gate), and ``workload/plan_decision.go``
+    ``Plan`` runs the update pass before the Create pass. So a failed RecreatePod attempt, once the
+    ladder's backoff is due, reopens as an Update (``Updating``, the ladder's ``RetryInProgress``; the
+    612,458-character root reconcile_test ``TestUnpullablePush_ChargesTheLadderWhateverTheInstance
+    Shape``). The newest ``escalation/disposition.go`` (36,185 characters, ``endAttempt``) parks or
+    clears the failed attempt's Update operation, and the ``workload/status`` decision stamps (the
+    36,330-character version, ``StampUpdatingInPlace``) say "An attempt parked after its disposition
+    is nobody's and not in flight: a new attempt opens over it with its own identity and deadline".
+    Before, ours reopened it through Create's recycle (``Creating``). Not while paused or held by the
+    partition, where the update pass starts nothing and the repair rebuilds it at its own revision."""
+    return (
+        row.phase == R.FAILED
+        and row.operation is None
+        and not ctx.paused
+        and row.index not in held
+        and bool(row.running_revision)
+        and row.running_revision != ctx.target
+    )
 
 
 def _failed_pods_roll(row: Row, pods: Sequence[PodView]) -> bool:

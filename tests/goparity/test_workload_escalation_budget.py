@@ -210,7 +210,10 @@ def test_reconcile_failed_update_holds_max_unavailable_budget() -> None:
     RecreatePod with ``maxUnavailable: 1`` on two Instances; the first update's replacement never
     serves, the update fails and is retried: through the failure, the backoff and every retry, the
     other Instance keeps its pod and is not started. It failed before this port: ours dropped the
-    failed Update from the budget, so the first retry took Instance 1 down beside Instance 0."""
+    failed Update from the budget, so the first retry took Instance 1 down beside Instance 0. The retry
+    is an Update, as Go's is (its "preserved Update/Drain operation" retries; the update trigger reads a
+    Failed row off the target as Ready, ``ops/update.go`` ``evaluateUpdateTriggerFast``); ours retried
+    through Create's recycle (``Creating``) until ``rollout._failed_row_rolls``."""
     lc = {"updateStrategy": {"type": "RecreatePod", "rollingUpdate": {"maxUnavailable": 1}}}
     sim, driver = _converged(2, lc)
     sim.behaviour["vllm:v2"] = "crash"
@@ -232,7 +235,7 @@ def test_reconcile_failed_update_holds_max_unavailable_budget() -> None:
         assert sim.pods[other].obj["metadata"]["uid"] == uid
         assert sim.pods[other].gone_at is None
         sim.advance(plan.requeue_after or 5)
-    retries = sum(1 for a, b in pairwise(phases) if (a, b) == ("Failed", "Creating"))
+    retries = sum(1 for a, b in pairwise(phases) if (a, b) == ("Failed", "Updating"))
     assert retries >= 2, phases  # it failed and was retried, more than once
 
 

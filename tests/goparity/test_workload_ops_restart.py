@@ -1827,8 +1827,7 @@ def test_repair_yields_to_target_failed_off_the_target_yields() -> None:
     """Go: TestRepairYieldsToTarget "Failed off the target yields": a Failed gang that lost a member
     (its leader survives; Go's lost-member trigger) while the roll target moved is rebuilt at the
     target, not repaired at the revision it ran: no Restart, the row's new attempt pinned to the target.
-    (Go's rebuilding pass is the update pass; ours rebuilds a Failed row through Create's recycle, at
-    the same target.)"""
+    (Go's rebuilding pass is the update pass, ours too: ``rollout._failed_row_rolls``.)"""
     sim = _ready_gang()
     sim.rows()[0]["phase"] = "Failed"
     del sim.pods[WORKER0]
@@ -2100,9 +2099,11 @@ def test_spent_repair_off_an_open_roll_target_is_left_to_the_roll(paused: bool) 
     """Go: the restart pass's selection (``plan_decision.go`` ``restartTrigger``: a trigger is dropped
     when ``RepairYieldsToTarget``), asked of a spent repair as ``TestRepairYieldsToTarget`` "Failed off
     the target yields" asks it of a Failed row (not a Go case of its own): a Restart parked at Failed,
-    its ladder due, while the roll target moved, is rebuilt at the target (ours: Create's recycle;
-    Go: the update trigger, which reads Failed as Ready), not re-armed at the revision it ran. Under a
-    pause the roll cannot start, so the repair keeps its exits: the re-arm at incarnation 3."""
+    its ladder due, while the roll target moved, is rebuilt at the target by the update trigger, which
+    reads Failed as Ready (Go ``ops/update.go`` ``evaluateUpdateTriggerFast``, the newest of six; ours
+    ``rollout._failed_row_rolls``: an Update, where ours used Create's recycle before), not re-armed at
+    the revision it ran. Under a pause the roll cannot start, so the repair keeps its exits: the re-arm
+    at incarnation 3."""
     sim, _ = _spent(failed_ago=timedelta(minutes=2))
     target = _moved_target(sim)
     if paused:
@@ -2112,7 +2113,7 @@ def test_spent_repair_off_an_open_roll_target_is_left_to_the_roll(paused: bool) 
     if paused:
         assert (row["phase"], row["incarnation"], op.get("type")) == ("Restarting", 3, R.OP_RESTART), GO
         return
-    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_CREATE, target, 2), GO
+    assert (op.get("type"), op.get("targetRevision"), row["incarnation"]) == (R.OP_UPDATE, target, 2), GO
     assert _events(out, "RestartTriggered") == [], GO
 
 
@@ -2341,8 +2342,8 @@ def test_repair_yields_to_target_crash_loop_episode_follows_its_set(serving: boo
     """Go (newest): TestRepairYieldsToTarget_CrashLoopEpisodeFollowsItsSet: a crash-loop park (Failed,
     no operation, the crash remembered, the running revision's ladder Held) under a corrected roll
     target: a park whose set serves again is not yielded, the restart pass unparks it (Ready, no
-    operation); a park whose set is down is left to the roll, which rebuilds it at the target (ours:
-    Create's recycle) and opens no Restart."""
+    operation); a park whose set is down is left to the roll, which rebuilds it at the target (ours too,
+    an Update: ``rollout._failed_row_rolls``) and opens no Restart."""
     sim, _ = _held_crash_loop("Failed", serving=serving, ready_for=timedelta(seconds=30))
     target = _moved_target(sim)
     row, out = _one(sim)

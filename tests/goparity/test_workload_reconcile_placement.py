@@ -335,13 +335,6 @@ SHAPES = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: once the backoff is due ours reopens the ladder's next attempt on the "
-    "Failed row as a Create that recycles the wedged set (phase Creating); Go's update trigger reads the "
-    "Failed row as it reads Ready and opens the next attempt as an Update (phase Updating). Everything "
-    "else the story asserts holds in ours (the rule as planner/rollout.py states it)",
-)
 @pytest.mark.parametrize(("workers", "worker_good"), SHAPES)
 def test_unpullable_push_charges_the_ladder_whatever_the_instance_shape(
     workers: int, worker_good: bool

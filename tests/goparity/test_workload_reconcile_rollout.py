@@ -531,13 +531,6 @@ def _live_extra_pod(sim: Sim, index: int, ordinal: int) -> str:
     return name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours starts the dark Failed Instance 0 at once, outside the surge budget (a Create "
-    "that deletes its non-serving pod first, planner/rollout.py's rebuild of a failed Instance), in the same "
-    "pass as Instance 1's surge; Go charges that start to the surge ceiling and denies it while the extra "
-    "pod holds the slot, so Instance 0 stays Failed with no operation through both passes",
-)
 def test_corrected_push_keeps_the_ceiling_over_a_live_extra_pod() -> None:
     """Go: … TestReconcile_CorrectedPushKeepsTheCeilingOverALiveExtraPod (``wreckedPushRows``): two
     Instances under SurgeThenDrain maxSurge 1, both Failed with no operation on the prior revision after
@@ -546,7 +539,9 @@ def test_corrected_push_keeps_the_ceiling_over_a_live_extra_pod() -> None:
     push: the Component already carries replicas plus maxSurge pods, so the first pass creates nothing,
     never lists more than three pods, evicts the extra pod by starting Instance 1's surge (Updating at
     step ``Surge``), and leaves Instance 0 Failed with no operation. The pass after the eviction opens
-    exactly Instance 1's surge (``…-1-default-1`` on the target) and Instance 0 still waits."""
+    exactly Instance 1's surge (``…-1-default-1`` on the target) and Instance 0 still waits. (Ours
+    started the dark Instance 0 at once outside the ceiling, a Create, until a Failed row off the
+    target took the roll, as Go's update trigger reads it: ``planner/rollout.py`` ``_failed_row_rolls``.)"""
     sim, driver = _converged(2, SURGE_ONE, _runners("vllm:v1"))
     rebuilt = _live_extra_pod(sim, 0, 0)  # takes the place of Instance 0's pod
     wreckage = _live_extra_pod(sim, 1, 1)
