@@ -30,9 +30,14 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
-from omereconcile.planner.gang import runner_restarted_since_ready
+from omereconcile.planner.gang import runner_restarted_again_since_ready, runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import fully_serving, readiness_dark_at
+from omereconcile.planner.podstate import (
+    fully_serving,
+    readiness_dark_at,
+    rebuilt_after_failure,
+    unavailable_until,
+)
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, parse_time
@@ -64,18 +69,52 @@ def proven_window(ctx: Ctx) -> timedelta:
 
 def _unproven(ctx: Ctx, pod: PodView, row: Row, window: timedelta) -> datetime | None:
     """A pod whose runner restarted since the row entered Ready (``gang.runner_restarted_since_ready``,
-    Go ``RunnerRestartedSinceReady``) and that has not held PodReady for the proven window since its
-    Ready condition last moved: the instant it will have, or ``ctx.now`` when only a watch event
-    changes the verdict. None when the pod is proven (or never restarted)."""
+    Go ``RunnerRestartedSinceReady``) and that is not Available for the proven window
+    (``podstate.unavailable_until``, Go ``podreadiness.IsPodAvailable``): the instant it will be, or
+    ``ctx.now`` when only a watch event changes the verdict. None when the pod is proven (or never
+    restarted)."""
     if runner_restarted_since_ready(pod, row.ready_since) is None:
         return None
-    cond = pod.condition("Ready")
-    if cond is None or cond.status != "True":
-        return ctx.now
-    if window <= timedelta(0) or cond.last_transition_time is None:
-        return None
-    proven_at = cond.last_transition_time + window
-    return proven_at if ctx.now < proven_at else None
+    return unavailable_until(pod, window, ctx.now)
+
+
+def _not_serving(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], window: timedelta
+) -> tuple[bool, datetime | None]:
+    """Go ``ops.RolledInstanceNotServing``'s reading of a rolled row's pods (``workload/ops/update.go``,
+    the newest of 6, 50,518 characters, read whole): whether the Instance does not serve the target,
+    and the instant a pod held only for its window clears it (None when only a watch event changes
+    the verdict). Over the pods on the target, Terminating ones left out: a pod is a comeback when it
+    is the rebuild answering the row's recorded failure (``RebuiltAfterFailure``) or its runner
+    restarted since Ready (``RunnerRestartedSinceReady``); a runner that restarted more than once
+    since Ready (``RunnerRestartedAgainSinceReady``) holds at once, with no wait, however long it has
+    been Ready again; a comeback not Available for the window holds until it is
+    (``podreadiness.IsPodAvailable``). With none held, the set is read by
+    ``query.PodSetFullyServing``."""
+    born = _target_created(ctx)
+    own: list[PodView] = []
+    waits: list[datetime] = []
+    for p in _pushed(ctx, pods):
+        if p.terminating:
+            continue
+        comeback = rebuilt_after_failure(p, row.last_failure, born, window)
+        if runner_restarted_since_ready(p, row.ready_since) is not None:
+            if runner_restarted_again_since_ready(p, row.ready_since):
+                return True, None
+            comeback = True
+        if comeback and (until := unavailable_until(p, window, ctx.now)) is not None:
+            waits.append(until)
+        own.append(p)
+    if waits:
+        return True, max(waits)
+    return not _fully_serving(own, ctx.pods_per_instance), None
+
+
+def _update_continuation(row: Row) -> bool:
+    """Go ``types.UpdateContinuation``: the row carries an Update attempt the update pass continues
+    (``Updating``, or ``Failed`` with its Update operation preserved); the in-flight counts anchor it."""
+    op_update = row.operation is not None and row.operation.type == R.OP_UPDATE
+    return row.phase == R.UPDATING or (row.phase == R.FAILED and op_update)
 
 
 def rolled_not_serving(
@@ -87,15 +126,15 @@ def rolled_not_serving(
 ) -> list[int]:
     """The Instances already on the roll target that do not serve it, in index order.
 
-    Go ``workload/plan_decision.go`` ``planUpdateSelection`` with ``ops.RolledInstanceNotServing``:
-    a row whose ``runningRevision`` is the target, with no Update in flight (those are anchored by
-    the in-flight counts), whose pods on that revision (Terminating ones left out) are short of
-    ``query.PodSetFullyServing``, or one of which restarted its runner since the row entered Ready
-    and has not held Ready for the proven window since (``ProvenWindowSeconds``; the planner wakes
-    when the window ends). Partition-held Instances are not considered; scaled-away (``Deleting``)
-    rows are not planned. Not reproduced (docs/planner.md "Budgets"): ``RunnerRestartedAgainSinceReady``
-    (needs the last termination's start, which the pod view does not keep) and
-    ``RebuiltAfterFailure``, whose body is not in the index. ``ops.RolledInstanceDark`` is followed
+    Go ``workload/plan_decision.go`` ``planUpdateSelection`` with ``ops.RolledInstanceNotServing``
+    (``workload/ops/update.go``, the newest of 6, 50,518 characters, read whole): a row whose
+    ``runningRevision`` is the target and that carries no Update continuation (``UpdateContinuation``:
+    those are anchored by the in-flight counts), whose pods on that revision (Terminating ones left out)
+    hold it (:func:`_not_serving`: a runner restarted twice since Ready, or a restarted or rebuilt pod
+    not yet Available for the proven window, ``ProvenWindowSeconds``; the planner wakes when the window
+    ends) or are short of ``query.PodSetFullyServing``. Partition-held Instances are not considered;
+    scaled-away (``Deleting``) rows are not planned; ours has no migration-owned rows (Go's
+    ``isMigrateOwnedStatus``). ``ops.RolledInstanceDark``, whose body is not in the index, is followed
     as its caller and ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` state it: an Instance whose
     shortfall is pods dark on readiness past the stuck-pod grace is left out
     (``podstate.readiness_dark_at``).
@@ -105,28 +144,30 @@ def rolled_not_serving(
     for r in rows:
         if r.index in held or r.phase == R.DELETING or r.running_revision != ctx.target or not ctx.target:
             continue
-        if r.operation is not None and r.operation.type == R.OP_UPDATE:
+        if _update_continuation(r):
             continue
+        not_serving, wait = _not_serving(ctx, r, by_index.get(r.index, []), window)
+        if not not_serving:
+            continue
+        if wait is not None:
+            out.wake(wait)  # a pod Ready again raises no event when its window ends
+        # Go ``ops.RolledInstanceDark``: a shortfall of dark pods alone is not the roll's open work,
+        # nothing those pods do lifts it, so the Instance holds no slot (see
+        # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for the
+        # grace's end, which raises no watch event. Not read while a restarted pod is unproven.
         own = [p for p in _pushed(ctx, by_index.get(r.index, [])) if not p.terminating]
-        waits = [w for w in (_unproven(ctx, p, r, window) for p in own) if w is not None]
-        if waits:
-            out.wake(max(waits))  # a pod Ready again raises no event when its window ends
-        if waits or not _fully_serving(own, ctx.pods_per_instance):
-            # Go ``ops.RolledInstanceDark``: a shortfall of dark pods alone is not the roll's open
-            # work, nothing those pods do lifts it, so the Instance holds no slot (see
-            # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for
-            # the grace's end, which raises no watch event.
-            full = len(own) >= ctx.pods_per_instance
-            dark_at = (
-                readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
-                if full and not waits
-                else None
-            )
-            if dark_at is not None and dark_at <= ctx.now:
-                continue
-            if dark_at is not None:
-                out.wake(dark_at)
-            found.append(r.index)
+        unproven = any(_unproven(ctx, p, r, window) is not None for p in own)
+        full = len(own) >= ctx.pods_per_instance
+        dark_at = (
+            readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
+            if full and not unproven
+            else None
+        )
+        if dark_at is not None and dark_at <= ctx.now:
+            continue
+        if dark_at is not None:
+            out.wake(dark_at)
+        found.append(r.index)
     return sorted(found)
 
 
