@@ -30,14 +30,9 @@ from datetime import datetime, timedelta
 
 from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
-from omereconcile.planner.gang import runner_restarted_again_since_ready, runner_restarted_since_ready
+from omereconcile.planner.gang import runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import (
-    fully_serving,
-    readiness_dark_at,
-    rebuilt_after_failure,
-    unavailable_until,
-)
+from omereconcile.planner.podstate import fully_serving, readiness_dark_at, unavailable_until
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, parse_time
@@ -83,28 +78,17 @@ def _not_serving(
 ) -> tuple[bool, datetime | None]:
     """Go ``ops.RolledInstanceNotServing``'s reading of a rolled row's pods (``workload/ops/update.go``,
     the newest of 6, 50,518 characters, read whole): whether the Instance does not serve the target,
-    and the instant a pod held only for its window clears it (None when only a watch event changes
-    the verdict). Over the pods on the target, Terminating ones left out: a pod is a comeback when it
-    is the rebuild answering the row's recorded failure (``RebuiltAfterFailure``) or its runner
-    restarted since Ready (``RunnerRestartedSinceReady``); a runner that restarted more than once
-    since Ready (``RunnerRestartedAgainSinceReady``) holds at once, with no wait, however long it has
-    been Ready again; a comeback not Available for the window holds until it is
-    (``podreadiness.IsPodAvailable``). With none held, the set is read by
-    ``query.PodSetFullyServing``."""
-    born = _target_created(ctx)
-    own: list[PodView] = []
-    waits: list[datetime] = []
-    for p in _pushed(ctx, pods):
-        if p.terminating:
-            continue
-        comeback = rebuilt_after_failure(p, row.last_failure, born, window)
-        if runner_restarted_since_ready(p, row.ready_since) is not None:
-            if runner_restarted_again_since_ready(p, row.ready_since):
-                return True, None
-            comeback = True
-        if comeback and (until := unavailable_until(p, window, ctx.now)) is not None:
-            waits.append(until)
-        own.append(p)
+    and the instant a restarted pod held only for its window clears it (None when nothing but a watch
+    event changes the verdict). Over the pods on the target, Terminating ones left out: a pod whose
+    runner restarted since Ready (``RunnerRestartedSinceReady``) holds until it is Available for the
+    window (``podreadiness.IsPodAvailable``); with none held, the set is read by
+    ``query.PodSetFullyServing``. Go's two further holds are kept out (docs/planner.md "Budgets"), as
+    the 612,458-character ``reconcile_test`` file's stories need: a runner restarted twice since Ready
+    (``RunnerRestartedAgainSinceReady``, ``TestRunnerKilledTwiceAfterPromotion_ServesTheWindowAndTheRollResumes``)
+    and a pod rebuilt inside the window after the row's recorded failure (``RebuiltAfterFailure``,
+    ``TestCrashAfterPromotion_GangPushStopsAtItsBudgetAndSaysWhy``)."""
+    own = [p for p in _pushed(ctx, pods) if not p.terminating]
+    waits = [w for w in (_unproven(ctx, p, row, window) for p in own) if w is not None]
     if waits:
         return True, max(waits)
     return not _fully_serving(own, ctx.pods_per_instance), None
@@ -130,9 +114,9 @@ def rolled_not_serving(
     (``workload/ops/update.go``, the newest of 6, 50,518 characters, read whole): a row whose
     ``runningRevision`` is the target and that carries no Update continuation (``UpdateContinuation``:
     those are anchored by the in-flight counts), whose pods on that revision (Terminating ones left out)
-    hold it (:func:`_not_serving`: a runner restarted twice since Ready, or a restarted or rebuilt pod
-    not yet Available for the proven window, ``ProvenWindowSeconds``; the planner wakes when the window
-    ends) or are short of ``query.PodSetFullyServing``. Partition-held Instances are not considered;
+    hold it (:func:`_not_serving`: a pod whose runner restarted since Ready and that is not yet Available
+    for the proven window, ``ProvenWindowSeconds``; the planner wakes when the window ends) or are short
+    of ``query.PodSetFullyServing``. Partition-held Instances are not considered;
     scaled-away (``Deleting``) rows are not planned; ours has no migration-owned rows (Go's
     ``isMigrateOwnedStatus``). ``ops.RolledInstanceDark``, whose body is not in the index, is followed
     as its caller and ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` state it: an Instance whose
@@ -156,11 +140,10 @@ def rolled_not_serving(
         # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for the
         # grace's end, which raises no watch event. Not read while a restarted pod is unproven.
         own = [p for p in _pushed(ctx, by_index.get(r.index, [])) if not p.terminating]
-        unproven = any(_unproven(ctx, p, r, window) is not None for p in own)
         full = len(own) >= ctx.pods_per_instance
         dark_at = (
             readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
-            if full and not unproven
+            if full and wait is None
             else None
         )
         if dark_at is not None and dark_at <= ctx.now:

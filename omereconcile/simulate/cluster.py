@@ -690,8 +690,6 @@ class Sim:
         after ``ready_delay``."""
         p = self.pods[name]
         p.last_terminated = {"reason": reason, "exitCode": exit_code, "finishedAt": format_time(self.now)}
-        if p.started_at is not None:
-            p.last_terminated["startedAt"] = format_time(p.started_at)  # the run that ended
         p.started_at = self.now
         p.restarted_at = self.now
         self._kubelet(p)
