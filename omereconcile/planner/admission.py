@@ -32,7 +32,12 @@ from omereconcile.planner import rows as R
 from omereconcile.planner.context import SURGE, Ctx, hash_of
 from omereconcile.planner.gang import runner_restarted_since_ready
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import fully_serving, readiness_dark_at
+from omereconcile.planner.podstate import (
+    fully_serving,
+    readiness_dark_at,
+    rebuilt_after_failure,
+    unavailable_until,
+)
 from omereconcile.planner.rows import Row
 from omereconcile.planner.surge import SURGE_STEPS
 from omereconcile.world import PodView, parse_time
@@ -44,7 +49,6 @@ __all__ = [
     "extra_pod_clause",
     "extra_pod_surge",
     "floor_hold_reason",
-    "rebuilt_after_failure",
     "rolled_not_serving",
     "rolled_not_serving_clause",
     "standing_hold",
@@ -63,40 +67,46 @@ def proven_window(ctx: Ctx) -> timedelta:
     return max(ctx.min_ready, timedelta(seconds=max(grace, 0)))
 
 
-def rebuilt_after_failure(
-    pod: PodView, failure: Mapping[str, object] | None, born: datetime | None, window: timedelta
-) -> bool:
-    """Go ``ops.RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of 3 holding it, 50,518
-    characters): the row's recorded failure names a container, is younger than the revision being
-    rolled (``born``; unknown, it does not exclude), and the pod was created no earlier than it and
-    inside the proven window of it: the set's comeback, read as serving only once it has held Ready
-    for the window."""
-    if not failure or not failure.get("containerName") or window <= timedelta(0):
-        return False
-    failed_at = parse_time(str(failure.get("time") or "")) if failure.get("time") else None
-    created = pod.creation_timestamp
-    if failed_at is None or created is None or (born is not None and not failed_at > born):
-        return False
-    return failed_at <= created < failed_at + window
-
-
 def _unproven(ctx: Ctx, pod: PodView, row: Row, window: timedelta) -> datetime | None:
     """A pod whose runner restarted since the row entered Ready (``gang.runner_restarted_since_ready``,
     Go ``RunnerRestartedSinceReady``), or that the row rebuilt after a recorded failure of the set
-    (:func:`rebuilt_after_failure`, Go ``RebuiltAfterFailure``), and that has not held PodReady for the
-    proven window since its Ready condition last moved: the instant it will have, or ``ctx.now`` when
-    only a watch event changes the verdict. None when the pod is proven (or is no comeback)."""
+    (``podstate.rebuilt_after_failure``, Go ``RebuiltAfterFailure``), and that is not Available for the
+    proven window (``podstate.unavailable_until``, Go ``podreadiness.IsPodAvailable``): the instant it
+    will be, or ``ctx.now`` when only a watch event changes the verdict. None when the pod is proven (or
+    is no comeback)."""
     if runner_restarted_since_ready(pod, row.ready_since) is None and not rebuilt_after_failure(
         pod, row.last_failure, _target_created(ctx), window
     ):
         return None
-    cond = pod.condition("Ready")
-    if cond is None or cond.status != "True":
-        return ctx.now
-    if window <= timedelta(0) or cond.last_transition_time is None:
-        return None
-    proven_at = cond.last_transition_time + window
-    return proven_at if ctx.now < proven_at else None
+    return unavailable_until(pod, window, ctx.now)
+
+
+def _not_serving(
+    ctx: Ctx, row: Row, pods: Sequence[PodView], window: timedelta
+) -> tuple[bool, datetime | None]:
+    """Go ``ops.RolledInstanceNotServing``'s reading of a rolled row's pods (``workload/ops/update.go``,
+    the newest of 6, 50,518 characters, read whole): whether the Instance does not serve the target,
+    and the instant a restarted pod held only for its window clears it (None when nothing but a watch
+    event changes the verdict). Over the pods on the target, Terminating ones left out: a pod whose
+    runner restarted since Ready (``RunnerRestartedSinceReady``) holds until it is Available for the
+    window (``podreadiness.IsPodAvailable``); with none held, the set is read by
+    ``query.PodSetFullyServing``. A pod the row rebuilt inside the window after its recorded failure
+    (``RebuiltAfterFailure``) holds the same way. Go's further hold, a runner restarted twice since
+    Ready (``RunnerRestartedAgainSinceReady``), is kept out (docs/planner.md "Budgets"): the
+    612,458-character ``reconcile_test`` file's
+    ``TestRunnerKilledTwiceAfterPromotion_ServesTheWindowAndTheRollResumes`` needs it out."""
+    own = [p for p in _pushed(ctx, pods) if not p.terminating]
+    waits = [w for w in (_unproven(ctx, p, row, window) for p in own) if w is not None]
+    if waits:
+        return True, max(waits)
+    return not _fully_serving(own, ctx.pods_per_instance), None
+
+
+def _update_continuation(row: Row) -> bool:
+    """Go ``types.UpdateContinuation``: the row carries an Update attempt the update pass continues
+    (``Updating``, or ``Failed`` with its Update operation preserved); the in-flight counts anchor it."""
+    op_update = row.operation is not None and row.operation.type == R.OP_UPDATE
+    return row.phase == R.UPDATING or (row.phase == R.FAILED and op_update)
 
 
 def rolled_not_serving(
@@ -108,17 +118,17 @@ def rolled_not_serving(
 ) -> list[int]:
     """The Instances already on the roll target that do not serve it, in index order.
 
-    Go ``workload/plan_decision.go`` ``planUpdateSelection`` with ``ops.RolledInstanceNotServing``:
-    a row whose ``runningRevision`` is the target, with no Update in flight (those are anchored by
-    the in-flight counts), whose pods on that revision (Terminating ones left out) are short of
-    ``query.PodSetFullyServing``, or one of which restarted its runner since the row entered Ready
-    and has not held Ready for the proven window since (``ProvenWindowSeconds``; the planner wakes
-    when the window ends), or that the row rebuilt after a recorded failure of the set and that has
-    not yet held Ready for the window (``RebuiltAfterFailure``, read whole in ``workload/ops/update.go``,
-    50,518 characters, with ``RolledInstanceNotServing``). Partition-held Instances are not considered;
-    scaled-away (``Deleting``) rows are not planned. Not reproduced (docs/planner.md "Budgets"):
-    ``RunnerRestartedAgainSinceReady`` (needs the last termination's start, which the pod view does
-    not keep). ``ops.RolledInstanceDark`` is followed
+    Go ``workload/plan_decision.go`` ``planUpdateSelection`` with ``ops.RolledInstanceNotServing``
+    (``workload/ops/update.go``, the newest of 6, 50,518 characters, read whole): a row whose
+    ``runningRevision`` is the target and that carries no Update continuation (``UpdateContinuation``:
+    those are anchored by the in-flight counts), whose pods on that revision (Terminating ones left out)
+    hold it (:func:`_not_serving`: a pod whose runner restarted since Ready, or that the row rebuilt
+    after a recorded failure of the set (``RebuiltAfterFailure``), and that is not yet Available for the
+    proven window, ``ProvenWindowSeconds``; the planner wakes when the window ends) or are short of
+    ``query.PodSetFullyServing``. Partition-held Instances are not considered; scaled-away
+    (``Deleting``) rows are not planned; ours has no migration-owned rows (Go's
+    ``isMigrateOwnedStatus``). Not reproduced (docs/planner.md "Budgets"):
+    ``RunnerRestartedAgainSinceReady``. ``ops.RolledInstanceDark``, whose body is not in the index, is followed
     as its caller and ``TestReconcile_DarkRolledInstanceHoldsNoFloor`` state it: an Instance whose
     shortfall is pods dark on readiness past the stuck-pod grace is left out
     (``podstate.readiness_dark_at``).
@@ -128,28 +138,29 @@ def rolled_not_serving(
     for r in rows:
         if r.index in held or r.phase == R.DELETING or r.running_revision != ctx.target or not ctx.target:
             continue
-        if r.operation is not None and r.operation.type == R.OP_UPDATE:
+        if _update_continuation(r):
             continue
+        not_serving, wait = _not_serving(ctx, r, by_index.get(r.index, []), window)
+        if not not_serving:
+            continue
+        if wait is not None:
+            out.wake(wait)  # a pod Ready again raises no event when its window ends
+        # Go ``ops.RolledInstanceDark``: a shortfall of dark pods alone is not the roll's open work,
+        # nothing those pods do lifts it, so the Instance holds no slot (see
+        # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for the
+        # grace's end, which raises no watch event. Not read while a restarted pod is unproven.
         own = [p for p in _pushed(ctx, by_index.get(r.index, [])) if not p.terminating]
-        waits = [w for w in (_unproven(ctx, p, r, window) for p in own) if w is not None]
-        if waits:
-            out.wake(max(waits))  # a pod Ready again raises no event when its window ends
-        if waits or not _fully_serving(own, ctx.pods_per_instance):
-            # Go ``ops.RolledInstanceDark``: a shortfall of dark pods alone is not the roll's open
-            # work, nothing those pods do lifts it, so the Instance holds no slot (see
-            # ``podstate.readiness_dark_at``); inside the grace it holds one, and the pass wakes for
-            # the grace's end, which raises no watch event.
-            full = len(own) >= ctx.pods_per_instance
-            dark_at = (
-                readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
-                if full and not waits
-                else None
-            )
-            if dark_at is not None and dark_at <= ctx.now:
-                continue
-            if dark_at is not None:
-                out.wake(dark_at)
-            found.append(r.index)
+        full = len(own) >= ctx.pods_per_instance
+        dark_at = (
+            readiness_dark_at(own, ctx.world.settings.stuck_pod_grace_period)
+            if full and wait is None
+            else None
+        )
+        if dark_at is not None and dark_at <= ctx.now:
+            continue
+        if dark_at is not None:
+            out.wake(dark_at)
+        found.append(r.index)
     return sorted(found)
 
 

@@ -499,6 +499,23 @@ def runner_restarted_since_ready(pod: PodView, ready_since: datetime | None) -> 
     return None
 
 
+def runner_restarted_again_since_ready(pod: PodView, ready_since: datetime | None) -> bool:
+    """Go ``RunnerRestartedAgainSinceReady`` (``workload/ops/restart.go``, the newest of 5, 78,474
+    characters): the run the runner's last termination records had itself begun after the Instance
+    entered Ready, so the container restarted more than once since (the kubelet keeps only the latest
+    termination). The nil-``readySince`` and Terminating rules of ``RunnerRestartedSinceReady``
+    apply."""
+    if ready_since is None or pod.terminating:
+        return False
+    for ct in pod.containers:
+        if ct.name != c.MAIN_CONTAINER:
+            continue
+        return (
+            ct.finished_at is not None and ct.last_started_at is not None and ct.last_started_at > ready_since
+        )
+    return False
+
+
 def gang_broken(ctx: Ctx, row: Row, pods: Sequence[PodView]) -> str | None:
     """Why a steady gang is no longer whole, in the words of ``ops/restart.go``
     ``DetectRestartTriggerWithPods`` (its ``Ready`` branch): per member, a runner restart dated after

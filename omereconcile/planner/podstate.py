@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omereconcile.planner.gate import SURGE_DRAIN, held_by
 from omereconcile.planner.retry import WORKLOAD_CAUSED_REASONS
-from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView, format_time
+from omereconcile.world import ContainerView, Endpoints, PodView, ServiceView, format_time, parse_time
 from omerender import constants as c
 
 __all__ = [
@@ -352,3 +352,38 @@ def readiness_dark_at(pods: Sequence[PodView], grace: timedelta) -> datetime | N
             return None
         latest = since + grace if latest is None else max(latest, since + grace)
     return latest
+
+
+def rebuilt_after_failure(
+    pod: PodView, failure: Mapping[str, object] | None, revision_born: datetime | None, window: timedelta
+) -> bool:
+    """Go ``RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of 6, 50,518 characters):
+    ``pod`` is the rebuild answering a death of the set the roll is landing. The row's recorded
+    failure names a container (a record without one is a wait the pod never served through), is
+    strictly younger than the revision being rolled (a revision whose creation is unknown does not
+    exclude), and the pod was created no earlier than it and inside the proven window of it."""
+    failed_at = parse_time((failure or {}).get("time"))
+    if failed_at is None or not (failure or {}).get("containerName"):
+        return False
+    if pod.creation_timestamp is None or window <= timedelta(0):
+        return False
+    if revision_born is not None and not failed_at > revision_born:
+        return False
+    return failed_at <= pod.creation_timestamp < failed_at + window
+
+
+def unavailable_until(pod: PodView, window: timedelta, now: datetime) -> datetime | None:
+    """Go ``podreadiness.IsPodAvailable`` (``workload/podreadiness/readiness.go`` @ 58a57f25, 26,065
+    characters): None when the pod is Available (PodReady True, held for ``window`` since its
+    ``lastTransitionTime``; a window <= 0 makes Available the same as Ready), else the instant it
+    becomes Available, or ``now`` when no later instant does (not Ready, or a Ready condition with no
+    ``lastTransitionTime``, whose age cannot be proven)."""
+    cond = pod.condition("Ready")
+    if cond is None or cond.status != "True":
+        return now
+    if window <= timedelta(0):
+        return None
+    if cond.last_transition_time is None:
+        return now
+    available_at = cond.last_transition_time + window
+    return available_at if now < available_at else None

@@ -59,12 +59,13 @@ from omereconcile.planner.gang import (
     gang_broken,
     lost_gang_member,
     pod_termination,
+    runner_restarted_again_since_ready,
     runner_restarted_since_ready,
 )
 from omereconcile.planner.gang_ops import start_gang_restart, termination_short
 from omereconcile.planner.inplace import revision_payload
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import fully_serving, stuck_container
+from omereconcile.planner.podstate import fully_serving, rebuilt_after_failure, stuck_container
 from omereconcile.planner.retry import (
     BACKOFF_STATE,
     HELD_STATE,
@@ -394,14 +395,6 @@ def crash_of_promoted_set(row: Row, pods: Sequence[PodView]) -> bool:
     return False
 
 
-def _ran_again_since_ready(pod: PodView, ready_since: datetime | None) -> bool:
-    """Go ``RunnerRestartedAgainSinceReady``: the run the last termination records began after Ready."""
-    ct = _main_container(pod)
-    if ready_since is None or pod.terminating or ct is None:
-        return False
-    return ct.finished_at is not None and ct.last_started_at is not None and ct.last_started_at > ready_since
-
-
 def _runs_desired_image(ctx: Ctx, row: Row, pod: PodView) -> bool:
     """Go ``podRunsDesiredRunnerImage``: only a row running the update revision is compared, and the
     pod's runner image must be the one that revision renders for it (a gang's worker: the worker
@@ -434,29 +427,21 @@ def _revision_failing(retry: RetryBook, row: Row, pod: PodView) -> bool:
 
 
 def _rebuilt_after_failure(ctx: Ctx, row: Row, pod: PodView) -> bool:
-    """Go ``rebuiltAfterFailure`` with ``RebuiltAfterFailure`` (``workload/ops/update.go``, the newest of
-    3 holding it, 50,518 characters): the row's failure record predates this set's Ready, names a
-    container, is younger than the revision being rolled (``RevisionBorn``: the update revision's
-    ControllerRevision creation; unknown, it does not exclude), and the pod was created no earlier than
-    the failure and inside the proven window of it: the set the row rebuilt for that failure."""
-    failure = row.last_failure or {}
-    failed_at = parse_time(failure.get("time"))
-    window = proven_window(ctx)
+    """Go ``rebuiltAfterFailure``: the row's failure record predates this set's Ready and the pod is the
+    rebuild answering it (``podstate.rebuilt_after_failure``, Go ``RebuiltAfterFailure``), judged
+    against the update revision's creation (``RevisionBorn``)."""
+    failed_at = parse_time((row.last_failure or {}).get("time"))
     if failed_at is None or row.ready_since is None or failed_at > row.ready_since:
         return False
-    if not failure.get("containerName") or pod.creation_timestamp is None or window <= timedelta(0):
-        return False
     born = next((r.created for r in ctx.world.revisions if r.name == ctx.spec_revision), None)
-    if born is not None and not failed_at > born:
-        return False
-    return failed_at <= pod.creation_timestamp < failed_at + window
+    return rebuilt_after_failure(pod, row.last_failure, born, proven_window(ctx))
 
 
 def _runner_loops(ctx: Ctx, row: Row, pod: PodView, retry: RetryBook) -> bool:
     """Go ``runnerLoops``: the row remembers a crash, the runner ran again since Ready, it is parked in
     a terminal waiting reason, the set is the row's rebuild after a failure just before it, or the
     ladder already reads the revision as failing where the pod stands."""
-    if crash_remembered(row) or _ran_again_since_ready(pod, row.ready_since):
+    if crash_remembered(row) or runner_restarted_again_since_ready(pod, row.ready_since):
         return True
     if stuck_container(pod) is not None:
         return True

@@ -222,6 +222,33 @@ def test_a_rolled_instance_ready_again_after_a_restart_holds_its_slot_for_the_pr
     driver.run(lambda s: _rolled(s, v2))
 
 
+def test_a_restarted_pod_whose_ready_condition_carries_no_transition_time_is_never_proven() -> None:
+    """``ops.RolledInstanceNotServing`` reads a restarted pod through ``podreadiness.IsPodAvailable``
+    (``workload/podreadiness/readiness.go`` @ 58a57f25, 26,065 characters): a Ready condition with no
+    ``lastTransitionTime`` is not Available, "its age cannot be proven, so no later instant makes it
+    Available". The Instance keeps its slot however long the pod has been Ready, and the roll goes on
+    once the condition is dated again."""
+    sim, driver = _converged(3, SURGE_1)
+    v2 = _v2(sim)
+    _rolled_first(sim, driver, v2)
+    _stop_serving(sim, 0)
+    pods = sorted(sim.pods)
+    for _ in range(40):  # ready again after 5 s
+        driver.one_pass()
+        sim.advance(0.5)
+    back = next(n for n in sim.pods if n.startswith("llama-pool-engine-0-"))
+    ready = next(cd for cd in sim.pods[back].obj["status"]["conditions"] if cd["type"] == "Ready")
+    assert ready["status"] == "True"
+    stamped = ready.pop("lastTransitionTime")
+    for _ in range(240):  # 120 s, twice the 60 s window
+        driver.one_pass()
+        sim.advance(0.5)
+    assert sorted(sim.pods) == pods  # Instance 1 has not started
+    assert sim.status["rolloutHold"]["reason"].endswith(f"; Instance 0 on revision {v2} not serving")
+    ready["lastTransitionTime"] = stamped
+    driver.run(lambda s: _rolled(s, v2))
+
+
 def test_the_floor_keeps_a_gang_surge_source_in_rotation() -> None:
     """``floorHold`` holds a gang surge at ``Surge`` too (``ops`` ``drainAdmitted`` for the gang):
     while the rolled gang, Instance 2, is down its replacement's source, Instance 1, stays in
