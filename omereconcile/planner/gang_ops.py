@@ -35,11 +35,12 @@ from omereconcile.planner.gang import (
 from omereconcile.planner.gate import GANG_SURGE_DRAIN
 from omereconcile.planner.holds import NODE_UNKNOWN, UNSCHEDULABLE
 from omereconcile.planner.out import Out
-from omereconcile.planner.podstate import drained, ladder, live
+from omereconcile.planner.podstate import drained, fully_serving, ladder, limbo_failure, live
 from omereconcile.planner.quota import PAUSED, QUOTA_EXCEEDED
 from omereconcile.planner.retry import HELD_STATE, RetryBook
 from omereconcile.planner.rows import Row
 from omereconcile.planner.steps import (
+    DEADLINE_EXCEEDED,
     by_name,
     complete,
     demote,
@@ -47,6 +48,7 @@ from omereconcile.planner.steps import (
     recycle_terminal,
     retire,
     retire_abandoned,
+    workload_caused_record,
 )
 from omereconcile.world import PodView, format_time, parse_time
 
@@ -508,7 +510,59 @@ def step_gang_surge(
     source's and the replacement's new rows (None: the row goes); the source's deadline parks while its
     replacement is held (:func:`_source_clock`)."""
     new_src, new_tgt = _step_pair(ctx, src, tgt, src_pods, tgt_pods, out, retry)
+    new_src = _drain_deadline(ctx, new_src, new_tgt, tgt_pods, out)
     return _source_clock(ctx, new_src, new_tgt, tgt_pods), _released_clock(ctx, new_tgt, tgt_pods)
+
+
+def _drain_deadline(
+    ctx: Ctx, src: Row | None, tgt: Row | None, tgt_pods: Sequence[PodView], out: Out
+) -> Row | None:
+    """The source's operation deadline at the drain step (Go ``workload/escalation/escalation.go``
+    ``Run``, the BROAD path, ome-projects/ome 4dfb96b1; ``escalation/deadline.go``
+    ``operationDeadlinePassed``). The escalation pass reads every row whatever its step: a gang
+    surge source still ``Updating`` at ``SurgeDrain`` whose deadline has passed, while its blamed
+    pods (``evidence.PodsForStuckCheck``: a gang Update surge is judged on its replacement gang
+    alone) are not all present, ContainersReady and in rotation (``podSetIsCapacity``), held by no
+    admission gate nor outside wait (``anyPodAdmissionGated`` on the surge bucket,
+    ``instanceHeldExternally``), is stamped ``Failed`` keeping its operation
+    (``StampFailedKeepingOperation``: a gang attempt is not disposable), with the evidence a pod
+    names (``FirstWorkloadCausedPod``, else the readiness limbo) or ``DeadlineExceeded``, and the
+    one ``InstanceFailed`` Warning (pod ""). No RetryBlock is written: Go's pass writes none and past
+    the Surge step no abandon charges the wave. ``ops/update_gang.go`` ``gangSurgeUpdate`` (newest
+    stored, 47,210 characters) reads no phase past the Surge step, so the Failed source's drain and
+    promote go on as before (pinned by the 612,458-character reconcile_test-like file,
+    ``TestFailedGangSurgeAtDrainStep_*``). Before, ours read no deadline at this step."""
+    op = src.operation if src is not None else None
+    if src is None or op is None or src.phase != R.UPDATING or op.step != R.STEP_SURGE_DRAIN:
+        return src
+    if op.deadline is None or _externally_held(src) or _externally_held(tgt):
+        return src
+    if any(p.admission_gated for p in tgt_pods):
+        return src
+    if ctx.now <= op.deadline:
+        out.wake_past(op.deadline)  # now.After: nothing expires at the instant itself
+        return src
+    blamed = live(tgt_pods)
+    if fully_serving(blamed, ctx.pods_per_instance):
+        return src
+    msg = f"{DEADLINE_EXCEEDED}: {op.type}/{op.step} exceeded InstanceReadyTimeout"
+    record = workload_caused_record(blamed, ctx.now) or limbo_failure(blamed, ctx.now)
+    failure = (
+        dict(record)
+        if record is not None
+        else {
+            "reason": DEADLINE_EXCEEDED,
+            "message": msg,
+            "time": format_time(ctx.now),
+        }
+    )
+    out.event(
+        "Warning",
+        "InstanceFailed",
+        f"InferenceReplica {ctx.namespace}/{ctx.name} {ctx.instance_key(src.index)} escalated to "
+        f'Phase=Failed (pod=""): {msg}',
+    )
+    return replace(src, phase=R.FAILED, last_failure=failure)
 
 
 def _step_pair(

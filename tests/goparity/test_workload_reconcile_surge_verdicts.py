@@ -547,17 +547,6 @@ def _gang_handed_over_on(sim: Sim, k: int, pinned: str) -> Callable[[], bool]:
     return done
 
 
-STAMPED_AT_THE_DRAIN_STEP = pytest.mark.xfail(
-    strict=True,
-    reason="known difference: ours never stamps a gang surge source Failed at its drain step when its operation "
-    "deadline passes with a replacement member unready (planner/gang_ops.py _step_pair reads no deadline at "
-    "SurgeDrain: the source stays Updating and waits for the member), so the stories' Failed source is not "
-    "reached; from the unstamped source the rest holds in ours (the replacement kept serving, the handoff "
-    "finished on the pin, then the rollback or the settle with no block)",
-)
-
-
-@STAMPED_AT_THE_DRAIN_STEP
 def test_failed_gang_surge_at_drain_step_rollback_keeps_the_replacement_and_finishes_the_handoff() -> None:
     """Go: … TestFailedGangSurgeAtDrainStep_RollbackKeepsTheReplacementAndFinishesTheHandoff: the
     starting revision is re-applied while the gang source sits Failed at its drain step. Past the Surge
@@ -576,7 +565,6 @@ def test_failed_gang_surge_at_drain_step_rollback_keeps_the_replacement_and_fini
     assert _steps(driver, lambda: _converged_on(sim, v1), 60 * 30), driver.describe()
 
 
-@STAMPED_AT_THE_DRAIN_STEP
 def test_failed_gang_surge_at_drain_step_strategy_edit_keeps_the_replacement_and_finishes_the_handoff() -> (
     None
 ):
