@@ -173,3 +173,30 @@ def config_change_cases(*, backoff_block: bool = False, auto_migrate: bool = Fal
     if auto_migrate:
         cases.append(pytest.param(_settings_edit(auto_migrate_max_attempts=3), id="auto-migration budget"))
     return cases
+
+
+class GoStepLoop:
+    """What Go's ``recoveryHarness`` loops share (the 612,458-character root ``reconcile_test``-like
+    file): ``step`` (the kubelet's report, one pass, the clock moved) is the subclass's, ``holds`` the
+    rollout hold each pass reported."""
+
+    holds: list[dict[str, Any]]
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def run(
+        self, limit: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
+    ) -> bool:
+        """Go's ``run``/``runWithInvariant``: up to ``limit`` steps until ``until`` holds, ``invariant``
+        read before the first step and after every one."""
+        for _ in range(limit):
+            invariant()
+            if until():
+                return True
+            self.step()
+        invariant()
+        return until()
+
+    def last_hold(self) -> dict[str, Any] | None:
+        return self.holds[-1] if self.holds else None

@@ -14,7 +14,6 @@ crash-once and steady-state stories").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +25,7 @@ from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import format_time, parse_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import GoStepLoop
 from tests.goparity.test_workload_reconcile_part1 import _HARNESS_LADDER as HARNESS_LADDER
 from tests.goparity.test_workload_reconcile_part1 import _condition as _cond
 from tests.goparity.test_workload_reconcile_part2 import RECREATE_ONE, SURGE_ONE, _block, _row
@@ -159,7 +159,7 @@ class _GoKubelet:
 
 
 @dataclass
-class _Loop:
+class _Loop(GoStepLoop):
     """Go's ``recoveryHarness.step``: the kubelet model, the kubelet's lag, one pass, the clock moved
     on by ``step`` seconds. ``holds`` collects the rollout hold the status carries after each pass (Go's
     ``RecordRolloutHold``), ``passes`` counts the steps."""
@@ -182,21 +182,6 @@ class _Loop:
             self.holds.append(dict(hold))
         self.sim.advance(self.step_s - self.lag_s)
         self.passes += 1
-
-    def run(
-        self, limit: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
-    ) -> bool:
-        """Go ``runWithInvariant``: ``invariant`` before the first step and after each."""
-        for _ in range(limit):
-            invariant()
-            if until():
-                return True
-            self.step()
-        invariant()
-        return until()
-
-    def last_hold(self) -> dict[str, Any] | None:
-        return self.holds[-1] if self.holds else None
 
     def not_serving_holds(self) -> int:
         """Go ``notServingHolds``."""

@@ -18,7 +18,6 @@ cases are ported, pass or differ is in docs/goparity.md ("Part 1, the crash-afte
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +29,7 @@ from omereconcile.simulate.cluster import Sim, SimPod, base_replica
 from omereconcile.simulate.driver import Driver, converged
 from omereconcile.world import format_time, parse_time
 from omerender import constants as c
+from tests.goparity.reconciler_world import GoStepLoop
 from tests.goparity.test_workload_reconcile_part1 import _HARNESS_LADDER, _condition, _crash_after
 
 GO = "ome-projects/ome pkg/controller/v1beta1/workload/ (reconcile_test, 612,458 characters)"
@@ -89,7 +89,7 @@ def hold_names_instance(hold: dict[str, Any] | None, idx: int) -> bool:
 
 
 @dataclass
-class _Story:
+class _Story(GoStepLoop):
     """Go's ``recoveryHarness``, as far as these stories read it."""
 
     sim: Sim
@@ -232,19 +232,6 @@ class _Story:
             self.holds.append(dict(hold))
         # The clock moves on; the kubelet reports at the next step, before its pass (Go's order).
         self.sim.now += timedelta(seconds=max(STEP, out.requeue_after or 0.0))
-
-    def run(
-        self, steps: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
-    ) -> bool:
-        """Go's ``run``/``runWithInvariant``: up to ``steps`` steps until ``until`` holds, the invariant
-        read before the first step and after every one."""
-        for _ in range(steps):
-            invariant()
-            if until():
-                return True
-            self.step()
-        invariant()
-        return until()
 
     # -- Go's readings ---------------------------------------------------------------------------------
     def seen_on(self, image: str, seen: set[str]) -> None:
