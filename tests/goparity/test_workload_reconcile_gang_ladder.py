@@ -174,10 +174,12 @@ class _Story(GoStepLoop):
         self, passes: int, until: Callable[[], bool], invariant: Callable[[], None] = lambda: None
     ) -> bool:
         """Go's ``runWithInvariant`` but for one read: ``invariant`` after each step, not also before the
-        first as Go's does. Read before the first step, the rollback story's invariant fails in ours
-        (right after the rollback is applied the published ``currentRevision`` still names the starting
-        revision while Instance 0's Update is pinned to the pushed one); not investigated, listed in
-        docs/goparity.md (goC's paragraph)."""
+        first as Go's does. Read before the first step, the rollback story's invariant fails: no pass
+        has run since the rollback was applied, so the status is the one published during the surge,
+        whose ``currentRevision`` names the starting revision while Instance 0's Update is pinned to the
+        pushed one (right then: Go's ``CurrentRevisionFor`` withdraws only a current that names the
+        update revision, and the update revision was the pushed one). Whether Go's push helper runs a
+        pass before the loop was not read (docs/goparity.md, goC's paragraph)."""
         for _ in range(passes):
             if until():
                 return True
